@@ -1,0 +1,1 @@
+"""CRD manifest -> typed pydantic v2 models."""

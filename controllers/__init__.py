@@ -1,0 +1,1 @@
+"""Workload controllers bundled with kube-runtime (StatefulSet, CloneSet)."""
