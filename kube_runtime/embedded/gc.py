@@ -1,0 +1,261 @@
+"""Garbage collector and namespace finalizer of the embedded cluster.
+
+Follows kube-controller-manager's garbage collector through ``ownerReferences``:
+
+* an object whose owners are all gone is deleted (Background); an object with some owners
+  gone and some alive loses the references to the gone ones;
+* an owner deleted with ``propagationPolicy=Orphan`` carries the ``orphan`` finalizer: its
+  dependents lose their reference to it, then the finalizer is removed;
+* an owner deleted with ``Foreground`` carries ``foregroundDeletion``: its dependents are
+  deleted, and the finalizer is removed once no dependent with ``blockOwnerDeletion: true``
+  remains;
+* a namespace being deleted has all its content deleted, then its ``kubernetes`` finalizer
+  removed, as the namespace controller does.
+
+The collector is level-based: events only say which object to look at; each look reads the
+current state from the store. It runs on one background thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+
+from kube_runtime.embedded.errors import ApiError
+from kube_runtime.embedded.resources import ResourceInfo
+from kube_runtime.embedded.storage import (
+    ADDED,
+    DELETED,
+    FINALIZER_FOREGROUND,
+    FINALIZER_ORPHAN,
+    DeleteOptions,
+    Event,
+    Obj,
+    Store,
+    Stored,
+)
+
+log = logging.getLogger(__name__)
+
+_NAMESPACES = ("", "namespaces")
+
+
+class GarbageCollector:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+
+    # ---------------------------------------------------------------- events
+
+    def _on_event(self, event: Event) -> None:
+        meta = event.new.meta
+        uid = str(meta.get("uid", ""))
+        put = self._queue.put_nowait
+        if event.type == DELETED:
+            put(("owner-gone", uid))
+            for ref in meta.get("ownerReferences") or ():
+                put(("object", str(ref.get("uid"))))
+            ns = meta.get("namespace")
+            if ns:
+                put(("namespace", ns))
+            return
+        if meta.get("deletionTimestamp"):
+            put(("object", uid))
+            return
+        refs = meta.get("ownerReferences")
+        if refs and (event.type == ADDED or event.old is None or event.old.meta.get("ownerReferences") != refs):
+            put(("object", uid))
+
+    # ------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        self.store.add_listener(self._on_event)
+        self._thread = threading.Thread(target=self._run, name="embedded-gc", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.store.remove_listener(self._on_event)
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(5)
+            self._thread = None
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            self._idle.clear()
+            try:
+                kind, key = item
+                if kind == "owner-gone":
+                    self._owner_gone(key)
+                elif kind == "object":
+                    self._check_object(key)
+                elif kind == "namespace":
+                    self._check_namespace_by_name(key)
+            except Exception:
+                log.exception("garbage collector failed on %s", item)
+            finally:
+                if self._queue.empty():
+                    self._idle.set()
+
+    # ---------------------------------------------------------------- logic
+
+    def _owner_gone(self, owner_uid: str) -> None:
+        for info, dep in self.store.dependents_of(owner_uid):
+            self._check_object(str(dep.meta.get("uid")))
+
+    def _check_object(self, uid: str) -> None:
+        found = self.store.get_by_uid(uid)
+        if found is None:
+            return
+        info, stored = found
+        meta = stored.meta
+        if meta.get("deletionTimestamp"):
+            finalizers = meta.get("finalizers") or []
+            if FINALIZER_ORPHAN in finalizers:
+                self._orphan_dependents(info, stored)
+            if FINALIZER_FOREGROUND in finalizers:
+                self._delete_dependents_foreground(info, stored)
+            if info.key == _NAMESPACES:
+                self._finalize_namespace(info, stored)
+        refs = meta.get("ownerReferences") or []
+        if not refs:
+            return
+        alive = [r for r in refs if self._owner_alive(r)]
+        if len(alive) == len(refs):
+            return
+        waiting = [r for r in alive if self._owner_waiting_for_dependents(r)]
+        if not alive:
+            self._delete(info, stored, "Background")
+        elif len(waiting) == len(alive) and not meta.get("deletionTimestamp"):
+            self._delete(info, stored, "Foreground" if self.store.dependents_of(uid) else "Background")
+        else:
+            dead = {str(r.get("uid")) for r in refs} - {str(r.get("uid")) for r in alive}
+            self._remove_refs(info, stored, dead)
+
+    def _owner_alive(self, ref: Obj) -> bool:
+        found = self.store.get_by_uid(str(ref.get("uid")))
+        if found is None:
+            return False
+        _, owner = found
+        return owner.meta.get("name") == ref.get("name")
+
+    def _owner_waiting_for_dependents(self, ref: Obj) -> bool:
+        found = self.store.get_by_uid(str(ref.get("uid")))
+        if found is None:
+            return False
+        meta = found[1].meta
+        return bool(meta.get("deletionTimestamp")) and FINALIZER_FOREGROUND in (meta.get("finalizers") or [])
+
+    def _orphan_dependents(self, info: ResourceInfo, owner: Stored) -> None:
+        owner_uid = str(owner.meta.get("uid"))
+        for dep_info, dep in self.store.dependents_of(owner_uid):
+            self._remove_refs(dep_info, dep, {owner_uid})
+        self._remove_finalizer(info, owner, FINALIZER_ORPHAN)
+
+    def _delete_dependents_foreground(self, info: ResourceInfo, owner: Stored) -> None:
+        owner_uid = str(owner.meta.get("uid"))
+        blocking = False
+        for dep_info, dep in self.store.dependents_of(owner_uid):
+            ref = next((r for r in dep.meta.get("ownerReferences") or [] if r.get("uid") == owner_uid), {})
+            if ref.get("blockOwnerDeletion"):
+                blocking = True
+            others_alive = any(
+                self._owner_alive(r) and not self._owner_waiting_for_dependents(r)
+                for r in dep.meta.get("ownerReferences") or []
+                if r.get("uid") != owner_uid
+            )
+            if others_alive:
+                self._remove_refs(dep_info, dep, {owner_uid})
+                continue
+            if not dep.meta.get("deletionTimestamp"):
+                has_deps = bool(self.store.dependents_of(str(dep.meta.get("uid"))))
+                self._delete(dep_info, dep, "Foreground" if has_deps else "Background")
+        if not blocking:
+            self._remove_finalizer(info, owner, FINALIZER_FOREGROUND)
+
+    def _check_namespace_by_name(self, name: str) -> None:
+        info = self.store.registry.by_key(*_NAMESPACES)
+        if info is None:
+            return
+        ns = self.store.try_get(info, None, name)
+        if ns is not None and ns.meta.get("deletionTimestamp"):
+            self._finalize_namespace(info, ns)
+
+    def _finalize_namespace(self, info: ResourceInfo, ns: Stored) -> None:
+        name = ns.meta["name"]
+        content = list(self.store.namespaced_objects(name))
+        for obj_info, obj in content:
+            if not obj.meta.get("deletionTimestamp"):
+                self._delete(obj_info, obj, "Background")
+        if content:
+            return
+        spec_finalizers = (ns.obj.get("spec") or {}).get("finalizers") or []
+        if "kubernetes" not in spec_finalizers:
+            return
+
+        def drop(current: Obj) -> Obj:
+            spec = dict(current.get("spec") or {})
+            spec["finalizers"] = [f for f in spec.get("finalizers") or [] if f != "kubernetes"]
+            current["spec"] = spec
+            return current
+
+        self._ignore_gone(lambda: self.store.mutate(info, None, name, drop, subresource="finalize"))
+
+    # --------------------------------------------------------------- writes
+
+    def _delete(self, info: ResourceInfo, stored: Stored, policy: str) -> None:
+        meta = stored.meta
+        opts = DeleteOptions(uid=str(meta.get("uid")), propagation=policy)
+        self._ignore_gone(lambda: self.store.delete(info, meta.get("namespace"), meta["name"], opts))
+
+    def _remove_refs(self, info: ResourceInfo, stored: Stored, uids: set[str]) -> None:
+        meta = stored.meta
+        uid = meta.get("uid")
+
+        def drop(current: Obj) -> Obj:
+            m = current["metadata"]
+            if m.get("uid") != uid:
+                return current
+            refs = [r for r in m.get("ownerReferences") or [] if str(r.get("uid")) not in uids]
+            if refs:
+                m["ownerReferences"] = refs
+            else:
+                m.pop("ownerReferences", None)
+            m.pop("resourceVersion", None)
+            return current
+
+        self._ignore_gone(lambda: self.store.mutate(info, meta.get("namespace"), meta["name"], drop))
+
+    def _remove_finalizer(self, info: ResourceInfo, stored: Stored, finalizer: str) -> None:
+        meta = stored.meta
+        uid = meta.get("uid")
+
+        def drop(current: Obj) -> Obj:
+            m = current["metadata"]
+            if m.get("uid") != uid:
+                return current
+            m["finalizers"] = [f for f in m.get("finalizers") or [] if f != finalizer]
+            m.pop("resourceVersion", None)
+            return current
+
+        self._ignore_gone(lambda: self.store.mutate(info, meta.get("namespace"), meta["name"], drop))
+
+    @staticmethod
+    def _ignore_gone(fn: object) -> None:
+        assert callable(fn)
+        try:
+            fn()
+        except ApiError as e:
+            if e.code not in (404, 409):
+                raise
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Block until the collector has nothing queued (tests)."""
+        return self._idle.wait(timeout)

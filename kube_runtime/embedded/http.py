@@ -1,0 +1,375 @@
+"""A small HTTP/1.1 server on asyncio, run on its own thread.
+
+Just what the Kubernetes clients need: keep-alive, ``Content-Length`` and chunked request
+bodies, plain responses, and chunked streaming responses for watches that may be fed from
+any thread. Request handling is synchronous on the loop thread (the handlers only touch
+in-memory state), which keeps one request's work atomic and the server simple.
+
+Contracts:
+
+* :class:`Handler` gets each :class:`Request` and returns a :class:`Response` or a
+  :class:`StreamResponse`; exceptions become a 500.
+* A :class:`Stream` may be written from any thread; chunks keep their order and are flushed
+  in batches on the loop. ``close()`` ends the chunked body; after the client disconnects,
+  the stream's ``on_close`` callback runs once.
+* ``stop()`` ends every open stream cleanly (terminating chunk) before closing sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Protocol
+from urllib.parse import parse_qs, unquote, urlsplit
+
+log = logging.getLogger(__name__)
+
+_MAX_HEADER = 64 * 1024
+
+
+@dataclass
+class Request:
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes
+    path: str = ""
+    query: dict[str, list[str]] = field(default_factory=dict)
+    received: float = 0.0
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.target)
+        self.path = unquote(parts.path)
+        self.query = parse_qs(parts.query, keep_blank_values=True)
+
+    def param(self, name: str, default: str | None = None) -> str | None:
+        values = self.query.get(name)
+        return values[-1] if values else default
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+class Stream:
+    """The writable side of a streaming (chunked) response."""
+
+    def __init__(self, conn: _Connection) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        self._pending: list[bytes] = []
+        self._scheduled = False
+        self._closing = False
+        self.closed = False
+        self.on_close: Callable[[], None] | None = None
+
+    def write(self, data: bytes) -> None:
+        """Queue ``data`` as the next chunk; safe from any thread; dropped after close."""
+        with self._lock:
+            if self._closing or self.closed:
+                return
+            self._pending.append(data)
+            self._schedule()
+
+    def close(self) -> None:
+        """End the response after the queued chunks (idempotent, any thread)."""
+        with self._lock:
+            if self._closing or self.closed:
+                return
+            self._closing = True
+            self._schedule()
+
+    def _schedule(self) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            self._conn.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+            closing = self._closing
+            self._scheduled = False
+        if self.closed:
+            return
+        if pending:
+            data = b"".join(pending)
+            self._conn.write(b"%x\r\n%b\r\n" % (len(data), data))
+        if closing:
+            self._conn.write(b"0\r\n\r\n")
+            self._finish()
+            self._conn.stream_ended()
+
+    def _finish(self) -> None:
+        if not self.closed:
+            self.closed = True
+            cb, self.on_close = self.on_close, None
+            if cb is not None:
+                try:
+                    cb()
+                except Exception:  # pragma: no cover - defensive
+                    log.exception("stream close callback failed")
+
+
+@dataclass
+class StreamResponse:
+    """A chunked response; ``start(stream)`` runs on the loop once the headers are sent."""
+
+    start: Callable[[Stream], None]
+    status: int = 200
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Handler(Protocol):
+    def __call__(self, request: Request) -> Response | StreamResponse: ...
+
+
+class _Connection(asyncio.Protocol):
+    def __init__(self, server: HttpServer) -> None:
+        self.server = server
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.stream: Stream | None = None
+        self.busy = False
+        self.keep_alive = True
+
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        self.server.call_soon(fn)
+
+    def write(self, data: bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.server.connections.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.connections.discard(self)
+        self.transport = None
+        if self.stream is not None:
+            self.stream._finish()
+            self.stream = None
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        self.process()
+
+    def process(self) -> None:
+        while not self.busy and self.stream is None and self.transport is not None:
+            request = self._parse()
+            if request is None:
+                return
+            self._handle(request)
+
+    def _parse(self) -> Request | None:
+        buf = self.buffer
+        end = buf.find(b"\r\n\r\n")
+        if end < 0:
+            if len(buf) > _MAX_HEADER:
+                self._fail(431)
+            return None
+        head = bytes(buf[:end]).decode("latin-1")
+        lines = head.split("\r\n")
+        try:
+            method, target, version = lines[0].split(" ", 2)
+        except ValueError:
+            self._fail(400)
+            return None
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        pos = end + 4
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            body = bytearray()
+            while True:
+                nl = buf.find(b"\r\n", pos)
+                if nl < 0:
+                    return None
+                size = int(bytes(buf[pos:nl]).split(b";")[0], 16)
+                if len(buf) < nl + 2 + size + 2:
+                    return None
+                body += buf[nl + 2 : nl + 2 + size]
+                pos = nl + 2 + size + 2
+                if size == 0:
+                    break
+        else:
+            length = int(headers.get("content-length") or 0)
+            if len(buf) < pos + length:
+                return None
+            body = buf[pos : pos + length]
+            pos += length
+        del buf[:pos]
+        conn = headers.get("connection", "").lower()
+        self.keep_alive = conn != "close" and (version == "HTTP/1.1" or conn == "keep-alive")
+        return Request(method.upper(), target, headers, bytes(body), received=time.perf_counter())
+
+    def _fail(self, status: int) -> None:
+        self.write(_head(status, "text/plain", 0, {"Connection": "close"}))
+        if self.transport is not None:
+            self.transport.close()
+
+    def _handle(self, request: Request) -> None:
+        try:
+            response = self.server.handler(request)
+        except Exception:
+            log.exception("handler failed for %s %s", request.method, request.target)
+            response = Response(500, b'{"kind":"Status","apiVersion":"v1","status":"Failure","code":500,"reason":"InternalError","message":"internal error"}')
+        if isinstance(response, StreamResponse):
+            self._start_stream(response)
+            return
+        if response.delay > 0:
+            self.busy = True
+            if self.transport is not None:
+                self.transport.pause_reading()
+            self.server.call_later(response.delay, lambda: self._send_delayed(response, request))
+            return
+        self._send(response, request)
+
+    def _send_delayed(self, response: Response, request: Request) -> None:
+        self.busy = False
+        if self.transport is not None:
+            self.transport.resume_reading()
+        self._send(response, request)
+        self.process()
+
+    def _send(self, response: Response, request: Request) -> None:
+        headers = dict(response.headers)
+        if not self.keep_alive:
+            headers["Connection"] = "close"
+        body = b"" if request.method == "HEAD" else response.body
+        self.write(_head(response.status, response.content_type, len(response.body), headers) + body)
+        self.server.observe(request, response.status)
+        if not self.keep_alive and self.transport is not None:
+            self.transport.close()
+
+    def _start_stream(self, response: StreamResponse) -> None:
+        headers = dict(response.headers)
+        headers["Transfer-Encoding"] = "chunked"
+        self.write(_head(response.status, response.content_type, None, headers))
+        stream = Stream(self)
+        self.stream = stream
+        self.server.streams.add(stream)
+        try:
+            response.start(stream)
+        except Exception:
+            log.exception("watch start failed")
+            stream.close()
+
+    def stream_ended(self) -> None:
+        if self.stream is not None:
+            self.server.streams.discard(self.stream)
+        self.stream = None
+        if not self.keep_alive and self.transport is not None:
+            self.transport.close()
+            return
+        self.process()
+
+
+def _head(status: int, content_type: str, length: int | None, headers: dict[str, str]) -> bytes:
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = "Unknown"
+    lines = [f"HTTP/1.1 {status} {phrase}", f"Content-Type: {content_type}", "Cache-Control: no-cache, private"]
+    if length is not None:
+        lines.append(f"Content-Length: {length}")
+    lines.extend(f"{k}: {v}" for k, v in headers.items())
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+class HttpServer:
+    """Serves ``handler`` on ``host:port`` (port 0 picks a free one) from a background thread."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        observe: Callable[[Request, int], None] | None = None,
+    ) -> None:
+        self.handler = handler
+        self.host = host
+        self.port = port
+        self.observe: Callable[[Request, int], None] = observe or (lambda r, s: None)
+        self.connections: set[_Connection] = set()
+        self.streams: set[Stream] = set()
+        self.loop = asyncio.new_event_loop()
+        self._thread: threading.Thread | None = None
+        self._server: asyncio.AbstractServer | None = None
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        if self._thread is not None and threading.get_ident() == self._thread.ident:
+            self.loop.call_soon(fn)
+        elif not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(fn)
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
+        return self.loop.call_later(delay, fn)
+
+    def call_later_threadsafe(self, delay: float, fn: Callable[[], None]) -> None:
+        self.call_soon(lambda: self.loop.call_later(delay, fn) and None)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="embedded-apiserver", daemon=True)
+        self._thread.start()
+        self._started.wait(10)
+        if self._error is not None:
+            raise RuntimeError(f"embedded API server failed to start: {self._error}") from self._error
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self._server = self.loop.run_until_complete(
+                self.loop.create_server(lambda: _Connection(self), self.host, self.port, reuse_address=True)
+            )
+            sock = self._server.sockets[0]
+            self.port = sock.getsockname()[1]
+        except BaseException as e:
+            self._error = e
+            self._started.set()
+            return
+        self._started.set()
+        self.loop.run_forever()
+        self.loop.close()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Close open streams cleanly, then stop accepting and close every connection."""
+        if self._thread is None:
+            return
+        done = threading.Event()
+
+        def shutdown() -> None:
+            for stream in list(self.streams):
+                stream.close()
+                stream._flush()
+            if self._server is not None:
+                self._server.close()
+            for conn in list(self.connections):
+                if conn.transport is not None:
+                    conn.transport.close()
+            self.loop.call_later(0.05, self.loop.stop)
+            done.set()
+
+        self.loop.call_soon_threadsafe(shutdown)
+        done.wait(timeout)
+        self._thread.join(timeout)
+        self._thread = None

@@ -1,0 +1,235 @@
+"""The resource registry of the embedded API server.
+
+A :class:`ResourceInfo` says how one REST resource is served: its group/version/kind, plural
+and short names, scope, subresources and whether writes bump ``metadata.generation``. The
+:class:`Registry` holds the built-in table plus whatever CustomResourceDefinitions add while
+the server runs; it is the single source for discovery documents and request routing.
+
+Objects of one resource are stored once under ``(group, plural)`` whatever version they are
+served in; custom resources with several served versions use no conversion (the CRD default
+``strategy: None``), so only ``apiVersion`` is rewritten on the way out.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+STATUS_VERBS = ("get", "patch", "update")
+
+
+@dataclass(frozen=True)
+class ScaleSpec:
+    """Where the scale subresource reads and writes replicas (JSON paths without the leading dot)."""
+
+    spec_replicas_path: str = "spec.replicas"
+    status_replicas_path: str = "status.replicas"
+    label_selector_path: str | None = "status.selector"
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    """How one resource is served. ``versions`` lists every served version, storage first."""
+
+    group: str
+    versions: tuple[str, ...]
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    has_status: bool = False
+    scale: ScaleSpec | None = None
+    tracks_generation: bool = False
+    custom: bool = False
+    verbs: tuple[str, ...] = ALL_VERBS
+    name_rule: str = "subdomain"
+    printer_columns: tuple[dict[str, Any], ...] = ()
+    schemas: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The storage key: one store per (group, plural), whatever the version."""
+        return (self.group, self.plural)
+
+    @property
+    def version(self) -> str:
+        return self.versions[0]
+
+    def api_version(self, version: str | None = None) -> str:
+        v = version or self.version
+        return f"{self.group}/{v}" if self.group else v
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+    def resource_name(self) -> str:
+        """``plural`` or ``plural.group`` as used in error messages (``pods``, ``statefulsets.apps``)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+def _core(kind: str, plural: str, namespaced: bool = True, **kw: Any) -> ResourceInfo:
+    return ResourceInfo("", ("v1",), kind, plural, kind.lower(), namespaced, **kw)
+
+
+def _apps(kind: str, plural: str, **kw: Any) -> ResourceInfo:
+    return ResourceInfo("apps", ("v1",), kind, plural, kind.lower(), True, **kw)
+
+
+_REPLICAS_SCALE = ScaleSpec()
+
+BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
+    _core("Namespace", "namespaces", False, short_names=("ns",), has_status=True, name_rule="label"),
+    _core("Node", "nodes", False, short_names=("no",), has_status=True),
+    _core("Pod", "pods", short_names=("po",), categories=("all",), has_status=True),
+    _core(
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        short_names=("pvc",),
+        has_status=True,
+    ),
+    _core("Event", "events", short_names=("ev",)),
+    _core(
+        "Service",
+        "services",
+        short_names=("svc",),
+        categories=("all",),
+        has_status=True,
+        name_rule="label",
+    ),
+    _core("ConfigMap", "configmaps", short_names=("cm",)),
+    _core("Secret", "secrets"),
+    _core("ServiceAccount", "serviceaccounts", short_names=("sa",)),
+    _core("Endpoints", "endpoints", short_names=("ep",)),
+    _apps(
+        "StatefulSet",
+        "statefulsets",
+        short_names=("sts",),
+        categories=("all",),
+        has_status=True,
+        scale=_REPLICAS_SCALE,
+        tracks_generation=True,
+    ),
+    _apps(
+        "Deployment",
+        "deployments",
+        short_names=("deploy",),
+        categories=("all",),
+        has_status=True,
+        scale=_REPLICAS_SCALE,
+        tracks_generation=True,
+    ),
+    _apps(
+        "ReplicaSet",
+        "replicasets",
+        short_names=("rs",),
+        categories=("all",),
+        has_status=True,
+        scale=_REPLICAS_SCALE,
+        tracks_generation=True,
+    ),
+    _apps("ControllerRevision", "controllerrevisions"),
+    ResourceInfo("coordination.k8s.io", ("v1",), "Lease", "leases", "lease", True),
+    ResourceInfo(
+        "apiextensions.k8s.io",
+        ("v1",),
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        "customresourcedefinition",
+        False,
+        short_names=("crd", "crds"),
+        has_status=True,
+        tracks_generation=True,
+        name_rule="path-segment",
+    ),
+)
+
+# Preferred versions and the order groups appear in discovery.
+_GROUP_ORDER = ("", "apps", "coordination.k8s.io", "apiextensions.k8s.io")
+
+
+class Registry:
+    """Thread-safe table of served resources, keyed by (group, version, plural) and by kind."""
+
+    def __init__(self, resources: tuple[ResourceInfo, ...] = BUILTIN_RESOURCES) -> None:
+        self._lock = threading.Lock()
+        self._by_key: dict[tuple[str, str], ResourceInfo] = {}
+        self._generation = 0
+        for info in resources:
+            self._by_key[info.key] = info
+
+    @property
+    def generation(self) -> int:
+        """Bumped whenever the set of served resources changes (discovery caches use it)."""
+        return self._generation
+
+    def add(self, info: ResourceInfo) -> None:
+        with self._lock:
+            self._by_key[info.key] = info
+            self._generation += 1
+
+    def remove(self, group: str, plural: str) -> ResourceInfo | None:
+        with self._lock:
+            info = self._by_key.pop((group, plural), None)
+            self._generation += 1
+            return info
+
+    def lookup(self, group: str, version: str, plural: str) -> ResourceInfo | None:
+        info = self._by_key.get((group, plural))
+        if info is None or version not in info.versions:
+            return None
+        return info
+
+    def by_key(self, group: str, plural: str) -> ResourceInfo | None:
+        return self._by_key.get((group, plural))
+
+    def by_kind(self, group: str, kind: str) -> ResourceInfo | None:
+        for info in list(self._by_key.values()):
+            if info.group == group and info.kind == kind:
+                return info
+        return None
+
+    def __iter__(self) -> Iterator[ResourceInfo]:
+        return iter(list(self._by_key.values()))
+
+    def groups(self) -> list[tuple[str, list[str]]]:
+        """(group, versions) pairs, core first, then built-in groups, then CRD groups by name."""
+        versions: dict[str, list[str]] = {}
+        for info in self:
+            vs = versions.setdefault(info.group, [])
+            for v in info.versions:
+                if v not in vs:
+                    vs.append(v)
+
+        def order(g: str) -> tuple[int, str]:
+            return (_GROUP_ORDER.index(g), "") if g in _GROUP_ORDER else (len(_GROUP_ORDER), g)
+
+        return [(g, _sort_versions(versions[g])) for g in sorted(versions, key=order)]
+
+    def resources_in(self, group: str, version: str) -> list[ResourceInfo]:
+        return sorted(
+            (i for i in self if i.group == group and version in i.versions),
+            key=lambda i: i.plural,
+        )
+
+
+def _version_priority(v: str) -> tuple[int, int, int, str]:
+    """Kubernetes version priority: GA > beta > alpha, higher numbers first, others last."""
+    import re
+
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", v)
+    if not m:
+        return (3, 0, 0, v)
+    major = int(m.group(1))
+    stage = {"": 0, "beta": 1, "alpha": 2}[m.group(2) or ""]
+    minor = int(m.group(3) or 0)
+    return (stage, -major, -minor, v)
+
+
+def _sort_versions(versions: list[str]) -> list[str]:
+    return sorted(versions, key=_version_priority)

@@ -1,0 +1,787 @@
+"""In-memory object storage with kube-apiserver semantics.
+
+Contracts:
+
+* One global, monotonically increasing ``resourceVersion`` (like an etcd revision); every
+  committed write takes the next value. A write that changes nothing commits nothing (no new
+  resourceVersion, no watch event), as kube-apiserver's GuaranteedUpdate does.
+* Stored objects are never mutated: every write stores a new dict. :class:`Stored` caches the
+  JSON encoding of one object version so lists and watches serialize each version once.
+* Watch: each resource keeps a bounded history of events. A watch from resourceVersion ``R``
+  replays every event with a newer version and then follows live ones; when an event newer
+  than ``R`` has already been evicted from the window, :class:`~.errors.ApiError` 410 Expired
+  is raised. Registration and replay happen under the store lock, so no event is lost or
+  duplicated between the two.
+* Listeners (watchers, the garbage collector, the kubelet) are called under the store lock
+  and must only enqueue: never block and never call back into the store.
+* Deletion follows kube-apiserver: preconditions, graceful deletion for pods, finalizers
+  block removal (``deletionTimestamp`` set instead), and the propagation policy becomes the
+  ``orphan`` / ``foregroundDeletion`` finalizer that :mod:`.gc` acts on.
+
+Validation and defaulting are delegated to a :class:`Strategy` so this module stays about
+storage and versions.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import datetime as _dt
+import secrets
+import threading
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+from kube_runtime.embedded import errors
+from kube_runtime.embedded.errors import ApiError
+from kube_runtime.embedded.resources import Registry, ResourceInfo
+
+Obj = dict[str, Any]
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+
+FINALIZER_ORPHAN = "orphan"
+FINALIZER_FOREGROUND = "foregroundDeletion"
+_NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def now_rfc3339(clock: Callable[[], float]) -> str:
+    return _dt.datetime.fromtimestamp(clock(), _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_rfc3339(value: str) -> float:
+    """Seconds since the epoch of an RFC 3339 timestamp as Kubernetes writes them."""
+    return _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+class Stored:
+    """One immutable object version plus its lazily computed JSON encoding."""
+
+    __slots__ = ("_raw", "obj")
+
+    def __init__(self, obj: Obj) -> None:
+        self.obj = obj
+        self._raw: bytes | None = None
+
+    @property
+    def raw(self) -> bytes:
+        if self._raw is None:
+            self._raw = orjson.dumps(self.obj)
+        return self._raw
+
+    @property
+    def meta(self) -> Obj:
+        meta: Obj = self.obj["metadata"]
+        return meta
+
+    @property
+    def rv(self) -> int:
+        return int(self.meta["resourceVersion"])
+
+
+@dataclass(frozen=True)
+class Event:
+    """A committed change. ``old`` is the previous version (None for ADDED)."""
+
+    type: str
+    info: ResourceInfo
+    new: Stored
+    old: Stored | None
+    rv: int
+
+
+class Strategy(Protocol):
+    """Per-kind behaviour the store delegates: defaulting, validation, and status handling."""
+
+    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None: ...
+
+    def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None: ...
+
+    def validate(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
+        """Raise :class:`ApiError` 422 with causes when ``obj`` is invalid."""
+
+
+class PlainStrategy:
+    """No defaulting and no validation beyond what the store itself checks."""
+
+    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+        return None
+
+    def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
+        return None
+
+    def validate(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
+        return None
+
+
+Matcher = Callable[[Obj], bool]
+
+
+@dataclass
+class _Watch:
+    namespace: str | None
+    matches: Matcher
+    deliver: Callable[[str, Stored, int], None]
+
+
+@dataclass
+class _Bucket:
+    """All objects of one resource plus its event history and watchers."""
+
+    objects: dict[tuple[str, str], Stored] = field(default_factory=dict)
+    history: deque[Event] = field(default_factory=deque)
+    evicted_rv: int = 0
+    watches: list[_Watch] = field(default_factory=list)
+
+
+@dataclass
+class ListResult:
+    items: list[Stored]
+    rv: int
+    continue_token: str | None
+    remaining: int | None
+
+
+class WatchHandle:
+    """Returned by :meth:`Store.watch`; ``stop()`` unregisters the watcher (idempotent)."""
+
+    def __init__(self, store: Store, bucket: _Bucket, watch: _Watch) -> None:
+        self._store = store
+        self._bucket = bucket
+        self._watch = watch
+
+    def stop(self) -> None:
+        with self._store.lock:
+            if self._watch in self._bucket.watches:
+                self._bucket.watches.remove(self._watch)
+
+
+@dataclass
+class DeleteOptions:
+    """The parts of ``meta/v1 DeleteOptions`` the store acts on."""
+
+    uid: str | None = None
+    resource_version: str | None = None
+    propagation: str | None = None  # Orphan | Background | Foreground
+    grace_seconds: int | None = None
+    dry_run: bool = False
+
+
+class Store:
+    """The object store. All public methods are thread-safe."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        strategy: Strategy | None = None,
+        *,
+        history_size: int = 20_000,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        import time
+
+        self.registry = registry
+        self.strategy: Strategy = strategy or PlainStrategy()
+        self.history_size = history_size
+        self.clock: Callable[[], float] = clock or time.time
+        self.lock = threading.RLock()
+        self._rv = 0
+        self._buckets: dict[tuple[str, str], _Bucket] = {}
+        self._by_uid: dict[str, tuple[ResourceInfo, str, str]] = {}
+        self._dependents: dict[str, set[str]] = {}
+        self._listeners: list[Callable[[Event], None]] = []
+
+    # ----------------------------------------------------------------- basics
+
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    def _bucket(self, info: ResourceInfo) -> _Bucket:
+        b = self._buckets.get(info.key)
+        if b is None:
+            b = self._buckets[info.key] = _Bucket()
+        return b
+
+    def add_listener(self, fn: Callable[[Event], None]) -> None:
+        """Call ``fn(event)`` for every committed event, under the store lock (enqueue only)."""
+        with self.lock:
+            self._listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[Event], None]) -> None:
+        with self.lock:
+            if fn in self._listeners:
+                self._listeners.remove(fn)
+
+    def _now(self) -> str:
+        return now_rfc3339(self.clock)
+
+    # ---------------------------------------------------------------- commits
+
+    def _commit(self, info: ResourceInfo, key: tuple[str, str], type_: str, new: Obj, old: Stored | None) -> Stored:
+        """Assign the next resourceVersion to ``new``, store or remove it, record and fan out."""
+        self._rv += 1
+        rv = self._rv
+        new["metadata"]["resourceVersion"] = str(rv)
+        stored = Stored(new)
+        bucket = self._bucket(info)
+        uid = new["metadata"].get("uid", "")
+        if type_ == DELETED:
+            bucket.objects.pop(key, None)
+            self._by_uid.pop(uid, None)
+            self._index_owners(uid, old.obj if old else None, None)
+        else:
+            bucket.objects[key] = stored
+            self._by_uid[uid] = (info, key[0], key[1])
+            self._index_owners(uid, old.obj if old else None, new)
+        event = Event(type_, info, stored, old, rv)
+        history = bucket.history
+        history.append(event)
+        if len(history) > self.history_size:
+            bucket.evicted_rv = history.popleft().rv
+        for w in bucket.watches:
+            self._fan_out(w, event)
+        for listener in self._listeners:
+            listener(event)
+        return stored
+
+    def _index_owners(self, uid: str, old: Obj | None, new: Obj | None) -> None:
+        before = {r.get("uid") for r in (old or {}).get("metadata", {}).get("ownerReferences") or ()}
+        after = {r.get("uid") for r in (new or {}).get("metadata", {}).get("ownerReferences") or ()}
+        for owner in before - after:
+            deps = self._dependents.get(str(owner))
+            if deps is not None:
+                deps.discard(uid)
+                if not deps:
+                    del self._dependents[str(owner)]
+        for owner in after - before:
+            self._dependents.setdefault(str(owner), set()).add(uid)
+
+    @staticmethod
+    def _fan_out(w: _Watch, event: Event) -> None:
+        new_obj = event.new.obj
+        if w.namespace is not None and new_obj["metadata"].get("namespace") != w.namespace:
+            return
+        if event.type == ADDED:
+            if w.matches(new_obj):
+                w.deliver(ADDED, event.new, event.rv)
+        elif event.type == DELETED:
+            if w.matches(new_obj):
+                w.deliver(DELETED, event.new, event.rv)
+        else:
+            old_ok = event.old is not None and w.matches(event.old.obj)
+            new_ok = w.matches(new_obj)
+            if new_ok:
+                w.deliver(MODIFIED if old_ok else ADDED, event.new, event.rv)
+            elif old_ok and event.old is not None:
+                # The object left the watcher's selection: it sees a deletion of the last
+                # state it matched, stamped with this event's version (as the watch cache does).
+                prev = copy.copy(event.old.obj)
+                prev["metadata"] = {**prev["metadata"], "resourceVersion": str(event.rv)}
+                w.deliver(DELETED, Stored(prev), event.rv)
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, info: ResourceInfo, namespace: str | None, name: str) -> Stored:
+        with self.lock:
+            stored = self._bucket(info).objects.get((namespace or "", name))
+        if stored is None:
+            raise errors.not_found(info.resource_name(), info.group, name)
+        return stored
+
+    def try_get(self, info: ResourceInfo, namespace: str | None, name: str) -> Stored | None:
+        with self.lock:
+            return self._bucket(info).objects.get((namespace or "", name))
+
+    def get_by_uid(self, uid: str) -> tuple[ResourceInfo, Stored] | None:
+        with self.lock:
+            where = self._by_uid.get(uid)
+            if where is None:
+                return None
+            info, ns, name = where
+            stored = self._bucket(info).objects.get((ns, name))
+            return (info, stored) if stored is not None else None
+
+    def dependents_of(self, owner_uid: str) -> list[tuple[ResourceInfo, Stored]]:
+        """Objects whose ownerReferences name ``owner_uid``."""
+        with self.lock:
+            out = []
+            for uid in self._dependents.get(owner_uid, ()):
+                found = self.get_by_uid(uid)
+                if found is not None:
+                    out.append(found)
+            return out
+
+    def list(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        matches: Matcher | None = None,
+        *,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> ListResult:
+        """Objects of ``info`` (in ``namespace`` when given) ordered by (namespace, name).
+
+        With ``limit``, at most that many items are returned with a continue token; the
+        token resumes after the last key, and the list keeps the first page's version.
+        """
+        with self.lock:
+            rv = self._rv
+            start_after: tuple[str, str] | None = None
+            if continue_token:
+                rv, start_after = _decode_continue(continue_token)
+            objects = self._bucket(info).objects
+            if namespace is not None:
+                keys = sorted(k for k in objects if k[0] == namespace)
+            else:
+                keys = sorted(objects)
+            if start_after is not None:
+                import bisect
+
+                keys = keys[bisect.bisect_right(keys, start_after) :]
+            items: list[Stored] = []
+            token: str | None = None
+            remaining: int | None = None
+            for i, key in enumerate(keys):
+                stored = objects[key]
+                if matches is not None and not matches(stored.obj):
+                    continue
+                if limit and len(items) >= limit:
+                    token = _encode_continue(rv, items[-1].meta.get("namespace", ""), items[-1].meta["name"])
+                    rest = keys[i:]
+                    remaining = (
+                        len(rest)
+                        if matches is None
+                        else sum(1 for k in rest if matches(objects[k].obj))
+                    )
+                    break
+                items.append(stored)
+            return ListResult(items, rv, token, remaining)
+
+    def watch(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        since: str | None,
+        matches: Matcher,
+        deliver: Callable[[str, Stored, int], None],
+    ) -> WatchHandle:
+        """Register a watcher; replay first, then live events, all through ``deliver``.
+
+        ``since`` empty or "0": the current state is delivered as ADDED events first
+        (kube-apiserver's "start at most recent" / "any" semantics). Otherwise events newer
+        than ``since`` are replayed; 410 Expired when the window no longer holds them.
+        """
+        with self.lock:
+            bucket = self._bucket(info)
+            w = _Watch(namespace, matches, deliver)
+            if not since or since == "0":
+                for key in sorted(bucket.objects):
+                    stored = bucket.objects[key]
+                    if namespace is not None and key[0] != namespace:
+                        continue
+                    if matches(stored.obj):
+                        deliver(ADDED, stored, stored.rv)
+            else:
+                try:
+                    start = int(since)
+                except ValueError:
+                    raise errors.bad_request(f"invalid resource version: {since!r}") from None
+                if start < bucket.evicted_rv:
+                    raise errors.gone(f"too old resource version: {start} ({bucket.evicted_rv})")
+                replay: list[Event] = []
+                for event in reversed(bucket.history):
+                    if event.rv <= start:
+                        break
+                    replay.append(event)
+                for event in reversed(replay):
+                    self._fan_out(w, event)
+            bucket.watches.append(w)
+            return WatchHandle(self, bucket, w)
+
+    def evict_history(self, info: ResourceInfo) -> None:
+        """Forget the whole event window of a resource (tests use it to force 410 Gone)."""
+        with self.lock:
+            bucket = self._bucket(info)
+            if bucket.history:
+                bucket.evicted_rv = bucket.history[-1].rv
+                bucket.history.clear()
+            else:
+                bucket.evicted_rv = self._rv
+
+    # ----------------------------------------------------------------- writes
+
+    def create(self, info: ResourceInfo, namespace: str | None, obj: Obj, *, dry_run: bool = False) -> Stored:
+        """Create ``obj`` (the caller's dict is not kept). 409 AlreadyExists, 422 Invalid."""
+        obj = dict(obj)
+        meta = dict(obj.get("metadata") or {})
+        obj["metadata"] = meta
+        obj["apiVersion"] = info.api_version()
+        obj["kind"] = info.kind
+        self._check_namespace(info, namespace, meta)
+        for managed in ("uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+            meta.pop(managed, None)
+        with self.lock:
+            if info.namespaced:
+                self._require_live_namespace(namespace or "")
+            bucket = self._bucket(info)
+            if not meta.get("name"):
+                prefix = meta.get("generateName")
+                if prefix:
+                    meta["name"] = self._generate_name(bucket, namespace or "", str(prefix))
+            name = meta.get("name") or ""
+            meta["uid"] = str(uuid.uuid4())
+            meta["creationTimestamp"] = self._now()
+            if info.tracks_generation:
+                meta["generation"] = 1
+            else:
+                meta.pop("generation", None)
+            self.strategy.prepare_create(info, obj)
+            self.strategy.validate(info, obj, None)
+            key = (namespace or "", name)
+            if key in bucket.objects:
+                raise errors.already_exists(info.resource_name(), info.group, name)
+            if dry_run:
+                meta["resourceVersion"] = ""
+                return Stored(obj)
+            return self._commit(info, key, ADDED, obj, None)
+
+    def update(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        name: str,
+        obj: Obj,
+        *,
+        subresource: str = "",
+        dry_run: bool = False,
+        require_resource_version: bool | None = None,
+    ) -> Stored:
+        """Replace an object (PUT). ``subresource`` "status" changes only the status.
+
+        A stale ``metadata.resourceVersion`` -> 409 Conflict; missing object -> 404. On the
+        main resource of a kind with a status subresource, status changes are ignored.
+        """
+        meta_in = obj.get("metadata") or {}
+        if meta_in.get("name") and meta_in["name"] != name:
+            raise errors.bad_request(
+                f"the name of the object ({meta_in['name']}) does not match the name on the URL ({name})"
+            )
+        self._check_namespace(info, namespace, dict(meta_in))
+        with self.lock:
+            current = self.get(info, namespace, name)
+            rv_in = str(meta_in.get("resourceVersion") or "")
+            if require_resource_version is None:
+                require_resource_version = info.custom
+            if rv_in:
+                if rv_in != current.meta["resourceVersion"]:
+                    raise errors.conflict(info.resource_name(), info.group, name, errors.STALE_MESSAGE)
+            elif require_resource_version:
+                raise errors.invalid(
+                    info.kind,
+                    info.group,
+                    name,
+                    [_Cause("metadata.resourceVersion", "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update")],
+                )
+            uid_in = meta_in.get("uid")
+            if uid_in and uid_in != current.meta.get("uid"):
+                raise errors.conflict(
+                    info.resource_name(),
+                    info.group,
+                    name,
+                    f"Precondition failed: UID in precondition: {uid_in}, UID in object meta: {current.meta.get('uid')}",
+                )
+            new = self._merge_update(info, current.obj, obj, subresource)
+            return self._write_update(info, current, new, dry_run=dry_run)
+
+    def _merge_update(self, info: ResourceInfo, old: Obj, incoming: Obj, subresource: str) -> Obj:
+        """The object to store for an update of ``old`` with ``incoming`` (server-owned fields kept)."""
+        old_meta = old["metadata"]
+        if subresource == "status":
+            new = dict(old)
+            if "status" in incoming:
+                new["status"] = incoming["status"]
+            else:
+                new.pop("status", None)
+            new["metadata"] = dict(old_meta)
+            return new
+        new = dict(incoming)
+        new["apiVersion"] = old["apiVersion"]
+        new["kind"] = info.kind
+        meta = dict(incoming.get("metadata") or {})
+        for owned in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "namespace", "name", "generation"):
+            if owned in old_meta:
+                meta[owned] = old_meta[owned]
+            else:
+                meta.pop(owned, None)
+        new["metadata"] = meta
+        if info.has_status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        return new
+
+    def _write_update(self, info: ResourceInfo, current: Stored, new: Obj, *, dry_run: bool = False) -> Stored:
+        """Validate and commit ``new`` as the next version of ``current`` (lock held)."""
+        old = current.obj
+        meta = new["metadata"]
+        meta["resourceVersion"] = old["metadata"]["resourceVersion"]
+        self.strategy.prepare_update(info, new, old)
+        if info.tracks_generation and _spec_changed(old, new):
+            meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
+        self.strategy.validate(info, new, old)
+        if old["metadata"].get("deletionTimestamp"):
+            added = set(meta.get("finalizers") or ()) - set(old["metadata"].get("finalizers") or ())
+            if added:
+                raise errors.invalid(
+                    info.kind,
+                    info.group,
+                    meta["name"],
+                    [_Cause("metadata.finalizers", "FieldValueForbidden", "Forbidden: no new finalizers can be added if the object is being deleted")],
+                )
+        if new == old:
+            return current
+        if dry_run:
+            return Stored(new)
+        ns, name = meta.get("namespace", ""), meta["name"]
+        if meta.get("deletionTimestamp") and not _blockers(info, new) and not meta.get("deletionGracePeriodSeconds"):
+            return self._commit(info, (ns, name), DELETED, new, current)
+        return self._commit(info, (ns, name), MODIFIED, new, current)
+
+    def mutate(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        name: str,
+        fn: Callable[[Obj], Obj],
+        *,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> Stored:
+        """Read-modify-write under the lock (PATCH): ``fn`` gets a deep copy and returns the result.
+
+        A ``metadata.resourceVersion`` or ``metadata.uid`` in the result that differs from the
+        current object is a precondition failure (409), as for patches on kube-apiserver.
+        """
+        with self.lock:
+            current = self.get(info, namespace, name)
+            patched = fn(copy.deepcopy(current.obj))
+            if not isinstance(patched, dict):
+                raise errors.bad_request("the patch must produce a JSON object")
+            pmeta = patched.get("metadata") or {}
+            if pmeta.get("resourceVersion") and str(pmeta["resourceVersion"]) != current.meta["resourceVersion"]:
+                raise errors.conflict(info.resource_name(), info.group, name, errors.STALE_MESSAGE)
+            if pmeta.get("uid") and pmeta["uid"] != current.meta.get("uid"):
+                raise errors.conflict(
+                    info.resource_name(),
+                    info.group,
+                    name,
+                    f"Precondition failed: UID in precondition: {pmeta['uid']}, UID in object meta: {current.meta.get('uid')}",
+                )
+            if pmeta.get("name", name) != name:
+                raise errors.bad_request(
+                    f"the name of the object ({pmeta.get('name')}) does not match the name on the URL ({name})"
+                )
+            new = self._merge_update(info, current.obj, patched, subresource)
+            return self._write_update(info, current, new, dry_run=dry_run)
+
+    def delete(
+        self, info: ResourceInfo, namespace: str | None, name: str, opts: DeleteOptions | None = None
+    ) -> tuple[Stored, bool]:
+        """Delete an object; returns (final or pending state, removed now?).
+
+        Preconditions (uid, resourceVersion) -> 409. Pods are deleted gracefully: they get a
+        deletionTimestamp and stay until deleted again with grace 0 (the kubelet does that).
+        Finalizers, and the propagation policy's finalizer, also keep the object until removed.
+        """
+        opts = opts or DeleteOptions()
+        with self.lock:
+            current = self.get(info, namespace, name)
+            meta = current.meta
+            if opts.uid and opts.uid != meta.get("uid"):
+                raise errors.conflict(
+                    info.resource_name(),
+                    info.group,
+                    name,
+                    f"Precondition failed: UID in precondition: {opts.uid}, UID in object meta: {meta.get('uid')}",
+                )
+            if opts.resource_version and opts.resource_version != meta.get("resourceVersion"):
+                raise errors.conflict(
+                    info.resource_name(),
+                    info.group,
+                    name,
+                    f"Precondition failed: ResourceVersion in precondition: {opts.resource_version}, "
+                    f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
+                )
+            new = copy.copy(current.obj)
+            new_meta = dict(meta)
+            new["metadata"] = new_meta
+            finalizers = list(new_meta.get("finalizers") or [])
+            policy = opts.propagation
+            if policy == "Orphan" and FINALIZER_ORPHAN not in finalizers:
+                finalizers.append(FINALIZER_ORPHAN)
+            elif policy == "Foreground" and FINALIZER_FOREGROUND not in finalizers:
+                finalizers.append(FINALIZER_FOREGROUND)
+            if policy in ("Orphan", "Foreground"):
+                other = FINALIZER_FOREGROUND if policy == "Orphan" else FINALIZER_ORPHAN
+                if not meta.get("deletionTimestamp") and other in finalizers:
+                    finalizers.remove(other)
+            grace = self._grace_period(info, current.obj, opts.grace_seconds)
+            already = meta.get("deletionTimestamp")
+            if already and grace is not None and grace > 0:
+                prev_grace = int(meta.get("deletionGracePeriodSeconds") or 0)
+                if prev_grace <= grace and finalizers == list(meta.get("finalizers") or []):
+                    return current, False
+            if finalizers:
+                new_meta["finalizers"] = finalizers
+            blocked = bool(finalizers) or bool(_blockers(info, new))
+            if info.key == ("", "namespaces") and blocked:
+                new["status"] = {**(new.get("status") or {}), "phase": "Terminating"}
+            if not blocked and not grace:
+                if opts.dry_run:
+                    return current, True
+                return self._commit(info, (namespace or "", name), DELETED, new, current), True
+            deadline = self.clock() + (grace or 0)
+            if not already or grace is not None:
+                new_meta["deletionTimestamp"] = now_rfc3339(lambda: deadline)
+            new_meta["deletionGracePeriodSeconds"] = grace or 0
+            if info.tracks_generation and not already:
+                new_meta["generation"] = int(meta.get("generation") or 0) + 1
+            if new == current.obj:
+                return current, False
+            if opts.dry_run:
+                return Stored(new), False
+            return self._commit(info, (namespace or "", name), MODIFIED, new, current), False
+
+    def _grace_period(self, info: ResourceInfo, obj: Obj, requested: int | None) -> int | None:
+        """Graceful deletion applies to pods only: unscheduled or finished pods go at once."""
+        if info.group != "" or info.plural != "pods":
+            return None
+        spec = obj.get("spec") or {}
+        if not spec.get("nodeName"):
+            return 0
+        if (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return 0
+        if requested is None:
+            requested = spec.get("terminationGracePeriodSeconds", 30)
+        return max(0, int(requested))
+
+    def delete_collection(
+        self, info: ResourceInfo, namespace: str | None, matches: Matcher | None, opts: DeleteOptions | None = None
+    ) -> list[Stored]:
+        with self.lock:
+            items = self.list(info, namespace, matches).items
+            out = []
+            for stored in items:
+                try:
+                    out.append(self.delete(info, stored.meta.get("namespace"), stored.meta["name"], opts)[0])
+                except ApiError as e:
+                    if e.code != 404:
+                        raise
+            return out
+
+    # --------------------------------------------------------------- helpers
+
+    def _check_namespace(self, info: ResourceInfo, namespace: str | None, meta: Obj) -> None:
+        body_ns = meta.get("namespace")
+        if info.namespaced:
+            if not namespace:
+                raise errors.bad_request("the server could not find the requested resource: a namespace is required")
+            if body_ns and body_ns != namespace:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+
+    def _require_live_namespace(self, namespace: str) -> None:
+        ns_info = self.registry.by_key("", "namespaces")
+        if ns_info is None:
+            return
+        stored = self._bucket(ns_info).objects.get(("", namespace))
+        if stored is None:
+            raise errors.not_found("namespaces", "", namespace)
+        if stored.meta.get("deletionTimestamp"):
+            raise ApiError(
+                403,
+                f"unable to create new content in namespace {namespace} because it is being terminated",
+                "Forbidden",
+                {"name": namespace, "kind": "namespaces",
+                 "causes": [{"reason": "NamespaceTerminating", "message": f"namespace {namespace} is being terminated", "field": "metadata.namespace"}]},
+            )
+
+    def _generate_name(self, bucket: _Bucket, namespace: str, prefix: str) -> str:
+        for _ in range(100):
+            candidate = prefix + "".join(secrets.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5))
+            if (namespace, candidate) not in bucket.objects:
+                return candidate
+        raise ApiError(500, f"could not generate a unique name for prefix {prefix!r}")
+
+    def objects(self, info: ResourceInfo) -> list[Stored]:
+        with self.lock:
+            return list(self._bucket(info).objects.values())
+
+    def namespaced_objects(self, namespace: str) -> Iterable[tuple[ResourceInfo, Stored]]:
+        with self.lock:
+            out = []
+            for info in self.registry:
+                if not info.namespaced:
+                    continue
+                for (ns, _), stored in self._bucket(info).objects.items():
+                    if ns == namespace:
+                        out.append((info, stored))
+            return out
+
+    def drop_resource(self, info: ResourceInfo) -> None:
+        """Remove every object of a resource (its CRD was deleted), with DELETED events."""
+        with self.lock:
+            bucket = self._bucket(info)
+            for key, stored in list(bucket.objects.items()):
+                self._commit(info, key, DELETED, copy.copy(stored.obj) | {"metadata": dict(stored.meta)}, stored)
+
+
+@dataclass(frozen=True)
+class _Cause:
+    field: str
+    reason: str
+    message: str
+
+
+def _blockers(info: ResourceInfo, obj: Obj) -> list[str]:
+    """What keeps an object with a deletionTimestamp stored: its finalizers (and a namespace's
+    ``spec.finalizers``, which the namespace controller clears once the namespace is empty)."""
+    out = list(obj["metadata"].get("finalizers") or [])
+    if info.key == ("", "namespaces"):
+        out.extend((obj.get("spec") or {}).get("finalizers") or [])
+    return out
+
+
+def _spec_changed(old: Obj, new: Obj) -> bool:
+    """Generation moves on any change outside metadata and status."""
+    keys = (set(old) | set(new)) - {"metadata", "status", "resourceVersion"}
+    return any(old.get(k) != new.get(k) for k in keys)
+
+
+def _encode_continue(rv: int, namespace: str, name: str) -> str:
+    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": f"{namespace}/{name}"})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = orjson.loads(base64.urlsafe_b64decode(padded))
+        ns, _, name = str(data["start"]).partition("/")
+        return int(data["rv"]), (ns, name)
+    except Exception:
+        raise errors.bad_request("continue key is not valid: incorrect encoded start resourceVersion") from None

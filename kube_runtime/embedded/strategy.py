@@ -1,0 +1,98 @@
+"""Per-kind write behaviour of the embedded server, as kube-apiserver's registry strategies.
+
+* create: server-owned status is reset (pods start Pending, workloads with an empty status,
+  custom resources with a status subresource lose any status sent), then defaults are applied;
+* custom resources are pruned, defaulted and validated against their CRD's structural schema;
+* built-in kinds are validated by :mod:`.validation` (metadata plus kind-specific rules).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import threading
+
+from kube_runtime.embedded import crdschema, defaults, errors, validation
+from kube_runtime.embedded.resources import ResourceInfo
+from kube_runtime.embedded.storage import Obj
+
+_CLUSTER_IPS = ipaddress.ip_network("10.96.0.0/16")
+
+
+class KubeStrategy:
+    def __init__(self) -> None:
+        self._ip_lock = threading.Lock()
+        self._next_ip = itertools.count(10)
+
+    def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
+        if info.custom:
+            if info.has_status:
+                obj.pop("status", None)
+            self._custom(info, obj)
+            return
+        key = info.key
+        if key == ("", "pods"):
+            obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
+        elif key in (("apps", "statefulsets"),):
+            obj["status"] = {"replicas": 0, "availableReplicas": 0}
+        elif key in (("apps", "deployments"), ("apps", "replicasets")):
+            obj["status"] = {}
+        elif key == ("", "persistentvolumeclaims"):
+            obj["status"] = {"phase": "Pending"}
+        elif key == ("", "services"):
+            spec = obj.setdefault("spec", {})
+            if spec.get("type", "ClusterIP") != "ExternalName" and not spec.get("clusterIP"):
+                spec["clusterIP"] = self._allocate_ip()
+                spec["clusterIPs"] = [spec["clusterIP"]]
+        defaults.apply_defaults(info.group, info.kind, obj)
+
+    def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
+        if info.custom:
+            self._custom(info, obj)
+            return
+        defaults.apply_defaults(info.group, info.kind, obj)
+
+    def validate(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
+        meta = obj.get("metadata") or {}
+        if info.custom:
+            causes = validation.validate_object_meta(meta, namespaced=info.namespaced, name_rule="subdomain")
+            schema = info.schemas.get(info.version)
+            if schema is not None:
+                causes += crdschema.validate(obj, schema)
+        else:
+            causes = validation.validate(info.group, info.kind, obj, old)
+        if causes:
+            raise errors.invalid(info.kind, info.group, str(meta.get("name") or meta.get("generateName") or ""), causes)
+
+    @staticmethod
+    def _custom(info: ResourceInfo, obj: Obj) -> None:
+        schema = info.schemas.get(info.version)
+        if schema is None:
+            return
+        for step in (crdschema.prune, crdschema.apply_defaults):
+            result = step(obj, schema)
+            if result is not obj:
+                obj.clear()
+                obj.update(result)
+
+    def _allocate_ip(self) -> str:
+        with self._ip_lock:
+            return str(_CLUSTER_IPS[next(self._next_ip)])
+
+
+def _qos_class(pod: Obj) -> str:
+    """Guaranteed / Burstable / BestEffort from the containers' requests and limits."""
+    containers = (pod.get("spec") or {}).get("containers") or []
+    any_set = False
+    guaranteed = bool(containers)
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        if req or lim:
+            any_set = True
+        for r in ("cpu", "memory"):
+            if r not in lim or (r in req and req[r] != lim[r]):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
