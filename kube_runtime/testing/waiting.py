@@ -1,0 +1,41 @@
+"""Polling helper for tests: wait on a condition, never on a fixed sleep."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class WaitTimeout(AssertionError):
+    """The condition did not hold in time; the message says what was awaited and the last value."""
+
+
+def wait_for(
+    predicate: Callable[[], T],
+    timeout: float = 10.0,
+    interval: float = 0.01,
+    message: str = "condition",
+) -> T:
+    """Call ``predicate`` until it returns a truthy value and return that value.
+
+    Exceptions raised by the predicate count as "not yet" and the last one is reported on
+    timeout; the interval grows gently up to 0.2 s so long waits stay cheap.
+    """
+    deadline = time.monotonic() + timeout
+    last: object = None
+    delay = interval
+    while True:
+        try:
+            value = predicate()
+            if value:
+                return value
+            last = value
+        except Exception as e:  # noqa: BLE001 - reported on timeout
+            last = e
+        if time.monotonic() >= deadline:
+            raise WaitTimeout(f"timed out after {timeout:.1f}s waiting for {message}; last result: {last!r}")
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.2)
