@@ -7,6 +7,7 @@ streams end with a terminating chunk). Use it as a context manager or via the py
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import secrets
@@ -23,6 +24,8 @@ from kube_runtime.embedded.http import HttpServer
 from kube_runtime.embedded.resources import Registry, ResourceInfo
 from kube_runtime.embedded.storage import Store
 from kube_runtime.embedded.strategy import KubeStrategy
+from kube_runtime.embedded import tls as tls_certs
+from kube_runtime.embedded.tls import ServingCerts
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +35,9 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 class EmbeddedCluster:
     """A local Kubernetes API server plus kubelet. Not started until :meth:`start`.
 
-    ``token``: bearer token required on every request (None: no authentication).
+    ``token``: bearer token required on every request (None: no authentication). An
+    authenticated cluster is served over TLS (kubectl sends tokens only over TLS); ``tls``
+    forces TLS on or off.
     ``pod_ready_after``: seconds a new pod spends Pending before Running and Ready.
     """
 
@@ -45,7 +50,11 @@ class EmbeddedCluster:
         kubelet: bool = True,
         history_size: int = 20_000,
         bookmark_interval: float = 1.0,
+        tls: bool | None = None,
     ) -> None:
+        self.certs: ServingCerts | None = None
+        if tls if tls is not None else token is not None:
+            self.certs = tls_certs.generate()
         self.registry = Registry()
         self.store = Store(self.registry, KubeStrategy(), history_size=history_size)
         self.faults = Faults()
@@ -57,7 +66,9 @@ class EmbeddedCluster:
             crd_hook=CrdServing(self.store),
             bookmark_interval=bookmark_interval,
         )
-        self.http = HttpServer(self.api, port=port)
+        self.http = HttpServer(
+            self.api, port=port, ssl_context=self.certs.server_context() if self.certs else None
+        )
         self.gc = GarbageCollector(self.store)
         self.kubelet: Any = None
         if kubelet:
@@ -119,10 +130,13 @@ class EmbeddedCluster:
 
     def kubeconfig_dict(self, context: str = "kube-runtime") -> dict[str, Any]:
         user: dict[str, Any] = {"token": self.token} if self.token else {}
+        cluster: dict[str, Any] = {"server": self.url}
+        if self.certs is not None:
+            cluster["certificate-authority-data"] = base64.b64encode(self.certs.ca_pem).decode()
         return {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": context, "cluster": {"server": self.url}}],
+            "clusters": [{"name": context, "cluster": cluster}],
             "users": [{"name": context, "user": user}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": context, "namespace": "default"}}],
             "current-context": context,
@@ -145,6 +159,8 @@ class EmbeddedCluster:
         config.host = self.url
         if self.token:
             config.api_key = {"authorization": f"Bearer {self.token}"}
+        if self.certs is not None:
+            config.ssl_ca_cert = str(self.certs.ca_file)
         return client.ApiClient(config)
 
     @staticmethod

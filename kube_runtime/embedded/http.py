@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -299,8 +300,10 @@ class HttpServer:
         host: str = "127.0.0.1",
         port: int = 0,
         observe: Callable[[Request, int], None] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.handler = handler
+        self.ssl_context = ssl_context
         self.host = host
         self.port = port
         self.observe: Callable[[Request, int], None] = observe or (lambda r, s: None)
@@ -314,7 +317,8 @@ class HttpServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://{self.host}:{self.port}"
 
     def call_soon(self, fn: Callable[[], None]) -> None:
         if self._thread is not None and threading.get_ident() == self._thread.ident:
@@ -339,7 +343,8 @@ class HttpServer:
         asyncio.set_event_loop(self.loop)
         try:
             self._server = self.loop.run_until_complete(
-                self.loop.create_server(lambda: _Connection(self), self.host, self.port, reuse_address=True)
+                self.loop.create_server(lambda: _Connection(self), self.host, self.port, reuse_address=True, ssl=self.ssl_context
+                )
             )
             sock = self._server.sockets[0]
             self.port = sock.getsockname()[1]

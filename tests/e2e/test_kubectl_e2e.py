@@ -1,0 +1,211 @@
+"""kubectl against the embedded cluster: a current release and Debian's 1.20 client.
+
+`make test` installs kubectl when missing and unpacks Debian's kubernetes-client into
+~/.cache/kube-runtime (scripts/ensure-kubectl.sh); a binary that is absent is skipped with
+the reason, so running the file by hand on a bare machine says what to install.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from kube_runtime.testing import wait_for
+
+pytestmark = pytest.mark.kubectl
+
+_OLD = Path(os.environ.get("KUBECTL_OLD", Path.home() / ".cache/kube-runtime/kubectl-debian/usr/bin/kubectl"))
+_BINARIES = {"current": shutil.which("kubectl"), "debian-1.20": str(_OLD) if _OLD.exists() else None}
+
+MANIFEST = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  serviceName: web
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:IMAGE
+        ports:
+        - containerPort: 80
+          name: http
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+"""
+
+
+@pytest.fixture(params=sorted(_BINARIES))
+def kubectl(request: pytest.FixtureRequest, kubeconfig: Path, namespace: str) -> Any:
+    binary = _BINARIES[request.param]
+    if binary is None:
+        pytest.skip(f"kubectl ({request.param}) not installed: run `make kubectl` (scripts/ensure-kubectl.sh)")
+
+    def run(*args: str, stdin: str | None = None, check: bool = True, timeout: float = 30) -> str:
+        cmd = [binary, "--kubeconfig", str(kubeconfig), "-n", namespace, *args]
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}): {proc.stderr}{proc.stdout}")
+        return proc.stdout + proc.stderr
+
+    run.binary = binary  # type: ignore[attr-defined]
+    return run
+
+
+def test_apply_get_patch_scale_delete(kubectl: Any, api_client: Any, namespace: str) -> None:
+    apps = client.AppsV1Api(api_client)
+    assert "statefulset.apps/web created" in kubectl("apply", "-f", "-", stdin=MANIFEST.replace("IMAGE", "1.25"))
+    table = kubectl("get", "statefulsets")
+    assert table.split("\n")[0].split()[:3] == ["NAME", "READY", "AGE"]
+    assert "web" in table and "0/3" in table
+    obj = json.loads(kubectl("get", "sts", "web", "-o", "json"))
+    assert obj["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.25"
+
+    # Re-apply with a changed image: kubectl computes a strategic merge patch.
+    assert "configured" in kubectl("apply", "-f", "-", stdin=MANIFEST.replace("IMAGE", "1.26"))
+    got = apps.read_namespaced_stateful_set("web", namespace)
+    assert got.spec.template.spec.containers[0].image == "nginx:1.26"
+    assert got.spec.template.spec.containers[0].ports[0].container_port == 80
+    assert got.metadata.generation == 2
+    assert "kubectl.kubernetes.io/last-applied-configuration" in got.metadata.annotations
+
+    kubectl("patch", "sts", "web", "-p", '{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.27"}]}}}}')
+    kubectl("patch", "sts", "web", "--type=merge", "-p", '{"metadata":{"labels":{"tier":"front"}}}')
+    kubectl("patch", "sts", "web", "--type=json", "-p", '[{"op":"replace","path":"/spec/revisionHistoryLimit","value":3}]')
+    got = apps.read_namespaced_stateful_set("web", namespace)
+    assert got.spec.template.spec.containers[0].image == "nginx:1.27"
+    assert got.metadata.labels == {"app": "web", "tier": "front"}
+    assert got.spec.revision_history_limit == 3
+
+    assert "scaled" in kubectl("scale", "sts", "web", "--replicas=5")
+    assert apps.read_namespaced_stateful_set("web", namespace).spec.replicas == 5
+
+    assert "deleted" in kubectl("delete", "sts", "web")
+    assert apps.list_namespaced_stateful_set(namespace).items == []
+
+
+def test_api_resources_and_explain_free_discovery(kubectl: Any) -> None:
+    out = kubectl("api-resources")
+    lines = {line.split()[0]: line for line in out.splitlines()[1:] if line.strip()}
+    assert "statefulsets" in lines and "sts" in lines["statefulsets"]
+    assert "customresourcedefinitions" in lines and "leases" in lines
+    assert "pods" in kubectl("api-resources", "--namespaced=true", "-o", "name")
+    versions = kubectl("api-versions")
+    assert "apps/v1" in versions and "coordination.k8s.io/v1" in versions
+
+
+def test_rollout_status_waits_for_the_status(kubectl: Any, api_client: Any, namespace: str) -> None:
+    kubectl("apply", "-f", "-", stdin=MANIFEST.replace("IMAGE", "1.25"))
+    apps = client.AppsV1Api(api_client)
+    result: dict[str, str] = {}
+
+    def rollout() -> None:
+        result["out"] = kubectl("rollout", "status", "sts/web", "--timeout=20s", check=False)
+
+    t = threading.Thread(target=rollout)
+    t.start()
+    # Act as the controller would: report every replica ready at one revision.
+    generation = apps.read_namespaced_stateful_set("web", namespace).metadata.generation
+    apps.patch_namespaced_stateful_set_status(
+        "web",
+        namespace,
+        {
+            "status": {
+                "observedGeneration": generation,
+                "replicas": 3,
+                "readyReplicas": 3,
+                "availableReplicas": 3,
+                "currentReplicas": 3,
+                "updatedReplicas": 3,
+                "currentRevision": "web-abc",
+                "updateRevision": "web-abc",
+            }
+        },
+    )
+    t.join(30)
+    # "rolling update complete" or, with the defaulted partition 0, "partitioned roll out complete".
+    assert "complete" in result.get("out", ""), result
+
+
+def test_get_watch_streams_changes(kubectl: Any, api_client: Any, namespace: str, kubeconfig: Path) -> None:
+    core = client.CoreV1Api(api_client)
+    core.create_namespaced_config_map(namespace, {"metadata": {"name": "first"}})
+    proc = subprocess.Popen(
+        [kubectl.binary, "--kubeconfig", str(kubeconfig), "-n", namespace, "get", "configmaps", "-w", "--no-headers"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    try:
+        wait_for(lambda: any("first" in line for line in lines), timeout=15, message="kubectl get -w lists the existing object")
+        core.create_namespaced_config_map(namespace, {"metadata": {"name": "second"}})
+        wait_for(lambda: any("second" in line for line in lines), timeout=15, message="kubectl get -w shows the new object")
+    finally:
+        proc.kill()
+        proc.wait(5)
+
+
+def test_crd_and_custom_resources(kubectl: Any, namespace: str) -> None:
+    group = f"{namespace}.example.com"
+    crd = f"""
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.{group}
+spec:
+  group: {group}
+  scope: Namespaced
+  names: {{plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {{}}
+      scale: {{specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}}
+    additionalPrinterColumns:
+    - {{name: Replicas, type: integer, jsonPath: .spec.replicas}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {{type: integer}}
+          status:
+            type: object
+            properties:
+              replicas: {{type: integer}}
+"""
+    kubectl("apply", "-f", "-", stdin=crd)
+    kubectl("wait", "--for=condition=Established", f"crd/widgets.{group}", "--timeout=10s")
+    widget = f"apiVersion: {group}/v1\nkind: Widget\nmetadata: {{name: w1}}\nspec: {{replicas: 2}}\n"
+    assert "created" in kubectl("apply", "-f", "-", stdin=widget)
+    table = kubectl("get", f"widgets.{group}")
+    assert "REPLICAS" in table.splitlines()[0] and "w1" in table
+    kubectl("scale", f"widgets.{group}/w1", "--replicas=4")
+    assert json.loads(kubectl("get", f"widgets.{group}", "w1", "-o", "json"))["spec"]["replicas"] == 4
+    kubectl("delete", f"crd/widgets.{group}")
