@@ -101,7 +101,7 @@ class ApiServer:
     def __call__(self, request: Request) -> Response | StreamResponse:
         started = time.perf_counter()
         try:
-            if self.token is not None and request.path not in _OPEN_PATHS:
+            if self.token is not None and request.path.rstrip("/") not in _OPEN_PATHS:
                 auth = request.headers.get("authorization", "")
                 if auth != f"Bearer {self.token}":
                     raise ApiError(401, "Unauthorized", "Unauthorized")

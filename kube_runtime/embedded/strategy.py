@@ -44,6 +44,7 @@ class KubeStrategy:
             if spec.get("type", "ClusterIP") != "ExternalName" and not spec.get("clusterIP"):
                 spec["clusterIP"] = self._allocate_ip()
                 spec["clusterIPs"] = [spec["clusterIP"]]
+        defaults.prepare_for_create(info.group, info.kind, obj)
         defaults.apply_defaults(info.group, info.kind, obj)
 
     def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
