@@ -34,7 +34,10 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     try:
         cluster.start()
     except RuntimeError as e:
-        print(f"error: {e}. Is port {args.port} already in use? Pick another with --port.", file=sys.stderr)
+        print(
+            f"error: {e}. Is port {args.port} already in use? Pick another with --port.",
+            file=sys.stderr,
+        )
         return 1
     try:
         path = cluster.write_kubeconfig(args.kubeconfig)
@@ -51,15 +54,29 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kube-runtime", description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        prog="kube-runtime", description=__doc__.split("\n\n")[0] if __doc__ else None
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log at debug level")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("cluster", help="serve an embedded cluster (API server + simulated kubelet)")
-    p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: pick a free one)")
-    p.add_argument("--kubeconfig", default="kubeconfig.embedded", help="where to write the kubeconfig")
-    p.add_argument("--pod-ready-after", type=float, default=0.5, metavar="SECONDS", help="Pending -> Ready delay of new pods")
-    p.add_argument("--no-auth", action="store_true", help="serve without bearer-token authentication")
+    p.add_argument(
+        "--port", type=int, default=0, help="port on 127.0.0.1 (default: pick a free one)"
+    )
+    p.add_argument(
+        "--kubeconfig", default="kubeconfig.embedded", help="where to write the kubeconfig"
+    )
+    p.add_argument(
+        "--pod-ready-after",
+        type=float,
+        default=0.5,
+        metavar="SECONDS",
+        help="Pending -> Ready delay of new pods",
+    )
+    p.add_argument(
+        "--no-auth", action="store_true", help="serve without bearer-token authentication"
+    )
     p.set_defaults(func=cmd_cluster)
 
     p = sub.add_parser("demo", help="run the quick-start demo on a fresh embedded cluster")

@@ -36,7 +36,9 @@ def _line(core: Any) -> str:
         ready = all(s.ready for s in statuses) and bool(statuses)
         restarts = sum(s.restart_count for s in statuses)
         image = statuses[0].image if statuses else p.spec.containers[0].image
-        cells.append(f"{p.metadata.name}:{p.status.phase}{'/Ready' if ready else ''} {image} r={restarts}")
+        cells.append(
+            f"{p.metadata.name}:{p.status.phase}{'/Ready' if ready else ''} {image} r={restarts}"
+        )
     return " | ".join(cells) or "(no pods)"
 
 
@@ -65,7 +67,7 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
         path = cluster.write_kubeconfig(kubeconfig or Path("kubeconfig.embedded"))
         print(f"embedded cluster on {cluster.url} (kubeconfig: {path})", flush=True)
         api = cluster.api_client()
-        core = client.CoreV1Api(api)
+        core: Any = client.CoreV1Api(api)  # untyped use: the demo passes plain dicts
         core.create_namespace({"metadata": {"name": NAMESPACE}})
         for name in PODS:
             core.create_namespaced_pod(NAMESPACE, _pod(name))
@@ -73,7 +75,8 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
         def all_ready() -> bool:
             pods = core.list_namespaced_pod(NAMESPACE).items
             return len(pods) == len(PODS) and all(
-                any(c.type == "Ready" and c.status == "True" for c in p.status.conditions or []) for p in pods
+                any(c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])
+                for p in pods
             )
 
         _step("pods scheduled, started and Ready", core, all_ready)
@@ -89,11 +92,18 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
 
         _step("image change on web-1 restarts its container in place", core, restarted)
         after = core.read_namespaced_pod("web-1", NAMESPACE)
-        same = after.metadata.uid == before.metadata.uid and after.status.pod_ip == before.status.pod_ip
+        same = (
+            after.metadata.uid == before.metadata.uid
+            and after.status.pod_ip == before.status.pod_ip
+        )
         print(f"    web-1 kept its UID and IP: {same}", flush=True)
         for name in PODS:
             core.delete_namespaced_pod(name, NAMESPACE)
-        _step("graceful deletion completes", core, lambda: not core.list_namespaced_pod(NAMESPACE).items)
+        _step(
+            "graceful deletion completes",
+            core,
+            lambda: not core.list_namespaced_pod(NAMESPACE).items,
+        )
         print(
             f"demo converged in {time.monotonic() - began:.1f}s: {len(PODS)} pods created, 1 in-place restart, "
             f"{len(PODS)} deleted",

@@ -112,7 +112,9 @@ class ApiServer:
             response = _error(errors.bad_request(str(e)))
         if self.record_requests and isinstance(response, Response):
             self.records.append(
-                RequestRecord(request.method, request.path, response.status, time.perf_counter() - started)
+                RequestRecord(
+                    request.method, request.path, response.status, time.perf_counter() - started
+                )
             )
         return response
 
@@ -145,7 +147,9 @@ class ApiServer:
 
     @staticmethod
     def _not_found_path(path: str) -> Response:
-        return _error(ApiError(404, "the server could not find the requested resource", "NotFound", {}))
+        return _error(
+            ApiError(404, "the server could not find the requested resource", "NotFound", {})
+        )
 
     def _route(self, parts: list[str]) -> Route | None:
         if parts[0] == "api" and len(parts) >= 3:
@@ -194,7 +198,11 @@ class ApiServer:
                 "DELETE": "delete" if route.name else "deletecollection",
             }.get(method, "")
         if not verb or (verb == "create" and route.name):
-            raise ApiError(405, f"the server does not allow this method on the requested resource", "MethodNotAllowed")
+            raise ApiError(
+                405,
+                "the server does not allow this method on the requested resource",
+                "MethodNotAllowed",
+            )
         injected = self.faults.check(route.info.plural, verb)
         if injected is not None:
             raise injected
@@ -221,7 +229,12 @@ class ApiServer:
         if route.subresource == "scale":
             return _json(200, self._scale_of(route.info, stored.obj))
         if tables.wants_table(request.headers.get("accept", "")):
-            return _json(200, tables.table(route.info, [stored.obj], str(stored.rv), request.param("includeObject")))
+            return _json(
+                200,
+                tables.table(
+                    route.info, [stored.obj], str(stored.rv), request.param("includeObject")
+                ),
+            )
         return self._render(route, stored)
 
     def _matcher(self, request: Request, route: Route) -> Callable[[Obj], bool] | None:
@@ -233,7 +246,7 @@ class ApiServer:
             allowed = selectors.supported_fields(route.info.kind)
             for fname, _, _ in field_sel.terms:
                 if fname not in allowed:
-                    raise errors.bad_request(f'field label not supported: {fname}')
+                    raise errors.bad_request(f"field label not supported: {fname}")
         if label_sel is None and field_sel is None:
             return None
 
@@ -256,7 +269,12 @@ class ApiServer:
             continue_token=request.param("continue") or None,
         )
         if tables.wants_table(request.headers.get("accept", "")):
-            doc = tables.table(route.info, [s.obj for s in result.items], str(result.rv), request.param("includeObject"))
+            doc = tables.table(
+                route.info,
+                [s.obj for s in result.items],
+                str(result.rv),
+                request.param("includeObject"),
+            )
             if result.continue_token:
                 doc["metadata"]["continue"] = result.continue_token
             return _json(200, doc)
@@ -265,7 +283,11 @@ class ApiServer:
             meta["continue"] = result.continue_token
             meta["remainingItemCount"] = result.remaining
         head = orjson.dumps(
-            {"kind": route.info.list_kind, "apiVersion": route.info.api_version(route.version), "metadata": meta}
+            {
+                "kind": route.info.list_kind,
+                "apiVersion": route.info.api_version(route.version),
+                "metadata": meta,
+            }
         )
         items = b",".join(self._raw(route, s) for s in result.items)
         body = head[:-1] + b',"items":[' + items + b"]}"
@@ -316,7 +338,12 @@ class ApiServer:
             return self._finalize_namespace(route, body)
         self._check_kind(route, body)
         stored = self.store.update(
-            route.info, route.namespace, route.name, body, subresource=route.subresource, dry_run=dry_run
+            route.info,
+            route.namespace,
+            route.name,
+            body,
+            subresource=route.subresource,
+            dry_run=dry_run,
         )
         if not dry_run:
             self._after_write(route.info, stored.obj, "update")
@@ -343,7 +370,9 @@ class ApiServer:
         info = route.info
         schema = None
         if ctype == "application/strategic-merge-patch+json":
-            schema = patch.strategic_schema_for(info.group, "Scale" if route.subresource == "scale" else info.kind)
+            schema = patch.strategic_schema_for(
+                info.group, "Scale" if route.subresource == "scale" else info.kind
+            )
             if schema is None and route.subresource != "scale":
                 raise ApiError(
                     415,
@@ -374,7 +403,10 @@ class ApiServer:
             if not isinstance(doc, dict):
                 raise errors.bad_request("the applied configuration must be an object")
             schema = patch.strategic_schema_for(info.group, info.kind)
-            if self.store.try_get(info, route.namespace, route.name) is None and not route.subresource:
+            if (
+                self.store.try_get(info, route.namespace, route.name) is None
+                and not route.subresource
+            ):
                 doc.setdefault("metadata", {}).setdefault("name", route.name)
                 stored = self.store.create(info, route.namespace, doc, dry_run=dry_run)
                 if not dry_run:
@@ -382,7 +414,9 @@ class ApiServer:
                 return self._render(route, stored, 201)
         if route.subresource == "scale":
             return self._write_scale(route, apply, dry_run)
-        stored = self.store.mutate(info, route.namespace, route.name, apply, subresource=route.subresource, dry_run=dry_run)
+        stored = self.store.mutate(
+            info, route.namespace, route.name, apply, subresource=route.subresource, dry_run=dry_run
+        )
         if not dry_run:
             self._after_write(info, stored.obj, "update")
         return self._render(route, stored)
@@ -423,7 +457,11 @@ class ApiServer:
             raise ApiError(405, "delete is not supported on subresources", "MethodNotAllowed")
         opts = self._delete_options(request)
         info = route.info
-        if info.key == ("apiextensions.k8s.io", "customresourcedefinitions") and self.crd_hook and not opts.dry_run:
+        if (
+            info.key == ("apiextensions.k8s.io", "customresourcedefinitions")
+            and self.crd_hook
+            and not opts.dry_run
+        ):
             current = self.store.get(info, None, route.name)
             self.crd_hook("delete", current.obj)
         stored, removed = self.store.delete(info, route.namespace, route.name, opts)
@@ -440,7 +478,9 @@ class ApiServer:
                 "metadata": {"resourceVersion": str(self.store.resource_version)},
             }
         )
-        return Response(200, head[:-1] + b',"items":[' + b",".join(s.raw for s in deleted) + b"]}", JSON)
+        return Response(
+            200, head[:-1] + b',"items":[' + b",".join(s.raw for s in deleted) + b"]}", JSON
+        )
 
     def _after_write(self, info: ResourceInfo, obj: Obj, op: str) -> None:
         if info.key == ("apiextensions.k8s.io", "customresourcedefinitions") and self.crd_hook:
@@ -450,10 +490,15 @@ class ApiServer:
         assert route.name is not None
 
         def set_finalizers(current: Obj) -> Obj:
-            current["spec"] = {**(current.get("spec") or {}), "finalizers": (body.get("spec") or {}).get("finalizers") or []}
+            current["spec"] = {
+                **(current.get("spec") or {}),
+                "finalizers": (body.get("spec") or {}).get("finalizers") or [],
+            }
             return current
 
-        stored = self.store.mutate(route.info, None, route.name, set_finalizers, subresource="finalize")
+        stored = self.store.mutate(
+            route.info, None, route.name, set_finalizers, subresource="finalize"
+        )
         return self._render(route, stored)
 
     # -------------------------------------------------------------- scale
@@ -501,11 +546,22 @@ class ApiServer:
             replicas = (scale.get("spec") or {}).get("replicas")
             if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
                 raise errors.invalid(
-                    "Scale", "autoscaling", route.name or "", [_cause("spec.replicas", "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or equal to 0")]
+                    "Scale",
+                    "autoscaling",
+                    route.name or "",
+                    [
+                        _cause(
+                            "spec.replicas",
+                            "FieldValueInvalid",
+                            f"Invalid value: {replicas}: must be greater than or equal to 0",
+                        )
+                    ],
                 )
             rv = (scale.get("metadata") or {}).get("resourceVersion")
             if rv and str(rv) != current["metadata"]["resourceVersion"]:
-                raise errors.conflict(info.resource_name(), info.group, route.name or "", errors.STALE_MESSAGE)
+                raise errors.conflict(
+                    info.resource_name(), info.group, route.name or "", errors.STALE_MESSAGE
+                )
             _set_path(current, scale_paths.spec_replicas_path, replicas)
             current["metadata"].pop("resourceVersion", None)
             result["scale"] = scale
@@ -599,7 +655,9 @@ class _WatchSession:
             since = ""
         try:
             with store.lock:
-                self.handle = store.watch(self.route.info, self.route.namespace, since, self.matches, self.deliver)
+                self.handle = store.watch(
+                    self.route.info, self.route.namespace, since, self.matches, self.deliver
+                )
                 if self.initial_events:
                     self._write_bookmark(store.resource_version, initial_end=True)
         except ApiError as e:

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from kube_runtime.embedded import tls as tls_certs
 from kube_runtime.embedded.api import ApiServer
 from kube_runtime.embedded.crds import CrdServing
 from kube_runtime.embedded.faults import Faults
@@ -24,7 +25,6 @@ from kube_runtime.embedded.http import HttpServer
 from kube_runtime.embedded.resources import Registry, ResourceInfo
 from kube_runtime.embedded.storage import Store
 from kube_runtime.embedded.strategy import KubeStrategy
-from kube_runtime.embedded import tls as tls_certs
 from kube_runtime.embedded.tls import ServingCerts
 
 log = logging.getLogger(__name__)
@@ -138,7 +138,12 @@ class EmbeddedCluster:
             "kind": "Config",
             "clusters": [{"name": context, "cluster": cluster}],
             "users": [{"name": context, "user": user}],
-            "contexts": [{"name": context, "context": {"cluster": context, "user": context, "namespace": "default"}}],
+            "contexts": [
+                {
+                    "name": context,
+                    "context": {"cluster": context, "user": context, "namespace": "default"},
+                }
+            ],
             "current-context": context,
             "preferences": {},
         }

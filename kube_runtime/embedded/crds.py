@@ -34,8 +34,14 @@ def resource_from_crd(crd: Obj) -> ResourceInfo | None:
     if scale_doc is not None:
         scale = ScaleSpec(
             spec_replicas_path=str(scale_doc.get("specReplicasPath", ".spec.replicas")).lstrip("."),
-            status_replicas_path=str(scale_doc.get("statusReplicasPath", ".status.replicas")).lstrip("."),
-            label_selector_path=(str(scale_doc["labelSelectorPath"]).lstrip(".") if scale_doc.get("labelSelectorPath") else None),
+            status_replicas_path=str(
+                scale_doc.get("statusReplicasPath", ".status.replicas")
+            ).lstrip("."),
+            label_selector_path=(
+                str(scale_doc["labelSelectorPath"]).lstrip(".")
+                if scale_doc.get("labelSelectorPath")
+                else None
+            ),
         )
     schemas: dict[str, Any] = {}
     for v in ordered:
@@ -54,7 +60,9 @@ def resource_from_crd(crd: Obj) -> ResourceInfo | None:
         scale=scale,
         tracks_generation=True,
         custom=True,
-        printer_columns=tuple(storage.get("additionalPrinterColumns") or spec.get("additionalPrinterColumns") or ()),
+        printer_columns=tuple(
+            storage.get("additionalPrinterColumns") or spec.get("additionalPrinterColumns") or ()
+        ),
         schemas=schemas,
     )
 
@@ -87,7 +95,9 @@ class CrdServing:
         crd_info = registry.by_key(*CRD_KEY)
         assert crd_info is not None
         spec = crd.get("spec") or {}
-        storage = next((v["name"] for v in spec.get("versions") or [] if v.get("storage")), info.version)
+        storage = next(
+            (v["name"] for v in spec.get("versions") or [] if v.get("storage")), info.version
+        )
 
         def set_status(current: Obj) -> Obj:
             status = dict(current.get("status") or {})
@@ -101,7 +111,13 @@ class CrdServing:
                 prev = old.get(type_)
                 when = prev["lastTransitionTime"] if prev and prev.get("status") == "True" else now
                 conditions.append(
-                    {"type": type_, "status": "True", "lastTransitionTime": when, "reason": reason, "message": message}
+                    {
+                        "type": type_,
+                        "status": "True",
+                        "lastTransitionTime": when,
+                        "reason": reason,
+                        "message": message,
+                    }
                 )
             status["conditions"] = conditions
             status["acceptedNames"] = dict(spec.get("names") or {})

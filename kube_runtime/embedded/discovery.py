@@ -95,7 +95,13 @@ def _resource_entries(info: ResourceInfo) -> list[dict[str, Any]]:
         )
     if info.group == "" and info.plural == "namespaces":
         out.append(
-            {"name": "namespaces/finalize", "singularName": "", "namespaced": False, "kind": "Namespace", "verbs": ["update"]}
+            {
+                "name": "namespaces/finalize",
+                "singularName": "",
+                "namespaced": False,
+                "kind": "Namespace",
+                "verbs": ["update"],
+            }
         )
     return out
 

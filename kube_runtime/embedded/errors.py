@@ -70,7 +70,12 @@ def _details(group: str, kind: str, name: str | None) -> dict[str, Any]:
 
 def not_found(resource: str, group: str, name: str) -> ApiError:
     """``pods "x" not found`` (resource is the plural, plus ``.group`` for non-core groups)."""
-    return ApiError(404, f'{resource} "{name}" not found', "NotFound", _details(group, resource.split(".")[0], name))
+    return ApiError(
+        404,
+        f'{resource} "{name}" not found',
+        "NotFound",
+        _details(group, resource.split(".")[0], name),
+    )
 
 
 def already_exists(resource: str, group: str, name: str) -> ApiError:
@@ -91,7 +96,9 @@ def conflict(resource: str, group: str, name: str, why: str) -> ApiError:
     )
 
 
-STALE_MESSAGE = "the object has been modified; please apply your changes to the latest version and try again"
+STALE_MESSAGE = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
 
 
 def invalid(kind: str, group: str, name: str, causes: Iterable[Any]) -> ApiError:

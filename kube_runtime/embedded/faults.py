@@ -39,7 +39,13 @@ class FaultRule:
         details = {"retryAfterSeconds": self.retry_after} if self.code == 429 else None
         if self.code == 409:
             return ApiError(409, _MESSAGES[409], "Conflict")
-        return ApiError(self.code, _MESSAGES.get(self.code, f"injected error {self.code}"), None, details, headers)
+        return ApiError(
+            self.code,
+            _MESSAGES.get(self.code, f"injected error {self.code}"),
+            None,
+            details,
+            headers,
+        )
 
 
 @dataclass
@@ -110,4 +116,8 @@ class Faults:
         if not self._latency:
             return 0.0
         with self._lock:
-            return sum(l.seconds for l in self._latency if l.resource in ("*", resource) and l.verb in ("*", verb))
+            return sum(
+                x.seconds
+                for x in self._latency
+                if x.resource in ("*", resource) and x.verb in ("*", verb)
+            )

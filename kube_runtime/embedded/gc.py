@@ -67,7 +67,11 @@ class GarbageCollector:
             put(("object", uid))
             return
         refs = meta.get("ownerReferences")
-        if refs and (event.type == ADDED or event.old is None or event.old.meta.get("ownerReferences") != refs):
+        if refs and (
+            event.type == ADDED
+            or event.old is None
+            or event.old.meta.get("ownerReferences") != refs
+        ):
             put(("object", uid))
 
     # ------------------------------------------------------------- lifecycle
@@ -107,7 +111,7 @@ class GarbageCollector:
     # ---------------------------------------------------------------- logic
 
     def _owner_gone(self, owner_uid: str) -> None:
-        for info, dep in self.store.dependents_of(owner_uid):
+        for _, dep in self.store.dependents_of(owner_uid):
             self._check_object(str(dep.meta.get("uid")))
 
     def _check_object(self, uid: str) -> None:
@@ -134,7 +138,9 @@ class GarbageCollector:
         if not alive:
             self._delete(info, stored, "Background")
         elif len(waiting) == len(alive) and not meta.get("deletionTimestamp"):
-            self._delete(info, stored, "Foreground" if self.store.dependents_of(uid) else "Background")
+            self._delete(
+                info, stored, "Foreground" if self.store.dependents_of(uid) else "Background"
+            )
         else:
             dead = {str(r.get("uid")) for r in refs} - {str(r.get("uid")) for r in alive}
             self._remove_refs(info, stored, dead)
@@ -151,7 +157,9 @@ class GarbageCollector:
         if found is None:
             return False
         meta = found[1].meta
-        return bool(meta.get("deletionTimestamp")) and FINALIZER_FOREGROUND in (meta.get("finalizers") or [])
+        return bool(meta.get("deletionTimestamp")) and FINALIZER_FOREGROUND in (
+            meta.get("finalizers") or []
+        )
 
     def _orphan_dependents(self, info: ResourceInfo, owner: Stored) -> None:
         owner_uid = str(owner.meta.get("uid"))
@@ -163,7 +171,9 @@ class GarbageCollector:
         owner_uid = str(owner.meta.get("uid"))
         blocking = False
         for dep_info, dep in self.store.dependents_of(owner_uid):
-            ref = next((r for r in dep.meta.get("ownerReferences") or [] if r.get("uid") == owner_uid), {})
+            ref: Obj = next(
+                (r for r in dep.meta.get("ownerReferences") or [] if r.get("uid") == owner_uid), {}
+            )
             if ref.get("blockOwnerDeletion"):
                 blocking = True
             others_alive = any(
@@ -213,7 +223,9 @@ class GarbageCollector:
     def _delete(self, info: ResourceInfo, stored: Stored, policy: str) -> None:
         meta = stored.meta
         opts = DeleteOptions(uid=str(meta.get("uid")), propagation=policy)
-        self._ignore_gone(lambda: self.store.delete(info, meta.get("namespace"), meta["name"], opts))
+        self._ignore_gone(
+            lambda: self.store.delete(info, meta.get("namespace"), meta["name"], opts)
+        )
 
     def _remove_refs(self, info: ResourceInfo, stored: Stored, uids: set[str]) -> None:
         meta = stored.meta
@@ -231,7 +243,9 @@ class GarbageCollector:
             m.pop("resourceVersion", None)
             return current
 
-        self._ignore_gone(lambda: self.store.mutate(info, meta.get("namespace"), meta["name"], drop))
+        self._ignore_gone(
+            lambda: self.store.mutate(info, meta.get("namespace"), meta["name"], drop)
+        )
 
     def _remove_finalizer(self, info: ResourceInfo, stored: Stored, finalizer: str) -> None:
         meta = stored.meta
@@ -245,7 +259,9 @@ class GarbageCollector:
             m.pop("resourceVersion", None)
             return current
 
-        self._ignore_gone(lambda: self.store.mutate(info, meta.get("namespace"), meta["name"], drop))
+        self._ignore_gone(
+            lambda: self.store.mutate(info, meta.get("namespace"), meta["name"], drop)
+        )
 
     @staticmethod
     def _ignore_gone(fn: object) -> None:

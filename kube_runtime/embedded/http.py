@@ -227,7 +227,10 @@ class _Connection(asyncio.Protocol):
             response = self.server.handler(request)
         except Exception:
             log.exception("handler failed for %s %s", request.method, request.target)
-            response = Response(500, b'{"kind":"Status","apiVersion":"v1","status":"Failure","code":500,"reason":"InternalError","message":"internal error"}')
+            response = Response(
+                500,
+                b'{"kind":"Status","apiVersion":"v1","status":"Failure","code":500,"reason":"InternalError","message":"internal error"}',
+            )
         if isinstance(response, StreamResponse):
             self._start_stream(response)
             return
@@ -251,7 +254,9 @@ class _Connection(asyncio.Protocol):
         if not self.keep_alive:
             headers["Connection"] = "close"
         body = b"" if request.method == "HEAD" else response.body
-        self.write(_head(response.status, response.content_type, len(response.body), headers) + body)
+        self.write(
+            _head(response.status, response.content_type, len(response.body), headers) + body
+        )
         self.server.observe(request, response.status)
         if not self.keep_alive and self.transport is not None:
             self.transport.close()
@@ -284,7 +289,11 @@ def _head(status: int, content_type: str, length: int | None, headers: dict[str,
         phrase = HTTPStatus(status).phrase
     except ValueError:
         phrase = "Unknown"
-    lines = [f"HTTP/1.1 {status} {phrase}", f"Content-Type: {content_type}", "Cache-Control: no-cache, private"]
+    lines = [
+        f"HTTP/1.1 {status} {phrase}",
+        f"Content-Type: {content_type}",
+        "Cache-Control: no-cache, private",
+    ]
     if length is not None:
         lines.append(f"Content-Length: {length}")
     lines.extend(f"{k}: {v}" for k, v in headers.items())
@@ -329,21 +338,25 @@ class HttpServer:
     def call_later(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
         return self.loop.call_later(delay, fn)
 
-    def call_later_threadsafe(self, delay: float, fn: Callable[[], None]) -> None:
-        self.call_soon(lambda: self.loop.call_later(delay, fn) and None)
-
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="embedded-apiserver", daemon=True)
         self._thread.start()
         self._started.wait(10)
         if self._error is not None:
-            raise RuntimeError(f"embedded API server failed to start: {self._error}") from self._error
+            raise RuntimeError(
+                f"embedded API server failed to start: {self._error}"
+            ) from self._error
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
         try:
             self._server = self.loop.run_until_complete(
-                self.loop.create_server(lambda: _Connection(self), self.host, self.port, reuse_address=True, ssl=self.ssl_context
+                self.loop.create_server(
+                    lambda: _Connection(self),
+                    self.host,
+                    self.port,
+                    reuse_address=True,
+                    ssl=self.ssl_context,
                 )
             )
             sock = self._server.sockets[0]

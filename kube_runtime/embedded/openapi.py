@@ -31,7 +31,14 @@ def serve(registry: Registry, path: str, accept: str) -> Response:
             return Response(200, b"", PROTOBUF_V2)
         return Response(200, orjson.dumps(_V2_JSON), "application/json")
     body = orjson.dumps(
-        {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-         "message": "the server could not find the requested resource", "reason": "NotFound", "code": 404}
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": "the server could not find the requested resource",
+            "reason": "NotFound",
+            "code": 404,
+        }
     )
     return Response(404, body, "application/json")

@@ -84,7 +84,9 @@ def _apps(kind: str, plural: str, **kw: Any) -> ResourceInfo:
 _REPLICAS_SCALE = ScaleSpec()
 
 BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
-    _core("Namespace", "namespaces", False, short_names=("ns",), has_status=True, name_rule="label"),
+    _core(
+        "Namespace", "namespaces", False, short_names=("ns",), has_status=True, name_rule="label"
+    ),
     _core("Node", "nodes", False, short_names=("no",), has_status=True),
     _core("Pod", "pods", short_names=("po",), categories=("all",), has_status=True),
     _core(

@@ -25,6 +25,7 @@ storage and versions.
 from __future__ import annotations
 
 import base64
+import builtins
 import copy
 import datetime as _dt
 import secrets
@@ -225,7 +226,9 @@ class Store:
 
     # ---------------------------------------------------------------- commits
 
-    def _commit(self, info: ResourceInfo, key: tuple[str, str], type_: str, new: Obj, old: Stored | None) -> Stored:
+    def _commit(
+        self, info: ResourceInfo, key: tuple[str, str], type_: str, new: Obj, old: Stored | None
+    ) -> Stored:
         """Assign the next resourceVersion to ``new``, store or remove it, record and fan out."""
         self._rv += 1
         rv = self._rv
@@ -253,7 +256,9 @@ class Store:
         return stored
 
     def _index_owners(self, uid: str, old: Obj | None, new: Obj | None) -> None:
-        before = {r.get("uid") for r in (old or {}).get("metadata", {}).get("ownerReferences") or ()}
+        before = {
+            r.get("uid") for r in (old or {}).get("metadata", {}).get("ownerReferences") or ()
+        }
         after = {r.get("uid") for r in (new or {}).get("metadata", {}).get("ownerReferences") or ()}
         for owner in before - after:
             deps = self._dependents.get(str(owner))
@@ -355,7 +360,9 @@ class Store:
                 if matches is not None and not matches(stored.obj):
                     continue
                 if limit and len(items) >= limit:
-                    token = _encode_continue(rv, items[-1].meta.get("namespace", ""), items[-1].meta["name"])
+                    token = _encode_continue(
+                        rv, items[-1].meta.get("namespace", ""), items[-1].meta["name"]
+                    )
                     rest = keys[i:]
                     remaining = (
                         len(rest)
@@ -419,7 +426,9 @@ class Store:
 
     # ----------------------------------------------------------------- writes
 
-    def create(self, info: ResourceInfo, namespace: str | None, obj: Obj, *, dry_run: bool = False) -> Stored:
+    def create(
+        self, info: ResourceInfo, namespace: str | None, obj: Obj, *, dry_run: bool = False
+    ) -> Stored:
         """Create ``obj`` (the caller's dict is not kept). 409 AlreadyExists, 422 Invalid."""
         obj = dict(obj)
         meta = dict(obj.get("metadata") or {})
@@ -427,7 +436,13 @@ class Store:
         obj["apiVersion"] = info.api_version()
         obj["kind"] = info.kind
         self._check_namespace(info, namespace, meta)
-        for managed in ("uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+        for managed in (
+            "uid",
+            "resourceVersion",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ):
             meta.pop(managed, None)
         with self.lock:
             if info.namespaced:
@@ -483,13 +498,21 @@ class Store:
                 require_resource_version = info.custom
             if rv_in:
                 if rv_in != current.meta["resourceVersion"]:
-                    raise errors.conflict(info.resource_name(), info.group, name, errors.STALE_MESSAGE)
+                    raise errors.conflict(
+                        info.resource_name(), info.group, name, errors.STALE_MESSAGE
+                    )
             elif require_resource_version:
                 raise errors.invalid(
                     info.kind,
                     info.group,
                     name,
-                    [_Cause("metadata.resourceVersion", "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update")],
+                    [
+                        _Cause(
+                            "metadata.resourceVersion",
+                            "FieldValueInvalid",
+                            "Invalid value: 0x0: must be specified for an update",
+                        )
+                    ],
                 )
             uid_in = meta_in.get("uid")
             if uid_in and uid_in != current.meta.get("uid"):
@@ -517,7 +540,15 @@ class Store:
         new["apiVersion"] = old["apiVersion"]
         new["kind"] = info.kind
         meta = dict(incoming.get("metadata") or {})
-        for owned in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "namespace", "name", "generation"):
+        for owned in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "namespace",
+            "name",
+            "generation",
+        ):
             if owned in old_meta:
                 meta[owned] = old_meta[owned]
             else:
@@ -530,7 +561,9 @@ class Store:
                 new.pop("status", None)
         return new
 
-    def _write_update(self, info: ResourceInfo, current: Stored, new: Obj, *, dry_run: bool = False) -> Stored:
+    def _write_update(
+        self, info: ResourceInfo, current: Stored, new: Obj, *, dry_run: bool = False
+    ) -> Stored:
         """Validate and commit ``new`` as the next version of ``current`` (lock held)."""
         old = current.obj
         meta = new["metadata"]
@@ -546,14 +579,24 @@ class Store:
                     info.kind,
                     info.group,
                     meta["name"],
-                    [_Cause("metadata.finalizers", "FieldValueForbidden", "Forbidden: no new finalizers can be added if the object is being deleted")],
+                    [
+                        _Cause(
+                            "metadata.finalizers",
+                            "FieldValueForbidden",
+                            "Forbidden: no new finalizers can be added if the object is being deleted",
+                        )
+                    ],
                 )
         if new == old:
             return current
         if dry_run:
             return Stored(new)
         ns, name = meta.get("namespace", ""), meta["name"]
-        if meta.get("deletionTimestamp") and not _blockers(info, new) and not meta.get("deletionGracePeriodSeconds"):
+        if (
+            meta.get("deletionTimestamp")
+            and not _blockers(info, new)
+            and not meta.get("deletionGracePeriodSeconds")
+        ):
             return self._commit(info, (ns, name), DELETED, new, current)
         return self._commit(info, (ns, name), MODIFIED, new, current)
 
@@ -578,7 +621,10 @@ class Store:
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patch must produce a JSON object")
             pmeta = patched.get("metadata") or {}
-            if pmeta.get("resourceVersion") and str(pmeta["resourceVersion"]) != current.meta["resourceVersion"]:
+            if (
+                pmeta.get("resourceVersion")
+                and str(pmeta["resourceVersion"]) != current.meta["resourceVersion"]
+            ):
                 raise errors.conflict(info.resource_name(), info.group, name, errors.STALE_MESSAGE)
             if pmeta.get("uid") and pmeta["uid"] != current.meta.get("uid"):
                 raise errors.conflict(
@@ -595,7 +641,11 @@ class Store:
             return self._write_update(info, current, new, dry_run=dry_run)
 
     def delete(
-        self, info: ResourceInfo, namespace: str | None, name: str, opts: DeleteOptions | None = None
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        name: str,
+        opts: DeleteOptions | None = None,
     ) -> tuple[Stored, bool]:
         """Delete an object; returns (final or pending state, removed now?).
 
@@ -676,14 +726,22 @@ class Store:
         return max(0, int(requested))
 
     def delete_collection(
-        self, info: ResourceInfo, namespace: str | None, matches: Matcher | None, opts: DeleteOptions | None = None
-    ) -> list[Stored]:
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        matches: Matcher | None,
+        opts: DeleteOptions | None = None,
+    ) -> builtins.list[Stored]:
         with self.lock:
             items = self.list(info, namespace, matches).items
             out = []
             for stored in items:
                 try:
-                    out.append(self.delete(info, stored.meta.get("namespace"), stored.meta["name"], opts)[0])
+                    out.append(
+                        self.delete(info, stored.meta.get("namespace"), stored.meta["name"], opts)[
+                            0
+                        ]
+                    )
                 except ApiError as e:
                     if e.code != 404:
                         raise
@@ -695,7 +753,9 @@ class Store:
         body_ns = meta.get("namespace")
         if info.namespaced:
             if not namespace:
-                raise errors.bad_request("the server could not find the requested resource: a namespace is required")
+                raise errors.bad_request(
+                    "the server could not find the requested resource: a namespace is required"
+                )
             if body_ns and body_ns != namespace:
                 raise errors.bad_request(
                     "the namespace of the provided object does not match the namespace sent on the request"
@@ -716,8 +776,17 @@ class Store:
                 403,
                 f"unable to create new content in namespace {namespace} because it is being terminated",
                 "Forbidden",
-                {"name": namespace, "kind": "namespaces",
-                 "causes": [{"reason": "NamespaceTerminating", "message": f"namespace {namespace} is being terminated", "field": "metadata.namespace"}]},
+                {
+                    "name": namespace,
+                    "kind": "namespaces",
+                    "causes": [
+                        {
+                            "reason": "NamespaceTerminating",
+                            "message": f"namespace {namespace} is being terminated",
+                            "field": "metadata.namespace",
+                        }
+                    ],
+                },
             )
 
     def _generate_name(self, bucket: _Bucket, namespace: str, prefix: str) -> str:
@@ -727,7 +796,7 @@ class Store:
                 return candidate
         raise ApiError(500, f"could not generate a unique name for prefix {prefix!r}")
 
-    def objects(self, info: ResourceInfo) -> list[Stored]:
+    def objects(self, info: ResourceInfo) -> builtins.list[Stored]:
         with self.lock:
             return list(self._bucket(info).objects.values())
 
@@ -747,7 +816,13 @@ class Store:
         with self.lock:
             bucket = self._bucket(info)
             for key, stored in list(bucket.objects.items()):
-                self._commit(info, key, DELETED, copy.copy(stored.obj) | {"metadata": dict(stored.meta)}, stored)
+                self._commit(
+                    info,
+                    key,
+                    DELETED,
+                    copy.copy(stored.obj) | {"metadata": dict(stored.meta)},
+                    stored,
+                )
 
 
 @dataclass(frozen=True)
@@ -784,4 +859,6 @@ def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
         ns, _, name = str(data["start"]).partition("/")
         return int(data["rv"]), (ns, name)
     except Exception:
-        raise errors.bad_request("continue key is not valid: incorrect encoded start resourceVersion") from None
+        raise errors.bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion"
+        ) from None

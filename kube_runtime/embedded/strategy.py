@@ -56,14 +56,21 @@ class KubeStrategy:
     def validate(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
         meta = obj.get("metadata") or {}
         if info.custom:
-            causes = validation.validate_object_meta(meta, namespaced=info.namespaced, name_rule="subdomain")
+            causes = validation.validate_object_meta(
+                meta, namespaced=info.namespaced, name_rule="subdomain"
+            )
             schema = info.schemas.get(info.version)
             if schema is not None:
                 causes += crdschema.validate(obj, schema)
         else:
             causes = validation.validate(info.group, info.kind, obj, old)
         if causes:
-            raise errors.invalid(info.kind, info.group, str(meta.get("name") or meta.get("generateName") or ""), causes)
+            raise errors.invalid(
+                info.kind,
+                info.group,
+                str(meta.get("name") or meta.get("generateName") or ""),
+                causes,
+            )
 
     @staticmethod
     def _custom(info: ResourceInfo, obj: Obj) -> None:

@@ -81,7 +81,10 @@ def _pod_status(pod: Obj) -> str:
 
 
 def _pod_restarts(pod: Obj) -> int:
-    return sum(int(s.get("restartCount") or 0) for s in (pod.get("status") or {}).get("containerStatuses") or [])
+    return sum(
+        int(s.get("restartCount") or 0)
+        for s in (pod.get("status") or {}).get("containerStatuses") or []
+    )
 
 
 def _replicas_ready(obj: Obj) -> str:
@@ -123,18 +126,42 @@ BUILTIN_COLUMNS: dict[tuple[str, str], list[Column]] = {
     ],
     ("apps", "controllerrevisions"): [
         NAME,
-        ("Controller", "string", "", lambda o: next(
-            (f"{r.get('kind', '').lower()}.{r.get('apiVersion', '').split('/')[0]}/{r.get('name')}"
-             for r in _meta(o).get("ownerReferences") or [] if r.get("controller")), "<none>")),
+        (
+            "Controller",
+            "string",
+            "",
+            lambda o: next(
+                (
+                    f"{r.get('kind', '').lower()}.{r.get('apiVersion', '').split('/')[0]}/{r.get('name')}"
+                    for r in _meta(o).get("ownerReferences") or []
+                    if r.get("controller")
+                ),
+                "<none>",
+            ),
+        ),
         ("Revision", "integer", "", lambda o: o.get("revision", 0)),
         AGE,
     ],
-    ("", "namespaces"): [NAME, ("Status", "string", "", lambda o: _spec(o, "status", "phase") or ""), AGE],
+    ("", "namespaces"): [
+        NAME,
+        ("Status", "string", "", lambda o: _spec(o, "status", "phase") or ""),
+        AGE,
+    ],
     ("", "nodes"): [
         NAME,
-        ("Status", "string", "", lambda o: next(
-            ("Ready" if c.get("status") == "True" else "NotReady"
-             for c in _spec(o, "status", "conditions") or [] if c.get("type") == "Ready"), "Unknown")),
+        (
+            "Status",
+            "string",
+            "",
+            lambda o: next(
+                (
+                    "Ready" if c.get("status") == "True" else "NotReady"
+                    for c in _spec(o, "status", "conditions") or []
+                    if c.get("type") == "Ready"
+                ),
+                "Unknown",
+            ),
+        ),
         ("Roles", "string", "", lambda o: "<none>"),
         AGE,
         ("Version", "string", "", lambda o: _spec(o, "status", "nodeInfo", "kubeletVersion") or ""),
@@ -143,18 +170,48 @@ BUILTIN_COLUMNS: dict[tuple[str, str], list[Column]] = {
         NAME,
         ("Status", "string", "", lambda o: _spec(o, "status", "phase") or ""),
         ("Volume", "string", "", lambda o: _spec(o, "spec", "volumeName") or ""),
-        ("Capacity", "string", "", lambda o: (_spec(o, "status", "capacity") or {}).get("storage", "")),
-        ("Access Modes", "string", "", lambda o: ",".join(
-            {"ReadWriteOnce": "RWO", "ReadOnlyMany": "ROX", "ReadWriteMany": "RWX", "ReadWriteOncePod": "RWOP"}.get(m, m)
-            for m in _spec(o, "status", "accessModes") or [])),
+        (
+            "Capacity",
+            "string",
+            "",
+            lambda o: (_spec(o, "status", "capacity") or {}).get("storage", ""),
+        ),
+        (
+            "Access Modes",
+            "string",
+            "",
+            lambda o: ",".join(
+                {
+                    "ReadWriteOnce": "RWO",
+                    "ReadOnlyMany": "ROX",
+                    "ReadWriteMany": "RWX",
+                    "ReadWriteOncePod": "RWOP",
+                }.get(m, m)
+                for m in _spec(o, "status", "accessModes") or []
+            ),
+        ),
         ("StorageClass", "string", "", lambda o: _spec(o, "spec", "storageClassName") or "<unset>"),
         AGE,
     ],
     ("", "events"): [
-        ("Last Seen", "string", "", lambda o: human_age(o.get("lastTimestamp") or o.get("eventTime") or _meta(o).get("creationTimestamp"))),
+        (
+            "Last Seen",
+            "string",
+            "",
+            lambda o: human_age(
+                o.get("lastTimestamp") or o.get("eventTime") or _meta(o).get("creationTimestamp")
+            ),
+        ),
         ("Type", "string", "", lambda o: o.get("type", "")),
         ("Reason", "string", "", lambda o: o.get("reason", "")),
-        ("Object", "string", "", lambda o: f"{str(_spec(o, 'involvedObject', 'kind') or '').lower()}/{_spec(o, 'involvedObject', 'name') or ''}"),
+        (
+            "Object",
+            "string",
+            "",
+            lambda o: (
+                f"{str(_spec(o, 'involvedObject', 'kind') or '').lower()}/{_spec(o, 'involvedObject', 'name') or ''}"
+            ),
+        ),
         ("Message", "string", "", lambda o: o.get("message", "")),
     ],
     ("", "services"): [
@@ -162,15 +219,44 @@ BUILTIN_COLUMNS: dict[tuple[str, str], list[Column]] = {
         ("Type", "string", "", lambda o: _spec(o, "spec", "type") or "ClusterIP"),
         ("Cluster-IP", "string", "", lambda o: _spec(o, "spec", "clusterIP") or "<none>"),
         ("External-IP", "string", "", lambda o: "<none>"),
-        ("Port(s)", "string", "", lambda o: ",".join(
-            f"{p.get('port')}/{p.get('protocol', 'TCP')}" for p in _spec(o, "spec", "ports") or []) or "<none>"),
+        (
+            "Port(s)",
+            "string",
+            "",
+            lambda o: (
+                ",".join(
+                    f"{p.get('port')}/{p.get('protocol', 'TCP')}"
+                    for p in _spec(o, "spec", "ports") or []
+                )
+                or "<none>"
+            ),
+        ),
         AGE,
     ],
-    ("", "configmaps"): [NAME, ("Data", "integer", "", lambda o: len(o.get("data") or {}) + len(o.get("binaryData") or {})), AGE],
-    ("", "secrets"): [NAME, ("Type", "string", "", lambda o: o.get("type", "")), ("Data", "integer", "", lambda o: len(o.get("data") or {})), AGE],
-    ("coordination.k8s.io", "leases"): [NAME, ("Holder", "string", "", lambda o: _spec(o, "spec", "holderIdentity") or ""), AGE],
+    ("", "configmaps"): [
+        NAME,
+        (
+            "Data",
+            "integer",
+            "",
+            lambda o: len(o.get("data") or {}) + len(o.get("binaryData") or {}),
+        ),
+        AGE,
+    ],
+    ("", "secrets"): [
+        NAME,
+        ("Type", "string", "", lambda o: o.get("type", "")),
+        ("Data", "integer", "", lambda o: len(o.get("data") or {})),
+        AGE,
+    ],
+    ("coordination.k8s.io", "leases"): [
+        NAME,
+        ("Holder", "string", "", lambda o: _spec(o, "spec", "holderIdentity") or ""),
+        AGE,
+    ],
     ("apiextensions.k8s.io", "customresourcedefinitions"): [
-        NAME, ("Created At", "date", "", lambda o: _meta(o).get("creationTimestamp", ""))
+        NAME,
+        ("Created At", "date", "", lambda o: _meta(o).get("creationTimestamp", "")),
     ],
 }
 
@@ -202,11 +288,24 @@ def _custom_columns(info: ResourceInfo) -> list[Column]:
         if path == ".metadata.creationTimestamp" and spec.get("type") == "date":
             cols.append((str(spec.get("name", "Age")), "string", "", _age))
             continue
-        cols.append((str(spec.get("name", "")), str(spec.get("type", "string")), str(spec.get("format", "")),
-                     lambda o, p=path: _render(_json_path(o, p))))
+        cols.append(
+            (
+                str(spec.get("name", "")),
+                str(spec.get("type", "string")),
+                str(spec.get("format", "")),
+                _path_cell(path),
+            )
+        )
     if not info.printer_columns:
         cols.append(AGE)
     return cols
+
+
+def _path_cell(path: str) -> Callable[[Obj], Any]:
+    def cell(obj: Obj) -> Any:
+        return _render(_json_path(obj, path))
+
+    return cell
 
 
 def _render(value: Any) -> Any:
@@ -221,7 +320,9 @@ def columns_for(info: ResourceInfo) -> list[Column]:
     return BUILTIN_COLUMNS.get(info.key, [NAME, AGE])
 
 
-def table(info: ResourceInfo, objects: list[Obj], resource_version: str, include_object: str | None) -> dict[str, Any]:
+def table(
+    info: ResourceInfo, objects: list[Obj], resource_version: str, include_object: str | None
+) -> dict[str, Any]:
     cols = columns_for(info)
     rows = []
     for obj in objects:

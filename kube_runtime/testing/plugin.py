@@ -50,7 +50,7 @@ def namespace(embedded_cluster: EmbeddedCluster) -> Iterator[str]:
     finally:
         try:
             embedded_cluster.store.delete(info, None, name)
-        except Exception:  # noqa: BLE001 - already gone
+        except Exception:
             pass
 
 

@@ -33,9 +33,11 @@ def wait_for(
             if value:
                 return value
             last = value
-        except Exception as e:  # noqa: BLE001 - reported on timeout
+        except Exception as e:
             last = e
         if time.monotonic() >= deadline:
-            raise WaitTimeout(f"timed out after {timeout:.1f}s waiting for {message}; last result: {last!r}")
+            raise WaitTimeout(
+                f"timed out after {timeout:.1f}s waiting for {message}; last result: {last!r}"
+            )
         time.sleep(delay)
         delay = min(delay * 1.5, 0.2)

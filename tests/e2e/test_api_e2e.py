@@ -9,7 +9,9 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 
-def pod(name: str, labels: dict[str, str] | None = None, image: str = "nginx:1.25") -> dict[str, Any]:
+def pod(
+    name: str, labels: dict[str, str] | None = None, image: str = "nginx:1.25"
+) -> dict[str, Any]:
     return {
         "metadata": {"name": name, "labels": labels or {}},
         "spec": {"containers": [{"name": "c", "image": image}]},
@@ -23,7 +25,10 @@ def sts(name: str, replicas: int = 1) -> dict[str, Any]:
             "replicas": replicas,
             "serviceName": name,
             "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
         },
     }
 
@@ -44,7 +49,14 @@ def test_version_and_discovery(api_client: Any) -> None:
     groups = {g.name for g in client.ApisApi(api_client).get_api_versions().groups}
     assert {"apps", "coordination.k8s.io", "apiextensions.k8s.io"} <= groups
     core_resources = {r.name for r in client.CoreV1Api(api_client).get_api_resources().resources}
-    assert {"pods", "pods/status", "namespaces", "persistentvolumeclaims", "events", "nodes"} <= core_resources
+    assert {
+        "pods",
+        "pods/status",
+        "namespaces",
+        "persistentvolumeclaims",
+        "events",
+        "nodes",
+    } <= core_resources
     apps_resources = {r.name: r for r in client.AppsV1Api(api_client).get_api_resources().resources}
     assert apps_resources["statefulsets/scale"].kind == "Scale"
     assert apps_resources["statefulsets"].short_names == ["sts"]
@@ -87,10 +99,18 @@ def test_already_exists_not_found_and_invalid(core: client.CoreV1Api, namespace:
     assert err.value.status == 422
     assert "metadata.name" in err.value.body and "Invalid" in err.value.body
     with pytest.raises(ApiException) as err:
-        core.create_namespaced_pod(namespace, {"metadata": {"name": "x", "labels": {"bad key!": "v"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}})
+        core.create_namespaced_pod(
+            namespace,
+            {
+                "metadata": {"name": "x", "labels": {"bad key!": "v"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
+        )
     assert err.value.status == 422 and "metadata.labels" in err.value.body
     with pytest.raises(ApiException) as err:
-        core.create_namespaced_pod(namespace, {"metadata": {"name": "x"}, "spec": {"containers": []}})
+        core.create_namespaced_pod(
+            namespace, {"metadata": {"name": "x"}, "spec": {"containers": []}}
+        )
     assert err.value.status == 422 and "spec.containers" in err.value.body
     with pytest.raises(ApiException) as err:
         core.create_namespaced_pod("no-such-namespace", pod("a"))
@@ -98,8 +118,12 @@ def test_already_exists_not_found_and_invalid(core: client.CoreV1Api, namespace:
 
 
 def test_generate_name(core: client.CoreV1Api, namespace: str) -> None:
-    a = core.create_namespaced_pod(namespace, {"metadata": {"generateName": "gen-"}, "spec": pod("x")["spec"]})
-    b = core.create_namespaced_pod(namespace, {"metadata": {"generateName": "gen-"}, "spec": pod("x")["spec"]})
+    a = core.create_namespaced_pod(
+        namespace, {"metadata": {"generateName": "gen-"}, "spec": pod("x")["spec"]}
+    )
+    b = core.create_namespaced_pod(
+        namespace, {"metadata": {"generateName": "gen-"}, "spec": pod("x")["spec"]}
+    )
     assert a.metadata.name.startswith("gen-") and len(a.metadata.name) == len("gen-") + 5
     assert a.metadata.name != b.metadata.name
 
@@ -170,7 +194,9 @@ def test_label_and_field_selectors(core: client.CoreV1Api, namespace: str) -> No
 
 def test_pagination_with_limit_and_continue(core: client.CoreV1Api, namespace: str) -> None:
     for i in range(7):
-        core.create_namespace if False else core.create_namespaced_config_map(namespace, {"metadata": {"name": f"cm-{i}"}})
+        core.create_namespace if False else core.create_namespaced_config_map(
+            namespace, {"metadata": {"name": f"cm-{i}"}}
+        )
     first = core.list_namespaced_config_map(namespace, limit=3)
     assert len(first.items) == 3 and first.metadata._continue
     assert first.metadata.remaining_item_count == 4
@@ -185,7 +211,9 @@ def test_pagination_with_limit_and_continue(core: client.CoreV1Api, namespace: s
 
 
 def test_list_across_namespaces(core: client.CoreV1Api, namespace: str) -> None:
-    core.create_namespaced_config_map(namespace, {"metadata": {"name": "x", "labels": {"mark": namespace}}})
+    core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "x", "labels": {"mark": namespace}}}
+    )
     found = core.list_config_map_for_all_namespaces(label_selector=f"mark={namespace}").items
     assert [(c.metadata.namespace, c.metadata.name) for c in found] == [(namespace, "x")]
 
@@ -199,17 +227,31 @@ def test_dry_run_stores_nothing(core: client.CoreV1Api, namespace: str) -> None:
 
 def test_builtin_resources_are_served(api_client: Any, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
-    core.create_namespaced_service(namespace, {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}})
+    core.create_namespaced_service(
+        namespace, {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}}
+    )
     assert core.read_namespaced_service("s", namespace).spec.cluster_ip
     core.create_namespaced_secret(namespace, {"metadata": {"name": "s"}, "stringData": {"a": "b"}})
     core.create_namespaced_persistent_volume_claim(
         namespace,
-        {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}},
+        {
+            "metadata": {"name": "data"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        },
     )
     client.CoordinationV1Api(api_client).create_namespaced_lease(
-        namespace, {"metadata": {"name": "l"}, "spec": {"holderIdentity": "me", "leaseDurationSeconds": 15}}
+        namespace,
+        {"metadata": {"name": "l"}, "spec": {"holderIdentity": "me", "leaseDurationSeconds": 15}},
     )
-    assert client.CoordinationV1Api(api_client).read_namespaced_lease("l", namespace).spec.holder_identity == "me"
+    assert (
+        client.CoordinationV1Api(api_client)
+        .read_namespaced_lease("l", namespace)
+        .spec.holder_identity
+        == "me"
+    )
     client.AppsV1Api(api_client).create_namespaced_controller_revision(
         namespace, {"metadata": {"name": "r1"}, "revision": 1, "data": {"spec": {}}}
     )
@@ -219,13 +261,22 @@ def test_builtin_resources_are_served(api_client: Any, namespace: str) -> None:
             "metadata": {"name": "d"},
             "spec": {
                 "selector": {"matchLabels": {"a": "b"}},
-                "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+                "template": {
+                    "metadata": {"labels": {"a": "b"}},
+                    "spec": {"containers": [{"name": "c", "image": "i"}]},
+                },
             },
         },
     )
     core.create_namespaced_event(
         namespace,
-        {"metadata": {"name": "e1"}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": namespace}, "reason": "R", "message": "m", "type": "Normal"},
+        {
+            "metadata": {"name": "e1"},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": namespace},
+            "reason": "R",
+            "message": "m",
+            "type": "Normal",
+        },
     )
     assert [e.reason for e in core.list_namespaced_event(namespace).items] == ["R"]
     assert any(n.metadata.name for n in core.list_node().items)

@@ -12,7 +12,9 @@ from kubernetes.client.rest import ApiException
 from kube_runtime.embedded.cluster import EmbeddedCluster
 
 
-def test_next_n_calls_fail_with_the_given_code(api_client: Any, namespace: str, faults: Any) -> None:
+def test_next_n_calls_fail_with_the_given_code(
+    api_client: Any, namespace: str, faults: Any
+) -> None:
     core = client.CoreV1Api(api_client)
     faults.fail("configmaps", "create", 500, times=2)
     for _ in range(2):

@@ -22,8 +22,15 @@ from kube_runtime.testing import wait_for
 
 pytestmark = pytest.mark.kubectl
 
-_OLD = Path(os.environ.get("KUBECTL_OLD", Path.home() / ".cache/kube-runtime/kubectl-debian/usr/bin/kubectl"))
-_BINARIES = {"current": shutil.which("kubectl"), "debian-1.20": str(_OLD) if _OLD.exists() else None}
+_OLD = Path(
+    os.environ.get(
+        "KUBECTL_OLD", Path.home() / ".cache/kube-runtime/kubectl-debian/usr/bin/kubectl"
+    )
+)
+_BINARIES = {
+    "current": shutil.which("kubectl"),
+    "debian-1.20": str(_OLD) if _OLD.exists() else None,
+}
 
 MANIFEST = """
 apiVersion: apps/v1
@@ -58,13 +65,17 @@ spec:
 def kubectl(request: pytest.FixtureRequest, kubeconfig: Path, namespace: str) -> Any:
     binary = _BINARIES[request.param]
     if binary is None:
-        pytest.skip(f"kubectl ({request.param}) not installed: run `make kubectl` (scripts/ensure-kubectl.sh)")
+        pytest.skip(
+            f"kubectl ({request.param}) not installed: run `make kubectl` (scripts/ensure-kubectl.sh)"
+        )
 
     def run(*args: str, stdin: str | None = None, check: bool = True, timeout: float = 30) -> str:
         cmd = [binary, "--kubeconfig", str(kubeconfig), "-n", namespace, *args]
         proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout)
         if check and proc.returncode != 0:
-            raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}): {proc.stderr}{proc.stdout}")
+            raise AssertionError(
+                f"{' '.join(args)} failed ({proc.returncode}): {proc.stderr}{proc.stdout}"
+            )
         return proc.stdout + proc.stderr
 
     run.binary = binary  # type: ignore[attr-defined]
@@ -73,7 +84,9 @@ def kubectl(request: pytest.FixtureRequest, kubeconfig: Path, namespace: str) ->
 
 def test_apply_get_patch_scale_delete(kubectl: Any, api_client: Any, namespace: str) -> None:
     apps = client.AppsV1Api(api_client)
-    assert "statefulset.apps/web created" in kubectl("apply", "-f", "-", stdin=MANIFEST.replace("IMAGE", "1.25"))
+    assert "statefulset.apps/web created" in kubectl(
+        "apply", "-f", "-", stdin=MANIFEST.replace("IMAGE", "1.25")
+    )
     table = kubectl("get", "statefulsets")
     assert table.split("\n")[0].split()[:3] == ["NAME", "READY", "AGE"]
     assert "web" in table and "0/3" in table
@@ -88,9 +101,22 @@ def test_apply_get_patch_scale_delete(kubectl: Any, api_client: Any, namespace: 
     assert got.metadata.generation == 2
     assert "kubectl.kubernetes.io/last-applied-configuration" in got.metadata.annotations
 
-    kubectl("patch", "sts", "web", "-p", '{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.27"}]}}}}')
+    kubectl(
+        "patch",
+        "sts",
+        "web",
+        "-p",
+        '{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.27"}]}}}}',
+    )
     kubectl("patch", "sts", "web", "--type=merge", "-p", '{"metadata":{"labels":{"tier":"front"}}}')
-    kubectl("patch", "sts", "web", "--type=json", "-p", '[{"op":"replace","path":"/spec/revisionHistoryLimit","value":3}]')
+    kubectl(
+        "patch",
+        "sts",
+        "web",
+        "--type=json",
+        "-p",
+        '[{"op":"replace","path":"/spec/revisionHistoryLimit","value":3}]',
+    )
     got = apps.read_namespaced_stateful_set("web", namespace)
     assert got.spec.template.spec.containers[0].image == "nginx:1.27"
     assert got.metadata.labels == {"app": "web", "tier": "front"}
@@ -146,22 +172,44 @@ def test_rollout_status_waits_for_the_status(kubectl: Any, api_client: Any, name
     assert "complete" in result.get("out", ""), result
 
 
-def test_get_watch_streams_changes(kubectl: Any, api_client: Any, namespace: str, kubeconfig: Path) -> None:
+def test_get_watch_streams_changes(
+    kubectl: Any, api_client: Any, namespace: str, kubeconfig: Path
+) -> None:
     core = client.CoreV1Api(api_client)
     core.create_namespaced_config_map(namespace, {"metadata": {"name": "first"}})
     proc = subprocess.Popen(
-        [kubectl.binary, "--kubeconfig", str(kubeconfig), "-n", namespace, "get", "configmaps", "-w", "--no-headers"],
+        [
+            kubectl.binary,
+            "--kubeconfig",
+            str(kubeconfig),
+            "-n",
+            namespace,
+            "get",
+            "configmaps",
+            "-w",
+            "--no-headers",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader = threading.Thread(
+        target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True
+    )  # type: ignore[union-attr]
     reader.start()
     try:
-        wait_for(lambda: any("first" in line for line in lines), timeout=15, message="kubectl get -w lists the existing object")
+        wait_for(
+            lambda: any("first" in line for line in lines),
+            timeout=15,
+            message="kubectl get -w lists the existing object",
+        )
         core.create_namespaced_config_map(namespace, {"metadata": {"name": "second"}})
-        wait_for(lambda: any("second" in line for line in lines), timeout=15, message="kubectl get -w shows the new object")
+        wait_for(
+            lambda: any("second" in line for line in lines),
+            timeout=15,
+            message="kubectl get -w shows the new object",
+        )
     finally:
         proc.kill()
         proc.wait(5)
@@ -202,10 +250,14 @@ spec:
 """
     kubectl("apply", "-f", "-", stdin=crd)
     kubectl("wait", "--for=condition=Established", f"crd/widgets.{group}", "--timeout=10s")
-    widget = f"apiVersion: {group}/v1\nkind: Widget\nmetadata: {{name: w1}}\nspec: {{replicas: 2}}\n"
+    widget = (
+        f"apiVersion: {group}/v1\nkind: Widget\nmetadata: {{name: w1}}\nspec: {{replicas: 2}}\n"
+    )
     assert "created" in kubectl("apply", "-f", "-", stdin=widget)
     table = kubectl("get", f"widgets.{group}")
     assert "REPLICAS" in table.splitlines()[0] and "w1" in table
     kubectl("scale", f"widgets.{group}/w1", "--replicas=4")
-    assert json.loads(kubectl("get", f"widgets.{group}", "w1", "-o", "json"))["spec"]["replicas"] == 4
+    assert (
+        json.loads(kubectl("get", f"widgets.{group}", "w1", "-o", "json"))["spec"]["replicas"] == 4
+    )
     kubectl("delete", f"crd/widgets.{group}")

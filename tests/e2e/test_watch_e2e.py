@@ -23,7 +23,9 @@ def raw_watch(api_client: Any, path: str, **query: Any) -> Any:
     cfg = api_client.configuration
     headers = {"Authorization": cfg.api_key["authorization"]} if cfg.api_key else {}
     url = f"{cfg.host}{path}?{urlencode({'watch': 'true', **query})}"
-    resp = api_client.rest_client.pool_manager.request("GET", url, headers=headers, preload_content=False, timeout=10)
+    resp = api_client.rest_client.pool_manager.request(
+        "GET", url, headers=headers, preload_content=False, timeout=10
+    )
     buf = b""
     for chunk in resp.stream(4096):
         buf += chunk
@@ -40,7 +42,9 @@ def test_replay_from_resource_version_then_live(api_client: Any, namespace: str)
     core.patch_namespaced_config_map("a", namespace, {"data": {"k": "v"}})
     events: list[tuple[str, str]] = []
     w = watch.Watch()
-    for ev in w.stream(core.list_namespaced_config_map, namespace, resource_version=start, timeout_seconds=5):
+    for ev in w.stream(
+        core.list_namespaced_config_map, namespace, resource_version=start, timeout_seconds=5
+    ):
         events.append((ev["type"], ev["object"].metadata.name))
         if len(events) == 2:
             core.delete_namespaced_config_map("a", namespace)
@@ -70,7 +74,10 @@ def test_selector_watch_sees_objects_enter_and_leave(api_client: Any, namespace:
     core.create_namespaced_config_map(namespace, cm("other", {"sel": "no"}))
     events = []
     for ev in raw_watch(
-        api_client, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=rv, labelSelector="sel=yes"
+        api_client,
+        f"/api/v1/namespaces/{namespace}/configmaps",
+        resourceVersion=rv,
+        labelSelector="sel=yes",
     ):
         events.append((ev["type"], ev["object"]["metadata"]["name"]))
         if len(events) == 3:
@@ -83,7 +90,14 @@ def test_field_selector_watch_on_one_object(api_client: Any, namespace: str) -> 
     rv = core.list_namespaced_config_map(namespace).metadata.resource_version
     core.create_namespaced_config_map(namespace, cm("skip"))
     core.create_namespaced_config_map(namespace, cm("want"))
-    ev = next(raw_watch(api_client, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=rv, fieldSelector="metadata.name=want"))
+    ev = next(
+        raw_watch(
+            api_client,
+            f"/api/v1/namespaces/{namespace}/configmaps",
+            resourceVersion=rv,
+            fieldSelector="metadata.name=want",
+        )
+    )
     assert (ev["type"], ev["object"]["metadata"]["name"]) == ("ADDED", "want")
 
 
@@ -106,27 +120,37 @@ def test_bookmarks_and_initial_events_end(api_client: Any, namespace: str) -> No
     assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     # A periodic bookmark follows (the session cluster sends them every second).
     assert events[2]["type"] == "BOOKMARK"
-    assert int(events[2]["object"]["metadata"]["resourceVersion"]) >= int(events[0]["object"]["metadata"]["resourceVersion"])
+    assert int(events[2]["object"]["metadata"]["resourceVersion"]) >= int(
+        events[0]["object"]["metadata"]["resourceVersion"]
+    )
 
 
 def test_timeout_seconds_ends_the_stream(api_client: Any, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
     events = list(
-        watch.Watch().stream(core.list_namespaced_config_map, namespace, resource_version="1", timeout_seconds=1)
+        watch.Watch().stream(
+            core.list_namespaced_config_map, namespace, resource_version="1", timeout_seconds=1
+        )
     )
     assert all(e["object"].metadata.namespace == namespace for e in events)
 
 
-def test_expired_resource_version_is_410(api_client: Any, namespace: str, embedded_cluster: EmbeddedCluster) -> None:
+def test_expired_resource_version_is_410(
+    api_client: Any, namespace: str, embedded_cluster: EmbeddedCluster
+) -> None:
     core = client.CoreV1Api(api_client)
     old = core.list_namespaced_config_map(namespace).metadata.resource_version
     core.create_namespaced_config_map(namespace, cm("a"))
     embedded_cluster.store.evict_history(embedded_cluster.resource("", "configmaps"))
-    ev = next(raw_watch(api_client, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=old))
+    ev = next(
+        raw_watch(api_client, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=old)
+    )
     assert ev["type"] == "ERROR"
     assert ev["object"]["code"] == 410 and ev["object"]["reason"] == "Expired"
     with pytest.raises(ApiException) as err:
-        for _ in watch.Watch().stream(core.list_namespaced_config_map, namespace, resource_version=old, timeout_seconds=2):
+        for _ in watch.Watch().stream(
+            core.list_namespaced_config_map, namespace, resource_version=old, timeout_seconds=2
+        ):
             pass
     assert err.value.status == 410
 
@@ -138,11 +162,15 @@ def test_bounded_history_window() -> None:
         start = core.list_namespaced_config_map("default").metadata.resource_version
         for i in range(10):
             core.create_namespaced_config_map("default", cm(f"c{i}"))
-        ev = next(raw_watch(api_client, "/api/v1/namespaces/default/configmaps", resourceVersion=start))
+        ev = next(
+            raw_watch(api_client, "/api/v1/namespaces/default/configmaps", resourceVersion=start)
+        )
         assert ev["type"] == "ERROR" and ev["object"]["code"] == 410
         recent = core.list_namespaced_config_map("default").metadata.resource_version
         core.create_namespaced_config_map("default", cm("fresh"))
-        ev = next(raw_watch(api_client, "/api/v1/namespaces/default/configmaps", resourceVersion=recent))
+        ev = next(
+            raw_watch(api_client, "/api/v1/namespaces/default/configmaps", resourceVersion=recent)
+        )
         assert (ev["type"], ev["object"]["metadata"]["name"]) == ("ADDED", "fresh")
         api_client.close()
 
@@ -155,7 +183,9 @@ def test_server_stop_closes_watch_streams_cleanly() -> None:
     seen: list[str] = []
 
     def consume() -> None:
-        for ev in watch.Watch().stream(core.list_namespaced_config_map, "default", timeout_seconds=30):
+        for ev in watch.Watch().stream(
+            core.list_namespaced_config_map, "default", timeout_seconds=30
+        ):
             seen.append(ev["type"])
         done.set()
 
@@ -176,5 +206,7 @@ def test_injected_watch_drops(api_client: Any, namespace: str, faults: Any) -> N
     for i in range(3):
         core.create_namespaced_config_map(namespace, cm(f"d{i}"))
     faults.drop_watches_every(2)
-    events = list(raw_watch(api_client, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=rv))
+    events = list(
+        raw_watch(api_client, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=rv)
+    )
     assert [e["object"]["metadata"]["name"] for e in events] == ["d0", "d1"]
