@@ -63,15 +63,19 @@ def test_version_and_discovery(api_client: Any) -> None:
 
 
 def test_create_get_update_and_resource_versions(core: client.CoreV1Api, namespace: str) -> None:
-    created = core.create_namespaced_pod(namespace, pod("a"))
+    created = core.create_namespaced_config_map(namespace, {"metadata": {"name": "a"}, "data": {"k": "v"}})
     assert created.metadata.uid and created.metadata.creation_timestamp
-    assert created.status.phase == "Pending"
-    got = core.read_namespaced_pod("a", namespace)
+    got = core.read_namespaced_config_map("a", namespace)
     assert got.metadata.resource_version == created.metadata.resource_version
     got.metadata.labels = {"x": "1"}
-    updated = core.replace_namespaced_pod("a", namespace, got)
+    updated = core.replace_namespaced_config_map("a", namespace, got)
     assert int(updated.metadata.resource_version) > int(created.metadata.resource_version)
     assert updated.metadata.uid == created.metadata.uid
+    # A write that changes nothing commits nothing.
+    again = core.replace_namespaced_config_map("a", namespace, updated)
+    assert again.metadata.resource_version == updated.metadata.resource_version
+    pod_obj = core.create_namespaced_pod(namespace, pod("p"))
+    assert pod_obj.status.phase == "Pending"
 
 
 def test_stale_update_is_conflict(core: client.CoreV1Api, namespace: str) -> None:
