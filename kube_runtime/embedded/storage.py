@@ -687,7 +687,7 @@ class Store:
                     finalizers.remove(other)
             grace = self._grace_period(info, current.obj, opts.grace_seconds)
             already = meta.get("deletionTimestamp")
-            if already and grace is not None and grace > 0:
+            if already and grace is not None:
                 prev_grace = int(meta.get("deletionGracePeriodSeconds") or 0)
                 if prev_grace <= grace and finalizers == list(meta.get("finalizers") or []):
                     return current, False
