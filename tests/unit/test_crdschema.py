@@ -1,6 +1,6 @@
 """Table-driven tests for kube_runtime.embedded.crdschema (prune / apply_defaults / validate).
 
-Real CRDs from /work/shared/crds (OpenKruise CloneSet and Advanced StatefulSet, cert-manager
+Real CRDs from ../shared/crds (OpenKruise CloneSet and Advanced StatefulSet, cert-manager
 Certificate, prometheus-operator ServiceMonitor) are compiled once per module; small handwritten
 schemas pin down each upstream rule with a passing and a failing case.
 """
@@ -8,6 +8,7 @@ schemas pin down each upstream rule with a passing and a failing case.
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,8 @@ from kube_runtime.embedded.crdschema import (
 )
 from kube_runtime.embedded.validation import Cause
 
-CRD_DIR = Path("/work/shared/crds")
+# shared/ sits beside the repository (also in CI's clean clone); KUBE_RUNTIME_CRDS overrides.
+CRD_DIR = Path(os.environ.get("KUBE_RUNTIME_CRDS", Path(__file__).resolve().parents[2].parent / "shared" / "crds"))
 CRD_FILES = {
     "cloneset": "apps.kruise.io_clonesets.yaml",
     "asts": "apps.kruise.io_statefulsets.yaml",
