@@ -48,6 +48,17 @@ def _error(err: ApiError) -> Response:
     return _json(err.code, err.status(), err.headers)
 
 
+def _orphan_false(request: Request) -> bool:
+    """Whether a DELETE set ``orphanDependents: false`` (query parameter or DeleteOptions body)."""
+    if request.param("orphanDependents") in ("0", "false", "False"):
+        return True
+    try:
+        body = orjson.loads(request.body) if request.body else None
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(body, dict) and body.get("orphanDependents") is False
+
+
 @dataclass
 class Route:
     """A parsed resource URL."""
@@ -373,7 +384,7 @@ class ApiServer:
             schema = patch.strategic_schema_for(
                 info.group, "Scale" if route.subresource == "scale" else info.kind
             )
-            if schema is None and route.subresource != "scale":
+            if schema is None and info.custom and route.subresource != "scale":
                 raise ApiError(
                     415,
                     "the body of the request was in an unknown format - accepted media types include: "
@@ -457,20 +468,24 @@ class ApiServer:
             raise ApiError(405, "delete is not supported on subresources", "MethodNotAllowed")
         opts = self._delete_options(request)
         info = route.info
+        stored, removed = self.store.delete(info, route.namespace, route.name, opts)
         if (
             info.key == ("apiextensions.k8s.io", "customresourcedefinitions")
             and self.crd_hook
             and not opts.dry_run
         ):
-            current = self.store.get(info, None, route.name)
-            self.crd_hook("delete", current.obj)
-        stored, removed = self.store.delete(info, route.namespace, route.name, opts)
-        return self._render(route, stored, 200 if removed or info.plural == "pods" else 202)
+            # After the store accepted the deletion: a failed precondition unserves nothing.
+            self.crd_hook("delete", stored.obj)
+        # kube-apiserver answers 202 only for a pending deletion asked with orphanDependents=false.
+        return self._render(route, stored, 202 if not removed and _orphan_false(request) else 200)
 
     def _deletecollection(self, request: Request, route: Route) -> Response:
         matches = self._matcher(request, route)
         opts = self._delete_options(request)
         deleted = self.store.delete_collection(route.info, route.namespace, matches, opts)
+        if not opts.dry_run:
+            for s in deleted:
+                self._after_write(route.info, s.obj, "delete")
         head = orjson.dumps(
             {
                 "kind": route.info.list_kind,

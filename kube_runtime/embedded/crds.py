@@ -72,28 +72,60 @@ def _now() -> str:
 
 
 class CrdServing:
-    """Keeps the registry in step with CRD objects (called by the API layer on CRD writes)."""
+    """Keeps the registry in step with CRD objects (called by the API layer on CRD writes).
+
+    The hook may be called with a stale copy of the CRD (e.g. the version a finalizer removal
+    just deleted); serving decisions read the CRD from the store: a CRD that is gone or being
+    deleted is not (re)served, and a CRD that serves no version any more stops being served
+    (its objects are kept, as they stay in etcd).
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._served: dict[str, tuple[str, str]] = {}  # CRD name -> (group, plural) served
 
     def __call__(self, op: str, crd: Obj) -> None:
-        if op == "delete":
-            self._unserve(crd)
-        else:
-            self._serve(crd)
+        with self.store.lock:
+            if op == "delete":
+                self._unserve(crd)
+            else:
+                self._serve(crd)
+
+    def _stop_serving(self, name: str, info: ResourceInfo | None, *, drop: bool) -> None:
+        registry = self.store.registry
+        key = self._served.pop(name, None) or (info.key if info is not None else None)
+        if key is None:
+            return
+        current = registry.by_key(*key)
+        if current is None or not current.custom:
+            return
+        if drop:
+            self.store.drop_resource(current)
+        registry.remove(*key)
 
     def _serve(self, crd: Obj) -> None:
+        registry = self.store.registry
+        crd_info = registry.by_key(*CRD_KEY)
+        assert crd_info is not None
+        name = str(crd["metadata"]["name"])
+        fresh = self.store.try_get(crd_info, None, name)
+        if fresh is None:
+            self._unserve(crd)
+            return
+        crd = fresh.obj
+        if crd["metadata"].get("deletionTimestamp"):
+            return
         info = resource_from_crd(crd)
         if info is None:
+            self._stop_serving(name, None, drop=False)
             return
-        registry = self.store.registry
+        if self._served.get(name, info.key) != info.key:
+            self._stop_serving(name, None, drop=False)
         previous = registry.by_key(info.group, info.plural)
         if previous is not None and not previous.custom:
             return
         registry.add(info)
-        crd_info = registry.by_key(*CRD_KEY)
-        assert crd_info is not None
+        self._served[name] = info.key
         spec = crd.get("spec") or {}
         storage = next(
             (v["name"] for v in spec.get("versions") or [] if v.get("storage")), info.version
@@ -128,15 +160,7 @@ class CrdServing:
             current["status"] = status
             return current
 
-        self.store.mutate(crd_info, None, crd["metadata"]["name"], set_status, subresource="status")
+        self.store.mutate(crd_info, None, name, set_status, subresource="status")
 
     def _unserve(self, crd: Obj) -> None:
-        info = resource_from_crd(crd)
-        if info is None:
-            return
-        registry = self.store.registry
-        current = registry.by_key(info.group, info.plural)
-        if current is None or not current.custom:
-            return
-        self.store.drop_resource(current)
-        registry.remove(info.group, info.plural)
+        self._stop_serving(str(crd["metadata"]["name"]), resource_from_crd(crd), drop=True)

@@ -63,10 +63,17 @@ class GarbageCollector:
             if ns:
                 put(("namespace", ns))
             return
+        refs = meta.get("ownerReferences")
+        if event.old is not None:
+            # An owner whose reference was dropped or changed (e.g. blockOwnerDeletion) may be
+            # waiting for this dependent in the foreground: look at it again.
+            kept = {str(r.get("uid")): r for r in refs or ()}
+            for ref in event.old.meta.get("ownerReferences") or ():
+                if kept.get(str(ref.get("uid"))) != ref:
+                    put(("object", str(ref.get("uid"))))
         if meta.get("deletionTimestamp"):
             put(("object", uid))
             return
-        refs = meta.get("ownerReferences")
         if refs and (
             event.type == ADDED
             or event.old is None
@@ -131,7 +138,7 @@ class GarbageCollector:
         refs = meta.get("ownerReferences") or []
         if not refs:
             return
-        alive = [r for r in refs if self._owner_alive(r)]
+        alive = [r for r in refs if self._owner_alive(r, meta.get("namespace"))]
         if len(alive) == len(refs):
             return
         waiting = [r for r in alive if self._owner_waiting_for_dependents(r)]
@@ -145,12 +152,27 @@ class GarbageCollector:
             dead = {str(r.get("uid")) for r in refs} - {str(r.get("uid")) for r in alive}
             self._remove_refs(info, stored, dead)
 
-    def _owner_alive(self, ref: Obj) -> bool:
+    def _owner_alive(self, ref: Obj, namespace: str | None) -> bool:
+        """Whether the owner ``ref`` names exists for a dependent in ``namespace``.
+
+        As kube-controller-manager resolves it: the owner is looked up by kind, name and (when
+        namespaced) the dependent's own namespace, then its uid must match; so a namespaced
+        owner in another namespace is absent. A cluster-scoped dependent naming a namespaced
+        owner kind cannot be resolved and is never collected because of that reference.
+        """
+        group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+        owner_kind = self.store.registry.by_kind(group, str(ref.get("kind") or ""))
+        if owner_kind is not None and owner_kind.namespaced and not namespace:
+            return True
         found = self.store.get_by_uid(str(ref.get("uid")))
         if found is None:
             return False
-        _, owner = found
-        return owner.meta.get("name") == ref.get("name")
+        info, owner = found
+        if owner.meta.get("name") != ref.get("name"):
+            return False
+        if owner_kind is not None and info.key != owner_kind.key:
+            return False
+        return not info.namespaced or owner.meta.get("namespace") == namespace
 
     def _owner_waiting_for_dependents(self, ref: Obj) -> bool:
         found = self.store.get_by_uid(str(ref.get("uid")))
@@ -177,7 +199,8 @@ class GarbageCollector:
             if ref.get("blockOwnerDeletion"):
                 blocking = True
             others_alive = any(
-                self._owner_alive(r) and not self._owner_waiting_for_dependents(r)
+                self._owner_alive(r, dep.meta.get("namespace"))
+                and not self._owner_waiting_for_dependents(r)
                 for r in dep.meta.get("ownerReferences") or []
                 if r.get("uid") != owner_uid
             )

@@ -63,7 +63,7 @@ class KubeStrategy:
             if schema is not None:
                 causes += crdschema.validate(obj, schema)
         else:
-            causes = validation.validate(info.group, info.kind, obj, old)
+            causes = validation.validate(info.group, info.kind, obj, _as_bound(info, obj, old))
         if causes:
             raise errors.invalid(
                 info.kind,
@@ -86,6 +86,22 @@ class KubeStrategy:
     def _allocate_ip(self) -> str:
         with self._ip_lock:
             return str(_CLUSTER_IPS[next(self._next_ip)])
+
+
+def _as_bound(info: ResourceInfo, obj: Obj, old: Obj | None) -> Obj | None:
+    """``old`` as the pods/binding subresource leaves it when ``obj`` binds an unbound pod.
+
+    Binding (setting ``spec.nodeName`` once, what the scheduler does through pods/binding)
+    is the one spec change of a pod the update rules do not cover; the kubelet binds through
+    a plain update, so the immutability check compares against the bound spec.
+    """
+    if old is None or info.key != ("", "pods"):
+        return old
+    node = (obj.get("spec") or {}).get("nodeName")
+    old_spec = old.get("spec") or {}
+    if not node or old_spec.get("nodeName"):
+        return old
+    return {**old, "spec": {**old_spec, "nodeName": node}}
 
 
 def _qos_class(pod: Obj) -> str:
