@@ -25,7 +25,7 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check kube_runtime controllers codegen tests bench examples
+	$(BIN)/ruff format --check $(wildcard kube_runtime controllers codegen tests bench examples)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -63,7 +63,9 @@ def test_version_and_discovery(api_client: Any) -> None:
 
 
 def test_create_get_update_and_resource_versions(core: client.CoreV1Api, namespace: str) -> None:
-    created = core.create_namespaced_config_map(namespace, {"metadata": {"name": "a"}, "data": {"k": "v"}})
+    created = core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "a"}, "data": {"k": "v"}}
+    )
     assert created.metadata.uid and created.metadata.creation_timestamp
     got = core.read_namespaced_config_map("a", namespace)
     assert got.metadata.resource_version == created.metadata.resource_version

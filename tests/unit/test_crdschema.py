@@ -26,7 +26,11 @@ from kube_runtime.embedded.crdschema import (
 from kube_runtime.embedded.validation import Cause
 
 # shared/ sits beside the repository (also in CI's clean clone); KUBE_RUNTIME_CRDS overrides.
-CRD_DIR = Path(os.environ.get("KUBE_RUNTIME_CRDS", Path(__file__).resolve().parents[2].parent / "shared" / "crds"))
+CRD_DIR = Path(
+    os.environ.get(
+        "KUBE_RUNTIME_CRDS", Path(__file__).resolve().parents[2].parent / "shared" / "crds"
+    )
+)
 CRD_FILES = {
     "cloneset": "apps.kruise.io_clonesets.yaml",
     "asts": "apps.kruise.io_statefulsets.yaml",
