@@ -660,7 +660,6 @@ class RawWatcher:
         self.events = 0
         self.bookmarks = 0
         self.last_at = 0.0
-        self.opened_at = time.perf_counter()
         self.error: BaseException | None = None
         self.resp = pool.request(
             "GET",
