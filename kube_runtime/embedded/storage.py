@@ -514,14 +514,7 @@ class Store:
                         )
                     ],
                 )
-            uid_in = meta_in.get("uid")
-            if uid_in and uid_in != current.meta.get("uid"):
-                raise errors.conflict(
-                    info.resource_name(),
-                    info.group,
-                    name,
-                    f"Precondition failed: UID in precondition: {uid_in}, UID in object meta: {current.meta.get('uid')}",
-                )
+            _check_uid(info, current, meta_in.get("uid"))
             new = self._merge_update(info, current.obj, obj, subresource)
             return self._write_update(info, current, new, dry_run=dry_run)
 
@@ -626,13 +619,7 @@ class Store:
                 and str(pmeta["resourceVersion"]) != current.meta["resourceVersion"]
             ):
                 raise errors.conflict(info.resource_name(), info.group, name, errors.STALE_MESSAGE)
-            if pmeta.get("uid") and pmeta["uid"] != current.meta.get("uid"):
-                raise errors.conflict(
-                    info.resource_name(),
-                    info.group,
-                    name,
-                    f"Precondition failed: UID in precondition: {pmeta['uid']}, UID in object meta: {current.meta.get('uid')}",
-                )
+            _check_uid(info, current, pmeta.get("uid"))
             if pmeta.get("name", name) != name:
                 raise errors.bad_request(
                     f"the name of the object ({pmeta.get('name')}) does not match the name on the URL ({name})"
@@ -657,13 +644,7 @@ class Store:
         with self.lock:
             current = self.get(info, namespace, name)
             meta = current.meta
-            if opts.uid and opts.uid != meta.get("uid"):
-                raise errors.conflict(
-                    info.resource_name(),
-                    info.group,
-                    name,
-                    f"Precondition failed: UID in precondition: {opts.uid}, UID in object meta: {meta.get('uid')}",
-                )
+            _check_uid(info, current, opts.uid)
             if opts.resource_version and opts.resource_version != meta.get("resourceVersion"):
                 raise errors.conflict(
                     info.resource_name(),
@@ -830,6 +811,17 @@ class _Cause:
     field: str
     reason: str
     message: str
+
+
+def _check_uid(info: ResourceInfo, current: Stored, uid: str | None) -> None:
+    """409 Conflict when a uid precondition (from a body, a patch or DeleteOptions) names another object."""
+    if uid and uid != current.meta.get("uid"):
+        raise errors.conflict(
+            info.resource_name(),
+            info.group,
+            current.meta["name"],
+            f"Precondition failed: UID in precondition: {uid}, UID in object meta: {current.meta.get('uid')}",
+        )
 
 
 def _blockers(info: ResourceInfo, obj: Obj) -> list[str]:
