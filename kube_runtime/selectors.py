@@ -36,7 +36,9 @@ Field selectors (``k8s.io/apimachinery/pkg/fields`` semantics):
 The string validators shared with the embedded API server's validation
 (:func:`qualified_name_errors`, :func:`label_value_errors`,
 :func:`dns1123_subdomain_errors`, :func:`dns1123_label_errors`) return upstream's error
-messages and an empty list when the value is valid.
+messages as a tuple, empty when the value is valid. They are pure and memoized (a bounded
+LRU cache): label keys, names and prefixes repeat across almost every object written, so
+each distinct string is checked once.
 
 Matching is the hot path (every object of a list, every watch event): a selector is
 compiled once into a flat plan, and :meth:`LabelSelector.matches` only does dictionary
@@ -49,6 +51,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final
 
 __all__ = [
@@ -115,6 +118,10 @@ _DNS1123_SUBDOMAIN_RE: Final = re.compile(
 _QUALIFIED_NAME_RE: Final = re.compile(r"(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _LABEL_VALUE_RE: Final = re.compile(r"(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
+# Bound of each string validator's memo: distinct keys/names kept, least recently used first out.
+VALIDATOR_CACHE_SIZE: Final = 16_384
+_NO_ERRORS: Final[tuple[str, ...]] = ()
+
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
     """Upstream ``RegexError``: the message, its examples and the regex used."""
@@ -133,10 +140,11 @@ def max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
 
 
-def dns1123_label_errors(value: str) -> list[str]:
-    """Upstream ``IsDNS1123Label``: ``[]`` when ``value`` is a valid RFC 1123 label."""
+@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
+def dns1123_label_errors(value: str) -> tuple[str, ...]:
+    """Upstream ``IsDNS1123Label``: ``()`` when ``value`` is a valid RFC 1123 label."""
     if len(value) <= DNS1123_LABEL_MAX_LENGTH and _DNS1123_LABEL_RE.fullmatch(value):
-        return []
+        return _NO_ERRORS
     errs: list[str] = []
     if len(value) > DNS1123_LABEL_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
@@ -145,22 +153,24 @@ def dns1123_label_errors(value: str) -> list[str]:
             errs.append("must not contain dots")
         else:
             errs.append(regex_error(_DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errs
+    return tuple(errs)
 
 
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    """Upstream ``IsDNS1123Subdomain``: ``[]`` when ``value`` is a valid RFC 1123 subdomain."""
+@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
+def dns1123_subdomain_errors(value: str) -> tuple[str, ...]:
+    """Upstream ``IsDNS1123Subdomain``: ``()`` when ``value`` is a valid RFC 1123 subdomain."""
     if len(value) <= DNS1123_SUBDOMAIN_MAX_LENGTH and _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        return []
+        return _NO_ERRORS
     errs: list[str] = []
     if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
         errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
+    return tuple(errs)
 
 
-def qualified_name_errors(value: str) -> list[str]:
+@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
+def qualified_name_errors(value: str) -> tuple[str, ...]:
     """Upstream ``IsQualifiedName`` (label keys, annotation keys, finalizers).
 
     A qualified name is an optional DNS-subdomain prefix and ``/``, then a name of at
@@ -168,19 +178,19 @@ def qualified_name_errors(value: str) -> list[str]:
     """
     if "/" not in value:
         if len(value) <= QUALIFIED_NAME_MAX_LENGTH and _QUALIFIED_NAME_RE.fullmatch(value):
-            return []
+            return _NO_ERRORS
         name = value
         errs: list[str] = []
     else:
         parts = value.split("/")
         if len(parts) != 2:
-            return [
+            return (
                 "a qualified name "
                 + regex_error(
                     _QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"
                 )
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-            ]
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+            )
         prefix, name = parts
         errs = []
         if not prefix:
@@ -196,19 +206,20 @@ def qualified_name_errors(value: str) -> list[str]:
             "name part "
             + regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
         )
-    return errs
+    return tuple(errs)
 
 
-def label_value_errors(value: str) -> list[str]:
+@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
+def label_value_errors(value: str) -> tuple[str, ...]:
     """Upstream ``IsValidLabelValue``: empty, or a qualified-name-like string of <= 63 chars."""
     if len(value) <= LABEL_VALUE_MAX_LENGTH and _LABEL_VALUE_RE.fullmatch(value):
-        return []
+        return _NO_ERRORS
     errs: list[str] = []
     if len(value) > LABEL_VALUE_MAX_LENGTH:
         errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
     if not _LABEL_VALUE_RE.fullmatch(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+    return tuple(errs)
 
 
 # --------------------------------------------------------------------------------------

@@ -25,9 +25,11 @@ Contracts
   ``api/validation``) and ``pkg/apis/{core,apps}/validation`` and the apiextensions
   validation; deviations are noted where they occur.
 
-The ``is_*`` helpers return upstream's error strings and ``[]`` for valid input.
-Regexes are precompiled, the common (valid) path builds no messages, and a typical pod
-validates in a few microseconds.
+The ``is_*`` helpers return upstream's error strings as a tuple, ``()`` for valid input;
+the string checks are memoized (bounded LRU caches, so callers must not mutate what they
+get), since keys, names and port names repeat across objects. Regexes are precompiled,
+the common (valid) path builds no messages, and a typical pod validates in a few
+microseconds.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any, Final, TypeGuard
 
 from kube_runtime import selectors
@@ -154,22 +157,22 @@ def _too_long(path: str, max_bytes: int) -> Cause:
 # --------------------------------------------------------------------------------------
 
 
-def is_dns1123_subdomain(value: str) -> list[str]:
+def is_dns1123_subdomain(value: str) -> tuple[str, ...]:
     """Upstream ``IsDNS1123Subdomain``: <= 253 chars of dot-separated DNS-1123 labels."""
     return dns1123_subdomain_errors(value)
 
 
-def is_dns1123_label(value: str) -> list[str]:
+def is_dns1123_label(value: str) -> tuple[str, ...]:
     """Upstream ``IsDNS1123Label``: <= 63 lowercase alphanumerics or '-', alnum at both ends."""
     return dns1123_label_errors(value)
 
 
-def is_qualified_name(value: str) -> list[str]:
+def is_qualified_name(value: str) -> tuple[str, ...]:
     """Upstream ``IsQualifiedName``: ``[prefix/]name`` as used by label and annotation keys."""
     return qualified_name_errors(value)
 
 
-def is_valid_label_value(value: str) -> list[str]:
+def is_valid_label_value(value: str) -> tuple[str, ...]:
     """Upstream ``IsValidLabelValue``: empty, or <= 63 chars of ``[-A-Za-z0-9_.]``, alnum ends."""
     return label_value_errors(value)
 
@@ -199,32 +202,38 @@ _TOTAL_ANNOTATION_SIZE: Final = 256 * 1024
 _MAX_SECRET_SIZE: Final = 1024 * 1024
 
 
-def is_dns1035_label(value: str) -> list[str]:
+_NO_ERRORS: Final[tuple[str, ...]] = ()
+_NOT_A_STRING: Final = ("must be a string",)
+
+
+@lru_cache(maxsize=selectors.VALIDATOR_CACHE_SIZE)
+def is_dns1035_label(value: str) -> tuple[str, ...]:
     """Upstream ``IsDNS1035Label`` (starts with a letter; Service names, CRD plurals)."""
     if len(value) <= 63 and _DNS1035_LABEL_RE.fullmatch(value):
-        return []
+        return _NO_ERRORS
     errs: list[str] = []
     if len(value) > 63:
         errs.append(max_len_error(63))
     if not _DNS1035_LABEL_RE.fullmatch(value):
         errs.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return errs
+    return tuple(errs)
 
 
-def _chdir_prefix_errors(value: str) -> list[str]:
+def _chdir_prefix_errors(value: str) -> tuple[str, ...]:
     if value == ".":
-        return ["must not be '.'"]
+        return ("must not be '.'",)
     if value == "..":
-        return ["must not be '..'"]
+        return ("must not be '..'",)
     if value.startswith(".."):
-        return ["must not start with '..'"]
-    return []
+        return ("must not start with '..'",)
+    return _NO_ERRORS
 
 
-def is_config_map_key(value: str) -> list[str]:
+@lru_cache(maxsize=selectors.VALIDATOR_CACHE_SIZE)
+def is_config_map_key(value: str) -> tuple[str, ...]:
     """Upstream ``IsConfigMapKey`` (ConfigMap and Secret data keys)."""
     if len(value) <= 253 and _CONFIG_KEY_RE.fullmatch(value) and not value.startswith("."):
-        return []
+        return _NO_ERRORS
     errs: list[str] = []
     if len(value) > 253:
         errs.append(max_len_error(253))
@@ -233,10 +242,11 @@ def is_config_map_key(value: str) -> list[str]:
             regex_error(_CONFIG_KEY_MSG, _CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name")
         )
     errs.extend(_chdir_prefix_errors(value))
-    return errs
+    return tuple(errs)
 
 
-def is_valid_port_name(value: str) -> list[str]:
+@lru_cache(maxsize=selectors.VALIDATOR_CACHE_SIZE)
+def is_valid_port_name(value: str) -> tuple[str, ...]:
     """Upstream ``IsValidPortName`` (IANA_SVC_NAME: <= 15 chars, a letter, no ``--``)."""
     errs: list[str] = []
     if len(value) > 15:
@@ -249,23 +259,24 @@ def is_valid_port_name(value: str) -> list[str]:
         errs.append("must not contain consecutive hyphens")
     if value and (value[0] == "-" or value[-1] == "-"):
         errs.append("must not begin or end with a hyphen")
-    return errs
+    return tuple(errs)
 
 
 def _range_error(lo: int, hi: int) -> str:
     return f"must be between {lo} and {hi}, inclusive"
 
 
-def is_valid_port_num(port: int) -> list[str]:
+def is_valid_port_num(port: int) -> tuple[str, ...]:
     """Upstream ``IsValidPortNum``: 1-65535."""
-    return [] if 1 <= port <= 65535 else [_range_error(1, 65535)]
+    return _NO_ERRORS if 1 <= port <= 65535 else (_range_error(1, 65535),)
 
 
-def is_valid_percent(value: str) -> list[str]:
+@lru_cache(maxsize=selectors.VALIDATOR_CACHE_SIZE)
+def is_valid_percent(value: str) -> tuple[str, ...]:
     """Upstream ``IsValidPercent``: digits followed by ``%``."""
     if _PERCENT_RE.fullmatch(value):
-        return []
-    return [regex_error(_PERCENT_MSG, _PERCENT_FMT, "1%", "93%")]
+        return _NO_ERRORS
+    return (regex_error(_PERCENT_MSG, _PERCENT_FMT, "1%", "93%"),)
 
 
 def _mask_trailing_dash(name: str) -> str:
@@ -273,25 +284,25 @@ def _mask_trailing_dash(name: str) -> str:
     return name[:-1] + "a" if len(name) > 1 and name.endswith("-") else name
 
 
-def _name_subdomain(name: str, prefix: bool) -> list[str]:
+def _name_subdomain(name: str, prefix: bool) -> Sequence[str]:
     return dns1123_subdomain_errors(_mask_trailing_dash(name) if prefix else name)
 
 
-def _name_label(name: str, prefix: bool) -> list[str]:
+def _name_label(name: str, prefix: bool) -> Sequence[str]:
     return dns1123_label_errors(_mask_trailing_dash(name) if prefix else name)
 
 
-def _name_dns1035(name: str, prefix: bool) -> list[str]:
+def _name_dns1035(name: str, prefix: bool) -> Sequence[str]:
     return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
 
 
-def _name_path_segment(name: str, prefix: bool) -> list[str]:
+def _name_path_segment(name: str, prefix: bool) -> Sequence[str]:
     if not prefix and name in (".", ".."):
-        return [f"may not be '{name}'"]
-    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+        return (f"may not be '{name}'",)
+    return tuple(f"may not contain '{c}'" for c in ("/", "%") if c in name)
 
 
-_NameFn = Callable[[str, bool], list[str]]
+_NameFn = Callable[[str, bool], Sequence[str]]
 
 _NAME_RULES: Final[dict[str, _NameFn]] = {
     "subdomain": _name_subdomain,
@@ -622,7 +633,7 @@ def _validate_container_ports(out: list[Cause], path: str, ports: Any) -> None:
         port = _map(raw)
         name = port.get("name")
         if name:
-            msgs = is_valid_port_name(name) if isinstance(name, str) else ["must be a string"]
+            msgs = is_valid_port_name(name) if isinstance(name, str) else _NOT_A_STRING
             if msgs:
                 for msg in msgs:
                     out.append(_invalid(f"{path}[{j}].name", name, msg))
@@ -700,15 +711,13 @@ def _validate_pod_spec(out: list[Cause], path: str, spec: Mapping[str, Any], is_
     for key in ("nodeName", "serviceAccountName"):
         value = spec.get(key)
         if value:
-            msgs = (
-                dns1123_subdomain_errors(value) if isinstance(value, str) else ["must be a string"]
-            )
+            msgs = dns1123_subdomain_errors(value) if isinstance(value, str) else _NOT_A_STRING
             for msg in msgs:
                 out.append(_invalid(f"{path}.{key}", value, msg))
     for key in ("hostname", "subdomain"):
         value = spec.get(key)
         if value:
-            msgs = dns1123_label_errors(value) if isinstance(value, str) else ["must be a string"]
+            msgs = dns1123_label_errors(value) if isinstance(value, str) else _NOT_A_STRING
             for msg in msgs:
                 out.append(_invalid(f"{path}.{key}", value, msg))
 
@@ -913,7 +922,7 @@ def _validate_label_selector(out: list[Cause], path: str, sel: Mapping[str, Any]
         else:
             out.append(_not_supported(f"{base}.operator", operator, _SELECTOR_OPERATORS))
         for j, value in enumerate(values):
-            msgs = label_value_errors(value) if isinstance(value, str) else ["must be a string"]
+            msgs = label_value_errors(value) if isinstance(value, str) else _NOT_A_STRING
             for msg in msgs:
                 out.append(_invalid(f"{base}.values[{j}]", value, msg))
 
@@ -1247,7 +1256,7 @@ def _validate_data_keys(
     out: list[Cause], data: Mapping[str, Any], path: str, other: Mapping[str, Any], other_name: str
 ) -> None:
     for key in data:
-        msgs = is_config_map_key(key) if isinstance(key, str) else ["must be a string"]
+        msgs = is_config_map_key(key) if isinstance(key, str) else _NOT_A_STRING
         for msg in msgs:
             out.append(_invalid(f"{path}[{key}]", key, msg))
         if key in other:
@@ -1500,7 +1509,7 @@ def _crd(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
         )
     for key in ("shortNames", "categories"):
         for i, value in enumerate(_list(names.get(key))):
-            msgs = is_dns1035_label(value) if isinstance(value, str) else ["must be a string"]
+            msgs = is_dns1035_label(value) if isinstance(value, str) else _NOT_A_STRING
             if msgs:
                 out.append(_invalid(f"spec.names.{key}[{i}]", value, ",".join(msgs)))
 
@@ -1524,9 +1533,7 @@ def _crd(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
             if version.get("served") is True:
                 served += 1
             msgs = (
-                is_dns1035_label(version_name)
-                if isinstance(version_name, str)
-                else ["must be a string"]
+                is_dns1035_label(version_name) if isinstance(version_name, str) else _NOT_A_STRING
             )
             if msgs:
                 out.append(_invalid(f"spec.versions[{i}].name", version_name, ",".join(msgs)))

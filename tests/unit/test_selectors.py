@@ -523,22 +523,41 @@ def test_object_fields_other_kinds(obj: dict[str, Any], field: str, value: str) 
 
 
 def test_validator_messages_match_upstream() -> None:
-    assert selectors.dns1123_label_errors("my-name") == []
-    assert selectors.dns1123_label_errors("a.b") == ["must not contain dots"]
-    assert selectors.dns1123_label_errors("Foo") == [
+    assert selectors.dns1123_label_errors("my-name") == ()
+    assert selectors.dns1123_label_errors("a.b") == ("must not contain dots",)
+    assert selectors.dns1123_label_errors("Foo") == (
         "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
         "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
-        "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-    ]
+        "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    )
     assert selectors.dns1123_subdomain_errors("a" * 254)[0] == "must be no more than 253 characters"
-    assert selectors.dns1123_subdomain_errors("example.com\n") != []
-    assert selectors.qualified_name_errors("example.com/MyName") == []
-    assert selectors.qualified_name_errors("") == [
+    assert selectors.dns1123_subdomain_errors("example.com\n") != ()
+    assert selectors.qualified_name_errors("example.com/MyName") == ()
+    assert selectors.qualified_name_errors("") == (
         "name part must be non-empty",
         "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
         "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
         "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
-    ]
-    assert selectors.label_value_errors("") == []
-    assert selectors.label_value_errors("a_b.c-D") == []
-    assert selectors.label_value_errors("a\n") != []
+    )
+    assert selectors.label_value_errors("") == ()
+    assert selectors.label_value_errors("a_b.c-D") == ()
+    assert selectors.label_value_errors("a\n") != ()
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        selectors.dns1123_label_errors,
+        selectors.dns1123_subdomain_errors,
+        selectors.qualified_name_errors,
+        selectors.label_value_errors,
+    ],
+)
+def test_validators_are_memoized_and_immutable(fn: Any) -> None:
+    value = "Not Valid/At/All"
+    first = fn(value)
+    assert isinstance(first, tuple) and first
+    hits = fn.cache_info().hits
+    assert fn(value) is first
+    assert fn.cache_info().hits == hits + 1
+    assert fn.cache_info().maxsize == selectors.VALIDATOR_CACHE_SIZE

@@ -252,10 +252,12 @@ def setter(path: str, value: Any) -> Edit:
         (is_valid_percent, "25%", []),
     ],
 )
-def test_string_validators(fn: Callable[[str], list[str]], value: str, expected: list[str]) -> None:
+def test_string_validators(
+    fn: Callable[[str], tuple[str, ...]], value: str, expected: list[str]
+) -> None:
     errors = fn(value)
     if not expected:
-        assert errors == []
+        assert errors == ()
     else:
         assert all(any(e in got for got in errors) for e in expected), errors
 
@@ -292,9 +294,21 @@ def test_string_validators(fn: Callable[[str], list[str]], value: str, expected:
     ],
 )
 def test_string_validator_exact_messages(
-    fn: Callable[[str], list[str]], value: str, message: str
+    fn: Callable[[str], tuple[str, ...]], value: str, message: str
 ) -> None:
-    assert fn(value) == [message]
+    assert fn(value) == (message,)
+
+
+@pytest.mark.parametrize(
+    "fn", [is_dns1035_label, is_config_map_key, is_valid_port_name, is_valid_percent]
+)
+def test_string_validators_are_memoized_and_immutable(fn: Any) -> None:
+    value = "-- not valid --"
+    first = fn(value)
+    assert isinstance(first, tuple) and first
+    hits = fn.cache_info().hits
+    assert fn(value) is first
+    assert fn.cache_info().hits == hits + 1
 
 
 # ---- object metadata -------------------------------------------------------------------------
