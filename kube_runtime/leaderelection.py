@@ -1,0 +1,470 @@
+"""Leader election on a ``coordination.k8s.io/v1`` Lease, with client-go's semantics.
+
+Contract (client-go ``tools/leaderelection`` + ``resourcelock/leaselock.go``):
+
+* Candidates try to acquire the Lease every ``retry_period`` (jittered up to
+  ``retry_period * 2.2``). A Lease held by someone else is taken over only once it has not
+  changed for ``leaseDurationSeconds`` as measured by *this* process's clock from the moment it
+  observed the last change: timestamps written in the Lease by other processes are never
+  compared with the local clock, so clock skew between nodes does not matter.
+* The leader renews every ``retry_period``; each renewal may retry for up to
+  ``renew_deadline``. When that deadline passes without a successful write, leadership is lost:
+  the stop event handed to ``on_started_leading`` is set and :meth:`LeaderElector.run`
+  returns. A 409 Conflict on a write just loses that round.
+* ``leaseTransitions`` is incremented every time the holder changes; ``acquireTime`` is kept
+  across renewals of the same holder.
+* On a clean stop with ``release_on_cancel`` the leader writes an empty ``holderIdentity``
+  (``leaseDurationSeconds: 1``), so a follower takes over on its next try instead of waiting
+  for the lease to expire. With ``release_on_cancel`` the caller must have stopped the work
+  the lease guards before stopping the elector.
+* ``on_stopped_leading`` is called whenever :meth:`~LeaderElector.run` returns (also when it
+  never led, as in client-go); ``on_new_leader(identity)`` is called, in its own thread, each
+  time the observed holder changes (the first observation included).
+
+This guarantees no fencing: for a short while two processes may both think they lead when
+the API server is slow; keep ``lease_duration`` comfortably above ``renew_deadline``.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from kube_runtime import metrics
+from kube_runtime.client.errors import is_not_found
+from kube_runtime.kinds import Lease
+
+log = logging.getLogger(__name__)
+
+JITTER_FACTOR = 1.2
+"""Maximum extra wait between acquire attempts, as a fraction of ``retry_period`` (client-go)."""
+
+MICROTIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+class Clock(Protocol):
+    """Time source: ``monotonic()`` for observed-time arithmetic, ``now()`` for timestamps."""
+
+    def monotonic(self) -> float: ...
+
+    def now(self) -> datetime: ...
+
+
+class RealClock:
+    """The process clock: ``time.monotonic`` and the UTC wall clock."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+
+def format_micro_time(moment: datetime) -> str:
+    """A ``metav1.MicroTime`` string: ``2006-01-02T15:04:05.000000Z`` in UTC."""
+    return moment.astimezone(timezone.utc).strftime(MICROTIME_FORMAT)
+
+
+@dataclass(frozen=True)
+class LeaderElectionRecord:
+    """The election state kept in a Lease's spec (client-go's ``LeaderElectionRecord``)."""
+
+    holder_identity: str = ""
+    lease_duration_seconds: int = 0
+    acquire_time: str | None = None
+    renew_time: str | None = None
+    leader_transitions: int = 0
+
+    @classmethod
+    def from_lease(cls, lease: dict[str, Any]) -> LeaderElectionRecord:
+        spec = lease.get("spec") or {}
+        return cls(
+            holder_identity=spec.get("holderIdentity") or "",
+            lease_duration_seconds=int(spec.get("leaseDurationSeconds") or 0),
+            acquire_time=spec.get("acquireTime"),
+            renew_time=spec.get("renewTime"),
+            leader_transitions=int(spec.get("leaseTransitions") or 0),
+        )
+
+    def to_lease_spec(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "holderIdentity": self.holder_identity,
+            "leaseDurationSeconds": self.lease_duration_seconds,
+            "leaseTransitions": self.leader_transitions,
+        }
+        if self.acquire_time is not None:
+            spec["acquireTime"] = self.acquire_time
+        if self.renew_time is not None:
+            spec["renewTime"] = self.renew_time
+        return spec
+
+
+class LeaseLock:
+    """Reads and writes one Lease; updates carry the last read resourceVersion (optimistic lock)."""
+
+    def __init__(self, client: Any, namespace: str, name: str) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.name = name
+        self._lease: dict[str, Any] | None = None
+
+    def describe(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def get(self) -> LeaderElectionRecord:
+        """The current record (raises the client's ``NotFound`` when there is no Lease)."""
+        self._lease = self.client.get(Lease, self.name, self.namespace)
+        return LeaderElectionRecord.from_lease(self._lease)
+
+    def create(self, record: LeaderElectionRecord) -> None:
+        self._lease = self.client.create(
+            {
+                "apiVersion": Lease.api_version,
+                "kind": Lease.kind,
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": record.to_lease_spec(),
+            }
+        )
+
+    def update(self, record: LeaderElectionRecord) -> None:
+        """Replace the Lease's spec with ``record`` (``Conflict`` when it changed since read)."""
+        if self._lease is None:
+            raise RuntimeError(f"lease {self.describe()} not read yet: call get or create first")
+        lease = copy.deepcopy(self._lease)
+        lease.setdefault("apiVersion", Lease.api_version)
+        lease.setdefault("kind", Lease.kind)
+        lease["spec"] = record.to_lease_spec()
+        self._lease = self.client.update(lease)
+
+
+class LeaderElector:
+    """One candidate in the election for the Lease ``namespace/name``; see the module docstring."""
+
+    def __init__(
+        self,
+        client: Any,
+        namespace: str,
+        name: str,
+        identity: str,
+        *,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        on_started_leading: Callable[[threading.Event], None],
+        on_stopped_leading: Callable[[], None],
+        on_new_leader: Callable[[str], None] | None = None,
+        release_on_cancel: bool = True,
+        clock: Clock | None = None,
+    ) -> None:
+        if lease_duration <= 0:
+            raise ValueError("lease_duration must be greater than zero")
+        if renew_deadline <= 0:
+            raise ValueError("renew_deadline must be greater than zero")
+        if retry_period <= 0:
+            raise ValueError("retry_period must be greater than zero")
+        if lease_duration <= renew_deadline:
+            raise ValueError(
+                f"lease_duration ({lease_duration}) must be greater than "
+                f"renew_deadline ({renew_deadline})"
+            )
+        if renew_deadline <= JITTER_FACTOR * retry_period:
+            raise ValueError(
+                f"renew_deadline ({renew_deadline}) must be greater than "
+                f"retry_period * {JITTER_FACTOR} ({retry_period * JITTER_FACTOR:g})"
+            )
+        if not identity:
+            raise ValueError("identity must not be empty")
+        if not callable(on_started_leading) or not callable(on_stopped_leading):
+            raise ValueError("on_started_leading and on_stopped_leading must be callables")
+        self.name = name
+        self.identity = identity
+        self.lease_duration = lease_duration
+        self.renew_deadline = renew_deadline
+        self.retry_period = retry_period
+        self.release_on_cancel = release_on_cancel
+        self._on_started_leading = on_started_leading
+        self._on_stopped_leading = on_stopped_leading
+        self._on_new_leader = on_new_leader
+        self._clock: Clock = clock or RealClock()
+        self._lock = LeaseLock(client, namespace, name)
+        # Lease specs carry whole seconds; sub-second durations (tests) round up to one.
+        self._lease_seconds = max(1, int(lease_duration))
+        self._state = threading.Lock()
+        self._observed = LeaderElectionRecord()
+        self._observed_time = 0.0
+        self._reported_leader = ""
+        self._leading = False
+        # Bumped when a renewal round gives up, so a write still in flight cannot
+        # make this elector believe it leads again.
+        self._epoch = 0
+        metrics.LEADER_STATUS.labels(name=name).set(0)
+
+    # --- observed state ---------------------------------------------------------------------
+
+    def is_leader(self) -> bool:
+        """True while :meth:`run` leads: the lease was acquired and every renewal kept it."""
+        with self._state:
+            return self._leading and self._observed.holder_identity == self.identity
+
+    def _holds(self) -> bool:
+        """The last observed holder is this candidate (client-go's ``IsLeader``)."""
+        with self._state:
+            return self._observed.holder_identity == self.identity
+
+    def get_leader(self) -> str:
+        """The last observed holder's identity ("" when none has been observed)."""
+        with self._state:
+            return self._observed.holder_identity
+
+    def _set_observed(self, record: LeaderElectionRecord, epoch: int) -> bool:
+        with self._state:
+            if epoch != self._epoch:
+                return False
+            self._observed = record
+            self._observed_time = self._clock.monotonic()
+            return True
+
+    def _lease_valid(self, now: float) -> bool:
+        """The observed lease has not yet expired by this process's clock."""
+        with self._state:
+            seconds = self._observed.lease_duration_seconds or self.lease_duration
+            return self._observed_time + seconds > now
+
+    # --- one round ----------------------------------------------------------------------------
+
+    def try_acquire_or_renew(self, epoch: int | None = None) -> bool:
+        """Acquire the lease if free or expired, or renew it if held; True on success.
+
+        Never raises: API errors are logged and count as failure for this round.
+        """
+        if epoch is None:
+            epoch = self._epoch
+        try:
+            return self._try_acquire_or_renew(epoch)
+        except Exception as e:
+            log.warning("leader election %s: %s", self._lock.describe(), e)
+            return False
+
+    def _try_acquire_or_renew(self, epoch: int) -> bool:
+        stamp = format_micro_time(self._clock.now())
+        desired = LeaderElectionRecord(
+            holder_identity=self.identity,
+            lease_duration_seconds=self._lease_seconds,
+            acquire_time=stamp,
+            renew_time=stamp,
+        )
+        # Fast path: the leader writes on top of the version it last saw, without a read.
+        if self._holds() and self._lease_valid(self._clock.monotonic()):
+            with self._state:
+                held = self._observed
+            renewal = replace(
+                desired,
+                acquire_time=held.acquire_time,
+                leader_transitions=held.leader_transitions,
+            )
+            try:
+                self._lock.update(renewal)
+                return self._set_observed(renewal, epoch)
+            except Exception as e:
+                log.info(
+                    "leader election %s: optimistic renew failed (%s), re-reading",
+                    self._lock.describe(),
+                    e,
+                )
+
+        try:
+            current = self._lock.get()
+        except Exception as e:
+            if not is_not_found(e):
+                log.warning("leader election %s: cannot read lease: %s", self._lock.describe(), e)
+                return False
+            self._lock.create(desired)
+            return self._set_observed(desired, epoch)
+
+        with self._state:
+            changed = current != self._observed
+        if changed and not self._set_observed(current, epoch):
+            return False
+        if (
+            current.holder_identity
+            and current.holder_identity != self.identity
+            and self._lease_valid(self._clock.monotonic())
+        ):
+            log.debug(
+                "leader election %s: held by %s, not yet expired",
+                self._lock.describe(),
+                current.holder_identity,
+            )
+            return False
+
+        if current.holder_identity == self.identity:
+            record = replace(
+                desired,
+                acquire_time=current.acquire_time,
+                leader_transitions=current.leader_transitions,
+            )
+        else:
+            record = replace(desired, leader_transitions=current.leader_transitions + 1)
+        self._lock.update(record)
+        return self._set_observed(record, epoch)
+
+    # --- loops --------------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """Campaign until ``stop`` is set or leadership, once gained, is lost; then return.
+
+        Blocks the calling thread. ``on_started_leading(leading_stop)`` runs in its own thread
+        once the lease is held; ``leading_stop`` is set when leadership ends for any reason.
+        """
+        try:
+            if not self._acquire(stop):
+                return
+            leading_stop = threading.Event()
+            leader = threading.Thread(
+                target=self._run_started_leading,
+                args=(leading_stop,),
+                name=f"leader-{self.name}",
+                daemon=True,
+            )
+            leader.start()
+            try:
+                self._renew(stop)
+            finally:
+                with self._state:
+                    self._leading = False
+                leading_stop.set()
+            if self.release_on_cancel:
+                self.release()
+        finally:
+            metrics.LEADER_STATUS.labels(name=self.name).set(0)
+            try:
+                self._on_stopped_leading()
+            except Exception:
+                log.exception(
+                    "leader election %s: on_stopped_leading failed", self._lock.describe()
+                )
+
+    def _acquire(self, stop: threading.Event) -> bool:
+        log.info("attempting to acquire leader lease %s", self._lock.describe())
+        while not stop.is_set():
+            succeeded = self.try_acquire_or_renew()
+            self._maybe_report_transition()
+            if succeeded:
+                with self._state:
+                    self._leading = True
+                metrics.LEADER_STATUS.labels(name=self.name).set(1)
+                log.info(
+                    "successfully acquired lease %s as %s", self._lock.describe(), self.identity
+                )
+                return True
+            period = self.retry_period * (1.0 + random.random() * JITTER_FACTOR)
+            stop.wait(period)
+        return False
+
+    def _renew(self, stop: threading.Event) -> None:
+        """Renew every ``retry_period`` until a renewal misses ``renew_deadline`` or ``stop``."""
+        while not stop.is_set():
+            deadline = self._clock.monotonic() + self.renew_deadline
+            renewed = False
+            while not stop.is_set():
+                remaining = deadline - self._clock.monotonic()
+                if remaining <= 0:
+                    break
+                if self._attempt_before(remaining):
+                    renewed = True
+                    break
+                stop.wait(min(self.retry_period, max(0.0, deadline - self._clock.monotonic())))
+            self._maybe_report_transition()
+            if not renewed:
+                with self._state:
+                    self._epoch += 1
+                if not stop.is_set():
+                    log.info(
+                        "failed to renew lease %s within %.3gs: leadership lost",
+                        self._lock.describe(),
+                        self.renew_deadline,
+                    )
+                return
+            stop.wait(self.retry_period)
+
+    def _attempt_before(self, timeout: float) -> bool:
+        """One renewal that must finish within ``timeout`` seconds (a hung request counts as failed)."""
+        epoch = self._epoch
+        result: list[bool] = []
+        worker = threading.Thread(
+            target=lambda: result.append(self.try_acquire_or_renew(epoch)),
+            name=f"lease-renew-{self.name}",
+            daemon=True,
+        )
+        worker.start()
+        worker.join(timeout)
+        return bool(result and result[0])
+
+    def release(self) -> bool:
+        """Give the lease up if this candidate holds it (empty holder); True when not held after."""
+        epoch = self._epoch
+        try:
+            current = self._lock.get()
+        except Exception as e:
+            log.warning(
+                "leader election %s: cannot read lease to release: %s", self._lock.describe(), e
+            )
+            return False
+        if current.holder_identity != self.identity:
+            self._set_observed(current, epoch)
+            return True
+        stamp = format_micro_time(self._clock.now())
+        released = LeaderElectionRecord(
+            holder_identity="",
+            lease_duration_seconds=1,
+            acquire_time=stamp,
+            renew_time=stamp,
+            leader_transitions=current.leader_transitions,
+        )
+        try:
+            self._lock.update(released)
+        except Exception as e:
+            log.warning("leader election %s: failed to release lease: %s", self._lock.describe(), e)
+            return False
+        with self._state:
+            self._observed = released
+            self._observed_time = self._clock.monotonic()
+        log.info("released lease %s", self._lock.describe())
+        return True
+
+    # --- callbacks ------------------------------------------------------------------------------
+
+    def _run_started_leading(self, leading_stop: threading.Event) -> None:
+        try:
+            self._on_started_leading(leading_stop)
+        except Exception:
+            log.exception("leader election %s: on_started_leading failed", self._lock.describe())
+
+    def _maybe_report_transition(self) -> None:
+        with self._state:
+            holder = self._observed.holder_identity
+            if holder == self._reported_leader:
+                return
+            self._reported_leader = holder
+        log.info("leader election %s: new leader %r", self._lock.describe(), holder)
+        if self._on_new_leader is not None:
+            threading.Thread(
+                target=self._report_new_leader,
+                args=(holder,),
+                name=f"new-leader-{self.name}",
+                daemon=True,
+            ).start()
+
+    def _report_new_leader(self, holder: str) -> None:
+        assert self._on_new_leader is not None
+        try:
+            self._on_new_leader(holder)
+        except Exception:
+            log.exception("leader election %s: on_new_leader failed", self._lock.describe())

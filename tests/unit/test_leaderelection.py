@@ -1,0 +1,373 @@
+"""LeaderElector against an in-memory Lease store and a hand-driven clock.
+
+One ``try_acquire_or_renew`` round at a time for the decisions (acquire, renew, expiry measured
+on the candidate's own clock, conflicts, release, transitions), and ``run`` with short real
+durations for the loops and callbacks.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from kube_runtime import metrics
+from kube_runtime.client.errors import AlreadyExists, Conflict, NotFound, ServerError
+from kube_runtime.kinds import Lease
+from kube_runtime.leaderelection import LeaderElector, RealClock
+from kube_runtime.testing.waiting import wait_for
+
+MICROTIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+NS, NAME = "kube-system", "my-controller"
+
+
+def _status(code: int, reason: str) -> dict[str, Any]:
+    return {"kind": "Status", "code": code, "reason": reason, "message": reason}
+
+
+class FakeClient:
+    """Just enough of ``Client`` for Leases: get/create/update with resourceVersion checks."""
+
+    def __init__(self) -> None:
+        self.objects: dict[tuple[str, str], dict[str, Any]] = {}
+        self.rv = 0
+        self.calls: list[str] = []
+        self.before_update: Callable[[], None] | None = None
+        self.fail_updates = False
+        self.lock = threading.Lock()
+
+    def get(self, kind: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
+        assert kind == Lease
+        with self.lock:
+            self.calls.append("get")
+            obj = self.objects.get((namespace or "", name))
+            if obj is None:
+                raise NotFound(_status(404, "NotFound"))
+            return copy.deepcopy(obj)
+
+    def create(self, obj: dict[str, Any], **_: Any) -> dict[str, Any]:
+        with self.lock:
+            self.calls.append("create")
+            key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
+            if key in self.objects:
+                raise AlreadyExists(_status(409, "AlreadyExists"))
+            return self._store(key, copy.deepcopy(obj))
+
+    def update(self, obj: dict[str, Any]) -> dict[str, Any]:
+        if self.before_update is not None:
+            hook, self.before_update = self.before_update, None
+            hook()
+        with self.lock:
+            self.calls.append("update")
+            if self.fail_updates:
+                raise ServerError(_status(500, "InternalError"))
+            key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
+            stored = self.objects.get(key)
+            if stored is None:
+                raise NotFound(_status(404, "NotFound"))
+            if obj["metadata"].get("resourceVersion") != stored["metadata"]["resourceVersion"]:
+                raise Conflict(_status(409, "Conflict"))
+            return self._store(key, copy.deepcopy(obj))
+
+    def _store(self, key: tuple[str, str], obj: dict[str, Any]) -> dict[str, Any]:
+        self.rv += 1
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+        self.objects[key] = obj
+        return copy.deepcopy(obj)
+
+    def spec(self) -> dict[str, Any]:
+        return dict(self.objects[(NS, NAME)]["spec"])
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+        self.base = datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def now(self) -> datetime:
+        return self.base + timedelta(seconds=self.t)
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+
+def _elector(client: FakeClient, identity: str, clock: Any = None, **kw: Any) -> LeaderElector:
+    kw.setdefault("on_started_leading", lambda stop: None)
+    kw.setdefault("on_stopped_leading", lambda: None)
+    return LeaderElector(client, NS, NAME, identity, clock=clock or FakeClock(), **kw)
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        (
+            {"lease_duration": 10, "renew_deadline": 10},
+            "lease_duration .* greater than renew_deadline",
+        ),
+        ({"renew_deadline": 2.4, "retry_period": 2}, r"renew_deadline .* retry_period \* 1.2"),
+        ({"lease_duration": 0}, "lease_duration must be greater than zero"),
+        ({"renew_deadline": -1}, "renew_deadline must be greater than zero"),
+        ({"retry_period": 0}, "retry_period must be greater than zero"),
+    ],
+)
+def test_invalid_durations_are_rejected(kw: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _elector(FakeClient(), "a", **kw)
+
+
+def test_empty_identity_is_rejected() -> None:
+    with pytest.raises(ValueError, match="identity"):
+        _elector(FakeClient(), "")
+
+
+def test_acquire_creates_the_lease() -> None:
+    client = FakeClient()
+    a = _elector(client, "a")
+    assert a.try_acquire_or_renew()
+    spec = client.spec()
+    assert spec["holderIdentity"] == "a"
+    assert spec["leaseDurationSeconds"] == 15
+    assert spec["leaseTransitions"] == 0
+    assert MICROTIME.match(spec["acquireTime"]) and spec["acquireTime"] == spec["renewTime"]
+    assert a.get_leader() == "a"
+
+
+def test_renew_keeps_acquire_time_and_skips_the_read() -> None:
+    client, clock = FakeClient(), FakeClock()
+    a = _elector(client, "a", clock)
+    assert a.try_acquire_or_renew()
+    acquired = client.spec()["acquireTime"]
+    clock.advance(2)
+    client.calls.clear()
+    assert a.try_acquire_or_renew()
+    spec = client.spec()
+    assert client.calls == ["update"]  # the leader's optimistic fast path
+    assert spec["acquireTime"] == acquired
+    assert spec["renewTime"] > acquired
+    assert spec["leaseTransitions"] == 0
+
+
+def test_follower_waits_a_lease_duration_on_its_own_clock() -> None:
+    client = FakeClient()
+    a_clock, b_clock = FakeClock(), FakeClock()
+    # a's wall clock is an hour behind: its timestamps look long expired to anybody
+    # comparing them with a correct clock; b must not care.
+    a_clock.base -= timedelta(hours=1)
+    a, b = _elector(client, "a", a_clock), _elector(client, "b", b_clock)
+    assert a.try_acquire_or_renew()
+    assert not b.try_acquire_or_renew()
+    assert b.get_leader() == "a"
+    b_clock.advance(14.9)
+    assert not b.try_acquire_or_renew()
+    b_clock.advance(0.2)
+    assert b.try_acquire_or_renew()
+    spec = client.spec()
+    assert spec["holderIdentity"] == "b"
+    assert spec["leaseTransitions"] == 1
+    assert b.get_leader() == "b"
+
+
+def test_a_renewal_restarts_the_followers_wait() -> None:
+    client = FakeClient()
+    a_clock, b_clock = FakeClock(), FakeClock()
+    a, b = _elector(client, "a", a_clock), _elector(client, "b", b_clock)
+    assert a.try_acquire_or_renew()
+    assert not b.try_acquire_or_renew()
+    b_clock.advance(10)
+    a_clock.advance(10)
+    assert a.try_acquire_or_renew()  # renewTime changes: b sees a new record
+    b_clock.advance(1)
+    assert not b.try_acquire_or_renew()
+    b_clock.advance(14.5)  # 15.5 s after b's first look, 14.5 s after it saw the renewal
+    assert not b.try_acquire_or_renew()
+    b_clock.advance(1)
+    assert b.try_acquire_or_renew()
+
+
+def test_losing_the_write_race_just_loses_the_round() -> None:
+    client = FakeClient()
+    b_clock, c_clock = FakeClock(), FakeClock()
+    a = _elector(client, "a")
+    b, c = _elector(client, "b", b_clock), _elector(client, "c", c_clock)
+    assert a.try_acquire_or_renew()
+    assert not b.try_acquire_or_renew() and not c.try_acquire_or_renew()
+    b_clock.advance(20)
+    c_clock.advance(20)
+    # b takes the expired lease between c's read and c's write.
+    client.before_update = lambda: (b.try_acquire_or_renew(), None)[1]
+    assert not c.try_acquire_or_renew()
+    assert client.spec()["holderIdentity"] == "b"
+    assert client.spec()["leaseTransitions"] == 1
+    assert c.get_leader() != "c"
+
+
+def test_a_conflicting_renewal_falls_back_to_a_read() -> None:
+    client, clock = FakeClient(), FakeClock()
+    a = _elector(client, "a", clock)
+    assert a.try_acquire_or_renew()
+    stored = client.objects[(NS, NAME)]
+    client.rv += 1
+    stored["metadata"]["resourceVersion"] = str(client.rv)  # someone touched the Lease
+    clock.advance(2)
+    client.calls.clear()
+    assert a.try_acquire_or_renew()
+    assert client.calls == ["update", "get", "update"]
+    assert client.spec()["holderIdentity"] == "a"
+    assert client.spec()["leaseTransitions"] == 0
+
+
+def test_release_lets_a_follower_take_over_at_once() -> None:
+    client = FakeClient()
+    a, b = _elector(client, "a"), _elector(client, "b")
+    assert a.try_acquire_or_renew()
+    assert not b.try_acquire_or_renew()
+    assert a.release()
+    spec = client.spec()
+    assert spec["holderIdentity"] == ""
+    assert spec["leaseDurationSeconds"] == 1
+    assert spec["leaseTransitions"] == 0
+    assert MICROTIME.match(spec["renewTime"])
+    assert b.try_acquire_or_renew()  # no clock advance needed
+    assert client.spec()["holderIdentity"] == "b"
+    assert client.spec()["leaseTransitions"] == 1
+
+
+def test_release_by_a_non_holder_writes_nothing() -> None:
+    client = FakeClient()
+    a, b = _elector(client, "a"), _elector(client, "b")
+    assert a.try_acquire_or_renew()
+    client.calls.clear()
+    assert b.release()
+    assert client.calls == ["get"]
+    assert client.spec()["holderIdentity"] == "a"
+
+
+def test_transitions_count_every_change_of_holder() -> None:
+    client = FakeClient()
+    a, b = _elector(client, "a"), _elector(client, "b")
+    assert a.try_acquire_or_renew()
+    assert a.release()
+    assert b.try_acquire_or_renew()
+    assert b.release()
+    assert a.try_acquire_or_renew()
+    assert client.spec()["leaseTransitions"] == 2
+    assert client.spec()["holderIdentity"] == "a"
+
+
+def test_api_errors_fail_the_round_without_raising() -> None:
+    client = FakeClient()
+    a = _elector(client, "a")
+    assert a.try_acquire_or_renew()
+    client.fail_updates = True
+    client.objects[(NS, NAME)]["metadata"]["resourceVersion"] = "stale"
+    assert not a.try_acquire_or_renew()
+
+
+# --- run(): real (short) durations ------------------------------------------------------------
+
+FAST = {"lease_duration": 0.5, "renew_deadline": 0.3, "retry_period": 0.05}
+
+
+def _gauge(name: str) -> float | None:
+    return metrics.REGISTRY.get_sample_value("leader_election_master_status", {"name": name})
+
+
+def test_run_leads_then_releases_on_stop() -> None:
+    client = FakeClient()
+    started, stopped = threading.Event(), threading.Event()
+    leading_stop: list[threading.Event] = []
+    new_leaders: list[str] = []
+
+    def on_started(stop: threading.Event) -> None:
+        leading_stop.append(stop)
+        started.set()
+
+    a = _elector(
+        client,
+        "a",
+        clock=RealClock(),
+        on_started_leading=on_started,
+        on_stopped_leading=stopped.set,
+        on_new_leader=new_leaders.append,
+        **FAST,
+    )
+    stop = threading.Event()
+    runner = threading.Thread(target=a.run, args=(stop,))
+    runner.start()
+    try:
+        assert started.wait(5)
+        assert a.is_leader()
+        assert _gauge(NAME) == 1.0
+        wait_for(lambda: new_leaders == ["a"], 5, message="on_new_leader('a')")
+        # renewals keep going
+        first = client.spec()["renewTime"]
+        wait_for(lambda: client.spec()["renewTime"] != first, 5, message="a renewal")
+        assert not leading_stop[0].is_set()
+    finally:
+        stop.set()
+        runner.join(5)
+    assert not runner.is_alive()
+    assert leading_stop[0].is_set()
+    assert stopped.is_set()
+    assert not a.is_leader()
+    assert _gauge(NAME) == 0.0
+    assert client.spec()["holderIdentity"] == ""
+
+
+def test_run_gives_up_when_renewals_keep_failing() -> None:
+    client = FakeClient()
+    started, stopped = threading.Event(), threading.Event()
+    leading_stop: list[threading.Event] = []
+
+    def on_started(stop: threading.Event) -> None:
+        leading_stop.append(stop)
+        started.set()
+
+    a = _elector(
+        client,
+        "a",
+        clock=RealClock(),
+        on_started_leading=on_started,
+        on_stopped_leading=stopped.set,
+        **FAST,
+    )
+    stop = threading.Event()
+    runner = threading.Thread(target=a.run, args=(stop,))
+    runner.start()
+    try:
+        assert started.wait(5)
+        client.fail_updates = True
+        runner.join(5)
+        assert not runner.is_alive(), "run() should return once a renewal misses its deadline"
+    finally:
+        stop.set()
+        runner.join(5)
+    assert leading_stop[0].is_set()
+    assert stopped.is_set()
+    assert not a.is_leader()
+    assert client.spec()["holderIdentity"] == "a"  # the release could not be written either
+
+
+def test_stop_before_acquiring_returns_and_reports_stopped() -> None:
+    client = FakeClient()
+    a = _elector(client, "a")
+    assert a.try_acquire_or_renew()
+    stopped = threading.Event()
+    b = _elector(client, "b", on_stopped_leading=stopped.set, **FAST)
+    stop = threading.Event()
+    runner = threading.Thread(target=b.run, args=(stop,))
+    runner.start()
+    wait_for(lambda: "get" in client.calls, 5, message="b's first try")
+    stop.set()
+    runner.join(5)
+    assert not runner.is_alive()
+    assert stopped.is_set()
+    assert client.spec()["holderIdentity"] == "a"
