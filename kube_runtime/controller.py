@@ -1,0 +1,200 @@
+"""A controller: sources -> predicates -> handler -> work queue -> workers -> reconciler.
+
+Mirrors controller-runtime's ``internal/controller``. Contract:
+
+* Events from every watched source pass the watch's predicates, then its handler turns them
+  into :class:`~kube_runtime.reconcile.Request` s on one deduplicating, rate-limited queue.
+* ``max_concurrent_reconciles`` worker threads take requests; the queue guarantees one request
+  is never reconciled by two workers at once.
+* The reconcile result is applied as described in :mod:`kube_runtime.reconcile`. An exception
+  never kills a worker: it is logged with its traceback, counted, and the request is retried
+  with per-item exponential backoff. A :class:`~kube_runtime.reconcile.TerminalError` is not
+  retried.
+* Every log record made during a reconcile carries the controller name and the object key
+  (see :mod:`kube_runtime.logs`).
+* :meth:`start` blocks: it starts the sources, waits for their caches to sync (failing after
+  ``cache_sync_timeout``), runs the workers, and on ``stop`` shuts the queue (no new intake),
+  lets in-flight reconciles finish, and returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kube_runtime import metrics
+from kube_runtime.client.errors import ApiError
+from kube_runtime.handlers import EventHandler
+from kube_runtime.logs import reconcile_context
+from kube_runtime.predicates import Predicate
+from kube_runtime.reconcile import Reconciler, Request, Result, TerminalError
+from kube_runtime.source import Source
+from kube_runtime.workqueue import RateLimiter, WorkQueue, default_controller_rate_limiter
+
+log = logging.getLogger(__name__)
+Obj = Mapping[str, Any]
+
+
+class CacheSyncTimeout(RuntimeError):
+    """A source's cache did not sync in time; the controller does not start its workers."""
+
+
+@dataclass
+class _Watch:
+    """One source with its handler and predicates; the source's events land here."""
+
+    controller: Controller
+    source: Source
+    handler: EventHandler
+    predicates: tuple[Predicate, ...]
+
+    def on_create(self, obj: Obj) -> None:
+        if all(p.create(obj) for p in self.predicates):
+            self.handler.create(obj, self.controller.queue)
+
+    def on_update(self, old: Obj, new: Obj) -> None:
+        if all(p.update(old, new) for p in self.predicates):
+            self.handler.update(old, new, self.controller.queue)
+
+    def on_delete(self, obj: Obj) -> None:
+        if all(p.delete(obj) for p in self.predicates):
+            self.handler.delete(obj, self.controller.queue)
+
+    def on_generic(self, obj: Obj) -> None:
+        if all(p.generic(obj) for p in self.predicates):
+            self.handler.generic(obj, self.controller.queue)
+
+
+class Controller:
+    """Runs one reconciler over the requests its watches produce (see the module docstring)."""
+
+    def __init__(
+        self,
+        name: str,
+        reconciler: Reconciler,
+        *,
+        max_concurrent_reconciles: int = 1,
+        rate_limiter: RateLimiter | None = None,
+        need_leader_election: bool = True,
+        cache_sync_timeout: float = 120.0,
+    ) -> None:
+        if max_concurrent_reconciles < 1:
+            raise ValueError("max_concurrent_reconciles must be at least 1")
+        self.name = name
+        self.reconciler = reconciler
+        self.max_concurrent_reconciles = max_concurrent_reconciles
+        self.need_leader_election = need_leader_election
+        self.cache_sync_timeout = cache_sync_timeout
+        self.queue: WorkQueue[Request] = WorkQueue(
+            name=name, rate_limiter=rate_limiter or default_controller_rate_limiter()
+        )
+        self._watches: list[_Watch] = []
+        self._started = threading.Event()
+        self._workers: list[threading.Thread] = []
+        self._active = 0
+        self._active_lock = threading.Lock()
+
+    # --- wiring --------------------------------------------------------------------------------
+    def watch(self, source: Source, handler: EventHandler, *predicates: Predicate) -> None:
+        """Feed ``source`` 's events through ``predicates`` into ``handler`` (before or after start)."""
+        w = _Watch(self, source, handler, predicates)
+        self._watches.append(w)
+        if self._started.is_set():
+            source.start(w, self._stop)
+
+    @property
+    def started(self) -> bool:
+        return self._started.is_set()
+
+    # --- running -------------------------------------------------------------------------------
+    def start(self, stop: threading.Event) -> None:
+        """Run until ``stop`` is set (see the module docstring). Raises CacheSyncTimeout."""
+        if self._started.is_set():
+            raise RuntimeError(f"controller {self.name!r} was already started")
+        self._stop = stop
+        self._started.set()
+        for w in self._watches:
+            w.source.start(w, stop)
+        deadline = time.monotonic() + self.cache_sync_timeout
+        for w in self._watches:
+            if not w.source.wait_for_sync(max(0.0, deadline - time.monotonic())):
+                self.queue.shutdown()
+                raise CacheSyncTimeout(
+                    f"controller {self.name!r}: timed out after {self.cache_sync_timeout:.0f}s "
+                    f"waiting for {w.source!r} to sync; check the API server and RBAC (list/watch)"
+                )
+        metrics.MAX_CONCURRENT_RECONCILES.labels(self.name).set(self.max_concurrent_reconciles)
+        log.info("controller %s: starting %d worker(s)", self.name, self.max_concurrent_reconciles)
+        for i in range(self.max_concurrent_reconciles):
+            t = threading.Thread(target=self._worker, name=f"{self.name}-worker-{i}", daemon=True)
+            t.start()
+            self._workers.append(t)
+        stop.wait()
+        log.info("controller %s: stopping; waiting for in-flight reconciles", self.name)
+        self.queue.shutdown()
+        for t in self._workers:
+            t.join()
+        log.info("controller %s: stopped", self.name)
+
+    def _worker(self) -> None:
+        while True:
+            item, shutdown = self.queue.get()
+            if shutdown:
+                return
+            assert item is not None
+            with self._active_lock:
+                self._active += 1
+                metrics.ACTIVE_WORKERS.labels(self.name).set(self._active)
+            try:
+                self._reconcile_item(item)
+            finally:
+                self.queue.done(item)
+                with self._active_lock:
+                    self._active -= 1
+                    metrics.ACTIVE_WORKERS.labels(self.name).set(self._active)
+
+    def _reconcile_item(self, request: Request) -> None:
+        """Reconcile one request and apply the result contract to the queue."""
+        started = time.monotonic()
+        with reconcile_context(self.name, request.key, uuid.uuid4().hex[:12]):
+            try:
+                result = self.reconciler.reconcile(request) or Result()
+            except TerminalError as e:
+                metrics.TERMINAL_RECONCILE_ERRORS.labels(self.name).inc()
+                metrics.RECONCILE_ERRORS.labels(self.name).inc()
+                metrics.RECONCILE_TOTAL.labels(self.name, "error").inc()
+                log.error("reconcile failed permanently (not retried): %s", e)
+                self.queue.forget(request)
+                return
+            except Exception as e:
+                metrics.RECONCILE_ERRORS.labels(self.name).inc()
+                if not isinstance(e, ApiError):
+                    # Not an API failure: most likely a bug in the reconciler (Go's "panic").
+                    metrics.RECONCILE_PANICS.labels(self.name).inc()
+                metrics.RECONCILE_TOTAL.labels(self.name, "error").inc()
+                log.exception(
+                    "reconcile failed (%d earlier failures in a row); retrying with backoff",
+                    self.queue.num_requeues(request),
+                )
+                self.queue.add_rate_limited(request)
+                return
+            finally:
+                metrics.RECONCILE_TIME.labels(self.name).observe(time.monotonic() - started)
+            if result.requeue_after and result.requeue_after > 0:
+                self.queue.forget(request)
+                self.queue.add_after(request, result.requeue_after)
+                metrics.RECONCILE_TOTAL.labels(self.name, "requeue_after").inc()
+            elif result.requeue:
+                self.queue.add_rate_limited(request)
+                metrics.RECONCILE_TOTAL.labels(self.name, "requeue").inc()
+            else:
+                self.queue.forget(request)
+                metrics.RECONCILE_TOTAL.labels(self.name, "success").inc()
+
+    def __repr__(self) -> str:
+        return f"Controller({self.name!r})"
