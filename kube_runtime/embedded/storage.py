@@ -28,12 +28,15 @@ import base64
 import builtins
 import copy
 import datetime as _dt
+import math
+import os
 import secrets
 import threading
-import uuid
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 import orjson
@@ -53,8 +56,30 @@ FINALIZER_FOREGROUND = "foregroundDeletion"
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
+# Fields a client cannot set on create: the server assigns them (or they only exist later).
+_SERVER_SET_ON_CREATE = frozenset(
+    {"uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"}
+)
+# UUID version 4 and RFC 4122 variant bits, and the mask that clears those bits.
+_UUID4_BITS = (0x4 << 76) | (0x2 << 62)
+_UUID4_MASK = ((1 << 128) - 1) ^ (0xF << 76) ^ (0x3 << 62)
+
+
 def now_rfc3339(clock: Callable[[], float]) -> str:
-    return _dt.datetime.fromtimestamp(clock(), _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``clock()`` as Kubernetes writes timestamps: UTC, whole seconds (truncated), ``Z``."""
+    return _rfc3339_second(math.floor(clock()))
+
+
+@lru_cache(maxsize=64)
+def _rfc3339_second(second: int) -> str:
+    # Timestamps have one-second resolution, so each second is formatted once.
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+
+
+def new_uid() -> str:
+    """A random RFC 4122 version-4 UUID string (what ``str(uuid.uuid4())`` returns, faster)."""
+    h = "%032x" % (int.from_bytes(os.urandom(16), "big") & _UUID4_MASK | _UUID4_BITS)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def parse_rfc3339(value: str) -> float:
@@ -186,8 +211,6 @@ class Store:
         history_size: int = 20_000,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        import time
-
         self.registry = registry
         self.strategy: Strategy = strategy or PlainStrategy()
         self.history_size = history_size
@@ -221,9 +244,6 @@ class Store:
             if fn in self._listeners:
                 self._listeners.remove(fn)
 
-    def _now(self) -> str:
-        return now_rfc3339(self.clock)
-
     # ---------------------------------------------------------------- commits
 
     def _commit(
@@ -232,18 +252,22 @@ class Store:
         """Assign the next resourceVersion to ``new``, store or remove it, record and fan out."""
         self._rv += 1
         rv = self._rv
-        new["metadata"]["resourceVersion"] = str(rv)
+        meta = new["metadata"]
+        meta["resourceVersion"] = str(rv)
         stored = Stored(new)
-        bucket = self._bucket(info)
-        uid = new["metadata"].get("uid", "")
+        bucket = self._buckets.get(info.key) or self._bucket(info)
+        uid = meta.get("uid", "")
+        refs_before = old.obj["metadata"].get("ownerReferences") if old is not None else None
         if type_ == DELETED:
             bucket.objects.pop(key, None)
             self._by_uid.pop(uid, None)
-            self._index_owners(uid, old.obj if old else None, None)
+            refs_after = None
         else:
             bucket.objects[key] = stored
             self._by_uid[uid] = (info, key[0], key[1])
-            self._index_owners(uid, old.obj if old else None, new)
+            refs_after = meta.get("ownerReferences")
+        if refs_before or refs_after:
+            self._index_owners(uid, refs_before, refs_after)
         event = Event(type_, info, stored, old, rv)
         history = bucket.history
         history.append(event)
@@ -255,11 +279,10 @@ class Store:
             listener(event)
         return stored
 
-    def _index_owners(self, uid: str, old: Obj | None, new: Obj | None) -> None:
-        before = {
-            r.get("uid") for r in (old or {}).get("metadata", {}).get("ownerReferences") or ()
-        }
-        after = {r.get("uid") for r in (new or {}).get("metadata", {}).get("ownerReferences") or ()}
+    def _index_owners(self, uid: str, refs_before: Any, refs_after: Any) -> None:
+        """Move ``uid`` between owners' dependent sets as its ownerReferences changed."""
+        before = {r.get("uid") for r in refs_before or ()}
+        after = {r.get("uid") for r in refs_after or ()}
         for owner in before - after:
             deps = self._dependents.get(str(owner))
             if deps is not None:
@@ -431,19 +454,15 @@ class Store:
     ) -> Stored:
         """Create ``obj`` (the caller's dict is not kept). 409 AlreadyExists, 422 Invalid."""
         obj = dict(obj)
-        meta = dict(obj.get("metadata") or {})
+        meta_in = obj.get("metadata")
+        meta = dict(meta_in) if meta_in else {}
         obj["metadata"] = meta
         obj["apiVersion"] = info.api_version()
         obj["kind"] = info.kind
         self._check_namespace(info, namespace, meta)
-        for managed in (
-            "uid",
-            "resourceVersion",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "selfLink",
-        ):
-            meta.pop(managed, None)
+        if not _SERVER_SET_ON_CREATE.isdisjoint(meta):
+            for managed in _SERVER_SET_ON_CREATE:
+                meta.pop(managed, None)
         with self.lock:
             if info.namespaced:
                 self._require_live_namespace(namespace or "")
@@ -453,8 +472,8 @@ class Store:
                 if prefix:
                     meta["name"] = self._generate_name(bucket, namespace or "", str(prefix))
             name = meta.get("name") or ""
-            meta["uid"] = str(uuid.uuid4())
-            meta["creationTimestamp"] = self._now()
+            meta["uid"] = new_uid()
+            meta["creationTimestamp"] = now_rfc3339(self.clock)
             if info.tracks_generation:
                 meta["generation"] = 1
             else:
