@@ -1,0 +1,472 @@
+"""Recording ``v1`` Events about objects, asynchronously, with client-go's correlation rules.
+
+Contract (client-go ``tools/record``: ``event.go``, ``events_cache.go``):
+
+* :meth:`EventRecorder.event` never blocks on the API and never raises. It builds the Event
+  (timestamps taken at call time) and puts it on a bounded queue (1000, as client-go's
+  broadcaster); when the queue is full the event is dropped with a log line. One background
+  thread writes the queue to the API in order.
+* Correlation before writing, per recorder:
+
+  - spam filter: per involved object (and source), a token bucket of 25 events refilled at one
+    per 5 minutes; events beyond it are dropped;
+  - aggregation: when more than 10 events with the same object, type and reason but different
+    messages arrive within 10 minutes, further ones are written as a single Event whose message
+    is prefixed ``(combined from similar events): ``;
+  - deduplication: an event identical to one written less than 10 minutes earlier (same object,
+    type, reason, message, source) patches that Event (``count + 1``, ``lastTimestamp``)
+    instead of creating a new one; when the patch finds the Event gone it is created again.
+
+* Writes failing with a transport error, 429 or 5xx are retried a few times with a short
+  jittered backoff; then (or on any other API error) the event is dropped with a log line.
+
+The involved object's reference carries apiVersion, kind, name, namespace, uid and
+resourceVersion; the Event lives in the object's namespace (``default`` for cluster-scoped
+objects) and is named ``<object name>.<hex nanoseconds>`` as client-go names them.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import random
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from kube_runtime.client.errors import (
+    ApiError,
+    is_not_found,
+    is_server_error,
+    is_too_many_requests,
+)
+from kube_runtime.kinds import Event, Kind
+
+log = logging.getLogger(__name__)
+
+NORMAL = "Normal"
+WARNING = "Warning"
+EVENT_TYPES = (NORMAL, WARNING)
+
+MAX_QUEUED_EVENTS = 1000
+"""Events waiting to be written before new ones are dropped (client-go's broadcaster)."""
+CACHE_SIZE = 4096
+"""Objects/keys remembered by each correlation cache (client-go's LRU size)."""
+CORRELATION_WINDOW = 600.0
+"""Seconds during which repeats are counted up and similar events aggregated."""
+AGGREGATE_MAX_EVENTS = 10
+"""Distinct messages for one object/type/reason before further ones are combined."""
+AGGREGATE_PREFIX = "(combined from similar events): "
+SPAM_BURST = 25
+SPAM_QPS = 1.0 / 300.0
+
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def _format_time(epoch_seconds: float) -> str:
+    return datetime.fromtimestamp(epoch_seconds, timezone.utc).strftime(_TIME_FORMAT)
+
+
+def object_reference(obj: Any) -> dict[str, Any]:
+    """The ``v1.ObjectReference`` of an object (dict, or model with ``model_dump``)."""
+    kind = Kind.of(obj)
+    data = obj if isinstance(obj, Mapping) else obj.model_dump(by_alias=True, exclude_none=True)
+    meta = data.get("metadata") or {}
+    if not meta.get("name"):
+        raise ValueError("object has no metadata.name")
+    ref: dict[str, Any] = {"apiVersion": kind.api_version, "kind": kind.kind, "name": meta["name"]}
+    for field in ("namespace", "uid", "resourceVersion"):
+        if meta.get(field):
+            ref[field] = meta[field]
+    return ref
+
+
+class _LRU:
+    """A small bounded mapping: the least recently used entry goes first."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._data: OrderedDict[tuple[str, ...], Any] = OrderedDict()
+
+    def get(self, key: tuple[str, ...]) -> Any:
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def put(self, key: tuple[str, ...], value: Any) -> None:
+        self._data[key] = value
+        self._data.move_to_end(key)
+        while len(self._data) > self._size:
+            self._data.popitem(last=False)
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    stamp: float
+
+
+@dataclass
+class _Similar:
+    messages: set[str]
+    last: float
+
+
+@dataclass
+class _Observed:
+    name: str
+    namespace: str
+    count: int
+    first_timestamp: str
+    last: float
+
+
+def _object_key(event: Mapping[str, Any]) -> tuple[str, ...]:
+    source = event.get("source") or {}
+    ref = event["involvedObject"]
+    return (
+        source.get("component", ""),
+        source.get("host", ""),
+        ref.get("kind", ""),
+        ref.get("namespace", ""),
+        ref.get("name", ""),
+        ref.get("uid", ""),
+        ref.get("apiVersion", ""),
+    )
+
+
+def _similar_key(event: Mapping[str, Any]) -> tuple[str, ...]:
+    return (*_object_key(event), event["type"], event["reason"])
+
+
+def _identity_key(event: Mapping[str, Any]) -> tuple[str, ...]:
+    return (*_similar_key(event), event["message"])
+
+
+class _Correlator:
+    """Spam filter, aggregation and dedup state (not thread-safe: used by the writer thread)."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._buckets = _LRU(CACHE_SIZE)
+        self._similar = _LRU(CACHE_SIZE)
+        self._observed = _LRU(CACHE_SIZE)
+
+    def allow(self, event: Mapping[str, Any]) -> bool:
+        """Take a token from the involved object's bucket (False: spam, drop the event)."""
+        now = self._clock()
+        key = _object_key(event)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = _Bucket(float(SPAM_BURST), now)
+            self._buckets.put(key, bucket)
+        bucket.tokens = min(float(SPAM_BURST), bucket.tokens + (now - bucket.stamp) * SPAM_QPS)
+        bucket.stamp = now
+        if bucket.tokens < 1.0:
+            return False
+        bucket.tokens -= 1.0
+        return True
+
+    def aggregate(self, event: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """The event to write and its dedup key (a combined event once messages vary a lot)."""
+        now = self._clock()
+        key = _similar_key(event)
+        similar = self._similar.get(key)
+        if similar is None or now - similar.last > CORRELATION_WINDOW:
+            similar = _Similar(set(), now)
+            self._similar.put(key, similar)
+        similar.messages.add(event["message"])
+        similar.last = now
+        if len(similar.messages) <= AGGREGATE_MAX_EVENTS:
+            return event, _identity_key(event)
+        combined = dict(event)
+        combined["message"] = AGGREGATE_PREFIX + event["message"]
+        return combined, key
+
+    def previous(self, key: tuple[str, ...]) -> _Observed | None:
+        """The Event written for ``key`` within the correlation window, if any."""
+        seen: _Observed | None = self._observed.get(key)
+        if seen is None or self._clock() - seen.last > CORRELATION_WINDOW:
+            return None
+        return seen
+
+    def written(self, key: tuple[str, ...], event: Mapping[str, Any]) -> None:
+        meta = event.get("metadata") or {}
+        self._observed.put(
+            key,
+            _Observed(
+                name=meta.get("name", ""),
+                namespace=meta.get("namespace", ""),
+                count=int(event.get("count") or 1),
+                first_timestamp=event.get("firstTimestamp") or "",
+                last=self._clock(),
+            ),
+        )
+
+
+class EventRecorder:
+    """Records Events for one component; see the module docstring for the contract.
+
+    ``max_tries`` and ``retry_delay`` bound the work spent on one event when writes fail;
+    ``clock`` (epoch seconds) is for tests.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        component: str,
+        host: str | None = None,
+        *,
+        max_queued: int = MAX_QUEUED_EVENTS,
+        max_tries: int = 3,
+        retry_delay: float = 0.1,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client = client
+        self.component = component
+        self.host = host
+        self._max_queued = max_queued
+        self._max_tries = max(1, max_tries)
+        self._retry_delay = retry_delay
+        self._clock = clock
+        self._correlator = _Correlator(clock)
+        self._queue: deque[dict[str, Any]] = deque()
+        self._pending = 0  # queued + being written
+        self._cond = threading.Condition()
+        self._closed = threading.Event()
+        self._last_name_ns = 0
+        self._thread = threading.Thread(
+            target=self._run, name=f"event-recorder-{component}", daemon=True
+        )
+        self._thread.start()
+
+    # --- the caller's side -------------------------------------------------------------------
+
+    def event(self, obj: Any, type: str, reason: str, message: str) -> None:
+        """Record an event about ``obj`` (``type`` is ``Normal`` or ``Warning``)."""
+        self._record(obj, None, type, reason, message)
+
+    def eventf(self, obj: Any, type: str, reason: str, fmt: str, *args: Any) -> None:
+        """:meth:`event` with a ``%``-style message: ``fmt % args``."""
+        self._record(obj, None, type, reason, _format(fmt, args))
+
+    def annotated_eventf(
+        self,
+        obj: Any,
+        annotations: Mapping[str, str],
+        type: str,
+        reason: str,
+        fmt: str,
+        *args: Any,
+    ) -> None:
+        """:meth:`eventf` with annotations set on the Event object."""
+        self._record(obj, dict(annotations), type, reason, _format(fmt, args))
+
+    def _record(
+        self,
+        obj: Any,
+        annotations: dict[str, str] | None,
+        type: str,
+        reason: str,
+        message: str,
+    ) -> None:
+        try:
+            if type not in EVENT_TYPES:
+                log.error("unsupported event type %r (reason %s): dropped", type, reason)
+                return
+            event = self._make_event(object_reference(obj), annotations, type, reason, message)
+        except Exception as e:
+            log.error("cannot record event %s for %r: %s", reason, _name_of(obj), e)
+            return
+        with self._cond:
+            if self._closed.is_set():
+                log.warning("event recorder closed; dropped event %s: %s", reason, message)
+                return
+            if len(self._queue) >= self._max_queued:
+                log.warning(
+                    "event queue full (%d); dropped event %s for %s/%s: %s",
+                    self._max_queued,
+                    reason,
+                    event["involvedObject"].get("namespace", ""),
+                    event["involvedObject"]["name"],
+                    message,
+                )
+                return
+            self._queue.append(event)
+            self._pending += 1
+            self._cond.notify_all()
+
+    def _make_event(
+        self,
+        ref: dict[str, Any],
+        annotations: dict[str, str] | None,
+        type: str,
+        reason: str,
+        message: str,
+    ) -> dict[str, Any]:
+        now_ns = time.time_ns()
+        with self._cond:  # names stay unique even when the clock does not move
+            now_ns = max(now_ns, self._last_name_ns + 1)
+            self._last_name_ns = now_ns
+        stamp = _format_time(self._clock())
+        source: dict[str, str] = {"component": self.component}
+        if self.host:
+            source["host"] = self.host
+        metadata: dict[str, Any] = {
+            "name": f"{ref['name']}.{now_ns:x}",
+            "namespace": ref.get("namespace") or "default",
+        }
+        if annotations:
+            metadata["annotations"] = annotations
+        return {
+            "apiVersion": Event.api_version,
+            "kind": Event.kind,
+            "metadata": metadata,
+            "involvedObject": ref,
+            "reason": reason,
+            "message": message,
+            "type": type,
+            "source": source,
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "reportingComponent": self.component,
+            "reportingInstance": self.host or "",
+        }
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every queued event has been written or dropped; False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._pending:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+        return True
+
+    def close(self, timeout: float | None = 5.0) -> None:
+        """Write what is queued (up to ``timeout``), then stop; later events are dropped."""
+        self.flush(timeout)
+        with self._cond:
+            self._closed.set()
+            dropped = len(self._queue)
+            self._queue.clear()
+            self._pending -= dropped
+            self._cond.notify_all()
+        if dropped:
+            log.warning(
+                "event recorder %s closed with %d events unwritten", self.component, dropped
+            )
+        self._thread.join(timeout)
+
+    # --- the writer thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._closed.is_set():
+                    self._cond.wait()
+                if not self._queue:
+                    return
+                event = self._queue.popleft()
+            try:
+                self._correlate_and_write(event)
+            except Exception:
+                log.exception("event recorder %s: unexpected error; event dropped", self.component)
+            finally:
+                with self._cond:
+                    self._pending -= 1
+                    self._cond.notify_all()
+
+    def _correlate_and_write(self, event: dict[str, Any]) -> None:
+        if not self._correlator.allow(event):
+            log.debug(
+                "event %s for %s dropped by the spam filter",
+                event["reason"],
+                event["involvedObject"]["name"],
+            )
+            return
+        event, key = self._correlator.aggregate(event)
+        seen = self._correlator.previous(key)
+        if seen is None:
+            written = self._write(event, patch=None)
+        else:
+            event = copy.deepcopy(event)
+            event["metadata"]["name"] = seen.name
+            event["count"] = seen.count + 1
+            event["firstTimestamp"] = seen.first_timestamp
+            patch = {
+                "count": event["count"],
+                "lastTimestamp": event["lastTimestamp"],
+                "message": event["message"],
+            }
+            written = self._write(event, patch=patch)
+        if written is not None:
+            self._correlator.written(key, written)
+
+    def _write(self, event: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Create (or patch) with retries; the server's Event, or None when dropped."""
+        meta = event["metadata"]
+        for attempt in range(1, self._max_tries + 1):
+            try:
+                if patch is not None:
+                    try:
+                        result: dict[str, Any] = self.client.patch(
+                            Event,
+                            meta["name"],
+                            patch,
+                            namespace=meta["namespace"],
+                            patch_type="merge",
+                        )
+                        return result
+                    except Exception as e:
+                        if not is_not_found(e):
+                            raise
+                        patch = None  # the Event was deleted (TTL): create it again
+                result = self.client.create(event, namespace=meta["namespace"])
+                return result
+            except Exception as e:
+                if isinstance(e, ApiError) and not (is_server_error(e) or is_too_many_requests(e)):
+                    log.error(
+                        "server rejected event %s for %s/%s (not retried): %s",
+                        event["reason"],
+                        meta["namespace"],
+                        event["involvedObject"]["name"],
+                        e,
+                    )
+                    return None
+                if attempt == self._max_tries:
+                    log.error(
+                        "unable to write event %s for %s/%s after %d tries (dropped): %s",
+                        event["reason"],
+                        meta["namespace"],
+                        event["involvedObject"]["name"],
+                        attempt,
+                        e,
+                    )
+                    return None
+                delay = self._retry_delay * (2 ** (attempt - 1)) * (1.0 + random.random())
+                if self._closed.wait(delay):
+                    return None
+        return None
+
+
+def _format(fmt: str, args: tuple[Any, ...]) -> str:
+    if not args:
+        return fmt
+    try:
+        return fmt % args
+    except (TypeError, ValueError):
+        return f"{fmt} {' '.join(map(str, args))}"
+
+
+def _name_of(obj: Any) -> str:
+    if isinstance(obj, Mapping):
+        return str((obj.get("metadata") or {}).get("name"))
+    return type(obj).__name__
