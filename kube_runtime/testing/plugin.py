@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -9,9 +10,15 @@ from typing import Any
 
 import pytest
 
+from kube_runtime.client import Client
 from kube_runtime.embedded.cluster import EmbeddedCluster
 from kube_runtime.embedded.faults import Faults
 from kube_runtime.testing.waiting import wait_for as _wait_for
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Tests run with the cache's mutation detector on: a test mutating a cached object fails.
+    os.environ.setdefault("KUBE_CACHE_MUTATION_DETECTOR", "true")
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +35,17 @@ def embedded_cluster() -> Iterator[EmbeddedCluster]:
 @pytest.fixture(scope="session")
 def kubeconfig(embedded_cluster: EmbeddedCluster, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return embedded_cluster.write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig")
+
+
+@pytest.fixture(scope="session")
+def client(kubeconfig: Path) -> Iterator[Client]:
+    """The framework's :class:`~kube_runtime.client.Client` for the session cluster
+    (thread-safe, shared by every test; closed at the end of the session)."""
+    c = Client.from_kubeconfig(kubeconfig)
+    try:
+        yield c
+    finally:
+        c.close()
 
 
 @pytest.fixture

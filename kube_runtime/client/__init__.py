@@ -1,0 +1,97 @@
+"""The framework's Kubernetes REST client: JSON dicts, typed errors, kind -> resource mapping.
+
+Usage::
+
+    from kube_runtime import kinds
+    from kube_runtime.client import Client, NotFound
+
+    client = Client.from_env()  # in-cluster in a pod, else $KUBECONFIG / ~/.kube/config
+    cm = client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "demo", "namespace": "default"},
+                        "data": {"k": "v"}})
+    cm["data"]["k"] = "v2"
+    client.update(cm)                         # Conflict if someone changed it meanwhile
+    client.patch(kinds.StatefulSet, "web", {"spec": {"replicas": 3}},
+                 namespace="default", subresource="scale")
+    pods = client.list(kinds.Pod, "default", label_selector={"app": "web"})["items"]
+    with client.watch(kinds.ConfigMap, "default", resource_version=cm_list_rv) as w:
+        for event in w:                       # WatchEvent(type, object)
+            ...
+    try:
+        client.get("v1/ConfigMap", "gone", "default")
+    except NotFound:
+        ...
+
+Kinds are :class:`~kube_runtime.kinds.Kind` values, ``"group/version/Kind"`` strings, or
+resource model classes (``__kube_resource__``), which also make reads return models.
+"""
+
+from kube_runtime.client import errors
+from kube_runtime.client.client import PATCH_CONTENT_TYPES, Client
+from kube_runtime.client.errors import (
+    AlreadyExists,
+    ApiConnectionError,
+    ApiError,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    MethodNotAllowed,
+    NotFound,
+    ServerError,
+    ServerTimeout,
+    TooManyRequests,
+    Unauthorized,
+    is_already_exists,
+    is_bad_request,
+    is_conflict,
+    is_forbidden,
+    is_gone,
+    is_invalid,
+    is_method_not_allowed,
+    is_not_found,
+    is_server_error,
+    is_server_timeout,
+    is_too_many_requests,
+    is_unauthorized,
+)
+from kube_runtime.client.mapping import NoKindMatchError, Resource, RestMapper
+from kube_runtime.client.watch import Watch, WatchEvent
+
+__all__ = [
+    "PATCH_CONTENT_TYPES",
+    "AlreadyExists",
+    "ApiConnectionError",
+    "ApiError",
+    "BadRequest",
+    "Client",
+    "Conflict",
+    "Forbidden",
+    "Gone",
+    "Invalid",
+    "MethodNotAllowed",
+    "NoKindMatchError",
+    "NotFound",
+    "Resource",
+    "RestMapper",
+    "ServerError",
+    "ServerTimeout",
+    "TooManyRequests",
+    "Unauthorized",
+    "Watch",
+    "WatchEvent",
+    "errors",
+    "is_already_exists",
+    "is_bad_request",
+    "is_conflict",
+    "is_forbidden",
+    "is_gone",
+    "is_invalid",
+    "is_method_not_allowed",
+    "is_not_found",
+    "is_server_error",
+    "is_server_timeout",
+    "is_too_many_requests",
+    "is_unauthorized",
+]

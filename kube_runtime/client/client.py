@@ -1,0 +1,675 @@
+"""The framework's REST client: JSON dicts in and out, typed errors, one connection pool.
+
+:class:`Client` speaks the Kubernetes REST API directly with urllib3 and orjson; the
+``kubernetes`` package supplies only configuration, authentication and TLS (see
+:mod:`kube_runtime.client.config`). No ``V1*`` model is ever built. Thread-safe: one client
+serves every worker thread of a process.
+
+Objects are plain dicts. Where a method takes a kind, a resource model class (pydantic, with
+``__kube_resource__``) may be passed instead: reads then return ``cls.model_validate(data)``
+(a list's ``items`` are validated one by one, the list stays a dict), and writes of a model
+return the response as the model's class. Watches always yield dicts (they feed caches,
+which hold JSON).
+
+Lists page through ``limit``/``continue`` and return one List whose
+``metadata.resourceVersion`` is the first page's: continue tokens serve a consistent snapshot
+at that version, so it is the version the whole list is as of (client-go's ``ListPager``
+does the same). If a later page fails with 410 Expired (the snapshot was compacted), the list
+is fetched again in full without paging, as client-go's pager does.
+
+Every request counts in ``rest_client_requests_total`` (code, HTTP method, host; code
+``<error>`` when no response arrived) and ``rest_client_request_duration_seconds`` (verb =
+the HTTP method, as client-go labels it, and host); a watch counts once, when it opens.
+Failures without an answer raise :class:`~kube_runtime.client.errors.ApiConnectionError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping
+from typing import Any, TypeVar, overload
+from urllib.parse import urlencode, urlparse
+
+import orjson
+import urllib3
+from pydantic import BaseModel
+
+from kube_runtime import __version__
+from kube_runtime.client import config as _config
+from kube_runtime.client.errors import ApiConnectionError, Gone, error_from_response
+from kube_runtime.client.mapping import Resource, RestMapper
+from kube_runtime.client.watch import Watch
+from kube_runtime.kinds import Kind, KindLike
+from kube_runtime.metrics import REST_LATENCY, REST_REQUESTS
+
+__all__ = ["PATCH_CONTENT_TYPES", "Client", "Selector"]
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+Selector = str | Mapping[str, str]
+Obj = dict[str, Any]
+
+PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+DEFAULT_PAGE_SIZE = 500
+# Read timeout margin over a watch's timeoutSeconds: the server ends the stream first.
+_WATCH_READ_MARGIN = 30.0
+
+
+def _selector(value: Selector | None) -> str | None:
+    """A label/field selector string; a mapping means ``k=v`` equalities joined by commas."""
+    if value is None or isinstance(value, str):
+        return value or None
+    return ",".join(f"{k}={v}" for k, v in value.items()) or None
+
+
+def _model_class(kind: Any) -> type[BaseModel] | None:
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return kind
+    return None
+
+
+def _as_dict(obj: Any) -> Obj:
+    """The JSON form of an object: a dict as is, a pydantic model dumped (set fields only)."""
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(obj, Mapping):
+        return obj if isinstance(obj, dict) else dict(obj)
+    raise TypeError(f"expected a dict or a resource model, got {type(obj).__name__}")
+
+
+def _metadata(obj: Obj) -> Obj:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _with_type(obj: Obj, resource: Resource) -> Obj:
+    """``obj`` with apiVersion/kind filled in (a copy only when something was missing)."""
+    if obj.get("apiVersion") and obj.get("kind"):
+        return obj
+    return {"apiVersion": resource.api_version, "kind": resource.kind, **obj}
+
+
+class Client:
+    """A thread-safe Kubernetes REST client over one urllib3 pool (see the module docstring).
+
+    ``configuration``: a ``kubernetes.client.Configuration`` (None: the package default).
+    Timeouts: ``connect_timeout`` for every request, ``read_timeout`` for every non-watch
+    request; a watch waits ``timeout_seconds + 30`` s for data, or forever (TCP keep-alive
+    notices dead peers) without ``timeout_seconds``.
+    """
+
+    def __init__(
+        self,
+        configuration: Any = None,
+        *,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 60.0,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        user_agent: str | None = None,
+    ) -> None:
+        if configuration is None:
+            from kubernetes.client import Configuration
+
+            configuration = Configuration.get_default_copy()
+        self.configuration = configuration
+        self._base = str(configuration.host).rstrip("/")
+        self.host = urlparse(self._base).netloc
+        self._pool = _config.pool_manager(configuration)
+        self._credentials = _config.Credentials(configuration)
+        self._connect_timeout = connect_timeout
+        self._timeout = urllib3.Timeout(connect=connect_timeout, read=read_timeout)
+        # Connection failures are retried (nothing was sent); a broken read only for
+        # idempotent methods, once (a pooled keep-alive connection the server just closed).
+        self._retries = (
+            configuration.retries
+            if configuration.retries is not None
+            else urllib3.Retry(total=3, connect=3, read=1, redirect=0, status=0, other=0)
+        )
+        self._watch_retries = urllib3.Retry(total=3, connect=3, read=0, redirect=0, status=0)
+        self.user_agent = user_agent or f"kube-runtime/{__version__}"
+        self.page_size = page_size
+        self.mapper = RestMapper(self)
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_kubeconfig(
+        cls, path: str | os.PathLike[str] | None = None, context: str | None = None, **kwargs: Any
+    ) -> Client:
+        """A client from a kubeconfig: ``path``, else ``$KUBECONFIG`` (merged), else
+        ``~/.kube/config``; ``context`` None means the file's current-context."""
+        return cls(_config.load_kubeconfig(path, context), **kwargs)
+
+    @classmethod
+    def in_cluster(cls, **kwargs: Any) -> Client:
+        """A client for the pod's own cluster (service-account token and CA)."""
+        return cls(_config.load_in_cluster(), **kwargs)
+
+    @classmethod
+    def from_env(cls, **kwargs: Any) -> Client:
+        """In-cluster when ``KUBERNETES_SERVICE_HOST`` is set, else from the kubeconfig."""
+        if _config.in_cluster_available():
+            return cls.in_cluster(**kwargs)
+        return cls.from_kubeconfig(**kwargs)
+
+    def close(self) -> None:
+        """Close pooled connections (open watches keep theirs until closed)."""
+        self._pool.clear()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self._base!r})"
+
+    # ------------------------------------------------------------------ transport
+
+    def _headers(self, content_type: str | None = None) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": self.user_agent}
+        auth = self._credentials.header()
+        if auth:
+            headers["Authorization"] = auth
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    def _url(self, path: str, query: Mapping[str, Any] | None) -> str:
+        params = {k: v for k, v in (query or {}).items() if v is not None}
+        return f"{self._base}{path}?{urlencode(params)}" if params else self._base + path
+
+    def _record(self, code: str, method: str, started: float) -> None:
+        REST_REQUESTS.labels(code, method, self.host).inc()
+        REST_LATENCY.labels(method, self.host).observe(time.monotonic() - started)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        """One request; the parsed JSON response, or a typed ApiError for a non-2xx answer.
+
+        ``body`` is JSON-encoded with orjson unless it is ``bytes``. ``query`` values that
+        are None are left out.
+        """
+        url = self._url(path, query)
+        payload = None if body is None else body if isinstance(body, bytes) else orjson.dumps(body)
+        headers = self._headers(content_type if payload is not None else None)
+        started = time.monotonic()
+        try:
+            resp = self._pool.request(
+                method,
+                url,
+                body=payload,
+                headers=headers,
+                timeout=self._timeout,
+                retries=self._retries,
+                redirect=False,
+            )
+        except urllib3.exceptions.HTTPError as err:
+            self._record("<error>", method, started)
+            log.debug("%s %s failed: %r", method, path, err)
+            raise ApiConnectionError(f"{method} {url}: {err}") from err
+        self._record(str(resp.status), method, started)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "%s %s -> %d (%.1f ms)",
+                method,
+                path,
+                resp.status,
+                (time.monotonic() - started) * 1000,
+            )
+        data = resp.data
+        if resp.status >= 300:
+            if resp.status == 401:
+                self._credentials.invalidate()
+            raise error_from_response(resp.status, data, resp.headers)
+        if not data:
+            return {}
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as err:
+            raise error_from_response(500, data[:200]) from err
+
+    def get_path(self, path: str) -> Any:
+        """GET any API path (discovery documents, ``/version``) as parsed JSON."""
+        return self.request("GET", path)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _resource(self, kind: KindLike) -> Resource:
+        return self.mapper.resource_for(kind)
+
+    @staticmethod
+    def _require_namespace(resource: Resource, namespace: str | None, verb: str) -> None:
+        if resource.namespaced and not namespace:
+            raise ValueError(f"{verb} {resource.kind}: a namespace is required (namespaced kind)")
+
+    def _object_target(self, obj: Any) -> tuple[Resource, Obj, str, str | None]:
+        """Resource, JSON body, name and namespace of an object to write."""
+        resource = self._resource(type(obj) if isinstance(obj, BaseModel) else Kind.of(obj))
+        body = _with_type(_as_dict(obj), resource)
+        meta = _metadata(body)
+        name = meta.get("name")
+        if not name:
+            raise ValueError(f"{resource.kind}: metadata.name is required")
+        return resource, body, str(name), meta.get("namespace")
+
+    @staticmethod
+    def _decode(model: type[BaseModel] | None, data: Obj) -> Any:
+        return model.model_validate(data) if model is not None else data
+
+    # ------------------------------------------------------------------ reads
+
+    @overload
+    def get(self, kind: type[M], name: str, namespace: str | None = None) -> M: ...
+    @overload
+    def get(self, kind: Kind | str, name: str, namespace: str | None = None) -> Obj: ...
+
+    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Any:
+        """One object; ``NotFound`` when it does not exist."""
+        resource = self._resource(kind)
+        self._require_namespace(resource, namespace, "get")
+        return self._decode(_model_class(kind), self.request("GET", resource.path(namespace, name)))
+
+    def list(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        limit: int | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+    ) -> Obj:
+        """All objects of a kind (namespace None: every namespace) as one List dict.
+
+        Pages of ``limit`` items (default ``page_size``, 500) are fetched through ``continue``
+        and joined; every item gets ``apiVersion``/``kind`` (the server leaves them out of list
+        items). ``metadata.resourceVersion`` is the first page's (see the module docstring).
+        """
+        resource = self._resource(kind)
+        model = _model_class(kind)
+        path = resource.path(namespace)
+        query: dict[str, Any] = {
+            "labelSelector": _selector(label_selector),
+            "fieldSelector": _selector(field_selector),
+            "limit": limit or self.page_size,
+            "resourceVersion": resource_version,
+            "resourceVersionMatch": resource_version_match,
+        }
+        result: Obj | None = None
+        items: list[Any] = []
+        while True:
+            try:
+                page = self.request("GET", path, query=query)
+            except Gone:
+                if result is None:
+                    raise
+                # The snapshot behind the continue token was compacted: list it all at once.
+                log.debug("list %s: continue expired, falling back to a full list", path)
+                query.update(
+                    limit=None,
+                    resourceVersion=resource_version,
+                    resourceVersionMatch=resource_version_match,
+                )
+                query.pop("continue", None)
+                result, items = self.request("GET", path, query=query), []
+                items.extend(result.get("items") or ())
+                break
+            if result is None:
+                result = page
+            items.extend(page.get("items") or ())
+            token = _metadata(page).get("continue")
+            if not token:
+                break
+            # A continue token carries its snapshot's version; the server rejects both.
+            query.update(resourceVersion=None, resourceVersionMatch=None)
+            query["continue"] = token
+        for item in items:  # fresh from the decoder: filling in place is safe
+            item.setdefault("apiVersion", resource.api_version)
+            item.setdefault("kind", resource.kind)
+        result["items"] = items if model is None else [model.model_validate(i) for i in items]
+        meta = result.setdefault("metadata", {})
+        meta.pop("continue", None)
+        meta.pop("remainingItemCount", None)
+        result.setdefault("apiVersion", resource.api_version)
+        result.setdefault("kind", resource.list_kind)
+        return result
+
+    def watch(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        allow_bookmarks: bool = True,
+        timeout_seconds: int | None = None,
+        send_initial_events: bool | None = None,
+    ) -> Watch:
+        """Open a watch (see :class:`~kube_runtime.client.watch.Watch`); errors the server
+        answers before the stream starts (403, 404, ...) raise here.
+
+        ``send_initial_events=True`` asks for the current state as ADDED events, ended by a
+        BOOKMARK annotated ``k8s.io/initial-events-end``; it implies
+        ``resourceVersionMatch=NotOlderThan`` and bookmarks, as the API server requires.
+        """
+        resource = self._resource(kind)
+        path = resource.path(namespace)
+        query: dict[str, Any] = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "labelSelector": _selector(label_selector),
+            "fieldSelector": _selector(field_selector),
+            "timeoutSeconds": timeout_seconds,
+        }
+        if allow_bookmarks or send_initial_events:
+            query["allowWatchBookmarks"] = "true"
+        if send_initial_events is not None:
+            query["sendInitialEvents"] = "true" if send_initial_events else "false"
+            if send_initial_events:
+                query["resourceVersionMatch"] = "NotOlderThan"
+        read = timeout_seconds + _WATCH_READ_MARGIN if timeout_seconds else None
+        url = self._url(path, query)
+        started = time.monotonic()
+        try:
+            resp = self._pool.request(
+                "GET",
+                url,
+                headers=self._headers(),
+                timeout=urllib3.Timeout(connect=self._connect_timeout, read=read),
+                retries=self._watch_retries,
+                redirect=False,
+                preload_content=False,
+            )
+        except urllib3.exceptions.HTTPError as err:
+            self._record("<error>", "GET", started)
+            raise ApiConnectionError(f"watch {url}: {err}") from err
+        self._record(str(resp.status), "GET", started)
+        log.debug("WATCH %s -> %d", url, resp.status)
+        if resp.status >= 300:
+            try:
+                data = resp.read()
+            finally:
+                resp.release_conn()
+            if resp.status == 401:
+                self._credentials.invalidate()
+            raise error_from_response(resp.status, data, resp.headers)
+        where = f" in {namespace}" if namespace and resource.namespaced else ""
+        return Watch(resp, f"{resource.plural}{where}")
+
+    # ------------------------------------------------------------------ writes
+
+    @overload
+    def create(
+        self,
+        obj: M,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> M: ...
+    @overload
+    def create(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj: ...
+
+    def create(
+        self,
+        obj: Any,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """POST a new object (``metadata.name`` or ``generateName``); ``AlreadyExists`` if taken.
+
+        ``namespace`` defaults to ``metadata.namespace``.
+        """
+        resource = self._resource(type(obj) if isinstance(obj, BaseModel) else Kind.of(obj))
+        body = _with_type(_as_dict(obj), resource)
+        namespace = namespace or _metadata(body).get("namespace")
+        self._require_namespace(resource, namespace, "create")
+        query = {"fieldManager": field_manager, "dryRun": "All" if dry_run else None}
+        data = self.request("POST", resource.path(namespace), query=query, body=body)
+        return self._decode(_model_class(type(obj)), data)
+
+    def _put(
+        self, obj: Any, subresource: str | None, field_manager: str | None, dry_run: bool
+    ) -> Any:
+        resource, body, name, namespace = self._object_target(obj)
+        self._require_namespace(resource, namespace, "update")
+        query = {"fieldManager": field_manager, "dryRun": "All" if dry_run else None}
+        data = self.request(
+            "PUT", resource.path(namespace, name, subresource), query=query, body=body
+        )
+        return self._decode(_model_class(type(obj)), data)
+
+    @overload
+    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
+    @overload
+    def update(
+        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Obj: ...
+
+    def update(self, obj: Any, *, field_manager: str | None = None, dry_run: bool = False) -> Any:
+        """PUT the whole object; with ``metadata.resourceVersion`` set, a stale copy gets
+        ``Conflict``. Changes to ``status`` are ignored for kinds with a status subresource."""
+        return self._put(obj, None, field_manager, dry_run)
+
+    @overload
+    def update_status(
+        self, obj: M, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> M: ...
+    @overload
+    def update_status(
+        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Obj: ...
+
+    def update_status(
+        self, obj: Any, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Any:
+        """PUT to the ``status`` subresource (only ``status`` changes are kept)."""
+        return self._put(obj, "status", field_manager, dry_run)
+
+    @overload
+    def patch(
+        self,
+        kind: type[M],
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> M: ...
+    @overload
+    def patch(
+        self,
+        kind: Kind | str,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Obj: ...
+
+    def patch(
+        self,
+        kind: KindLike,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """PATCH an object or its ``subresource`` (``status``, ``scale``).
+
+        ``patch_type``: ``merge`` (RFC 7386), ``strategic`` (built-in kinds only), ``json``
+        (RFC 6902; ``patch`` is a list of operations) or ``apply`` (server-side apply;
+        ``field_manager`` required, ``force`` takes over conflicting fields).
+        """
+        content_type = PATCH_CONTENT_TYPES.get(patch_type)
+        if content_type is None:
+            raise ValueError(
+                f"patch_type must be one of {sorted(PATCH_CONTENT_TYPES)}: {patch_type!r}"
+            )
+        if patch_type == "json":
+            if not isinstance(patch, list):
+                raise TypeError("a json patch is a list of operations")
+            body: Any = patch
+        else:
+            body = _as_dict(patch)
+        if patch_type == "apply":
+            if not field_manager:
+                raise ValueError("a server-side apply patch needs field_manager")
+        elif force is not None:
+            raise ValueError("force is only valid for patch_type='apply'")
+        resource = self._resource(kind)
+        if patch_type == "apply" and not subresource:
+            body = _with_type(body, resource)
+        self._require_namespace(resource, namespace, "patch")
+        query = {
+            "fieldManager": field_manager,
+            "force": "true" if force else None,
+            "dryRun": "All" if dry_run else None,
+        }
+        data = self.request(
+            "PATCH",
+            resource.path(namespace, name, subresource),
+            query=query,
+            body=body,
+            content_type=content_type,
+        )
+        return self._decode(_model_class(kind), data)
+
+    @overload
+    def apply(
+        self, obj: M, *, field_manager: str, force: bool = True, dry_run: bool = False
+    ) -> M: ...
+    @overload
+    def apply(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        field_manager: str,
+        force: bool = True,
+        dry_run: bool = False,
+    ) -> Obj: ...
+
+    def apply(
+        self, obj: Any, *, field_manager: str, force: bool = True, dry_run: bool = False
+    ) -> Any:
+        """Server-side apply of ``obj`` (the fields this manager owns), creating it if absent."""
+        resource, body, name, namespace = self._object_target(obj)
+        data = self.patch(
+            resource.kind_ref,
+            name,
+            body,
+            namespace=namespace,
+            patch_type="apply",
+            field_manager=field_manager,
+            force=force,
+            dry_run=dry_run,
+        )
+        return self._decode(_model_class(type(obj)), data)
+
+    def delete(
+        self,
+        kind: KindLike,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """DELETE one object; returns the server's body (the object, now terminating, or a
+        Status). ``uid``/``resource_version`` are preconditions (``Conflict`` when they do not
+        match); ``propagation_policy`` is ``Foreground``, ``Background`` or ``Orphan``."""
+        resource = self._resource(kind)
+        self._require_namespace(resource, namespace, "delete")
+        body = _delete_options(
+            propagation_policy, grace_period_seconds, uid, resource_version, dry_run
+        )
+        result: Obj = self.request("DELETE", resource.path(namespace, name), body=body)
+        return result
+
+    def delete_all_of(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """DELETE a collection (deletecollection): every matching object in ``namespace``."""
+        resource = self._resource(kind)
+        self._require_namespace(resource, namespace, "delete_all_of")
+        query = {
+            "labelSelector": _selector(label_selector),
+            "fieldSelector": _selector(field_selector),
+        }
+        body = _delete_options(propagation_policy, grace_period_seconds, None, None, dry_run)
+        result: Obj = self.request("DELETE", resource.path(namespace), query=query, body=body)
+        return result
+
+
+def _delete_options(
+    propagation_policy: str | None,
+    grace_period_seconds: int | None,
+    uid: str | None,
+    resource_version: str | None,
+    dry_run: bool,
+) -> Obj:
+    options: Obj = {"kind": "DeleteOptions", "apiVersion": "v1"}
+    if propagation_policy is not None:
+        options["propagationPolicy"] = propagation_policy
+    if grace_period_seconds is not None:
+        options["gracePeriodSeconds"] = grace_period_seconds
+    preconditions = {
+        k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v is not None
+    }
+    if preconditions:
+        options["preconditions"] = preconditions
+    if dry_run:
+        options["dryRun"] = ["All"]
+    return options

@@ -1,0 +1,146 @@
+"""Where the client's connection settings come from, and the HTTP transport they make.
+
+Configuration is the ``kubernetes`` package's: :func:`load_kubeconfig` and
+:func:`load_in_cluster` fill a ``kubernetes.client.Configuration`` with its loaders (exec
+plugins, OIDC, client certificates, token files and their refresh hooks all keep working).
+:func:`pool_manager` turns a Configuration into one urllib3 pool for TLS, client certs, SNI
+and proxies (the same choices as the package's ``rest.RESTClientObject``), and
+:class:`Credentials` produces the ``Authorization`` header for each request.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import urllib3
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+from kubernetes.client.rest import is_socks_proxy_url, should_bypass_proxies
+from kubernetes.utils.keepalive import tcp_keepalive_socket_options
+
+__all__ = [
+    "Credentials",
+    "in_cluster_available",
+    "kubeconfig_path",
+    "load_in_cluster",
+    "load_kubeconfig",
+    "pool_manager",
+]
+
+DEFAULT_KUBECONFIG = "~/.kube/config"
+
+
+def kubeconfig_path(path: str | os.PathLike[str] | None = None) -> str:
+    """The kubeconfig to read: ``path``, else ``$KUBECONFIG`` (a ``:``-separated list the
+    loader merges, first file winning per entry), else ``~/.kube/config``."""
+    if path is not None:
+        return os.fspath(path)
+    env = os.environ.get("KUBECONFIG", "")
+    if env.strip(os.pathsep):
+        return env
+    return str(Path(DEFAULT_KUBECONFIG).expanduser())
+
+
+def load_kubeconfig(path: str | os.PathLike[str] | None = None, context: str | None = None) -> Any:
+    """A Configuration from a kubeconfig (see :func:`kubeconfig_path`) and ``context``
+    (None: the file's current-context). Raises ``kubernetes.config.ConfigException``."""
+    cfg = k8s_client.Configuration()
+    k8s_config.load_kube_config(
+        config_file=kubeconfig_path(path),
+        context=context,
+        client_configuration=cfg,
+        persist_config=False,
+    )
+    return cfg
+
+
+def in_cluster_available() -> bool:
+    """True inside a pod (``KUBERNETES_SERVICE_HOST`` is set)."""
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+
+
+def load_in_cluster() -> Any:
+    """A Configuration from the pod's service account (token refreshed as it rotates)."""
+    cfg = k8s_client.Configuration()
+    k8s_config.load_incluster_config(client_configuration=cfg)
+    return cfg
+
+
+def pool_manager(cfg: Any, *, maxsize: int | None = None) -> urllib3.PoolManager:
+    """One urllib3 pool for ``cfg``'s host: TLS verification, CA, client certificate,
+    hostname checks/SNI, keep-alive sockets, HTTP(S)/SOCKS proxy (honouring ``no_proxy``)."""
+    args: dict[str, Any] = {
+        "cert_reqs": ssl.CERT_REQUIRED if cfg.verify_ssl else ssl.CERT_NONE,
+        "ca_certs": cfg.ssl_ca_cert,
+        "ca_cert_data": getattr(cfg, "ca_cert_data", None),
+        "cert_file": cfg.cert_file,
+        "key_file": cfg.key_file,
+        "maxsize": maxsize or cfg.connection_pool_maxsize or 10,
+        # Watches and long lists need sockets that notice a dead peer (as client-go's dialer).
+        "socket_options": cfg.socket_options
+        if cfg.socket_options is not None
+        else tcp_keepalive_socket_options(),
+    }
+    if cfg.assert_hostname is not None:
+        args["assert_hostname"] = cfg.assert_hostname
+    if getattr(cfg, "tls_server_name", None):
+        args["server_hostname"] = cfg.tls_server_name
+    proxy = cfg.proxy
+    if proxy and not should_bypass_proxies(cfg.host, cfg.no_proxy or ""):
+        if is_socks_proxy_url(proxy):
+            from urllib3.contrib.socks import SOCKSProxyManager
+
+            return SOCKSProxyManager(proxy, headers=cfg.proxy_headers, **args)
+        if cfg.proxy_headers:
+            args["proxy_headers"] = cfg.proxy_headers
+        if getattr(cfg, "proxy_ssl_context", None) is not None:
+            args["proxy_ssl_context"] = cfg.proxy_ssl_context
+        return urllib3.ProxyManager(proxy, **args)
+    return urllib3.PoolManager(**args)
+
+
+class Credentials:
+    """The ``Authorization`` header for a Configuration, refreshed as its loader requires.
+
+    ``Configuration.get_api_key_with_prefix`` runs the loader's ``refresh_api_key_hook``
+    (exec plugins, expiring OIDC tokens, rotated service-account tokens). The hook rewrites
+    several Configuration fields and costs tens of microseconds, so it runs at most once per
+    ``refresh_interval`` seconds (serialized; the header is reused in between) and again right
+    after :meth:`invalidate` (the client calls it on a 401). Basic auth is used when
+    configured and no token is.
+    """
+
+    def __init__(self, cfg: Any, refresh_interval: float = 1.0) -> None:
+        self._cfg = cfg
+        self._lock = threading.Lock()
+        self._interval = refresh_interval
+        self._header: str | None = None
+        self._fetched_at: float | None = None
+
+    def header(self) -> str | None:
+        fetched = self._fetched_at
+        if fetched is not None and time.monotonic() - fetched < self._interval:
+            return self._header
+        with self._lock:
+            cfg = self._cfg
+            token = cfg.get_api_key_with_prefix("BearerToken", alias="authorization")
+            if token:
+                self._header = str(token)
+            elif cfg.username or cfg.password:
+                self._header = str(cfg.get_basic_auth_token())
+            else:
+                self._header = None
+            # Without a hook the credentials cannot change by themselves: keep them.
+            self._fetched_at = (
+                time.monotonic() if cfg.refresh_api_key_hook is not None else float("inf")
+            )
+            return self._header
+
+    def invalidate(self) -> None:
+        """Refresh on the next request (the server rejected the current credentials)."""
+        self._fetched_at = None

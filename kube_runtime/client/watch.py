@@ -1,0 +1,152 @@
+"""A watch stream: newline-delimited JSON events decoded as they arrive.
+
+:class:`Watch` wraps one open streaming response (see ``Client.watch``). Iterating yields
+:class:`WatchEvent` values (``ADDED``, ``MODIFIED``, ``DELETED``, ``BOOKMARK``) as soon as
+each line is complete; an ``ERROR`` event raises the matching
+:class:`~kube_runtime.client.errors.ApiError` (410 / Expired -> ``Gone``).
+
+The iteration just stops when the stream ends: the server's ``timeoutSeconds`` elapsed, the
+server closed it, or the connection broke or timed out mid-stream (logged at DEBUG). This is
+client-go's ``StreamWatcher`` behaviour: a reflector re-watches from the last resourceVersion
+it saw, and relists only on ``Gone``. :meth:`Watch.close` may be called from any thread: it
+shuts the socket down so that a blocked iteration ends promptly, and the iteration then stops
+without an error.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import orjson
+import urllib3
+
+from kube_runtime.client.errors import error_from_status
+
+__all__ = ["Watch", "WatchEvent"]
+
+log = logging.getLogger(__name__)
+
+_READ_SIZE = 64 * 1024
+
+
+class WatchEvent(NamedTuple):
+    """One event: ``type`` is ADDED, MODIFIED, DELETED or BOOKMARK; ``object`` the JSON dict.
+
+    A BOOKMARK's object carries only ``kind``, ``apiVersion`` and ``metadata.resourceVersion``
+    (plus the ``k8s.io/initial-events-end`` annotation at the end of ``sendInitialEvents``).
+    """
+
+    type: str
+    object: dict[str, Any]
+
+
+class Watch(Iterator[WatchEvent]):
+    """An open watch; iterate it, and ``close()`` it (or use it as a context manager).
+
+    ``response`` is a urllib3 response opened with ``preload_content=False``. ``description``
+    names the watch in log records (``"configmaps in ns"``). Iterate from one thread at a
+    time; ``close()`` is safe from any thread and idempotent.
+    """
+
+    def __init__(self, response: Any, description: str = "") -> None:
+        self._response = response
+        self._description = description
+        self._buffer = b""
+        self._pending: deque[bytes] = deque()
+        self._closed = threading.Event()
+        self._finished = False
+        self._finish_lock = threading.Lock()
+        # Held while a thread reads from the socket: close() then only shuts the socket down
+        # and leaves releasing the connection to the reader.
+        self._reading = threading.Lock()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set() or self._finished
+
+    def __iter__(self) -> Watch:
+        return self
+
+    def __next__(self) -> WatchEvent:
+        while True:
+            if self._pending:
+                return self._decode(self._pending.popleft())
+            if self._finished or self._closed.is_set():
+                self._finish()
+                raise StopIteration
+            data = self._read()
+            if not data:
+                self._finish()
+                raise StopIteration
+            self._buffer += data
+            if b"\n" in self._buffer:
+                *lines, self._buffer = self._buffer.split(b"\n")
+                self._pending.extend(line for line in lines if line.strip())
+
+    def _read(self) -> bytes:
+        with self._reading:
+            if self._closed.is_set():
+                return b""
+            try:
+                return bytes(self._response.read1(_READ_SIZE))
+            except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as err:
+                # ValueError/AttributeError: the response was closed under us by close().
+                if not self._closed.is_set():
+                    log.debug("watch %s: stream ended: %r", self._description, err)
+                return b""
+
+    def _decode(self, line: bytes) -> WatchEvent:
+        event = orjson.loads(line)
+        kind, obj = event.get("type"), event.get("object")
+        if kind == "ERROR":
+            self._finish()
+            raise error_from_status(obj if isinstance(obj, dict) else {"message": str(obj)})
+        if not isinstance(kind, str) or not isinstance(obj, dict):
+            raise ValueError(f"watch {self._description}: malformed event {line[:200]!r}")
+        return WatchEvent(kind, obj)
+
+    def _finish(self) -> None:
+        """Release the connection; idempotent and safe from the reader and ``close()``."""
+        with self._finish_lock:
+            if self._finished:
+                return
+            self._finished = True
+            self._pending.clear()
+            try:
+                if self._closed.is_set():
+                    self._response.close()
+                self._response.release_conn()
+            except Exception as err:  # a broken connection needs no clean release
+                log.debug("watch %s: release failed: %r", self._description, err)
+
+    def close(self) -> None:
+        """End the watch; a thread blocked in ``next()`` returns promptly (StopIteration)."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        try:
+            self._response.shutdown()
+        except Exception as err:  # already released or never connected
+            log.debug("watch %s: socket shutdown: %r", self._description, err)
+        if self._reading.acquire(blocking=False):
+            try:
+                self._finish()
+            finally:
+                self._reading.release()
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if not self._finished:
+            try:
+                self.close()
+            except Exception:
+                pass
