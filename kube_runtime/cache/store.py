@@ -1,0 +1,315 @@
+"""The informer store: a thread-safe ``key -> object`` map with secondary indexes.
+
+Contract (client-go ``tools/cache`` ``threadSafeMap`` + ``Indexer``):
+
+* The key of an object is ``"namespace/name"``, or ``"name"`` for cluster-scoped objects
+  (:func:`object_key`).
+* One lock guards the map and every index; writes hold it for the index update only, reads
+  hold it for a dictionary look-up. Objects are stored as given (no copy): the parsed dict
+  from the API is kept once and handed out to every reader. **Never mutate an object you got
+  from the store**; deep-copy it before changing it.
+* An index is ``name -> fn(obj) -> list[str]``. ``by_index(name, value)`` returns the objects
+  whose ``fn`` produced ``value``. Index values are recomputed from the stored (old) object
+  on update/delete, so no per-object reverse map is kept (memory). Built in:
+  :data:`INDEX_NAMESPACE`, :data:`INDEX_CONTROLLER_UID`, :data:`INDEX_LABEL`; more can be
+  added at any time with :meth:`Indexer.add_indexers` (existing objects are indexed at once).
+* Mutation detector (client-go ``KUBE_CACHE_MUTATION_DETECTOR``): when the environment
+  variable is ``true`` at construction (or ``mutation_detector=True``), a fingerprint of
+  every stored object is taken when it is stored; ``get``/``list``/``by_index`` and
+  :meth:`Indexer.check_mutations` re-hash the objects they touch and raise
+  :class:`CacheMutationError` naming the key of an object that changed in place. Off by
+  default: it costs a serialisation per stored and per read object.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "INDEX_CONTROLLER_UID",
+    "INDEX_LABEL",
+    "INDEX_NAMESPACE",
+    "CacheMutationError",
+    "DeletedFinalStateUnknown",
+    "IndexFunc",
+    "Indexer",
+    "controller_uid_index",
+    "label_index",
+    "mutation_detector_enabled",
+    "namespace_index",
+    "object_key",
+]
+
+Obj = dict[str, Any]
+IndexFunc = Callable[[Obj], list[str]]
+
+INDEX_NAMESPACE = "namespace"
+INDEX_CONTROLLER_UID = "controller-uid"
+INDEX_LABEL = "label"
+
+MUTATION_DETECTOR_ENV = "KUBE_CACHE_MUTATION_DETECTOR"
+
+
+def mutation_detector_enabled() -> bool:
+    """True when ``KUBE_CACHE_MUTATION_DETECTOR`` is set to ``true`` (as client-go)."""
+    return os.environ.get(MUTATION_DETECTOR_ENV, "").lower() == "true"
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    """``"namespace/name"`` for namespaced objects, ``"name"`` for cluster-scoped ones.
+
+    A :class:`DeletedFinalStateUnknown` tombstone yields its own key.
+    """
+    if isinstance(obj, DeletedFinalStateUnknown):
+        return obj.key
+    meta = obj.get("metadata") or {}
+    name = meta.get("name")
+    if not name:
+        raise ValueError("object has no metadata.name: cannot compute its cache key")
+    namespace = meta.get("namespace")
+    return f"{namespace}/{name}" if namespace else str(name)
+
+
+@dataclass(frozen=True)
+class DeletedFinalStateUnknown:
+    """A delete the informer did not see as an event (it happened while disconnected).
+
+    Delivered to ``on_delete`` handlers when a relist no longer holds ``key``; ``obj`` is the
+    last state the cache knew, which may be stale.
+    """
+
+    key: str
+    obj: Obj
+
+
+class CacheMutationError(RuntimeError):
+    """An object handed out by the cache was modified in place (``key`` names it)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(
+            f"cache object {key!r} was mutated in place; objects from the cache are shared: "
+            "deep-copy them before changing them"
+        )
+        self.key = key
+
+
+# --- built-in index functions ----------------------------------------------------------------
+
+
+def namespace_index(obj: Obj) -> list[str]:
+    """The object's namespace (nothing for cluster-scoped objects)."""
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    return [namespace] if namespace else []
+
+
+def controller_uid_index(obj: Obj) -> list[str]:
+    """The uid of the ownerReference with ``controller: true``, if any."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller") and ref.get("uid"):
+            return [ref["uid"]]
+    return []
+
+
+def label_index(obj: Obj) -> list[str]:
+    """One ``"key=value"`` per label (interned: many objects share the same labels)."""
+    labels = (obj.get("metadata") or {}).get("labels")
+    if not labels:
+        return []
+    return [sys.intern(f"{k}={v}") for k, v in labels.items()]
+
+
+def _fingerprint(obj: Obj) -> int:
+    return hash(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS))
+
+
+class Indexer:
+    """Thread-safe store of shared objects with named indexes (see the module docstring)."""
+
+    def __init__(
+        self,
+        indexers: Mapping[str, IndexFunc] | None = None,
+        *,
+        mutation_detector: bool | None = None,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._items: dict[str, Obj] = {}
+        self._indexers: dict[str, IndexFunc] = {
+            INDEX_NAMESPACE: namespace_index,
+            INDEX_CONTROLLER_UID: controller_uid_index,
+            INDEX_LABEL: label_index,
+        }
+        self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        detect = mutation_detector_enabled() if mutation_detector is None else mutation_detector
+        self._fingerprints: dict[str, int] | None = {} if detect else None
+        if indexers:
+            self.add_indexers(indexers)
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def add(self, obj: Obj) -> Obj | None:
+        """Store ``obj`` under its key; returns the object it replaced (None if new)."""
+        return self._put(object_key(obj), obj)
+
+    def update(self, obj: Obj) -> Obj | None:
+        """Same as :meth:`add` (an update of an unknown key adds it)."""
+        return self._put(object_key(obj), obj)
+
+    def delete(self, obj: Obj | DeletedFinalStateUnknown) -> Obj | None:
+        """Remove the object with ``obj``'s key; returns the removed object (None if absent)."""
+        key = object_key(obj)  # type: ignore[arg-type]
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._unindex(key, old)
+                if self._fingerprints is not None:
+                    self._fingerprints.pop(key, None)
+            return old
+
+    def replace(self, objs: Iterable[Obj], resource_version: str | None = None) -> dict[str, Obj]:
+        """Make ``objs`` the whole content; returns the previous content (``key -> obj``).
+
+        ``resource_version`` (the list's) is accepted so an Indexer can be a reflector's sink.
+        """
+        items = {object_key(obj): obj for obj in objs}
+        indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        with self._lock:
+            for key, obj in items.items():
+                for name, fn in self._indexers.items():
+                    index = indices[name]
+                    for value in fn(obj):
+                        index.setdefault(value, set()).add(key)
+            old, self._items, self._indices = self._items, items, indices
+            if self._fingerprints is not None:
+                self._fingerprints = {key: _fingerprint(obj) for key, obj in items.items()}
+        return old
+
+    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+        """Add indexes (ValueError if a name exists); objects already stored are indexed now."""
+        with self._lock:
+            clash = [name for name in indexers if name in self._indexers]
+            if clash:
+                raise ValueError(f"indexer {clash[0]!r} already exists")
+            for name, fn in indexers.items():
+                index: dict[str, set[str]] = {}
+                for key, obj in self._items.items():
+                    for value in fn(obj):
+                        index.setdefault(value, set()).add(key)
+                self._indexers[name] = fn
+                self._indices[name] = index
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def get(self, key: str) -> Obj | None:
+        """The object stored under ``key`` (shared: do not mutate), or None."""
+        with self._lock:
+            obj = self._items.get(key)
+            if obj is not None and self._fingerprints is not None:
+                self._verify(key, obj)
+            return obj
+
+    def list(self) -> builtins.list[Obj]:
+        """Every stored object (shared: do not mutate), in no particular order."""
+        with self._lock:
+            if self._fingerprints is not None:
+                for key, obj in self._items.items():
+                    self._verify(key, obj)
+            return list(self._items.values())
+
+    def keys(self) -> builtins.list[str]:
+        with self._lock:
+            return list(self._items)
+
+    def index_keys(self, index_name: str, value: str) -> builtins.list[str]:
+        """Keys of the objects whose index function produced ``value``."""
+        with self._lock:
+            return list(self._index(index_name).get(value, ()))
+
+    def by_index(self, index_name: str, value: str) -> builtins.list[Obj]:
+        """Objects whose index function produced ``value`` (KeyError for an unknown index)."""
+        with self._lock:
+            keys = self._index(index_name).get(value, ())
+            items = self._items
+            if self._fingerprints is not None:
+                for key in keys:
+                    self._verify(key, items[key])
+            return [items[key] for key in keys]
+
+    def index_values(self, index_name: str) -> builtins.list[str]:
+        """Every value an index currently holds."""
+        with self._lock:
+            return list(self._index(index_name))
+
+    def indexer_names(self) -> builtins.list[str]:
+        with self._lock:
+            return list(self._indexers)
+
+    def check_mutations(self) -> None:
+        """Verify every stored object (no-op unless the mutation detector is on)."""
+        with self._lock:
+            if self._fingerprints is not None:
+                for key, obj in self._items.items():
+                    self._verify(key, obj)
+
+    @property
+    def mutation_detector(self) -> bool:
+        return self._fingerprints is not None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    # --- internals (lock held) ---------------------------------------------------------------
+
+    def _index(self, index_name: str) -> dict[str, set[str]]:
+        try:
+            return self._indices[index_name]
+        except KeyError:
+            raise KeyError(f"index {index_name!r} does not exist") from None
+
+    def _put(self, key: str, obj: Obj) -> Obj | None:
+        with self._lock:
+            old = self._items.get(key)
+            self._items[key] = obj
+            for name, fn in self._indexers.items():
+                new_values = fn(obj)
+                old_values = fn(old) if old is not None else []
+                if old_values == new_values:
+                    continue
+                index = self._indices[name]
+                for value in old_values:
+                    if value not in new_values:
+                        self._discard(index, value, key)
+                for value in new_values:
+                    index.setdefault(value, set()).add(key)
+            if self._fingerprints is not None:
+                self._fingerprints[key] = _fingerprint(obj)
+            return old
+
+    def _unindex(self, key: str, obj: Obj) -> None:
+        for name, fn in self._indexers.items():
+            index = self._indices[name]
+            for value in fn(obj):
+                self._discard(index, value, key)
+
+    @staticmethod
+    def _discard(index: dict[str, set[str]], value: str, key: str) -> None:
+        keys = index.get(value)
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del index[value]
+
+    def _verify(self, key: str, obj: Obj) -> None:
+        assert self._fingerprints is not None
+        if self._fingerprints.get(key) != _fingerprint(obj):
+            raise CacheMutationError(key)

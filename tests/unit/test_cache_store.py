@@ -1,0 +1,217 @@
+"""Indexer: the informer's thread-safe store, its indexes and the mutation detector."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+import pytest
+
+from kube_runtime.cache.store import (
+    INDEX_CONTROLLER_UID,
+    INDEX_LABEL,
+    INDEX_NAMESPACE,
+    CacheMutationError,
+    DeletedFinalStateUnknown,
+    Indexer,
+    object_key,
+)
+
+
+def obj(
+    name: str,
+    namespace: str | None = "ns1",
+    labels: dict[str, str] | None = None,
+    owner: str | None = None,
+    rv: str = "1",
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "resourceVersion": rv}
+    if namespace:
+        meta["namespace"] = namespace
+    if labels is not None:
+        meta["labels"] = labels
+    if owner:
+        meta["ownerReferences"] = [
+            {"kind": "X", "name": "other", "uid": "not-controller"},
+            {"kind": "ReplicaSet", "name": "rs", "uid": owner, "controller": True},
+        ]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta}
+
+
+def names(objs: list[dict[str, Any]]) -> list[str]:
+    return sorted(o["metadata"]["name"] for o in objs)
+
+
+def test_object_key() -> None:
+    assert object_key(obj("a")) == "ns1/a"
+    assert object_key(obj("node-1", namespace=None)) == "node-1"
+    assert object_key(DeletedFinalStateUnknown("ns/x", obj("x"))) == "ns/x"
+    with pytest.raises(ValueError):
+        object_key({"metadata": {}})
+
+
+def test_add_get_update_delete_list_keys() -> None:
+    store = Indexer(mutation_detector=False)
+    a = obj("a")
+    assert store.add(a) is None
+    assert store.get("ns1/a") is a  # stored as given: no copy
+    a2 = obj("a", rv="2")
+    assert store.update(a2) is a  # returns what it replaced
+    assert store.get("ns1/a") is a2
+    store.add(obj("b", namespace="ns2"))
+    store.add(obj("n", namespace=None))
+    assert sorted(store.keys()) == ["n", "ns1/a", "ns2/b"]
+    assert names(store.list()) == ["a", "b", "n"]
+    assert len(store) == 3 and "ns2/b" in store
+    assert store.delete(obj("b", namespace="ns2"))["metadata"]["name"] == "b"
+    assert store.delete(obj("b", namespace="ns2")) is None
+    assert store.delete(DeletedFinalStateUnknown("n", {})) is not None
+    assert store.keys() == ["ns1/a"]
+
+
+def test_builtin_indexes_follow_updates_and_deletes() -> None:
+    store = Indexer(mutation_detector=False)
+    store.add(obj("a", labels={"app": "web", "tier": "fe"}, owner="rs-1"))
+    store.add(obj("b", labels={"app": "web"}, owner="rs-2"))
+    store.add(obj("c", namespace="ns2", labels={"app": "db"}))
+    store.add(obj("node", namespace=None))
+    assert names(store.by_index(INDEX_NAMESPACE, "ns1")) == ["a", "b"]
+    assert names(store.by_index(INDEX_NAMESPACE, "ns2")) == ["c"]
+    assert names(store.by_index(INDEX_LABEL, "app=web")) == ["a", "b"]
+    assert names(store.by_index(INDEX_LABEL, "tier=fe")) == ["a"]
+    assert names(store.by_index(INDEX_CONTROLLER_UID, "rs-1")) == ["a"]
+    assert store.by_index(INDEX_CONTROLLER_UID, "not-controller") == []
+    assert sorted(store.index_values(INDEX_NAMESPACE)) == ["ns1", "ns2"]
+
+    # Relabel and re-own a: the old index entries go, the new ones come.
+    store.update(obj("a", labels={"app": "db"}, owner="rs-2", rv="2"))
+    assert names(store.by_index(INDEX_LABEL, "app=web")) == ["b"]
+    assert store.by_index(INDEX_LABEL, "tier=fe") == []
+    assert "tier=fe" not in store.index_values(INDEX_LABEL)  # empty buckets are dropped
+    assert names(store.by_index(INDEX_LABEL, "app=db")) == ["a", "c"]
+    assert names(store.by_index(INDEX_CONTROLLER_UID, "rs-2")) == ["a", "b"]
+    assert store.by_index(INDEX_CONTROLLER_UID, "rs-1") == []
+
+    store.delete(obj("b"))
+    assert store.by_index(INDEX_LABEL, "app=web") == []
+    assert names(store.by_index(INDEX_NAMESPACE, "ns1")) == ["a"]
+    with pytest.raises(KeyError):
+        store.by_index("nope", "x")
+
+
+def test_label_index_values_are_interned() -> None:
+    store = Indexer(mutation_detector=False)
+    store.add(obj("a", labels={"app": "web"}))
+    store.add(obj("b", labels={"app": "w" + "eb"}))
+    (value,) = store.index_values(INDEX_LABEL)
+    assert value is sys.intern("app=web")  # one string shared by every object
+
+
+def test_custom_indexer_before_and_after_objects() -> None:
+    by_node = {"node": lambda o: [o["spec"]["nodeName"]] if o.get("spec") else []}
+    store = Indexer(by_node, mutation_detector=False)
+    store.add(dict(obj("a"), spec={"nodeName": "n1"}))
+    store.add(dict(obj("b"), spec={"nodeName": "n2"}))
+    assert names(store.by_index("node", "n1")) == ["a"]
+
+    # Added later: existing objects are indexed at once, later ones as they come.
+    store.add_indexers({"first-letter": lambda o: [o["metadata"]["name"][0]]})
+    assert names(store.by_index("first-letter", "b")) == ["b"]
+    store.add(obj("bb"))
+    assert names(store.by_index("first-letter", "b")) == ["b", "bb"]
+    with pytest.raises(ValueError, match="already exists"):
+        store.add_indexers({INDEX_LABEL: lambda o: []})
+
+
+def test_replace_returns_previous_content_and_rebuilds_indexes() -> None:
+    store = Indexer(mutation_detector=False)
+    a, b = obj("a", labels={"x": "1"}), obj("b", labels={"x": "1"})
+    store.add(a)
+    store.add(b)
+    c = obj("c", labels={"x": "2"})
+    a2 = obj("a", labels={"x": "2"}, rv="5")
+    old = store.replace([a2, c], "42")
+    assert old == {"ns1/a": a, "ns1/b": b}
+    assert sorted(store.keys()) == ["ns1/a", "ns1/c"]
+    assert store.by_index(INDEX_LABEL, "x=1") == []
+    assert names(store.by_index(INDEX_LABEL, "x=2")) == ["a", "c"]
+
+
+def test_concurrent_writers_keep_indexes_consistent() -> None:
+    store = Indexer(mutation_detector=False)
+
+    def writer(prefix: str) -> None:
+        for i in range(300):
+            store.add(obj(f"{prefix}{i % 20}", labels={"w": prefix, "i": str(i)}, rv=str(i)))
+            if i % 3 == 0:
+                store.delete(obj(f"{prefix}{(i * 7) % 20}"))
+
+    threads = [threading.Thread(target=writer, args=(p,)) for p in "abcd"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for p in "abcd":
+        expected = sorted(k for k in store.keys() if k.startswith(f"ns1/{p}"))
+        assert sorted(object_key(o) for o in store.by_index(INDEX_LABEL, f"w={p}")) == expected
+    assert sorted(object_key(o) for o in store.by_index(INDEX_NAMESPACE, "ns1")) == sorted(
+        store.keys()
+    )
+
+
+# --- mutation detector ---------------------------------------------------------------------------
+
+
+def test_mutation_detector_catches_in_place_changes_on_every_read() -> None:
+    store = Indexer(mutation_detector=True)
+    store.add(obj("a", labels={"app": "web"}))
+    store.add(obj("b"))
+    got = store.get("ns1/a")
+    assert got is not None
+    store.list()
+    store.by_index(INDEX_LABEL, "app=web")  # clean reads pass
+
+    got["metadata"]["labels"]["app"] = "changed"  # a reader breaks the contract
+    with pytest.raises(CacheMutationError) as err:
+        store.get("ns1/a")
+    assert err.value.key == "ns1/a" and "ns1/a" in str(err.value)
+    with pytest.raises(CacheMutationError):
+        store.list()
+    with pytest.raises(CacheMutationError):
+        store.by_index(INDEX_NAMESPACE, "ns1")
+    with pytest.raises(CacheMutationError, match="ns1/a"):
+        store.check_mutations()
+    assert store.get("ns1/b") is not None  # other objects still read fine
+
+    # Storing a fresh object for the key (the next watch event) clears it.
+    store.update(obj("a", rv="2"))
+    store.check_mutations()
+
+
+def test_mutation_detector_follows_replace() -> None:
+    store = Indexer(mutation_detector=True)
+    store.replace([obj("a"), obj("b")], "10")
+    store.list()[0]["metadata"]["name"] = "zzz"
+    with pytest.raises(CacheMutationError):
+        store.check_mutations()
+
+
+def test_mutation_detector_is_off_by_default_and_read_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("KUBE_CACHE_MUTATION_DETECTOR", raising=False)
+    store = Indexer()
+    assert not store.mutation_detector
+    store.add(obj("a"))
+    store.get("ns1/a")["metadata"]["name"] = "changed"  # type: ignore[index]
+    store.check_mutations()  # nothing checked
+    store.list()
+
+    monkeypatch.setenv("KUBE_CACHE_MUTATION_DETECTOR", "true")
+    store = Indexer()
+    assert store.mutation_detector
+    store.add(obj("a"))
+    store.get("ns1/a")["metadata"]["name"] = "changed"  # type: ignore[index]
+    with pytest.raises(CacheMutationError):
+        store.get("ns1/a")
