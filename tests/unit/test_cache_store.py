@@ -152,8 +152,9 @@ def test_concurrent_writers_keep_indexes_consistent() -> None:
         t.start()
     for t in threads:
         t.join()
+    keys = store.keys()
     for p in "abcd":
-        expected = sorted(k for k in store.keys() if k.startswith(f"ns1/{p}"))
+        expected = sorted(k for k in keys if k.startswith(f"ns1/{p}"))
         assert sorted(object_key(o) for o in store.by_index(INDEX_LABEL, f"w={p}")) == expected
     assert sorted(object_key(o) for o in store.by_index(INDEX_NAMESPACE, "ns1")) == sorted(
         store.keys()
