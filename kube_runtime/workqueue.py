@@ -24,8 +24,9 @@ The contract (client-go ``util/workqueue``), which controllers rely on:
 A named queue (``WorkQueue(name="web")``) exports the ``workqueue_*`` metrics of
 :mod:`kube_runtime.metrics` with client-go's definitions: ``adds`` counts adds that queue an
 item (not deduplicated ones), ``depth`` the items added and not yet handed out, ``retries``
-every ``add_after`` (so every rate-limited add). The unfinished-work and longest-running
-gauges are computed when the registry is scraped.
+every ``add_after`` (so every rate-limited add). Depth, unfinished work and the longest
+running processor are computed when the registry is scraped; the duration histograms are
+observed outside the queue's lock.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Hashable
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from kube_runtime import metrics
 
@@ -187,19 +188,27 @@ def default_controller_rate_limiter(clock: Clock = time.monotonic) -> MaxOfRateL
 
 
 class _QueueMetrics:
-    """client-go's queue metrics for one named queue. Called with the queue's lock held."""
+    """client-go's queue metrics for one named queue.
 
-    def __init__(self, name: str, clock: Clock, lock: threading.Lock) -> None:
+    The bookkeeping methods run under the queue's lock and are plain dict operations; the
+    histogram observations they return are made by the caller after releasing the lock.
+    Depth, unfinished work and the longest running processor are computed on scrape.
+    """
+
+    def __init__(self, name: str, clock: Clock, lock: threading.Lock, dirty: set[Any]) -> None:
         self._clock = clock
         self._lock = lock
-        self._depth = metrics.QUEUE_DEPTH.labels(name)
         self._adds = metrics.QUEUE_ADDS.labels(name)
-        self._latency = metrics.QUEUE_LATENCY.labels(name)
-        self._work_duration = metrics.QUEUE_WORK_DURATION.labels(name)
         self._retries = metrics.QUEUE_RETRIES.labels(name)
+        self.latency = metrics.QUEUE_LATENCY.labels(name)
+        self.work_duration = metrics.QUEUE_WORK_DURATION.labels(name)
         self._added_at: dict[Hashable, float] = {}
         self._started_at: dict[Hashable, float] = {}
         ref = weakref.ref(self)
+
+        def depth() -> float:
+            # Items added and not yet handed out are exactly the dirty set.
+            return len(dirty) if ref() is not None else 0.0
 
         def unfinished() -> float:
             target = ref()
@@ -209,27 +218,26 @@ class _QueueMetrics:
             target = ref()
             return target._in_flight()[1] if target is not None else 0.0
 
+        metrics.QUEUE_DEPTH.labels(name).set_function(depth)
         metrics.QUEUE_UNFINISHED_WORK.labels(name).set_function(unfinished)
         metrics.QUEUE_LONGEST_RUNNING.labels(name).set_function(longest)
 
     def add(self, item: Hashable) -> None:
         self._adds.inc()
-        self._depth.inc()
         if item not in self._added_at:
             self._added_at[item] = self._clock()
 
-    def get(self, item: Hashable) -> None:
+    def get(self, item: Hashable) -> float | None:
+        """Start timing ``item``'s processing; return how long it was queued."""
         now = self._clock()
-        self._depth.dec()
         self._started_at[item] = now
         added = self._added_at.pop(item, None)
-        if added is not None:
-            self._latency.observe(now - added)
+        return None if added is None else now - added
 
-    def done(self, item: Hashable) -> None:
+    def done(self, item: Hashable) -> float | None:
+        """Return how long ``item`` was processed."""
         started = self._started_at.pop(item, None)
-        if started is not None:
-            self._work_duration.observe(self._clock() - started)
+        return None if started is None else self._clock() - started
 
     def retry(self) -> None:
         self._retries.inc()
@@ -276,7 +284,7 @@ class WorkQueue(Generic[T]):
         self._waiting: list[_Waiting[T]] = []  # heap by ready time; may hold stale entries
         self._deadline: dict[T, _Waiting[T]] = {}  # item -> its live heap entry
         self._sequence = itertools.count()
-        self._metrics = _QueueMetrics(name, clock, self._lock) if name else None
+        self._metrics = _QueueMetrics(name, clock, self._lock, self._dirty) if name else None
 
     # -- basic queue
 
@@ -317,22 +325,26 @@ class WorkQueue(Generic[T]):
                 finally:
                     self._blocked_getters -= 1
             item = self._queue.popleft()
-            if self._metrics is not None:
-                self._metrics.get(item)
             self._processing.add(item)
             self._dirty.discard(item)
-            return item, False
+            if self._metrics is None:
+                return item, False
+            waited = self._metrics.get(item)
+        if waited is not None:
+            self._metrics.latency.observe(waited)
+        return item, False
 
     def done(self, item: T) -> None:
         """Mark ``item`` finished; requeue it if it was added while processing.
 
         Calling it for an item that is not being processed does nothing.
         """
+        worked = None
         with self._lock:
             if item not in self._processing:
                 return
             if self._metrics is not None:
-                self._metrics.done(item)
+                worked = self._metrics.done(item)
             self._processing.discard(item)
             if item in self._dirty:
                 self._queue.append(item)
@@ -340,6 +352,8 @@ class WorkQueue(Generic[T]):
                     self._ready.notify()
             elif self._drain and not self._processing:
                 self._idle.notify_all()
+        if worked is not None and self._metrics is not None:
+            self._metrics.work_duration.observe(worked)
 
     def __len__(self) -> int:
         """Items waiting to be handed out (informational: never gate get/add on it)."""
