@@ -1,0 +1,138 @@
+"""Leader election between two candidates against the embedded API server.
+
+Short durations (lease 1 s, renew deadline 0.6 s, retry 0.1 s) keep takeovers quick.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from kube_runtime.kinds import Lease
+from kube_runtime.leaderelection import LeaderElector
+
+LEASE = "controller-lock"
+FAST = {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.1}
+
+
+@dataclass
+class Candidate:
+    elector: LeaderElector
+    stop: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+    leading: list[threading.Event] = field(default_factory=list)
+    stopped: threading.Event = field(default_factory=threading.Event)
+    leaders_seen: list[str] = field(default_factory=list)
+
+    def start(self) -> Candidate:
+        self.thread = threading.Thread(target=self.elector.run, args=(self.stop,), daemon=True)
+        self.thread.start()
+        return self
+
+    def halt(self) -> None:
+        self.stop.set()
+        assert self.thread is not None
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+@pytest.fixture
+def candidates(client: Any, namespace: str) -> Iterator[Callable[..., Candidate]]:
+    made: list[Candidate] = []
+
+    def make(identity: str, **kw: Any) -> Candidate:
+        holder: dict[str, Candidate] = {}
+        elector = LeaderElector(
+            client,
+            namespace,
+            LEASE,
+            identity,
+            on_started_leading=lambda stop: holder["c"].leading.append(stop),
+            on_stopped_leading=lambda: holder["c"].stopped.set(),
+            on_new_leader=lambda who: holder["c"].leaders_seen.append(who),
+            **{**FAST, **kw},
+        )
+        candidate = holder["c"] = Candidate(elector)
+        made.append(candidate)
+        return candidate.start()
+
+    yield make
+    for candidate in made:
+        candidate.stop.set()
+    for candidate in made:
+        if candidate.thread is not None:
+            candidate.thread.join(10)
+
+
+def _spec(client: Any, namespace: str) -> dict[str, Any]:
+    spec: dict[str, Any] = client.get(Lease, LEASE, namespace)["spec"]
+    return spec
+
+
+def _leader(a: Candidate, b: Candidate) -> tuple[Candidate, Candidate]:
+    return (a, b) if a.elector.is_leader() else (b, a)
+
+
+def test_one_leader_and_a_released_lease_moves_at_once(
+    client: Any, namespace: str, candidates: Callable[..., Candidate], wait_for: Any
+) -> None:
+    a, b = candidates("a"), candidates("b")
+    wait_for(lambda: a.elector.is_leader() or b.elector.is_leader(), 10, message="a leader")
+    leader, follower = _leader(a, b)
+    # The follower has seen the leader, and keeps following while the lease is renewed.
+    wait_for(lambda: follower.elector.get_leader() == leader.elector.identity, 10)
+    renewed = _spec(client, namespace)["renewTime"]
+    wait_for(lambda: _spec(client, namespace)["renewTime"] != renewed, 10, message="a renewal")
+    assert not follower.elector.is_leader() and follower.leading == []
+    assert len(leader.leading) == 1
+    assert _spec(client, namespace)["holderIdentity"] == leader.elector.identity
+
+    leader.halt()  # release_on_cancel (the default): holderIdentity is emptied
+    assert leader.leading[0].is_set() and leader.stopped.is_set()
+    wait_for(lambda: follower.elector.is_leader(), 10, message="the follower to take over")
+    spec = _spec(client, namespace)
+    assert spec["holderIdentity"] == follower.elector.identity
+    assert spec["leaseTransitions"] == 1
+    assert follower.leaders_seen[-1] == follower.elector.identity
+
+
+def test_a_dead_leader_is_replaced_after_the_lease_expires(
+    client: Any, namespace: str, candidates: Callable[..., Candidate], wait_for: Any
+) -> None:
+    a = candidates("a", release_on_cancel=False)
+    wait_for(lambda: a.elector.is_leader(), 10, message="a to lead")
+    b = candidates("b")
+    wait_for(lambda: b.elector.get_leader() == "a", 10, message="b to see a")
+
+    a.halt()  # stops renewing, leaves the lease as it is
+    assert _spec(client, namespace)["holderIdentity"] == "a"
+    wait_for(lambda: b.elector.is_leader(), 10, message="b to take over the expired lease")
+    spec = _spec(client, namespace)
+    assert spec["holderIdentity"] == "b"
+    assert spec["leaseTransitions"] == 1
+
+
+def test_failing_renewals_end_leadership(
+    client: Any,
+    namespace: str,
+    candidates: Callable[..., Candidate],
+    faults: Any,
+    wait_for: Any,
+) -> None:
+    a = candidates("a")
+    wait_for(lambda: a.elector.is_leader(), 10, message="a to lead")
+    faults.fail("leases", "update", 500)
+    wait_for(lambda: a.leading and a.leading[0].is_set(), 10, message="a to give up")
+    assert a.thread is not None
+    a.thread.join(10)
+    assert not a.thread.is_alive()  # run() returns once leadership is lost
+    assert a.stopped.is_set()
+    assert not a.elector.is_leader()
+
+    faults.clear()
+    b = candidates("b")
+    wait_for(lambda: b.elector.is_leader(), 10, message="b to take over")
