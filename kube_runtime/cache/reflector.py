@@ -1,0 +1,270 @@
+"""The reflector: keep a sink equal to the server's state of one kind by list + watch.
+
+State machine (client-go ``tools/cache/reflector.go``):
+
+1. **List** (paged, ``page_size`` per request) and hand the whole result to
+   ``sink.replace(items, resource_version)``; the list's resourceVersion becomes the last
+   seen RV and :attr:`Reflector.has_synced` turns True.
+2. **Watch** from the last seen RV with bookmarks and a server-side timeout drawn at random
+   from ``[min_watch_timeout, 2 * min_watch_timeout)`` (client-go: 5-10 minutes) so that many
+   reflectors do not reconnect in step. Every event's object RV - BOOKMARK included - becomes
+   the last seen RV; ADDED/MODIFIED/DELETED go to ``sink.add/update/delete``.
+3. A stream that **ends or drops** is re-opened from the last seen RV, without a relist:
+   the server replays exactly the events after that RV, so nothing is lost or delivered
+   twice. A stream that ends at once without a single event counts as an error (client-go's
+   "very short watch"), so a misbehaving server cannot make us spin.
+4. **410 Gone** (the RV left the server's history window), on opening the watch or as a
+   watch ERROR event: full relist (step 1); the sink computes what changed and tombstones
+   what disappeared.
+5. **Any other error** (the list fails, the watch cannot be opened, the stream breaks with
+   an error): wait ``backoff.next_delay()`` seconds - exponential with jitter, 0.8 s
+   doubling to 30 s, reset after 2 healthy minutes as client-go's backoff manager - then
+   retry the step that failed. A watch that fails to open is retried from the last seen RV
+   rather than relisting (client-go relists unless the error is retriable); the server
+   answers 410 if that RV is too old, which leads to step 4.
+
+The reflector runs on the caller's thread (:meth:`Reflector.run`) until the ``stop`` event is
+set; :meth:`Reflector.close_watch` closes an open stream from any thread so that ``run``
+returns promptly.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from kube_runtime import metrics
+from kube_runtime.kinds import Kind, KindLike, as_kind
+
+__all__ = ["BackoffPolicy", "ExponentialBackoff", "Reflector", "ReflectorSink"]
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+# A stream that closes sooner than this without delivering anything is treated as an error.
+_SHORT_WATCH_SECONDS = 1.0
+
+
+class ReflectorSink(Protocol):
+    """Where a reflector puts what it learns (an Indexer, or an informer's event processor)."""
+
+    def replace(self, objs: list[Obj], resource_version: str) -> Any: ...
+
+    def add(self, obj: Obj) -> Any: ...
+
+    def update(self, obj: Obj) -> Any: ...
+
+    def delete(self, obj: Obj) -> Any: ...
+
+
+class BackoffPolicy(Protocol):
+    """How long to wait before retrying after a failure."""
+
+    def next_delay(self) -> float: ...
+
+
+class ExponentialBackoff:
+    """client-go's exponential backoff manager: ``initial * factor**n`` seconds, jittered.
+
+    Each delay is multiplied by ``1 + jitter * random()`` and capped at ``maximum``. When
+    more than ``reset_after`` seconds passed since the previous delay was handed out (the
+    reflector was healthy meanwhile), the sequence starts again from ``initial``.
+    """
+
+    def __init__(
+        self,
+        initial: float = 0.8,
+        maximum: float = 30.0,
+        *,
+        factor: float = 2.0,
+        jitter: float = 1.0,
+        reset_after: float = 120.0,
+        clock: Callable[[], float] = time.monotonic,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        self.factor = factor
+        self.jitter = jitter
+        self.reset_after = reset_after
+        self._clock = clock
+        self._rand = rand
+        self._current = initial
+        self._last: float | None = None
+
+    def next_delay(self) -> float:
+        now = self._clock()
+        if self._last is not None and now - self._last > self.reset_after:
+            self._current = self.initial
+        self._last = now
+        delay = self._current
+        self._current = min(self._current * self.factor, self.maximum)
+        return min(delay * (1.0 + self.jitter * self._rand()), self.maximum)
+
+
+def _is_gone(exc: BaseException) -> bool:
+    return getattr(exc, "code", None) == 410
+
+
+def _resource_version(obj: Obj) -> str | None:
+    meta = obj.get("metadata")
+    return meta.get("resourceVersion") if isinstance(meta, dict) else None
+
+
+class Reflector:
+    """List + watch one kind into a :class:`ReflectorSink` (see the module docstring).
+
+    ``client`` is a :class:`kube_runtime.client.Client` or anything with its ``list`` and
+    ``watch`` methods. ``backoff`` defaults to a fresh :class:`ExponentialBackoff`.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        kind: KindLike,
+        sink: ReflectorSink,
+        *,
+        namespace: str | None = None,
+        label_selector: str | dict[str, str] | None = None,
+        field_selector: str | None = None,
+        page_size: int = 500,
+        backoff: BackoffPolicy | None = None,
+        min_watch_timeout: float = 300.0,
+    ) -> None:
+        self.client = client
+        self.kind: Kind = as_kind(kind)
+        self.sink = sink
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self.page_size = page_size
+        self.backoff: BackoffPolicy = backoff if backoff is not None else ExponentialBackoff()
+        self.min_watch_timeout = min_watch_timeout
+        self._last_rv: str | None = None
+        self._synced = False
+        self._lock = threading.Lock()
+        self._watch: Any = None
+        self._closing = False
+        self._events_since_list = 0
+        kind_label = str(self.kind)
+        self._lists_metric = metrics.INFORMER_LISTS.labels(kind=kind_label)
+        self._event_metrics = {
+            t: metrics.INFORMER_EVENTS.labels(kind=kind_label, type=t)
+            for t in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK")
+        }
+
+    @property
+    def last_sync_resource_version(self) -> str | None:
+        """The resourceVersion of the last list or event seen (None before the first list)."""
+        return self._last_rv
+
+    @property
+    def has_synced(self) -> bool:
+        """True once the first list has been handed to the sink."""
+        return self._synced
+
+    def run(self, stop: threading.Event) -> None:
+        """List and watch until ``stop`` is set (never raises; errors are logged and retried)."""
+        need_list = True
+        while not stop.is_set():
+            try:
+                if need_list:
+                    self._list()
+                    need_list = False
+                self._watch_once(stop)
+            except Exception as exc:
+                if stop.is_set():
+                    break
+                if _is_gone(exc):
+                    log.info("%s: watch from resourceVersion %s expired, relisting: %s",
+                             self.kind, self._last_rv, exc)  # fmt: skip
+                    need_list = True
+                    if self._events_since_list:
+                        continue  # right after a list, a 410 must not make us spin: back off
+                else:
+                    log.warning("%s: %s failed: %s", self.kind,
+                                "list" if need_list else "watch", exc)  # fmt: skip
+                stop.wait(self.backoff.next_delay())
+        log.debug("%s: reflector stopped", self.kind)
+
+    def close_watch(self) -> None:
+        """Close the open watch stream, if any (from any thread); used when stopping."""
+        with self._lock:
+            self._closing = True
+            watch = self._watch
+        if watch is not None:
+            watch.close()
+
+    # --- steps -------------------------------------------------------------------------------
+
+    def _list(self) -> None:
+        result = self.client.list(
+            self.kind,
+            self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            limit=self.page_size,
+        )
+        self._lists_metric.inc()
+        items = result.get("items") or []
+        rv = (result.get("metadata") or {}).get("resourceVersion") or ""
+        self.sink.replace(items, rv)
+        self._last_rv = rv
+        self._events_since_list = 0
+        self._synced = True
+        log.debug("%s: listed %d objects at resourceVersion %s", self.kind, len(items), rv)
+
+    def _watch_once(self, stop: threading.Event) -> None:
+        """Follow one watch stream to its end (or until ``stop``)."""
+        timeout = int(self.min_watch_timeout * (1.0 + random.random()))
+        started = time.monotonic()
+        watch = self.client.watch(
+            self.kind,
+            self.namespace,
+            resource_version=self._last_rv,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            allow_bookmarks=True,
+            timeout_seconds=timeout,
+        )
+        with self._lock:
+            closing = self._closing or stop.is_set()
+            if not closing:
+                self._watch = watch
+        if closing:
+            watch.close()
+            return
+        count = 0
+        try:
+            for event in watch:
+                if stop.is_set():
+                    return
+                self._handle(event.type, event.object)
+                count += 1
+        finally:
+            with self._lock:
+                self._watch = None
+            watch.close()
+        if count == 0 and not stop.is_set() and time.monotonic() - started < _SHORT_WATCH_SECONDS:
+            raise ConnectionError("very short watch: the stream closed at once without events")
+
+    def _handle(self, event_type: str, obj: Obj) -> None:
+        if event_type == "ADDED":
+            self.sink.add(obj)
+        elif event_type == "MODIFIED":
+            self.sink.update(obj)
+        elif event_type == "DELETED":
+            self.sink.delete(obj)
+        elif event_type != "BOOKMARK":
+            log.warning("%s: ignoring watch event of unknown type %r", self.kind, event_type)
+            return
+        self._event_metrics[event_type].inc()
+        rv = _resource_version(obj)
+        if rv:
+            self._last_rv = rv
+        self._events_since_list += 1
