@@ -1,0 +1,424 @@
+"""Shared informer: one reflector feeding one indexed store and any number of event handlers.
+
+Contract (client-go ``tools/cache/shared_informer.go``):
+
+* The reflector thread applies every change to :attr:`SharedInformer.indexer` first, then
+  queues the matching notification to every handler. A store update and its distribution
+  happen under one lock, and handler registration takes the same lock, so a handler sees a
+  consistent sequence: the objects cached when it registered, then every later change.
+* Each handler has its own unbounded buffer and thread (client-go's ``processorListener``):
+  a slow handler delays only itself, never the reflector or other handlers. Exceptions from
+  a handler are logged with the object key and dropped.
+* ``on_add(obj, is_in_initial_list)``: objects of the first list carry
+  ``is_in_initial_list=True``; so do the synthetic adds a handler registered later receives
+  for every object already cached. Watch events and later relists give False.
+* ``on_update(old, new)`` for a changed object. ``on_delete(obj)`` with the final state
+  from the watch, or a :class:`~kube_runtime.cache.store.DeletedFinalStateUnknown`
+  tombstone for an object a relist no longer contains.
+* A relist (after 410 Gone) compares each listed object with the cached one by
+  resourceVersion: new -> add, different RV -> update, same RV -> nothing. client-go queues
+  a "Replaced" delta for every object and its informer turns an unchanged one into a resync
+  notification for handlers whose resync is due; here the periodic resync covers that case,
+  so handlers are not woken by objects that did not change.
+* Resync: every ``resync_period`` seconds (per handler, defaulting to the informer's),
+  ``on_update(obj, obj)`` for every cached object, to that handler only.
+* The objects handed to handlers are the cache's shared dicts: do not mutate them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from kube_runtime import metrics
+from kube_runtime.cache.reflector import BackoffPolicy, Reflector
+from kube_runtime.cache.store import (
+    CacheMutationError,
+    DeletedFinalStateUnknown,
+    Indexer,
+    IndexFunc,
+    object_key,
+)
+from kube_runtime.kinds import Kind, KindLike, as_kind
+
+__all__ = [
+    "HandlerRegistration",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
+    "SharedInformer",
+]
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+# How often the mutation detector re-checks the whole store (client-go: every second).
+_MUTATION_CHECK_PERIOD = 1.0
+_STOP_JOIN_TIMEOUT = 5.0
+
+
+class ResourceEventHandler(Protocol):
+    """What an informer calls; each method runs on the handler's own thread."""
+
+    def on_add(self, obj: Obj, is_in_initial_list: bool) -> None: ...
+
+    def on_update(self, old: Obj, new: Obj) -> None: ...
+
+    def on_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None: ...
+
+
+class ResourceEventHandlerFuncs:
+    """A handler from plain functions; a missing one ignores its events.
+
+    As client-go's ``ResourceEventHandlerFuncs``, ``on_add`` takes the object only; implement
+    :class:`ResourceEventHandler` to see ``is_in_initial_list``.
+    """
+
+    def __init__(
+        self,
+        on_add: Callable[[Obj], Any] | None = None,
+        on_update: Callable[[Obj, Obj], Any] | None = None,
+        on_delete: Callable[[Obj | DeletedFinalStateUnknown], Any] | None = None,
+    ) -> None:
+        self._on_add = on_add
+        self._on_update = on_update
+        self._on_delete = on_delete
+
+    def on_add(self, obj: Obj, is_in_initial_list: bool) -> None:
+        if self._on_add is not None:
+            self._on_add(obj)
+
+    def on_update(self, old: Obj, new: Obj) -> None:
+        if self._on_update is not None:
+            self._on_update(old, new)
+
+    def on_delete(self, obj: Obj | DeletedFinalStateUnknown) -> None:
+        if self._on_delete is not None:
+            self._on_delete(obj)
+
+
+# Notification tags (tuples keep the per-event cost at one small allocation).
+_ADD, _UPDATE, _DELETE, _SYNCED = range(4)
+_Notification = tuple[int, Any, Any]
+
+
+class HandlerRegistration:
+    """One registered handler: its buffer, its thread and its resync schedule.
+
+    :meth:`has_synced` is True once the handler has processed every notification of the
+    informer's initial state (the objects cached when it registered, or the first list).
+    """
+
+    def __init__(
+        self, handler: ResourceEventHandler, resync_period: float | None, name: str
+    ) -> None:
+        self.handler = handler
+        self.resync_period = resync_period
+        self.next_resync = time.monotonic() + resync_period if resync_period else 0.0
+        self._name = name
+        self._buffer: deque[_Notification] = deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._stopped = False
+        self._synced = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return self._synced.wait(timeout)
+
+    def pending(self) -> int:
+        """Notifications queued and not yet handled."""
+        return len(self._buffer)
+
+    # --- informer side -----------------------------------------------------------------------
+
+    def _push(self, notification: _Notification) -> None:
+        with self._cond:
+            self._buffer.append(notification)
+            self._cond.notify()
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+            self._thread.start()
+
+    def _stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+
+    def _join(self, timeout: float) -> None:
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    # --- handler thread ----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._buffer and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                tag, a, b = self._buffer.popleft()
+            try:
+                if tag == _ADD:
+                    self.handler.on_add(a, b)
+                elif tag == _UPDATE:
+                    self.handler.on_update(a, b)
+                elif tag == _DELETE:
+                    self.handler.on_delete(a)
+                else:
+                    self._synced.set()
+            except Exception:
+                log.exception("%s: event handler failed on %s", self._name, _describe(a))
+
+
+def _describe(obj: Any) -> str:
+    try:
+        return object_key(obj)
+    except Exception:
+        return repr(type(obj))
+
+
+def _resource_version(obj: Obj) -> Any:
+    return (obj.get("metadata") or {}).get("resourceVersion")
+
+
+class _Sink:
+    """The reflector's view of an informer (keeps replace/add/update/delete off its API)."""
+
+    def __init__(self, informer: SharedInformer) -> None:
+        self._informer = informer
+
+    def replace(self, objs: list[Obj], resource_version: str) -> None:
+        self._informer._on_replace(objs)
+
+    def add(self, obj: Obj) -> None:
+        self._informer._on_upsert(obj)
+
+    def update(self, obj: Obj) -> None:
+        self._informer._on_upsert(obj)
+
+    def delete(self, obj: Obj) -> None:
+        self._informer._on_delete(obj)
+
+
+class SharedInformer:
+    """List+watch one kind into :attr:`indexer` and fan events out to handlers.
+
+    ``indexers`` are added to the built-in indexes. ``backoff`` and ``min_watch_timeout``
+    go to the :class:`~kube_runtime.cache.reflector.Reflector`. Start with :meth:`start`
+    (idempotent), stop with :meth:`stop` (an informer is not restartable).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        kind: KindLike,
+        *,
+        namespace: str | None = None,
+        label_selector: str | dict[str, str] | None = None,
+        field_selector: str | None = None,
+        resync_period: float | None = None,
+        indexers: Mapping[str, IndexFunc] | None = None,
+        page_size: int = 500,
+        backoff: BackoffPolicy | None = None,
+        min_watch_timeout: float = 300.0,
+    ) -> None:
+        self.kind: Kind = as_kind(kind)
+        self.namespace = namespace
+        self.resync_period = resync_period
+        self.indexer = Indexer(indexers)
+        self.reflector = Reflector(
+            client,
+            self.kind,
+            _Sink(self),
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            page_size=page_size,
+            backoff=backoff,
+            min_watch_timeout=min_watch_timeout,
+        )
+        # client-go's blockDeltas: store updates, distribution and registration are serial.
+        self._lock = threading.RLock()
+        self._listeners: list[HandlerRegistration] = []
+        self._synced = threading.Event()
+        self._stop = threading.Event()
+        self._started = False
+        self._threads: list[threading.Thread] = []
+        self._objects_metric = metrics.INFORMER_OBJECTS.labels(kind=str(self.kind))
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the reflector and handler threads (no-op when already started)."""
+        with self._lock:
+            if self._started:
+                return
+            if self._stop.is_set():
+                raise RuntimeError(f"informer for {self.kind} was stopped; create a new one")
+            self._started = True
+            for listener in self._listeners:
+                listener._start()
+            self._spawn(self.reflector.run, f"reflector-{self.kind}", self._stop)
+            self._spawn(self._housekeeping, f"informer-housekeeping-{self.kind}")
+        log.debug("%s: informer started", self.kind)
+
+    def stop(self) -> None:
+        """Stop the reflector (closing its watch) and every handler thread, then join them."""
+        with self._lock:
+            self._stop.set()
+            listeners = list(self._listeners)
+        self.reflector.close_watch()
+        for listener in listeners:
+            listener._stop()
+        current = threading.current_thread()
+        for thread in self._threads:
+            if thread is not current:
+                thread.join(_STOP_JOIN_TIMEOUT)
+        for listener in listeners:
+            listener._join(_STOP_JOIN_TIMEOUT)
+        log.debug("%s: informer stopped", self.kind)
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def has_synced(self) -> bool:
+        """True once the first list is in the store."""
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Block until synced; False when ``timeout`` seconds passed first."""
+        return self._synced.wait(timeout)
+
+    @property
+    def last_sync_resource_version(self) -> str | None:
+        return self.reflector.last_sync_resource_version
+
+    # --- handlers ----------------------------------------------------------------------------
+
+    def add_event_handler(
+        self, handler: ResourceEventHandler, resync_period: float | None = None
+    ) -> HandlerRegistration:
+        """Register ``handler``; it first receives an add for every object already cached.
+
+        ``resync_period`` defaults to the informer's. Returns the registration (its
+        :meth:`~HandlerRegistration.has_synced` tells when the initial state was handled).
+        """
+        period = resync_period if resync_period is not None else self.resync_period
+        with self._lock:
+            if self._stop.is_set():
+                raise RuntimeError(f"informer for {self.kind} was stopped; handler not added")
+            name = f"handler-{self.kind}-{len(self._listeners)}"
+            listener = HandlerRegistration(handler, period or None, name)
+            self._listeners.append(listener)
+            for obj in self.indexer.list():
+                listener._push((_ADD, obj, True))
+            if self._synced.is_set():
+                listener._push((_SYNCED, None, None))
+            if self._started:
+                listener._start()
+        return listener
+
+    def remove_event_handler(self, registration: HandlerRegistration) -> None:
+        """Unregister a handler and stop its thread (events still queued are dropped)."""
+        with self._lock:
+            if registration in self._listeners:
+                self._listeners.remove(registration)
+        registration._stop()
+
+    # --- the reflector's sink (reflector thread) -----------------------------------------------
+
+    def _on_replace(self, objs: list[Obj]) -> None:
+        with self._lock:
+            old = self.indexer.replace(objs)
+            initial = not self._synced.is_set()
+            for obj in objs:
+                prev = old.pop(object_key(obj), None)
+                if prev is None:
+                    self._distribute((_ADD, obj, initial))
+                elif _resource_version(prev) != _resource_version(obj):
+                    self._distribute((_UPDATE, prev, obj))
+            for key, prev in old.items():
+                self._distribute((_DELETE, DeletedFinalStateUnknown(key, prev), None))
+            if initial:
+                self._synced.set()
+                self._distribute((_SYNCED, None, None))
+            self._objects_metric.set(len(self.indexer))
+
+    def _on_upsert(self, obj: Obj) -> None:
+        with self._lock:
+            prev = self.indexer.update(obj)
+            if prev is None:
+                self._distribute((_ADD, obj, False))
+                self._objects_metric.set(len(self.indexer))
+            else:
+                self._distribute((_UPDATE, prev, obj))
+
+    def _on_delete(self, obj: Obj) -> None:
+        with self._lock:
+            prev = self.indexer.delete(obj)
+            if prev is None:
+                return  # never seen (as client-go's DeltaFIFO): nothing to tell handlers
+            self._distribute((_DELETE, obj, None))
+            self._objects_metric.set(len(self.indexer))
+
+    def _distribute(self, notification: _Notification) -> None:
+        for listener in self._listeners:
+            listener._push(notification)
+
+    # --- resync and the mutation detector ------------------------------------------------------
+
+    def _housekeeping(self) -> None:
+        """Deliver due resyncs; run the mutation detector's periodic check when it is on."""
+        next_check = time.monotonic() + _MUTATION_CHECK_PERIOD
+        while True:
+            now = time.monotonic()
+            synced = self._synced.is_set()
+            with self._lock:
+                due = [
+                    listener
+                    for listener in self._listeners
+                    if listener.resync_period and now >= listener.next_resync
+                ]
+                if due and synced:
+                    objs = self.indexer.list()
+                    for listener in due:
+                        for obj in objs:
+                            listener._push((_UPDATE, obj, obj))
+                        listener.next_resync = now + (listener.resync_period or 0.0)
+                periods = [x.next_resync - now for x in self._listeners if x.resync_period]
+            if not synced:
+                periods = [0.1]
+            if self.indexer.mutation_detector and now >= next_check:
+                next_check = now + _MUTATION_CHECK_PERIOD
+                try:
+                    self.indexer.check_mutations()
+                except CacheMutationError as exc:
+                    log.error("%s: %s", self.kind, exc)
+            wait = min([_MUTATION_CHECK_PERIOD, *periods])
+            if self._stop.wait(max(wait, 0.01)):
+                return
+
+    def _spawn(self, target: Callable[..., None], name: str, *args: Any) -> None:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def __repr__(self) -> str:
+        scope = f" in {self.namespace}" if self.namespace else ""
+        return f"SharedInformer({self.kind}{scope}, {len(self.indexer)} objects)"
