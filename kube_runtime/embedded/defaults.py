@@ -222,19 +222,20 @@ def _default_http_get(action: JSONDict) -> None:
 
 
 def _default_probe(probe: JSONDict) -> None:
-    if not probe.get("timeoutSeconds"):
+    get = probe.get
+    if not get("timeoutSeconds"):
         probe["timeoutSeconds"] = 1
-    if not probe.get("periodSeconds"):
+    if not get("periodSeconds"):
         probe["periodSeconds"] = 10
-    if not probe.get("successThreshold"):
+    if not get("successThreshold"):
         probe["successThreshold"] = 1
-    if not probe.get("failureThreshold"):
+    if not get("failureThreshold"):
         probe["failureThreshold"] = 3
-    http_get = _sub(probe, "httpGet")
-    if http_get is not None:
+    http_get = get("httpGet")
+    if isinstance(http_get, dict):
         _default_http_get(http_get)
-    grpc = _sub(probe, "grpc")
-    if grpc is not None and grpc.get("service") is None:
+    grpc = get("grpc")
+    if isinstance(grpc, dict) and grpc.get("service") is None:
         grpc["service"] = ""
 
 
@@ -243,26 +244,35 @@ _HOOKS = ("postStart", "preStop")
 
 
 def _default_container(container: JSONDict) -> None:
-    if not container.get("imagePullPolicy"):
-        image = container.get("image")
+    # The hot path of every pod write: plain dict access instead of the walking helpers.
+    get = container.get
+    if not get("imagePullPolicy"):
+        image = get("image")
         container["imagePullPolicy"] = _pull_policy(image if isinstance(image, str) else "")
-    if not container.get("terminationMessagePath"):
+    if not get("terminationMessagePath"):
         container["terminationMessagePath"] = "/dev/termination-log"
-    if not container.get("terminationMessagePolicy"):
+    if not get("terminationMessagePolicy"):
         container["terminationMessagePolicy"] = "File"
-    for port in _items(container, "ports"):
-        if not port.get("protocol"):
-            port["protocol"] = "TCP"
-    for env in _items(container, "env"):
-        field_ref = _sub(_sub(env, "valueFrom"), "fieldRef")
-        if field_ref is not None:
-            _default_field_ref(field_ref)
+    ports = get("ports")
+    if isinstance(ports, list):
+        for port in ports:
+            if isinstance(port, dict) and not port.get("protocol"):
+                port["protocol"] = "TCP"
+    env = get("env")
+    if isinstance(env, list):
+        for var in env:
+            if isinstance(var, dict):
+                value_from = var.get("valueFrom")
+                if isinstance(value_from, dict):
+                    field_ref = value_from.get("fieldRef")
+                    if isinstance(field_ref, dict):
+                        _default_field_ref(field_ref)
     for key in _PROBES:
-        probe = _sub(container, key)
-        if probe is not None:
+        probe = get(key)
+        if isinstance(probe, dict):
             _default_probe(probe)
-    lifecycle = _sub(container, "lifecycle")
-    if lifecycle is not None:
+    lifecycle = get("lifecycle")
+    if isinstance(lifecycle, dict):
         for key in _HOOKS:
             http_get = _sub(_sub(lifecycle, key), "httpGet")
             if http_get is not None:
@@ -403,25 +413,32 @@ _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 def _default_pod_spec(spec: JSONDict) -> None:
     """What every PodSpec gets, in Pods and in templates alike."""
-    if not spec.get("dnsPolicy"):
+    get = spec.get
+    if not get("dnsPolicy"):
         spec["dnsPolicy"] = "ClusterFirst"
-    if not spec.get("restartPolicy"):
+    if not get("restartPolicy"):
         spec["restartPolicy"] = "Always"
-    if spec.get("securityContext") is None:
+    if get("securityContext") is None:
         spec["securityContext"] = {}
-    if spec.get("terminationGracePeriodSeconds") is None:
+    if get("terminationGracePeriodSeconds") is None:
         spec["terminationGracePeriodSeconds"] = 30
-    if not spec.get("schedulerName"):
+    if not get("schedulerName"):
         spec["schedulerName"] = "default-scheduler"
-    account = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    account = get("serviceAccountName") or get("serviceAccount")
     if account:
         spec["serviceAccountName"] = account
         spec["serviceAccount"] = account
-    for volume in _items(spec, "volumes"):
-        _default_volume(volume)
+    volumes = get("volumes")
+    if isinstance(volumes, list):
+        for volume in volumes:
+            if isinstance(volume, dict):
+                _default_volume(volume)
     for key in _CONTAINER_LISTS:
-        for container in _items(spec, key):
-            _default_container(container)
+        containers = get(key)
+        if isinstance(containers, list):
+            for container in containers:
+                if isinstance(container, dict):
+                    _default_container(container)
 
 
 def _default_template(holder: JSONDict | None) -> None:
@@ -436,8 +453,8 @@ def _default_template(holder: JSONDict | None) -> None:
 
 
 def _requests_from_limits(container: JSONDict) -> None:
-    resources = _sub(container, "resources")
-    if resources is None:
+    resources = container.get("resources")
+    if not isinstance(resources, dict):
         return
     limits = resources.get("limits")
     if not limits or not isinstance(limits, dict):
@@ -458,7 +475,12 @@ def _default_pod(pod: JSONDict) -> None:
         return
     host_network = spec.get("hostNetwork") is True
     for key in ("containers", "initContainers"):
-        for container in _items(spec, key):
+        containers = spec.get(key)
+        if not isinstance(containers, list):
+            continue
+        for container in containers:
+            if not isinstance(container, dict):
+                continue
             _requests_from_limits(container)
             if host_network:
                 for port in _items(container, "ports"):
