@@ -63,6 +63,19 @@ DEFAULT_PAGE_SIZE = 500
 _WATCH_READ_MARGIN = 30.0
 
 
+def _retry_policy(read: int) -> urllib3.Retry:
+    return urllib3.Retry(
+        total=3,
+        connect=3,
+        read=read,
+        redirect=0,
+        status=0,
+        other=0,
+        respect_retry_after_header=False,
+        raise_on_status=False,
+    )
+
+
 def _selector(value: Selector | None) -> str | None:
     """A label/field selector string; a mapping means ``k=v`` equalities joined by commas."""
     if value is None or isinstance(value, str):
@@ -128,12 +141,12 @@ class Client:
         self._timeout = urllib3.Timeout(connect=connect_timeout, read=read_timeout)
         # Connection failures are retried (nothing was sent); a broken read only for
         # idempotent methods, once (a pooled keep-alive connection the server just closed).
+        # Answers are never retried here, not even 429/503 with Retry-After: they surface as
+        # typed errors with ``retry_after`` and the caller (a rate-limited queue) waits.
         self._retries = (
-            configuration.retries
-            if configuration.retries is not None
-            else urllib3.Retry(total=3, connect=3, read=1, redirect=0, status=0, other=0)
+            configuration.retries if configuration.retries is not None else _retry_policy(read=1)
         )
-        self._watch_retries = urllib3.Retry(total=3, connect=3, read=0, redirect=0, status=0)
+        self._watch_retries = _retry_policy(read=0)
         self.user_agent = user_agent or f"kube-runtime/{__version__}"
         self.page_size = page_size
         self.mapper = RestMapper(self)
