@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import random
 import threading
 import time
 from collections import OrderedDict, deque
@@ -39,12 +38,13 @@ from datetime import datetime, timezone
 from typing import Any
 
 from kube_runtime.client.errors import (
-    ApiError,
+    ApiConnectionError,
     is_not_found,
     is_server_error,
     is_too_many_requests,
 )
 from kube_runtime.kinds import Event, Kind
+from kube_runtime.retry import Backoff, retry_on
 
 log = logging.getLogger(__name__)
 
@@ -231,8 +231,9 @@ class EventRecorder:
         self.component = component
         self.host = host
         self._max_queued = max_queued
-        self._max_tries = max(1, max_tries)
-        self._retry_delay = retry_delay
+        self._backoff = Backoff(
+            steps=max(1, max_tries), duration=retry_delay, factor=2.0, jitter=1.0
+        )
         self._clock = clock
         self._correlator = _Correlator(clock)
         self._queue: deque[dict[str, Any]] = deque()
@@ -411,50 +412,48 @@ class EventRecorder:
             self._correlator.written(key, written)
 
     def _write(self, event: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any] | None:
-        """Create (or patch) with retries; the server's Event, or None when dropped."""
+        """Patch (or create) with retries; the server's Event, or None when dropped."""
         meta = event["metadata"]
-        for attempt in range(1, self._max_tries + 1):
-            try:
-                if patch is not None:
-                    try:
-                        result: dict[str, Any] = self.client.patch(
-                            Event,
-                            meta["name"],
-                            patch,
-                            namespace=meta["namespace"],
-                            patch_type="merge",
-                        )
-                        return result
-                    except Exception as e:
-                        if not is_not_found(e):
-                            raise
-                        patch = None  # the Event was deleted (TTL): create it again
-                result = self.client.create(event, namespace=meta["namespace"])
-                return result
-            except Exception as e:
-                if isinstance(e, ApiError) and not (is_server_error(e) or is_too_many_requests(e)):
-                    log.error(
-                        "server rejected event %s for %s/%s (not retried): %s",
-                        event["reason"],
-                        meta["namespace"],
-                        event["involvedObject"]["name"],
-                        e,
+        pending_patch = patch
+
+        def attempt() -> dict[str, Any]:
+            nonlocal pending_patch
+            if pending_patch is not None:
+                try:
+                    patched: dict[str, Any] = self.client.patch(
+                        Event,
+                        meta["name"],
+                        pending_patch,
+                        namespace=meta["namespace"],
+                        patch_type="merge",
                     )
-                    return None
-                if attempt == self._max_tries:
-                    log.error(
-                        "unable to write event %s for %s/%s after %d tries (dropped): %s",
-                        event["reason"],
-                        meta["namespace"],
-                        event["involvedObject"]["name"],
-                        attempt,
-                        e,
-                    )
-                    return None
-                delay = self._retry_delay * (2 ** (attempt - 1)) * (1.0 + random.random())
-                if self._closed.wait(delay):
-                    return None
-        return None
+                    return patched
+                except Exception as e:
+                    if not is_not_found(e):
+                        raise
+                    pending_patch = None  # the Event was deleted (TTL): create it again
+            created: dict[str, Any] = self.client.create(event, namespace=meta["namespace"])
+            return created
+
+        def transient(e: BaseException) -> bool:
+            return not self._closed.is_set() and (
+                isinstance(e, ApiConnectionError) or is_server_error(e) or is_too_many_requests(e)
+            )
+
+        try:
+            return retry_on(transient, attempt, self._backoff, sleep=self._sleep)
+        except Exception as e:
+            log.error(
+                "unable to write event %s for %s/%s (dropped): %s",
+                event["reason"],
+                meta["namespace"],
+                event["involvedObject"]["name"],
+                e,
+            )
+            return None
+
+    def _sleep(self, seconds: float) -> None:
+        self._closed.wait(seconds)
 
 
 def _format(fmt: str, args: tuple[Any, ...]) -> str:
