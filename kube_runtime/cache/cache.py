@@ -1,0 +1,226 @@
+"""The informer cache: one shared informer per kind, and reads served from their stores.
+
+Contract (controller-runtime ``pkg/cache`` informer cache):
+
+* :meth:`InformerCache.informer_for` returns the one :class:`SharedInformer` of a kind,
+  creating it on first use; every controller, source and reader of that kind shares it
+  (one list+watch per kind per process). Informers created after :meth:`start` start at
+  once.
+* :meth:`get` / :meth:`list` of a kind whose informer is not running start it and wait
+  until it has synced (at most ``sync_timeout`` seconds, then ``TimeoutError``), as
+  controller-runtime's reader does; later reads are plain dictionary look-ups.
+* Returned objects are the cache's shared dicts: **do not mutate them** - deep-copy first
+  (``copy.deepcopy``). The mutation detector (``KUBE_CACHE_MUTATION_DETECTOR=true``)
+  catches violations.
+* ``get`` of an absent object raises :class:`kube_runtime.client.errors.NotFound` with a
+  Status like the API server's. The cache may lag the server: after a write, use the
+  write's response or wait for the cache to catch up.
+* A cache built with ``namespace=`` lists and watches that namespace only; reading another
+  namespace is a ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kube_runtime.cache.informer import SharedInformer
+from kube_runtime.cache.reflector import BackoffPolicy
+from kube_runtime.cache.store import INDEX_LABEL, INDEX_NAMESPACE, IndexFunc
+from kube_runtime.client.errors import NotFound
+from kube_runtime.kinds import Kind, KindLike, as_kind
+from kube_runtime.selectors import (
+    FieldSelector,
+    LabelSelector,
+    label_selector_from_dict,
+    object_fields,
+    parse_field_selector,
+    parse_label_selector,
+)
+
+__all__ = ["InformerCache", "not_found"]
+
+Obj = dict[str, Any]
+LabelSelectorLike = str | Mapping[str, str] | LabelSelector
+
+
+def not_found(kind: Kind, name: str) -> NotFound:
+    """A 404 like the API server's for ``kind``/``name`` (resource named by lower-case kind)."""
+    resource = kind.kind.lower()
+    return NotFound(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": f'{resource} "{name}" not found',
+            "reason": "NotFound",
+            "details": {"name": name, "group": kind.group, "kind": resource},
+            "code": 404,
+        }
+    )
+
+
+def as_label_selector(selector: LabelSelectorLike | None) -> LabelSelector | None:
+    """A parsed selector from query text, a ``{key: value}`` dict, or a LabelSelector."""
+    if selector is None or isinstance(selector, LabelSelector):
+        return selector
+    if isinstance(selector, str):
+        return parse_label_selector(selector)
+    return label_selector_from_dict({"matchLabels": dict(selector)})
+
+
+class InformerCache:
+    """Shared informers by kind plus reads from them (see the module docstring)."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        namespace: str | None = None,
+        resync_period: float | None = None,
+        sync_timeout: float = 60.0,
+        backoff: BackoffPolicy | None = None,
+    ) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.resync_period = resync_period
+        self.sync_timeout = sync_timeout
+        self._backoff = backoff
+        self._lock = threading.Lock()
+        self._informers: dict[Kind, SharedInformer] = {}
+        self._started = False
+        self._stopped = False
+
+    # --- informers ---------------------------------------------------------------------------
+
+    def informer_for(self, kind: KindLike) -> SharedInformer:
+        """The shared informer of ``kind`` (created on first use; started if the cache is)."""
+        k = as_kind(kind)
+        with self._lock:
+            informer = self._informers.get(k)
+            if informer is None:
+                if self._stopped:
+                    raise RuntimeError("the informer cache was stopped")
+                informer = SharedInformer(
+                    self.client,
+                    k,
+                    namespace=self.namespace,
+                    resync_period=self.resync_period,
+                    backoff=self._backoff,
+                )
+                self._informers[k] = informer
+                if self._started:
+                    informer.start()
+            return informer
+
+    def informers(self) -> builtins.list[SharedInformer]:
+        with self._lock:
+            return list(self._informers.values())
+
+    def add_indexer(self, kind: KindLike, name: str, fn: IndexFunc) -> None:
+        """Add an index to ``kind``'s store (before or after start; existing objects too)."""
+        self.informer_for(kind).indexer.add_indexers({name: fn})
+
+    def start(self) -> None:
+        """Start every informer created so far, and any created later."""
+        with self._lock:
+            self._started = True
+            informers = list(self._informers.values())
+        for informer in informers:
+            informer.start()
+
+    def stop(self) -> None:
+        """Stop every informer (their watches are closed and threads joined)."""
+        with self._lock:
+            self._stopped = True
+            informers = list(self._informers.values())
+        for informer in informers:
+            informer.stop()
+
+    def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
+        """True once every informer created so far has synced; False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for informer in self.informers():
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not informer.wait_for_sync(left):
+                return False
+        return True
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
+        """The cached object (shared: do not mutate); ``NotFound`` when absent."""
+        k = as_kind(kind)
+        self._check_namespace(namespace)
+        informer = self._synced_informer(k)
+        obj = informer.indexer.get(f"{namespace}/{name}" if namespace else name)
+        if obj is None:
+            raise not_found(k, name)
+        return obj
+
+    def list(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        label_selector: LabelSelectorLike | None = None,
+        field_selector: str | FieldSelector | None = None,
+        index: tuple[str, str] | None = None,
+    ) -> builtins.list[Obj]:
+        """Cached objects of ``kind`` (shared: do not mutate).
+
+        Filters combine: ``namespace``, ``label_selector`` (query text, a ``{key: value}``
+        dict of equalities, or a LabelSelector), ``field_selector`` (evaluated on the
+        object's selectable fields, as the server does) and ``index=(name, value)``.
+        Candidates come from the most selective index available.
+        """
+        informer = self._synced_informer(as_kind(kind))
+        self._check_namespace(namespace)
+        labels = as_label_selector(label_selector)
+        fields = (
+            parse_field_selector(field_selector)
+            if isinstance(field_selector, str)
+            else field_selector
+        )
+        indexer = informer.indexer
+        candidates: Iterable[Obj]
+        if index is not None:
+            candidates = indexer.by_index(*index)
+        elif labels is not None and labels.equality_terms:
+            key, value = next(iter(labels.equality_terms.items()))
+            candidates = indexer.by_index(INDEX_LABEL, f"{key}={value}")
+        elif namespace:
+            candidates = indexer.by_index(INDEX_NAMESPACE, namespace)
+        else:
+            candidates = indexer.list()
+        out = []
+        for obj in candidates:
+            meta = obj.get("metadata") or {}
+            if namespace and meta.get("namespace") != namespace:
+                continue
+            if labels is not None and not labels.matches(meta.get("labels")):
+                continue
+            if fields is not None and not fields.matches(object_fields(obj)):
+                continue
+            out.append(obj)
+        return out
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def _synced_informer(self, kind: Kind) -> SharedInformer:
+        informer = self.informer_for(kind)
+        if not informer.started:
+            informer.start()
+        if not informer.wait_for_sync(self.sync_timeout):
+            raise TimeoutError(f"the cache of {kind} did not sync within {self.sync_timeout}s")
+        return informer
+
+    def _check_namespace(self, namespace: str | None) -> None:
+        if self.namespace and namespace and namespace != self.namespace:
+            raise ValueError(
+                f"namespace {namespace!r} is not cached: this cache holds {self.namespace!r} only"
+            )
