@@ -132,7 +132,7 @@ def test_get_timeout_returns_none_not_shutdown():
 def test_blocked_getter_receives_item_added_later():
     q: WorkQueue[str] = WorkQueue()
     got: list[tuple[str | None, bool]] = []
-    t = threading.Thread(target=lambda: got.append(q.get(timeout=10)))
+    t = threading.Thread(target=lambda: got.append(q.get(timeout=10)), daemon=True)
     t.start()
     q.add("a")
     t.join(10)
@@ -157,7 +157,9 @@ def test_shutdown_hands_out_remaining_items_then_reports_shutdown():
 def test_shutdown_wakes_every_blocked_getter():
     q: WorkQueue[str] = WorkQueue()
     results: list[tuple[str | None, bool]] = []
-    waiting = [threading.Thread(target=lambda: results.append(q.get())) for _ in range(3)]
+    waiting = [
+        threading.Thread(target=lambda: results.append(q.get()), daemon=True) for _ in range(3)
+    ]
     for t in waiting:
         t.start()
     q.shutdown()
@@ -186,7 +188,7 @@ def test_shutdown_with_drain_waits_for_items_in_flight():
         q.shutdown_with_drain()
         drained.set()
 
-    t = threading.Thread(target=shut)
+    t = threading.Thread(target=shut, daemon=True)
     t.start()
     assert not drained.wait(0.05)  # "a" is still being processed
     assert q.shutting_down
@@ -206,7 +208,7 @@ def test_shutdown_ends_a_pending_drain():
     q: WorkQueue[str] = WorkQueue()
     q.add("a")
     q.get()
-    t = threading.Thread(target=q.shutdown_with_drain)
+    t = threading.Thread(target=q.shutdown_with_drain, daemon=True)
     t.start()
     wait_for(lambda: q.shutting_down)  # set in the same critical section that starts waiting
     assert t.is_alive()
@@ -238,7 +240,7 @@ def test_workers_never_share_an_item_and_nothing_is_lost():
                 processed[item] = processed.get(item, 0) + 1
             q.done(item)
 
-    workers = [threading.Thread(target=worker) for _ in range(4)]
+    workers = [threading.Thread(target=worker, daemon=True) for _ in range(4)]
     for t in workers:
         t.start()
     for i in range(3000):
@@ -330,7 +332,7 @@ def test_add_after_is_dropped_on_shutdown():
 def test_blocked_getter_wakes_for_a_delayed_item():
     q: WorkQueue[str] = WorkQueue()
     got: list[tuple[str | None, bool]] = []
-    t = threading.Thread(target=lambda: got.append(q.get()))
+    t = threading.Thread(target=lambda: got.append(q.get()), daemon=True)
     t.start()
     # The getter may already be sleeping with no deadline: add_after must re-arm it.
     q.add_after("a", 0.01)
@@ -342,7 +344,7 @@ def test_blocked_getter_rearms_for_an_earlier_deadline():
     q: WorkQueue[str] = WorkQueue()
     q.add_after("far", 3600)
     got: list[tuple[str | None, bool]] = []
-    t = threading.Thread(target=lambda: got.append(q.get(timeout=10)))
+    t = threading.Thread(target=lambda: got.append(q.get(timeout=10)), daemon=True)
     t.start()
     q.add_after("near", 0.01)
     t.join(10)
