@@ -17,6 +17,8 @@ Contract (client-go ``tools/leaderelection`` + ``resourcelock/leaselock.go``):
   (``leaseDurationSeconds: 1``), so a follower takes over on its next try instead of waiting
   for the lease to expire. With ``release_on_cancel`` the caller must have stopped the work
   the lease guards before stopping the elector.
+* With an ``event_recorder``, "<identity> became leader" / "<identity> stopped leading"
+  events (reason ``LeaderElection``) are recorded on the Lease.
 * ``on_stopped_leading`` is called whenever :meth:`~LeaderElector.run` returns (also when it
   never led, as in client-go); ``on_new_leader(identity)`` is called, in its own thread, each
   time the observed holder changes (the first observation included).
@@ -38,7 +40,8 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from kube_runtime import metrics
-from kube_runtime.client.errors import is_not_found
+from kube_runtime.client.errors import is_conflict, is_not_found
+from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import Lease
 
 log = logging.getLogger(__name__)
@@ -115,6 +118,11 @@ class LeaseLock:
         self.name = name
         self._lease: dict[str, Any] | None = None
 
+    @property
+    def lease(self) -> dict[str, Any] | None:
+        """The Lease as last read or written (None before the first read)."""
+        return self._lease
+
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
 
@@ -162,6 +170,7 @@ class LeaderElector:
         on_new_leader: Callable[[str], None] | None = None,
         release_on_cancel: bool = True,
         clock: Clock | None = None,
+        event_recorder: EventRecorder | None = None,
     ) -> None:
         if lease_duration <= 0:
             raise ValueError("lease_duration must be greater than zero")
@@ -193,6 +202,7 @@ class LeaderElector:
         self._on_stopped_leading = on_stopped_leading
         self._on_new_leader = on_new_leader
         self._clock: Clock = clock or RealClock()
+        self._recorder = event_recorder
         self._lock = LeaseLock(client, namespace, name)
         # Lease specs carry whole seconds; sub-second durations (tests) round up to one.
         self._lease_seconds = max(1, int(lease_duration))
@@ -239,17 +249,20 @@ class LeaderElector:
 
     # --- one round ----------------------------------------------------------------------------
 
-    def try_acquire_or_renew(self, epoch: int | None = None) -> bool:
-        """Acquire the lease if free or expired, or renew it if held; True on success.
+    def try_acquire_or_renew(self) -> bool:
+        """One round: acquire the lease if free or expired, or renew it if held; True on success.
 
-        Never raises: API errors are logged and count as failure for this round.
+        Never raises: API errors are logged and count as failure for this round (a 409 Conflict
+        means another candidate wrote first).
         """
-        if epoch is None:
-            epoch = self._epoch
+        return self._attempt(self._epoch)
+
+    def _attempt(self, epoch: int) -> bool:
         try:
             return self._try_acquire_or_renew(epoch)
         except Exception as e:
-            log.warning("leader election %s: %s", self._lock.describe(), e)
+            level = logging.INFO if is_conflict(e) else logging.WARNING
+            log.log(level, "leader election %s: lease write failed: %s", self._lock.describe(), e)
             return False
 
     def _try_acquire_or_renew(self, epoch: int) -> bool:
@@ -336,6 +349,7 @@ class LeaderElector:
             leader.start()
             try:
                 self._renew(stop)
+                self._record_event("stopped leading")
             finally:
                 with self._state:
                     self._leading = False
@@ -360,6 +374,7 @@ class LeaderElector:
                 with self._state:
                     self._leading = True
                 metrics.LEADER_STATUS.labels(name=self.name).set(1)
+                self._record_event("became leader")
                 log.info(
                     "successfully acquired lease %s as %s", self._lock.describe(), self.identity
                 )
@@ -399,7 +414,7 @@ class LeaderElector:
         epoch = self._epoch
         result: list[bool] = []
         worker = threading.Thread(
-            target=lambda: result.append(self.try_acquire_or_renew(epoch)),
+            target=lambda: result.append(self._attempt(epoch)),
             name=f"lease-renew-{self.name}",
             daemon=True,
         )
@@ -438,6 +453,18 @@ class LeaderElector:
             self._observed_time = self._clock.monotonic()
         log.info("released lease %s", self._lock.describe())
         return True
+
+    def _record_event(self, what: str) -> None:
+        """A Normal ``LeaderElection`` event on the Lease, as client-go's lease lock records."""
+        lease = self._lock.lease
+        if self._recorder is None or lease is None:
+            return
+        subject = {
+            "apiVersion": Lease.api_version,
+            "kind": Lease.kind,
+            "metadata": lease["metadata"],
+        }
+        self._recorder.event(subject, "Normal", "LeaderElection", f"{self.identity} {what}")
 
     # --- callbacks ------------------------------------------------------------------------------
 

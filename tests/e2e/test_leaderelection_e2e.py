@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from kube_runtime.kinds import Lease
+from kube_runtime.events import EventRecorder
+from kube_runtime.kinds import Event, Lease
 from kube_runtime.leaderelection import LeaderElector
 
 LEASE = "controller-lock"
@@ -80,7 +81,8 @@ def _leader(a: Candidate, b: Candidate) -> tuple[Candidate, Candidate]:
 def test_one_leader_and_a_released_lease_moves_at_once(
     client: Any, namespace: str, candidates: Callable[..., Candidate], wait_for: Any
 ) -> None:
-    a, b = candidates("a"), candidates("b")
+    recorder = EventRecorder(client, "lease-test")
+    a, b = candidates("a", event_recorder=recorder), candidates("b", event_recorder=recorder)
     wait_for(lambda: a.elector.is_leader() or b.elector.is_leader(), 10, message="a leader")
     leader, follower = _leader(a, b)
     # The follower has seen the leader, and keeps following while the lease is renewed.
@@ -97,7 +99,22 @@ def test_one_leader_and_a_released_lease_moves_at_once(
     spec = _spec(client, namespace)
     assert spec["holderIdentity"] == follower.elector.identity
     assert spec["leaseTransitions"] == 1
-    assert follower.leaders_seen[-1] == follower.elector.identity
+    wait_for(lambda: follower.leaders_seen[-1:] == [follower.elector.identity], 10)
+
+    expected = {
+        f"{leader.elector.identity} became leader",
+        f"{leader.elector.identity} stopped leading",
+        f"{follower.elector.identity} became leader",
+    }
+
+    def lease_events() -> set[str]:
+        events = client.list(Event, namespace)["items"]
+        assert all(e["involvedObject"]["kind"] == "Lease" for e in events)
+        assert all(e["reason"] == "LeaderElection" for e in events)
+        return {e["message"] for e in events}
+
+    wait_for(lambda: lease_events() == expected, 10, message=f"events {expected}")
+    recorder.close()
 
 
 def test_a_dead_leader_is_replaced_after_the_lease_expires(
