@@ -13,6 +13,8 @@ Contract (client-go ``tools/cache`` ``threadSafeMap`` + ``Indexer``):
   on update/delete, so no per-object reverse map is kept (memory). Built in:
   :data:`INDEX_NAMESPACE`, :data:`INDEX_CONTROLLER_UID`, :data:`INDEX_LABEL`; more can be
   added at any time with :meth:`Indexer.add_indexers` (existing objects are indexed at once).
+* Memory: string values are shared between stored objects (:func:`share_strings`), and
+  label index keys are interned; there is no per-object copy or reverse index.
 * Mutation detector (client-go ``KUBE_CACHE_MUTATION_DETECTOR``): when the environment
   variable is ``true`` at construction (or ``mutation_detector=True``), a fingerprint of
   every stored object is taken when it is stored; ``get``/``list``/``by_index`` and
@@ -46,6 +48,7 @@ __all__ = [
     "mutation_detector_enabled",
     "namespace_index",
     "object_key",
+    "share_strings",
 ]
 
 Obj = dict[str, Any]
@@ -126,6 +129,37 @@ def label_index(obj: Obj) -> list[str]:
     return [sys.intern(f"{k}={v}") for k, v in labels.items()]
 
 
+# String values repeat within and across objects (timestamps of every condition, "True",
+# image names, node names, namespaces). Stored objects point at one copy of each; the table
+# is bounded and simply starts over when full, so unique values (uids) cannot grow it forever.
+_SHARED_STRINGS_MAX = 1 << 16
+_shared_strings: dict[str, str] = {}
+
+
+def share_strings(value: Any) -> None:
+    """Replace the string values inside ``value`` (in place) by shared equal copies.
+
+    Only for an object nobody else holds yet (fresh from the decoder): its content does not
+    change, only which string objects it points at.
+    """
+    table = _shared_strings
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for k, v in items:
+            if isinstance(v, str):
+                shared = table.get(v)
+                if shared is None:
+                    if len(table) >= _SHARED_STRINGS_MAX:
+                        table.clear()
+                    table[v] = v
+                elif shared is not v:
+                    node[k] = shared
+            elif isinstance(v, dict | list):
+                stack.append(v)
+
+
 def _fingerprint(obj: Obj) -> int:
     return hash(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS))
 
@@ -179,6 +213,8 @@ class Indexer:
         ``resource_version`` (the list's) is accepted so an Indexer can be a reflector's sink.
         """
         items = {object_key(obj): obj for obj in objs}
+        for obj in items.values():
+            share_strings(obj)
         indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
         with self._lock:
             for key, obj in items.items():
@@ -277,6 +313,7 @@ class Indexer:
             raise KeyError(f"index {index_name!r} does not exist") from None
 
     def _put(self, key: str, obj: Obj) -> Obj | None:
+        share_strings(obj)
         with self._lock:
             old = self._items.get(key)
             self._items[key] = obj

@@ -216,3 +216,16 @@ def test_mutation_detector_is_off_by_default_and_read_from_the_environment(
     store.get("ns1/a")["metadata"]["name"] = "changed"  # type: ignore[index]
     with pytest.raises(CacheMutationError):
         store.get("ns1/a")
+
+
+def test_stored_objects_share_equal_string_values() -> None:
+    store = Indexer(mutation_detector=False)
+    a = obj("a", labels={"app": "web"})
+    a["status"] = {"conditions": [{"t": "".join(["2024-01-01", "T00:00:00Z"])} for _ in range(3)]}
+    b = obj("b", labels={"app": "".join(["w", "eb"])})
+    assert a["metadata"]["labels"]["app"] is not b["metadata"]["labels"]["app"]
+    store.add(a)
+    store.replace([a, b])
+    assert b["metadata"]["labels"]["app"] is a["metadata"]["labels"]["app"]
+    stamps = {id(c["t"]) for c in a["status"]["conditions"]}
+    assert len(stamps) == 1 and a["status"]["conditions"][0]["t"] == "2024-01-01T00:00:00Z"
