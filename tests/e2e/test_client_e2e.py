@@ -442,12 +442,12 @@ def test_unknown_kind(client: Client) -> None:
         client.get("v1/NoSuchKind", "x")
 
 
-def test_connection_error_is_wrapped(tmp_path: Path) -> None:
-    from kubernetes.client import Configuration
-
-    cfg = Configuration()
-    cfg.host = "http://127.0.0.1:9"  # discard port: nothing listens
-    with Client(cfg, connect_timeout=2) as dead, pytest.raises(ApiConnectionError) as err:
+def test_connection_error_is_wrapped() -> None:
+    # The discard port: nothing listens.
+    with (
+        Client(_configuration("http://127.0.0.1:9"), connect_timeout=2) as dead,
+        pytest.raises(ApiConnectionError) as err,
+    ):
         dead.get(kinds.Namespace, "default")
     assert isinstance(err.value, ConnectionError) and err.value.__cause__ is not None
 
@@ -522,18 +522,35 @@ def test_watch_close_from_another_thread(client: Client, namespace: str) -> None
     assert client.list(kinds.ConfigMap, namespace)["items"] == []
 
 
-def test_watch_from_expired_version_raises_gone(
-    client: Client, namespace: str, embedded_cluster: EmbeddedCluster
-) -> None:
-    old = client.list(kinds.ConfigMap, namespace)["metadata"]["resourceVersion"]
-    client.create(cm("a", namespace))
-    embedded_cluster.store.evict_history(embedded_cluster.resource("", "configmaps"))
+def test_watch_from_expired_version_raises_gone() -> None:
+    # A private cluster with a short event window (evicting the session cluster's history
+    # would break other tests' watches from old versions).
     with (
-        pytest.raises(Gone) as err,
-        client.watch(kinds.ConfigMap, namespace, resource_version=old) as w,
+        EmbeddedCluster(kubelet=False, history_size=5) as cluster,
+        Client(_configuration(cluster.url)) as private,
     ):
-        list(w)
-    assert err.value.code == 410
+        old = private.list(kinds.ConfigMap, "default")["metadata"]["resourceVersion"]
+        for i in range(10):
+            private.create(cm(f"c{i}", "default"))
+        with (
+            pytest.raises(Gone) as err,
+            private.watch(kinds.ConfigMap, "default", resource_version=old) as w,
+        ):
+            list(w)
+        assert err.value.code == 410 and err.value.reason == "Expired"
+        # A recent version still watches fine.
+        recent = private.list(kinds.ConfigMap, "default")["metadata"]["resourceVersion"]
+        private.create(cm("fresh", "default"))
+        with private.watch(kinds.ConfigMap, "default", resource_version=recent) as w:
+            assert next(w).object["metadata"]["name"] == "fresh"
+
+
+def _configuration(host: str) -> Any:
+    from kubernetes.client import Configuration
+
+    cfg = Configuration()
+    cfg.host = host
+    return cfg
 
 
 def test_watch_http_errors_raise_on_open(client: Client, namespace: str, faults: Any) -> None:
@@ -747,10 +764,7 @@ def test_metrics_count_requests(client: Client, namespace: str) -> None:
 
 
 def test_connection_errors_are_counted() -> None:
-    from kubernetes.client import Configuration
-
-    cfg = Configuration()
-    cfg.host = "http://127.0.0.1:9"
+    cfg = _configuration("http://127.0.0.1:9")
     before = _sample("rest_client_requests_total", code="<error>", method="GET", host="127.0.0.1:9")
     with Client(cfg, connect_timeout=2) as dead, pytest.raises(ApiConnectionError):
         dead.get(kinds.Namespace, "default")
