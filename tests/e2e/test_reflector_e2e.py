@@ -148,33 +148,46 @@ def test_dropped_streams_lose_and_repeat_nothing(
     assert len(rec.events) == 19  # each change exactly once (8 adds, 8 updates, 3 deletes)
 
 
+@pytest.fixture
+def own_cluster(tmp_path: Any) -> Iterator[tuple[EmbeddedCluster, Client]]:
+    """A private cluster: evicting its watch history must not disturb other tests."""
+    with EmbeddedCluster(kubelet=False) as cluster:
+        c = Client.from_kubeconfig(cluster.write_kubeconfig(tmp_path / "kubeconfig"))
+        try:
+            yield cluster, c
+        finally:
+            c.close()
+
+
 def test_gone_relists_and_tombstones_a_delete_missed_while_disconnected(
-    client: Client,
-    namespace: str,
-    faults: Faults,
-    embedded_cluster: EmbeddedCluster,
-    informer: Any,
-    wait_for: Any,
+    own_cluster: tuple[EmbeddedCluster, Client], wait_for: Any
 ) -> None:
+    cluster, client = own_cluster
+    namespace = "default"
     client.create(cm("victim", namespace))
     client.create(cm("keeper", namespace))
     backoff = FastBackoff()
-    inf = informer(backoff=backoff, min_watch_timeout=1)  # streams end every 1-2 s
+    inf = SharedInformer(
+        client, kinds.ConfigMap, namespace=namespace, backoff=backoff, min_watch_timeout=1
+    )  # streams end every 1-2 s
     rec = Recorder()
     inf.add_event_handler(rec)
     inf.start()
-    assert inf.wait_for_sync(10)
-    lists = lists_made()
-    # Disconnect: once the current stream times out, re-watching fails.
-    faults.fail("configmaps", "watch", 500)
-    wait_for(lambda: backoff.calls >= 1, timeout=10, message="a failed re-watch")
-    client.delete(kinds.ConfigMap, "victim", namespace)
-    client.create(cm("newcomer", namespace))
-    embedded_cluster.store.evict_history(embedded_cluster.resource("", "configmaps"))
-    faults.clear()  # the next re-watch, from the old RV, gets 410 Gone -> relist
-    wait_for(lambda: lists_made() == lists + 1, timeout=10, message="a relist")
-    wait_for(lambda: [e[0] for e in rec.of("victim")] == ["add", "tombstone"], timeout=10)
-    assert rec.of("victim")[-1][2] == f"{namespace}/victim"
-    wait_for(lambda: [e[0] for e in rec.of("newcomer")] == ["add"], timeout=10)
-    assert [e[0] for e in rec.of("keeper")] == ["add"]  # unchanged: no event on relist
-    assert cached(inf) == state(client, namespace)
+    try:
+        assert inf.wait_for_sync(10)
+        lists = lists_made()
+        # Disconnect: once the current stream ends, re-watching fails.
+        cluster.faults.fail("configmaps", "watch", 500)
+        wait_for(lambda: backoff.calls >= 1, timeout=10, message="a failed re-watch")
+        client.delete(kinds.ConfigMap, "victim", namespace)
+        client.create(cm("newcomer", namespace))
+        cluster.store.evict_history(cluster.resource("", "configmaps"))
+        cluster.faults.clear()  # the next re-watch, from the old RV, gets 410 Gone -> relist
+        wait_for(lambda: lists_made() == lists + 1, timeout=10, message="a relist")
+        wait_for(lambda: [e[0] for e in rec.of("victim")] == ["add", "tombstone"], timeout=10)
+        assert rec.of("victim")[-1][2] == f"{namespace}/victim"
+        wait_for(lambda: [e[0] for e in rec.of("newcomer")] == ["add"], timeout=10)
+        assert [e[0] for e in rec.of("keeper")] == ["add"]  # unchanged: no event on relist
+        assert cached(inf) == state(client, namespace)
+    finally:
+        inf.stop()
