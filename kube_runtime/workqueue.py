@@ -267,9 +267,10 @@ class WorkQueue(Generic[T]):
         self,
         name: str | None = None,
         rate_limiter: RateLimiter | None = None,
-        clock: Clock = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self.name = name
+        clock = clock or time.monotonic
         self._clock = clock
         self._rate_limiter = rate_limiter or default_controller_rate_limiter(clock)
         self._lock = threading.Lock()

@@ -7,6 +7,7 @@ on events or joins, never on fixed sleeps.
 from __future__ import annotations
 
 import itertools
+import random
 import threading
 import time
 from collections.abc import Hashable
@@ -349,6 +350,38 @@ def test_blocked_getter_rearms_for_an_earlier_deadline():
     q.add_after("near", 0.01)
     t.join(10)
     assert got == [("near", False)]
+
+
+def test_delayed_items_reach_blocked_workers():
+    """Many getters asleep on different deadlines: every delayed item is still delivered."""
+    q: WorkQueue[int] = WorkQueue()
+    received: list[int] = []
+    guard = threading.Lock()
+    all_in = threading.Event()
+    total = 200
+
+    def worker() -> None:
+        while True:
+            item, shutdown = q.get()
+            if shutdown:
+                return
+            with guard:
+                received.append(item)  # type: ignore[arg-type]
+                if len(received) == total:
+                    all_in.set()
+            q.done(item)  # type: ignore[arg-type]
+
+    workers = [threading.Thread(target=worker, daemon=True) for _ in range(4)]
+    for t in workers:
+        t.start()
+    rng = random.Random(7)
+    for i in range(total):
+        q.add_after(i, rng.uniform(0.001, 0.03))
+    assert all_in.wait(10), f"{total - len(received)} delayed items never delivered"
+    q.shutdown()
+    for t in workers:
+        t.join(10)
+    assert sorted(received) == list(range(total))
 
 
 # --- rate limiting -------------------------------------------------------------------------
