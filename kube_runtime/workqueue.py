@@ -202,13 +202,14 @@ class _QueueMetrics:
         self._retries = metrics.QUEUE_RETRIES.labels(name)
         self.latency = metrics.QUEUE_LATENCY.labels(name)
         self.work_duration = metrics.QUEUE_WORK_DURATION.labels(name)
+        self._dirty = dirty  # items added and not yet handed out: exactly the depth
         self._added_at: dict[Hashable, float] = {}
         self._started_at: dict[Hashable, float] = {}
-        ref = weakref.ref(self)
+        ref = weakref.ref(self)  # the process-global gauges must not keep a dropped queue alive
 
         def depth() -> float:
-            # Items added and not yet handed out are exactly the dirty set.
-            return len(dirty) if ref() is not None else 0.0
+            target = ref()
+            return len(target._dirty) if target is not None else 0.0
 
         def unfinished() -> float:
             target = ref()
@@ -272,7 +273,9 @@ class WorkQueue(Generic[T]):
         self.name = name
         clock = clock or time.monotonic
         self._clock = clock
-        self._rate_limiter = rate_limiter or default_controller_rate_limiter(clock)
+        self._rate_limiter = (
+            default_controller_rate_limiter(clock) if rate_limiter is None else rate_limiter
+        )
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)  # getters wait here
         self._idle = threading.Condition(self._lock)  # shutdown_with_drain waits here

@@ -6,10 +6,12 @@ on events or joins, never on fixed sleeps.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import random
 import threading
 import time
+import weakref
 from collections.abc import Hashable
 
 import pytest
@@ -466,3 +468,19 @@ def test_unnamed_queue_exports_nothing():
     q: WorkQueue[str] = WorkQueue()
     q.add("a")
     assert REGISTRY.get_sample_value("workqueue_adds_total", {"name": ""}) == before
+
+
+def test_dropped_named_queue_is_not_kept_alive_by_its_gauges():
+    name = f"test-queue-{next(_names)}"
+    q: WorkQueue[str] = WorkQueue(name=name)
+    q.add("a")
+    q.get()
+    assert sample("workqueue_depth", name) == 0
+    q.add("a")  # dirty while processing: counts in depth, as in client-go
+    assert sample("workqueue_depth", name) == 1
+    alive = weakref.ref(q)
+    del q
+    gc.collect()
+    assert alive() is None
+    assert sample("workqueue_depth", name) == 0
+    assert sample("workqueue_unfinished_work_seconds", name) == 0
