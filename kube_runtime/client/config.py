@@ -11,21 +11,22 @@ and proxies (the same choices as the package's ``rest.RESTClientObject``), and
 from __future__ import annotations
 
 import os
+import socket
 import ssl
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
-from kubernetes.client.rest import is_socks_proxy_url, should_bypass_proxies
-from kubernetes.utils.keepalive import tcp_keepalive_socket_options
 
 __all__ = [
     "Credentials",
     "in_cluster_available",
+    "keepalive_socket_options",
     "kubeconfig_path",
     "load_in_cluster",
     "load_kubeconfig",
@@ -71,6 +72,34 @@ def load_in_cluster() -> Any:
     return cfg
 
 
+def keepalive_socket_options(idle: int = 30, interval: int = 15, count: int = 9) -> list[Any]:
+    """urllib3's default socket options plus TCP keep-alive probing, as client-go's dialer
+    (30 s idle; the kernel options a platform lacks are left out)."""
+    options: list[Any] = list(urllib3.connection.HTTPConnection.default_socket_options)
+    options.append((socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1))
+    for name, value in (
+        ("TCP_KEEPIDLE", idle),
+        ("TCP_KEEPINTVL", interval),
+        ("TCP_KEEPCNT", count),
+    ):
+        if hasattr(socket, name):
+            options.append((socket.IPPROTO_TCP, getattr(socket, name), value))
+    return options
+
+
+def _bypasses_proxy(host: str, no_proxy: str) -> bool:
+    """``no_proxy`` rules: ``*``, a host name or domain suffix, or ``host:port``."""
+    url = urllib.parse.urlparse(host)
+    hostname, netloc = (url.hostname or "").lower(), url.netloc.lower()
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        if entry == "*":
+            return True
+        entry = entry.lstrip(".")
+        if entry and (hostname == entry or hostname.endswith("." + entry) or netloc == entry):
+            return True
+    return False
+
+
 def pool_manager(cfg: Any, *, maxsize: int | None = None) -> urllib3.PoolManager:
     """One urllib3 pool for ``cfg``'s host: TLS verification, CA, client certificate,
     hostname checks/SNI, keep-alive sockets, HTTP(S)/SOCKS proxy (honouring ``no_proxy``)."""
@@ -80,19 +109,19 @@ def pool_manager(cfg: Any, *, maxsize: int | None = None) -> urllib3.PoolManager
         "ca_cert_data": getattr(cfg, "ca_cert_data", None),
         "cert_file": cfg.cert_file,
         "key_file": cfg.key_file,
-        "maxsize": maxsize or cfg.connection_pool_maxsize or 10,
+        "maxsize": maxsize or getattr(cfg, "connection_pool_maxsize", None) or 10,
         # Watches and long lists need sockets that notice a dead peer (as client-go's dialer).
         "socket_options": cfg.socket_options
-        if cfg.socket_options is not None
-        else tcp_keepalive_socket_options(),
+        if getattr(cfg, "socket_options", None) is not None
+        else keepalive_socket_options(),
     }
     if cfg.assert_hostname is not None:
         args["assert_hostname"] = cfg.assert_hostname
     if getattr(cfg, "tls_server_name", None):
         args["server_hostname"] = cfg.tls_server_name
     proxy = cfg.proxy
-    if proxy and not should_bypass_proxies(cfg.host, cfg.no_proxy or ""):
-        if is_socks_proxy_url(proxy):
+    if proxy and not _bypasses_proxy(cfg.host, getattr(cfg, "no_proxy", None) or ""):
+        if proxy.split("://", 1)[0].lower() in ("socks4", "socks4a", "socks5", "socks5h"):
             from urllib3.contrib.socks import SOCKSProxyManager
 
             return SOCKSProxyManager(proxy, headers=cfg.proxy_headers, **args)
