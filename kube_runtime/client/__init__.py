@@ -3,20 +3,21 @@
 Usage::
 
     from kube_runtime import kinds
-    from kube_runtime.client import Client, NotFound
+    from kube_runtime.client import Client, Conflict, NotFound
 
     client = Client.from_env()  # in-cluster in a pod, else $KUBECONFIG / ~/.kube/config
     cm = client.create({"apiVersion": "v1", "kind": "ConfigMap",
                         "metadata": {"name": "demo", "namespace": "default"},
                         "data": {"k": "v"}})
     cm["data"]["k"] = "v2"
-    client.update(cm)                         # Conflict if someone changed it meanwhile
+    client.update(cm)                          # Conflict if it changed meanwhile
     client.patch(kinds.StatefulSet, "web", {"spec": {"replicas": 3}},
                  namespace="default", subresource="scale")
-    pods = client.list(kinds.Pod, "default", label_selector={"app": "web"})["items"]
-    with client.watch(kinds.ConfigMap, "default", resource_version=cm_list_rv) as w:
-        for event in w:                       # WatchEvent(type, object)
-            ...
+    listed = client.list(kinds.Pod, "default", label_selector={"app": "web"})
+    rv = listed["metadata"]["resourceVersion"]
+    with client.watch(kinds.Pod, "default", resource_version=rv) as w:
+        for event in w:                        # WatchEvent(type, object); close() from
+            ...                                # any thread ends the loop
     try:
         client.get("v1/ConfigMap", "gone", "default")
     except NotFound:
