@@ -1,0 +1,146 @@
+"""Fluent wiring of a controller into a manager (controller-runtime ``pkg/builder``).
+
+::
+
+    Builder(manager).for_(kinds.StatefulSet).owns(kinds.Pod).complete(reconciler)
+
+* ``for_(kind)`` -- the kind being reconciled; its events enqueue the object itself.
+* ``owns(kind)`` -- kinds the reconciled objects create; their events enqueue the controller
+  owner (ownerReference with ``controller: true``) of the ``for_`` kind.
+* ``watches(kind, handler_or_fn)`` -- anything else; a plain function ``obj -> requests``
+  is wrapped in :class:`~kube_runtime.handlers.EnqueueRequestsFromMapFunc`.
+* predicates given to a watch apply to it; ``with_event_filter`` applies to all watches.
+* the reconciler is an object with ``reconcile(request)`` or a plain function of the request.
+* the controller's name defaults to the lower-cased ``for_`` kind and must be unique in the
+  manager (it labels metrics and logs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from kube_runtime.controller import Controller
+from kube_runtime.handlers import (
+    EnqueueRequestForObject,
+    EnqueueRequestForOwner,
+    EnqueueRequestsFromMapFunc,
+    EventHandler,
+)
+from kube_runtime.kinds import Kind, KindLike, as_kind
+from kube_runtime.predicates import Predicate
+from kube_runtime.reconcile import Reconciler, Request, Result
+from kube_runtime.source import KindSource, Source
+from kube_runtime.workqueue import RateLimiter
+
+if TYPE_CHECKING:
+    from kube_runtime.manager import Manager
+
+ReconcileFn = Callable[[Request], "Result | None"]
+MapFn = Callable[[Mapping[str, Any]], Iterable[Any]]
+
+
+class _FunctionReconciler:
+    def __init__(self, fn: ReconcileFn) -> None:
+        self.fn = fn
+
+    def reconcile(self, request: Request) -> Result | None:
+        return self.fn(request)
+
+
+class Builder:
+    """Collects a controller's watches and options; :meth:`complete` registers it."""
+
+    def __init__(self, manager: Manager) -> None:
+        self._manager = manager
+        self._name: str | None = None
+        self._for: tuple[Kind, tuple[Predicate, ...]] | None = None
+        self._owns: list[tuple[Kind, tuple[Predicate, ...]]] = []
+        self._watches: list[tuple[Source, EventHandler, tuple[Predicate, ...]]] = []
+        self._filters: list[Predicate] = []
+        self._options: dict[str, Any] = {}
+
+    def named(self, name: str) -> Builder:
+        self._name = name
+        return self
+
+    def for_(self, kind: KindLike, *predicates: Predicate) -> Builder:
+        if self._for is not None:
+            raise ValueError("for_() may only be called once: a controller reconciles one kind")
+        self._for = (as_kind(kind), predicates)
+        return self
+
+    def owns(self, kind: KindLike, *predicates: Predicate) -> Builder:
+        self._owns.append((as_kind(kind), predicates))
+        return self
+
+    def watches(
+        self,
+        kind_or_source: KindLike | Source,
+        handler: EventHandler | MapFn,
+        *predicates: Predicate,
+    ) -> Builder:
+        if isinstance(kind_or_source, (Kind, str, type)):
+            source: Source = KindSource(self._manager.cache, kind_or_source)
+        else:
+            source = kind_or_source
+        if not isinstance(handler, EventHandler):
+            handler = EnqueueRequestsFromMapFunc(handler)
+        self._watches.append((source, handler, predicates))
+        return self
+
+    def with_event_filter(self, *predicates: Predicate) -> Builder:
+        self._filters.extend(predicates)
+        return self
+
+    def with_options(
+        self,
+        *,
+        max_concurrent_reconciles: int | None = None,
+        rate_limiter: RateLimiter | None = None,
+        need_leader_election: bool | None = None,
+        cache_sync_timeout: float | None = None,
+    ) -> Builder:
+        given = {
+            "max_concurrent_reconciles": max_concurrent_reconciles,
+            "rate_limiter": rate_limiter,
+            "need_leader_election": need_leader_election,
+            "cache_sync_timeout": cache_sync_timeout,
+        }
+        self._options.update({k: v for k, v in given.items() if v is not None})
+        return self
+
+    def build(self, reconciler: Reconciler | ReconcileFn) -> Controller:
+        """Create the controller with its watches and add it to the manager."""
+        if not isinstance(reconciler, Reconciler):
+            reconciler = _FunctionReconciler(reconciler)
+        if self._for is None and not self._watches:
+            raise ValueError("a controller needs for_() or at least one watches()")
+        name = self._name or (self._for[0].kind.lower() if self._for else None)
+        if not name:
+            raise ValueError("name the controller with named() when it has no for_() kind")
+        controller = Controller(name, reconciler, **self._options)
+        cache = self._manager.cache
+        if self._for is not None:
+            kind, preds = self._for
+            controller.watch(
+                KindSource(cache, kind), EnqueueRequestForObject(), *preds, *self._filters
+            )
+            namespaced = self._manager.is_namespaced(kind)
+            for owned, owned_preds in self._owns:
+                controller.watch(
+                    KindSource(cache, owned),
+                    EnqueueRequestForOwner(kind, owner_namespaced=namespaced),
+                    *owned_preds,
+                    *self._filters,
+                )
+        elif self._owns:
+            raise ValueError("owns() needs for_(): the owner kind is the for_() kind")
+        for source, handler, preds in self._watches:
+            controller.watch(source, handler, *preds, *self._filters)
+        self._manager.add(controller)
+        return controller
+
+    def complete(self, reconciler: Reconciler | ReconcileFn) -> Controller:
+        """Same as :meth:`build` (controller-runtime's name for it)."""
+        return self.build(reconciler)

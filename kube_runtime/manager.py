@@ -1,0 +1,327 @@
+"""The manager: owns the client and cache, runs controllers and runnables, elects a leader.
+
+Mirrors controller-runtime's ``pkg/manager``. Lifecycle of :meth:`Manager.start`:
+
+1. start the metrics and probe servers (when their bind addresses are set);
+2. start the informer cache (informers start as controllers ask for kinds);
+3. start runnables that do not need leader election;
+4. with leader election on, campaign for the Lease ``leader_election_id``; once elected (or
+   at once without leader election) set :attr:`elected` and start the runnables that need it
+   (controllers need it unless built with ``need_leader_election=False``);
+5. block until :meth:`stop`, SIGINT/SIGTERM (when started on the main thread), a runnable
+   failing, or leadership being lost;
+6. shut down: signal every runnable to stop (controllers stop intake and finish in-flight
+   reconciles), wait up to ``graceful_shutdown_timeout`` for them, then release the lease so a
+   follower takes over at once, flush event recorders, stop the cache and the servers.
+
+``start`` raises :class:`LeaderElectionLost` if leadership was lost (the process should exit,
+as Go managers do) and re-raises the first runnable's error if one failed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from kube_runtime.cache import InformerCache
+from kube_runtime.client import Client
+from kube_runtime.client.cached import CachedClient
+from kube_runtime.events import EventRecorder
+from kube_runtime.kinds import KindLike
+from kube_runtime.leaderelection import LeaderElector
+from kube_runtime.serving import Check, EndpointServer, parse_bind_address
+
+log = logging.getLogger(__name__)
+
+_SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+
+class Runnable(Protocol):
+    """Anything the manager runs: ``start(stop)`` blocks until ``stop`` is set.
+
+    An optional ``need_leader_election`` attribute (default True) says whether it may run only
+    on the elected leader.
+    """
+
+    def start(self, stop: threading.Event) -> None: ...
+
+
+class LeaderElectionLost(RuntimeError):
+    """This manager was the leader and lost the lease; stop the process (a new one will campaign)."""
+
+
+class RunnableFunc:
+    """Wrap ``fn(stop)`` as a runnable."""
+
+    def __init__(self, fn: Callable[[threading.Event], None], *, need_leader_election: bool = True):
+        self.fn = fn
+        self.need_leader_election = need_leader_election
+
+    def start(self, stop: threading.Event) -> None:
+        self.fn(stop)
+
+
+def _default_namespace() -> str:
+    try:
+        with open(_SA_NAMESPACE_FILE) as f:
+            return f.read().strip() or "default"
+    except OSError:
+        return "default"
+
+
+class Manager:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        client: Client | None = None,
+        *,
+        namespace: str | None = None,
+        resync_period: float | None = None,
+        leader_election: bool = False,
+        leader_election_id: str | None = None,
+        leader_election_namespace: str | None = None,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        identity: str | None = None,
+        metrics_bind_address: str = ":8080",
+        health_probe_bind_address: str = "0",
+        graceful_shutdown_timeout: float = 30.0,
+    ) -> None:
+        if leader_election and not leader_election_id:
+            raise ValueError("leader_election=True needs leader_election_id (the Lease's name)")
+        self.api_reader: Client = client if client is not None else Client.from_env()
+        self.cache = InformerCache(
+            self.api_reader, namespace=namespace, resync_period=resync_period
+        )
+        self.client = CachedClient(self.api_reader, self.cache)
+        self.namespace = namespace
+        self.leader_election = leader_election
+        self.leader_election_id = leader_election_id
+        self.leader_election_namespace = leader_election_namespace or _default_namespace()
+        self.identity = identity or f"{socket.gethostname()}_{uuid.uuid4()}"
+        self._lease_timing = (lease_duration, renew_deadline, retry_period)
+        self.metrics_bind_address = metrics_bind_address
+        self.health_probe_bind_address = health_probe_bind_address
+        self.graceful_shutdown_timeout = graceful_shutdown_timeout
+        self.elected = threading.Event()
+        self._runnables: list[Any] = []
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+        self._runnable_stop = threading.Event()
+        self._lock = threading.Lock()
+        self._started = False
+        self._error: BaseException | None = None
+        self._lost_leadership = False
+        self._recorders: dict[str, EventRecorder] = {}
+        self._healthz: dict[str, Check] = {"ping": lambda: None}
+        self._readyz: dict[str, Check] = {"informers": self._check_cache_synced}
+        self._servers: list[EndpointServer] = []
+        self.metrics_address: tuple[str, int] | None = None
+        self.health_probe_address: tuple[str, int] | None = None
+
+    # --- composition ---------------------------------------------------------------------------
+    def add(self, runnable: Runnable) -> None:
+        """Run ``runnable`` with the manager (added after start: started right away if eligible)."""
+        with self._lock:
+            self._runnables.append(runnable)
+            started = self._started
+        if started and (not self._needs_leader(runnable) or self.elected.is_set()):
+            self._launch(runnable)
+
+    def add_healthz_check(self, name: str, check: Check) -> None:
+        self._healthz[name] = check
+
+    def add_readyz_check(self, name: str, check: Check) -> None:
+        self._readyz[name] = check
+
+    def get_event_recorder(self, component: str) -> EventRecorder:
+        """The (shared) event recorder for ``component``; flushed and closed on shutdown."""
+        with self._lock:
+            recorder = self._recorders.get(component)
+            if recorder is None:
+                recorder = EventRecorder(self.api_reader, component)
+                self._recorders[component] = recorder
+            return recorder
+
+    def is_namespaced(self, kind: KindLike) -> bool:
+        """Whether ``kind`` is namespaced (from the client's resource mapping)."""
+        return bool(self.api_reader.mapper.resource_for(kind).namespaced)
+
+    # --- running -------------------------------------------------------------------------------
+    def start(self, stop: threading.Event | None = None) -> None:
+        """Run until stopped (see the module docstring); blocks."""
+        with self._lock:
+            if self._started:
+                raise RuntimeError("a manager can be started once")
+            self._started = True
+        if stop is not None:
+
+            def stop_when_asked() -> None:
+                stop.wait()
+                self.stop()
+
+            threading.Thread(target=stop_when_asked, name="manager-stop", daemon=True).start()
+        restore = self._install_signal_handlers()
+        elector_thread: threading.Thread | None = None
+        elector_stop = threading.Event()
+        try:
+            self._start_servers()
+            self.cache.start()
+            for r in list(self._runnables):
+                if not self._needs_leader(r):
+                    self._launch(r)
+            if self.leader_election:
+                elector = self._make_elector()
+                elector_thread = threading.Thread(
+                    target=elector.run, args=(elector_stop,), name="leader-election", daemon=True
+                )
+                elector_thread.start()
+            else:
+                self._become_leader()
+            self._stop.wait()
+        finally:
+            self._shutdown(elector_stop, elector_thread)
+            restore()
+        if self._lost_leadership:
+            raise LeaderElectionLost(
+                f"leader election lost for lease {self.leader_election_namespace}/"
+                f"{self.leader_election_id}"
+            )
+        if self._error is not None:
+            raise self._error
+
+    def stop(self) -> None:
+        """Ask a running manager to shut down (returns at once; ``start`` returns when done)."""
+        self._stop.set()
+
+    # --- internals -----------------------------------------------------------------------------
+    @staticmethod
+    def _needs_leader(runnable: Any) -> bool:
+        return bool(getattr(runnable, "need_leader_election", True))
+
+    def _launch(self, runnable: Any) -> None:
+        def run() -> None:
+            try:
+                runnable.start(self._runnable_stop)
+            except BaseException as e:
+                if not self._runnable_stop.is_set():
+                    log.exception("runnable %r failed; stopping the manager", runnable)
+                    with self._lock:
+                        if self._error is None:
+                            self._error = e
+                    self.stop()
+
+        t = threading.Thread(target=run, name=f"runnable-{runnable!r}", daemon=True)
+        with self._lock:
+            self._threads.append(t)
+        t.start()
+
+    def _become_leader(self) -> None:
+        self.elected.set()
+        for r in list(self._runnables):
+            if self._needs_leader(r):
+                self._launch(r)
+
+    def _make_elector(self) -> LeaderElector:
+        lease_duration, renew_deadline, retry_period = self._lease_timing
+
+        def on_started(_leader_stop: threading.Event) -> None:
+            log.info("became leader of lease %s as %s", self.leader_election_id, self.identity)
+            self._become_leader()
+
+        def on_stopped() -> None:
+            if not self._stop.is_set():
+                log.error("leader election lost; stopping the manager")
+                self._lost_leadership = True
+                self.stop()
+
+        assert self.leader_election_id is not None
+        return LeaderElector(
+            self.api_reader,
+            self.leader_election_namespace,
+            self.leader_election_id,
+            self.identity,
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
+            retry_period=retry_period,
+            on_started_leading=on_started,
+            on_stopped_leading=on_stopped,
+            release_on_cancel=True,
+        )
+
+    def _shutdown(self, elector_stop: threading.Event, elector: threading.Thread | None) -> None:
+        log.info("manager: stopping runnables (timeout %.0fs)", self.graceful_shutdown_timeout)
+        self._runnable_stop.set()
+        deadline = time.monotonic() + self.graceful_shutdown_timeout
+        with self._lock:
+            threads = list(self._threads)
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        stuck = [t.name for t in threads if t.is_alive()]
+        if stuck:
+            log.warning("manager: runnables still running after the timeout: %s", stuck)
+        elector_stop.set()  # releases the lease now that our controllers have stopped
+        if elector is not None:
+            elector.join(max(1.0, deadline - time.monotonic()))
+        for recorder in list(self._recorders.values()):
+            recorder.flush(timeout=2.0)
+            recorder.close()
+        self.cache.stop()
+        for server in self._servers:
+            server.stop()
+        log.info("manager: stopped")
+
+    def _start_servers(self) -> None:
+        metrics_at = parse_bind_address(self.metrics_bind_address)
+        probes_at = parse_bind_address(self.health_probe_bind_address)
+        if metrics_at is not None:
+            same = probes_at == metrics_at and metrics_at[1] != 0
+            server = EndpointServer(
+                metrics_at,
+                metrics=True,
+                healthz=self._healthz if same else None,
+                readyz=self._readyz if same else None,
+            )
+            self.metrics_address = server.address
+            if same:
+                self.health_probe_address, probes_at = server.address, None
+            self._servers.append(server)
+        if probes_at is not None:
+            server = EndpointServer(probes_at, healthz=self._healthz, readyz=self._readyz)
+            self.health_probe_address = server.address
+            self._servers.append(server)
+        for server in self._servers:
+            server.start()
+
+    def _check_cache_synced(self) -> None:
+        if not self.cache.wait_for_cache_sync(0):
+            raise RuntimeError("informer caches not synced yet")
+
+    def _install_signal_handlers(self) -> Callable[[], None]:
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        previous = {}
+
+        def on_signal(signum: int, _frame: object) -> None:
+            if self._stop.is_set():  # a second signal: exit now, as Go managers do
+                os._exit(1)
+            log.info("manager: received signal %d, shutting down", signum)
+            self.stop()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, on_signal)
+
+        def restore() -> None:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+        return restore
