@@ -286,7 +286,7 @@ class EventRecorder:
             return
         with self._cond:
             if self._closed.is_set():
-                log.warning("event recorder closed; dropped event %s: %s", reason, message)
+                log.debug("event recorder closed; dropped event %s: %s", reason, message)
                 return
             if len(self._queue) >= self._max_queued:
                 log.warning(
