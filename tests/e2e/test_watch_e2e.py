@@ -127,12 +127,16 @@ def test_bookmarks_and_initial_events_end(api_client: Any, namespace: str) -> No
 
 def test_timeout_seconds_ends_the_stream(api_client: Any, namespace: str) -> None:
     core = client.CoreV1Api(api_client)
+    core.create_namespaced_config_map(namespace, cm("before"))
+    # From a recent version: other tests may expire the shared cluster's old history.
+    rv = core.list_namespaced_config_map(namespace).metadata.resource_version
+    core.create_namespaced_config_map(namespace, cm("after"))
     events = list(
         watch.Watch().stream(
-            core.list_namespaced_config_map, namespace, resource_version="1", timeout_seconds=1
+            core.list_namespaced_config_map, namespace, resource_version=rv, timeout_seconds=1
         )
     )
-    assert all(e["object"].metadata.namespace == namespace for e in events)
+    assert [e["object"].metadata.name for e in events] == ["after"]
 
 
 def test_expired_resource_version_is_410(
