@@ -256,6 +256,7 @@ class Manager:
             on_started_leading=on_started,
             on_stopped_leading=on_stopped,
             release_on_cancel=True,
+            event_recorder=self.get_event_recorder(self.leader_election_id),
         )
 
     def _shutdown(self, elector_stop: threading.Event, elector: threading.Thread | None) -> None:

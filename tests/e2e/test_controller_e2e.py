@@ -253,3 +253,9 @@ def test_leader_election_only_the_leader_reconciles_and_a_follower_takes_over(
         wait_for(lambda: managers[follower].elected.is_set(), timeout=10, message="takeover")
         wait_for(lambda: recorders[follower].count("one") == 1, message="new leader reconciles")
         assert client.get(kinds.Lease, lease, namespace)["spec"]["holderIdentity"] == follower
+
+    def lease_events() -> set[str]:
+        items = client.list(kinds.Event, namespace)["items"]
+        return {e["message"] for e in items if e["involvedObject"]["kind"] == "Lease"}
+
+    wait_for(lambda: {"a became leader", "b became leader"} <= lease_events(), message="events")
