@@ -352,6 +352,8 @@ def _nonnegative(out: list[Cause], path: str, value: Any) -> None:
 
 
 def _mapping_field(out: list[Cause], path: str, value: Any) -> Mapping[str, Any]:
+    if type(value) is dict:
+        return value or _EMPTY
     if value is None or isinstance(value, Mapping):
         return value or _EMPTY
     out.append(_invalid(path, value, "must be an object"))
@@ -422,7 +424,7 @@ def _validate_labels(out: list[Cause], path: str, labels: Any) -> None:
     """Upstream ``ValidateLabels``: keys are qualified names, values label values."""
     if not labels:
         return
-    if not isinstance(labels, Mapping):
+    if type(labels) is not dict and not isinstance(labels, Mapping):
         out.append(_invalid(path, labels, "must be a map of strings"))
         return
     for key, value in labels.items():
@@ -442,7 +444,7 @@ def _validate_annotations(out: list[Cause], path: str, annotations: Any) -> None
     """Upstream ``ValidateAnnotations``: qualified keys (any case), <= 256 KiB in total."""
     if not annotations:
         return
-    if not isinstance(annotations, Mapping):
+    if type(annotations) is not dict and not isinstance(annotations, Mapping):
         out.append(_invalid(path, annotations, "must be a map of strings"))
         return
     chars = 0
@@ -572,10 +574,15 @@ def _validate_meta(
 
     if "generation" in meta:
         _nonnegative(out, f"{path}.generation", meta["generation"])
-    _validate_labels(out, f"{path}.labels", meta.get("labels"))
-    _validate_annotations(out, f"{path}.annotations", meta.get("annotations"))
-    _validate_owner_references(out, f"{path}.ownerReferences", meta.get("ownerReferences"))
-    _validate_finalizers(out, f"{path}.finalizers", meta.get("finalizers"))
+    # Each check below ignores an empty field: skip building its path then.
+    if labels := meta.get("labels"):
+        _validate_labels(out, f"{path}.labels", labels)
+    if annotations := meta.get("annotations"):
+        _validate_annotations(out, f"{path}.annotations", annotations)
+    if refs := meta.get("ownerReferences"):
+        _validate_owner_references(out, f"{path}.ownerReferences", refs)
+    if finalizers := meta.get("finalizers"):
+        _validate_finalizers(out, f"{path}.finalizers", finalizers)
 
 
 def validate_object_meta(
@@ -627,36 +634,50 @@ def _validate_port_number(out: list[Cause], path: str, value: Any) -> None:
         out.append(_invalid(path, number, _range_error(1, 65535)))
 
 
-def _validate_container_ports(out: list[Cause], path: str, ports: Any) -> None:
+def _valid_port_number(value: Any) -> bool:
+    return type(value) is int and 1 <= value <= 65535
+
+
+def _validate_container_ports(out: list[Cause], container_path: str, ports: Any) -> None:
+    """The ``ports`` of the container at ``container_path`` (paths are built only for causes)."""
+    if ports is None:
+        return
+    if not isinstance(ports, (list, tuple)):
+        out.append(_invalid(f"{container_path}.ports", ports, "must be a list"))
+        return
     names: set[str] = set()
-    for j, raw in enumerate(_list_field(out, path, ports)):
-        port = _map(raw)
-        name = port.get("name")
+    for j, raw in enumerate(ports):
+        get = (raw if type(raw) is dict else _map(raw)).get
+        name = get("name")
         if name:
             msgs = is_valid_port_name(name) if isinstance(name, str) else _NOT_A_STRING
             if msgs:
                 for msg in msgs:
-                    out.append(_invalid(f"{path}[{j}].name", name, msg))
+                    out.append(_invalid(f"{container_path}.ports[{j}].name", name, msg))
             elif name in names:
-                out.append(_duplicate(f"{path}[{j}].name", name))
+                out.append(_duplicate(f"{container_path}.ports[{j}].name", name))
             else:
                 names.add(name)
-        container_port = port.get("containerPort")
+        container_port = get("containerPort")
         if not container_port:
-            out.append(_required(f"{path}[{j}].containerPort"))
-        else:
-            _validate_port_number(out, f"{path}[{j}].containerPort", container_port)
-        if port.get("hostPort"):
-            _validate_port_number(out, f"{path}[{j}].hostPort", port["hostPort"])
-        protocol = port.get("protocol")
+            out.append(_required(f"{container_path}.ports[{j}].containerPort"))
+        elif not _valid_port_number(container_port):
+            _validate_port_number(out, f"{container_path}.ports[{j}].containerPort", container_port)
+        host_port = get("hostPort")
+        if host_port and not _valid_port_number(host_port):
+            _validate_port_number(out, f"{container_path}.ports[{j}].hostPort", host_port)
+        protocol = get("protocol")
         if protocol and protocol not in _PROTOCOLS:
-            out.append(_not_supported(f"{path}[{j}].protocol", protocol, _PROTOCOLS))
+            out.append(
+                _not_supported(f"{container_path}.ports[{j}].protocol", protocol, _PROTOCOLS)
+            )
 
 
 def _validate_container(out: list[Cause], path: str, raw: Any, is_pod: bool) -> str:
     """Checks common to containers and init containers; returns the name (or "")."""
-    container = _map(raw)
-    name = container.get("name")
+    container = raw if type(raw) is dict else _map(raw)
+    get = container.get
+    name = get("name")
     if not name:
         out.append(_required(f"{path}.name"))
         name = ""
@@ -666,24 +687,27 @@ def _validate_container(out: list[Cause], path: str, raw: Any, is_pod: bool) -> 
     else:
         for msg in dns1123_label_errors(name):
             out.append(_invalid(f"{path}.name", name, msg))
-    image = container.get("image")
+    image = get("image")
     if not image:
         out.append(_required(f"{path}.image"))
     elif not isinstance(image, str):
         out.append(_invalid(f"{path}.image", image, "must be a string"))
     elif is_pod and image != image.strip():
         out.append(_invalid(f"{path}.image", image, "must not have leading or trailing whitespace"))
-    pull_policy = container.get("imagePullPolicy")
+    pull_policy = get("imagePullPolicy")
     if pull_policy and pull_policy not in _PULL_POLICIES:
         out.append(_not_supported(f"{path}.imagePullPolicy", pull_policy, _PULL_POLICIES))
     if "ports" in container:
-        _validate_container_ports(out, f"{path}.ports", container["ports"])
+        _validate_container_ports(out, path, container["ports"])
     return name
 
 
 def _validate_pod_spec(out: list[Cause], path: str, spec: Mapping[str, Any], is_pod: bool) -> None:
     """Upstream ``ValidatePodSpec``, restricted to the rules listed in the module doc."""
-    containers = _list_field(out, f"{path}.containers", spec.get("containers"))
+    get = spec.get
+    containers = get("containers")
+    if type(containers) is not list:
+        containers = _list_field(out, f"{path}.containers", containers)
     names: set[str] = set()
     if not containers:
         out.append(_required(f"{path}.containers"))
@@ -693,7 +717,7 @@ def _validate_pod_spec(out: list[Cause], path: str, spec: Mapping[str, Any], is_
             out.append(_duplicate(f"{path}.containers[{i}].name", name))
         else:
             names.add(name)
-    init_containers = spec.get("initContainers")
+    init_containers = get("initContainers")
     if init_containers:
         for i, raw in enumerate(_list_field(out, f"{path}.initContainers", init_containers)):
             name = _validate_container(out, f"{path}.initContainers[{i}]", raw, is_pod)
@@ -702,20 +726,24 @@ def _validate_pod_spec(out: list[Cause], path: str, spec: Mapping[str, Any], is_
             elif name:
                 names.add(name)
 
-    restart_policy = spec.get("restartPolicy")
+    restart_policy = get("restartPolicy")
     if restart_policy and restart_policy not in _RESTART_POLICIES:
         out.append(_not_supported(f"{path}.restartPolicy", restart_policy, _RESTART_POLICIES))
-    deadline = _int_field(out, f"{path}.activeDeadlineSeconds", spec.get("activeDeadlineSeconds"))
-    if deadline is not None and not 1 <= deadline <= _MAX_INT32:
-        out.append(_invalid(f"{path}.activeDeadlineSeconds", deadline, _range_error(1, _MAX_INT32)))
+    deadline = get("activeDeadlineSeconds")
+    if deadline is not None:
+        deadline = _int_field(out, f"{path}.activeDeadlineSeconds", deadline)
+        if deadline is not None and not 1 <= deadline <= _MAX_INT32:
+            out.append(
+                _invalid(f"{path}.activeDeadlineSeconds", deadline, _range_error(1, _MAX_INT32))
+            )
     for key in ("nodeName", "serviceAccountName"):
-        value = spec.get(key)
+        value = get(key)
         if value:
             msgs = dns1123_subdomain_errors(value) if isinstance(value, str) else _NOT_A_STRING
             for msg in msgs:
                 out.append(_invalid(f"{path}.{key}", value, msg))
     for key in ("hostname", "subdomain"):
-        value = spec.get(key)
+        value = get(key)
         if value:
             msgs = dns1123_label_errors(value) if isinstance(value, str) else _NOT_A_STRING
             for msg in msgs:
@@ -1661,9 +1689,9 @@ def validate(
     Identical causes are reported once.
     """
     out: list[Cause] = []
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         return [_invalid("", obj, "must be an object")]
-    old_map = old if isinstance(old, Mapping) else None
+    old_map = old if old is None or type(old) is dict or isinstance(old, Mapping) else None
     rule = _KINDS.get((group, kind))
     if rule is None:
         _validate_meta(out, obj.get("metadata"), namespaced, _name_subdomain)
