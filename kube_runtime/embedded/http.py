@@ -10,8 +10,13 @@ Contracts:
 * :class:`Handler` gets each :class:`Request` and returns a :class:`Response` or a
   :class:`StreamResponse`; exceptions become a 500.
 * A :class:`Stream` may be written from any thread; chunks keep their order and are flushed
-  in batches on the loop. ``close()`` ends the chunked body; after the client disconnects,
-  the stream's ``on_close`` callback runs once.
+  in batches on the loop, at most :data:`MAX_CHUNK` bytes per HTTP chunk (a single larger
+  write is one chunk of its own). ``close()`` ends the chunked body; after the client
+  disconnects, the stream's ``on_close`` callback runs once.
+* Flow control: a stream honours its transport's high-water mark. While the transport is
+  paused (the client reads slower than the stream is fed), writes stay queued in the
+  stream and are flushed when the transport drains, so a slow watcher never makes the
+  transport buffer the whole backlog.
 * ``stop()`` ends every open stream cleanly (terminating chunk) before closing sockets.
 """
 
@@ -31,6 +36,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 log = logging.getLogger(__name__)
 
 _MAX_HEADER = 64 * 1024
+MAX_CHUNK = 256 * 1024
+# Write buffer limits of a streaming connection: paused above the high mark, resumed below
+# the low one; a few chunks in flight keep the socket busy.
+_STREAM_HIGH_WATER = 4 * MAX_CHUNK
+_STREAM_LOW_WATER = MAX_CHUNK
 
 
 @dataclass
@@ -71,6 +81,7 @@ class Stream:
         self._pending: list[bytes] = []
         self._scheduled = False
         self._closing = False
+        self._paused = False
         self.closed = False
         self.on_close: Callable[[], None] | None = None
 
@@ -91,24 +102,51 @@ class Stream:
             self._schedule()
 
     def _schedule(self) -> None:
-        if not self._scheduled:
+        # Lock held. While paused, resume() flushes what is queued.
+        if not self._scheduled and not self._paused:
             self._scheduled = True
             self._conn.call_soon(self._flush)
 
-    def _flush(self) -> None:
+    def pause(self) -> None:
+        """The transport is above its high-water mark: stop writing (loop thread)."""
+        with self._lock:
+            self._paused = True
+
+    def resume(self) -> None:
+        """The transport drained below its low-water mark: flush what queued (loop thread)."""
+        with self._lock:
+            self._paused = False
+        self._flush()
+
+    def _flush(self, *, force: bool = False) -> None:
+        """Write queued data as chunks of <= MAX_CHUNK until the transport pauses.
+
+        ``force`` writes everything regardless of the transport's state (shutdown).
+        """
         with self._lock:
             pending, self._pending = self._pending, []
-            closing = self._closing
             self._scheduled = False
         if self.closed:
             return
-        if pending:
-            data = b"".join(pending)
-            self._conn.write(b"%x\r\n%b\r\n" % (len(data), data))
-        if closing:
-            self._conn.write(b"0\r\n\r\n")
+        conn = self._conn
+        start, count = 0, len(pending)
+        while start < count and (force or not self._paused):
+            end, size = start + 1, len(pending[start])
+            while end < count and size + len(pending[end]) <= MAX_CHUNK:
+                size += len(pending[end])
+                end += 1
+            # One chunk: size line, the queued writes, CRLF; the transport joins or
+            # scatter-writes them, without an intermediate copy here.
+            conn.writelines([b"%x\r\n" % size, *pending[start:end], b"\r\n"])
+            start = end
+        with self._lock:
+            if start < count:
+                self._pending[:0] = pending[start:]
+            done = self._closing and not self._pending
+        if done and not self.closed:
+            conn.write(b"0\r\n\r\n")
             self._finish()
-            self._conn.stream_ended()
+            conn.stream_ended()
 
     def _finish(self) -> None:
         if not self.closed:
@@ -143,6 +181,7 @@ class _Connection(asyncio.Protocol):
         self.stream: Stream | None = None
         self.busy = False
         self.keep_alive = True
+        self.writing_paused = False
 
     def call_soon(self, fn: Callable[[], None]) -> None:
         self.server.call_soon(fn)
@@ -150,6 +189,20 @@ class _Connection(asyncio.Protocol):
     def write(self, data: bytes) -> None:
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(data)
+
+    def writelines(self, parts: list[bytes]) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.writelines(parts)
+
+    def pause_writing(self) -> None:
+        self.writing_paused = True
+        if self.stream is not None:
+            self.stream.pause()
+
+    def resume_writing(self) -> None:
+        self.writing_paused = False
+        if self.stream is not None:
+            self.stream.resume()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -265,7 +318,11 @@ class _Connection(asyncio.Protocol):
         headers = dict(response.headers)
         headers["Transfer-Encoding"] = "chunked"
         self.write(_head(response.status, response.content_type, None, headers))
+        if self.transport is not None:
+            self.transport.set_write_buffer_limits(_STREAM_HIGH_WATER, _STREAM_LOW_WATER)
         stream = Stream(self)
+        if self.writing_paused:
+            stream.pause()
         self.stream = stream
         self.server.streams.add(stream)
         try:
@@ -378,7 +435,7 @@ class HttpServer:
         def shutdown() -> None:
             for stream in list(self.streams):
                 stream.close()
-                stream._flush()
+                stream._flush(force=True)
             if self._server is not None:
                 self._server.close()
             for conn in list(self.connections):
