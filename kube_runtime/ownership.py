@@ -9,6 +9,11 @@ Two references point at the same owner when group, kind and name agree (the vers
 differ), as controller-runtime decides. :func:`set_controller_reference` additionally treats a
 different ``uid`` as a different owner, so a controller never silently takes over objects of
 a deleted owner that had the same name.
+
+Claiming (adopting matching orphans, releasing objects that stopped matching) lives in
+:mod:`kube_runtime.claiming` and is re-exported here: :class:`ControllerRefManager`,
+:class:`ClaimError`, :class:`CannotAdoptError`, :func:`recheck_deletion_timestamp`,
+:func:`recheck_controller`.
 """
 
 from __future__ import annotations
@@ -16,6 +21,30 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, MutableMapping
 from typing import Any, TypeVar
+
+from kube_runtime.claiming import (
+    CannotAdoptError,
+    ClaimError,
+    ControllerRefManager,
+    recheck_controller,
+    recheck_deletion_timestamp,
+)
+
+__all__ = [
+    "AlreadyOwnedError",
+    "CannotAdoptError",
+    "ClaimError",
+    "ControllerRefManager",
+    "get_controller_of",
+    "has_owner_reference",
+    "is_controlled_by",
+    "owner_reference",
+    "recheck_controller",
+    "recheck_deletion_timestamp",
+    "remove_owner_reference",
+    "set_controller_reference",
+    "set_owner_reference",
+]
 
 log = logging.getLogger(__name__)
 
