@@ -13,8 +13,13 @@ Contract (client-go ``tools/cache`` ``threadSafeMap`` + ``Indexer``):
   on update/delete, so no per-object reverse map is kept (memory). Built in:
   :data:`INDEX_NAMESPACE`, :data:`INDEX_CONTROLLER_UID`, :data:`INDEX_LABEL`; more can be
   added at any time with :meth:`Indexer.add_indexers` (existing objects are indexed at once).
-* Memory: string values are shared between stored objects (:func:`share_strings`), and
-  label index keys are interned; there is no per-object copy or reverse index.
+* Memory: equal sub-objects (containers, volumes, labels, ownerReferences, conditions ... of
+  objects made from one template) and equal strings are stored once and shared between
+  stored objects (:func:`share_values`); label index keys are interned; there is no
+  per-object copy or reverse index. ``share_subtrees=False`` (or the environment variable
+  ``KUBE_CACHE_SHARE_SUBTREES=false``) shares strings only (:func:`share_strings`): the
+  walk costs up to ~1.5x the string-only walk on objects with no repeated parts, and is
+  faster than it when parts repeat (a shared sub-object is not walked).
 * Mutation detector (client-go ``KUBE_CACHE_MUTATION_DETECTOR``): when the environment
   variable is ``true`` at construction (or ``mutation_detector=True``), a fingerprint of
   every stored object is taken when it is stored; ``get``/``list``/``by_index`` and
@@ -49,6 +54,8 @@ __all__ = [
     "namespace_index",
     "object_key",
     "share_strings",
+    "share_subtrees_enabled",
+    "share_values",
 ]
 
 Obj = dict[str, Any]
@@ -129,11 +136,57 @@ def label_index(obj: Obj) -> list[str]:
     return [sys.intern(f"{k}={v}") for k, v in labels.items()]
 
 
+class _SharedTable:
+    """A bounded two-generation table of shared values (lock-free: dict operations only).
+
+    Look-ups try the young generation, then the old one (a hit there moves to the young one).
+    When the young generation holds ``limit`` entries or ``budget`` bytes (as the caller
+    measures them) it becomes the old one and the previous old one is dropped: values that
+    keep repeating survive, one-off values (uids, deleted objects' parts) age out, and the
+    table pins at most about ``2 * budget`` bytes of values nothing else holds. Concurrent
+    use from several reflector threads can at worst lose an entry (a missed share), never
+    hand out a wrong value.
+    """
+
+    __slots__ = ("budget", "limit", "old", "size", "young")
+
+    def __init__(self, limit: int, budget: int) -> None:
+        self.limit = limit
+        self.budget = budget
+        self.young: dict[Any, Any] = {}
+        self.old: dict[Any, Any] = {}
+        self.size = 0
+
+    def get(self, key: Any, size: int) -> Any:
+        value = self.young.get(key)
+        if value is None:
+            value = self.old.get(key)
+            if value is not None:
+                self.put(key, value, size)
+        return value
+
+    def put(self, key: Any, value: Any, size: int) -> None:
+        if len(self.young) >= self.limit or self.size + size > self.budget:
+            self.old, self.young, self.size = self.young, {}, 0
+        self.young[key] = value
+        self.size += size
+
+
 # String values repeat within and across objects (timestamps of every condition, "True",
-# image names, node names, namespaces). Stored objects point at one copy of each; the table
-# is bounded and simply starts over when full, so unique values (uids) cannot grow it forever.
-_SHARED_STRINGS_MAX = 1 << 16
-_shared_strings: dict[str, str] = {}
+# image names, node names, namespaces): stored objects point at one copy of each.
+_shared_strings = _SharedTable(1 << 15, 4 << 20)
+# Sub-objects repeat across objects made from one template (containers, volumes,
+# tolerations, labels, ownerReferences, conditions written in the same second): stored
+# objects point at one instance, keyed by the hash of its canonical JSON (budget in JSON
+# bytes; a sub-object larger than the whole budget is walked, not shared).
+_shared_subtrees = _SharedTable(1 << 13, 4 << 20)
+
+SHARE_SUBTREES_ENV = "KUBE_CACHE_SHARE_SUBTREES"
+
+
+def share_subtrees_enabled() -> bool:
+    """False when ``KUBE_CACHE_SHARE_SUBTREES`` is ``false`` (sub-object sharing is on by default)."""
+    return os.environ.get(SHARE_SUBTREES_ENV, "").lower() != "false"
 
 
 def share_strings(value: Any) -> None:
@@ -142,22 +195,81 @@ def share_strings(value: Any) -> None:
     Only for an object nobody else holds yet (fresh from the decoder): its content does not
     change, only which string objects it points at.
     """
-    table = _shared_strings
     stack = [value]
     while stack:
         node = stack.pop()
         items = node.items() if isinstance(node, dict) else enumerate(node)
         for k, v in items:
             if isinstance(v, str):
-                shared = table.get(v)
-                if shared is None:
-                    if len(table) >= _SHARED_STRINGS_MAX:
-                        table.clear()
-                    table[v] = v
-                elif shared is not v:
-                    node[k] = shared
+                _share_str(node, k, v)
             elif isinstance(v, dict | list):
                 stack.append(v)
+
+
+def share_values(obj: Obj) -> None:
+    """Make ``obj`` (in place) point at shared equal copies of its strings and sub-objects.
+
+    Every dict or list below the top level, except ``metadata`` itself (it holds the
+    object's name, uid and resourceVersion: never repeated), is looked up by the hash of
+    its canonical JSON (``orjson``, sorted keys); an equal sub-object stored earlier, by
+    any informer, replaces it. A sub-object seen for the first time has its own children
+    shared, then becomes the shared copy. Equality is checked with ``==`` after the hash
+    matches, so a hash collision costs a miss, never a wrong value. Values orjson cannot
+    encode (not JSON: e.g. tuples or ints above 64 bits) are only walked.
+
+    Same contract as :func:`share_strings`: only for an object nobody else holds yet. The
+    shared sub-objects are read-only like everything in the cache (a mutation through one
+    object would show in every object sharing it; the mutation detector catches it);
+    ``copy.deepcopy`` of a cached object is fully independent, as before.
+    """
+    for key, value in obj.items():
+        if isinstance(value, str):
+            _share_str(obj, key, value)
+        elif isinstance(value, dict | list):
+            if key == "metadata":
+                _share_children(value)
+            else:
+                shared = _share_subtree(value)
+                if shared is not value:
+                    obj[key] = shared
+
+
+def _share_str(node: Any, key: Any, value: str) -> None:
+    shared = _shared_strings.get(value, len(value))
+    if shared is None:
+        _shared_strings.put(value, value, len(value))
+    elif shared is not value:
+        node[key] = shared
+
+
+def _share_children(node: dict[str, Any] | list[Any]) -> None:
+    items = node.items() if isinstance(node, dict) else enumerate(node)
+    for key, value in items:
+        if isinstance(value, str):
+            _share_str(node, key, value)
+        elif isinstance(value, dict | list):
+            shared = _share_subtree(value)
+            if shared is not value:
+                node[key] = shared  # type: ignore[index]
+
+
+def _share_subtree(node: dict[str, Any] | list[Any]) -> Any:
+    table = _shared_subtrees
+    try:
+        data = orjson.dumps(node, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        data = b""
+    size = len(data)
+    if not data or size > table.budget:
+        _share_children(node)
+        return node
+    key = hash(data)
+    shared = table.get(key, size)
+    if shared is not None and type(shared) is type(node) and shared == node:
+        return shared
+    _share_children(node)
+    table.put(key, node, size)
+    return node
 
 
 def _fingerprint(obj: Obj) -> int:
@@ -172,8 +284,11 @@ class Indexer:
         indexers: Mapping[str, IndexFunc] | None = None,
         *,
         mutation_detector: bool | None = None,
+        share_subtrees: bool | None = None,
     ) -> None:
         self._lock = threading.Lock()
+        share = share_subtrees_enabled() if share_subtrees is None else share_subtrees
+        self._share: Callable[[Obj], None] = share_values if share else share_strings
         self._items: dict[str, Obj] = {}
         self._indexers: dict[str, IndexFunc] = {
             INDEX_NAMESPACE: namespace_index,
@@ -214,7 +329,7 @@ class Indexer:
         """
         items = {object_key(obj): obj for obj in objs}
         for obj in items.values():
-            share_strings(obj)
+            self._share(obj)
         indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
         with self._lock:
             for key, obj in items.items():
@@ -313,7 +428,7 @@ class Indexer:
             raise KeyError(f"index {index_name!r} does not exist") from None
 
     def _put(self, key: str, obj: Obj) -> Obj | None:
-        share_strings(obj)
+        self._share(obj)
         with self._lock:
             old = self._items.get(key)
             self._items[key] = obj

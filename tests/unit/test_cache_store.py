@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import sys
 import threading
 from typing import Any
 
+import orjson
 import pytest
 
+from kube_runtime.cache import store as store_module
 from kube_runtime.cache.store import (
     INDEX_CONTROLLER_UID,
     INDEX_LABEL,
@@ -229,3 +232,130 @@ def test_stored_objects_share_equal_string_values() -> None:
     assert b["metadata"]["labels"]["app"] is a["metadata"]["labels"]["app"]
     stamps = {id(c["t"]) for c in a["status"]["conditions"]}
     assert len(stamps) == 1 and a["status"]["conditions"][0]["t"] == "2024-01-01T00:00:00Z"
+
+
+# --- shared sub-objects --------------------------------------------------------------------------
+
+
+def pod(name: str, node: str = "n1", image: str = "app:1") -> dict[str, Any]:
+    """A pod as decoded from JSON: a fresh dict tree per call, equal parts across calls."""
+    p = obj(name, labels={"app": "web"}, owner="rs-1")
+    p["spec"] = {
+        "nodeName": node,
+        "containers": [{"name": "app", "image": image, "ports": [{"containerPort": 80}]}],
+        "volumes": [{"name": "cache", "emptyDir": {}}],
+    }
+    p["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    return p
+
+
+def test_equal_sub_objects_are_stored_once() -> None:
+    store = Indexer(mutation_detector=False)
+    store.add(pod("a"))
+    store.add(pod("b"))
+    store.replace([pod("c", node="n2"), *store.list()])
+    a, b, c = (store.get(f"ns1/{n}") for n in "abc")
+    assert a is not None and b is not None and c is not None
+    assert a["spec"] is b["spec"] and a["status"] is b["status"]
+    assert c["spec"] is not a["spec"] and c["spec"]["nodeName"] == "n2"  # differs: own dict
+    assert c["spec"]["containers"] is a["spec"]["containers"]  # ... with shared parts
+    assert c["spec"]["volumes"] is a["spec"]["volumes"]
+    # metadata holds name/uid/resourceVersion: never shared, but its parts are
+    assert a["metadata"] is not b["metadata"] and a["metadata"]["name"] == "a"
+    assert a["metadata"]["labels"] is b["metadata"]["labels"]
+    assert a["metadata"]["ownerReferences"] is c["metadata"]["ownerReferences"]
+    assert c == pod("c", node="n2")  # content unchanged
+
+
+def test_sharing_compares_json_values_not_python_equality() -> None:
+    store = Indexer(mutation_detector=False)
+    one = dict(obj("a"), spec={"x": 1, "y": [1]})
+    true = dict(obj("b"), spec={"x": True, "y": [True]})
+    real = dict(obj("c"), spec={"x": 1.0, "y": [1.0]})
+    for o in (one, true, real):
+        store.add(o)
+    assert store.get("ns1/b")["spec"]["x"] is True  # type: ignore[index]
+    assert isinstance(store.get("ns1/c")["spec"]["y"][0], float)  # type: ignore[index]
+    assert store.get("ns1/a")["spec"] is not store.get("ns1/b")["spec"]  # type: ignore[index]
+
+
+def test_deepcopy_of_a_cached_object_is_independent() -> None:
+    store = Indexer(mutation_detector=True)
+    store.add(pod("a"))
+    store.add(pod("b"))
+    mine = copy.deepcopy(store.get("ns1/a"))
+    assert mine is not None
+    mine["spec"]["containers"][0]["image"] = "app:2"
+    mine["metadata"]["labels"]["app"] = "db"
+    store.check_mutations()  # the cache (and b, sharing a's parts) is untouched
+    assert store.get("ns1/b")["spec"]["containers"][0]["image"] == "app:1"  # type: ignore[index]
+    assert store.get("ns1/a")["metadata"]["labels"] == {"app": "web"}  # type: ignore[index]
+
+
+def test_mutating_a_shared_part_is_caught_for_every_object_sharing_it() -> None:
+    store = Indexer(mutation_detector=True)
+    store.add(pod("a"))
+    store.add(pod("b"))
+    store.get("ns1/a")["spec"]["containers"][0]["image"] = "hacked"  # type: ignore[index]
+    for key in ("ns1/a", "ns1/b"):
+        with pytest.raises(CacheMutationError):
+            store.get(key)
+    # The table's copy was changed too: a new object with the original content must not
+    # be handed the mutated instance.
+    store.add(pod("c"))
+    c = store.get("ns1/c")
+    assert c is not None and c["spec"]["containers"][0]["image"] == "app:1"
+
+
+def test_values_that_are_not_json_are_stored_unshared() -> None:
+    store = Indexer(mutation_detector=False)
+    weird = dict(obj("a"), spec={"t": ("x", "y"), "big": 1 << 70, "sub": {"k": "v"}})
+    store.add(weird)
+    store.add(dict(obj("b"), spec={"sub": {"k": "v"}}))
+    got = store.get("ns1/a")
+    assert got is not None and got["spec"]["t"] == ("x", "y") and got["spec"]["big"] == 1 << 70
+    assert got["spec"]["sub"] is store.get("ns1/b")["spec"]["sub"]  # type: ignore[index]
+
+
+def test_sub_object_sharing_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Indexer(mutation_detector=False, share_subtrees=False)
+    store.add(pod("a"))
+    store.add(pod("b"))
+    a, b = store.get("ns1/a"), store.get("ns1/b")
+    assert a is not None and b is not None
+    assert a["spec"] is not b["spec"] and a["spec"] == b["spec"]
+    assert a["spec"]["nodeName"] is b["spec"]["nodeName"]  # strings are still shared
+
+    monkeypatch.setenv("KUBE_CACHE_SHARE_SUBTREES", "false")
+    store = Indexer(mutation_detector=False)
+    store.add(pod("a"))
+    store.add(pod("b"))
+    assert store.get("ns1/a")["spec"] is not store.get("ns1/b")["spec"]  # type: ignore[index]
+    monkeypatch.setenv("KUBE_CACHE_SHARE_SUBTREES", "true")
+    store = Indexer(mutation_detector=False)
+    store.add(pod("a"))
+    store.add(pod("b"))
+    assert store.get("ns1/a")["spec"] is store.get("ns1/b")["spec"]  # type: ignore[index]
+
+
+def test_shared_table_is_bounded_by_entries_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = store_module._SharedTable(limit=2, budget=100)
+    table.put("a", "A", 1)
+    table.put("b", "B", 1)
+    table.put("c", "C", 1)  # young was full: {a, b} becomes old
+    assert table.get("a", 1) == "A"  # a hit in the old generation moves to the young one
+    table.put("d", "D", 1)  # young {c, a} full: becomes old, {b} is dropped
+    assert table.get("b", 1) is None and table.get("a", 1) == "A"
+    table.put("huge", "H", 99)  # over the byte budget: a new generation starts
+    assert table.young == {"huge": "H"}
+
+    # A sub-object bigger than the whole budget is walked (its parts shared), never kept.
+    monkeypatch.setattr(store_module, "_shared_subtrees", store_module._SharedTable(100, 64))
+    store = Indexer(mutation_detector=False)
+    big = {"data": "x" * 100, "small": {"k": "v"}}
+    store.add(dict(obj("a"), spec=copy.deepcopy(big)))
+    store.add(dict(obj("b"), spec=copy.deepcopy(big)))
+    a, b = store.get("ns1/a"), store.get("ns1/b")
+    assert a is not None and b is not None
+    assert a["spec"] is not b["spec"] and a["spec"]["small"] is b["spec"]["small"]
+    assert all(len(orjson.dumps(v)) <= 64 for v in store_module._shared_subtrees.young.values())
