@@ -1,0 +1,552 @@
+"""Revision history with ControllerRevisions (kubernetes ``pkg/controller/history``).
+
+A workload records each version of the part of its spec that it rolls out (the pod template,
+and whatever else it declares as versioned) in a ``apps/v1 ControllerRevision`` owned by it.
+Objects are JSON dicts; inputs are never mutated.
+
+Building and comparing revisions (pure):
+
+* :func:`revision_patch` captures ``obj`` at ``paths`` as a patch in the form upstream's
+  ``getPatch`` writes: ``{"spec": {"template": {..., "$patch": "replace"}}}``;
+  :func:`apply_revision` restores it onto a deep copy of an object (``ApplyRevision``).
+* :func:`hash_revision` is ``HashControllerRevision``: 32-bit FNV-1 over the revision data
+  encoded as Go's ``json.Marshal`` does (keys sorted, compact, ``<``/``>``/``&`` escaped), then
+  the collision count in decimal when given, and the decimal sum mapped onto upstream's safe
+  alphabet (``rand.SafeEncodeString``). For data shaped as upstream writes it (strings,
+  integers, maps, lists) the bytes, and so the hash, are the same; small or huge floats are
+  the known difference (Go prints ``0.000001`` where Python prints ``1e-06``).
+* :func:`new_revision` names a revision ``<parent>-<hash>`` (parent name cut to 223 chars),
+  labels it with the template labels plus ``controller.kubernetes.io/hash``, and makes the
+  parent its controller; :func:`revision_from_object` does it for a workload's own spec.
+* :func:`equal_revision` compares data semantically (upstream compares raw bytes after a
+  hash-label pre-check that only applies to decimal labels; since labels are safe-encoded,
+  data decides); :func:`find_equal_revisions`, :func:`sort_revisions` (revision number, then
+  creation time, then name), :func:`next_revision_number`.
+
+Against the API (``client`` is a :class:`~kube_runtime.client.Client` or anything with its
+methods; ``reader`` may be the client, a ``CachedClient`` or an ``InformerCache``):
+
+* :func:`list_revisions` — revisions matching the selector that the parent controls or that
+  have no controller (adoption of the orphans is the generic claimer's job);
+* :func:`create_revision` — create, bumping the collision count on a name collision with
+  different data; an existing revision with equal data is returned as is;
+* :func:`update_revision_number` — rollback: give an old revision a new number (retried on
+  conflict); :func:`resolve_revisions` — upstream ``getStatefulSetRevisions``;
+* :func:`truncate_history` — delete the oldest revisions beyond the history limit, never one
+  a live pod uses (``controller-revision-hash`` label) nor the current or update revision.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
+from kube_runtime.kinds import ControllerRevision, Kind
+from kube_runtime.retry import retry_on_conflict
+from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.workloads.pods import parse_time
+
+__all__ = [
+    "HASH_LABEL",
+    "POD_REVISION_LABEL",
+    "REVISION_NAME_PREFIX_MAX",
+    "SAFE_ALPHABET",
+    "TooManyCollisionsError",
+    "apply_revision",
+    "create_revision",
+    "equal_revision",
+    "find_equal_revisions",
+    "go_json",
+    "hash_revision",
+    "list_revisions",
+    "new_revision",
+    "next_revision_number",
+    "pod_revision",
+    "resolve_revisions",
+    "revision_from_object",
+    "revision_name",
+    "revision_patch",
+    "safe_encode",
+    "sort_revisions",
+    "truncate_history",
+    "update_revision_number",
+]
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+HASH_LABEL = "controller.kubernetes.io/hash"
+"""Label on a ControllerRevision holding the hash its name ends with."""
+POD_REVISION_LABEL = "controller-revision-hash"
+"""Label on a pod naming the ControllerRevision it was created from."""
+SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+"""apimachinery ``rand`` alphabet: no vowels, no confusable characters."""
+REVISION_NAME_PREFIX_MAX = 223
+MAX_COLLISIONS = 100
+""":func:`create_revision` gives up after this many name collisions in one call (upstream
+loops forever; a server that always answers AlreadyExists would hang a worker)."""
+
+_FNV32_OFFSET = 0x811C9DC5
+_FNV32_PRIME = 0x01000193
+_GO_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
+class TooManyCollisionsError(RuntimeError):
+    """:func:`create_revision` met :data:`MAX_COLLISIONS` name collisions in a row."""
+
+
+# --- encoding and hashing ------------------------------------------------------------------
+
+
+def _go_value(value: Any) -> Any:
+    """Floats holding integers print as integers in Go (``json.Unmarshal`` makes every number
+    a float64 and ``Marshal`` prints ``1``, not ``1.0``)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    if isinstance(value, Mapping):
+        return {str(k): _go_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_go_value(v) for v in value]
+    return value
+
+
+def go_json(value: Any) -> bytes:
+    """``value`` encoded as Go's ``json.Marshal`` encodes the same generic value: map keys
+    sorted, no whitespace, HTML characters and U+2028/U+2029 escaped, UTF-8 kept as is."""
+    text = json.dumps(_go_value(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in _GO_ESCAPES.items():
+        if char in text:
+            text = text.replace(char, escaped)
+    return text.encode()
+
+
+def _fnv1_32(data: bytes, h: int = _FNV32_OFFSET) -> int:
+    for byte in data:
+        h = (h * _FNV32_PRIME) & 0xFFFFFFFF
+        h ^= byte
+    return h
+
+
+def safe_encode(text: str) -> str:
+    """apimachinery ``rand.SafeEncodeString``: every byte mapped onto :data:`SAFE_ALPHABET`."""
+    return "".join(SAFE_ALPHABET[b % len(SAFE_ALPHABET)] for b in text.encode())
+
+
+def hash_revision(revision: Mapping[str, Any], collision_count: int | None = None) -> str:
+    """Upstream ``HashControllerRevision`` of ``revision["data"]`` (see the module docstring);
+    ``collision_count`` (None: not part of the hash) makes a different name after a collision."""
+    h = _fnv1_32(go_json(revision.get("data")))
+    if collision_count is not None:
+        h = _fnv1_32(str(int(collision_count)).encode(), h)
+    return safe_encode(str(h))
+
+
+def revision_name(prefix: str, hash_: str) -> str:
+    """``<prefix>-<hash>``, the prefix cut to 223 characters so the name fits 253."""
+    return f"{prefix[:REVISION_NAME_PREFIX_MAX]}-{hash_}"
+
+
+# --- patch and apply -----------------------------------------------------------------------
+
+
+def revision_patch(obj: Mapping[str, Any], paths: Sequence[str] = ("spec.template",)) -> Obj:
+    """The revision data recording ``obj`` at each dotted path (a deep copy).
+
+    A map is stored with ``"$patch": "replace"`` so that applying it replaces the whole value
+    (upstream ``getPatch``); other values are stored as they are; a missing path is stored as
+    ``null`` so that applying the revision removes it.
+    """
+    patch: Obj = {}
+    for path in paths:
+        keys = path.split(".")
+        value: Any = obj
+        for key in keys:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        node = patch
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        if isinstance(value, Mapping):
+            stored = copy.deepcopy(dict(value))
+            stored["$patch"] = "replace"
+        else:
+            stored = copy.deepcopy(value)
+        node[keys[-1]] = stored
+    return patch
+
+
+def apply_revision(obj: Mapping[str, Any], revision: Mapping[str, Any]) -> Obj:
+    """A deep copy of ``obj`` with ``revision``'s data applied (upstream ``ApplyRevision``).
+
+    The data is applied as a strategic merge patch restricted to what revisions hold: maps
+    merge key by key, ``"$patch": "replace"`` replaces a map whole, ``"$patch": "delete"`` and
+    ``null`` remove a key, any other value (lists included) replaces. Other strategic
+    directives (``$setElementOrder``, ``$retainKeys``, ...) raise ``ValueError``.
+    """
+    data = revision.get("data")
+    if not isinstance(data, Mapping):
+        name = (revision.get("metadata") or {}).get("name")
+        raise ValueError(f"revision {name!r} has no data object to apply (data={data!r})")
+    result = _merge(copy.deepcopy(dict(obj)), data)
+    return result if result is not None else {}
+
+
+def _merge(target: Obj | None, patch: Mapping[str, Any]) -> Obj | None:
+    directive = patch.get("$patch")
+    if directive == "delete":
+        return None
+    if directive == "replace":
+        target = {}
+    elif directive is not None:
+        raise ValueError(f"unsupported $patch directive {directive!r} in revision data")
+    target = dict(target) if target is not None else {}
+    for key, value in patch.items():
+        if key == "$patch":
+            continue
+        if key.startswith("$"):
+            raise ValueError(f"unsupported strategic-merge directive {key!r} in revision data")
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, Mapping):
+            current = target.get(key)
+            merged = _merge(current if isinstance(current, dict) else None, value)
+            if merged is None:
+                target.pop(key, None)
+            else:
+                target[key] = merged
+        else:
+            target[key] = copy.deepcopy(value)
+    return target
+
+
+# --- building, comparing, ordering ---------------------------------------------------------
+
+
+def new_revision(
+    parent: Mapping[str, Any],
+    data: Any,
+    number: int,
+    collision_count: int | None = None,
+    *,
+    controller_kind: Kind | None = None,
+    template_labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> Obj:
+    """A ControllerRevision (not yet created) of ``parent`` holding ``data`` as ``number``.
+
+    Named ``<parent>-<hash>`` in the parent's namespace; labels = ``template_labels`` plus
+    :data:`HASH_LABEL`; the parent (of ``controller_kind``, default its own apiVersion/kind)
+    is its controller with ``blockOwnerDeletion``.
+    """
+    meta = parent.get("metadata") or {}
+    kind = controller_kind or Kind.of(parent)
+    if not meta.get("name") or not meta.get("uid"):
+        raise ValueError("parent has no metadata.name/uid: create it before recording revisions")
+    revision: Obj = {
+        "apiVersion": ControllerRevision.api_version,
+        "kind": ControllerRevision.kind,
+        "metadata": {
+            "namespace": meta.get("namespace"),
+            "labels": dict(template_labels or {}),
+            "ownerReferences": [
+                {
+                    "apiVersion": kind.api_version,
+                    "kind": kind.kind,
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "data": copy.deepcopy(data),
+        "revision": int(number),
+    }
+    if annotations:
+        revision["metadata"]["annotations"] = dict(annotations)
+    hash_ = hash_revision(revision, collision_count)
+    revision["metadata"]["name"] = revision_name(meta["name"], hash_)
+    revision["metadata"]["labels"][HASH_LABEL] = hash_
+    return revision
+
+
+def revision_from_object(
+    parent: Mapping[str, Any],
+    number: int,
+    collision_count: int | None = None,
+    *,
+    paths: Sequence[str] = ("spec.template",),
+    controller_kind: Kind | None = None,
+) -> Obj:
+    """The revision a workload records for its own spec (upstream ``newRevision``): data =
+    :func:`revision_patch` of ``paths``, labels = the pod template's labels, annotations = the
+    parent's annotations."""
+    template_meta = ((parent.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    return new_revision(
+        parent,
+        revision_patch(parent, paths),
+        number,
+        collision_count,
+        controller_kind=controller_kind,
+        template_labels=template_meta.get("labels"),
+        annotations=(parent.get("metadata") or {}).get("annotations"),
+    )
+
+
+def equal_revision(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """Both None, or both revisions with semantically equal data."""
+    if a is None or b is None:
+        return a is b
+    return go_json(a.get("data")) == go_json(b.get("data"))
+
+
+def find_equal_revisions(
+    revisions: Iterable[Mapping[str, Any]], needle: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
+    """The revisions with data equal to ``needle``'s, in their order."""
+    key = go_json(needle.get("data"))
+    return [r for r in revisions if go_json(r.get("data")) == key]
+
+
+_EPOCH = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def _sort_key(revision: Mapping[str, Any]) -> tuple[int, datetime, str]:
+    meta = revision.get("metadata") or {}
+    created = parse_time(meta.get("creationTimestamp")) or _EPOCH
+    return int(revision.get("revision") or 0), created, str(meta.get("name") or "")
+
+
+def sort_revisions(revisions: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """A new list ordered by revision number, then creation time, then name (oldest first)."""
+    return sorted(revisions, key=_sort_key)
+
+
+def next_revision_number(revisions: Sequence[Mapping[str, Any]]) -> int:
+    """1 for no history, else one more than the highest revision number."""
+    return max((int(r.get("revision") or 0) for r in revisions), default=0) + 1
+
+
+def pod_revision(pod: Mapping[str, Any]) -> str:
+    """The revision a pod was created from (its ``controller-revision-hash`` label) or ""."""
+    return str(((pod.get("metadata") or {}).get("labels") or {}).get(POD_REVISION_LABEL) or "")
+
+
+# --- API -----------------------------------------------------------------------------------
+
+
+def _selector_text(selector: Any) -> str | None:
+    if selector is None:
+        return None
+    if isinstance(selector, str):
+        return selector or None
+    if isinstance(selector, Mapping) and (
+        "matchLabels" in selector or "matchExpressions" in selector
+    ):
+        return str(label_selector_from_dict(selector)) or None
+    if isinstance(selector, Mapping):
+        return ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or None
+    return str(selector) or None
+
+
+def list_revisions(reader: Any, parent: Mapping[str, Any], selector: Any = None) -> list[Obj]:
+    """ControllerRevisions in the parent's namespace matching ``selector`` (a
+    ``metav1.LabelSelector`` dict, a ``{key: value}`` dict or query text; default the
+    parent's ``spec.selector``) that ``parent`` controls (by UID) or that have no controller.
+    Returned sorted (:func:`sort_revisions`); with a cache they are shared: do not mutate."""
+    meta = parent.get("metadata") or {}
+    if selector is None:
+        selector = (parent.get("spec") or {}).get("selector")
+        if selector is None:
+            raise ValueError("parent has no spec.selector: pass the selector explicitly")
+    result = reader.list(
+        ControllerRevision, meta.get("namespace"), label_selector=_selector_text(selector)
+    )
+    items = result.get("items") or [] if isinstance(result, Mapping) else list(result)
+    uid = meta.get("uid")
+    owned = []
+    for item in items:
+        refs = (item.get("metadata") or {}).get("ownerReferences") or ()
+        controller = next((r for r in refs if r.get("controller") is True), None)
+        if controller is None or controller.get("uid") == uid:
+            owned.append(item)
+    return sort_revisions(owned)
+
+
+def create_revision(
+    client: Any,
+    parent: Mapping[str, Any],
+    revision: Mapping[str, Any],
+    collision_count: int,
+) -> tuple[Obj, int]:
+    """Create ``revision`` for ``parent``; return ``(revision on the server, collision_count)``.
+
+    The name is ``<parent>-<hash(data, collision_count)>``. When that name exists: equal data
+    -> the existing revision is returned (a previous attempt created it); different data -> the
+    collision count goes up by one and the next name is tried, as upstream. The caller stores
+    the returned count in the parent's ``status.collisionCount``. Other errors propagate.
+    """
+    meta = parent.get("metadata") or {}
+    namespace = meta.get("namespace")
+    clone = copy.deepcopy(dict(revision))
+    clone_meta = clone.setdefault("metadata", {})
+    clone_meta["namespace"] = namespace
+    for _ in range(MAX_COLLISIONS):
+        hash_ = hash_revision(revision, collision_count)
+        clone_meta["name"] = revision_name(str(meta.get("name") or ""), hash_)
+        clone_meta.setdefault("labels", {})[HASH_LABEL] = hash_
+        try:
+            created: Obj = client.create(clone)
+        except Exception as err:
+            if not is_already_exists(err):
+                raise
+            existing: Obj = client.get(ControllerRevision, clone_meta["name"], namespace)
+            if go_json(existing.get("data")) == go_json(clone.get("data")):
+                log.debug(
+                    "revision %s/%s already exists with equal data", namespace, clone_meta["name"]
+                )
+                return existing, collision_count
+            log.info(
+                "revision name %s/%s collides with different data; collision count %d -> %d",
+                namespace,
+                clone_meta["name"],
+                collision_count,
+                collision_count + 1,
+            )
+            collision_count += 1
+            continue
+        log.debug("created revision %s/%s", namespace, clone_meta["name"])
+        return created, collision_count
+    raise TooManyCollisionsError(
+        f"gave up creating a revision of {namespace}/{meta.get('name')} after "
+        f"{MAX_COLLISIONS} name collisions (collision count now {collision_count})"
+    )
+
+
+def update_revision_number(
+    client: Any, revision: Mapping[str, Any], number: int, *, reader: Any = None
+) -> Obj:
+    """Give ``revision`` the revision number ``number`` (a rollback); return the result.
+
+    Nothing is written when it already has that number. On a conflict the revision is re-read
+    (from ``reader``, default ``client``) and the update retried (``retry_on_conflict``).
+    """
+    state: dict[str, Obj] = {"clone": copy.deepcopy(dict(revision))}
+    meta = revision.get("metadata") or {}
+
+    def attempt() -> Obj:
+        clone = state["clone"]
+        if int(clone.get("revision") or 0) == number:
+            return clone
+        clone["revision"] = int(number)
+        try:
+            updated: Obj = client.update(clone)
+        except Exception as err:
+            if is_conflict(err):
+                try:
+                    fresh = (reader or client).get(
+                        ControllerRevision, meta.get("name"), meta.get("namespace")
+                    )
+                    state["clone"] = copy.deepcopy(dict(fresh))
+                except Exception:
+                    log.debug("re-reading revision %s failed", meta.get("name"), exc_info=True)
+            raise
+        state["clone"] = updated
+        return updated
+
+    result = retry_on_conflict(attempt)
+    log.info(
+        "revision %s/%s now has revision number %d", meta.get("namespace"), meta.get("name"), number
+    )
+    return result
+
+
+def resolve_revisions(
+    client: Any,
+    parent: Mapping[str, Any],
+    revisions: Sequence[Mapping[str, Any]],
+    *,
+    paths: Sequence[str] = ("spec.template",),
+    controller_kind: Kind | None = None,
+    new: Callable[[Mapping[str, Any], int, int], Obj] | None = None,
+) -> tuple[Mapping[str, Any], Mapping[str, Any], int]:
+    """Upstream ``getStatefulSetRevisions``: ``(current, update, collision_count)``.
+
+    The update revision is the parent's spec as a revision (``new(parent, number, count)``,
+    default :func:`revision_from_object` over ``paths``). If the newest existing revision
+    already equals it, that one is used; if an older one does, it gets the next number (a
+    rollback); otherwise it is created (:func:`create_revision`). The current revision is the
+    one named by ``status.currentRevision``, or the update revision when there is none.
+    """
+    ordered = sort_revisions(revisions)
+    collision_count = int((parent.get("status") or {}).get("collisionCount") or 0)
+
+    def default_new(p: Mapping[str, Any], number: int, count: int) -> Obj:
+        return revision_from_object(p, number, count, paths=paths, controller_kind=controller_kind)
+
+    update: Mapping[str, Any] = (new or default_new)(
+        parent, next_revision_number(ordered), collision_count
+    )
+    equal = find_equal_revisions(ordered, update)
+    if equal and equal_revision(ordered[-1], equal[-1]):
+        update = ordered[-1]
+    elif equal:
+        update = update_revision_number(client, equal[-1], int(update["revision"]))
+    else:
+        update, collision_count = create_revision(client, parent, update, collision_count)
+    current_name = (parent.get("status") or {}).get("currentRevision")
+    current = next(
+        (r for r in ordered if (r.get("metadata") or {}).get("name") == current_name), update
+    )
+    return current, update, collision_count
+
+
+def truncate_history(
+    client: Any,
+    revisions: Iterable[Mapping[str, Any]],
+    live_pods: Iterable[Mapping[str, Any]],
+    current: Mapping[str, Any] | None,
+    update: Mapping[str, Any] | None,
+    limit: int,
+) -> list[Mapping[str, Any]]:
+    """Delete the oldest non-live revisions beyond ``limit``; return the deleted ones.
+
+    Live = used by a pod of ``live_pods`` (its ``controller-revision-hash`` label), or the
+    ``current`` or ``update`` revision; live revisions never count against the limit
+    (upstream ``truncateHistory``). A revision already gone (NotFound) counts as deleted.
+    """
+    live = {pod_revision(pod) for pod in live_pods}
+    for revision in (current, update):
+        if revision is not None:
+            live.add(str((revision.get("metadata") or {}).get("name") or ""))
+    history = [
+        r for r in sort_revisions(revisions) if (r.get("metadata") or {}).get("name") not in live
+    ]
+    excess = len(history) - max(int(limit), 0)
+    deleted: list[Mapping[str, Any]] = []
+    for revision in history[: max(excess, 0)]:
+        meta = revision.get("metadata") or {}
+        try:
+            client.delete(ControllerRevision, meta.get("name"), meta.get("namespace"))
+        except Exception as err:
+            if not is_not_found(err):
+                raise
+        log.info(
+            "deleted revision %s/%s (history limit %d)",
+            meta.get("namespace"),
+            meta.get("name"),
+            limit,
+        )
+        deleted.append(revision)
+    return deleted
