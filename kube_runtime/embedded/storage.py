@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 
@@ -112,9 +112,8 @@ class Stored:
         return int(self.meta["resourceVersion"])
 
 
-@dataclass(frozen=True)
-class Event:
-    """A committed change. ``old`` is the previous version (None for ADDED)."""
+class Event(NamedTuple):
+    """A committed change (immutable). ``old`` is the previous version (None for ADDED)."""
 
     type: str
     info: ResourceInfo

@@ -114,9 +114,11 @@ def _qos_class(pod: Obj) -> str:
         req, lim = res.get("requests") or {}, res.get("limits") or {}
         if req or lim:
             any_set = True
-        for r in ("cpu", "memory"):
-            if r not in lim or (r in req and req[r] != lim[r]):
-                guaranteed = False
+        if guaranteed:
+            for r in ("cpu", "memory"):
+                if r not in lim or (r in req and req[r] != lim[r]):
+                    guaranteed = False
+                    break
     if not any_set:
         return "BestEffort"
     return "Guaranteed" if guaranteed else "Burstable"
