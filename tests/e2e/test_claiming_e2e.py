@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kube_runtime.cache import INDEX_CONTROLLER_UID, InformerCache
 from kube_runtime.claiming import (
     CannotAdoptError,
     ClaimError,
@@ -15,7 +16,13 @@ from kube_runtime.claiming import (
     recheck_controller,
 )
 from kube_runtime.client.errors import ApiError
-from kube_runtime.kinds import ConfigMap, ControllerRevision, Pod, StatefulSet
+from kube_runtime.kinds import (
+    ConfigMap,
+    ControllerRevision,
+    PersistentVolumeClaim,
+    Pod,
+    StatefulSet,
+)
 
 SELECTOR = {"matchLabels": {"app": "web"}}
 
@@ -132,15 +139,28 @@ def test_adopt_release_ignore(client: Any, namespace: str) -> None:
         }
     )
 
+    claim = client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data-web-0", "namespace": namespace, "labels": {"app": "web"}},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        }
+    )
+
     recorder = Recorder(client)
     m = ControllerRefManager(recorder, sts, SELECTOR, StatefulSet, recheck_controller(client, sts))
-    claimed = m.claim([orphan, owned, stale, foreign, unrelated, revision])
+    claimed = m.claim([orphan, owned, stale, foreign, unrelated, revision, claim])
 
-    assert [c["metadata"]["name"] for c in claimed] == ["web-0", "web-1", "web-abc"]
+    assert [c["metadata"]["name"] for c in claimed] == ["web-0", "web-1", "web-abc", "data-web-0"]
     # Adopted: the returned object is the server's, carrying the controller reference.
     assert claimed[0]["metadata"]["ownerReferences"] == [mine]
     assert refs_of(client, Pod, "web-0", namespace) == [mine]
     assert refs_of(client, ControllerRevision, "web-abc", namespace) == [mine]
+    assert refs_of(client, PersistentVolumeClaim, "data-web-0", namespace) == [mine]
     # Released: our reference is gone, the other owner's stays.
     assert refs_of(client, Pod, "web-2", namespace) == [plain_other]
     # Ignored: untouched.
@@ -148,7 +168,7 @@ def test_adopt_release_ignore(client: Any, namespace: str) -> None:
     assert refs_of(client, Pod, "web-3", namespace) == [theirs]
     assert refs_of(client, Pod, "db-0", namespace) == []
     # Exactly one request per adoption or release, none for the others.
-    assert recorder.patched == ["web-0", "web-2", "web-abc"]
+    assert recorder.patched == ["web-0", "web-2", "web-abc", "data-web-0"]
 
 
 def test_adopting_a_recreated_object_fails_on_the_uid_precondition(
@@ -233,3 +253,33 @@ def test_a_deleting_controller_keeps_what_it_has_and_takes_nothing(
     assert refs_of(client, ConfigMap, "web-orphan", namespace) == []
     assert refs_of(client, ConfigMap, "web-stale", namespace) == [mine]
     client.patch(StatefulSet, "web", {"metadata": {"finalizers": None}}, namespace=namespace)
+
+
+def test_claiming_objects_from_the_informer_cache(
+    client: Any, namespace: str, wait_for: Any
+) -> None:
+    sts = make_set(client, namespace)
+    uid = sts["metadata"]["uid"]
+    for i in range(3):
+        make_config_map(client, namespace, f"web-{i}", {"app": "web"})
+    make_config_map(client, namespace, "web-x", {"app": "web"})  # fails the filter
+    cache = InformerCache(client, namespace=namespace)
+    try:
+        cached = cache.list(ConfigMap, namespace)
+        m = ControllerRefManager(
+            client, sts, SELECTOR, StatefulSet, recheck_controller(client, sts)
+        )
+        claimed = m.claim(cached, lambda o: o["metadata"]["name"].rpartition("-")[2].isdigit())
+        assert sorted(c["metadata"]["name"] for c in claimed) == ["web-0", "web-1", "web-2"]
+        # The cache's objects were not touched (the mutation detector is on in tests) and the
+        # adoptions reach the cache through the watch, indexed by controller uid.
+        wait_for(
+            lambda: len(cache.list(ConfigMap, index=(INDEX_CONTROLLER_UID, uid))) == 3, timeout=10
+        )
+        again = ControllerRefManager(client, sts, SELECTOR, StatefulSet).claim(
+            cache.list(ConfigMap, namespace)
+        )
+        # web-x has no controller and now passes (no filter): adopted; the others are ours.
+        assert sorted(c["metadata"]["name"] for c in again) == ["web-0", "web-1", "web-2", "web-x"]
+    finally:
+        cache.stop()
