@@ -54,7 +54,7 @@ __all__ = [
     "INSTANCE_ID_LABEL",
     "INSTANCE_ID_LENGTH",
     "RETAIN",
-    "ClaimError",
+    "VolumeClaimError",
     "available_instance_ids",
     "claim_name",
     "claim_owner_up_to_date",
@@ -87,7 +87,7 @@ INSTANCE_ID_LENGTH = 5
 _RAND_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
-class ClaimError(RuntimeError):
+class VolumeClaimError(RuntimeError):
     """Some claims of a pod could not be made ready; ``errors`` holds one message each."""
 
     def __init__(self, errors: list[str]) -> None:
@@ -191,7 +191,7 @@ def create_missing_claims(
     Existence is read from ``reader`` (a cache, default ``client``). An existing claim is left
     as it is; one being deleted is an error (creating the pod now would bind it to a claim
     about to vanish); ``AlreadyExists`` on create (a stale cache) is fine. Errors are
-    collected over all claims and raised together as :class:`ClaimError`. ``claims``
+    collected over all claims and raised together as :class:`VolumeClaimError`. ``claims``
     defaults to :func:`claims_for_pod`.
     """
     wanted = claims if claims is not None else claims_for_pod(workload, pod)
@@ -218,7 +218,7 @@ def create_missing_claims(
             if not is_already_exists(err):
                 errors.append(f"failed to create PVC {name}: {err}")
     if errors:
-        raise ClaimError(errors)
+        raise VolumeClaimError(errors)
     return created
 
 
@@ -377,7 +377,7 @@ def update_claims_for_retention_policy(
 
     Claims that do not exist are skipped. Each update re-reads the claim (from ``reader``,
     default ``client``) and is retried on conflict; errors are collected into a
-    :class:`ClaimError`.
+    :class:`VolumeClaimError`.
     """
     source = reader if reader is not None else client
     updated: list[Obj] = []
@@ -408,7 +408,7 @@ def update_claims_for_retention_policy(
             )
             updated.append(result)
     if errors:
-        raise ClaimError(errors)
+        raise VolumeClaimError(errors)
     return updated
 
 

@@ -12,7 +12,7 @@ import pytest
 from kube_runtime.client.errors import NotFound
 from kube_runtime.kinds import ControllerRevision, PersistentVolumeClaim, StatefulSet
 from kube_runtime.workloads.pvc import (
-    ClaimError,
+    VolumeClaimError,
     claims_for_pod,
     create_missing_claims,
     update_claims_for_retention_policy,
@@ -201,7 +201,7 @@ def test_terminating_claim_blocks_the_pod(client: Any, namespace: str) -> None:
     client.create(claim)
     client.delete(PersistentVolumeClaim, "data-web-1", namespace)
     try:
-        with pytest.raises(ClaimError, match="is being deleted"):
+        with pytest.raises(VolumeClaimError, match="is being deleted"):
             create_missing_claims(client, sts, pod)
     finally:
         client.patch(

@@ -13,7 +13,7 @@ from kube_runtime.client.errors import error_from_status
 from kube_runtime.kinds import Kind
 from kube_runtime.workloads.pvc import (
     INSTANCE_ID_LABEL,
-    ClaimError,
+    VolumeClaimError,
     available_instance_ids,
     claim_name,
     claim_owner_up_to_date,
@@ -230,7 +230,7 @@ def test_create_missing_claims_terminating_claim_is_an_error_and_others_still_cr
             }
         }
     )
-    with pytest.raises(ClaimError, match="PVC ns/data-web-0 is being deleted") as info:
+    with pytest.raises(VolumeClaimError, match="PVC ns/data-web-0 is being deleted") as info:
         create_missing_claims(client, statefulset(), pod(0))
     assert client.created == ["logs-web-0"]
     assert len(info.value.errors) == 1
@@ -247,7 +247,7 @@ def test_create_missing_claims_aggregates_errors() -> None:
     client = Claims()
     client.get_errors["data-web-0"] = error(500, "InternalError")
     client.create_errors["logs-web-0"] = error(403, "Forbidden")
-    with pytest.raises(ClaimError) as info:
+    with pytest.raises(VolumeClaimError) as info:
         create_missing_claims(client, statefulset(), pod(0))
     assert len(info.value.errors) == 2
     assert "failed to retrieve PVC data-web-0" in info.value.errors[0]
@@ -385,7 +385,7 @@ def test_update_claims_for_retention_policy_aggregates_errors() -> None:
     client = Claims()
     client.get_errors["data-web-0"] = error(500, "InternalError")
     client.get_errors["logs-web-0"] = error(403, "Forbidden")
-    with pytest.raises(ClaimError) as info:
+    with pytest.raises(VolumeClaimError) as info:
         update_claims_for_retention_policy(client, statefulset(when_deleted="Delete"), pod(0))
     assert len(info.value.errors) == 2
 
