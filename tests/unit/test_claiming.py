@@ -416,26 +416,34 @@ def test_failing_can_adopt_fails_every_adoption_but_not_claims_or_releases() -> 
     assert [p[1] for p in client.patches] == ["c"]  # the release still happened
 
 
-def test_can_adopt_once_under_concurrency() -> None:
+def test_concurrent_claims_wait_for_the_one_can_adopt_check() -> None:
     calls: list[int] = []
     gate = threading.Barrier(8)
 
-    def slow_check() -> None:
+    def slow_refusal() -> None:
         calls.append(1)
-        time.sleep(0.02)  # widens the window in which a second caller could slip through
+        time.sleep(0.02)  # others arrive while the check runs: they must wait for its verdict
+        raise RuntimeError("owner is gone")
 
-    m = manager(FakeClient(), can_adopt=slow_check)
+    client = FakeClient()
+    m = manager(client, can_adopt=slow_refusal)
+    failures: list[BaseException] = []
 
     def worker(i: int) -> None:
         gate.wait()
-        m.claim([pod(f"p{i}")])
+        try:
+            m.claim([pod(f"p{i}")])
+        except ClaimError as e:
+            failures.extend(e.errors)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(8)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(timeout=10)
     assert calls == [1]
+    assert client.patches == []  # nobody adopted before (or despite) the refusal
+    assert len(failures) == 8 and all(isinstance(e, CannotAdoptError) for e in failures)
 
 
 class FakeReader:
