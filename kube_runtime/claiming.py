@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kube_runtime.client.errors import is_invalid, is_not_found
-from kube_runtime.kinds import Kind
+from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,8 @@ class ControllerRefManager:
 
     ``controller`` is the owner as read (typically from the cache); its ``metadata.uid``
     identifies our references and its ``deletionTimestamp`` stops adoption and release.
-    ``controller_kind`` is written in the references' ``apiVersion``/``kind``. ``selector``
+    ``controller_kind`` (a :data:`~kube_runtime.kinds.KindLike`) is written in the references'
+    ``apiVersion``/``kind``. ``selector``
     is a :class:`LabelSelector` or a ``metav1.LabelSelector`` mapping (``None`` matches
     nothing, ``{}`` everything; an invalid one raises ``SelectorError`` here).
     ``can_adopt`` is the expensive recheck run before the first adoption (see
@@ -111,7 +112,7 @@ class ControllerRefManager:
         client: Patcher,
         controller: Obj,
         selector: LabelSelector | Mapping[str, Any] | None,
-        controller_kind: Kind,
+        controller_kind: KindLike,
         can_adopt: Callable[[], None] | None = None,
     ) -> None:
         metadata = controller.get("metadata") or {}
@@ -125,7 +126,7 @@ class ControllerRefManager:
         self._selector = (
             selector if isinstance(selector, LabelSelector) else label_selector_from_dict(selector)
         )
-        self._kind = controller_kind
+        self._kind = as_kind(controller_kind)
         self._can_adopt_fn = can_adopt
         self._can_adopt_lock = threading.Lock()
         self._can_adopt_done = False

@@ -293,8 +293,7 @@ def test_controller_without_uid_is_rejected() -> None:
 
 def test_reference_uses_controller_kind() -> None:
     client = FakeClient()
-    kind = Kind("apps.kruise.io/v1alpha1", "CloneSet")
-    ControllerRefManager(client, owner(), {}, kind).claim([pod()])
+    ControllerRefManager(client, owner(), {}, "apps.kruise.io/v1alpha1/CloneSet").claim([pod()])
     ref = client.patches[0][2]["metadata"]["ownerReferences"][0]
     assert (ref["apiVersion"], ref["kind"], ref["name"], ref["uid"]) == (
         "apps.kruise.io/v1alpha1",
