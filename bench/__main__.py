@@ -1,8 +1,100 @@
-"""``python -m bench [--quick] [--markdown PATH] [--profile] [scenario ...]``."""
+"""``python -m bench [--quick] [--profile] [--markdown PATH] [--list] [name ...]``.
+
+Two suites share one report: ``server`` (the embedded API server, :mod:`bench.embedded_server`)
+and ``framework`` (informers, queue, cache memory, steady state, :mod:`bench.framework`).
+A name is a suite or a scenario; no name runs everything. Examples::
+
+    python -m bench --quick                        # everything, small sizes
+    python -m bench framework --markdown out.md    # one suite
+    python -m bench informer queue watch           # scenarios from both suites
+"""
 
 from __future__ import annotations
 
-from bench.embedded_server import main
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench import embedded_server, framework
+
+SUITES: dict[str, dict[str, Callable[[Any], None]]] = {
+    "server": dict(embedded_server.SCENARIOS),
+    "framework": dict(framework.SCENARIOS),
+}
+SCENARIOS: dict[str, Callable[[Any], None]] = {
+    name: fn for scenarios in SUITES.values() for name, fn in scenarios.items()
+}
+
+
+def resolve(names: Sequence[str]) -> list[str]:
+    """Scenario names in run order (suites expanded, duplicates dropped); ValueError if unknown."""
+    unknown = [n for n in names if n not in SUITES and n not in SCENARIOS]
+    if unknown:
+        raise ValueError(f"unknown name(s): {', '.join(unknown)}")
+    chosen: list[str] = []
+    for name in names or list(SUITES):
+        suite = SUITES.get(name)
+        for scenario in [name] if suite is None else list(suite):
+            if scenario not in chosen:
+                chosen.append(scenario)
+    return chosen
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="Benchmarks of the embedded API server and the framework core.",
+        epilog="suites: " + "; ".join(f"{suite} = {' '.join(s)}" for suite, s in SUITES.items()),
+    )
+    parser.add_argument("names", nargs="*", metavar="name", help="a suite or a scenario")
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    parser.add_argument(
+        "--profile", action="store_true", help="server suite: cProfile the server thread"
+    )
+    parser.add_argument(
+        "--markdown", type=Path, metavar="PATH", help="also write the tables as Markdown"
+    )
+    parser.add_argument("--list", action="store_true", help="print the suites and scenarios")
+    args = parser.parse_args(argv)
+    if args.list:
+        for suite, scenarios in SUITES.items():
+            print(f"{suite}: {' '.join(scenarios)}")
+        return 0
+    try:
+        names = resolve(args.names)
+    except ValueError as e:
+        parser.error(f"{e}; choose from {', '.join([*SUITES, *SCENARIOS])}")
+    ctx = framework.FrameworkContext(
+        embedded_server.QUICK if args.quick else embedded_server.FULL,
+        args.profile,
+        framework=framework.QUICK if args.quick else framework.FULL,
+    )
+    info = embedded_server.machine_info()
+    command = " ".join(["python -m bench", *(sys.argv[1:] if argv is None else argv)])
+    log = embedded_server.log
+    log(f"benchmarks: {' '.join(names)} (plain-HTTP embedded clusters, clients in-process)")
+    for k, v in info:
+        log(f"{k}: {v}")
+    if args.profile:
+        log("profiling is on: server-suite timings are inflated by cProfile")
+    started = time.perf_counter()
+    for name in names:
+        log(f"== {name}")
+        scenario_started = time.perf_counter()
+        SCENARIOS[name](ctx)
+        log(f"== {name}: {time.perf_counter() - scenario_started:.1f} s")
+    seconds = time.perf_counter() - started
+    report = embedded_server.render_markdown(ctx, command, info, seconds)
+    print()
+    print(report)
+    if args.markdown is not None:
+        args.markdown.write_text(report)
+        log(f"wrote {args.markdown}")
+    return 0
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -53,6 +53,7 @@ __all__ = [
     "mutation_detector_enabled",
     "namespace_index",
     "object_key",
+    "reset_shared_values",
     "share_strings",
     "share_subtrees_enabled",
     "share_values",
@@ -182,6 +183,16 @@ _shared_strings = _SharedTable(1 << 15, 4 << 20)
 _shared_subtrees = _SharedTable(1 << 13, 4 << 20)
 
 SHARE_SUBTREES_ENV = "KUBE_CACHE_SHARE_SUBTREES"
+
+
+def reset_shared_values() -> None:
+    """Forget every shared string and sub-object (stored objects keep theirs).
+
+    For measurements: after a reset, the next stored objects allocate their own copies
+    instead of pointing at ones allocated earlier.
+    """
+    for table in (_shared_strings, _shared_subtrees):
+        table.young, table.old, table.size = {}, {}, 0
 
 
 def share_subtrees_enabled() -> bool:

@@ -359,3 +359,14 @@ def test_shared_table_is_bounded_by_entries_and_bytes(monkeypatch: pytest.Monkey
     assert a is not None and b is not None
     assert a["spec"] is not b["spec"] and a["spec"]["small"] is b["spec"]["small"]
     assert all(len(orjson.dumps(v)) <= 64 for v in store_module._shared_subtrees.young.values())
+
+
+def test_reset_shared_values_starts_new_copies() -> None:
+    store = Indexer(mutation_detector=False)
+    store.add(pod("a"))
+    store_module.reset_shared_values()
+    store.add(pod("b"))
+    store.add(pod("c"))
+    a, b, c = (store.get(f"ns1/{n}") for n in "abc")
+    assert a is not None and b is not None and c is not None
+    assert b["spec"] is not a["spec"] and b["spec"] is c["spec"] and a["spec"] == b["spec"]
