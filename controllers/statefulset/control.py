@@ -1,0 +1,496 @@
+"""The StatefulSet algorithm (upstream ``stateful_set_control.go``), free of API details.
+
+:meth:`StatefulSetControl.update` takes a set, its ControllerRevisions and the pods it owns,
+and moves the pods one safe step toward the spec through a :class:`PodControl`; revisions
+go through a ``history`` client (``create``/``get``/``update``/``delete``, what
+:mod:`kube_runtime.workloads.revision` needs) and the status through a
+:class:`~controllers.statefulset.status.StatusUpdater`. Tests drive it with fakes.
+
+Decisions, in upstream's order:
+
+1. Revisions: current and update revision (:func:`resolve_revisions`: new / rollback /
+   collision count); the current and update sets are the set with each revision applied.
+2. Pods with an ordinal in ``[start, start + replicas)`` are *replicas*, other parsable
+   ordinals are *condemned* (deleted highest first); missing replicas are new pods at the
+   revision :func:`new_versioned_pod` picks. The first unhealthy pod is the lowest-ordinal
+   unhealthy replica, else the lowest unhealthy condemned pod.
+3. A set being deleted only gets its status.
+4. Each replica: a Failed/Succeeded pod is deleted (recreated on a later pass); a missing pod
+   is created (unless a claim still belongs to a previous pod of that name), and under
+   OrderedReady nothing more happens this pass; a Pending pod gets its missing claims;
+   under OrderedReady a terminating, not running-and-ready or not yet available pod stops
+   the pass; identity, storage or claim-retention drift is repaired by an update.
+   Parallel processes all replicas (slow-start batches, an error ends the pass).
+5. Condemned pods get claim owner references for the retention policy, then are deleted:
+   under OrderedReady one at a time, waiting for terminating ones and for unhealthy ones
+   unless it is the first unhealthy pod.
+6. OnDelete stops here. RollingUpdate (with MaxUnavailableStatefulSet): count unavailable
+   replicas; if the budget (``maxUnavailable``, default 1) is used up nothing is deleted,
+   else delete pods not at the update revision from the highest ordinal down to
+   ``partition``; Parallel first deletes old pods that are already unavailable, then
+   available ones within the remaining budget.
+7. Status is recomputed from the pods, the rolling update completed when every replica is
+   updated and ready, and written only when it changed; history is truncated to
+   ``revisionHistoryLimit`` (default 10) keeping revisions in use. Status is written even
+   when a step failed, then the error is raised.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from controllers.statefulset.status import StatusUpdater, complete_rolling_update, status_changed
+from controllers.statefulset.utils import (
+    allows_burst,
+    end_ordinal,
+    identity_matches,
+    is_running_and_available,
+    is_unavailable,
+    max_unavailable,
+    new_versioned_pod,
+    ordinal_of,
+    partition,
+    pod_revision,
+    replica_count,
+    start_ordinal,
+    storage_matches,
+)
+from kube_runtime.client.errors import is_not_found
+from kube_runtime.kinds import StatefulSet
+from kube_runtime.workloads.pods import (
+    is_available,
+    is_created,
+    is_failed,
+    is_healthy,
+    is_pending,
+    is_running_and_ready,
+    is_succeeded,
+    is_terminating,
+)
+from kube_runtime.workloads.revision import (
+    apply_revision,
+    resolve_revisions,
+    sort_revisions,
+    truncate_history,
+)
+
+__all__ = ["PodControl", "StatefulSetControl", "SyncResult", "compute_status"]
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+Pod = Mapping[str, Any]
+
+DEFAULT_REVISION_HISTORY_LIMIT = 10
+MAX_BATCH_SIZE = 500
+_REQUEUE_SLACK = 0.001
+"""Added to the time left until a pod is available: availability needs ``now`` strictly
+after ``readySince + minReadySeconds``."""
+
+
+class PodControl(Protocol):
+    """The API side effects the algorithm asks for (see :mod:`.pod_control`).
+
+    ``pod`` is never a cached object the callee may keep; the callee never mutates it except
+    in :meth:`update_pod`, which gets a private copy.
+    """
+
+    def create_pod(self, sts: Mapping[str, Any], pod: Pod) -> None:
+        """Create the pod's missing claims, then the pod, then fix the claims' owners."""
+
+    def update_pod(self, sts: Mapping[str, Any], pod: Obj) -> None:
+        """Repair identity, storage and claim retention of an existing pod."""
+
+    def delete_pod(self, sts: Mapping[str, Any], pod: Pod) -> None: ...
+
+    def create_missing_claims(self, sts: Mapping[str, Any], pod: Pod) -> None: ...
+
+    def claims_match_retention_policy(self, sts: Mapping[str, Any], pod: Pod) -> bool: ...
+
+    def update_claims_for_retention_policy(self, sts: Mapping[str, Any], pod: Pod) -> None: ...
+
+    def pod_claim_is_stale(self, sts: Mapping[str, Any], pod: Pod) -> bool:
+        """A claim of the pod still belongs to an earlier pod of the same name."""
+
+    def record(self, sts: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
+        """Record an event on the set."""
+
+
+@dataclasses.dataclass
+class SyncResult:
+    """What one pass computed: the status written (or found unchanged), the revisions, and
+    when to look again for a pod becoming available (None: no such pod)."""
+
+    status: Obj
+    current_revision: Mapping[str, Any]
+    update_revision: Mapping[str, Any]
+    requeue_after: float | None = None
+
+
+def compute_status(
+    pods: Sequence[Pod],
+    min_ready_seconds: float,
+    current_revision: str,
+    update_revision: str,
+    now: datetime | None = None,
+) -> dict[str, int]:
+    """Replica counts over ``pods`` (upstream ``computeReplicaStatus``): created pods,
+    running-and-ready, available, and non-terminating created pods per revision."""
+    counts = dict.fromkeys(
+        ("replicas", "readyReplicas", "availableReplicas", "currentReplicas", "updatedReplicas"),
+        0,
+    )
+    for pod in pods:
+        created = is_created(pod)
+        if created:
+            counts["replicas"] += 1
+        if is_running_and_ready(pod):
+            counts["readyReplicas"] += 1
+            if is_running_and_available(pod, min_ready_seconds, now):
+                counts["availableReplicas"] += 1
+        if created and not is_terminating(pod):
+            revision = pod_revision(pod)
+            if revision == current_revision:
+                counts["currentReplicas"] += 1
+            if revision == update_revision:
+                counts["updatedReplicas"] += 1
+    return counts
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def _key(sts: Mapping[str, Any]) -> str:
+    meta = sts.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+class _StepError(Exception):
+    """Several pods failed in one Parallel batch."""
+
+    def __init__(self, errors: Sequence[BaseException]) -> None:
+        self.errors = list(errors)
+        super().__init__("; ".join(str(e) for e in self.errors))
+
+
+def _run_for_all(count: int, fn: Callable[[int], bool], monotonic: bool) -> bool:
+    """Upstream ``runForAll``: in order, stopping at the first ``True`` (monotonic); or in
+    slow-start batches of 1, 2, 4, ... where a batch with errors ends the run (raised).
+    Returns whether the pass must stop here."""
+    if monotonic:
+        return any(fn(i) for i in range(count))
+    index, batch = 0, 1
+    while index < count:
+        size = min(batch, count - index, MAX_BATCH_SIZE)
+        errors: list[BaseException] = []
+        for i in range(index, index + size):
+            try:
+                fn(i)
+            except Exception as err:
+                errors.append(err)
+        if errors:
+            raise errors[0] if len(errors) == 1 else _StepError(errors)
+        index += size
+        batch = size * 2
+    return False
+
+
+class _Pass:
+    """The state of one pass over a set's pods (upstream ``updateStatefulSet``)."""
+
+    def __init__(
+        self,
+        control: StatefulSetControl,
+        sts: Mapping[str, Any],
+        current: Mapping[str, Any],
+        update: Mapping[str, Any],
+        collision_count: int,
+        pods: Sequence[Pod],
+        now: datetime,
+    ) -> None:
+        self.control = control
+        self.pods_api = control.pod_control
+        self.sts = sts
+        self.now = now
+        self.current_name = _name(current)
+        self.update_name = _name(update)
+        self.min_ready = float((sts.get("spec") or {}).get("minReadySeconds") or 0)
+        self.current_set = apply_revision(sts, current)
+        self.update_set = apply_revision(sts, update)
+        self.status: Obj = {
+            "observedGeneration": int((sts.get("metadata") or {}).get("generation") or 0),
+            "currentRevision": self.current_name,
+            "updateRevision": self.update_name,
+            "collisionCount": collision_count,
+        }
+        self.status.update(
+            compute_status(pods, self.min_ready, self.current_name, self.update_name, now)
+        )
+        start, count = start_ordinal(sts), replica_count(sts)
+        slots: list[Pod | None] = [None] * count
+        condemned: list[Pod] = []
+        for pod in pods:
+            ordinal = ordinal_of(pod)
+            if start <= ordinal <= end_ordinal(sts):
+                slots[ordinal - start] = pod
+            elif ordinal >= 0:
+                condemned.append(pod)
+        self.replicas: list[Pod] = [
+            pod
+            if pod is not None
+            else new_versioned_pod(
+                self.current_set, self.update_set, self.current_name, self.update_name, start + i
+            )
+            for i, pod in enumerate(slots)
+        ]
+        self.condemned = sorted(condemned, key=ordinal_of, reverse=True)
+        self.first_unhealthy: Pod | None = next(
+            (p for p in [*self.replicas, *reversed(self.condemned)] if not is_healthy(p)), None
+        )
+        self.monotonic = not allows_burst(sts)
+
+    def refresh_status(self) -> None:
+        self.status.update(
+            compute_status(
+                [*self.replicas, *self.condemned],
+                self.min_ready,
+                self.current_name,
+                self.update_name,
+                self.now,
+            )
+        )
+
+    def run(self) -> None:
+        sts = self.sts
+        if (sts.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        if _run_for_all(len(self.replicas), self.process_replica, self.monotonic):
+            return
+        if _run_for_all(len(self.condemned), self.fix_condemned_claims, self.monotonic):
+            return
+        if _run_for_all(len(self.condemned), self.process_condemned, self.monotonic):
+            return
+        self.refresh_status()
+        strategy = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("type")
+        if strategy == "OnDelete":
+            return
+        self.rolling_update()
+
+    # --- replicas --------------------------------------------------------------------------
+
+    def process_replica(self, i: int) -> bool:
+        pod, sts, api = self.replicas[i], self.sts, self.pods_api
+        if is_failed(pod) or is_succeeded(pod):
+            if not is_terminating(pod):
+                what = "failed" if is_failed(pod) else "terminated"
+                api.record(
+                    sts,
+                    "Warning",
+                    "RecreatingFailedPod" if is_failed(pod) else "RecreatingTerminatedPod",
+                    f"StatefulSet {_key(sts)} is recreating {what} Pod {_name(pod)}",
+                )
+                api.delete_pod(sts, pod)
+            return True  # recreated on a later pass, once the old pod is gone
+        if not is_created(pod):
+            if api.pod_claim_is_stale(sts, pod):
+                log.info("%s: a claim of pod %s is stale, waiting", _key(sts), _name(pod))
+                return True
+            api.create_pod(sts, pod)
+            if self.monotonic:
+                return True
+        if is_pending(pod):
+            api.create_missing_claims(sts, pod)
+        if self.monotonic:
+            if is_terminating(pod):
+                log.debug("%s: waiting for pod %s to terminate", _key(sts), _name(pod))
+                return True
+            if not is_running_and_ready(pod):
+                log.debug("%s: waiting for pod %s to be Running and Ready", _key(sts), _name(pod))
+                return True
+            if not is_running_and_available(pod, self.min_ready, self.now):
+                log.debug("%s: waiting for pod %s to be available", _key(sts), _name(pod))
+                return True
+        if not is_created(pod):
+            return False  # just created (Parallel): nothing to repair yet
+        try:
+            retention_match = api.claims_match_retention_policy(self.update_set, pod)
+        except Exception:
+            retention_match = True  # upstream: an incomplete pod counts as matching
+        if identity_matches(sts, pod) and storage_matches(sts, pod) and retention_match:
+            return False
+        api.update_pod(self.update_set, _deep_copy(pod))
+        return False
+
+    # --- condemned -------------------------------------------------------------------------
+
+    def fix_condemned_claims(self, i: int) -> bool:
+        pod, api = self.condemned[i], self.pods_api
+        if not api.claims_match_retention_policy(self.update_set, pod):
+            api.update_claims_for_retention_policy(self.update_set, pod)
+        return False
+
+    def process_condemned(self, i: int) -> bool:
+        pod, sts = self.condemned[i], self.sts
+        if is_terminating(pod):
+            log.debug(
+                "%s: waiting for pod %s to terminate before scale down", _key(sts), _name(pod)
+            )
+            return self.monotonic
+        if (
+            self.monotonic
+            and pod is not self.first_unhealthy
+            and not is_running_and_available(pod, self.min_ready, self.now)
+        ):
+            log.debug(
+                "%s: waiting for pod %s before scale down",
+                _key(sts),
+                _name(self.first_unhealthy or pod),
+            )
+            return True
+        log.info("%s: deleting pod %s for scale down", _key(sts), _name(pod))
+        self.pods_api.delete_pod(sts, pod)
+        return True
+
+    # --- rolling update --------------------------------------------------------------------
+
+    def rolling_update(self) -> None:
+        sts, replicas = self.sts, self.replicas
+        update_min = partition(sts)
+        budget = max_unavailable(sts)
+        parallel = not self.monotonic
+        unavailable = 0
+        unavailable_old = 0
+        for pod in replicas:
+            if is_unavailable(pod, self.min_ready, self.now):
+                unavailable += 1
+                if parallel and self._old(pod) and not is_terminating(pod):
+                    unavailable_old += 1
+        if unavailable >= budget and unavailable_old == 0:
+            log.debug(
+                "%s: %d unavailable pods, maxUnavailable %d: waiting",
+                _key(sts),
+                unavailable,
+                budget,
+            )
+            return
+        targets = [
+            replicas[t]
+            for t in range(len(replicas) - 1, update_min - 1, -1)
+            if self._old(replicas[t]) and not is_terminating(replicas[t])
+        ]
+        if parallel:
+            for pod in targets:
+                if not is_running_and_available(pod, self.min_ready, self.now):
+                    self._delete_for_update(pod)
+            remaining = budget - unavailable
+            for pod in targets:
+                if remaining <= 0:
+                    break
+                if is_running_and_available(pod, self.min_ready, self.now):
+                    self._delete_for_update(pod)
+                    remaining -= 1
+            return
+        for pod in targets[: budget - unavailable]:
+            self._delete_for_update(pod)
+
+    def _old(self, pod: Pod) -> bool:
+        return pod_revision(pod) != self.update_name
+
+    def _delete_for_update(self, pod: Pod) -> None:
+        log.info("%s: deleting pod %s for update", _key(self.sts), _name(pod))
+        try:
+            self.pods_api.delete_pod(self.sts, pod)
+        except Exception as err:
+            if not is_not_found(err):
+                raise
+        self.status["currentReplicas"] = int(self.status.get("currentReplicas") or 0) - 1
+
+    # --- minReadySeconds -------------------------------------------------------------------
+
+    def next_available_in(self) -> float | None:
+        """Seconds until the next ready pod becomes available, if any will."""
+        if self.min_ready <= 0:
+            return None
+        waits = []
+        for pod in [*self.replicas, *self.condemned]:
+            if is_running_and_ready(pod):
+                available, left = is_available(pod, self.min_ready, self.now)
+                if not available and left is not None:
+                    waits.append(left + _REQUEUE_SLACK)
+        return min(waits) if waits else None
+
+
+def _deep_copy(pod: Pod) -> Obj:
+    return copy.deepcopy(dict(pod))
+
+
+class StatefulSetControl:
+    """Runs :meth:`update` for one set per call; stateless between calls.
+
+    ``history`` creates/reads/updates/deletes ControllerRevisions (a client);
+    ``clock`` returns the current time (tests pin it for minReadySeconds).
+    """
+
+    def __init__(
+        self,
+        pod_control: PodControl,
+        status_updater: StatusUpdater,
+        history: Any,
+        *,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.pod_control = pod_control
+        self.status_updater = status_updater
+        self.history = history
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+
+    def update(
+        self,
+        sts: Mapping[str, Any],
+        revisions: Sequence[Mapping[str, Any]],
+        pods: Sequence[Pod],
+    ) -> SyncResult:
+        """One pass over ``sts`` (see the module docstring). ``revisions`` are the set's
+        ControllerRevisions (adopted already), ``pods`` the pods it controls. Raises the first
+        error of a step after writing the status computed so far and truncating history."""
+        ordered = sort_revisions(revisions)
+        current, update, collision_count = resolve_revisions(
+            self.history, sts, ordered, controller_kind=StatefulSet
+        )
+        state = _Pass(self, sts, current, update, collision_count, pods, self._clock())
+        error: BaseException | None = None
+        try:
+            state.run()
+        except Exception as err:
+            error = err
+            state.refresh_status()
+        status = state.status
+        complete_rolling_update(sts, status)
+        try:
+            if status_changed(sts, status):
+                self.status_updater.update_status(sts, status)
+        except Exception as err:
+            if error is None:
+                error = err
+        limit = (sts.get("spec") or {}).get("revisionHistoryLimit")
+        limit = DEFAULT_REVISION_HISTORY_LIMIT if limit is None else int(limit)
+        try:
+            truncate_history(self.history, ordered, pods, current, update, limit)
+        except Exception as err:
+            if error is None:
+                error = err
+        if error is not None:
+            raise error
+        log.debug(
+            "%s: synced; revisions current=%s update=%s",
+            _key(sts),
+            state.current_name,
+            state.update_name,
+        )
+        return SyncResult(status, current, update, state.next_available_in())

@@ -1,0 +1,252 @@
+"""API side effects of the StatefulSet controller (upstream ``stateful_pod_control.go``):
+create, update and delete pods and their PersistentVolumeClaims, with events.
+
+Events follow upstream: ``SuccessfulCreate`` / ``FailedCreate``, ``SuccessfulUpdate`` /
+``FailedUpdate``, ``SuccessfulDelete`` / ``FailedDelete`` on the set, with messages such as
+``create Pod web-0 in StatefulSet web successful`` and
+``create Claim data-web-0 for Pod web-0 in StatefulSet web success``.
+
+Creations and deletions are recorded in :class:`~kube_runtime.expectations.ScaleExpectations`
+(keyed ``namespace/name`` of the set; creations by pod name, deletions by
+``<pod name>/<uid>``) before the request is sent and dropped again when it fails, so the
+controller can hold back until its cache has seen them (:func:`observe_pods`).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from controllers.statefulset.utils import (
+    identity_matches,
+    storage_matches,
+    update_identity,
+    update_storage,
+)
+from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
+from kube_runtime.expectations import ScaleAction, ScaleExpectations
+from kube_runtime.kinds import PersistentVolumeClaim, Pod
+from kube_runtime.retry import retry_on_conflict
+from kube_runtime.workloads.pods import is_terminating
+from kube_runtime.workloads.pvc import (
+    claim_owner_up_to_date,
+    claims_for_pod,
+    create_missing_claims,
+    has_stale_owner_ref,
+    update_claims_for_retention_policy,
+)
+
+__all__ = ["StatefulPodControl", "deletion_token", "observe_pods", "set_key"]
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+
+def set_key(sts: Mapping[str, Any]) -> str:
+    """``namespace/name`` of the set (the expectations key)."""
+    meta = sts.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+def deletion_token(pod: Mapping[str, Any]) -> str:
+    """How a pending deletion is named in the expectations: ``<name>/<uid>``."""
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('name')}/{meta.get('uid')}"
+
+
+def observe_pods(
+    expectations: ScaleExpectations, key: str, pods: Iterable[Mapping[str, Any]]
+) -> None:
+    """Tick off what the cache (``pods``: every pod of the namespace that may be the set's)
+    shows: a pod of an expected name exists (created), or the expected pod is gone or being
+    deleted (deleted)."""
+    pending = expectations.get_expectations(key)
+    if not pending:
+        return
+    by_name = {str((p.get("metadata") or {}).get("name")): p for p in pods}
+    for name in pending.get(ScaleAction.CREATE, ()):
+        if name in by_name:
+            expectations.observe_scale(key, ScaleAction.CREATE, name)
+    for token in pending.get(ScaleAction.DELETE, ()):
+        name = token.rsplit("/", 1)[0]
+        pod = by_name.get(name)
+        if pod is None or deletion_token(pod) != token or is_terminating(pod):
+            expectations.observe_scale(key, ScaleAction.DELETE, token)
+
+
+class StatefulPodControl:
+    """The :class:`~controllers.statefulset.control.PodControl` of a running controller.
+
+    ``client`` writes (the API), ``reader`` reads claims (the cache; default ``client``),
+    ``recorder`` has ``event(obj, type, reason, message)``.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        recorder: Any,
+        *,
+        reader: Any = None,
+        expectations: ScaleExpectations | None = None,
+    ) -> None:
+        self._client = client
+        self._reader = reader if reader is not None else client
+        self._recorder = recorder
+        self.expectations = expectations if expectations is not None else ScaleExpectations()
+
+    # --- events ----------------------------------------------------------------------------
+
+    def record(self, sts: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
+        self._recorder.event(sts, event_type, reason, message)
+
+    def _pod_event(
+        self, verb: str, sts: Mapping[str, Any], pod: Mapping[str, Any], err: BaseException | None
+    ) -> None:
+        pod_name = (pod.get("metadata") or {}).get("name")
+        set_name = (sts.get("metadata") or {}).get("name")
+        if err is None:
+            message = f"{verb} Pod {pod_name} in StatefulSet {set_name} successful"
+            self.record(sts, "Normal", f"Successful{verb.title()}", message)
+        else:
+            message = f"{verb} Pod {pod_name} in StatefulSet {set_name} failed error: {err}"
+            self.record(sts, "Warning", f"Failed{verb.title()}", message)
+
+    # --- claims ----------------------------------------------------------------------------
+
+    def create_missing_claims(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> None:
+        """Create the pod's claims that do not exist (error: one is being deleted)."""
+        created = create_missing_claims(self._client, sts, pod, reader=self._reader)
+        pod_name = (pod.get("metadata") or {}).get("name")
+        set_name = (sts.get("metadata") or {}).get("name")
+        for claim in created:
+            claim_name = (claim.get("metadata") or {}).get("name")
+            self.record(
+                sts,
+                "Normal",
+                "SuccessfulCreate",
+                f"create Claim {claim_name} for Pod {pod_name} in StatefulSet {set_name} success",
+            )
+
+    def claims_match_retention_policy(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+        """Whether every existing claim of the pod has the owners the policy asks for."""
+        namespace = (sts.get("metadata") or {}).get("namespace")
+        for claim in claims_for_pod(sts, pod).values():
+            name = claim["metadata"]["name"]
+            try:
+                current = self._reader.get(PersistentVolumeClaim, name, namespace)
+            except Exception as err:
+                if is_not_found(err):
+                    continue
+                raise
+            if not claim_owner_up_to_date(current, sts, pod):
+                return False
+        return True
+
+    def update_claims_for_retention_policy(
+        self, sts: Mapping[str, Any], pod: Mapping[str, Any]
+    ) -> None:
+        update_claims_for_retention_policy(self._client, sts, pod, reader=self._reader)
+
+    def pod_claim_is_stale(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+        """A claim of the pod references a pod of its name with another UID (an old pod the
+        garbage collector has not finished with)."""
+        namespace = (sts.get("metadata") or {}).get("namespace")
+        for claim in claims_for_pod(sts, pod).values():
+            try:
+                current = self._reader.get(
+                    PersistentVolumeClaim, claim["metadata"]["name"], namespace
+                )
+            except Exception as err:
+                if is_not_found(err):
+                    continue
+                raise
+            if has_stale_owner_ref(current, pod, Pod):
+                return True
+        return False
+
+    # --- pods ------------------------------------------------------------------------------
+
+    def create_pod(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> None:
+        """Claims first, then the pod, then the claims' owners for the retention policy."""
+        try:
+            self.create_missing_claims(sts, pod)
+        except Exception as err:
+            self._pod_event("create", sts, pod, err)
+            raise
+        key, name = set_key(sts), str(pod["metadata"]["name"])
+        self.expectations.expect_scale(key, ScaleAction.CREATE, name)
+        try:
+            created = self._client.create(dict(pod))
+        except Exception as err:
+            self.expectations.observe_scale(key, ScaleAction.CREATE, name)
+            if not is_already_exists(err):
+                self._pod_event("create", sts, pod, err)
+            raise
+        try:
+            self.update_claims_for_retention_policy(sts, created)
+        except Exception as err:
+            self._pod_event("update", sts, created, err)
+            raise
+        self._pod_event("create", sts, pod, None)
+
+    def delete_pod(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> None:
+        """Delete the pod (its UID as precondition); a pod already gone is not an error."""
+        meta = pod.get("metadata") or {}
+        key, token = set_key(sts), deletion_token(pod)
+        self.expectations.expect_scale(key, ScaleAction.DELETE, token)
+        try:
+            self._client.delete(Pod, meta.get("name"), meta.get("namespace"), uid=meta.get("uid"))
+        except Exception as err:
+            self.expectations.observe_scale(key, ScaleAction.DELETE, token)
+            if is_not_found(err):
+                log.debug("%s: pod %s already gone", key, meta.get("name"))
+                return
+            self._pod_event("delete", sts, pod, err)
+            raise
+        self._pod_event("delete", sts, pod, None)
+
+    def update_pod(self, sts: Mapping[str, Any], pod: Obj) -> None:
+        """Repair the pod's identity and storage (creating missing claims) and its claims'
+        retention owners; write the pod only if it changed, re-reading it on a conflict."""
+        state = {"pod": pod, "attempted": False}
+
+        def attempt() -> None:
+            current: Obj = state["pod"]  # type: ignore[assignment]
+            consistent = True
+            if not identity_matches(sts, current):
+                update_identity(sts, current)
+                consistent = False
+            if not storage_matches(sts, current):
+                update_storage(sts, current)
+                consistent = False
+                self.create_missing_claims(sts, current)
+            if not self.claims_match_retention_policy(sts, current):
+                self.update_claims_for_retention_policy(sts, current)
+                consistent = False
+            if consistent:
+                return
+            state["attempted"] = True
+            try:
+                self._client.update(current)
+            except Exception as err:
+                if is_conflict(err):
+                    meta = current.get("metadata") or {}
+                    try:
+                        fresh = self._client.get(Pod, meta.get("name"), meta.get("namespace"))
+                        state["pod"] = copy.deepcopy(dict(fresh))
+                    except Exception:
+                        log.debug("re-reading pod %s failed", meta.get("name"), exc_info=True)
+                raise
+
+        error: BaseException | None = None
+        try:
+            retry_on_conflict(attempt)
+        except Exception as err:
+            error = err
+        if state["attempted"] or error is not None:
+            self._pod_event("update", sts, state["pod"], error)  # type: ignore[arg-type]
+        if error is not None:
+            raise error

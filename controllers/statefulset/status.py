@@ -1,0 +1,124 @@
+"""StatefulSet status: completing a rolling update, deciding whether status changed, and
+writing it through the status subresource (upstream ``stateful_set_status_updater.go`` and
+``completeRollingUpdate`` / ``inconsistentStatus``).
+
+A status is a plain ``dict`` with the apps/v1 ``StatefulSetStatus`` fields.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from kube_runtime.client.errors import is_conflict
+from kube_runtime.kinds import StatefulSet
+from kube_runtime.retry import retry_on_conflict
+
+__all__ = [
+    "COMPARED_FIELDS",
+    "ApiStatusUpdater",
+    "StatusUpdater",
+    "complete_rolling_update",
+    "status_changed",
+]
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+COMPARED_FIELDS = (
+    "observedGeneration",
+    "replicas",
+    "readyReplicas",
+    "availableReplicas",
+    "currentReplicas",
+    "updatedReplicas",
+    "currentRevision",
+    "updateRevision",
+    "collisionCount",
+)
+"""Fields whose change makes a status write (upstream compares all but collisionCount; a new
+collision count is written too so the next revision name is not recomputed from a stale one)."""
+
+_DEFAULTS: dict[str, Any] = {
+    "observedGeneration": 0,
+    "replicas": 0,
+    "readyReplicas": 0,
+    "availableReplicas": 0,
+    "currentReplicas": 0,
+    "updatedReplicas": 0,
+    "currentRevision": "",
+    "updateRevision": "",
+    "collisionCount": 0,
+}
+
+
+class StatusUpdater(Protocol):
+    """Writes a set's status (the control calls it only when :func:`status_changed`)."""
+
+    def update_status(self, sts: Mapping[str, Any], status: Mapping[str, Any]) -> None: ...
+
+
+def complete_rolling_update(sts: Mapping[str, Any], status: Obj) -> None:
+    """Under RollingUpdate, once every replica is updated and ready, the update revision
+    becomes the current one (in place on ``status``)."""
+    strategy = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("type", "RollingUpdate")
+    if (
+        strategy == "RollingUpdate"
+        and status.get("updatedReplicas") == status.get("replicas")
+        and status.get("readyReplicas") == status.get("replicas")
+    ):
+        status["currentReplicas"] = status.get("updatedReplicas")
+        status["currentRevision"] = status.get("updateRevision")
+
+
+def _value(status: Mapping[str, Any], field: str) -> Any:
+    value = status.get(field)
+    return _DEFAULTS[field] if value is None else value
+
+
+def status_changed(sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """Whether ``status`` differs from the set's recorded status (observedGeneration only
+    counts when it moves forward, as upstream)."""
+    old = sts.get("status") or {}
+    if _value(status, "observedGeneration") > _value(old, "observedGeneration"):
+        return True
+    return any(
+        _value(status, f) != _value(old, f) for f in COMPARED_FIELDS if f != "observedGeneration"
+    )
+
+
+class ApiStatusUpdater:
+    """:class:`StatusUpdater` over the API: PUT ``/status`` with the set's resourceVersion;
+    on a conflict the set is re-read from the API (a cache could still hold the version that
+    conflicted) and the write retried (``retry_on_conflict``). Fields of the status this
+    controller does not compute (``conditions``) are kept."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def update_status(self, sts: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+        meta = sts.get("metadata") or {}
+        name, namespace = meta.get("name"), meta.get("namespace")
+        state: dict[str, Mapping[str, Any]] = {"set": sts}
+
+        def attempt() -> None:
+            clone: Obj = copy.deepcopy(dict(state["set"]))
+            new_status = dict(clone.get("status") or {})
+            new_status.update(status)
+            clone["status"] = new_status
+            try:
+                self._client.update_status(clone)
+            except Exception as err:
+                if is_conflict(err):
+                    state["set"] = self._fresh(name, namespace)
+                raise
+
+        retry_on_conflict(attempt)
+        log.debug("updated status of StatefulSet %s/%s", namespace, name)
+
+    def _fresh(self, name: Any, namespace: Any) -> Mapping[str, Any]:
+        fresh: Mapping[str, Any] = self._client.get(StatefulSet, name, namespace)
+        return fresh

@@ -1,0 +1,240 @@
+"""Pure helpers of the StatefulSet controller (upstream ``stateful_set_utils.go``).
+
+Pods and sets are JSON dicts. Functions whose name starts with ``set_``/``update_``/``init_``
+change the pod they are given (callers pass their own copy, never a cached object); every
+other function leaves its arguments alone.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from kube_runtime.kinds import StatefulSet
+from kube_runtime.workloads.intstr import scaled_value
+from kube_runtime.workloads.pods import (
+    is_available,
+    is_healthy,
+    is_running_and_ready,
+    parse_ordinal,
+)
+from kube_runtime.workloads.pvc import pod_volumes_for, storage_matches
+from kube_runtime.workloads.revision import POD_REVISION_LABEL, pod_revision
+
+__all__ = [
+    "POD_INDEX_LABEL",
+    "POD_NAME_LABEL",
+    "allows_burst",
+    "end_ordinal",
+    "identity_matches",
+    "is_member_of",
+    "is_running_and_available",
+    "is_unavailable",
+    "max_unavailable",
+    "new_stateful_set_pod",
+    "new_versioned_pod",
+    "ordinal_of",
+    "partition",
+    "pod_name",
+    "pod_revision",
+    "replica_count",
+    "start_ordinal",
+    "storage_matches",
+    "update_identity",
+    "update_storage",
+]
+
+Obj = dict[str, Any]
+
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+
+
+def _spec(sts: Mapping[str, Any]) -> Mapping[str, Any]:
+    return sts.get("spec") or {}
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def replica_count(sts: Mapping[str, Any]) -> int:
+    """``spec.replicas`` (the API defaults it to 1)."""
+    replicas = _spec(sts).get("replicas")
+    return 1 if replicas is None else int(replicas)
+
+
+def start_ordinal(sts: Mapping[str, Any]) -> int:
+    """``spec.ordinals.start``, default 0."""
+    return int((_spec(sts).get("ordinals") or {}).get("start") or 0)
+
+
+def end_ordinal(sts: Mapping[str, Any]) -> int:
+    """The highest ordinal in range (``start + replicas - 1``)."""
+    return start_ordinal(sts) + replica_count(sts) - 1
+
+
+def pod_name(sts: Mapping[str, Any], ordinal: int) -> str:
+    """``<set>-<ordinal>``."""
+    return f"{_meta(sts).get('name')}-{ordinal}"
+
+
+def ordinal_of(pod: Mapping[str, Any]) -> int:
+    """The pod's ordinal from its name; -1 when it has none."""
+    return parse_ordinal(str(_meta(pod).get("name") or ""))[1]
+
+
+def is_member_of(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    """Whether the pod's name parses as ``<this set>-<ordinal>`` (the claim filter)."""
+    return parse_ordinal(str(_meta(pod).get("name") or ""))[0] == _meta(sts).get("name")
+
+
+def allows_burst(sts: Mapping[str, Any]) -> bool:
+    """``podManagementPolicy: Parallel``."""
+    return _spec(sts).get("podManagementPolicy") == "Parallel"
+
+
+def _strategy(sts: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _spec(sts).get("updateStrategy") or {}
+
+
+def partition(sts: Mapping[str, Any]) -> int:
+    """``rollingUpdate.partition`` (0 when unset)."""
+    return int((_strategy(sts).get("rollingUpdate") or {}).get("partition") or 0)
+
+
+def max_unavailable(sts: Mapping[str, Any]) -> int:
+    """``rollingUpdate.maxUnavailable`` scaled against the replicas (rounded down), at least 1
+    (upstream ``getStatefulSetMaxUnavailable``); ``ValueError`` for a malformed value."""
+    value = (_strategy(sts).get("rollingUpdate") or {}).get("maxUnavailable")
+    scaled = scaled_value(1 if value is None else value, replica_count(sts), False)
+    return max(scaled, 1)
+
+
+def is_running_and_available(
+    pod: Mapping[str, Any], min_ready_seconds: float, now: datetime | None = None
+) -> bool:
+    """Running, ready, and ready for longer than ``min_ready_seconds``."""
+    return is_running_and_ready(pod) and is_available(pod, min_ready_seconds, now)[0]
+
+
+def is_unavailable(
+    pod: Mapping[str, Any], min_ready_seconds: float, now: datetime | None = None
+) -> bool:
+    """Counts against ``maxUnavailable``: not healthy (terminating included) or not available."""
+    return not is_healthy(pod) or not is_running_and_available(pod, min_ready_seconds, now)
+
+
+# --- identity and storage ------------------------------------------------------------------
+
+
+def identity_matches(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    """Name ``<set>-<ordinal>``, the set's namespace, and the pod-name / pod-index labels."""
+    parent, ordinal = parse_ordinal(str(_meta(pod).get("name") or ""))
+    labels = _meta(pod).get("labels") or {}
+    return (
+        ordinal >= 0
+        and parent == _meta(sts).get("name")
+        and _meta(pod).get("namespace") == _meta(sts).get("namespace")
+        and labels.get(POD_NAME_LABEL) == _meta(pod).get("name")
+        and labels.get(POD_INDEX_LABEL) == str(ordinal)
+    )
+
+
+def update_identity(sts: Mapping[str, Any], pod: Obj) -> None:
+    """Give ``pod`` (a private copy) the set's namespace and the identity labels."""
+    ordinal = ordinal_of(pod)
+    meta = pod.setdefault("metadata", {})
+    meta["name"] = pod_name(sts, ordinal)
+    meta["namespace"] = _meta(sts).get("namespace")
+    labels = meta.get("labels")
+    labels = dict(labels) if labels else {}
+    labels[POD_NAME_LABEL] = meta["name"]
+    labels[POD_INDEX_LABEL] = str(ordinal)
+    meta["labels"] = labels
+
+
+def update_storage(sts: Mapping[str, Any], pod: Obj) -> None:
+    """Point the pod's volumes at its per-ordinal claims (upstream ``updateStorage``)."""
+    if not _spec(sts).get("volumeClaimTemplates"):
+        return
+    pod.setdefault("spec", {})["volumes"] = pod_volumes_for(sts, pod)
+
+
+def _init_identity(sts: Mapping[str, Any], pod: Obj) -> None:
+    update_identity(sts, pod)
+    spec = pod.setdefault("spec", {})
+    spec["hostname"] = _meta(pod)["name"]
+    service = _spec(sts).get("serviceName")
+    if service:
+        spec["subdomain"] = service
+
+
+def new_stateful_set_pod(sts: Mapping[str, Any], ordinal: int) -> Obj:
+    """The pod of ``sts``'s template at ``ordinal`` (not created): template labels,
+    annotations and finalizers, the set as controller, identity and storage filled in."""
+    template = _spec(sts).get("template") or {}
+    tmeta = template.get("metadata") or {}
+    meta = _meta(sts)
+    pod_meta: Obj = {
+        "name": pod_name(sts, ordinal),
+        "namespace": meta.get("namespace"),
+        "labels": dict(tmeta.get("labels") or {}),
+        "ownerReferences": [
+            {
+                "apiVersion": str(sts.get("apiVersion") or StatefulSet.api_version),
+                "kind": str(sts.get("kind") or StatefulSet.kind),
+                "name": meta.get("name"),
+                "uid": meta.get("uid"),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
+    }
+    if tmeta.get("annotations"):
+        pod_meta["annotations"] = dict(tmeta["annotations"])
+    if tmeta.get("finalizers"):
+        pod_meta["finalizers"] = list(tmeta["finalizers"])
+    pod: Obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": pod_meta,
+        "spec": copy.deepcopy(dict(template.get("spec") or {})),
+    }
+    _init_identity(sts, pod)
+    update_storage(sts, pod)
+    return pod
+
+
+def new_versioned_pod(
+    current_set: Mapping[str, Any],
+    update_set: Mapping[str, Any],
+    current_revision: str,
+    update_revision: str,
+    ordinal: int,
+) -> Obj:
+    """The pod to create at ``ordinal`` (upstream ``newVersionedStatefulSetPod``): from the
+    current revision when a rolling update has not reached that ordinal (below
+    ``start + partition``, or below ``start + status.currentReplicas`` without a
+    ``rollingUpdate`` block), else from the update revision; labelled with that revision."""
+    strategy = _strategy(current_set)
+    rolling = strategy.get("rollingUpdate")
+    start = start_ordinal(current_set)
+    current_replicas = int((current_set.get("status") or {}).get("currentReplicas") or 0)
+    # Go's precedence: (RollingUpdate type && no rollingUpdate && below current) || (rollingUpdate && below partition)
+    use_current = (
+        strategy.get("type", "RollingUpdate") == "RollingUpdate"
+        and rolling is None
+        and ordinal < start + current_replicas
+    ) or (rolling is not None and ordinal < start + int(rolling.get("partition") or 0))
+    if use_current:
+        pod = new_stateful_set_pod(current_set, ordinal)
+        revision = current_revision
+    else:
+        pod = new_stateful_set_pod(update_set, ordinal)
+        revision = update_revision
+    if revision:
+        pod["metadata"]["labels"][POD_REVISION_LABEL] = revision
+    return pod
