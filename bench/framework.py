@@ -34,6 +34,7 @@ from bench.embedded_server import (
     Target,
     bench_cluster,
     core_api,
+    log,
     loop_held,
     make_namespace,
     open_watchers,
@@ -46,7 +47,6 @@ from bench.embedded_server import (
     warm_up_client,
     write_pods,
 )
-from bench.embedded_server import log as _log
 from kube_runtime import kinds, metrics
 from kube_runtime.builder import Builder
 from kube_runtime.cache import InformerCache, SharedInformer
@@ -68,10 +68,6 @@ from kube_runtime.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
 Obj = dict[str, Any]
 
 MEMORY_TARGET_RATIO = 2.0
-
-
-def log(message: str) -> None:
-    _log(message)
 
 
 # --------------------------------------------------------------------------- sizes
@@ -182,7 +178,6 @@ SHARING = {True: "sub-objects + strings shared (default)", False: "strings share
 class IngestCase:
     mode: str  # live | burst
     consumer: str  # informer | raw
-
     share: bool = True
 
     @property
@@ -253,6 +248,23 @@ def run_ingest(
         informer.stop()
 
 
+def time_initial_list(client: Client, ns: str, share: bool | None) -> float:
+    """Seconds for a new informer on ``ns`` to sync (``share`` None: ``Client.list`` alone)."""
+    started = time.perf_counter()
+    if share is None:
+        client.list(kinds.Pod, ns)
+        return time.perf_counter() - started
+    with cache_settings(share_subtrees=share):
+        informer = SharedInformer(client, kinds.Pod, namespace=ns)
+    informer.start()
+    try:
+        if not informer.wait_for_sync(60):
+            raise RuntimeError("informer did not sync")
+        return time.perf_counter() - started
+    finally:
+        informer.stop()
+
+
 def scenario_informer(ctx: FrameworkContext) -> None:
     sizes = ctx.framework
     n, rounds = sizes.ingest_pods, sizes.rounds
@@ -280,8 +292,11 @@ def scenario_informer(ctx: FrameworkContext) -> None:
         f"({rounds} round(s))",
         ["path", "seconds (median)", "pods/s (median)", "vs `Client.list` alone"],
     )
-    list_paths = ["`Client.list` alone (paged, 500 per page)", *(SHARING[s] for s in (True, False))]
-    list_runs: dict[str, list[float]] = {p: [] for p in list_paths}
+    list_paths: list[tuple[str, bool | None]] = [
+        ("`Client.list` alone (paged, 500 per page)", None),
+        *((f"`SharedInformer` start to synced, {SHARING[s]}", s) for s in (True, False)),
+    ]
+    list_runs: dict[str, list[float]] = {label: [] for label, _ in list_paths}
     with bench_cluster(history_size=(n + 10) * len(cases) * rounds + 1_000) as cluster:
         client = framework_client(cluster)
         warm_up_client(cluster, core_api(cluster))
@@ -294,22 +309,9 @@ def scenario_informer(ctx: FrameworkContext) -> None:
                 log(f"informer: {n / run.store_s:,.0f} events/s into the store")
             ns = f"ingest-{r}-0"
             client.list(kinds.Pod, ns)  # the server encodes each pod once: not measured
-            for path in list_paths:
+            for label, share in list_paths:
                 gc.collect()
-                started = time.perf_counter()
-                if path == list_paths[0]:
-                    client.list(kinds.Pod, ns)
-                else:
-                    with cache_settings(share_subtrees=path == SHARING[True]):
-                        informer = SharedInformer(client, kinds.Pod, namespace=ns)
-                    informer.start()
-                    synced = informer.wait_for_sync(60)
-                    list_runs[path].append(time.perf_counter() - started)
-                    informer.stop()
-                    if not synced:
-                        raise RuntimeError("informer did not sync")
-                    continue
-                list_runs[path].append(time.perf_counter() - started)
+                list_runs[label].append(time_initial_list(client, ns, share))
         client.close()
     for case in cases:
         rates = [n / x.store_s for x in runs[case]]
@@ -322,10 +324,10 @@ def scenario_informer(ctx: FrameworkContext) -> None:
             median(handler) if case.consumer == "informer" else "-",
             f"{median(rates) / raw:.2f}x",
         )
-    base = median(list_runs[list_paths[0]])
-    for path in list_paths:
-        seconds = median(list_runs[path])
-        list_table.add(path, seconds, (n + 1) / seconds, f"{seconds / base:.2f}x")
+    base = median(list_runs[list_paths[0][0]])
+    for label, _ in list_paths:
+        seconds = median(list_runs[label])
+        list_table.add(label, seconds, (n + 1) / seconds, f"{seconds / base:.2f}x")
     table.notes.append(
         "**live**: the watch is open, then one thread creates the pods through "
         "`cluster.store.create` (defaulting, validation, commit; no HTTP), competing for the "
@@ -548,6 +550,61 @@ def running_pods(cluster: EmbeddedCluster, ns: str, count: int) -> None:
     cluster.kubelet.stop()  # nothing changes the pods while we measure
 
 
+def diverse_running_pods(cluster: EmbeddedCluster, ns: str, count: int) -> None:
+    """Running pods of 10 templates on 20 nodes, every timestamp and id unique per pod.
+
+    The hard case for sharing: pods that started at different times (a cluster that has
+    been up a while) share no condition, start time or container status.
+    """
+    make_namespace(cluster, ns)
+    info = pods_info(cluster)
+    base = 1_700_000_000
+    for i in range(count):
+        template = i % 10
+        pod = typical_pod(f"pod-{i:05d}")
+        pod["metadata"]["labels"]["pod-template-hash"] = f"7d9f8c6b{template}"
+        pod["metadata"]["labels"]["app.kubernetes.io/instance"] = f"web-{template}"
+        pod["spec"]["containers"][0]["image"] = f"registry.example.com/web/app:1.4.{template}"
+        pod["spec"]["nodeName"] = f"node-{i % 20:02d}"
+        stored = cluster.store.create(info, ns, pod)
+        ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(base + 37 * i))
+        status: Obj = {
+            "phase": "Running",
+            "qosClass": "Burstable",
+            "conditions": [
+                {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": ts}
+                for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
+            ]
+            + [{"type": "PodScheduled", "status": "True", "lastTransitionTime": ts}],
+            "hostIP": f"10.0.0.{i % 20 + 1}",
+            "hostIPs": [{"ip": f"10.0.0.{i % 20 + 1}"}],
+            "podIP": f"10.244.{i // 250}.{i % 250 + 2}",
+            "podIPs": [{"ip": f"10.244.{i // 250}.{i % 250 + 2}"}],
+            "startTime": ts,
+            "containerStatuses": [
+                {
+                    "containerID": f"containerd://{os.urandom(32).hex()}",
+                    "image": c["image"],
+                    "imageID": f"{c['image']}@sha256:{template:064x}",
+                    "lastState": {},
+                    "name": c["name"],
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": ts}},
+                }
+                for c in pod["spec"]["containers"]
+            ],
+        }
+        cluster.store.update(
+            info,
+            ns,
+            pod["metadata"]["name"],
+            {**stored.obj, "status": status},
+            subresource="status",
+        )
+
+
 def scenario_memory(ctx: FrameworkContext) -> None:
     sizes = ctx.framework
     table = ctx.table(
@@ -566,23 +623,30 @@ def scenario_memory(ctx: FrameworkContext) -> None:
         ],
     )
     variants = [
-        ("as created (Pending, unscheduled)", sizes.memory_pods, False),
+        ("as created (Pending, unscheduled)", sizes.memory_pods, "created"),
         (
-            "running (kubelet: node, IPs, conditions, container statuses)",
+            "running, one template, started together (simulated kubelet)",
             sizes.memory_running_pods,
-            True,
+            "kubelet",
+        ),
+        (
+            "running, 10 templates on 20 nodes, every timestamp and id unique",
+            sizes.memory_pods,
+            "diverse",
         ),
     ]
     results: dict[tuple[str, bool], MemoryRun] = {}
-    for label, count, kubelet in variants:
+    for label, count, how in variants:
         log(f"memory: {count} pods, {label}")
         cluster = EmbeddedCluster(
-            kubelet=kubelet, pod_ready_after=0.0, history_size=4 * count + 1_000
+            kubelet=how == "kubelet", pod_ready_after=0.0, history_size=4 * count + 1_000
         )
         with cluster:
             ns = "memory"
-            if kubelet:
+            if how == "kubelet":
                 running_pods(cluster, ns, count)
+            elif how == "diverse":
+                diverse_running_pods(cluster, ns, count)
             else:
                 populate(cluster, ns, count)
             client = framework_client(cluster)
@@ -613,14 +677,17 @@ def scenario_memory(ctx: FrameworkContext) -> None:
         "JSON = `orjson.dumps` of each cached pod (compact). Sub-object sharing stores "
         "equal containers, volumes, labels, ownerReferences, conditions... once "
         "(`kube_runtime.cache.store.share_values`); pods of one template share most of "
-        "their spec. The running pods each keep a unique podIP, containerIDs, uid and name."
+        "their spec. Every pod keeps a unique name, uid, podIP and containerIDs; the pods "
+        "started together also share their conditions' timestamps, the last variant shares "
+        "no timestamp (the worst case for sharing; the target is judged on it)."
     )
-    label, count, _ = variants[1]
+    label, count, _ = variants[2]
     run = results[(label, True)]
     ratio = run.traced_bytes / run.json_bytes
     ctx.targets.append(
         Target(
-            "memory: cached running pod (default store) vs its JSON",
+            "memory: cached running pod, 10 templates, unique timestamps (default store) "
+            "vs its JSON",
             f"{ratio:.2f}x ({run.traced_bytes / run.pods:,.0f} B vs "
             f"{run.json_bytes / run.pods:,.0f} B JSON per pod, {count:,} pods, tracemalloc)",
             f"<= {MEMORY_TARGET_RATIO:.0f}x",
