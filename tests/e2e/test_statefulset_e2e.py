@@ -227,3 +227,55 @@ def test_claims_created_per_template_and_kept_on_scale_down(
     claims = client.list(kinds.PersistentVolumeClaim, namespace)["items"]
     assert sorted(c["metadata"]["name"] for c in claims) == ["data-web-0", "data-web-1"]
     assert all(not c["metadata"].get("deletionTimestamp") for c in claims)
+
+
+def test_crash_looping_pod_blocks_the_rollout(
+    client, namespace, manager, pod_log, wait_for
+) -> None:
+    client.create(make_sts(namespace, 3))
+    wait_for(converged(client, namespace, 3), TIMEOUT)
+    template = {
+        "metadata": {"annotations": {"sim.kube-runtime.io/crash-loop": "true"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx:2"}]},
+    }
+    client.patch(kinds.StatefulSet, "web", {"spec": {"template": template}}, namespace=namespace)
+
+    def crash_looping() -> bool:
+        pod = pods(client, namespace).get("web-2")
+        if pod is None or pod["spec"]["containers"][0]["image"] != "nginx:2":
+            return False
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        return any(s.get("restartCount", 0) >= 2 for s in statuses)
+
+    wait_for(crash_looping, TIMEOUT)
+    assert pod_log.names("deleting") == ["web-2"]
+    status = client.get(kinds.StatefulSet, "web", namespace)["status"]
+    assert status["updatedReplicas"] == 1 and status["readyReplicas"] == 2
+    assert status["currentRevision"] != status["updateRevision"]
+
+
+def test_failed_pod_is_recreated(client, namespace, manager, wait_for) -> None:
+    client.create(make_sts(namespace, 2))
+    wait_for(converged(client, namespace, 2), TIMEOUT)
+    old_uid = pods(client, namespace)["web-1"]["metadata"]["uid"]
+    client.patch(
+        kinds.Pod,
+        "web-1",
+        {"metadata": {"annotations": {"sim.kube-runtime.io/fail": "true"}}},
+        namespace=namespace,
+    )
+
+    def recreated() -> bool:
+        pod = pods(client, namespace).get("web-1")
+        return pod is not None and pod["metadata"]["uid"] != old_uid
+
+    wait_for(recreated, TIMEOUT)
+    wait_for(converged(client, namespace, 2), TIMEOUT)
+    wait_for(
+        lambda: [
+            e
+            for e in client.list(kinds.Event, namespace)["items"]
+            if e.get("reason") == "RecreatingFailedPod" and "web-1" in e.get("message", "")
+        ],
+        TIMEOUT,
+    )
