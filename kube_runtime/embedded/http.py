@@ -119,9 +119,13 @@ class Stream:
         self._flush()
 
     def _flush(self, *, force: bool = False) -> None:
-        """Write queued data as chunks of <= MAX_CHUNK until the transport pauses.
+        """Write queued data as chunks of <= MAX_CHUNK, at most the high-water mark per call.
 
-        ``force`` writes everything regardless of the transport's state (shutdown).
+        All chunks of one call go to the transport in one ``writelines`` (one socket write:
+        when writer threads hold the GIL, every system call of the loop thread costs it a
+        GIL switch interval). What is left is flushed on the next loop iteration, or after
+        ``resume()`` when the transport paused. ``force`` writes everything regardless of
+        the transport's state (shutdown).
         """
         with self._lock:
             pending, self._pending = self._pending, []
@@ -129,19 +133,27 @@ class Stream:
         if self.closed:
             return
         conn = self._conn
-        start, count = 0, len(pending)
-        while start < count and (force or not self._paused):
-            end, size = start + 1, len(pending[start])
-            while end < count and size + len(pending[end]) <= MAX_CHUNK:
-                size += len(pending[end])
-                end += 1
-            # One chunk: size line, the queued writes, CRLF; the transport joins or
-            # scatter-writes them, without an intermediate copy here.
-            conn.writelines([b"%x\r\n" % size, *pending[start:end], b"\r\n"])
-            start = end
+        start, count, written = 0, len(pending), 0
+        parts: list[bytes] = []
+        if force or not self._paused:
+            while start < count and (force or written < _STREAM_HIGH_WATER):
+                end, size = start + 1, len(pending[start])
+                while end < count and size + len(pending[end]) <= MAX_CHUNK:
+                    size += len(pending[end])
+                    end += 1
+                parts.append(b"%x\r\n" % size)
+                parts.extend(pending[start:end])
+                parts.append(b"\r\n")
+                written += size
+                start = end
+        if parts:
+            # The transport joins or scatter-writes the parts: no copy of the data here.
+            conn.writelines(parts)
         with self._lock:
             if start < count:
                 self._pending[:0] = pending[start:]
+            if self._pending:
+                self._schedule()
             done = self._closing and not self._pending
         if done and not self.closed:
             conn.write(b"0\r\n\r\n")
