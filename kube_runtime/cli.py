@@ -1,8 +1,10 @@
 """The ``kube-runtime`` command.
 
 * ``kube-runtime cluster``: serve an embedded cluster until Ctrl-C and write a kubeconfig.
-* ``kube-runtime demo``: the quick start's demo on a fresh embedded cluster (``--serve`` keeps
-  serving afterwards for kubectl).
+* ``kube-runtime demo``: the quick start's demo on a fresh embedded cluster: the bundled
+  StatefulSet controller scales, updates and scales down a set (``--pods`` runs the older
+  pod-lifecycle demo; ``--serve`` keeps serving afterwards for kubectl).
+* ``kube-runtime run statefulset ...``: run bundled controllers against any cluster.
 """
 
 from __future__ import annotations
@@ -48,9 +50,49 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from kube_runtime.demo.pods import run_demo
+    kubeconfig = Path(args.kubeconfig) if args.kubeconfig else None
+    if args.pods:
+        from kube_runtime.demo.pods import run_demo as run_pods_demo
 
-    return run_demo(serve=args.serve, kubeconfig=Path(args.kubeconfig), port=args.port)
+        return run_pods_demo(serve=args.serve, kubeconfig=kubeconfig, port=args.port)
+    from controllers.demo import run_demo
+
+    return run_demo(serve=args.serve, kubeconfig=kubeconfig, port=args.port)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from controllers import setup_function
+    from kube_runtime import logs
+    from kube_runtime.client import Client
+    from kube_runtime.manager import LeaderElectionLost, Manager
+
+    logs.setup(logging.DEBUG if args.verbose else logging.INFO)
+    try:
+        setups = [setup_function(name) for name in args.controllers]
+    except KeyError as e:
+        print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    if args.kubeconfig or args.context:
+        client = Client.from_kubeconfig(args.kubeconfig, args.context)
+    else:
+        client = Client.from_env()
+    manager = Manager(
+        client,
+        namespace=args.namespace,
+        leader_election=args.leader_elect,
+        leader_election_id=args.leader_election_id,
+        leader_election_namespace=args.leader_election_namespace,
+        metrics_bind_address=f":{args.metrics_port}" if args.metrics_port else "0",
+        health_probe_bind_address=f":{args.health_port}" if args.health_port else "0",
+    )
+    for setup in setups:
+        setup(manager, max_concurrent_reconciles=args.workers)
+    try:
+        manager.start()
+    except LeaderElectionLost as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,9 +123,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="run the quick-start demo on a fresh embedded cluster")
     p.add_argument("--serve", action="store_true", help="keep serving after the demo (for kubectl)")
+    p.add_argument("--pods", action="store_true", help="the pod-lifecycle demo (no controller)")
     p.add_argument("--port", type=int, default=0)
-    p.add_argument("--kubeconfig", default="kubeconfig.embedded")
+    p.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp dir)")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("run", help="run bundled controllers against a cluster")
+    p.add_argument("controllers", nargs="+", metavar="CONTROLLER", help="e.g. statefulset")
+    p.add_argument(
+        "--kubeconfig", help="kubeconfig path (default: in-cluster, $KUBECONFIG, ~/.kube/config)"
+    )
+    p.add_argument("--context", help="kubeconfig context")
+    p.add_argument("--namespace", help="only watch and reconcile this namespace")
+    p.add_argument("--workers", type=int, default=2, help="concurrent reconciles per controller")
+    p.add_argument("--leader-elect", action="store_true", help="campaign for a Lease first")
+    p.add_argument("--leader-election-id", default="kube-runtime-controllers")
+    p.add_argument("--leader-election-namespace", help="default: the pod's namespace or default")
+    p.add_argument("--metrics-port", type=int, default=8080, help="0 disables /metrics")
+    p.add_argument("--health-port", type=int, default=8081, help="0 disables /healthz, /readyz")
+    p.set_defaults(func=cmd_run)
     return parser
 
 

@@ -66,7 +66,8 @@ class StatefulSetReconciler:
         self._api = manager.api_reader
         self._recorder = manager.get_event_recorder(COMPONENT)
         self.pod_control = StatefulPodControl(self._api, self._recorder, reader=self._cache)
-        self.control = StatefulSetControl(self.pod_control, ApiStatusUpdater(self._api), self._api)
+        self.status_updater = ApiStatusUpdater(self._api)
+        self.control = StatefulSetControl(self.pod_control, self.status_updater, self._api)
 
     # --- event mapping ---------------------------------------------------------------------
 
@@ -103,6 +104,13 @@ class StatefulSetReconciler:
                 expectations.delete_expectations(key)
                 return None
             raise
+        # The status this controller wrote last (currentReplicas after deleting a pod for an
+        # update, say) must be in the cache first: decisions such as which revision a
+        # recreated pod gets read it. The informer event for that write wakes us again.
+        seen, waited = self.status_updater.written.is_satisfied(sts)
+        if not seen and waited < EXPECTATIONS_TIMEOUT:
+            log.debug("%s: waiting for the cache to show our last status write", key)
+            return Result(requeue_after=EXPECTATIONS_RECHECK)
         selector = self._selector(sts)
         if selector is None:
             return None

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from kube_runtime.client.errors import is_conflict
+from kube_runtime.expectations import ResourceVersionExpectations
 from kube_runtime.kinds import StatefulSet
 from kube_runtime.retry import retry_on_conflict
 
@@ -96,8 +97,10 @@ class ApiStatusUpdater:
     conflicted) and the write retried (``retry_on_conflict``). Fields of the status this
     controller does not compute (``conditions``) are kept."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, written: ResourceVersionExpectations | None = None) -> None:
         self._client = client
+        self.written = written if written is not None else ResourceVersionExpectations()
+        """The versions this updater wrote: a sync waits until the cache shows them."""
 
     def update_status(self, sts: Mapping[str, Any], status: Mapping[str, Any]) -> None:
         meta = sts.get("metadata") or {}
@@ -110,11 +113,13 @@ class ApiStatusUpdater:
             new_status.update(status)
             clone["status"] = new_status
             try:
-                self._client.update_status(clone)
+                written = self._client.update_status(clone)
             except Exception as err:
                 if is_conflict(err):
                     state["set"] = self._fresh(name, namespace)
                 raise
+            if isinstance(written, Mapping) and written.get("metadata"):
+                self.written.expect(written)
 
         retry_on_conflict(attempt)
         log.debug("updated status of StatefulSet %s/%s", namespace, name)

@@ -1,0 +1,204 @@
+"""The quick start's demo: the bundled StatefulSet controller on a fresh embedded cluster.
+
+``make run`` (= ``kube-runtime demo``) starts an embedded cluster, runs the StatefulSet
+controller in a manager, applies ``examples/statefulset.yaml`` (3 replicas, one
+volumeClaimTemplate) and drives it through a scale-up, a rolling image update and a
+scale-down, printing the pods (phase, readiness, revision) as they change. It ends with a
+summary of what the controller did, in the order a watch saw it, and exits 0 once every step
+converged (1 with what was awaited otherwise).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kube_runtime import kinds, metrics
+from kube_runtime.client import Client
+from kube_runtime.embedded.cluster import EmbeddedCluster
+from kube_runtime.manager import Manager
+from kube_runtime.testing.waiting import WaitTimeout, wait_for
+
+NAMESPACE = "demo"
+MANIFEST = Path(__file__).resolve().parent.parent / "examples" / "statefulset.yaml"
+
+
+def _ready(pod: dict[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+class _Progress:
+    """Prints one line per change of the pods' state, with the time since the step began."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.last = ""
+
+    def line(self) -> str:
+        pods = self.client.list(kinds.Pod, NAMESPACE)["items"]
+        cells = []
+        for p in sorted(pods, key=lambda p: p["metadata"]["name"]):
+            meta, status = p["metadata"], p.get("status") or {}
+            revision = (meta.get("labels") or {}).get("controller-revision-hash", "?")
+            image = p["spec"]["containers"][0]["image"]
+            state = "Terminating" if meta.get("deletionTimestamp") else status.get("phase", "-")
+            cells.append(
+                f"{meta['name']}:{state}{'/Ready' if _ready(p) else ''} {image} rev={revision[-5:]}"
+            )
+        return " | ".join(cells) or "(no pods)"
+
+    def step(self, title: str, done: Callable[[], bool], timeout: float = 60.0) -> None:
+        print(f"==> {title}", flush=True)
+        start = time.monotonic()
+
+        def check() -> bool:
+            line = self.line()
+            if line != self.last:
+                print(f"    [{time.monotonic() - start:5.2f}s] {line}", flush=True)
+                self.last = line
+            return done()
+
+        wait_for(check, timeout=timeout, interval=0.05, message=title)
+
+
+class _Recorder:
+    """Records pod creations and deletions as a watch sees them (the controller's order)."""
+
+    def __init__(self, client: Client, resource_version: str) -> None:
+        self.events: list[str] = []
+        self._watch = client.watch(kinds.Pod, NAMESPACE, resource_version=resource_version)
+        self._thread = threading.Thread(target=self._run, name="demo-recorder", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        for event in self._watch:
+            if event.type in ("ADDED", "DELETED"):
+                verb = "create" if event.type == "ADDED" else "delete"
+                self.events.append(f"{verb} {event.object['metadata']['name']}")
+
+    def close(self) -> None:
+        self._watch.close()
+
+
+def _sts(client: Client) -> dict[str, Any]:
+    return client.get(kinds.StatefulSet, "web", NAMESPACE)
+
+
+def _converged(client: Client, replicas: int) -> Callable[[], bool]:
+    def check() -> bool:
+        sts = _sts(client)
+        status = sts.get("status") or {}
+        return bool(
+            status.get("observedGeneration") == sts["metadata"]["generation"]
+            and status.get("replicas") == replicas
+            and status.get("readyReplicas", 0) == replicas
+            and status.get("updatedReplicas", 0) == replicas
+            and status.get("currentRevision") == status.get("updateRevision")
+            and len(client.list(kinds.Pod, NAMESPACE)["items"]) == replicas
+        )
+
+    return check
+
+
+def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int = 0) -> int:
+    """Run the demo; see the module docstring. Returns the process exit code."""
+    cluster = EmbeddedCluster(port=port, token=EmbeddedCluster.new_token(), pod_ready_after=0.2)
+    cluster.start()
+    began = time.monotonic()
+    manager: Manager | None = None
+    manager_thread: threading.Thread | None = None
+    recorder: _Recorder | None = None
+    try:
+        path = cluster.write_kubeconfig(
+            kubeconfig or Path(tempfile.mkdtemp(prefix="kube-runtime-")) / "kubeconfig"
+        )
+        print(f"embedded cluster on {cluster.url} (kubeconfig: {path})", flush=True)
+        client = Client.from_kubeconfig(str(path))
+        manager = Manager(client, metrics_bind_address="0")
+        from controllers.statefulset import setup
+
+        setup(manager, max_concurrent_reconciles=2)
+        manager_thread = threading.Thread(target=manager.start, name="manager", daemon=True)
+        manager_thread.start()
+        print("StatefulSet controller running", flush=True)
+
+        client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+        rv = client.list(kinds.Pod, NAMESPACE)["metadata"]["resourceVersion"]
+        recorder = _Recorder(client, rv)
+        requests_before = _api_writes()
+        for doc in yaml.safe_load_all(MANIFEST.read_text()):
+            client.create(doc, namespace=NAMESPACE)
+        print(f"applied {MANIFEST.name}: Service web, StatefulSet web (replicas 3)", flush=True)
+        progress = _Progress(client)
+
+        progress.step("scale up 0 -> 3 (OrderedReady: one pod at a time)", _converged(client, 3))
+        first_revision = _sts(client)["status"]["currentRevision"]
+        client.patch(
+            kinds.StatefulSet,
+            "web",
+            {
+                "spec": {
+                    "template": {"spec": {"containers": [{"name": "nginx", "image": "nginx:1.26"}]}}
+                }
+            },
+            namespace=NAMESPACE,
+            patch_type="strategic",
+        )
+        progress.step("rolling update to nginx:1.26 (highest ordinal first)", _converged(client, 3))
+        second_revision = _sts(client)["status"]["currentRevision"]
+        client.patch(kinds.StatefulSet, "web", {"spec": {"replicas": 1}}, namespace=NAMESPACE)
+        progress.step("scale down 3 -> 1 (highest ordinal first)", _converged(client, 1))
+
+        claims = sorted(
+            c["metadata"]["name"]
+            for c in client.list(kinds.PersistentVolumeClaim, NAMESPACE)["items"]
+        )
+        revisions = client.list(kinds.ControllerRevision, NAMESPACE)["items"]
+        recorder.close()
+        print("==> summary", flush=True)
+        print(f"    pod operations seen by a watch: {', '.join(recorder.events)}", flush=True)
+        print(
+            f"    revisions: {first_revision} -> {second_revision} ({len(revisions)} kept)",
+            flush=True,
+        )
+        print(f"    PVCs (kept after scale-down): {', '.join(claims)}", flush=True)
+        print(
+            f"    API writes by the demo and controller: {_api_writes() - requests_before:.0f}",
+            flush=True,
+        )
+        print(f"demo converged in {time.monotonic() - began:.1f}s", flush=True)
+        if serve:
+            from kube_runtime.cli import _serve_until_signal
+
+            _serve_until_signal(cluster, path)
+        return 0
+    except WaitTimeout as e:
+        print(f"demo failed: {e}", flush=True)
+        return 1
+    finally:
+        if recorder is not None:
+            recorder.close()
+        if manager is not None:
+            manager.stop()
+        if manager_thread is not None:
+            manager_thread.join(30)
+        cluster.stop()
+
+
+def _api_writes() -> float:
+    """POST/PUT/PATCH/DELETE requests counted by the client metrics so far."""
+    total = 0.0
+    for family in metrics.REST_REQUESTS.collect():
+        for sample in family.samples:
+            if sample.name.endswith("_total") and sample.labels.get("method") in (
+                "POST", "PUT", "PATCH", "DELETE"
+            ):  # fmt: skip
+                total += sample.value
+    return total
