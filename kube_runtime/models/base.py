@@ -1,0 +1,49 @@
+"""The base class of every typed model: explicit aliases, unknown fields kept.
+
+Generated models (``codegen``) and the hand-written metadata models derive from
+:class:`KubeModel`. Its configuration is the contract that makes a model a faithful view of
+a wire object:
+
+- ``extra="allow"``: a key the model does not declare is kept and dumped back. kube-apiserver
+  prunes unknown fields of structural schemas, so normally none arrive; but a model generated
+  from an older CRD version, a field added by a webhook, or content under
+  ``x-kubernetes-preserve-unknown-fields`` must survive a read-modify-write. Dropping it
+  silently (``extra="ignore"``) would erase data on the next update.
+- ``populate_by_name=True`` with explicit per-field aliases (no alias generator): Python code
+  uses snake_case names, the wire form uses the original camelCase keys.
+- ``protected_namespaces=()``: CRD fields may be called ``model_*``.
+
+``model_dump(mode="json", by_alias=True, exclude_unset=True)`` gives back the wire form
+(the framework's client dumps models exactly so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["KubeModel", "model_default"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class KubeModel(BaseModel):
+    """Base class of typed Kubernetes models (see the module docstring for the contract)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, protected_namespaces=())
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON wire form: aliases, only the fields that were set (defaults stay implicit)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def model_default(cls: type[M], value: Mapping[str, Any]) -> Callable[[], M]:
+    """A ``default_factory`` building a fresh ``cls`` from a schema's object ``default``."""
+    frozen = dict(value)
+
+    def build() -> M:
+        return cls.model_validate(frozen)
+
+    return build
