@@ -12,6 +12,7 @@ from typing import Any
 
 BUNDLED: dict[str, str] = {
     "statefulset": "controllers.statefulset:setup",
+    "cloneset": "controllers.cloneset:setup",
 }
 
 

@@ -1,0 +1,297 @@
+"""In-place update of CloneSet pods (openkruise ``pkg/util/inplaceupdate``).
+
+Feasibility (:func:`calculate_in_place_spec`): between the pod's revision and the target
+revision only container images and template metadata (labels/annotations) may differ.
+
+An update (:meth:`InPlaceControl.update`) sets the pod's ``InPlaceUpdateReady`` condition to
+False (its readiness gate takes the pod out of Ready), then patches the revision label, the
+lifecycle state and the ``apps.kruise.io/inplace-update-state`` annotation (the imageIDs the
+containers ran before) and, without a grace period, the new images. With
+``inPlaceUpdateStrategy.gracePeriodSeconds`` the images wait in the
+``apps.kruise.io/inplace-update-grace`` annotation until :meth:`InPlaceControl.refresh` finds
+the grace period over. :meth:`InPlaceControl.refresh` sets the condition True again once every
+updated container reports a new imageID (:func:`check_update_completed`), and gives newly
+created pods (readiness gate, no condition yet) the True condition.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any, Final
+
+from kube_runtime.kinds import Pod
+from kube_runtime.workloads.pods import parse_time
+from kube_runtime.workloads.revision import POD_REVISION_LABEL
+
+__all__ = [
+    "GRACE_ANNOTATION",
+    "READINESS_GATE",
+    "STATE_ANNOTATION",
+    "InPlaceControl",
+    "InPlaceSpec",
+    "calculate_in_place_spec",
+    "check_update_completed",
+    "get_condition",
+    "has_readiness_gate",
+]
+
+log = logging.getLogger(__name__)
+
+Obj = Mapping[str, Any]
+
+READINESS_GATE: Final = "InPlaceUpdateReady"
+STATE_ANNOTATION: Final = "apps.kruise.io/inplace-update-state"
+GRACE_ANNOTATION: Final = "apps.kruise.io/inplace-update-grace"
+
+
+@dataclasses.dataclass(frozen=True)
+class InPlaceSpec:
+    """What an in-place update changes: ``revision`` (the target revision's name), new images
+    by container name, and merge-patch values for the pod's labels and annotations (None
+    removes a key)."""
+
+    revision: str
+    container_images: dict[str, str]
+    labels: dict[str, str | None]
+    annotations: dict[str, str | None]
+
+
+def _template(revision: Obj | None) -> dict[str, Any] | None:
+    if revision is None:
+        return None
+    template = ((revision.get("data") or {}).get("spec") or {}).get("template")
+    if not isinstance(template, Mapping):
+        return None
+    return {k: v for k, v in template.items() if k != "$patch"}
+
+
+def _meta_diff(old: Obj, new: Obj) -> dict[str, str | None]:
+    diff: dict[str, str | None] = {k: v for k, v in new.items() if old.get(k) != v}
+    diff.update({k: None for k in old if k not in new})
+    return diff
+
+
+def calculate_in_place_spec(old_revision: Obj | None, new_revision: Obj) -> InPlaceSpec | None:
+    """The in-place update from ``old_revision`` to ``new_revision``, or None when the change
+    is more than container images and metadata labels/annotations (or the old revision is
+    unknown, or nothing changed)."""
+    old, new = _template(old_revision), _template(new_revision)
+    if old is None or new is None:
+        return None
+    old_meta, new_meta = dict(old.get("metadata") or {}), dict(new.get("metadata") or {})
+    labels = _meta_diff(old_meta.pop("labels", None) or {}, new_meta.pop("labels", None) or {})
+    annotations = _meta_diff(
+        old_meta.pop("annotations", None) or {}, new_meta.pop("annotations", None) or {}
+    )
+    if old_meta != new_meta:
+        return None
+    old_spec, new_spec = dict(old.get("spec") or {}), dict(new.get("spec") or {})
+    old_containers = list(old_spec.pop("containers", None) or [])
+    new_containers = list(new_spec.pop("containers", None) or [])
+    if old_spec != new_spec or len(old_containers) != len(new_containers):
+        return None
+    if {k: v for k, v in old.items() if k not in ("metadata", "spec")} != {
+        k: v for k, v in new.items() if k not in ("metadata", "spec")
+    }:
+        return None
+    images: dict[str, str] = {}
+    for a, b in zip(old_containers, new_containers, strict=True):
+        rest_a = {k: v for k, v in a.items() if k != "image"}
+        rest_b = {k: v for k, v in b.items() if k != "image"}
+        if rest_a != rest_b:
+            return None
+        if a.get("image") != b.get("image"):
+            images[str(b.get("name"))] = str(b.get("image"))
+    if not images and not labels and not annotations:
+        return None
+    name = str((new_revision.get("metadata") or {}).get("name") or "")
+    return InPlaceSpec(name, images, labels, annotations)
+
+
+def has_readiness_gate(pod: Obj) -> bool:
+    """The pod declares the ``InPlaceUpdateReady`` readiness gate."""
+    gates = (pod.get("spec") or {}).get("readinessGates") or ()
+    return any(g.get("conditionType") == READINESS_GATE for g in gates)
+
+
+def get_condition(pod: Obj) -> Mapping[str, Any] | None:
+    """The pod's ``InPlaceUpdateReady`` condition, or None."""
+    for condition in (pod.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == READINESS_GATE:
+            return condition
+    return None
+
+
+def _annotation_json(pod: Obj, key: str) -> dict[str, Any] | None:
+    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(key)
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def check_update_completed(pod: Obj) -> str | None:
+    """None when the pod's last in-place update is done (or there was none), else why not:
+    images still in the grace period, or a container still reporting its old imageID."""
+    state = _annotation_json(pod, STATE_ANNOTATION)
+    if state is None:
+        return None
+    if _annotation_json(pod, GRACE_ANNOTATION) is not None:
+        return "images wait for the grace period"
+    if state.get("revision") != (pod.get("metadata", {}).get("labels") or {}).get(
+        POD_REVISION_LABEL
+    ):
+        return "the pod's revision changed since the update"
+    statuses = {c.get("name"): c for c in (pod.get("status") or {}).get("containerStatuses") or ()}
+    for name, last in (state.get("lastContainerStatuses") or {}).items():
+        status = statuses.get(name)
+        if status is None:
+            return f"container {name} has no status"
+        if not status.get("imageID") or status.get("imageID") == last.get("imageID"):
+            return f"container {name} still runs its old image"
+    return None
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _timestamp(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class InPlaceControl:
+    """API side of in-place updates: pod patches and ``InPlaceUpdateReady`` condition writes."""
+
+    def __init__(self, client: Any, now: Any = _now) -> None:
+        self._client = client
+        self._now = now
+
+    def _set_condition(self, pod: Obj, status: str, reason: str) -> Obj:
+        meta = pod.get("metadata") or {}
+        condition = {
+            "type": READINESS_GATE,
+            "status": status,
+            "lastTransitionTime": _timestamp(self._now()),
+        }
+        if reason:
+            condition["reason"] = reason
+        patch = {"status": {"conditions": [condition]}}
+        result: Obj = self._client.patch(
+            Pod,
+            meta.get("name"),
+            patch,
+            namespace=meta.get("namespace"),
+            patch_type="strategic",
+            subresource="status",
+        )
+        log.debug("%s/%s: %s=%s", meta.get("namespace"), meta.get("name"), READINESS_GATE, status)
+        return result
+
+    def refresh(self, pod: Obj) -> tuple[bool, float]:
+        """Advance a pod's in-place update: apply images whose grace period is over, and set
+        the condition True once the update completed. ``(wrote, seconds until a grace period
+        ends or 0)``."""
+        grace = _annotation_json(pod, GRACE_ANNOTATION)
+        if grace is not None:
+            started = parse_time(grace.get("updateTimestamp"))
+            seconds = float(grace.get("graceSeconds") or 0)
+            left = (
+                0.0 if started is None else started.timestamp() + seconds - self._now().timestamp()
+            )
+            if left > 0:
+                return False, left
+            self._patch_pod(pod, grace.get("containerImages") or {}, {}, {GRACE_ANNOTATION: None})
+            return True, 0.0
+        if not has_readiness_gate(pod):
+            return False, 0.0
+        condition = get_condition(pod)
+        if condition is not None and condition.get("status") == "True":
+            return False, 0.0
+        if check_update_completed(pod) is not None:
+            return False, 0.0
+        self._set_condition(pod, "True", "")
+        return True, 0.0
+
+    def update(
+        self,
+        pod: Obj,
+        spec: InPlaceSpec,
+        *,
+        grace_seconds: int = 0,
+        extra_labels: Mapping[str, str] | None = None,
+    ) -> float:
+        """Start the in-place update of ``pod`` to ``spec``; return the grace delay (seconds
+        after which :meth:`refresh` must run) or 0."""
+        if has_readiness_gate(pod):
+            self._set_condition(pod, "False", "StartInPlaceUpdate")
+        statuses = {
+            c.get("name"): c for c in (pod.get("status") or {}).get("containerStatuses") or ()
+        }
+        now = _timestamp(self._now())
+        state = {
+            "revision": spec.revision,
+            "updateTimestamp": now,
+            "lastContainerStatuses": {
+                name: {"imageID": (statuses.get(name) or {}).get("imageID") or ""}
+                for name in spec.container_images
+            },
+        }
+        labels: dict[str, str | None] = {**spec.labels, POD_REVISION_LABEL: spec.revision}
+        labels.update(extra_labels or {})
+        annotations: dict[str, str | None] = {
+            **spec.annotations,
+            STATE_ANNOTATION: json.dumps(state, sort_keys=True),
+        }
+        if grace_seconds > 0 and spec.container_images:
+            annotations[GRACE_ANNOTATION] = json.dumps(
+                {
+                    "revision": spec.revision,
+                    "containerImages": spec.container_images,
+                    "graceSeconds": grace_seconds,
+                    "updateTimestamp": now,
+                },
+                sort_keys=True,
+            )
+            self._patch_pod(pod, {}, labels, annotations)
+            return float(grace_seconds)
+        annotations[GRACE_ANNOTATION] = None
+        self._patch_pod(pod, spec.container_images, labels, annotations)
+        return 0.0
+
+    def _patch_pod(
+        self,
+        pod: Obj,
+        images: Mapping[str, str],
+        labels: Mapping[str, str | None],
+        annotations: Mapping[str, str | None],
+    ) -> Obj:
+        meta = pod.get("metadata") or {}
+        patch: dict[str, Any] = {}
+        if labels or annotations:
+            patch["metadata"] = {}
+            if labels:
+                patch["metadata"]["labels"] = dict(labels)
+            if annotations:
+                patch["metadata"]["annotations"] = dict(annotations)
+        if images:
+            patch["spec"] = {
+                "containers": [{"name": n, "image": i} for n, i in sorted(images.items())]
+            }
+        result: Obj = self._client.patch(
+            Pod, meta.get("name"), patch, namespace=meta.get("namespace"), patch_type="strategic"
+        )
+        log.info(
+            "%s/%s: in-place patch (images %s)",
+            meta.get("namespace"),
+            meta.get("name"),
+            dict(images),
+        )
+        return result
