@@ -1,0 +1,91 @@
+"""``kube-runtime codegen`` / ``python -m codegen``: CRD manifests -> a module of models.
+
+Usage::
+
+    kube-runtime codegen crd.yaml [more.yaml ...] -o models.py [--version v1beta1]
+    kube-runtime codegen --from-cluster clonesets.apps.kruise.io [--kubeconfig F --context C] -o m.py
+    kube-runtime codegen crd.yaml -o models.py --check   # exit 1 when models.py is stale
+
+Without ``-o`` the module goes to standard output. Exit codes: 0 ok, 1 stale (``--check``),
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from codegen.generator import generate
+from codegen.sources import CrdError, Source, from_cluster, from_file
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser(prog: str = "kube-runtime codegen") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Generate typed pydantic v2 models from CRD manifests."
+    )
+    parser.add_argument("files", nargs="*", metavar="FILE", help="CRD manifests (YAML or JSON)")
+    parser.add_argument("-o", "--output", help="module to write (default: standard output)")
+    parser.add_argument(
+        "--version",
+        action="append",
+        dest="versions",
+        metavar="VERSION",
+        help="generate only this version (repeatable; default: every served version)",
+    )
+    parser.add_argument(
+        "--from-cluster",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="read CRD NAME (e.g. clonesets.apps.kruise.io) from the cluster (repeatable)",
+    )
+    parser.add_argument("--kubeconfig", help="kubeconfig for --from-cluster")
+    parser.add_argument("--context", help="kubeconfig context for --from-cluster")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="do not write; exit 1 if OUTPUT differs from what would be generated",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "kube-runtime codegen") -> int:
+    """Run the command; returns the exit code."""
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    if not args.files and not args.from_cluster:
+        parser.error("give at least one FILE or --from-cluster NAME")
+    if args.check and not args.output:
+        parser.error("--check needs -o OUTPUT")
+    try:
+        sources: list[Source] = [from_file(f) for f in args.files]
+        sources += [from_cluster(n, args.kubeconfig, args.context) for n in args.from_cluster]
+        text = generate(sources, args.versions)
+    except (CrdError, OSError) as err:
+        print(f"{prog}: {err}", file=sys.stderr)
+        return 2
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    out = Path(args.output)
+    if args.check:
+        current = out.read_text(encoding="utf-8") if out.exists() else None
+        if current == text:
+            return 0
+        state = "is missing" if current is None else "is stale"
+        command = " ".join(
+            shlex.quote(a) for a in [*prog.split(), *_regenerate_args(argv, sys.argv[1:])]
+        )
+        print(f"{out} {state}; regenerate it with:\n  {command}", file=sys.stderr)
+        return 1
+    out.write_text(text, encoding="utf-8")
+    return 0
+
+
+def _regenerate_args(argv: Sequence[str] | None, default: Sequence[str]) -> list[str]:
+    return [a for a in (default if argv is None else argv) if a != "--check"]

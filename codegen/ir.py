@@ -1,0 +1,49 @@
+"""The generator's intermediate form: classes and fields, ready to render."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from codegen.pyexpr import Expr, Pair
+
+__all__ = ["FieldDef", "ModelDef", "ResourceInfo"]
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    """API coordinates of a top-level resource class (rendered as ``__kube_resource__``)."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    subresources: tuple[str, ...]
+    short_names: tuple[str, ...]
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+@dataclass
+class FieldDef:
+    """One declared field. ``default`` is the right-hand side when the field is optional
+    (``None`` or the schema default); ``kwargs`` are the other ``Field(...)`` arguments."""
+
+    name: str
+    wire: str
+    annotation: Expr
+    default: Expr | None
+    kwargs: list[Pair] = field(default_factory=list)
+
+
+@dataclass
+class ModelDef:
+    """One class. ``path`` is the JSON path of its schema (for the docstring fallback)."""
+
+    name: str
+    path: str
+    description: str | None
+    fields: list[FieldDef]
+    resource: ResourceInfo | None = None

@@ -1,0 +1,123 @@
+"""Render classes (:mod:`codegen.ir`) as a formatted Python module.
+
+The text is final: ``ruff format`` and ``ruff check`` (project configuration) leave it as is,
+and it is a pure function of its input (same classes -> same bytes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from codegen.ir import FieldDef, ModelDef, ResourceInfo
+from codegen.pyexpr import (
+    INDENT,
+    LINE_LENGTH,
+    Atom,
+    Expr,
+    Pair,
+    Seq,
+    call,
+    docstring_lines,
+    py_str,
+    statement,
+    subscript,
+)
+
+__all__ = ["render_module"]
+
+# Where each importable name comes from, in import-section order.
+_IMPORT_SOURCES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("typing", ("Annotated", "Any", "ClassVar", "Literal")),
+    ("pydantic", ("Field",)),
+    ("kube_runtime.client", ("Resource",)),
+    (
+        "kube_runtime.models",
+        ("Base64", "DateTime", "EmbeddedResource", "KubeModel", "ObjectMeta", "model_default"),
+    ),
+)
+_SECTIONS = (("typing",), ("pydantic",), ("kube_runtime.client", "kube_runtime.models"))
+
+
+def render_module(
+    header: Sequence[str], docstring: str, models: Sequence[ModelDef], imports: Iterable[str]
+) -> str:
+    """The module text: ``header`` comment lines, docstring, imports, classes."""
+    used = set(imports) | {"KubeModel"}
+    out = [f"# {line}".rstrip() for line in header]
+    out += docstring_lines(docstring, "")
+    out.append("")
+    out += _imports(used)
+    for model in models:
+        out += ["", "", *_class(model)]
+    return "\n".join(out) + "\n"
+
+
+def _imports(used: set[str]) -> list[str]:
+    lines: list[str] = []
+    by_module = {module: [n for n in names if n in used] for module, names in _IMPORT_SOURCES}
+    for section in _SECTIONS:
+        block = []
+        for module in section:
+            names = sorted(by_module[module], key=lambda n: (not n[:1].isupper(), n))
+            if not names:
+                continue
+            one = f"from {module} import {', '.join(names)}"
+            if len(one) <= LINE_LENGTH:
+                block.append(one)
+            else:
+                block += [f"from {module} import (", *[f"{INDENT}{n}," for n in names], ")"]
+        if block:
+            lines += [*block, ""]
+    return lines[:-1]
+
+
+def _class(model: ModelDef) -> list[str]:
+    opening = f"class {model.name}(KubeModel):"
+    if len(opening) <= LINE_LENGTH:
+        lines = [opening]
+    else:
+        lines = [f"class {model.name}(", f"{INDENT}KubeModel", "):"]
+    doc = docstring_lines(model.description or f"``{model.path}``.", INDENT)
+    lines += [*doc, ""]
+    if model.resource is not None:
+        lines += _resource(model.resource)
+    for f in model.fields:
+        lines += _field(f)
+    return lines
+
+
+def _resource(info: ResourceInfo) -> list[str]:
+    if info.subresources:
+        items = tuple(Atom(py_str(v)) for v in sorted(info.subresources))
+        subresources: Expr = call("frozenset", [Seq("{", items, "}")])
+    else:
+        subresources = Atom("frozenset()")
+    value = call(
+        "Resource",
+        [
+            Pair("group=", Atom(py_str(info.group))),
+            Pair("version=", Atom(py_str(info.version))),
+            Pair("kind=", Atom(py_str(info.kind))),
+            Pair("plural=", Atom(py_str(info.plural))),
+            Pair("namespaced=", Atom(repr(info.namespaced))),
+            Pair("subresources=", subresources),
+            Pair("short_names=", _tuple(info.short_names)),
+        ],
+    )
+    return statement(INDENT, "__kube_resource__", subscript("ClassVar", [Atom("Resource")]), value)
+
+
+def _tuple(values: Sequence[str]) -> Expr:
+    if len(values) == 1:
+        return Atom(f"({py_str(values[0])},)")
+    return Seq("(", tuple(Atom(py_str(v)) for v in values), ")")
+
+
+def _field(f: FieldDef) -> list[str]:
+    value: Expr | None
+    if f.kwargs:
+        args = ([Pair("default=", f.default)] if f.default is not None else []) + f.kwargs
+        value = call("Field", args)
+    else:
+        value = f.default
+    return statement(INDENT, f.name, f.annotation, value)
