@@ -4,6 +4,7 @@ preDelete hooks, invalid specs."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -188,3 +189,243 @@ def test_pods_to_delete(client, namespace, manager, wait_for):
     )
     wait_for(converged(client, namespace, 2), TIMEOUT)
     assert set(pods(client, namespace)) == set(survivors[1:])
+
+
+def set_image(client, namespace, image: str, **strategy: Any) -> None:
+    patch: dict[str, Any] = {
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}}
+    }
+    if strategy:
+        patch["spec"]["updateStrategy"] = strategy
+    client.patch(CLONESET, "web", patch, namespace=namespace)
+
+
+def images(client, namespace) -> dict[str, str]:
+    return {n: p["spec"]["containers"][0]["image"] for n, p in pods(client, namespace).items()}
+
+
+def test_in_place_update_keeps_pods(client, namespace, manager, wait_for):
+    client.create(make_cs(namespace, 3, updateStrategy={"type": "InPlaceIfPossible"}))
+    wait_for(converged(client, namespace, 3), TIMEOUT)
+    before = pods(client, namespace)
+    set_image(client, namespace, "nginx:2")
+    cs = wait_for(
+        lambda: (
+            converged(client, namespace, 3)()
+            if set(images(client, namespace).values()) == {"nginx:2"}
+            else None
+        ),
+        TIMEOUT,
+    )
+    after = pods(client, namespace)
+    assert set(after) == set(before)
+    for name, pod in after.items():
+        old = before[name]
+        assert pod["metadata"]["uid"] == old["metadata"]["uid"]
+        assert pod["status"]["podIP"] == old["status"]["podIP"]
+        assert pod["status"]["containerStatuses"][0]["restartCount"] == 1
+        assert pod["status"]["containerStatuses"][0]["image"] == "nginx:2"
+        assert pod["metadata"]["labels"][REVISION] == cs["status"]["updateRevision"]
+        gate = next(c for c in pod["status"]["conditions"] if c["type"] == "InPlaceUpdateReady")
+        assert gate["status"] == "True"
+    assert cs["status"]["currentRevision"] == cs["status"]["updateRevision"]
+
+
+def test_in_place_only_refuses_recreate(client, namespace, manager, wait_for):
+    client.create(make_cs(namespace, 2, updateStrategy={"type": "InPlaceOnly"}))
+    wait_for(converged(client, namespace, 2), TIMEOUT)
+    before = {n: p["metadata"]["uid"] for n, p in pods(client, namespace).items()}
+    # an env change cannot be applied in place
+    client.patch(
+        CLONESET,
+        "web",
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {"name": "c", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]}
+                        ]
+                    }
+                }
+            }
+        },
+        namespace=namespace,
+    )
+
+    def failed() -> dict | None:
+        cs = client.get(CLONESET, "web", namespace)
+        conds = {c["type"]: c for c in (cs.get("status") or {}).get("conditions") or ()}
+        return conds.get("FailedUpdate")
+
+    cond = wait_for(failed, TIMEOUT)
+    assert "InPlaceOnly" in cond["message"]
+    assert {n: p["metadata"]["uid"] for n, p in pods(client, namespace).items()} == before
+
+
+def test_recreate_with_max_surge(client, namespace, manager, wait_for):
+    client.create(
+        make_cs(
+            namespace, 3, updateStrategy={"type": "ReCreate", "maxSurge": 1, "maxUnavailable": 0}
+        )
+    )
+    wait_for(converged(client, namespace, 3), TIMEOUT)
+    before = set(pods(client, namespace))
+    seen_max = [0]
+    stop = threading.Event()
+
+    def watch_count() -> None:
+        while not stop.is_set():
+            seen_max[0] = max(seen_max[0], len(client.list(kinds.Pod, namespace)["items"]))
+            stop.wait(0.01)
+
+    t = threading.Thread(target=watch_count, daemon=True)
+    t.start()
+    set_image(client, namespace, "nginx:2")
+    try:
+        wait_for(
+            lambda: (
+                converged(client, namespace, 3)()
+                if set(images(client, namespace).values()) == {"nginx:2"}
+                else None
+            ),
+            TIMEOUT,
+        )
+    finally:
+        stop.set()
+        t.join()
+    assert not (set(pods(client, namespace)) & before)  # recreated: new names
+    assert seen_max[0] > 3  # the surge pod existed
+
+
+def test_partition_holds_old_pods(client, namespace, manager, wait_for):
+    client.create(
+        make_cs(namespace, 4, updateStrategy={"type": "InPlaceIfPossible", "partition": 3})
+    )
+    wait_for(converged(client, namespace, 4), TIMEOUT)
+    set_image(client, namespace, "nginx:2")
+    cs = wait_for(
+        lambda: (
+            converged(client, namespace, 4, updated=1)()
+            if sorted(images(client, namespace).values()) == ["nginx:1"] * 3 + ["nginx:2"]
+            else None
+        ),
+        TIMEOUT,
+    )
+    assert cs["status"]["expectedUpdatedReplicas"] == 1
+    assert cs["status"]["currentRevision"] != cs["status"]["updateRevision"]
+    # scaling up under a partition adds pods at the update revision (old ones stay 3)
+    client.patch(CLONESET, "web", {"spec": {"replicas": 5}}, namespace=namespace)
+    wait_for(
+        lambda: (
+            converged(client, namespace, 5, updated=2)()
+            if sorted(images(client, namespace).values()) == ["nginx:1"] * 3 + ["nginx:2"] * 2
+            else None
+        ),
+        TIMEOUT,
+    )
+    client.patch(
+        CLONESET, "web", {"spec": {"updateStrategy": {"partition": 0}}}, namespace=namespace
+    )
+    wait_for(
+        lambda: (
+            converged(client, namespace, 5)()
+            if set(images(client, namespace).values()) == {"nginx:2"}
+            else None
+        ),
+        TIMEOUT,
+    )
+
+
+def test_paused_stops_updates(client, namespace, manager, wait_for):
+    client.create(
+        make_cs(namespace, 2, updateStrategy={"type": "InPlaceIfPossible", "paused": True})
+    )
+    wait_for(converged(client, namespace, 2), TIMEOUT)
+    set_image(client, namespace, "nginx:2")
+    wait_for(
+        lambda: (
+            (client.get(CLONESET, "web", namespace).get("status") or {}).get("observedGeneration")
+            == client.get(CLONESET, "web", namespace)["metadata"]["generation"]
+        ),
+        TIMEOUT,
+    )
+    # scaling still works while paused, and the new pod is at the update revision
+    client.patch(CLONESET, "web", {"spec": {"replicas": 3}}, namespace=namespace)
+    wait_for(converged(client, namespace, 3, updated=1), TIMEOUT)
+    assert sorted(images(client, namespace).values()) == ["nginx:1", "nginx:1", "nginx:2"]
+    client.patch(
+        CLONESET, "web", {"spec": {"updateStrategy": {"paused": False}}}, namespace=namespace
+    )
+    wait_for(
+        lambda: (
+            converged(client, namespace, 3)()
+            if set(images(client, namespace).values()) == {"nginx:2"}
+            else None
+        ),
+        TIMEOUT,
+    )
+
+
+def test_pre_delete_hook_holds_deletion(client, namespace, manager, wait_for):
+    hook_label = "example.io/block-deleting"
+    cs = make_cs(namespace, 2, lifecycle={"preDelete": {"labelsHandler": {hook_label: "true"}}})
+    cs["spec"]["template"]["metadata"]["labels"][hook_label] = "true"
+    client.create(cs)
+    wait_for(converged(client, namespace, 2), TIMEOUT)
+    client.patch(CLONESET, "web", {"spec": {"replicas": 1}}, namespace=namespace)
+
+    def preparing() -> str | None:
+        for name, pod in pods(client, namespace).items():
+            if pod["metadata"]["labels"].get("lifecycle.apps.kruise.io/state") == "PreparingDelete":
+                return name
+        return None
+
+    victim = wait_for(preparing, TIMEOUT)
+    # held: nobody deletes it while the hook label is there
+    cs_now = wait_for(
+        lambda: (
+            lambda c: (
+                c
+                if (c.get("status") or {}).get("observedGeneration") == c["metadata"]["generation"]
+                else None
+            )
+        )(client.get(CLONESET, "web", namespace)),
+        TIMEOUT,
+    )
+    assert cs_now["status"]["replicas"] == 2
+    assert victim in pods(client, namespace)
+    client.patch(
+        kinds.Pod, victim, {"metadata": {"labels": {hook_label: None}}}, namespace=namespace
+    )
+    wait_for(
+        lambda: victim not in pods(client, namespace) and converged(client, namespace, 1)(), TIMEOUT
+    )
+
+
+def test_invalid_spec_reported(client, namespace, manager, wait_for):
+    client.create(make_cs(namespace, 2))
+    wait_for(converged(client, namespace, 2), TIMEOUT)
+    before = set(pods(client, namespace))
+    client.patch(
+        CLONESET,
+        "web",
+        {"spec": {"updateStrategy": {"maxUnavailable": "lots"}}},
+        namespace=namespace,
+    )
+
+    def reported() -> dict | None:
+        cs = client.get(CLONESET, "web", namespace)
+        conds = {c["type"]: c for c in (cs.get("status") or {}).get("conditions") or ()}
+        return conds.get("FailedScale")
+
+    cond = wait_for(reported, TIMEOUT)
+    assert "maxUnavailable" in cond["message"]
+    wait_for(
+        lambda: any(
+            e.get("reason") == "InvalidSpec" and e.get("type") == "Warning"
+            for e in client.list(kinds.Event, namespace)["items"]
+        ),
+        TIMEOUT,
+    )
+    assert set(pods(client, namespace)) == before
