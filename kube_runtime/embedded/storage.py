@@ -88,7 +88,7 @@ if hasattr(os, "register_at_fork"):
 
 def new_uid() -> str:
     """A random RFC 4122 version-4 UUID string (the form of ``str(uuid.uuid4())``)."""
-    h = "%032x" % (_uid_random.getrandbits(128) & _UUID4_MASK | _UUID4_BITS)
+    h = (_uid_random.getrandbits(128) & _UUID4_MASK | _UUID4_BITS).to_bytes(16, "big").hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 

@@ -428,6 +428,13 @@ def _validate_labels(out: list[Cause], path: str, labels: Any) -> None:
         out.append(_invalid(path, labels, "must be a map of strings"))
         return
     for key, value in labels.items():
+        if (
+            type(key) is str
+            and type(value) is str
+            and not qualified_name_errors(key)
+            and not label_value_errors(value)
+        ):
+            continue
         if not isinstance(key, str):
             out.append(_invalid(path, key, "must be a string"))
             continue
@@ -440,6 +447,12 @@ def _validate_labels(out: list[Cause], path: str, labels: Any) -> None:
             out.append(_invalid(path, value, msg))
 
 
+@lru_cache(maxsize=selectors.VALIDATOR_CACHE_SIZE)
+def _annotation_key_errors(key: str) -> tuple[str, ...]:
+    # Annotation keys are qualified names in any case.
+    return qualified_name_errors(key.lower())
+
+
 def _validate_annotations(out: list[Cause], path: str, annotations: Any) -> None:
     """Upstream ``ValidateAnnotations``: qualified keys (any case), <= 256 KiB in total."""
     if not annotations:
@@ -449,10 +462,13 @@ def _validate_annotations(out: list[Cause], path: str, annotations: Any) -> None
         return
     chars = 0
     for key, value in annotations.items():
+        if type(key) is str and type(value) is str and not _annotation_key_errors(key):
+            chars += len(key) + len(value)
+            continue
         if not isinstance(key, str):
             out.append(_invalid(path, key, "must be a string"))
             continue
-        for msg in qualified_name_errors(key.lower()):
+        for msg in _annotation_key_errors(key):
             out.append(_invalid(path, key, msg))
         if not isinstance(value, str):
             out.append(_invalid(path, value, "must be a string"))
