@@ -175,7 +175,15 @@ class SchemaWalker:
     def type_of(self, node: Schema, wanted: str, path: str) -> TypeInfo:
         """The annotation of a value validated by ``node`` (classes created as needed)."""
         if node.get("x-kubernetes-int-or-string"):
-            return TypeInfo(Union((Atom("int"), Atom("str"))), "other")
+            return TypeInfo(
+                Union(
+                    (
+                        self._constrained(Atom("int"), node, "number"),
+                        self._constrained(Atom("str"), node, "string"),
+                    )
+                ),
+                "other",
+            )
         kind = node.get("type")
         scalar = scalar_type(node, self.imports)
         if scalar is not None:
@@ -213,7 +221,11 @@ class SchemaWalker:
         if node.get("nullable") and expr != _ANY:
             parts = expr.parts if isinstance(expr, Union) else (expr,)
             expr = Union((*parts, _NONE))
-        constraints = constraint_kwargs(node, info.constraint_kind)
+        return self._constrained(expr, node, info.constraint_kind)
+
+    def _constrained(self, expr: Expr, node: Schema, constraint_kind: str) -> Expr:
+        """``expr`` or ``Annotated[expr, Field(<constraints of node>)]``."""
+        constraints = constraint_kwargs(node, constraint_kind)
         if not constraints:
             return expr
         self.imports.update({"Annotated", "Field"})
