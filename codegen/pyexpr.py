@@ -137,11 +137,10 @@ def statement(indent: str, target: str, annotation: Expr | None, value: Expr | N
         return _split_annotation(annotation, indent, target + ": ")
     if _fits(indent + head + " = " + value.flat):
         return [indent + head + " = " + value.flat]
-    if isinstance(value, Seq):
-        if annotation is None or _fits(indent + head + " = " + value.head):
-            return split(value, indent, head + " = ")
-        if _fits(indent + head + " = ("):
-            return [indent + head + " = (", *layout(value, indent + INDENT), indent + ")"]
+    if isinstance(value, Seq) and (annotation is None or _fits(indent + head + " = " + value.head)):
+        return split(value, indent, head + " = ")
+    if _fits(indent + head + " = ("):
+        return [indent + head + " = (", *layout(value, indent + INDENT), indent + ")"]
     if annotation is None:
         return split(value, indent, head + " = ")
     lines = _split_annotation(annotation, indent, target + ": ")
