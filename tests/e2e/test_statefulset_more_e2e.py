@@ -328,11 +328,23 @@ def test_on_delete_only_replaces_pods_deleted_by_hand(
 # --- maxUnavailable ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("max_unavailable", "policy"),
+    [(2, "OrderedReady"), ("40%", "Parallel"), ("45%", "OrderedReady")],  # 45% rounds down
+)
 def test_max_unavailable_bounds_a_rolling_update(
-    client, namespace, manager, pod_log, pod_states, wait_for
+    client, namespace, manager, pod_log, pod_states, wait_for, max_unavailable, policy
 ) -> None:
-    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}}
-    client.create(make_sts(namespace, 5, updateStrategy=strategy, template=slow_template(0.3)))
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": max_unavailable}}
+    client.create(
+        make_sts(
+            namespace,
+            5,
+            updateStrategy=strategy,
+            podManagementPolicy=policy,
+            template=slow_template(0.3),
+        )
+    )
     wait_for(converged(client, namespace, 5), TIMEOUT)
     start = len(pod_states.counts())
     set_image(client, namespace, "nginx:2")
@@ -349,18 +361,27 @@ def test_max_unavailable_bounds_a_rolling_update(
 # --- minReadySeconds ---------------------------------------------------------------------
 
 
-def test_min_ready_seconds_delays_availability_and_requeues(
-    client, namespace, manager, wait_for
-) -> None:
-    seen: list[tuple[int, int]] = []
+def watch_statuses(client, namespace: str) -> tuple[Any, list[tuple[int, int, int]]]:
+    """Start recording ``(replicas, readyReplicas, availableReplicas)`` of every set status
+    the server sends; returns the watch (close it) and the list."""
+    seen: list[tuple[int, int, int]] = []
     watch = client.watch(kinds.StatefulSet, namespace, resource_version="0")
 
     def record() -> None:
         for ev in watch:
-            status = ev.object.get("status") or {}
-            seen.append((status.get("readyReplicas", 0), status.get("availableReplicas", 0)))
+            if ev.type in ("ADDED", "MODIFIED"):
+                status = ev.object.get("status") or {}
+                counts = ("replicas", "readyReplicas", "availableReplicas")
+                seen.append(tuple(status.get(k, 0) for k in counts))  # type: ignore[arg-type]
 
     threading.Thread(target=record, daemon=True).start()
+    return watch, seen
+
+
+def test_min_ready_seconds_delays_availability_and_requeues(
+    client, namespace, manager, wait_for
+) -> None:
+    watch, seen = watch_statuses(client, namespace)
     try:
         client.create(make_sts(namespace, 2, podManagementPolicy="Parallel", minReadySeconds=1))
         wait_for(converged(client, namespace, 2), TIMEOUT)
@@ -368,8 +389,22 @@ def test_min_ready_seconds_delays_availability_and_requeues(
         watch.close()
     # available lags ready; once both pods were ready nothing but the controller's own
     # requeue (no pod or set event) could make them available
-    assert (2, 0) in seen
-    assert all(available <= ready for ready, available in seen)
+    assert (2, 2, 0) in seen
+    assert all(available <= ready for _, ready, available in seen)
+
+
+def test_ordered_ready_waits_for_availability_before_the_next_pod(
+    client, namespace, manager, wait_for
+) -> None:
+    watch, seen = watch_statuses(client, namespace)
+    try:
+        client.create(make_sts(namespace, 2, minReadySeconds=1))
+        wait_for(converged(client, namespace, 2), TIMEOUT)
+    finally:
+        watch.close()
+    assert (1, 1, 0) in seen
+    first_with_two = next(s for s in seen if s[0] == 2)
+    assert first_with_two[2] >= 1  # web-1 came only once web-0 was available
 
 
 # --- revisions ---------------------------------------------------------------------------
@@ -547,3 +582,28 @@ def test_invalid_selector_warns_and_other_sets_keep_working(
     assert not (client.get(kinds.StatefulSet, "bad", namespace).get("status") or {}).get(
         "observedGeneration"
     )
+
+
+# --- deletion ----------------------------------------------------------------------------
+
+
+def test_set_being_deleted_gets_no_new_pods(client, namespace, manager, pod_log, wait_for) -> None:
+    sts = make_sts(namespace, 3, podManagementPolicy="Parallel")
+    sts["metadata"]["finalizers"] = ["example.com/hold"]  # keeps the set while we look
+    client.create(sts)
+    wait_for(converged(client, namespace, 3), TIMEOUT)
+    client.delete(kinds.StatefulSet, "web", namespace, propagation_policy="Foreground")
+    wait_for(lambda: not pods(client, namespace), TIMEOUT)  # the garbage collector's work
+    scale(client, namespace, 4)  # a sync of the deleting set: status only
+
+    def observed() -> dict | None:
+        sts = client.get(kinds.StatefulSet, "web", namespace)
+        status = sts.get("status") or {}
+        return sts if status.get("observedGeneration") == sts["metadata"]["generation"] else None
+
+    sts = wait_for(observed, TIMEOUT)
+    assert sts["status"]["replicas"] == 0
+    assert not pods(client, namespace)
+    assert sorted(pod_log.names("created")) == ["web-0", "web-1", "web-2"]
+    client.patch(kinds.StatefulSet, "web", {"metadata": {"finalizers": None}}, namespace=namespace)
+    wait_for(lambda: not client.list(kinds.StatefulSet, namespace)["items"], TIMEOUT)
