@@ -1,11 +1,12 @@
 """The quick start's demo: the bundled StatefulSet controller on a fresh embedded cluster.
 
-``make run`` (= ``kube-runtime demo``) starts an embedded cluster, runs the StatefulSet
-controller in a manager, applies ``examples/statefulset.yaml`` (3 replicas, one
+``make run`` (= ``kube-runtime demo``) starts an embedded cluster, runs the StatefulSet and
+CloneSet controllers in one manager, applies ``examples/statefulset.yaml`` (3 replicas, one
 volumeClaimTemplate) and drives it through a scale-up, a rolling image update and a
-scale-down, printing the pods (phase, readiness, revision) as they change. It ends with a
-summary of what the controller did, in the order a watch saw it, and exits 0 once every step
-converged (1 with what was awaited otherwise).
+scale-down, then applies ``examples/cloneset.yaml`` and updates its image in place, printing
+the pods (phase, readiness, revision, restarts) as they change. It ends with a summary of
+what the controllers did, in the order a watch saw it, and exits 0 once every step converged
+(1 with what was awaited otherwise).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from kube_runtime.manager import Manager
 from kube_runtime.testing.waiting import WaitTimeout, wait_for
 
 NAMESPACE = "demo"
-MANIFEST = Path(__file__).resolve().parent.parent / "examples" / "statefulset.yaml"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+MANIFEST = EXAMPLES / "statefulset.yaml"
+CLONESET_MANIFEST = EXAMPLES / "cloneset.yaml"
 
 
 def _ready(pod: dict[str, Any]) -> bool:
@@ -37,20 +40,23 @@ def _ready(pod: dict[str, Any]) -> bool:
 class _Progress:
     """Prints one line per change of the pods' state, with the time since the step began."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, selector: str) -> None:
         self.client = client
+        self.selector = selector
         self.last = ""
 
     def line(self) -> str:
-        pods = self.client.list(kinds.Pod, NAMESPACE)["items"]
+        pods = self.client.list(kinds.Pod, NAMESPACE, label_selector=self.selector)["items"]
         cells = []
         for p in sorted(pods, key=lambda p: p["metadata"]["name"]):
             meta, status = p["metadata"], p.get("status") or {}
             revision = (meta.get("labels") or {}).get("controller-revision-hash", "?")
             image = p["spec"]["containers"][0]["image"]
             state = "Terminating" if meta.get("deletionTimestamp") else status.get("phase", "-")
+            restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or [])
             cells.append(
-                f"{meta['name']}:{state}{'/Ready' if _ready(p) else ''} {image} rev={revision[-5:]}"
+                f"{meta['name']}:{state}{'/Ready' if _ready(p) else ''} {image} "
+                f"rev={revision[-5:]} r={restarts}"
             )
         return " | ".join(cells) or "(no pods)"
 
@@ -79,7 +85,9 @@ class _Recorder:
 
     def _run(self) -> None:
         for event in self._watch:
-            if event.type in ("ADDED", "DELETED"):
+            if event.type in ("ADDED", "DELETED") and event.object["metadata"]["name"].startswith(
+                "web-"
+            ):
                 verb = "create" if event.type == "ADDED" else "delete"
                 self.events.append(f"{verb} {event.object['metadata']['name']}")
 
@@ -101,7 +109,8 @@ def _converged(client: Client, replicas: int) -> Callable[[], bool]:
             and status.get("readyReplicas", 0) == replicas
             and status.get("updatedReplicas", 0) == replicas
             and status.get("currentRevision") == status.get("updateRevision")
-            and len(client.list(kinds.Pod, NAMESPACE)["items"]) == replicas
+            and len(client.list(kinds.Pod, NAMESPACE, label_selector="app=web")["items"])
+            == replicas
         )
 
     return check
@@ -122,12 +131,14 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
         print(f"embedded cluster on {cluster.url} (kubeconfig: {path})", flush=True)
         client = Client.from_kubeconfig(str(path))
         manager = Manager(client, metrics_bind_address="0")
-        from controllers.statefulset import setup
+        from controllers import cloneset, statefulset
 
-        setup(manager, max_concurrent_reconciles=2)
+        statefulset.setup(manager, max_concurrent_reconciles=2)
+        cloneset.install_crd(client)
+        cloneset.setup(manager, max_concurrent_reconciles=2)
         manager_thread = threading.Thread(target=manager.start, name="manager", daemon=True)
         manager_thread.start()
-        print("StatefulSet controller running", flush=True)
+        print("StatefulSet and CloneSet controllers running", flush=True)
 
         client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         rv = client.list(kinds.Pod, NAMESPACE)["metadata"]["resourceVersion"]
@@ -136,7 +147,7 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
         for doc in yaml.safe_load_all(MANIFEST.read_text()):
             client.create(doc, namespace=NAMESPACE)
         print(f"applied {MANIFEST.name}: Service web, StatefulSet web (replicas 3)", flush=True)
-        progress = _Progress(client)
+        progress = _Progress(client, "app=web")
 
         progress.step("scale up 0 -> 3 (OrderedReady: one pod at a time)", _converged(client, 3))
         first_revision = _sts(client)["status"]["currentRevision"]
@@ -156,11 +167,15 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
         client.patch(kinds.StatefulSet, "web", {"spec": {"replicas": 1}}, namespace=NAMESPACE)
         progress.step("scale down 3 -> 1 (highest ordinal first)", _converged(client, 1))
 
+        in_place = _cloneset_in_place(client)
+
         claims = sorted(
             c["metadata"]["name"]
             for c in client.list(kinds.PersistentVolumeClaim, NAMESPACE)["items"]
         )
-        revisions = client.list(kinds.ControllerRevision, NAMESPACE)["items"]
+        revisions = client.list(kinds.ControllerRevision, NAMESPACE, label_selector="app=web")[
+            "items"
+        ]
         recorder.close()
         print("==> summary", flush=True)
         print(f"    pod operations seen by a watch: {', '.join(recorder.events)}", flush=True)
@@ -169,6 +184,7 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
             flush=True,
         )
         print(f"    PVCs (kept after scale-down): {', '.join(claims)}", flush=True)
+        print(f"    CloneSet in-place update: {in_place}", flush=True)
         print(
             f"    API writes by the demo and controller: {_api_writes() - requests_before:.0f}",
             flush=True,
@@ -190,6 +206,58 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
         if manager_thread is not None:
             manager_thread.join(30)
         cluster.stop()
+
+
+def _cloneset_in_place(client: Client) -> str:
+    """Apply the CloneSet example, update its image in place; describe what stayed the same."""
+    doc = yaml.safe_load(CLONESET_MANIFEST.read_text())
+    client.create(doc, namespace=NAMESPACE)
+    print(f"applied {CLONESET_MANIFEST.name}: CloneSet cache (replicas 3, InPlaceIfPossible)")
+    progress = _Progress(client, "app=cache")
+    kind = "apps.kube-runtime.io/v1alpha1/CloneSet"
+
+    def converged(image: str) -> Callable[[], bool]:
+        def check() -> bool:
+            cs = client.get(kind, "cache", NAMESPACE)
+            status = cs.get("status") or {}
+            pods = client.list(kinds.Pod, NAMESPACE, label_selector="app=cache")["items"]
+            return bool(
+                status.get("observedGeneration") == cs["metadata"]["generation"]
+                and status.get("updatedReadyReplicas") == 3 == status.get("readyReplicas")
+                and len(pods) == 3
+                and all(
+                    _ready(p)
+                    and all(c.get("image") == image for c in p["status"]["containerStatuses"])
+                    for p in pods
+                )
+            )
+
+        return check
+
+    def identities() -> dict[str, tuple[str, str]]:
+        pods = client.list(kinds.Pod, NAMESPACE, label_selector="app=cache")["items"]
+        return {
+            p["metadata"]["name"]: (p["metadata"]["uid"], p["status"].get("podIP", ""))
+            for p in pods
+        }
+
+    progress.step("CloneSet scale up 0 -> 3", converged("redis:7.0"))
+    before = identities()
+    client.patch(
+        kind,
+        "cache",
+        {"spec": {"template": {"spec": {"containers": [{"name": "redis", "image": "redis:7.2"}]}}}},
+        namespace=NAMESPACE,
+    )
+    progress.step("CloneSet in-place update to redis:7.2 (same pods, containers restart)",
+                  converged("redis:7.2"))  # fmt: skip
+    after = identities()
+    kept = before == after
+    return (
+        f"{len(after)} pods kept their names, UIDs and IPs"
+        if kept
+        else f"pods changed: {sorted(before)} -> {sorted(after)}"
+    )
 
 
 def _api_writes() -> float:

@@ -85,6 +85,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         metrics_bind_address=f":{args.metrics_port}" if args.metrics_port else "0",
         health_probe_bind_address=f":{args.health_port}" if args.health_port else "0",
     )
+    if args.install_crds:
+        import importlib
+
+        for name in args.controllers:
+            install = getattr(importlib.import_module(f"controllers.{name}"), "install_crd", None)
+            if install is not None:
+                install(client)
     for setup in setups:
         setup(manager, max_concurrent_reconciles=args.workers)
     try:
@@ -136,6 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--context", help="kubeconfig context")
     p.add_argument("--namespace", help="only watch and reconcile this namespace")
     p.add_argument("--workers", type=int, default=2, help="concurrent reconciles per controller")
+    p.add_argument(
+        "--install-crds",
+        action="store_true",
+        help="create the CRDs the controllers serve (cloneset) when missing",
+    )
     p.add_argument("--leader-elect", action="store_true", help="campaign for a Lease first")
     p.add_argument("--leader-election-id", default="kube-runtime-controllers")
     p.add_argument("--leader-election-namespace", help="default: the pod's namespace or default")

@@ -5,9 +5,13 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+from pathlib import Path
+
+import yaml
 
 from controllers.demo import run_demo
-from kube_runtime import kinds
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def test_demo_converges_with_the_exact_upstream_order(capsys) -> None:
@@ -20,13 +24,15 @@ def test_demo_converges_with_the_exact_upstream_order(capsys) -> None:
     )
     assert f"pod operations seen by a watch: {expected}\n" in out
     assert "PVCs (kept after scale-down): data-web-0, data-web-1, data-web-2" in out
+    assert "revisions: web-" in out and "(2 kept)" in out
+    assert "CloneSet in-place update: 3 pods kept their names, UIDs and IPs" in out
     assert "demo converged" in out
 
 
 def test_run_statefulset_against_a_cluster(client, kubeconfig, namespace, wait_for) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kube_runtime.cli", "run", "statefulset",
-         "--kubeconfig", str(kubeconfig), "--namespace", namespace,
+        [sys.executable, "-m", "kube_runtime.cli", "run", "statefulset", "cloneset",
+         "--install-crds", "--kubeconfig", str(kubeconfig), "--namespace", namespace,
          "--metrics-port", "0", "--health-port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
@@ -48,11 +54,23 @@ def test_run_statefulset_against_a_cluster(client, kubeconfig, namespace, wait_f
             }
         )
 
-        def ready() -> bool:
-            status = client.get(kinds.StatefulSet, "cli", namespace).get("status") or {}
-            return status.get("readyReplicas") == 2
+        wait_for(
+            lambda: client.get("apiextensions.k8s.io/v1/CustomResourceDefinition",
+                               "clonesets.apps.kube-runtime.io"),
+            timeout=30, message="--install-crds installs the CloneSet CRD",
+        )  # fmt: skip
+        cloneset = yaml.safe_load((EXAMPLES / "cloneset.yaml").read_text())
+        wait_for(lambda: client.create(cloneset, namespace=namespace), timeout=10)
 
-        wait_for(ready, timeout=30, message="the CLI's controller converges the set")
+        def ready(kind: str, name: str) -> bool:
+            status = client.get(kind, name, namespace).get("status") or {}
+            return status.get("readyReplicas") == status.get("replicas") > 0
+
+        wait_for(lambda: ready("apps/v1/StatefulSet", "cli"), timeout=30, message="set converges")
+        wait_for(
+            lambda: ready("apps.kube-runtime.io/v1alpha1/CloneSet", "cache"),
+            timeout=30, message="CloneSet converges",
+        )  # fmt: skip
     finally:
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=30)
