@@ -142,6 +142,48 @@ def test_parallel_creates_and_deletes_without_waiting(
     assert pod_states.max_terminating == 5
 
 
+@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"])
+def test_unhealthy_pod_blocks_ordered_scale_down_only(
+    client, namespace, manager, pod_log, wait_for, policy
+) -> None:
+    client.create(make_sts(namespace, 3, podManagementPolicy=policy))
+    wait_for(converged(client, namespace, 3), TIMEOUT)
+    never_ready = {"sim.kube-runtime.io/never-ready": "true"}
+    client.patch(
+        kinds.Pod, "web-0", {"metadata": {"annotations": never_ready}}, namespace=namespace
+    )
+    wait_for(lambda: not is_ready(pods(client, namespace)["web-0"]), TIMEOUT)
+    scale(client, namespace, 1)
+
+    def observed() -> dict | None:
+        sts = client.get(kinds.StatefulSet, "web", namespace)
+        status = sts.get("status") or {}
+        ok = status.get("observedGeneration") == sts["metadata"]["generation"]
+        return (
+            status
+            if ok and status.get("readyReplicas") == (2 if policy == "OrderedReady" else 0)
+            else None
+        )
+
+    wait_for(observed, TIMEOUT)
+    if policy == "OrderedReady":  # web-0 is not ready: no scale down
+        assert pod_log.names("deleting") == []
+        assert sorted(pods(client, namespace)) == ["web-0", "web-1", "web-2"]
+    else:  # Parallel does not wait for web-0
+        wait_for(lambda: sorted(pods(client, namespace)) == ["web-0"], TIMEOUT)
+    client.patch(
+        kinds.Pod,
+        "web-0",
+        {"metadata": {"annotations": {"sim.kube-runtime.io/never-ready": None}}},
+        namespace=namespace,
+    )
+    wait_for(converged(client, namespace, 1), TIMEOUT)
+    deleted = pod_log.names("deleting")
+    assert sorted(deleted) == ["web-1", "web-2"]
+    if policy == "OrderedReady":
+        assert deleted == ["web-2", "web-1"]
+
+
 # --- claim retention ---------------------------------------------------------------------
 
 
