@@ -223,6 +223,30 @@ def test_when_scaled_delete_removes_condemned_claims_only(
     assert sorted(remaining) == ["data-web-0", "data-web-1"]
 
 
+@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"])
+def test_scale_back_up_while_condemned_claims_go(
+    client, namespace, manager, kubelet, wait_for, policy
+) -> None:
+    sts = retention_sts(namespace, 3, "Retain", "Delete")
+    sts["spec"]["podManagementPolicy"] = policy
+    client.create(sts)
+    wait_for(converged(client, namespace, 3), TIMEOUT)
+    kubelet.settings.grace_scale = 0.01  # the condemned pods (and so their claims) linger
+    old = {n: c["metadata"]["uid"] for n, c in claims(client, namespace).items()}
+    scale(client, namespace, 1)
+    wait_for(lambda: pods(client, namespace)["web-1"]["metadata"].get("deletionTimestamp"), TIMEOUT)
+    scale(client, namespace, 3)
+    wait_for(converged(client, namespace, 3), TIMEOUT)
+    found = wait_for(lambda: (c := claims(client, namespace)) and len(c) == 3 and c, TIMEOUT)
+    assert found["data-web-0"]["metadata"]["uid"] == old["data-web-0"]
+    live = {p["metadata"]["uid"] for p in pods(client, namespace).values()}
+    for claim in found.values():  # no claim is left owned by a pod that is gone
+        refs = [r for r in claim["metadata"].get("ownerReferences") or [] if r["kind"] == "Pod"]
+        assert all(r["uid"] in live for r in refs)
+    volumes = pods(client, namespace)["web-1"]["spec"]["volumes"]
+    assert {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}} in volumes
+
+
 def test_when_deleted_delete_removes_claims_with_the_set(
     client, namespace, manager, wait_for
 ) -> None:
