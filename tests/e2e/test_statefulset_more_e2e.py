@@ -1,8 +1,9 @@
 """More of the StatefulSet controller on the embedded cluster (issue 5): Parallel pod
-management, claim retention policies, adoption and release, OnDelete, maxUnavailable,
-minReadySeconds, revision rollback and history, ``spec.ordinals.start``, identity repair,
-expectations under a slow informer, and an invalid selector. Sequences are recorded from
-watches (:class:`PodLog` of the basic e2e file, :class:`PodStates` here)."""
+management, an unhealthy pod blocking ordered scale down, claim retention policies, adoption
+and release, OnDelete, maxUnavailable, minReadySeconds, revision rollback and history,
+``spec.ordinals.start``, identity repair, expectations under a lagging cache, failed API
+writes, an invalid selector, and a set being deleted. Sequences are recorded from watches
+(:class:`PodLog` of the basic e2e file, :class:`PodStates` here)."""
 
 from __future__ import annotations
 
