@@ -1,7 +1,8 @@
 """``python -m bench [--quick] [--profile] [--markdown PATH] [--list] [name ...]``.
 
-Two suites share one report: ``server`` (the embedded API server, :mod:`bench.embedded_server`)
-and ``framework`` (informers, queue, cache memory, steady state, :mod:`bench.framework`).
+Three suites share one report: ``server`` (the embedded API server, :mod:`bench.embedded_server`),
+``framework`` (informers, queue, cache memory, steady state, :mod:`bench.framework`) and
+``controllers`` (StatefulSet and CloneSet convergence, :mod:`bench.controllers`).
 A name is a suite or a scenario; no name runs everything. Examples::
 
     python -m bench --quick                        # everything, small sizes
@@ -18,11 +19,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import embedded_server, framework
+from bench import controllers, embedded_server, framework
 
 SUITES: dict[str, dict[str, Callable[[Any], None]]] = {
     "server": dict(embedded_server.SCENARIOS),
     "framework": dict(framework.SCENARIOS),
+    "controllers": dict(controllers.SCENARIOS),
 }
 SCENARIOS: dict[str, Callable[[Any], None]] = {
     name: fn for scenarios in SUITES.values() for name, fn in scenarios.items()
@@ -46,7 +48,7 @@ def resolve(names: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
-        description="Benchmarks of the embedded API server and the framework core.",
+        description="Benchmarks of the embedded API server, the framework core and the controllers.",
         epilog="suites: " + "; ".join(f"{suite} = {' '.join(s)}" for suite, s in SUITES.items()),
     )
     parser.add_argument("names", nargs="*", metavar="name", help="a suite or a scenario")
@@ -67,10 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         names = resolve(args.names)
     except ValueError as e:
         parser.error(f"{e}; choose from {', '.join([*SUITES, *SCENARIOS])}")
-    ctx = framework.FrameworkContext(
+    ctx = controllers.ControllersContext(
         embedded_server.QUICK if args.quick else embedded_server.FULL,
         args.profile,
         framework=framework.QUICK if args.quick else framework.FULL,
+        controllers=controllers.QUICK if args.quick else controllers.FULL,
     )
     info = embedded_server.machine_info()
     command = " ".join(["python -m bench", *(sys.argv[1:] if argv is None else argv)])
