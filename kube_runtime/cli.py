@@ -5,6 +5,7 @@
   StatefulSet controller scales, updates and scales down a set (``--pods`` runs the older
   pod-lifecycle demo; ``--serve`` keeps serving afterwards for kubectl).
 * ``kube-runtime run statefulset ...``: run bundled controllers against any cluster.
+* ``kube-runtime codegen CRD.yaml -o models.py``: typed models (see :mod:`codegen`).
 """
 
 from __future__ import annotations
@@ -135,6 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp dir)")
     p.set_defaults(func=cmd_demo)
 
+    sub.add_parser(
+        "codegen",
+        help="typed pydantic models from CRD manifests (kube-runtime codegen --help)",
+        add_help=False,
+    )
+
     p = sub.add_parser("run", help="run bundled controllers against a cluster")
     p.add_argument("controllers", nargs="+", metavar="CONTROLLER", help="e.g. statefulset")
     p.add_argument(
@@ -158,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["codegen"]:  # the code generator has its own argument parser
+        from codegen.cli import main as codegen_main
+
+        return codegen_main(argv[1:], prog="kube-runtime codegen")
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,

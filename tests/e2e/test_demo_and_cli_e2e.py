@@ -84,3 +84,15 @@ def test_run_rejects_an_unknown_controller() -> None:
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert proc.returncode == 2 and "no bundled controller named 'nosuch'" in proc.stderr
+
+
+def test_kube_runtime_codegen_is_the_code_generator(tmp_path) -> None:
+    from kube_runtime.cli import main
+
+    crd = Path(__file__).resolve().parents[2] / "controllers" / "cloneset" / "crd.yaml"
+    out = tmp_path / "models.py"
+    assert main(["codegen", str(crd), "-o", str(out)]) == 0
+    assert "class CloneSet(" in out.read_text()
+    assert main(["codegen", str(crd), "-o", str(out), "--check"]) == 0
+    out.write_text(out.read_text() + "# edited\n")
+    assert main(["codegen", str(crd), "-o", str(out), "--check"]) == 1
