@@ -12,15 +12,15 @@ time from the parsed request to the built response, measured on the server threa
 exclude socket I/O and HTTP parsing, and include any time the server thread spent waiting
 for the GIL while client threads ran (visible in the 4-client p90/p99).
 
-Scenarios (run all, or name some): ``create``, ``update``, ``list``, ``watch``,
-``deserialize``. ``--quick`` uses small sizes (a smoke run, numbers are noisy);
-``--profile`` runs cProfile on the server thread (and the watch writer) and prints the top
-functions (timings are inflated under the profiler); ``--markdown PATH`` writes the tables.
+Scenarios (:data:`SCENARIOS`, the ``server`` suite of ``python -m bench``): ``create``,
+``update``, ``list``, ``watch``, ``deserialize``. ``--quick`` uses small sizes (a smoke
+run, numbers are noisy); ``--profile`` runs cProfile on the server thread (and the watch
+writer) and prints the top functions (timings are inflated under the profiler);
+``--markdown PATH`` writes the tables.
 """
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import datetime
 import gc
@@ -1204,48 +1204,3 @@ def render_markdown(ctx: Context, command: str, info: list[tuple[str, str]], sec
         )
         out.append("")
     return "\n".join(out)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench", description=__doc__.split("\n\n")[0] if __doc__ else None
-    )
-    parser.add_argument(
-        "scenarios", nargs="*", metavar="scenario", help=f"subset to run: {', '.join(SCENARIOS)}"
-    )
-    parser.add_argument("--quick", action="store_true", help="small sizes (smoke run, < 30 s)")
-    parser.add_argument(
-        "--profile", action="store_true", help="cProfile the server thread, print top functions"
-    )
-    parser.add_argument(
-        "--markdown", type=Path, metavar="PATH", help="also write the tables as Markdown"
-    )
-    args = parser.parse_args(argv)
-    unknown = [s for s in args.scenarios if s not in SCENARIOS]
-    if unknown:
-        parser.error(
-            f"unknown scenario(s) {', '.join(unknown)}; choose from {', '.join(SCENARIOS)}"
-        )
-    names = args.scenarios or list(SCENARIOS)
-    ctx = Context(QUICK if args.quick else FULL, args.profile)
-    info = machine_info()
-    command = " ".join(["python -m bench", *(sys.argv[1:] if argv is None else argv)])
-    log(
-        "embedded API server benchmark: plain HTTP, EmbeddedCluster(kubelet=False), clients in-process"
-    )
-    for k, v in info:
-        log(f"{k}: {v}")
-    if args.profile:
-        log("profiling is on: timings below are inflated by cProfile")
-    started = time.perf_counter()
-    for name in names:
-        log(f"== {name}")
-        SCENARIOS[name](ctx)
-    seconds = time.perf_counter() - started
-    report = render_markdown(ctx, command, info, seconds)
-    print()
-    print(report)
-    if args.markdown is not None:
-        args.markdown.write_text(report)
-        log(f"wrote {args.markdown}")
-    return 0
