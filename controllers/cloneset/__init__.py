@@ -4,7 +4,7 @@
 ``setup(manager, max_concurrent_reconciles=N, install_crd=False)`` registers it with a
 :class:`~kube_runtime.manager.Manager`; :func:`install_crd` creates the CRD from ``crd.yaml``.
 Modules: :mod:`.controller` (watches and the sync), :mod:`.core` (spec accessors, pod
-readiness, new pods), :mod:`.scale`, :mod:`.update`, :mod:`.inplace`, :mod:`.lifecycle`,
+readiness, new pods), :mod:`.scale`, :mod:`.update`, :mod:`.lifecycle`,
 :mod:`.status`.
 """
 

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from controllers.cloneset import core
-from controllers.cloneset.inplace import InPlaceControl
 from controllers.cloneset.lifecycle import LifecycleControl
 from controllers.cloneset.scale import ScaleControl
 from controllers.cloneset.status import (
@@ -53,6 +52,7 @@ from kube_runtime.expectations import (
 from kube_runtime.kinds import CustomResourceDefinition, PersistentVolumeClaim, Pod
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.workloads.inplace import InPlaceControl
 from kube_runtime.workloads.pods import is_active, is_available
 from kube_runtime.workloads.revision import (
     apply_revision,

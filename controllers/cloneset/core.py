@@ -14,13 +14,10 @@ from datetime import datetime
 from typing import Any, Final
 
 from controllers.cloneset import lifecycle
-from controllers.cloneset.inplace import (
-    READINESS_GATE,
-    get_condition,
-)
 from kube_runtime.expectations import equal_to_revision_hash
 from kube_runtime.kinds import Kind
 from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.workloads.inplace import get_condition, inject_readiness_gate
 from kube_runtime.workloads.intstr import scaled_value
 from kube_runtime.workloads.pods import is_available, is_ready
 from kube_runtime.workloads.pvc import INSTANCE_ID_LABEL, instance_pod_volumes_for
@@ -247,10 +244,7 @@ def _new_pod(cs: Obj, revision: str, instance_id: str) -> dict[str, Any]:
     )
     pod_meta.pop("generateName", None)
     spec = dict(template.get("spec") or {})
-    gates = list(spec.get("readinessGates") or [])
-    if not any(g.get("conditionType") == READINESS_GATE for g in gates):
-        gates.append({"conditionType": READINESS_GATE})
-    spec["readinessGates"] = gates
+    inject_readiness_gate(spec)
     pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
     if _spec(cs).get("volumeClaimTemplates"):
         spec["volumes"] = instance_pod_volumes_for(cs, pod)

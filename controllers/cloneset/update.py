@@ -23,16 +23,16 @@ from datetime import datetime
 from typing import Any
 
 from controllers.cloneset import core, lifecycle
-from controllers.cloneset.inplace import (
+from controllers.cloneset.scale import ExpectationDiffs, calculate_diffs
+from kube_runtime.expectations import ResourceVersionExpectations, UpdateExpectations
+from kube_runtime.kinds import Pod
+from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.workloads.inplace import (
     GRACE_ANNOTATION,
     InPlaceControl,
     calculate_in_place_spec,
     check_update_completed,
 )
-from controllers.cloneset.scale import ExpectationDiffs, calculate_diffs
-from kube_runtime.expectations import ResourceVersionExpectations, UpdateExpectations
-from kube_runtime.kinds import Pod
-from kube_runtime.selectors import label_selector_from_dict
 from kube_runtime.workloads.pods import active_pods_less
 
 __all__ = [

@@ -6,7 +6,9 @@
   before the pod, the retention policy as owner references;
 * :mod:`~kube_runtime.workloads.pods` — pod state predicates, ordinals, upstream's order for
   choosing pods to delete;
-* :mod:`~kube_runtime.workloads.intstr` — int-or-percent values scaled to a total.
+* :mod:`~kube_runtime.workloads.intstr` — int-or-percent values scaled to a total;
+* :mod:`~kube_runtime.workloads.inplace` — in-place update of pods: feasibility, the
+  ``InPlaceUpdateReady`` readiness gate, grace period, image patch, completion check.
 
 Import from the submodules; nothing is re-exported here.
 """

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from controllers.cloneset import core, lifecycle
-from controllers.cloneset.inplace import calculate_in_place_spec, check_update_completed
 from controllers.cloneset.scale import ExpectationDiffs
 from controllers.cloneset.update import (
     limit_update_indexes,
@@ -14,6 +13,7 @@ from controllers.cloneset.update import (
     scatter_sort,
     sort_update_indexes,
 )
+from kube_runtime.workloads.inplace import calculate_in_place_spec, check_update_completed
 
 
 def pod(labels=None, ready=True, state=None):

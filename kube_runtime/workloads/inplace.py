@@ -1,4 +1,5 @@
-"""In-place update of CloneSet pods (openkruise ``pkg/util/inplaceupdate``).
+"""In-place update of workload pods, shared by the CloneSet and the enhanced StatefulSet
+(openkruise ``pkg/util/inplaceupdate``).
 
 Feasibility (:func:`calculate_in_place_spec`): between the pod's revision and the target
 revision only container images and template metadata (labels/annotations) may differ.
@@ -11,7 +12,8 @@ containers ran before) and, without a grace period, the new images. With
 ``apps.kruise.io/inplace-update-grace`` annotation until :meth:`InPlaceControl.refresh` finds
 the grace period over. :meth:`InPlaceControl.refresh` sets the condition True again once every
 updated container reports a new imageID (:func:`check_update_completed`), and gives newly
-created pods (readiness gate, no condition yet) the True condition.
+created pods (readiness gate, no condition yet) the True condition; controllers give the pods
+they create the gate with :func:`inject_readiness_gate`.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ __all__ = [
     "check_update_completed",
     "get_condition",
     "has_readiness_gate",
+    "inject_readiness_gate",
 ]
 
 log = logging.getLogger(__name__)
@@ -116,6 +119,15 @@ def has_readiness_gate(pod: Obj) -> bool:
     """The pod declares the ``InPlaceUpdateReady`` readiness gate."""
     gates = (pod.get("spec") or {}).get("readinessGates") or ()
     return any(g.get("conditionType") == READINESS_GATE for g in gates)
+
+
+def inject_readiness_gate(pod_spec: dict[str, Any]) -> None:
+    """Add the ``InPlaceUpdateReady`` readiness gate to ``pod_spec`` (a private copy) unless it
+    has it."""
+    gates = list(pod_spec.get("readinessGates") or [])
+    if not any(g.get("conditionType") == READINESS_GATE for g in gates):
+        gates.append({"conditionType": READINESS_GATE})
+    pod_spec["readinessGates"] = gates
 
 
 def get_condition(pod: Obj) -> Mapping[str, Any] | None:
