@@ -25,7 +25,12 @@ Scenarios: ``sts-parallel``, ``sts-ordered``, ``cloneset``.
 
 from __future__ import annotations
 
+import cProfile
+import io
 import itertools
+import os
+import pstats
+import re
 import threading
 import time
 from collections import Counter
@@ -35,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.embedded_server import Table, Target, log, pct
-from bench.framework import FrameworkContext, framework_client, wait_until
+from bench.framework import FrameworkContext, framework_client
 from controllers.cloneset import CLONESET, install_crd
 from controllers.cloneset import setup as setup_cloneset
 from controllers.cloneset.core import max_unavailable
@@ -52,6 +57,8 @@ Obj = dict[str, Any]
 
 CPU_TARGET_MS = 1.0
 """Reconcile CPU per converged StatefulSet (issue 5)."""
+POLL_INTERVAL = 0.05
+"""Seconds between two looks at the store while waiting (it competes for the GIL)."""
 QUIET_SECONDS = 1.0
 """After convergence, writes are counted until the API saw none for this long."""
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE")
@@ -93,9 +100,15 @@ class ControllersContext(FrameworkContext):
 
 
 class CpuMeter:
-    """Thread CPU time of each reconcile, and of the API requests made inside reconciles."""
+    """Thread CPU time of each reconcile, and of the API requests made inside reconciles.
 
-    def __init__(self) -> None:
+    With ``profile`` every reconcile also runs under its worker thread's ``cProfile``
+    (inflating the CPU numbers); :meth:`print_profile` prints the merged top functions.
+    """
+
+    def __init__(self, profile: bool = False) -> None:
+        self.profile = profile
+        self._profiles: list[cProfile.Profile] = []
         self._lock = threading.Lock()
         self._local = threading.local()
         self.reconcile_cpu: list[float] = []
@@ -122,12 +135,27 @@ class CpuMeter:
 
         setattr(client, "request", request)  # noqa: B010 (an instance attribute on purpose)
 
+    def _thread_profile(self) -> cProfile.Profile | None:
+        if not self.profile:
+            return None
+        prof: cProfile.Profile | None = getattr(self._local, "profile", None)
+        if prof is None:
+            prof = self._local.profile = cProfile.Profile()
+            with self._lock:
+                self._profiles.append(prof)
+        return prof
+
     def measure(self, fn: Callable[[], Result | None]) -> Result | None:
+        prof = self._thread_profile()
         self._local.active = True
+        if prof is not None:
+            prof.enable()
         cpu, wall = time.thread_time(), time.perf_counter()
         try:
             return fn()
         finally:
+            if prof is not None:
+                prof.disable()
             self._local.active = False
             cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
             with self._lock:
@@ -142,6 +170,22 @@ class CpuMeter:
                 self.api_cpu,
                 self.api_calls,
             )
+
+    def print_profile(self, label: str) -> None:
+        """Print the merged profile of the reconciles so far (then start afresh)."""
+        with self._lock:
+            profiles, self._profiles = self._profiles, []
+        self._local = threading.local()
+        if not profiles:
+            return
+        buf = io.StringIO()
+        stats = pstats.Stats(profiles[0], stream=buf)
+        for prof in profiles[1:]:
+            stats.add(prof)
+        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("cumulative").print_stats(40)
+        print(f"---- profile: reconciles of {label} (worker threads)")
+        print(buf.getvalue(), flush=True)
 
     def reset(self) -> None:
         with self._lock:
@@ -270,7 +314,7 @@ def new_manager(cluster: EmbeddedCluster, namespace: str) -> tuple[Manager, Clie
 
 def wait_workers(name: str) -> None:
     """Wait until controller ``name`` synced its caches and started its workers."""
-    wait_until(
+    poll_until(
         lambda: (
             metrics.REGISTRY.get_sample_value(
                 "controller_runtime_max_concurrent_reconciles", {"controller": name}
@@ -280,6 +324,15 @@ def wait_workers(name: str) -> None:
         60,
         f"controller {name} to start",
     )
+
+
+def poll_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """Look every :data:`POLL_INTERVAL` until ``predicate()``; RuntimeError after ``timeout``."""
+    deadline = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(POLL_INTERVAL)
 
 
 def create_namespace(client: Client, name: str) -> None:
@@ -312,14 +365,29 @@ def pod_available(pod: Mapping[str, Any]) -> bool:
     return bool(statuses) and all(c.get("ready") for c in statuses)
 
 
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds (user + system) of each live thread, by name with its trailing number
+    dropped (``worker-0`` and ``worker-1`` add up); empty where ``/proc`` is missing."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    out: dict[str, float] = {}
+    for t in threading.enumerate():
+        try:
+            with open(f"/proc/self/task/{t.native_id}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        name = re.sub(r"[-_]?\d+$", "", t.name)
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 @dataclass
 class Run:
     """One convergence: timings, writes and reconcile CPU."""
 
     label: str
     units: int
-    seconds: float
-    half_seconds: float
+    milestones: dict[str, float]
     writes: Writes
     own_writes: int
     event_writes: int
@@ -328,6 +396,12 @@ class Run:
     api_cpu: float
     api_calls: int
     process_cpu: float
+    threads_cpu: dict[str, float]
+
+    @property
+    def seconds(self) -> float:
+        """From the benchmark's first write until converged."""
+        return self.milestones["converged"]
 
 
 def finish_run(
@@ -337,19 +411,20 @@ def finish_run(
     meter: CpuMeter,
     record_start: int,
     started: float,
-    times: tuple[float, float],
+    times: dict[str, float],
     process_cpu_start: float,
     own: Sequence[tuple[str, str]],
+    threads_start: dict[str, float],
 ) -> Run:
     wait_quiet(cluster)
+    threads = {k: v - threads_start.get(k, 0.0) for k, v in thread_cpu().items()}
     cpu, wall, api_cpu, api_calls = meter.snapshot()
     writes, own_writes, events = Writes.of(cluster, record_start).split(own)
-    half, done = times
+    meter.print_profile(label)
     return Run(
         label,
         units,
-        done - started,
-        half - started,
+        {k: t - started for k, t in times.items()},
         writes,
         own_writes,
         events,
@@ -358,18 +433,50 @@ def finish_run(
         api_cpu,
         api_calls,
         time.process_time() - process_cpu_start,
+        {k: v for k, v in threads.items() if v > 0},
     )
 
 
-def converge_times(
-    count: Callable[[], int], total: int, timeout: float, what: str
-) -> tuple[float, float]:
-    """perf_counter times when half of, then all of ``total`` units converged."""
+@dataclass(frozen=True)
+class Progress:
+    """Counts at one moment: pods written (created, or patched to the new image), pods
+    available, and units (sets, or pods for a CloneSet) whose owner's status converged."""
+
+    pods_written: int
+    pods_ready: int
+    converged: int
+
+
+MILESTONES = ("pods written", "pods ready", "half converged", "converged")
+
+
+def track(
+    progress: Callable[[], Progress], totals: Progress, timeout: float, what: str
+) -> dict[str, float]:
+    """Poll ``progress`` every :data:`POLL_INTERVAL` until it reaches ``totals``; the
+    perf_counter time of each of :data:`MILESTONES`."""
     start = time.perf_counter()
-    half = wait_until(lambda: count() * 2 >= total, timeout, f"half of {what}")
-    done = wait_until(lambda: count() >= total, timeout, what)
-    log(f"{what}: done in {done - start:.2f} s; counting writes until the API is quiet")
-    return half, done
+    times: dict[str, float] = {}
+    while True:
+        now = time.perf_counter()
+        p = progress()
+        reached = {
+            "pods written": p.pods_written >= totals.pods_written,
+            "pods ready": p.pods_ready >= totals.pods_ready,
+            "half converged": 2 * p.converged >= totals.converged,
+            "converged": p.converged >= totals.converged,
+        }
+        for name, ok in reached.items():
+            if ok:
+                times.setdefault(name, now)
+        if "converged" in times:
+            for name in MILESTONES:
+                times.setdefault(name, now)
+            log(f"{what}: done in {now - start:.2f} s; counting writes until the API is quiet")
+            return times
+        if now - start > timeout:
+            raise RuntimeError(f"timed out after {timeout:.0f}s waiting for {what} ({p})")
+        time.sleep(POLL_INTERVAL)
 
 
 # --------------------------------------------------------------------------- StatefulSet
@@ -433,24 +540,32 @@ def run_statefulsets(ctx: ControllersContext, policy: str, sets: int) -> Run:
         controller = setup_statefulset(
             manager, max_concurrent_reconciles=ctx.controllers.sts_workers, name=name
         )
-        meter = CpuMeter()
+        meter = CpuMeter(ctx.profile)
         meter.instrument(controller, manager_client)
         with running(manager):
             wait_workers(name)
             record_start = len(cluster.api.records)
-            process_cpu = time.process_time()
+            process_cpu, threads = time.process_time(), thread_cpu()
             started = time.perf_counter()
             for i in range(sets):
                 client.create(statefulset(f"web-{i:03d}", replicas, policy), namespace=ns)
 
-            def converged() -> int:
-                return sum(
-                    1
-                    for s in stored(cluster, "apps", "statefulsets", ns)
-                    if sts_converged(s, replicas)
+            def progress() -> Progress:
+                pods = stored(cluster, "", "pods", ns)
+                return Progress(
+                    len(pods),
+                    sum(1 for p in pods if pod_available(p)),
+                    sum(
+                        1
+                        for s in stored(cluster, "apps", "statefulsets", ns)
+                        if sts_converged(s, replicas)
+                    ),
                 )
 
-            times = converge_times(converged, sets, 600, f"{sets} StatefulSets to converge")
+            total = sets * replicas
+            times = track(
+                progress, Progress(total, total, sets), 600, f"{sets} StatefulSets to converge"
+            )
             run = finish_run(
                 f"{policy}: {sets} sets x {replicas}",
                 sets,
@@ -461,6 +576,7 @@ def run_statefulsets(ctx: ControllersContext, policy: str, sets: int) -> Run:
                 times,
                 process_cpu,
                 STS_OWN,
+                threads,
             )
             pods = stored(cluster, "", "pods", ns)
             claims = stored(cluster, "", "persistentvolumeclaims", ns)
@@ -496,8 +612,10 @@ def report_statefulsets(ctx: ControllersContext, runs: list[Run]) -> None:
         f"pods Ready at once, {ctx.controllers.sts_workers} workers",
         [
             "case",
-            "converge s",
-            "half converged s",
+            "all pods created s",
+            "all pods ready s",
+            "half the sets converged s",
+            "all converged s",
             "sets/s",
             "controller writes",
             "writes/set",
@@ -513,8 +631,10 @@ def report_statefulsets(ctx: ControllersContext, runs: list[Run]) -> None:
         )
         converge.add(
             run.label,
+            run.milestones["pods written"],
+            run.milestones["pods ready"],
+            run.milestones["half converged"],
             run.seconds,
-            run.half_seconds,
             run.units / run.seconds,
             run.writes.total(),
             run.writes.total() / run.units,
@@ -603,6 +723,20 @@ def report_cpu(ctx: ControllersContext, what: str, runs: list[Run], unit: str) -
             run.api_calls,
             run.process_cpu,
         )
+    threads = shared_table(
+        ctx,
+        f"{what}: CPU seconds by thread while converging (the process shares one GIL)",
+        ["case", "process CPU s", "threads (CPU s, largest first)"],
+    )
+    for run in runs:
+        threads.add(
+            run.label,
+            run.process_cpu,
+            ", ".join(
+                f"{name} {cpu:.2f}"
+                for name, cpu in sorted(run.threads_cpu.items(), key=lambda kv: -kv[1])[:8]
+            ),
+        )
 
 
 def scenario_sts_parallel(ctx: Any) -> None:
@@ -645,14 +779,23 @@ def cloneset(replicas: int) -> Obj:
     }
 
 
-def cs_converged(cluster: EmbeddedCluster, ns: str, replicas: int, image: str) -> int:
-    """Pods that are available and run ``image``, or 0 while the status is not final."""
+def cs_progress(cluster: EmbeddedCluster, ns: str, replicas: int, image: str) -> Progress:
+    """Pods with ``image`` in their spec; available ones running it; those again once the
+    CloneSet's status shows them all (0 before)."""
+    pods = stored(cluster, "", "pods", ns)
+    written = sum(1 for p in pods if all(c.get("image") == image for c in p["spec"]["containers"]))
+    ready = sum(
+        1
+        for p in pods
+        if pod_available(p)
+        and all(c.get("image") == image for c in p["status"].get("containerStatuses") or ())
+    )
     sets = stored(cluster, "apps.kube-runtime.io", "clonesets", ns)
     if not sets:
-        return 0
+        return Progress(written, ready, 0)
     cs = sets[0]
     status = cs.get("status") or {}
-    if not (
+    final = (
         status.get("observedGeneration") == cs["metadata"].get("generation")
         and all(
             status.get(k) == replicas
@@ -665,14 +808,8 @@ def cs_converged(cluster: EmbeddedCluster, ns: str, replicas: int, image: str) -
             )
         )
         and status.get("currentRevision") == status.get("updateRevision")
-    ):
-        return 0
-    return sum(
-        1
-        for p in stored(cluster, "", "pods", ns)
-        if pod_available(p)
-        and all(c.get("image") == image for c in p["status"].get("containerStatuses") or ())
     )
+    return Progress(written, ready, ready if final else 0)
 
 
 class UnavailableWatcher:
@@ -723,17 +860,18 @@ def scenario_cloneset(ctx: Any) -> None:
         create_namespace(client, ns)
         manager, manager_client = new_manager(cluster, ns)
         controller = setup_cloneset(manager, name=name)
-        meter = CpuMeter()
+        meter = CpuMeter(ctx.profile)
         meter.instrument(controller, manager_client)
         with running(manager):
             wait_workers(name)
             record_start = len(cluster.api.records)
-            process_cpu = time.process_time()
+            process_cpu, threads = time.process_time(), thread_cpu()
             started = time.perf_counter()
             client.create(cloneset(replicas), namespace=ns)
-            times = converge_times(
-                lambda: cs_converged(cluster, ns, replicas, IMAGE),
-                replicas,
+            totals = Progress(replicas, replicas, replicas)
+            times = track(
+                lambda: cs_progress(cluster, ns, replicas, IMAGE),
+                totals,
                 600,
                 f"a CloneSet of {replicas} to converge",
             )
@@ -747,6 +885,7 @@ def scenario_cloneset(ctx: Any) -> None:
                 times,
                 process_cpu,
                 CS_OWN,
+                threads,
             )
 
             cluster.kubelet.settings.restart_delay = RESTART_DELAY
@@ -756,7 +895,7 @@ def scenario_cloneset(ctx: Any) -> None:
                 p["metadata"]["name"]: p["metadata"]["uid"] for p in stored(cluster, "", "pods", ns)
             }
             record_start = len(cluster.api.records)
-            process_cpu = time.process_time()
+            process_cpu, threads = time.process_time(), thread_cpu()
             started = time.perf_counter()
             patch = {
                 "spec": {
@@ -764,9 +903,9 @@ def scenario_cloneset(ctx: Any) -> None:
                 }
             }
             client.patch(CLONESET, "web", patch, namespace=ns)
-            times = converge_times(
-                lambda: cs_converged(cluster, ns, replicas, NEW_IMAGE),
-                replicas,
+            times = track(
+                lambda: cs_progress(cluster, ns, replicas, NEW_IMAGE),
+                totals,
                 600,
                 f"an in-place update of {replicas} pods",
             )
@@ -780,8 +919,9 @@ def scenario_cloneset(ctx: Any) -> None:
                 times,
                 process_cpu,
                 CS_OWN,
+                threads,
             )
-            wait_until(watcher.all_available, 60, "the watch to see every pod available")
+            poll_until(watcher.all_available, 60, "the watch to see every pod available")
             watcher.close()
             after = {
                 p["metadata"]["name"]: p["metadata"]["uid"] for p in stored(cluster, "", "pods", ns)
@@ -805,8 +945,9 @@ def report_cloneset(
         f"maxUnavailable 20% = {bound}; kubelet restart delay {RESTART_DELAY:g} s)",
         [
             "phase",
-            "seconds",
-            "half done s",
+            "all pods written s",
+            "all pods ready s",
+            "converged s",
             "pods/s",
             "controller writes",
             "minimum",
@@ -819,8 +960,9 @@ def report_cloneset(
     for run in (scale, update):
         table.add(
             run.label,
+            run.milestones["pods written"],
+            run.milestones["pods ready"],
             run.seconds,
-            run.half_seconds,
             run.units / run.seconds,
             run.writes.total(),
             minimums[run.label],
