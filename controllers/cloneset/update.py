@@ -26,7 +26,6 @@ from controllers.cloneset import core, lifecycle
 from controllers.cloneset.scale import ExpectationDiffs, calculate_diffs
 from kube_runtime.expectations import ResourceVersionExpectations, UpdateExpectations
 from kube_runtime.kinds import Pod
-from kube_runtime.selectors import label_selector_from_dict
 from kube_runtime.workloads.inplace import (
     GRACE_ANNOTATION,
     InPlaceControl,
@@ -34,6 +33,7 @@ from kube_runtime.workloads.inplace import (
     check_update_completed,
 )
 from kube_runtime.workloads.pods import active_pods_less
+from kube_runtime.workloads.updatesort import priority_sort
 
 __all__ = [
     "UpdateControl",
@@ -50,59 +50,6 @@ Obj = Mapping[str, Any]
 
 def _labels(pod: Obj) -> Mapping[str, str]:
     return (pod.get("metadata") or {}).get("labels") or {}
-
-
-def _int_suffix(value: str) -> int:
-    digits = ""
-    for ch in reversed(value):
-        if not ch.isdigit():
-            break
-        digits = ch + digits
-    return int(digits) if digits else 0
-
-
-def priority_sort(strategy: Obj | None, pods: Sequence[Obj], indexes: list[int]) -> list[int]:
-    """Upstream ``prioritySort``: by the summed weight of matching ``weightPriority`` terms
-    (higher first), or else by ``orderPriority`` (earlier key first, then bigger trailing
-    number first); ties put the higher pod index first, as upstream."""
-    weights = list((strategy or {}).get("weightPriority") or ())
-    orders = list((strategy or {}).get("orderPriority") or ())
-    if not weights and not orders:
-        return indexes
-
-    def weight(labels: Mapping[str, str]) -> int:
-        total = 0
-        for term in weights:
-            try:
-                selector = label_selector_from_dict(term.get("matchSelector") or {})
-            except ValueError:
-                continue
-            if selector.matches(labels):
-                total += int(term.get("weight") or 0)
-        return total
-
-    def order(labels: Mapping[str, str]) -> tuple[int, int]:
-        for i, term in enumerate(orders):
-            key = term.get("orderedKey")
-            if key in labels:
-                return i, _int_suffix(labels[key])
-        return -1, 0
-
-    def compare(i: int, j: int) -> int:
-        li, lj = _labels(pods[i]), _labels(pods[j])
-        if weights:
-            wi, wj = weight(li), weight(lj)
-            if wi != wj:
-                return -1 if wi > wj else 1
-        else:
-            (level_i, order_i), (level_j, order_j) = order(li), order(lj)
-            if level_i != level_j:
-                return -1 if level_i < level_j else 1
-            if order_i != order_j:
-                return -1 if order_i > order_j else 1
-        return -1 if i > j else (1 if i < j else 0)
-
-    return sorted(indexes, key=functools.cmp_to_key(compare))
 
 
 def _scatter_group(matched: int, unmatched: int) -> tuple[int, int, int]:

@@ -8,7 +8,8 @@
   choosing pods to delete;
 * :mod:`~kube_runtime.workloads.intstr` — int-or-percent values scaled to a total;
 * :mod:`~kube_runtime.workloads.inplace` — in-place update of pods: feasibility, the
-  ``InPlaceUpdateReady`` readiness gate, grace period, image patch, completion check.
+  ``InPlaceUpdateReady`` readiness gate, grace period, image patch, completion check;
+* :mod:`~kube_runtime.workloads.updatesort` — update order by priority strategy.
 
 Import from the submodules; nothing is re-exported here.
 """
