@@ -25,7 +25,7 @@ from kube_runtime.embedded.errors import ApiError
 from kube_runtime.embedded.faults import Faults
 from kube_runtime.embedded.http import Request, Response, Stream, StreamResponse
 from kube_runtime.embedded.resources import Registry, ResourceInfo
-from kube_runtime.embedded.storage import DeleteOptions, Obj, Store, Stored
+from kube_runtime.embedded.storage import DeleteOptions, Obj, Store, Stored, now_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +190,7 @@ class ApiServer:
             (sub == "status" and info.has_status)
             or (sub == "scale" and info.scale is not None)
             or (sub == "finalize" and info.key == ("", "namespaces"))
+            or (sub == "binding" and info.key == ("", "pods"))
         ):
             return None
         return Route(info, version, namespace, name, sub, watch_path)
@@ -208,7 +209,12 @@ class ApiServer:
                 "PATCH": "patch",
                 "DELETE": "delete" if route.name else "deletecollection",
             }.get(method, "")
-        if not verb or (verb == "create" and route.name):
+        binding = route.subresource == "binding"
+        if (
+            not verb
+            or (verb == "create" and route.name and not binding)
+            or (binding and verb != "create")
+        ):
             raise ApiError(
                 405,
                 "the server does not allow this method on the requested resource",
@@ -329,6 +335,8 @@ class ApiServer:
 
     def _create(self, request: Request, route: Route) -> Response:
         body = self._body(request)
+        if route.subresource == "binding":
+            return self._bind_pod(route, body)
         if route.subresource:
             raise ApiError(405, "create is not supported on subresources", "MethodNotAllowed")
         self._check_kind(route, body)
@@ -515,6 +523,105 @@ class ApiServer:
             route.info, None, route.name, set_finalizers, subresource="finalize"
         )
         return self._render(route, stored)
+
+    def _bind_pod(self, route: Route, body: Obj) -> Response:
+        """POST pods/{name}/binding: assign the pod to ``target.name`` as the scheduler does.
+
+        As kube-apiserver: the binding's name must be the pod's, ``metadata.uid`` (when given)
+        is a precondition, a pod being deleted or already bound is a 409, and the pod gets
+        ``spec.nodeName``, the binding's annotations and ``PodScheduled=True``. The answer is
+        a Success Status with code 201. (Two commits here, spec then status; one in upstream.)
+        """
+        assert route.name is not None
+        meta = body.get("metadata") or {}
+        target = body.get("target") or {}
+        if meta.get("name", route.name) != route.name:
+            raise errors.bad_request(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({route.name})"
+            )
+        node = target.get("name")
+        if not node or target.get("kind", "Node") not in ("", "Node"):
+            raise ApiError(
+                422,
+                f'Binding.core "{route.name}" is invalid: target: a binding must name a Node',
+                "Invalid",
+            )
+        pod_ref = f'pods "{route.name}"'
+
+        def bind(current: Obj) -> Obj:
+            cmeta = current["metadata"]
+            if meta.get("uid") and meta["uid"] != cmeta.get("uid"):
+                raise ApiError(
+                    409,
+                    f"Operation cannot be fulfilled on {pod_ref}: Precondition failed: "
+                    f"UID in precondition: {meta['uid']}, UID in object meta: {cmeta.get('uid')}",
+                    "Conflict",
+                )
+            if cmeta.get("deletionTimestamp"):
+                raise ApiError(
+                    409,
+                    f"Operation cannot be fulfilled on {pod_ref}: pod {route.name} is being "
+                    "deleted, cannot be assigned to a host",
+                    "Conflict",
+                )
+            spec = current.setdefault("spec", {})
+            if spec.get("nodeName"):
+                raise ApiError(
+                    409,
+                    f"Operation cannot be fulfilled on {pod_ref}: pod {route.name} is already "
+                    f'assigned to node "{spec["nodeName"]}"',
+                    "Conflict",
+                )
+            spec["nodeName"] = node
+            if meta.get("annotations"):
+                cmeta["annotations"] = {**(cmeta.get("annotations") or {}), **meta["annotations"]}
+            return current
+
+        bound = self.store.mutate(route.info, route.namespace, route.name, bind)
+
+        def scheduled(current: Obj) -> Obj:
+            if current["metadata"].get("uid") != bound.meta.get("uid"):
+                return current
+            status = current.setdefault("status", {})
+            conditions = [
+                c for c in status.get("conditions") or () if c.get("type") != "PodScheduled"
+            ]
+            old = next(
+                (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None
+            )
+            since = (
+                (old or {}).get("lastTransitionTime")
+                if (old or {}).get("status") == "True"
+                else None
+            )
+            conditions.append(
+                {
+                    "type": "PodScheduled",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": since or now_rfc3339(self.store.clock),
+                }
+            )
+            status["conditions"] = conditions
+            return current
+
+        try:
+            self.store.mutate(
+                route.info, route.namespace, route.name, scheduled, subresource="status"
+            )
+        except ApiError as e:
+            if e.code != 404:
+                raise
+        return _json(
+            201,
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "code": 201,
+            },
+        )
 
     # -------------------------------------------------------------- scale
 

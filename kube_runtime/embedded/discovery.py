@@ -93,6 +93,16 @@ def _resource_entries(info: ResourceInfo) -> list[dict[str, Any]]:
                 "verbs": list(STATUS_VERBS),
             }
         )
+    if info.group == "" and info.plural == "pods":
+        out.append(
+            {
+                "name": "pods/binding",
+                "singularName": "",
+                "namespaced": True,
+                "kind": "Binding",
+                "verbs": ["create"],
+            }
+        )
     if info.group == "" and info.plural == "namespaces":
         out.append(
             {

@@ -68,11 +68,11 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kube_runtime.embedded.errors import ApiError
 from kube_runtime.embedded.resources import Registry, ResourceInfo
-from kube_runtime.embedded.storage import DeleteOptions, Event, Store, now_rfc3339
+from kube_runtime.embedded.storage import DeleteOptions, Event, ListResult, Stored, now_rfc3339
 
 __all__ = [
     "ANNOTATION_CRASH_LOOP",
@@ -85,6 +85,7 @@ __all__ = [
     "KUBELET_VERSION",
     "Kubelet",
     "KubeletSettings",
+    "KubeletStore",
     "image_id",
 ]
 
@@ -136,6 +137,41 @@ _NODE_PRESSURE = (
 
 _POD, _PVC, _NODE = "pod", "pvc", "node"
 _Key = tuple[str, str, str]  # (kind, namespace, name)
+
+
+class KubeletStore(Protocol):
+    """The part of :class:`~kube_runtime.embedded.storage.Store` the kubelet uses.
+
+    The embedded cluster passes its ``Store``; :class:`kube_runtime.kubelet.ApiStore` serves
+    the same calls through any API server (reads from informers, writes through the client).
+    """
+
+    registry: Registry
+    clock: Callable[[], float]
+
+    def add_listener(self, fn: Callable[[Event], None]) -> None: ...
+
+    def remove_listener(self, fn: Callable[[Event], None]) -> None: ...
+
+    def list(self, info: ResourceInfo, namespace: str | None) -> ListResult: ...
+
+    def try_get(self, info: ResourceInfo, namespace: str | None, name: str) -> Stored | None: ...
+
+    def create(self, info: ResourceInfo, namespace: str | None, obj: Obj) -> Stored: ...
+
+    def mutate(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        name: str,
+        fn: Callable[[Obj], Obj],
+        *,
+        subresource: str = "",
+    ) -> Stored: ...
+
+    def delete(
+        self, info: ResourceInfo, namespace: str | None, name: str, opts: DeleteOptions | None
+    ) -> tuple[Stored, bool]: ...
 
 
 @dataclass
@@ -283,7 +319,7 @@ class Kubelet:
 
     def __init__(
         self,
-        store: Store,
+        store: KubeletStore,
         *,
         node_name: str = DEFAULT_NODE_NAME,
         ready_after: float = 0.05,

@@ -1,4 +1,17 @@
-"""pytest plugin: embedded-cluster fixtures (see :mod:`kube_runtime.testing`)."""
+"""pytest plugin: cluster fixtures (see :mod:`kube_runtime.testing`).
+
+Two backends serve the same fixtures, chosen with ``--backend`` or ``$KUBE_RUNTIME_BACKEND``:
+
+* ``embedded`` (default): the in-process :class:`~kube_runtime.embedded.cluster.EmbeddedCluster`;
+* ``real``: etcd + kube-apiserver + kube-controller-manager 1.20 and the client-based simulated
+  kubelet (:class:`~kube_runtime.testing.real.RealCluster`), from the binaries
+  ``scripts/real-apiserver.sh`` caches. Missing binaries fail the session.
+
+On ``real``, a test is skipped (with the reason in the report) when it is marked
+``embedded_only(reason)``, marked ``needs_k8s("1.21", reason)`` for a newer version than the
+real one, listed in :data:`kube_runtime.testing.real_skips.REAL_SKIPS`, requests the ``faults``
+fixture, or touches an embedded-only attribute of the cluster fixture (``store``, ``api``, ...).
+"""
 
 from __future__ import annotations
 
@@ -15,15 +28,120 @@ from kube_runtime.embedded.cluster import EmbeddedCluster
 from kube_runtime.embedded.faults import Faults
 from kube_runtime.testing.waiting import wait_for as _wait_for
 
+BACKEND_ENV = "KUBE_RUNTIME_BACKEND"
+BACKENDS = ("embedded", "real")
+#: The version of the real backend's binaries (``needs_k8s`` compares against it).
+REAL_VERSION = (1, 20)
+#: Attributes of ``EmbeddedCluster`` that have no counterpart on a real cluster.
+EMBEDDED_ONLY_ATTRIBUTES = frozenset(
+    {"store", "registry", "api", "http", "gc", "faults", "resource", "crds"}
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kube-runtime")
+    group.addoption(
+        "--backend",
+        choices=BACKENDS,
+        default=None,
+        help=f"cluster backend of the fixtures (default: ${BACKEND_ENV} or embedded)",
+    )
+
+
+def backend_of(config: pytest.Config) -> str:
+    """The backend chosen for this session: option, then environment, then ``embedded``."""
+    chosen = config.getoption("--backend", default=None) or os.environ.get(BACKEND_ENV)
+    chosen = chosen or "embedded"
+    if chosen not in BACKENDS:
+        raise pytest.UsageError(f"{BACKEND_ENV}={chosen!r}: expected one of {BACKENDS}")
+    return str(chosen)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     # Tests run with the cache's mutation detector on: a test mutating a cached object fails.
     os.environ.setdefault("KUBE_CACHE_MUTATION_DETECTOR", "true")
+    config.addinivalue_line(
+        "markers",
+        "embedded_only(reason): needs the embedded server (skipped on the real backend)",
+    )
+    config.addinivalue_line(
+        "markers",
+        'needs_k8s(version, reason): needs Kubernetes >= version (e.g. "1.21"); '
+        "skipped on an older real backend",
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"kube-runtime backend: {backend_of(config)}"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in str(text).lstrip("v").split(".")[:2])
+
+
+def _skip_reason(item: pytest.Item) -> str | None:
+    """Why ``item`` cannot run on the real backend (None: it can)."""
+    from kube_runtime.testing.real_skips import reason_for
+
+    marker = item.get_closest_marker("embedded_only")
+    if marker is not None:
+        why = marker.args[0] if marker.args else marker.kwargs.get("reason", "")
+        return f"embedded only: {why}"
+    marker = item.get_closest_marker("needs_k8s")
+    if marker is not None and marker.args and _version(marker.args[0]) > REAL_VERSION:
+        why = marker.args[1] if len(marker.args) > 1 else marker.kwargs.get("reason", "")
+        return f"needs Kubernetes {marker.args[0]} (real backend is 1.20): {why}"
+    listed = reason_for(item.nodeid)
+    if listed is not None:
+        return listed
+    if "faults" in getattr(item, "fixturenames", ()):
+        return "embedded only: fault injection exists only in the embedded server"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if backend_of(config) != "real":
+        return
+    for item in items:
+        reason = _skip_reason(item)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=f"real backend: {reason}"))
+
+
+def _real_cluster_class() -> type[Any]:
+    from kube_runtime.testing.real import RealCluster
+
+    class RealBackend(RealCluster):
+        """A RealCluster whose embedded-only attributes skip the test that asks for them."""
+
+        def __getattr__(self, name: str) -> Any:
+            if name in EMBEDDED_ONLY_ATTRIBUTES:
+                pytest.skip(f"real backend: embedded only: uses the embedded cluster's `{name}`")
+            raise AttributeError(name)
+
+    return RealBackend
 
 
 @pytest.fixture(scope="session")
-def embedded_cluster() -> Iterator[EmbeddedCluster]:
-    """One embedded cluster for the whole session (tests isolate by namespace)."""
+def embedded_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """One cluster for the whole session (tests isolate by namespace): the embedded one, or
+    the real control plane with ``--backend real``."""
+    if backend_of(request.config) == "real":
+        from kube_runtime.testing.real import missing_binaries
+
+        missing = missing_binaries()
+        if missing:
+            pytest.fail(
+                f"real backend: missing {', '.join(missing)}; run scripts/real-apiserver.sh",
+                pytrace=False,
+            )
+        real = _real_cluster_class()(pod_ready_after=0.02)
+        real.start()
+        try:
+            yield real
+        finally:
+            real.stop()
+        return
     cluster = EmbeddedCluster(token=EmbeddedCluster.new_token(), pod_ready_after=0.02)
     cluster.start()
     try:
@@ -33,8 +151,9 @@ def embedded_cluster() -> Iterator[EmbeddedCluster]:
 
 
 @pytest.fixture(scope="session")
-def kubeconfig(embedded_cluster: EmbeddedCluster, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return embedded_cluster.write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig")
+def kubeconfig(embedded_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path: Path = embedded_cluster.write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig")
+    return path
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +168,7 @@ def client(kubeconfig: Path) -> Iterator[Client]:
 
 
 @pytest.fixture
-def api_client(embedded_cluster: EmbeddedCluster) -> Iterator[Any]:
+def api_client(embedded_cluster: Any) -> Iterator[Any]:
     client = embedded_cluster.api_client()
     try:
         yield client
@@ -58,22 +177,33 @@ def api_client(embedded_cluster: EmbeddedCluster) -> Iterator[Any]:
 
 
 @pytest.fixture
-def namespace(embedded_cluster: EmbeddedCluster) -> Iterator[str]:
+def namespace(embedded_cluster: Any, request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh namespace for one test, deleted (with its content) afterwards."""
     name = f"t-{uuid.uuid4().hex[:10]}"
-    info = embedded_cluster.resource("", "namespaces")
-    embedded_cluster.store.create(info, None, {"metadata": {"name": name}})
+    if isinstance(embedded_cluster, EmbeddedCluster):
+        info = embedded_cluster.resource("", "namespaces")
+        embedded_cluster.store.create(info, None, {"metadata": {"name": name}})
+        try:
+            yield name
+        finally:
+            try:
+                embedded_cluster.store.delete(info, None, name)
+            except Exception:
+                pass
+        return
+    c: Client = request.getfixturevalue("client")
+    c.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     try:
         yield name
     finally:
         try:
-            embedded_cluster.store.delete(info, None, name)
+            c.delete("v1/Namespace", name)
         except Exception:
             pass
 
 
 @pytest.fixture
-def kubelet(embedded_cluster: EmbeddedCluster) -> Iterator[Any]:
+def kubelet(embedded_cluster: Any) -> Iterator[Any]:
     kubelet = embedded_cluster.kubelet
     saved = None
     if kubelet is not None:
@@ -86,7 +216,9 @@ def kubelet(embedded_cluster: EmbeddedCluster) -> Iterator[Any]:
 
 
 @pytest.fixture
-def faults(embedded_cluster: EmbeddedCluster) -> Iterator[Faults]:
+def faults(embedded_cluster: Any) -> Iterator[Faults]:
+    if not isinstance(embedded_cluster, EmbeddedCluster):
+        pytest.skip("real backend: embedded only: fault injection")
     embedded_cluster.faults.clear()
     try:
         yield embedded_cluster.faults

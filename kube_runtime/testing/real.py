@@ -1,0 +1,381 @@
+"""A real Kubernetes 1.20 control plane for the conformance backend of the test suite.
+
+:class:`RealCluster` starts, on loopback, the binaries that ``scripts/real-apiserver.sh``
+builds and caches (``~/.cache/kube-runtime/k8s-1.20/bin`` or ``$KUBE_RUNTIME_REAL_BIN``):
+
+* **etcd** (Debian's 3.4) with its data on tmpfs when ``/dev/shm`` exists;
+* **kube-apiserver** serving TLS with a throwaway CA (:mod:`kube_runtime.embedded.tls`), a
+  static token file, ``--authorization-mode=AlwaysAllow``, the ServiceAccount admission plugin
+  off, no endpoint reconciler and no insecure port;
+* **kube-controller-manager** with only ``controllers`` (default: the garbage collector and
+  the namespace controller, which deleting a namespace needs) and no leader election;
+* the simulated kubelet (:class:`kube_runtime.kubelet.ClientKubelet`) working through the API.
+
+It has the surface the test fixtures use from
+:class:`~kube_runtime.embedded.cluster.EmbeddedCluster`: ``url``, ``token``, ``certs``,
+``kubelet``, ``kubeconfig_dict()``, ``write_kubeconfig(path)``, ``api_client()``, ``start()``,
+``stop()`` and the context manager. Embedded-only parts (``store``, ``faults``, ``api``, ...)
+do not exist here. Every process writes its log to ``<workdir>/<name>.log``; a failed start
+raises :class:`RealClusterError` with the tail of the relevant log.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from kube_runtime.embedded import tls as tls_certs
+from kube_runtime.embedded.tls import ServingCerts
+
+log = logging.getLogger(__name__)
+
+#: The binaries a real backend needs.
+BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager")
+#: Controllers kube-controller-manager runs by default here.
+DEFAULT_CONTROLLERS = ("garbagecollector", "namespace")
+SERVICE_CIDR = "10.96.0.0/16"
+START_TIMEOUT = 90.0
+STOP_TIMEOUT = 10.0
+
+
+class RealClusterError(RuntimeError):
+    """The real control plane could not be started."""
+
+
+def default_bin_dir() -> Path:
+    """Where the binaries are looked for: ``$KUBE_RUNTIME_REAL_BIN`` or the build cache."""
+    env = os.environ.get("KUBE_RUNTIME_REAL_BIN")
+    if env:
+        return Path(env)
+    return Path.home() / ".cache" / "kube-runtime" / "k8s-1.20" / "bin"
+
+
+def missing_binaries(bin_dir: Path | None = None) -> list[str]:
+    """The names of :data:`BINARIES` not executable in ``bin_dir`` (empty: all present)."""
+    target = bin_dir or default_bin_dir()
+    return [b for b in BINARIES if not os.access(target / b, os.X_OK)]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+class _Process:
+    """One child process with its log file; stopped with SIGTERM, then SIGKILL."""
+
+    def __init__(self, name: str, argv: Sequence[str], log_path: Path) -> None:
+        self.name = name
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        log.debug("starting %s: %s", name, " ".join(argv))
+        self.proc = subprocess.Popen(
+            list(argv),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    def check_alive(self) -> None:
+        code = self.proc.poll()
+        if code is not None:
+            raise RealClusterError(
+                f"{self.name} exited with {code}; log {self.log_path}:\n{_tail(self.log_path)}"
+            )
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(STOP_TIMEOUT)
+        self._log.close()
+
+
+class RealCluster:
+    """etcd + kube-apiserver + kube-controller-manager + simulated kubelet on loopback.
+
+    ``controllers``: the kube-controller-manager controllers to run (empty: no
+    controller manager). ``kubelet``: run the client-based simulated kubelet.
+    ``pod_ready_after``: its start delay. ``extra_apiserver_args`` are appended as given.
+    """
+
+    def __init__(
+        self,
+        *,
+        bin_dir: Path | None = None,
+        token: str | None = None,
+        controllers: Sequence[str] = DEFAULT_CONTROLLERS,
+        kubelet: bool = True,
+        pod_ready_after: float = 0.05,
+        extra_apiserver_args: Sequence[str] = (),
+        kube_api_qps: float | None = None,
+        kube_api_burst: int | None = None,
+    ) -> None:
+        self.bin_dir = bin_dir or default_bin_dir()
+        missing = missing_binaries(self.bin_dir)
+        if missing:
+            raise RealClusterError(
+                f"missing {', '.join(missing)} in {self.bin_dir}: run scripts/real-apiserver.sh"
+            )
+        self.token = token or secrets.token_urlsafe(24)
+        self.controllers = tuple(controllers)
+        self.pod_ready_after = pod_ready_after
+        self.extra_apiserver_args = tuple(extra_apiserver_args)
+        self.kube_api_qps = kube_api_qps
+        self.kube_api_burst = kube_api_burst
+        self.workdir = Path(tempfile.mkdtemp(prefix="kube-runtime-real-"))
+        self.certs: ServingCerts = tls_certs.generate(self.workdir / "tls")
+        self.port = 0
+        self.kubelet: Any = None
+        self._want_kubelet = kubelet
+        self._processes: list[_Process] = []
+        self._etcd_dir: Path | None = None
+        self._running = False
+
+    # ------------------------------------------------------------- lifecycle
+
+    def start(self) -> RealCluster:
+        """Start everything and wait until the API server is ready; stop on failure."""
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        self._running = True
+        log.info("real cluster serving on %s (workdir %s)", self.url, self.workdir)
+        return self
+
+    def _start(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        etcd_url = self._start_etcd()
+        self.port = _free_port()
+        apiserver = self._spawn("kube-apiserver", self._apiserver_argv(etcd_url))
+        self._wait_ready(apiserver, deadline)
+        kubeconfig = self.write_kubeconfig(self.workdir / "kubeconfig")
+        if self.controllers:
+            self._spawn("kube-controller-manager", self._controller_manager_argv(kubeconfig))
+        if self._want_kubelet:
+            from kube_runtime.kubelet import ClientKubelet
+
+            self.kubelet = ClientKubelet.from_kubeconfig(
+                kubeconfig, ready_after=self.pod_ready_after
+            )
+            self.kubelet.start()
+
+    def stop(self) -> None:
+        """Stop the kubelet and every process (newest first) and remove the work directory."""
+        self._running = False
+        if self.kubelet is not None:
+            self.kubelet.stop()
+            self.kubelet = None
+        for process in reversed(self._processes):
+            process.stop()
+        self._processes = []
+        if self._etcd_dir is not None:
+            shutil.rmtree(self._etcd_dir, ignore_errors=True)
+            self._etcd_dir = None
+        if os.environ.get("KUBE_RUNTIME_REAL_KEEP_LOGS") != "true":
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> RealCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------ processes
+
+    def _spawn(self, name: str, argv: Sequence[str]) -> _Process:
+        process = _Process(name, argv, self.workdir / f"{name}.log")
+        self._processes.append(process)
+        return process
+
+    def _start_etcd(self) -> str:
+        shm = Path("/dev/shm")
+        base = shm if shm.is_dir() and os.access(shm, os.W_OK) else self.workdir
+        self._etcd_dir = Path(tempfile.mkdtemp(prefix="kube-runtime-etcd-", dir=base))
+        client_port, peer_port = _free_port(), _free_port()
+        client_url = f"http://127.0.0.1:{client_port}"
+        peer_url = f"http://127.0.0.1:{peer_port}"
+        self._spawn(
+            "etcd",
+            [
+                str(self.bin_dir / "etcd"),
+                "--name=kube-runtime",
+                f"--data-dir={self._etcd_dir / 'data'}",
+                f"--listen-client-urls={client_url}",
+                f"--advertise-client-urls={client_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=kube-runtime={peer_url}",
+                "--log-level=warn",
+            ],
+        )
+        return client_url
+
+    def _apiserver_argv(self, etcd_url: str) -> list[str]:
+        d = self.workdir
+        (d / "tokens.csv").write_text(f'{self.token},admin,admin,"system:masters"\n')
+        sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        (d / "sa.key").write_bytes(
+            sa_key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.TraditionalOpenSSL,
+                serialization.NoEncryption(),
+            )
+        )
+        (d / "sa.pub").write_bytes(
+            sa_key.public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+        )
+        tls = self.certs.directory
+        return [
+            str(self.bin_dir / "kube-apiserver"),
+            f"--etcd-servers={etcd_url}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={self.port}",
+            "--insecure-port=0",
+            f"--cert-dir={d / 'apiserver-certs'}",
+            f"--tls-cert-file={tls / 'server.crt'}",
+            f"--tls-private-key-file={tls / 'server.key'}",
+            f"--token-auth-file={d / 'tokens.csv'}",
+            "--authorization-mode=AlwaysAllow",
+            "--disable-admission-plugins=ServiceAccount",
+            "--endpoint-reconciler-type=none",
+            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            f"--service-account-key-file={d / 'sa.pub'}",
+            f"--service-account-signing-key-file={d / 'sa.key'}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            "--allow-privileged=true",
+            "--profiling=false",
+            *self.extra_apiserver_args,
+        ]
+
+    def _controller_manager_argv(self, kubeconfig: Path) -> list[str]:
+        argv = [
+            str(self.bin_dir / "kube-controller-manager"),
+            f"--kubeconfig={kubeconfig}",
+            f"--controllers={','.join(self.controllers)}",
+            "--leader-elect=false",
+            "--use-service-account-credentials=false",
+            "--secure-port=0",
+            "--port=0",
+            "--concurrent-gc-syncs=5",
+        ]
+        if self.kube_api_qps is not None:
+            argv.append(f"--kube-api-qps={self.kube_api_qps:g}")
+        if self.kube_api_burst is not None:
+            argv.append(f"--kube-api-burst={self.kube_api_burst}")
+        return argv
+
+    def _wait_ready(self, apiserver: _Process, deadline: float) -> None:
+        """Poll ``/readyz`` until it answers 200 (or a process dies, or time runs out)."""
+        ctx = ssl.create_default_context(cafile=str(self.certs.ca_file))
+        request = urllib.request.Request(
+            f"{self.url}/readyz", headers={"Authorization": f"Bearer {self.token}"}
+        )
+        last = ""
+        while time.monotonic() < deadline:
+            for process in self._processes:
+                process.check_alive()
+            try:
+                with urllib.request.urlopen(request, context=ctx, timeout=5) as resp:
+                    if resp.status == 200:
+                        return
+            except urllib.error.HTTPError as e:
+                last = f"HTTP {e.code}"
+            except (OSError, ssl.SSLError) as e:
+                last = repr(e)
+            time.sleep(0.2)
+        raise RealClusterError(
+            f"kube-apiserver not ready after {START_TIMEOUT:.0f}s ({last}); "
+            f"log {apiserver.log_path}:\n{_tail(apiserver.log_path)}"
+        )
+
+    # --------------------------------------------------------------- access
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def logs(self) -> dict[str, Path]:
+        """Each process's log file by name (kept after ``stop()`` with
+        ``KUBE_RUNTIME_REAL_KEEP_LOGS=true``)."""
+        return {p.name: p.log_path for p in self._processes}
+
+    def kubeconfig_dict(self, context: str = "kube-runtime-real") -> dict[str, Any]:
+        ca = base64.b64encode(self.certs.ca_pem).decode()
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": context,
+                    "cluster": {"server": self.url, "certificate-authority-data": ca},
+                }
+            ],
+            "users": [{"name": context, "user": {"token": self.token}}],
+            "contexts": [
+                {
+                    "name": context,
+                    "context": {"cluster": context, "user": context, "namespace": "default"},
+                }
+            ],
+            "current-context": context,
+            "preferences": {},
+        }
+
+    def write_kubeconfig(self, path: str | os.PathLike[str]) -> Path:
+        """Write a kubeconfig for this cluster (mode 0600) and return its path."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(yaml.safe_dump(self.kubeconfig_dict(), sort_keys=False))
+        target.chmod(0o600)
+        return target
+
+    def api_client(self) -> Any:
+        """An official ``kubernetes.client.ApiClient`` for this cluster."""
+        from kubernetes import client
+
+        config = client.Configuration()
+        config.host = self.url
+        config.api_key = {"authorization": f"Bearer {self.token}"}
+        config.ssl_ca_cert = str(self.certs.ca_file)
+        return client.ApiClient(config)
