@@ -54,7 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", metavar="name", help="a suite or a scenario")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument(
-        "--profile", action="store_true", help="server suite: cProfile the server thread"
+        "--profile",
+        action="store_true",
+        help="server suite: cProfile the server thread; controllers suite: the reconciles",
     )
     parser.add_argument(
         "--markdown", type=Path, metavar="PATH", help="also write the tables as Markdown"
