@@ -1,11 +1,16 @@
-"""The reference StatefulSet controller (apps/v1, upstream kube-controller-manager semantics).
+"""The StatefulSet controller: apps/v1 (upstream kube-controller-manager semantics) and the
+enhanced kind ``apps.kube-runtime.io/v1beta1`` StatefulSet (OpenKruise Advanced StatefulSet
+fields), reconciled by one algorithm.
 
-``setup(manager, max_concurrent_reconciles=N)`` registers it with a
-:class:`~kube_runtime.manager.Manager`. Modules: :mod:`.controller` (watches and sync),
-:mod:`.control` (the algorithm), :mod:`.pod_control` (API side effects and events),
-:mod:`.status` (status writes), :mod:`.utils` (pure helpers).
+``setup(manager, max_concurrent_reconciles=N, install_crd=False, enhanced=None)`` registers it
+with a :class:`~kube_runtime.manager.Manager` (both kinds when the CRD is served);
+:func:`install_crd` creates the enhanced kind's CRD from ``crd.yaml``. Modules:
+:mod:`.controller` (watches and sync), :mod:`.control` (the algorithm), :mod:`.pod_control`
+(API side effects and events), :mod:`.status` (status writes), :mod:`.utils` (pure helpers),
+:mod:`.models` (typed models of the enhanced kind, generated).
 """
 
-from controllers.statefulset.controller import StatefulSetReconciler, setup
+from controllers.statefulset.controller import StatefulSetReconciler, install_crd, setup
+from controllers.statefulset.utils import ENHANCED_STATEFULSET
 
-__all__ = ["StatefulSetReconciler", "setup"]
+__all__ = ["ENHANCED_STATEFULSET", "StatefulSetReconciler", "install_crd", "setup"]

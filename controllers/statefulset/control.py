@@ -33,6 +33,29 @@ Decisions, in upstream's order:
    updated and ready, and written only when it changed; history is truncated to
    ``revisionHistoryLimit`` (default 10) keeping revisions in use. Status is written even
    when a step failed, then the error is raised.
+
+The enhanced kind (Kruise's Advanced StatefulSet) runs the same steps with its spec's
+extensions (openkruise ``statefulset/stateful_set_control.go``):
+
+- replicas are the first ``replicas`` ordinals not in ``reserveOrdinals``; pods at reserved
+  ordinals are condemned. New pods get the ``InPlaceUpdateReady`` readiness gate, and every
+  pass first advances in-place updates (grace periods, the gate's condition) through the
+  shared :class:`~kube_runtime.workloads.inplace.InPlaceControl`.
+- ``rollingUpdate.paused`` skips step 6. ``unorderedUpdate`` picks the pods to update by
+  ``priorityStrategy`` (ties: higher ordinal first) and keeps ``partition`` pods at the old
+  revision, wherever they are. ``podUpdatePolicy`` InPlaceIfPossible / InPlaceOnly updates a
+  pod in place when only images and template metadata changed (it counts as unavailable until
+  the update completed); InPlaceOnly never deletes: a change it cannot make in place sets the
+  ``FailedUpdatePod`` condition and stops the rolling update. ``rollingUpdate.minReadySeconds``
+  stands for ``minReadySeconds``.
+- Ordered teardown: a set being deleted that still carries
+  :data:`~controllers.statefulset.utils.ORDERED_TEARDOWN_FINALIZER` has no replicas: step 5
+  deletes its pods one at a time, highest ordinal first, each gone before the next (the
+  OrderedReady scale down, whatever the pod management policy); the caller removes the
+  finalizer once no pod is left.
+- Status adds ``updatedReadyReplicas``, ``updatedAvailableReplicas``, ``labelSelector``,
+  ``volumeClaims`` (per claim template: replicas whose claim matches the template) and the
+  ``FailedCreatePod`` / ``FailedUpdatePod`` conditions.
 """
 
 from __future__ import annotations
@@ -44,24 +67,48 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from controllers.statefulset.status import StatusUpdater, complete_rolling_update, status_changed
+from controllers.statefulset.status import (
+    FAILED_CREATE_POD,
+    FAILED_UPDATE_POD,
+    StatusUpdater,
+    complete_rolling_update,
+    set_condition,
+    status_changed,
+)
 from controllers.statefulset.utils import (
+    IN_PLACE_IF_POSSIBLE,
+    IN_PLACE_ONLY,
+    ORDERED_TEARDOWN_FINALIZER,
     allows_burst,
-    end_ordinal,
+    grace_period_seconds,
     identity_matches,
+    is_enhanced,
     is_running_and_available,
     is_unavailable,
+    kind_of,
     max_unavailable,
+    min_ready_seconds,
     new_versioned_pod,
+    ordered_teardown,
     ordinal_of,
     partition,
+    paused,
     pod_revision,
-    replica_count,
+    pod_update_policy,
+    priority_strategy,
+    replica_ordinals,
     start_ordinal,
     storage_matches,
+    unordered_update,
 )
 from kube_runtime.client.errors import is_not_found
-from kube_runtime.kinds import StatefulSet
+from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.workloads.inplace import (
+    InPlaceControl,
+    calculate_in_place_spec,
+    check_update_completed,
+    inject_readiness_gate,
+)
 from kube_runtime.workloads.pods import (
     is_available,
     is_created,
@@ -72,12 +119,14 @@ from kube_runtime.workloads.pods import (
     is_succeeded,
     is_terminating,
 )
+from kube_runtime.workloads.pvc import claims_for_pod
 from kube_runtime.workloads.revision import (
     apply_revision,
     resolve_revisions,
     sort_revisions,
     truncate_history,
 )
+from kube_runtime.workloads.updatesort import priority_sort
 
 __all__ = ["PodControl", "StatefulSetControl", "SyncResult", "compute_status"]
 
@@ -213,14 +262,29 @@ class _Pass:
         collision_count: int,
         pods: Sequence[Pod],
         now: datetime,
+        revisions: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.control = control
         self.pods_api = control.pod_control
         self.sts = sts
         self.now = now
+        self.enhanced = is_enhanced(sts)
+        meta = sts.get("metadata") or {}
+        self.teardown = (
+            bool(meta.get("deletionTimestamp"))
+            and ordered_teardown(sts)
+            and ORDERED_TEARDOWN_FINALIZER in (meta.get("finalizers") or ())
+        )
+        self.update_revision = update
+        self.revisions = {_name(r): r for r in revisions}
         self.current_name = _name(current)
         self.update_name = _name(update)
-        self.min_ready = float((sts.get("spec") or {}).get("minReadySeconds") or 0)
+        self.min_ready = min_ready_seconds(sts)
+        self.delays: list[float] = []
+        """Seconds until in-place grace periods end."""
+        self.failures: dict[str, tuple[str, str]] = {}
+        """Condition type -> (reason, message) of what failed this pass."""
+        self.rollout_checked = False
         self.current_set = apply_revision(sts, current)
         self.update_set = apply_revision(sts, update)
         self.status: Obj = {
@@ -232,28 +296,53 @@ class _Pass:
         self.status.update(
             compute_status(pods, self.min_ready, self.current_name, self.update_name, now)
         )
-        start, count = start_ordinal(sts), replica_count(sts)
-        slots: list[Pod | None] = [None] * count
+        ordinals = [] if self.teardown else replica_ordinals(sts)
+        slot_of = {ordinal: i for i, ordinal in enumerate(ordinals)}
+        slots: list[Pod | None] = [None] * len(ordinals)
         condemned: list[Pod] = []
-        for pod in pods:
-            ordinal = ordinal_of(pod)
-            if start <= ordinal <= end_ordinal(sts):
-                slots[ordinal - start] = pod
+        for existing in pods:
+            ordinal = ordinal_of(existing)
+            if ordinal in slot_of:
+                slots[slot_of[ordinal]] = existing
             elif ordinal >= 0:
-                condemned.append(pod)
-        self.replicas: list[Pod] = [
-            pod
-            if pod is not None
-            else new_versioned_pod(
-                self.current_set, self.update_set, self.current_name, self.update_name, start + i
-            )
-            for i, pod in enumerate(slots)
-        ]
+                condemned.append(existing)
+        for i, ordinal in enumerate(ordinals):
+            if slots[i] is None:
+                slots[i] = self._new_pod(ordinal, slots)
+        self.replicas: list[Pod] = [pod for pod in slots if pod is not None]
         self.condemned = sorted(condemned, key=ordinal_of, reverse=True)
         self.first_unhealthy: Pod | None = next(
             (p for p in [*self.replicas, *reversed(self.condemned)] if not is_healthy(p)), None
         )
-        self.monotonic = not allows_burst(sts)
+        self.monotonic = self.teardown or not allows_burst(sts)
+
+    def _new_pod(self, ordinal: int, slots: Sequence[Pod | None]) -> Pod:
+        """The pod to create at ``ordinal``; under ``unorderedUpdate`` it stays at the current
+        revision while fewer than ``partition`` other replicas are not updated (Kruise
+        ``isCurrentRevisionNeeded``)."""
+        sts = self.sts
+        current_needed: bool | None = None
+        strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
+        if unordered_update(sts) and strategy.get("type", "RollingUpdate") == "RollingUpdate":
+            not_updated = sum(
+                1
+                for p in slots
+                if p is not None
+                and ordinal_of(p) != ordinal
+                and pod_revision(p) != self.update_name
+            )
+            current_needed = not_updated < partition(sts)
+        pod = new_versioned_pod(
+            self.current_set,
+            self.update_set,
+            self.current_name,
+            self.update_name,
+            ordinal,
+            current_needed=current_needed,
+        )
+        if self.enhanced:
+            inject_readiness_gate(pod.setdefault("spec", {}))
+        return pod
 
     def refresh_status(self) -> None:
         self.status.update(
@@ -268,8 +357,10 @@ class _Pass:
 
     def run(self) -> None:
         sts = self.sts
-        if (sts.get("metadata") or {}).get("deletionTimestamp"):
+        if (sts.get("metadata") or {}).get("deletionTimestamp") and not self.teardown:
             return
+        if self.enhanced:
+            self.refresh_in_place()
         if _run_for_all(len(self.replicas), self.process_replica, self.monotonic):
             return
         if _run_for_all(len(self.condemned), self.fix_condemned_claims, self.monotonic):
@@ -278,9 +369,28 @@ class _Pass:
             return
         self.refresh_status()
         strategy = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("type")
-        if strategy == "OnDelete":
+        if strategy == "OnDelete" or self.teardown:
+            return
+        if paused(sts):
+            log.debug("%s: rolling update paused", _key(sts))
             return
         self.rolling_update()
+
+    # --- in-place updates ------------------------------------------------------------------
+
+    def refresh_in_place(self) -> None:
+        """Advance the in-place updates of the set's pods (grace periods, readiness gate)."""
+        for pod in [*self.replicas, *self.condemned]:
+            if not is_created(pod) or is_terminating(pod):
+                continue
+            try:
+                _, left = self.control.in_place.refresh(pod)
+            except Exception as err:
+                if is_not_found(err):
+                    continue
+                raise
+            if left > 0:
+                self.delays.append(left)
 
     # --- replicas --------------------------------------------------------------------------
 
@@ -301,7 +411,11 @@ class _Pass:
             if api.pod_claim_is_stale(sts, pod):
                 log.info("%s: a claim of pod %s is stale, waiting", _key(sts), _name(pod))
                 return True
-            api.create_pod(sts, pod)
+            try:
+                api.create_pod(sts, pod)
+            except Exception as err:
+                self.failures[FAILED_CREATE_POD] = (FAILED_CREATE_POD, str(err))
+                raise
             if self.monotonic:
                 return True
         if is_pending(pod):
@@ -361,16 +475,16 @@ class _Pass:
 
     def rolling_update(self) -> None:
         sts, replicas = self.sts, self.replicas
-        update_min = partition(sts)
         budget = max_unavailable(sts)
         parallel = not self.monotonic
         unavailable = 0
         unavailable_old = 0
         for pod in replicas:
-            if is_unavailable(pod, self.min_ready, self.now):
+            if self._unavailable(pod):
                 unavailable += 1
                 if parallel and self._old(pod) and not is_terminating(pod):
                     unavailable_old += 1
+        self.rollout_checked = True
         if unavailable >= budget and unavailable_old == 0:
             log.debug(
                 "%s: %d unavailable pods, maxUnavailable %d: waiting",
@@ -379,28 +493,104 @@ class _Pass:
                 budget,
             )
             return
-        targets = [
-            replicas[t]
-            for t in range(len(replicas) - 1, update_min - 1, -1)
-            if self._old(replicas[t]) and not is_terminating(replicas[t])
+        targets = self._unordered_targets() if unordered_update(sts) else self._ordered_targets()
+        try:
+            if parallel:
+                for pod in targets:
+                    if not is_running_and_available(pod, self.min_ready, self.now):
+                        self._update_target(pod)
+                remaining = budget - unavailable
+                for pod in targets:
+                    if remaining <= 0:
+                        break
+                    if is_running_and_available(pod, self.min_ready, self.now):
+                        self._update_target(pod)
+                        remaining -= 1
+                return
+            for pod in targets[: budget - unavailable]:
+                self._update_target(pod)
+        except _InPlaceRefused as refused:
+            message = str(refused)
+            log.warning("%s: %s", _key(sts), message)
+            self.failures[FAILED_UPDATE_POD] = ("InPlaceOnly", message)
+            self.pods_api.record(sts, "Warning", FAILED_UPDATE_POD, message)
+
+    def _unavailable(self, pod: Pod) -> bool:
+        if is_unavailable(pod, self.min_ready, self.now):
+            return True
+        return self.enhanced and check_update_completed(pod) is not None
+
+    def _ordered_targets(self) -> list[Pod]:
+        """Old, non-terminating replicas from the highest ordinal down to ``start + partition``."""
+        first = start_ordinal(self.sts) + partition(self.sts)
+        return [
+            pod
+            for pod in reversed(self.replicas)
+            if ordinal_of(pod) >= first and self._old(pod) and not is_terminating(pod)
         ]
-        if parallel:
-            for pod in targets:
-                if not is_running_and_available(pod, self.min_ready, self.now):
-                    self._delete_for_update(pod)
-            remaining = budget - unavailable
-            for pod in targets:
-                if remaining <= 0:
-                    break
-                if is_running_and_available(pod, self.min_ready, self.now):
-                    self._delete_for_update(pod)
-                    remaining -= 1
-            return
-        for pod in targets[: budget - unavailable]:
-            self._delete_for_update(pod)
+
+    def _unordered_targets(self) -> list[Pod]:
+        """Kruise ``sortPodsToUpdate`` under ``unorderedUpdate``: updated (or terminating) pods
+        first, then the old ones by priority, cut to ``replicas - partition``; the old ones of
+        that cut."""
+        replicas = self.replicas
+        max_update = len(replicas) - partition(self.sts)
+        if max_update <= 0:
+            return []
+        done: list[int] = []
+        waiting: list[int] = []
+        for i in range(len(replicas) - 1, -1, -1):
+            pod = replicas[i]
+            (done if is_terminating(pod) or not self._old(pod) else waiting).append(i)
+        waiting = priority_sort(priority_strategy(self.sts), replicas, waiting)
+        chosen = set((done + waiting)[:max_update])
+        return [replicas[i] for i in waiting if i in chosen]
 
     def _old(self, pod: Pod) -> bool:
         return pod_revision(pod) != self.update_name
+
+    def _update_target(self, pod: Pod) -> None:
+        """Bring ``pod`` to the update revision: in place when the policy allows and the change
+        is in-place-able, else by deleting it (raises :class:`_InPlaceRefused` under
+        InPlaceOnly)."""
+        sts = self.sts
+        policy = pod_update_policy(sts)
+        try:
+            if policy in (IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY):
+                spec = calculate_in_place_spec(
+                    self.revisions.get(pod_revision(pod)), self.update_revision
+                )
+                if spec is not None:
+                    log.info("%s: updating pod %s in place", _key(sts), _name(pod))
+                    delay = self.control.in_place.update(
+                        pod, spec, grace_seconds=grace_period_seconds(sts)
+                    )
+                    if delay > 0:
+                        self.delays.append(delay)
+                    self.pods_api.record(
+                        sts,
+                        "Normal",
+                        "SuccessfulUpdatePodInPlace",
+                        f"successfully update pod {_name(pod)} in-place "
+                        f"(revision {self.update_name})",
+                    )
+                    self.status["currentReplicas"] = (
+                        int(self.status.get("currentReplicas") or 0) - 1
+                    )
+                    return
+                if policy == IN_PLACE_ONLY:
+                    raise _InPlaceRefused(
+                        f"podUpdatePolicy InPlaceOnly: pod {_name(pod)} cannot be updated in "
+                        f"place to revision {self.update_name} (only container images and "
+                        "template labels/annotations may change); no pod is deleted"
+                    )
+            self._delete_for_update(pod)
+        except _InPlaceRefused:
+            raise
+        except Exception as err:
+            if not is_not_found(err):
+                self.failures[FAILED_UPDATE_POD] = (FAILED_UPDATE_POD, str(err))
+            raise
 
     def _delete_for_update(self, pod: Pod) -> None:
         log.info("%s: deleting pod %s for update", _key(self.sts), _name(pod))
@@ -425,6 +615,91 @@ class _Pass:
                     waits.append(left + _REQUEUE_SLACK)
         return min(waits) if waits else None
 
+    def requeue_after(self) -> float | None:
+        """Seconds until a pod becomes available or an in-place grace period ends, if any."""
+        waits = [d for d in self.delays if d > 0]
+        available = self.next_available_in()
+        if available is not None:
+            waits.append(available)
+        return min(waits) if waits else None
+
+    # --- enhanced status -------------------------------------------------------------------
+
+    def enhanced_status(self, claims: Sequence[Mapping[str, Any]], error: bool) -> None:
+        """Add the enhanced kind's status fields and conditions to :attr:`status`."""
+        sts, status = self.sts, self.status
+        pods = [p for p in [*self.replicas, *self.condemned] if is_created(p)]
+        updated_ready = updated_available = 0
+        for pod in pods:
+            if is_terminating(pod) or pod_revision(pod) != self.update_name:
+                continue
+            if is_running_and_ready(pod):
+                updated_ready += 1
+                if is_running_and_available(pod, self.min_ready, self.now):
+                    updated_available += 1
+        status["updatedReadyReplicas"] = updated_ready
+        status["updatedAvailableReplicas"] = updated_available
+        try:
+            status["labelSelector"] = str(
+                label_selector_from_dict((sts.get("spec") or {}).get("selector"))
+            )
+        except ValueError:
+            pass
+        status["volumeClaims"] = _volume_claims_status(sts, self.replicas, claims)
+        previous = sts.get("status") or {}
+        create_failure = self.failures.get(FAILED_CREATE_POD)
+        if create_failure is not None or not error:
+            set_condition(status, previous, FAILED_CREATE_POD, create_failure, self.now)
+        update_failure = self.failures.get(FAILED_UPDATE_POD)
+        if update_failure is not None or self.rollout_checked:
+            set_condition(status, previous, FAILED_UPDATE_POD, update_failure, self.now)
+        if "conditions" not in status and previous.get("conditions"):
+            status["conditions"] = list(previous["conditions"])
+
+
+class _InPlaceRefused(Exception):
+    """InPlaceOnly and the change is not in-place-able (a user error: a condition, no retry)."""
+
+
+def _claim_matches(claim: Mapping[str, Any], template: Mapping[str, Any]) -> bool:
+    want, have = template.get("spec") or {}, claim.get("spec") or {}
+    if (want.get("resources") or {}).get("requests") != (have.get("resources") or {}).get(
+        "requests"
+    ):
+        return False
+    if sorted(want.get("accessModes") or ()) != sorted(have.get("accessModes") or ()):
+        return False
+    cls = want.get("storageClassName")
+    return cls is None or cls == have.get("storageClassName")
+
+
+def _volume_claims_status(
+    sts: Mapping[str, Any], replicas: Sequence[Pod], claims: Sequence[Mapping[str, Any]]
+) -> list[Obj]:
+    """Per claim template: how many created replicas (and ready ones) have a claim whose
+    requests, access modes and storage class match the template."""
+    templates = (sts.get("spec") or {}).get("volumeClaimTemplates") or ()
+    if not templates:
+        return []
+    by_name = {_name(c): c for c in claims}
+    counts = {_name(t): [0, 0] for t in templates}
+    by_template = {_name(t): t for t in templates}
+    for pod in replicas:
+        if not is_created(pod):
+            continue
+        for template_name, claim in claims_for_pod(sts, pod).items():
+            current = by_name.get(_name(claim))
+            template = by_template.get(template_name)
+            if current is None or template is None or not _claim_matches(current, template):
+                continue
+            counts[template_name][0] += 1
+            if is_running_and_ready(pod):
+                counts[template_name][1] += 1
+    return [
+        {"volumeClaimName": name, "compatibleReplicas": n, "compatibleReadyReplicas": ready}
+        for name, (n, ready) in counts.items()
+    ]
+
 
 def _deep_copy(pod: Pod) -> Obj:
     return copy.deepcopy(dict(pod))
@@ -444,26 +719,32 @@ class StatefulSetControl:
         history: Any,
         *,
         clock: Callable[[], datetime] | None = None,
+        in_place: InPlaceControl | None = None,
     ) -> None:
         self.pod_control = pod_control
         self.status_updater = status_updater
         self.history = history
         self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self.in_place = in_place if in_place is not None else InPlaceControl(history, clock)
 
     def update(
         self,
         sts: Mapping[str, Any],
         revisions: Sequence[Mapping[str, Any]],
         pods: Sequence[Pod],
+        claims: Sequence[Mapping[str, Any]] = (),
     ) -> SyncResult:
         """One pass over ``sts`` (see the module docstring). ``revisions`` are the set's
-        ControllerRevisions (adopted already), ``pods`` the pods it controls. Raises the first
+        ControllerRevisions (adopted already), ``pods`` the pods it controls, ``claims`` the
+        namespace's claims (the enhanced kind's ``status.volumeClaims``). Raises the first
         error of a step after writing the status computed so far and truncating history."""
         ordered = sort_revisions(revisions)
         current, update, collision_count = resolve_revisions(
-            self.history, sts, ordered, controller_kind=StatefulSet
+            self.history, sts, ordered, controller_kind=kind_of(sts)
         )
-        state = _Pass(self, sts, current, update, collision_count, pods, self._clock())
+        state = _Pass(
+            self, sts, current, update, collision_count, pods, self._clock(), [*ordered, update]
+        )
         error: BaseException | None = None
         try:
             state.run()
@@ -471,6 +752,8 @@ class StatefulSetControl:
             error = err
             state.refresh_status()
         status = state.status
+        if state.enhanced:
+            state.enhanced_status(claims, error is not None)
         complete_rolling_update(sts, status)
         try:
             if status_changed(sts, status):
@@ -493,4 +776,4 @@ class StatefulSetControl:
             state.current_name,
             state.update_name,
         )
-        return SyncResult(status, current, update, state.next_available_in())
+        return SyncResult(status, current, update, state.requeue_after())

@@ -13,36 +13,72 @@ namespace's pods whose name is ``<set>-<ordinal>`` (adopting matching orphans, r
 owned pods that stopped matching) and hands the result to
 :class:`~controllers.statefulset.control.StatefulSetControl`. With ``minReadySeconds`` it
 requeues for the moment the next pod becomes available.
+
+The same reconciler serves the enhanced kind (``apps.kube-runtime.io/v1beta1`` StatefulSet,
+Kruise's Advanced StatefulSet fields; :func:`setup` registers a second controller for it when
+the CRD is served). For it a sync also: puts the ordered-teardown finalizer on the set (or takes
+it off when the set opts out by annotation); waits until the cache shows the pod writes of
+earlier in-place updates; hands the namespace's claims to the control for
+``status.volumeClaims``; and, once a set being deleted has no pod left, removes the finalizer so
+the set goes away.
 """
 
 from __future__ import annotations
 
 import logging
+import pathlib
+import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
+
+import yaml
 
 from controllers.statefulset.control import StatefulSetControl
 from controllers.statefulset.pod_control import StatefulPodControl, observe_pods, set_key
 from controllers.statefulset.status import ApiStatusUpdater
-from controllers.statefulset.utils import is_member_of
+from controllers.statefulset.utils import (
+    ENHANCED_STATEFULSET,
+    ORDERED_TEARDOWN_FINALIZER,
+    is_member_of,
+    ordered_teardown,
+)
 from kube_runtime.builder import Builder
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
-from kube_runtime.client.errors import is_not_found
+from kube_runtime.client.errors import is_already_exists, is_not_found
 from kube_runtime.controller import Controller
-from kube_runtime.expectations import EXPECTATIONS_TIMEOUT
-from kube_runtime.kinds import ControllerRevision, PersistentVolumeClaim, Pod, StatefulSet
+from kube_runtime.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations
+from kube_runtime.finalizers import add_finalizer, has_finalizer, remove_finalizer
+from kube_runtime.kinds import (
+    ControllerRevision,
+    CustomResourceDefinition,
+    Kind,
+    PersistentVolumeClaim,
+    Pod,
+    StatefulSet,
+)
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
+from kube_runtime.workloads.inplace import InPlaceControl
 from kube_runtime.workloads.revision import list_revisions
 
 if TYPE_CHECKING:
     from kube_runtime.manager import Manager
 
-__all__ = ["CONTROLLER_NAME", "StatefulSetReconciler", "setup"]
+__all__ = [
+    "CONTROLLER_NAME",
+    "CRD_PATH",
+    "ENHANCED_CONTROLLER_SUFFIX",
+    "StatefulSetReconciler",
+    "install_crd",
+    "setup",
+]
 
 log = logging.getLogger(__name__)
 
 CONTROLLER_NAME = "statefulset"
+ENHANCED_CONTROLLER_SUFFIX = "-enhanced"
+"""The enhanced kind's controller is named ``<name>-enhanced``."""
+CRD_PATH = pathlib.Path(__file__).with_name("crd.yaml")
 COMPONENT = "statefulset-controller"
 EXPECTATIONS_RECHECK = 1.0
 """Seconds after which a sync held back by expectations looks again (the informer event
@@ -59,15 +95,26 @@ def _has_controller(obj: Obj) -> bool:
 
 
 class StatefulSetReconciler:
-    """Reconciles apps/v1 StatefulSets: reads from ``manager.cache``, writes to the API."""
+    """Reconciles StatefulSets of ``kind`` (apps/v1, or
+    :data:`~controllers.statefulset.utils.ENHANCED_STATEFULSET`): reads from
+    ``manager.cache``, writes to the API."""
 
-    def __init__(self, manager: Manager) -> None:
+    def __init__(self, manager: Manager, kind: Kind = StatefulSet) -> None:
+        self.kind = kind
+        self._enhanced = kind == ENHANCED_STATEFULSET
         self._cache = manager.cache
         self._api = manager.api_reader
         self._recorder = manager.get_event_recorder(COMPONENT)
         self.pod_control = StatefulPodControl(self._api, self._recorder, reader=self._cache)
         self.status_updater = ApiStatusUpdater(self._api)
-        self.control = StatefulSetControl(self.pod_control, self.status_updater, self._api)
+        self.pod_writes = ResourceVersionExpectations()
+        """Pods written by in-place updates: a sync waits until the cache shows them."""
+        self.control = StatefulSetControl(
+            self.pod_control,
+            self.status_updater,
+            self._api,
+            in_place=InPlaceControl(self._api, on_write=self.pod_writes.expect),
+        )
 
     # --- event mapping ---------------------------------------------------------------------
 
@@ -78,7 +125,7 @@ class StatefulSetReconciler:
         if not labels:
             return []
         requests = []
-        for sts in self._cache.list(StatefulSet, meta.get("namespace")):
+        for sts in self._cache.list(self.kind, meta.get("namespace")):
             try:
                 selector = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
             except ValueError:
@@ -97,7 +144,7 @@ class StatefulSetReconciler:
         key = f"{request.namespace}/{request.name}"
         expectations = self.pod_control.expectations
         try:
-            sts = self._cache.get(StatefulSet, request.name, request.namespace)
+            sts = self._cache.get(self.kind, request.name, request.namespace)
         except Exception as err:
             if is_not_found(err):
                 log.debug("%s: StatefulSet has been deleted", key)
@@ -111,6 +158,8 @@ class StatefulSetReconciler:
         if not seen and waited < EXPECTATIONS_TIMEOUT:
             log.debug("%s: waiting for the cache to show our last status write", key)
             return Result(requeue_after=EXPECTATIONS_RECHECK)
+        if self._enhanced and not self._ensure_finalizer(sts):
+            return None
         selector = self._selector(sts)
         if selector is None:
             return None
@@ -127,12 +176,72 @@ class StatefulSetReconciler:
         spec_selector = (sts.get("spec") or {}).get("selector")
         can_adopt = recheck_controller(self._api, dict(sts))
         revisions = self._adopt_orphan_revisions(sts, spec_selector, can_adopt)
-        manager = ControllerRefManager(self._api, dict(sts), selector, StatefulSet, can_adopt)
+        manager = ControllerRefManager(self._api, dict(sts), selector, self.kind, can_adopt)
         pods = manager.claim(all_pods, lambda pod: is_member_of(sts, pod))
-        result = self.control.update(sts, revisions, pods)
+        claims: list[dict[str, Any]] = []
+        if self._enhanced:
+            waiting = self._unseen_pod_write(pods)
+            if waiting is not None:
+                log.debug("%s: waiting for the cache to show pod %s", key, waiting)
+                return Result(requeue_after=EXPECTATIONS_RECHECK)
+            if self._finish_teardown(sts, pods):
+                return None
+            claims = self._cache.list(PersistentVolumeClaim, namespace)
+        result = self.control.update(sts, revisions, pods, claims)
         if result.requeue_after is not None:
             return Result(requeue_after=result.requeue_after)
         return None
+
+    # --- the enhanced kind -----------------------------------------------------------------
+
+    def _ensure_finalizer(self, sts: Obj) -> bool:
+        """Keep the ordered-teardown finalizer in line with the opt-out annotation; False when
+        the set is gone meanwhile."""
+        wanted = ordered_teardown(sts)
+        present = has_finalizer(sts, ORDERED_TEARDOWN_FINALIZER)
+        deleting = bool((sts.get("metadata") or {}).get("deletionTimestamp"))
+        try:
+            if wanted and not present and not deleting:
+                add_finalizer(self._api, dict(sts), ORDERED_TEARDOWN_FINALIZER)
+                log.info("%s: added finalizer %s", set_key(sts), ORDERED_TEARDOWN_FINALIZER)
+            elif present and not wanted:
+                remove_finalizer(self._api, dict(sts), ORDERED_TEARDOWN_FINALIZER)
+                log.info("%s: opted out of ordered teardown", set_key(sts))
+        except Exception as err:
+            if is_not_found(err):
+                return False
+            raise
+        return True
+
+    def _unseen_pod_write(self, pods: Iterable[Obj]) -> str | None:
+        """The name of a pod whose in-place write the cache does not show yet (None: all
+        shown, or the wait timed out)."""
+        for pod in pods:
+            self.pod_writes.observe(pod)
+            seen, waited = self.pod_writes.is_satisfied(pod)
+            if seen:
+                continue
+            if waited < EXPECTATIONS_TIMEOUT:
+                return str((pod.get("metadata") or {}).get("name"))
+            log.warning("expectation for pod %s timed out", set_key(pod))
+            self.pod_writes.delete(pod)
+        return None
+
+    def _finish_teardown(self, sts: Obj, pods: list[dict[str, Any]]) -> bool:
+        """A set being deleted with no pod left loses its finalizer (True: done)."""
+        meta = sts.get("metadata") or {}
+        if not meta.get("deletionTimestamp") or pods:
+            return False
+        if not has_finalizer(sts, ORDERED_TEARDOWN_FINALIZER):
+            return False
+        try:
+            remove_finalizer(self._api, dict(sts), ORDERED_TEARDOWN_FINALIZER)
+        except Exception as err:
+            if not is_not_found(err):
+                raise
+        log.info("%s: ordered teardown done, finalizer removed", set_key(sts))
+        self.pod_control.expectations.delete_expectations(set_key(sts))
+        return True
 
     def _selector(self, sts: Obj) -> LabelSelector | None:
         """The parsed selector, or None after a Warning event (a user error: no retry)."""
@@ -156,28 +265,97 @@ class StatefulSetReconciler:
         orphans = [r for r in revisions if not _has_controller(r)]
         if not orphans:
             return revisions
-        manager = ControllerRefManager(self._api, dict(sts), selector, StatefulSet, can_adopt)
+        manager = ControllerRefManager(self._api, dict(sts), selector, self.kind, can_adopt)
         adopted = manager.claim(orphans)
         return [r for r in revisions if _has_controller(r)] + adopted
 
 
-def setup(
-    manager: Manager, *, max_concurrent_reconciles: int = 1, name: str = CONTROLLER_NAME
-) -> Controller:
-    """Register the StatefulSet controller with ``manager``; return the controller.
+def install_crd(client: Any, *, timeout: float = 30.0) -> None:
+    """Create the enhanced StatefulSet CRD from ``crd.yaml`` unless it exists; wait until it
+    is Established (TimeoutError otherwise). ``kube-runtime run statefulset --install-crds``
+    calls it."""
+    crd = next(d for d in yaml.safe_load_all(CRD_PATH.read_text()) if d)
+    name = crd["metadata"]["name"]
+    try:
+        client.create(crd)
+        log.info("installed CRD %s", name)
+    except Exception as err:
+        if not is_already_exists(err):
+            raise
+    deadline = time.monotonic() + timeout
+    while True:
+        current = client.get(CustomResourceDefinition, name)
+        conditions = (current.get("status") or {}).get("conditions") or ()
+        if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"CRD {name} not Established after {timeout}s")
+        time.sleep(0.05)
 
-    This is the entry point for ``kube-runtime run statefulset`` (``--workers`` ->
-    ``max_concurrent_reconciles``).
-    """
-    reconciler = StatefulSetReconciler(manager)
+
+_install_crd = install_crd
+
+
+def _served(client: Any, kind: Kind) -> bool:
+    """Whether the API server serves ``kind`` (discovery through the client's mapper)."""
+    mapper = getattr(client, "mapper", None)
+    if mapper is None:
+        return False
+    try:
+        mapper.resource_for(kind)
+    except LookupError:
+        return False
+    return True
+
+
+def _register(manager: Manager, kind: Kind, name: str, workers: int) -> Controller:
+    reconciler = StatefulSetReconciler(manager, kind)
     return (
         Builder(manager)
         .named(name)
-        .for_(StatefulSet)
+        .for_(kind)
         .owns(Pod)
         .owns(ControllerRevision)
         .watches(Pod, reconciler.orphan_pod_requests)
         .watches(PersistentVolumeClaim, reconciler.sets_selecting)
-        .with_options(max_concurrent_reconciles=max_concurrent_reconciles)
+        .with_options(max_concurrent_reconciles=workers)
         .complete(reconciler)
     )
+
+
+def setup(
+    manager: Manager,
+    *,
+    max_concurrent_reconciles: int = 1,
+    name: str = CONTROLLER_NAME,
+    install_crd: bool = False,
+    enhanced: bool | None = None,
+) -> Controller:
+    """Register the StatefulSet controller with ``manager``; return the apps/v1 controller.
+
+    This is the entry point for ``kube-runtime run statefulset`` (``--workers`` ->
+    ``max_concurrent_reconciles``). It also registers the same reconciler for the enhanced
+    kind (``apps.kube-runtime.io/v1beta1`` StatefulSet) as ``<name>-enhanced`` when
+    ``enhanced`` is True, or, by default, when the API server serves that kind;
+    ``install_crd=True`` installs the CRD first (:func:`install_crd`).
+    """
+    api = manager.api_reader
+    if install_crd:
+        _install_crd(api)
+    controller = _register(manager, StatefulSet, name, max_concurrent_reconciles)
+    if enhanced is None:
+        enhanced = _served(api, ENHANCED_STATEFULSET)
+        if not enhanced:
+            log.info(
+                "%s is not served (install deploy/statefulset-crd.yaml): only apps/v1 "
+                "StatefulSets are reconciled",
+                ENHANCED_STATEFULSET,
+            )
+    if enhanced:
+        _register(
+            manager,
+            ENHANCED_STATEFULSET,
+            name + ENHANCED_CONTROLLER_SUFFIX,
+            max_concurrent_reconciles,
+        )
+    return controller

@@ -2,7 +2,10 @@
 writing it through the status subresource (upstream ``stateful_set_status_updater.go`` and
 ``completeRollingUpdate`` / ``inconsistentStatus``).
 
-A status is a plain ``dict`` with the apps/v1 ``StatefulSetStatus`` fields.
+A status is a plain ``dict`` with the apps/v1 ``StatefulSetStatus`` fields; the enhanced kind
+adds Kruise's ``updatedReadyReplicas``, ``updatedAvailableReplicas``, ``labelSelector``,
+``volumeClaims`` and the ``FailedCreatePod`` / ``FailedUpdatePod`` conditions
+(:func:`set_condition`), compared like the others when present.
 """
 
 from __future__ import annotations
@@ -10,18 +13,22 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Protocol
 
 from kube_runtime.client.errors import is_conflict
 from kube_runtime.expectations import ResourceVersionExpectations
-from kube_runtime.kinds import StatefulSet
+from kube_runtime.kinds import Kind, StatefulSet
 from kube_runtime.retry import retry_on_conflict
 
 __all__ = [
     "COMPARED_FIELDS",
+    "FAILED_CREATE_POD",
+    "FAILED_UPDATE_POD",
     "ApiStatusUpdater",
     "StatusUpdater",
     "complete_rolling_update",
+    "set_condition",
     "status_changed",
 ]
 
@@ -42,6 +49,9 @@ COMPARED_FIELDS = (
 )
 """Fields whose change makes a status write (upstream compares all but collisionCount; a new
 collision count is written too so the next revision name is not recomputed from a stale one)."""
+
+FAILED_CREATE_POD = "FailedCreatePod"
+FAILED_UPDATE_POD = "FailedUpdatePod"
 
 _DEFAULTS: dict[str, Any] = {
     "observedGeneration": 0,
@@ -77,7 +87,40 @@ def complete_rolling_update(sts: Mapping[str, Any], status: Obj) -> None:
 
 def _value(status: Mapping[str, Any], field: str) -> Any:
     value = status.get(field)
-    return _DEFAULTS[field] if value is None else value
+    return _DEFAULTS.get(field) if value is None else value
+
+
+def _timestamp(now: datetime) -> str:
+    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def set_condition(
+    status: Obj,
+    previous: Mapping[str, Any],
+    condition_type: str,
+    failure: tuple[str, str] | None,
+    now: datetime,
+) -> None:
+    """Carry ``previous``'s conditions onto ``status`` (unless it has some already) and set
+    ``condition_type``: True with ``failure = (reason, message)``, or, when ``failure`` is None
+    and the condition was True, False (reason ``Succeeded``). ``lastTransitionTime`` moves only
+    when the condition's status flips."""
+    conditions = [dict(c) for c in status.get("conditions") or previous.get("conditions") or ()]
+    old = next((c for c in conditions if c.get("type") == condition_type), None)
+    if failure is None:
+        if old is None or old.get("status") != "True":
+            if conditions:
+                status["conditions"] = conditions
+            return
+        new: Obj = {"type": condition_type, "status": "False", "reason": "Succeeded"}
+    else:
+        reason, message = failure
+        new = {"type": condition_type, "status": "True", "reason": reason, "message": message}
+    if old is not None and old.get("status") == new["status"]:
+        new["lastTransitionTime"] = old.get("lastTransitionTime") or _timestamp(now)
+    else:
+        new["lastTransitionTime"] = _timestamp(now)
+    status["conditions"] = [c for c in conditions if c.get("type") != condition_type] + [new]
 
 
 def status_changed(sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
@@ -86,9 +129,11 @@ def status_changed(sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     old = sts.get("status") or {}
     if _value(status, "observedGeneration") > _value(old, "observedGeneration"):
         return True
-    return any(
+    if any(
         _value(status, f) != _value(old, f) for f in COMPARED_FIELDS if f != "observedGeneration"
-    )
+    ):
+        return True
+    return any(status[f] != old.get(f) for f in status if f not in _DEFAULTS)
 
 
 class ApiStatusUpdater:
@@ -106,6 +151,7 @@ class ApiStatusUpdater:
         meta = sts.get("metadata") or {}
         name, namespace = meta.get("name"), meta.get("namespace")
         state: dict[str, Mapping[str, Any]] = {"set": sts}
+        kind = Kind.of(sts) if sts.get("apiVersion") and sts.get("kind") else StatefulSet
 
         def attempt() -> None:
             clone: Obj = copy.deepcopy(dict(state["set"]))
@@ -116,7 +162,7 @@ class ApiStatusUpdater:
                 written = self._client.update_status(clone)
             except Exception as err:
                 if is_conflict(err):
-                    state["set"] = self._fresh(name, namespace)
+                    state["set"] = self._fresh(name, namespace, kind)
                 raise
             if isinstance(written, Mapping) and written.get("metadata"):
                 self.written.expect(written)
@@ -124,6 +170,6 @@ class ApiStatusUpdater:
         retry_on_conflict(attempt)
         log.debug("updated status of StatefulSet %s/%s", namespace, name)
 
-    def _fresh(self, name: Any, namespace: Any) -> Mapping[str, Any]:
-        fresh: Mapping[str, Any] = self._client.get(StatefulSet, name, namespace)
+    def _fresh(self, name: Any, namespace: Any, kind: Kind) -> Mapping[str, Any]:
+        fresh: Mapping[str, Any] = self._client.get(kind, name, namespace)
         return fresh

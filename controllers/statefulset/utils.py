@@ -1,6 +1,10 @@
-"""Pure helpers of the StatefulSet controller (upstream ``stateful_set_utils.go``).
+"""Pure helpers of the StatefulSet controller (upstream ``stateful_set_utils.go``; the
+enhanced kind's fields follow openkruise ``apps/v1beta1`` StatefulSet).
 
-Pods and sets are JSON dicts. Functions whose name starts with ``set_``/``update_``/``init_``
+Pods and sets are JSON dicts. The same helpers serve both kinds: an apps/v1 set never carries
+the enhanced fields (``reserveOrdinals``, ``rollingUpdate.podUpdatePolicy`` / ``paused`` /
+``unorderedUpdate`` / ``minReadySeconds`` / ``inPlaceUpdateStrategy``), so their accessors
+return the apps/v1 behaviour for it. Functions whose name starts with ``set_``/``update_``/``init_``
 change the pod they are given (callers pass their own copy, never a cached object); every
 other function leaves its arguments alone.
 """
@@ -12,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from kube_runtime.kinds import StatefulSet
+from kube_runtime.kinds import Kind, StatefulSet
 from kube_runtime.workloads.intstr import scaled_value
 from kube_runtime.workloads.pods import (
     is_available,
@@ -24,24 +28,41 @@ from kube_runtime.workloads.pvc import pod_volumes_for, storage_matches
 from kube_runtime.workloads.revision import POD_REVISION_LABEL, pod_revision
 
 __all__ = [
+    "ENHANCED_STATEFULSET",
+    "IN_PLACE_IF_POSSIBLE",
+    "IN_PLACE_ONLY",
+    "ORDERED_TEARDOWN_FINALIZER",
     "POD_INDEX_LABEL",
     "POD_NAME_LABEL",
+    "RECREATE",
+    "SKIP_ORDERED_TEARDOWN_ANNOTATION",
     "allows_burst",
     "end_ordinal",
+    "grace_period_seconds",
     "identity_matches",
+    "is_enhanced",
     "is_member_of",
     "is_running_and_available",
     "is_unavailable",
+    "kind_of",
     "max_unavailable",
+    "min_ready_seconds",
     "new_stateful_set_pod",
     "new_versioned_pod",
+    "ordered_teardown",
     "ordinal_of",
     "partition",
+    "paused",
     "pod_name",
     "pod_revision",
+    "pod_update_policy",
+    "priority_strategy",
     "replica_count",
+    "replica_ordinals",
+    "reserved_ordinals",
     "start_ordinal",
     "storage_matches",
+    "unordered_update",
     "update_identity",
     "update_storage",
 ]
@@ -51,6 +72,17 @@ Obj = dict[str, Any]
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 
+ENHANCED_STATEFULSET = Kind("apps.kube-runtime.io/v1beta1", "StatefulSet")
+"""The enhanced kind: Kruise's Advanced StatefulSet (``apps.kruise.io/v1beta1``) in our group."""
+ORDERED_TEARDOWN_FINALIZER = "apps.kube-runtime.io/ordered-teardown"
+"""Put on enhanced sets: deleting one scales it to 0 in reverse ordinal order first."""
+SKIP_ORDERED_TEARDOWN_ANNOTATION = "apps.kube-runtime.io/skip-ordered-teardown"
+"""``"true"`` on an enhanced set: no finalizer, deleting it leaves its pods to the garbage
+collector (the apps/v1 behaviour)."""
+RECREATE = "ReCreate"
+IN_PLACE_IF_POSSIBLE = "InPlaceIfPossible"
+IN_PLACE_ONLY = "InPlaceOnly"
+
 
 def _spec(sts: Mapping[str, Any]) -> Mapping[str, Any]:
     return sts.get("spec") or {}
@@ -58,6 +90,23 @@ def _spec(sts: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
+
+
+def kind_of(sts: Mapping[str, Any]) -> Kind:
+    """The set's kind: apps/v1 ``StatefulSet`` or :data:`ENHANCED_STATEFULSET`."""
+    return ENHANCED_STATEFULSET if is_enhanced(sts) else StatefulSet
+
+
+def is_enhanced(sts: Mapping[str, Any]) -> bool:
+    """Whether the set is of the enhanced kind (status extras, readiness gate, teardown)."""
+    return sts.get("apiVersion") == ENHANCED_STATEFULSET.api_version
+
+
+def ordered_teardown(sts: Mapping[str, Any]) -> bool:
+    """Whether deleting this set tears it down in order: an enhanced set not opted out by
+    :data:`SKIP_ORDERED_TEARDOWN_ANNOTATION`."""
+    annotations = _meta(sts).get("annotations") or {}
+    return is_enhanced(sts) and annotations.get(SKIP_ORDERED_TEARDOWN_ANNOTATION) != "true"
 
 
 def replica_count(sts: Mapping[str, Any]) -> int:
@@ -74,6 +123,38 @@ def start_ordinal(sts: Mapping[str, Any]) -> int:
 def end_ordinal(sts: Mapping[str, Any]) -> int:
     """The highest ordinal in range (``start + replicas - 1``)."""
     return start_ordinal(sts) + replica_count(sts) - 1
+
+
+def reserved_ordinals(sts: Mapping[str, Any]) -> frozenset[int]:
+    """``spec.reserveOrdinals``: ints and ``"a-b"`` ranges (inclusive); ``ValueError`` for a
+    malformed entry."""
+    reserved: set[int] = set()
+    for entry in _spec(sts).get("reserveOrdinals") or ():
+        if isinstance(entry, int):
+            reserved.add(entry)
+            continue
+        low, sep, high = str(entry).partition("-")
+        if not sep:
+            reserved.add(int(low))
+            continue
+        first, last = int(low), int(high)
+        if first > last:
+            raise ValueError(f"reserveOrdinals: empty range {entry!r}")
+        reserved.update(range(first, last + 1))
+    return frozenset(reserved)
+
+
+def replica_ordinals(sts: Mapping[str, Any]) -> list[int]:
+    """The ordinals of the set's replicas, ascending: ``replicas`` ordinals from
+    ``ordinals.start`` on, skipping the reserved ones (apps/v1: ``[start, start + replicas)``)."""
+    reserved = reserved_ordinals(sts)
+    ordinals: list[int] = []
+    ordinal, count = start_ordinal(sts), replica_count(sts)
+    while len(ordinals) < count:
+        if ordinal not in reserved:
+            ordinals.append(ordinal)
+        ordinal += 1
+    return ordinals
 
 
 def pod_name(sts: Mapping[str, Any], ordinal: int) -> str:
@@ -103,6 +184,45 @@ def _strategy(sts: Mapping[str, Any]) -> Mapping[str, Any]:
 def partition(sts: Mapping[str, Any]) -> int:
     """``rollingUpdate.partition`` (0 when unset)."""
     return int((_strategy(sts).get("rollingUpdate") or {}).get("partition") or 0)
+
+
+def _rolling(sts: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _strategy(sts).get("rollingUpdate") or {}
+
+
+def paused(sts: Mapping[str, Any]) -> bool:
+    """``rollingUpdate.paused``: the rolling update stops (creation and scaling go on)."""
+    return bool(_rolling(sts).get("paused"))
+
+
+def pod_update_policy(sts: Mapping[str, Any]) -> str:
+    """``rollingUpdate.podUpdatePolicy``: :data:`RECREATE` (default),
+    :data:`IN_PLACE_IF_POSSIBLE` or :data:`IN_PLACE_ONLY`."""
+    return str(_rolling(sts).get("podUpdatePolicy") or RECREATE)
+
+
+def unordered_update(sts: Mapping[str, Any]) -> bool:
+    """``rollingUpdate.unorderedUpdate`` is set: pods update in priority order, and
+    ``partition`` is the number of pods kept at the old revision."""
+    return _rolling(sts).get("unorderedUpdate") is not None
+
+
+def priority_strategy(sts: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """``rollingUpdate.unorderedUpdate.priorityStrategy``."""
+    strategy: Mapping[str, Any] | None = (_rolling(sts).get("unorderedUpdate") or {}).get(
+        "priorityStrategy"
+    )
+    return strategy
+
+
+def grace_period_seconds(sts: Mapping[str, Any]) -> int:
+    """``rollingUpdate.inPlaceUpdateStrategy.gracePeriodSeconds`` (0 when unset)."""
+    return int((_rolling(sts).get("inPlaceUpdateStrategy") or {}).get("gracePeriodSeconds") or 0)
+
+
+def min_ready_seconds(sts: Mapping[str, Any]) -> float:
+    """``spec.minReadySeconds`` (apps/v1), else ``rollingUpdate.minReadySeconds`` (Kruise)."""
+    return float(_spec(sts).get("minReadySeconds") or _rolling(sts).get("minReadySeconds") or 0)
 
 
 def max_unavailable(sts: Mapping[str, Any]) -> int:
@@ -214,11 +334,14 @@ def new_versioned_pod(
     current_revision: str,
     update_revision: str,
     ordinal: int,
+    *,
+    current_needed: bool | None = None,
 ) -> Obj:
     """The pod to create at ``ordinal`` (upstream ``newVersionedStatefulSetPod``): from the
     current revision when a rolling update has not reached that ordinal (below
     ``start + partition``, or below ``start + status.currentReplicas`` without a
-    ``rollingUpdate`` block), else from the update revision; labelled with that revision."""
+    ``rollingUpdate`` block), else from the update revision; labelled with that revision.
+    ``current_needed`` overrides that choice (the unordered update decides by counts)."""
     strategy = _strategy(current_set)
     rolling = strategy.get("rollingUpdate")
     start = start_ordinal(current_set)
@@ -229,6 +352,8 @@ def new_versioned_pod(
         and rolling is None
         and ordinal < start + current_replicas
     ) or (rolling is not None and ordinal < start + int(rolling.get("partition") or 0))
+    if current_needed is not None:
+        use_current = current_needed
     if use_current:
         pod = new_stateful_set_pod(current_set, ordinal)
         revision = current_revision

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any, Final
 
@@ -180,11 +180,22 @@ def _timestamp(t: datetime) -> str:
 
 
 class InPlaceControl:
-    """API side of in-place updates: pod patches and ``InPlaceUpdateReady`` condition writes."""
+    """API side of in-place updates: pod patches and ``InPlaceUpdateReady`` condition writes.
 
-    def __init__(self, client: Any, now: Any = _now) -> None:
+    ``on_write`` (optional) gets every pod as the API returned it after a write, so a caller
+    can wait until its cache shows the write (resourceVersion expectations)."""
+
+    def __init__(
+        self, client: Any, now: Any = _now, on_write: Callable[[Obj], None] | None = None
+    ) -> None:
         self._client = client
         self._now = now
+        self._on_write = on_write
+
+    def _written(self, pod: Obj) -> Obj:
+        if self._on_write is not None and isinstance(pod, Mapping) and pod.get("metadata"):
+            self._on_write(pod)
+        return pod
 
     def _set_condition(self, pod: Obj, status: str, reason: str) -> Obj:
         meta = pod.get("metadata") or {}
@@ -205,7 +216,7 @@ class InPlaceControl:
             subresource="status",
         )
         log.debug("%s/%s: %s=%s", meta.get("namespace"), meta.get("name"), READINESS_GATE, status)
-        return result
+        return self._written(result)
 
     def refresh(self, pod: Obj) -> tuple[bool, float]:
         """Advance a pod's in-place update: apply images whose grace period is over, and set
@@ -306,4 +317,4 @@ class InPlaceControl:
             meta.get("name"),
             dict(images),
         )
-        return result
+        return self._written(result)
