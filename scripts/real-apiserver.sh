@@ -15,7 +15,8 @@
 set -euo pipefail
 cache="${1:-$HOME/.cache/kube-runtime/k8s-1.20}"
 bin="$cache/bin"
-if [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-controller-manager" ] && [ -x "$bin/etcd" ]; then
+if [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-controller-manager" ] && [ -x "$bin/etcd" ] \
+  && [ "$(head -c 4 "$bin/etcd")" = "$(printf '\177ELF')" ]; then
   echo "real apiserver cached: $bin" >&2
   exit 0
 fi
@@ -62,12 +63,14 @@ cp -r "$debs/reflect2/usr/share/gocode/src/github.com/modern-go/reflect2" "$vend
 echo "unpacking etcd-server" >&2
 rm -rf "$debs/etcd" && mkdir -p "$debs/etcd"
 dpkg -x "$debs"/etcd-server_*.deb "$debs/etcd"
-install -m 0755 "$(find "$debs/etcd" -type f -name etcd -perm -u+x | head -n1)" "$bin/etcd"
+install -m 0755 "$debs/etcd/usr/bin/etcd" "$bin/etcd"
 
-echo "building kube-apiserver and kube-controller-manager (several minutes)" >&2
-(cd "$src" && GO111MODULE=off nice -n 10 make WHAT="cmd/kube-apiserver cmd/kube-controller-manager")
-for b in kube-apiserver kube-controller-manager; do
-  install -m 0755 "$(find "$src/_output" -type f -name "$b" -perm -u+x | head -n1)" "$bin/$b"
-done
+if [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/kube-controller-manager" ]; then
+  echo "building kube-apiserver and kube-controller-manager (several minutes)" >&2
+  (cd "$src" && GO111MODULE=off nice -n 10 make WHAT="cmd/kube-apiserver cmd/kube-controller-manager")
+  for b in kube-apiserver kube-controller-manager; do
+    install -m 0755 "$(find "$src/_output" -type f -name "$b" -perm -u+x | head -n1)" "$bin/$b"
+  done
+fi
 echo "real apiserver built: $bin" >&2
 "$bin/kube-apiserver" --version >&2 || true
