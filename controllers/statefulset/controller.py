@@ -43,6 +43,7 @@ from controllers.statefulset.utils import (
     ordered_teardown,
 )
 from kube_runtime.builder import Builder
+from kube_runtime.cache import INDEX_CONTROLLER_UID
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
 from kube_runtime.client.errors import is_already_exists, is_not_found
 from kube_runtime.controller import Controller
@@ -81,6 +82,8 @@ ENHANCED_CONTROLLER_SUFFIX = "-enhanced"
 CRD_PATH = pathlib.Path(__file__).with_name("crd.yaml")
 COMPONENT = "statefulset-controller"
 EXPECTATIONS_RECHECK = 1.0
+_SELECTOR_CACHE_SIZE = 10_000
+_UNPARSED = object()
 """Seconds after which a sync held back by expectations looks again (the informer event
 that satisfies them normally wakes it first)."""
 
@@ -104,6 +107,7 @@ class StatefulSetReconciler:
         self._enhanced = kind == ENHANCED_STATEFULSET
         self._cache = manager.cache
         self._api = manager.api_reader
+        self._selectors: dict[tuple[Any, Any], LabelSelector | None] = {}
         self._recorder = manager.get_event_recorder(COMPONENT)
         self.pod_control = StatefulPodControl(self._api, self._recorder, reader=self._cache)
         self.status_updater = ApiStatusUpdater(self._api)
@@ -126,13 +130,45 @@ class StatefulSetReconciler:
             return []
         requests = []
         for sts in self._cache.list(self.kind, meta.get("namespace")):
-            try:
-                selector = label_selector_from_dict((sts.get("spec") or {}).get("selector"))
-            except ValueError:
-                continue
-            if not selector.matches_nothing() and selector.matches(labels):
+            selector = self._parsed_selector(sts)
+            if selector is not None and not selector.matches_nothing() and selector.matches(labels):
                 requests.append(Request.for_object(sts))
         return requests
+
+    def _parsed_selector(self, sts: Obj) -> LabelSelector | None:
+        """``spec.selector`` parsed once per set generation (None when invalid): event
+        handlers call this for every set of the namespace on every pod and PVC event."""
+        meta = sts.get("metadata") or {}
+        key = (meta.get("uid"), meta.get("generation"))
+        cached = self._selectors.get(key, _UNPARSED)
+        if cached is not _UNPARSED:
+            return cached  # type: ignore[return-value]
+        try:
+            selector: LabelSelector | None = label_selector_from_dict(
+                (sts.get("spec") or {}).get("selector")
+            )
+        except ValueError:
+            selector = None
+        if len(self._selectors) >= _SELECTOR_CACHE_SIZE:
+            self._selectors.clear()
+        self._selectors[key] = selector
+        return selector
+
+    def _candidate_pods(
+        self, sts: Obj, selector: LabelSelector, namespace: str | None
+    ) -> list[dict[str, Any]]:
+        """The pods a claim can act on: those this set controls (by the controller-UID index)
+        plus orphans its selector matches (by the label index). Claiming these is the same
+        as claiming every pod of the namespace, as upstream does, since pods controlled by
+        others are ignored, but costs O(the set's pods) instead of O(the namespace's)."""
+        uid = (sts.get("metadata") or {}).get("uid", "")
+        owned = self._cache.list(Pod, namespace, index=(INDEX_CONTROLLER_UID, uid))
+        orphans = [
+            p
+            for p in self._cache.list(Pod, namespace, label_selector=selector)
+            if not _has_controller(p)
+        ]
+        return owned + orphans
 
     def orphan_pod_requests(self, pod: Obj) -> Iterable[Request]:
         """An orphan pod wakes the sets that could adopt it."""
@@ -164,7 +200,7 @@ class StatefulSetReconciler:
         if selector is None:
             return None
         namespace = request.namespace
-        all_pods = self._cache.list(Pod, namespace)
+        all_pods = self._candidate_pods(sts, selector, namespace)
         observe_pods(expectations, set_key(sts), all_pods)
         satisfied, waited, pending = expectations.satisfied_expectations(key)
         if not satisfied:
