@@ -82,10 +82,10 @@ ENHANCED_CONTROLLER_SUFFIX = "-enhanced"
 CRD_PATH = pathlib.Path(__file__).with_name("crd.yaml")
 COMPONENT = "statefulset-controller"
 EXPECTATIONS_RECHECK = 1.0
-_SELECTOR_CACHE_SIZE = 10_000
-_UNPARSED = object()
 """Seconds after which a sync held back by expectations looks again (the informer event
 that satisfies them normally wakes it first)."""
+_SELECTOR_CACHE_SIZE = 10_000
+_UNPARSED = object()
 
 Obj = Mapping[str, Any]
 
