@@ -25,7 +25,14 @@ from kube_runtime.embedded.errors import ApiError
 from kube_runtime.embedded.faults import Faults
 from kube_runtime.embedded.http import Request, Response, Stream, StreamResponse
 from kube_runtime.embedded.resources import Registry, ResourceInfo
-from kube_runtime.embedded.storage import DeleteOptions, Obj, Store, Stored, now_rfc3339
+from kube_runtime.embedded.storage import (
+    DeleteOptions,
+    Obj,
+    Store,
+    Stored,
+    now_rfc3339,
+    parse_rfc3339,
+)
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +45,62 @@ _PATCH_TYPES = (
     "application/strategic-merge-patch+json",
     "application/apply-patch+yaml",
 )
+
+
+#: Resources whose DELETE answers with the object even when it is gone at once (their
+#: kube-apiserver storage sets ``ReturnDeletedObject``); the others answer a Success Status.
+RETURN_DELETED_OBJECT = frozenset(
+    {
+        ("", "pods"),
+        ("", "persistentvolumeclaims"),
+        ("", "persistentvolumes"),
+        ("", "namespaces"),
+        ("", "services"),
+        ("", "serviceaccounts"),
+        ("", "resourcequotas"),
+        ("", "podtemplates"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "csidrivers"),
+        ("storage.k8s.io", "csinodes"),
+        ("storage.k8s.io", "volumeattachments"),
+        ("policy", "podsecuritypolicies"),
+    }
+)
+
+
+def _deleted_status(info: ResourceInfo, stored: Stored) -> Obj:
+    """The Success Status kube-apiserver answers for an object deleted at once."""
+    details: Obj = {"name": stored.meta.get("name"), "kind": info.plural}
+    if info.group:
+        details["group"] = info.group
+    details["uid"] = stored.meta.get("uid")
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }
+
+
+def _removed_pod(pod: Obj, clock: Callable[[], float]) -> Obj:
+    """The body of a pod DELETE that removed the pod at once.
+
+    kube-apiserver's graceful-delete path first stamps the pod (``deletionTimestamp``, and
+    ``deletionGracePeriodSeconds`` 0; an already terminating pod's timestamp moves back by
+    its old grace period) and answers with that; a pod already at grace 0 is answered as is.
+    """
+    meta = pod["metadata"]
+    grace = meta.get("deletionGracePeriodSeconds")
+    if meta.get("deletionTimestamp") and not grace:
+        return pod
+    if meta.get("deletionTimestamp"):
+        when = parse_rfc3339(meta["deletionTimestamp"]) - float(grace)
+    else:
+        when = clock()
+    stamped = {**meta, "deletionTimestamp": now_rfc3339(lambda: when)}
+    stamped["deletionGracePeriodSeconds"] = 0
+    return {**pod, "metadata": stamped}
 
 
 def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
@@ -484,6 +547,10 @@ class ApiServer:
         ):
             # After the store accepted the deletion: a failed precondition unserves nothing.
             self.crd_hook("delete", stored.obj)
+        if removed and info.key not in RETURN_DELETED_OBJECT:
+            return _json(200, _deleted_status(info, stored))
+        if removed and info.key == ("", "pods"):
+            return _json(200, _removed_pod(stored.obj, self.store.clock))
         # kube-apiserver answers 202 only for a pending deletion asked with orphanDependents=false.
         return self._render(route, stored, 202 if not removed and _orphan_false(request) else 200)
 

@@ -8,7 +8,8 @@ builds and caches (``~/.cache/kube-runtime/k8s-1.20/bin`` or ``$KUBE_RUNTIME_REA
   static token file, ``--authorization-mode=AlwaysAllow``, the ServiceAccount admission plugin
   off, no endpoint reconciler and no insecure port;
 * **kube-controller-manager** with only ``controllers`` (default: the garbage collector and
-  the namespace controller, which deleting a namespace needs) and no leader election;
+  the namespace and pvc-protection controllers, see :data:`DEFAULT_CONTROLLERS`) and no
+  leader election;
 * the simulated kubelet (:class:`kube_runtime.kubelet.ClientKubelet`) working through the API.
 
 It has the surface the test fixtures use from
@@ -49,8 +50,11 @@ log = logging.getLogger(__name__)
 
 #: The binaries a real backend needs.
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager")
-#: Controllers kube-controller-manager runs by default here.
-DEFAULT_CONTROLLERS = ("garbagecollector", "namespace")
+#: Controllers kube-controller-manager runs by default here: the garbage collector, the
+#: namespace controller (deleting a namespace needs it) and pvc-protection (kube-apiserver's
+#: admission gives every claim the ``kubernetes.io/pvc-protection`` finalizer, which only
+#: that controller removes).
+DEFAULT_CONTROLLERS = ("garbagecollector", "namespace", "pvc-protection")
 SERVICE_CIDR = "10.96.0.0/16"
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 10.0

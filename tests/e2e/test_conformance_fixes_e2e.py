@@ -1,0 +1,64 @@
+"""Embedded-server behaviours fixed after the differential checks against kube-apiserver 1.20
+(tests/e2e/test_differential_e2e.py); these guard them when no real server is cached."""
+
+from __future__ import annotations
+
+from kube_runtime.client import Client
+
+
+def test_delete_answers_status_unless_the_resource_returns_the_object(
+    client: Client, namespace: str
+) -> None:
+    client.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": namespace}}
+    )
+    created = client.get("v1/ConfigMap", "a", namespace)
+    answer = client.delete("v1/ConfigMap", "a", namespace)
+    assert answer["kind"] == "Status" and answer["status"] == "Success"
+    assert answer["details"] == {
+        "name": "a",
+        "kind": "configmaps",
+        "uid": created["metadata"]["uid"],
+    }
+
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "s", "namespace": namespace},
+        "spec": {
+            "serviceName": "s",
+            "selector": {"matchLabels": {"app": "s"}},
+            "template": {
+                "metadata": {"labels": {"app": "s"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    client.create(sts)
+    answer = client.delete("apps/v1/StatefulSet", "s", namespace, propagation_policy="Background")
+    assert answer["kind"] == "Status"
+    assert answer["details"]["group"] == "apps" and answer["details"]["kind"] == "statefulsets"
+
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "c", "namespace": namespace},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    client.create(claim)
+    answer = client.delete("v1/PersistentVolumeClaim", "c", namespace)
+    assert answer["kind"] == "PersistentVolumeClaim"  # its storage returns the deleted object
+
+
+def test_pod_removed_at_once_is_answered_stamped(client: Client, namespace: str) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": namespace},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}], "schedulerName": "nobody"},
+    }
+    client.create(pod)  # never scheduled: deleting it removes it at once
+    answer = client.delete("v1/Pod", "p", namespace)
+    assert answer["kind"] == "Pod"
+    assert answer["metadata"]["deletionTimestamp"]
+    assert answer["metadata"]["deletionGracePeriodSeconds"] == 0

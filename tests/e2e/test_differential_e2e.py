@@ -1,0 +1,755 @@
+"""Differential conformance: the same request sequences against the embedded server and a real
+kube-apiserver 1.20 (etcd + kube-apiserver + garbage collector, no kubelet), compared on what
+clients rely on: status codes, reasons, and resulting objects modulo uid, timestamps and
+resourceVersion (see ``normalize``).
+
+Skipped (with the reason) when the real binaries are not cached (``scripts/real-apiserver.sh``).
+Fields that exist only in Kubernetes newer than 1.20 (the embedded server models a current
+release) are dropped before comparing: ``NEWER_FIELDS``. docs/conformance.md lists the checks
+and the differences found.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from kube_runtime.client import ApiError, Client
+from kube_runtime.embedded.cluster import EmbeddedCluster
+from kube_runtime.testing import wait_for
+from kube_runtime.testing.real import RealCluster, missing_binaries
+
+pytestmark = pytest.mark.skipif(
+    bool(missing_binaries()),
+    reason="real kube-apiserver not cached: run scripts/real-apiserver.sh",
+)
+
+Obj = dict[str, Any]
+
+#: (kind, dotted path) of fields Kubernetes 1.20 does not have; dropped before comparing.
+NEWER_FIELDS: dict[str, tuple[str, ...]] = {
+    "StatefulSet": (
+        "spec.persistentVolumeClaimRetentionPolicy",
+        "spec.minReadySeconds",
+        "status.availableReplicas",
+    ),
+    "Deployment": (),
+    "Pod": ("status.hostIPs",),
+}
+_VOLATILE_META = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "selfLink")
+
+
+def _drop(obj: Obj, dotted: str) -> None:
+    parts = dotted.split(".")
+    for p in parts[:-1]:
+        obj = obj.get(p) if isinstance(obj, dict) else None  # type: ignore[assignment]
+        if not isinstance(obj, dict):
+            return
+    obj.pop(parts[-1], None)
+
+
+#: Differences found and not fixed yet, dropped before comparing (kind, dotted path): each is
+#: listed with its reason in docs/conformance.md. Remove an entry once the embedded server
+#: agrees, so the check guards it.
+KNOWN_DIFFERENCES: dict[str, tuple[str, ...]] = {
+    # Admission plugins Priority and DefaultTolerationSeconds (kube-apiserver defaults).
+    "Pod": ("spec.priority", "spec.preemptionPolicy", "spec.tolerations"),
+    # Admission plugin StorageObjectInUseProtection adds the pvc-protection finalizer.
+    "PersistentVolumeClaim": ("metadata.finalizers",),
+}
+
+
+def _scrub(value: Any, key: str = "") -> Any:
+    """Timestamps masked; ``null`` and ``{}`` members dropped (Go encodes unset structs and
+    pointers so; clients treat them as absent)."""
+    if isinstance(value, dict):
+        out = {k: _scrub(v, k) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v is not None and v != {}}
+    if isinstance(value, list):
+        return [_scrub(v, key) for v in value]
+    if isinstance(value, str) and value and (key.endswith(("Time", "Timestamp")) or key == "time"):
+        return "<time>"
+    return value
+
+
+def normalize(obj: Any) -> Any:
+    """``obj`` without what legitimately differs between two servers."""
+    if not isinstance(obj, dict):
+        return obj
+    obj = copy.deepcopy(obj)
+    if obj.get("kind", "").endswith("List") and "items" in obj:
+        return {"kind": obj["kind"], "items": [normalize(i) for i in obj["items"]]}
+    if obj.get("kind") == "Status":
+        details = obj.get("details") or {}
+        return {
+            "kind": "Status",
+            "status": obj.get("status"),
+            "reason": obj.get("reason"),
+            "code": obj.get("code"),
+            "details": {k: details[k] for k in ("name", "kind", "group") if k in details},
+        }
+    meta = obj.get("metadata") or {}
+    for key in _VOLATILE_META:
+        meta.pop(key, None)
+    for ref in meta.get("ownerReferences") or ():
+        ref["uid"] = "<uid>"
+    annotations = meta.get("annotations") or {}
+    annotations.pop("kubectl.kubernetes.io/last-applied-configuration", None)
+    if not annotations:
+        meta.pop("annotations", None)
+    kind = str(obj.get("kind"))
+    for dotted in NEWER_FIELDS.get(kind, ()) + KNOWN_DIFFERENCES.get(kind, ()):
+        _drop(obj, dotted)
+    return _scrub(obj)
+
+
+class Recorder:
+    """Runs one step at a time against one backend and records normalized outcomes."""
+
+    def __init__(self, client: Client, namespace: str) -> None:
+        self.c = client
+        self.ns = namespace
+        self.steps: list[tuple[str, Any]] = []
+
+    def step(self, label: str, fn: Callable[[], Any]) -> Any:
+        try:
+            result = fn()
+        except ApiError as e:
+            self.steps.append((label, {"error": e.code, "reason": e.reason}))
+            return None
+        self.steps.append((label, normalize(result)))
+        return result
+
+    def note(self, label: str, value: Any) -> None:
+        self.steps.append((label, value))
+
+
+Scenario = Callable[[Recorder], None]
+
+
+@pytest.fixture(scope="module")
+def backends(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Client]]:
+    tmp = tmp_path_factory.mktemp("differential")
+    real = RealCluster(kubelet=False)
+    embedded = EmbeddedCluster(kubelet=False, token=EmbeddedCluster.new_token())
+    clients: dict[str, Client] = {}
+    try:
+        real.start()
+        embedded.start()
+        clients["embedded"] = Client.from_kubeconfig(embedded.write_kubeconfig(tmp / "e"))
+        clients["real"] = Client.from_kubeconfig(real.write_kubeconfig(tmp / "r"))
+        yield clients
+    finally:
+        for c in clients.values():
+            c.close()
+        embedded.stop()
+        real.stop()
+
+
+def run_both(backends: dict[str, Client], scenario: Scenario) -> dict[str, list[tuple[str, Any]]]:
+    """Run ``scenario`` in a fresh namespace (same name) on each backend; assert same outcomes."""
+    name = f"d-{uuid.uuid4().hex[:8]}"
+    results: dict[str, list[tuple[str, Any]]] = {}
+    for backend, client in backends.items():
+        client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        recorder = Recorder(client, name)
+        try:
+            scenario(recorder)
+        finally:
+            client.delete("v1/Namespace", name)
+        results[backend] = recorder.steps
+    embedded, real = results["embedded"], results["real"]
+    assert [s[0] for s in embedded] == [s[0] for s in real]
+    diffs = [
+        f"step {label!r}:\n" + "\n".join(_differences(e, r))
+        for (label, e), (_label, r) in zip(embedded, real, strict=True)
+        if e != r
+    ]
+    assert not diffs, "embedded and real differ:\n" + "\n".join(diffs)
+    return results
+
+
+def _differences(embedded: Any, real: Any, path: str = "") -> list[str]:
+    """Where two normalized outcomes differ, one line per differing leaf."""
+    if isinstance(embedded, dict) and isinstance(real, dict):
+        out: list[str] = []
+        for key in sorted(set(embedded) | set(real)):
+            out += _differences(embedded.get(key), real.get(key), f"{path}.{key}")
+        return out
+    if embedded == real:
+        return []
+    e, r = json.dumps(embedded, sort_keys=True), json.dumps(real, sort_keys=True)
+    return [f"  {path or '.'}: embedded {e[:300]} | real {r[:300]}"]
+
+
+# ------------------------------------------------------------------------------ objects
+
+
+def cm(name: str, data: dict[str, str] | None = None, **meta: Any) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, **meta},
+        "data": data or {"a": "1"},
+    }
+
+
+def deployment(name: str, replicas: int = 1) -> Obj:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "containers": [
+                        {"name": "web", "image": "nginx:1", "ports": [{"containerPort": 80}]},
+                        {"name": "side", "image": "busybox:1"},
+                    ]
+                },
+            },
+        },
+    }
+
+
+def statefulset(name: str, replicas: int = 2) -> Obj:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "serviceName": name,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1"}]},
+            },
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}},
+                    },
+                }
+            ],
+        },
+    }
+
+
+def pod(name: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "nginx:1"}]},
+    }
+
+
+# ---------------------------------------------------------------------------- scenarios
+
+
+def test_crud_conflicts_and_not_found(backends: dict[str, Client]) -> None:
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        created = r.step("create", lambda: c.create(cm("a"), namespace=ns))
+        r.step("create again", lambda: c.create(cm("a"), namespace=ns))
+        r.step("get", lambda: c.get("v1/ConfigMap", "a", ns))
+        fresh = copy.deepcopy(created)
+        fresh["data"] = {"a": "2"}
+        r.step("update", lambda: c.update(fresh))
+        stale = copy.deepcopy(created)
+        stale["data"] = {"a": "3"}
+        r.step("update with stale resourceVersion", lambda: c.update(stale))
+        unconditional = copy.deepcopy(created)
+        unconditional["metadata"].pop("resourceVersion")
+        unconditional["data"] = {"a": "4"}
+        r.step("update without resourceVersion", lambda: c.update(unconditional))
+        r.step("get missing", lambda: c.get("v1/ConfigMap", "nope", ns))
+        r.step(
+            "update missing",
+            lambda: c.update({**cm("nope"), "metadata": {"name": "nope", "namespace": ns}}),
+        )
+        r.step("create invalid name", lambda: c.create(cm("Bad_Name"), namespace=ns))
+        r.step("delete with stale uid", lambda: c.delete("v1/ConfigMap", "a", ns, uid="0000"))
+        r.step("delete", lambda: c.delete("v1/ConfigMap", "a", ns))
+        r.step("get deleted", lambda: c.get("v1/ConfigMap", "a", ns))
+        r.step("delete missing", lambda: c.delete("v1/ConfigMap", "a", ns))
+        r.step("list", lambda: c.list("v1/ConfigMap", ns))
+
+    run_both(backends, scenario)
+
+
+def test_patch_types(backends: dict[str, Client]) -> None:
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        r.step("create", lambda: c.create(deployment("web"), namespace=ns))
+        kind = "apps/v1/Deployment"
+        r.step(
+            "merge patch labels",
+            lambda: c.patch(
+                kind, "web", {"metadata": {"labels": {"x": "1", "app": None}}}, namespace=ns
+            ),
+        )
+        r.step(
+            "strategic patch one container",
+            lambda: c.patch(
+                kind,
+                "web",
+                {
+                    "spec": {
+                        "template": {"spec": {"containers": [{"name": "web", "image": "nginx:2"}]}}
+                    }
+                },
+                namespace=ns,
+                patch_type="strategic",
+            ),
+        )
+        r.step(
+            "strategic delete directive",
+            lambda: c.patch(
+                kind,
+                "web",
+                {
+                    "spec": {
+                        "template": {"spec": {"containers": [{"name": "side", "$patch": "delete"}]}}
+                    }
+                },
+                namespace=ns,
+                patch_type="strategic",
+            ),
+        )
+        r.step(
+            "merge patch replaces the list",
+            lambda: c.patch(
+                kind,
+                "web",
+                {
+                    "spec": {
+                        "template": {"spec": {"containers": [{"name": "only", "image": "x:1"}]}}
+                    }
+                },
+                namespace=ns,
+            ),
+        )
+        r.step(
+            "json patch",
+            lambda: c.patch(
+                kind,
+                "web",
+                [
+                    {"op": "replace", "path": "/spec/replicas", "value": 3},
+                    {"op": "add", "path": "/metadata/annotations", "value": {"k": "v"}},
+                ],
+                namespace=ns,
+                patch_type="json",
+            ),
+        )
+        r.step(
+            "json patch failed test",
+            lambda: c.patch(
+                kind,
+                "web",
+                [{"op": "test", "path": "/spec/replicas", "value": 9}],
+                namespace=ns,
+                patch_type="json",
+            ),
+        )
+        r.step(
+            "json patch missing path",
+            lambda: c.patch(
+                kind,
+                "web",
+                [{"op": "remove", "path": "/spec/nothing"}],
+                namespace=ns,
+                patch_type="json",
+            ),
+        )
+        r.step(
+            "merge patch with stale resourceVersion",
+            lambda: c.patch(kind, "web", {"metadata": {"resourceVersion": "1"}}, namespace=ns),
+        )
+        r.step(
+            "patch invalid replicas",
+            lambda: c.patch(kind, "web", {"spec": {"replicas": -1}}, namespace=ns),
+        )
+        r.step("patch missing", lambda: c.patch(kind, "nope", {"metadata": {}}, namespace=ns))
+        applied = deployment("applied")
+        r.step(
+            "apply create",
+            lambda: c.apply(
+                {**applied, "metadata": {**applied["metadata"], "namespace": ns}}, field_manager="a"
+            ),
+        )
+        again = copy.deepcopy(applied)
+        again["metadata"]["namespace"] = ns
+        again["spec"]["replicas"] = 2
+        r.step("apply update", lambda: c.apply(again, field_manager="a"))
+
+    run_both(backends, scenario)
+
+
+def test_status_and_scale_subresources(backends: dict[str, Client]) -> None:
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        sts = r.step("create", lambda: c.create(statefulset("db"), namespace=ns))
+        with_status = copy.deepcopy(sts)
+        with_status["status"] = {"replicas": 2, "readyReplicas": 1, "observedGeneration": 1}
+        with_status["spec"]["replicas"] = 7
+        r.step("update status ignores spec", lambda: c.update_status(with_status))
+        current = c.get("apps/v1/StatefulSet", "db", ns)
+        current["status"] = {"replicas": 0}
+        current["spec"]["replicas"] = 4
+        r.step("update ignores status", lambda: c.update(current))
+        r.step(
+            "get scale",
+            lambda: c.request("GET", f"/apis/apps/v1/namespaces/{ns}/statefulsets/db/scale"),
+        )
+        r.step(
+            "patch scale",
+            lambda: c.patch(
+                "apps/v1/StatefulSet",
+                "db",
+                {"spec": {"replicas": 5}},
+                namespace=ns,
+                subresource="scale",
+            ),
+        )
+        r.step("after scale", lambda: c.get("apps/v1/StatefulSet", "db", ns))
+        r.step(
+            "update immutable field",
+            lambda: c.patch(
+                "apps/v1/StatefulSet", "db", {"spec": {"serviceName": "other"}}, namespace=ns
+            ),
+        )
+        r.step(
+            "merge patch status",
+            lambda: c.patch(
+                "apps/v1/StatefulSet",
+                "db",
+                {"status": {"currentReplicas": 1}},
+                namespace=ns,
+                subresource="status",
+            ),
+        )
+
+    run_both(backends, scenario)
+
+
+def test_pod_rules(backends: dict[str, Client]) -> None:
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        r.step("create pod", lambda: c.create(pod("p"), namespace=ns))
+        r.step(
+            "patch image (allowed)",
+            lambda: c.patch(
+                "v1/Pod",
+                "p",
+                {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}},
+                namespace=ns,
+                patch_type="strategic",
+            ),
+        )
+        r.step(
+            "patch env (forbidden)",
+            lambda: c.patch(
+                "v1/Pod",
+                "p",
+                {"spec": {"containers": [{"name": "c", "env": [{"name": "A", "value": "1"}]}]}},
+                namespace=ns,
+                patch_type="strategic",
+            ),
+        )
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": "p"},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"},
+        }
+        path = f"/api/v1/namespaces/{ns}/pods/p/binding"
+        r.step("bind", lambda: c.request("POST", path, body=binding))
+        r.step("bound pod", lambda: c.get("v1/Pod", "p", ns))
+        r.step("bind again", lambda: c.request("POST", path, body=binding))
+        r.step("graceful delete of a bound pod", lambda: c.delete("v1/Pod", "p", ns))
+        r.step("pod being deleted", lambda: c.get("v1/Pod", "p", ns))
+        r.step("force delete", lambda: c.delete("v1/Pod", "p", ns, grace_period_seconds=0))
+        r.step("gone", lambda: c.get("v1/Pod", "p", ns))
+        r.step("create unbound pod", lambda: c.create(pod("u"), namespace=ns))
+        r.step("delete unbound pod is immediate", lambda: c.delete("v1/Pod", "u", ns))
+        r.step("unbound gone", lambda: c.get("v1/Pod", "u", ns))
+
+    run_both(backends, scenario)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known difference: the embedded server's server-side apply tracks no field managers, "
+    "so a non-forced apply of a field another manager owns succeeds (kube-apiserver: 409 Conflict)",
+)
+def test_apply_conflict_between_managers(backends: dict[str, Client]) -> None:
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        first = deployment("applied")
+        first["metadata"]["namespace"] = ns
+        c.apply(first, field_manager="a")
+        second = copy.deepcopy(first)
+        second["spec"]["replicas"] = 5
+        r.step("apply conflict", lambda: c.apply(second, field_manager="b", force=False))
+        r.step("forced apply", lambda: c.apply(second, field_manager="b", force=True))
+
+    run_both(backends, scenario)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known difference: the embedded server lets an update change a pod's spec.nodeName "
+    "(kube-apiserver: 422, pod spec is immutable but for a few fields); fix in validation.py",
+)
+def test_pod_node_name_is_immutable(backends: dict[str, Client]) -> None:
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        created = c.create(pod("m"), namespace=ns)
+        moved = copy.deepcopy(created)
+        moved["spec"]["nodeName"] = "somewhere"
+        r.step("update spec.nodeName", lambda: c.update(moved))
+
+    run_both(backends, scenario)
+
+
+def test_watch_from_old_resource_version(backends: dict[str, Client]) -> None:
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        first = c.create(cm("w"), namespace=ns)
+        rv = first["metadata"]["resourceVersion"]
+        c.patch("v1/ConfigMap", "w", {"data": {"a": "2"}}, namespace=ns)
+        c.create(cm("other"), namespace=ns)
+        c.delete("v1/ConfigMap", "w", ns)
+        events: list[tuple[str, Any]] = []
+        done = threading.Event()
+        with c.watch(
+            "v1/ConfigMap", ns, resource_version=rv, allow_bookmarks=False, timeout_seconds=5
+        ) as w:
+            timer = threading.Timer(5, w.close)
+            timer.start()
+            for ev in w:
+                events.append((ev.type, normalize(ev.object)))
+                if len(events) == 3:
+                    break
+            timer.cancel()
+        done.set()
+        r.note("events after rv", events)
+
+    run_both(backends, scenario)
+
+
+def _owned(name: str, owner: Obj, **meta: Any) -> Obj:
+    ref = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
+        **meta,
+    }
+    return cm(name, ownerReferences=[ref])
+
+
+@pytest.mark.parametrize("policy", ["Orphan", "Background", "Foreground"])
+def test_deletion_propagation(backends: dict[str, Client], policy: str) -> None:
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        owner = c.create(cm("owner"), namespace=ns)
+        c.create(_owned("child", owner, blockOwnerDeletion=True), namespace=ns)
+        r.step(
+            "delete owner", lambda: c.delete("v1/ConfigMap", "owner", ns, propagation_policy=policy)
+        )
+
+        def settled() -> Any:
+            names = sorted(i["metadata"]["name"] for i in c.list("v1/ConfigMap", ns)["items"])
+            if "owner" in names or (policy != "Orphan" and "child" in names):
+                return None
+            if policy == "Orphan":
+                child = c.get("v1/ConfigMap", "child", ns)
+                if child["metadata"].get("ownerReferences"):
+                    return None
+            return names or ["<none>"]
+
+        r.note("remaining", wait_for(settled, timeout=30, message=f"{policy} deletion settled"))
+        if policy == "Orphan":
+            r.step("orphan", lambda: c.get("v1/ConfigMap", "child", ns))
+
+    run_both(backends, scenario)
+
+
+def test_foreground_deletion_waits_for_blocking_dependents(backends: dict[str, Client]) -> None:
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        owner = c.create(cm("owner"), namespace=ns)
+        c.create(
+            {
+                **_owned("child", owner, blockOwnerDeletion=True),
+                "metadata": {
+                    **_owned("child", owner, blockOwnerDeletion=True)["metadata"],
+                    "finalizers": ["example.com/hold"],
+                },
+            },
+            namespace=ns,
+        )
+        r.step(
+            "delete owner",
+            lambda: c.delete("v1/ConfigMap", "owner", ns, propagation_policy="Foreground"),
+        )
+
+        def child_deleting() -> Any:
+            child = c.get("v1/ConfigMap", "child", ns)
+            return child if child["metadata"].get("deletionTimestamp") else None
+
+        wait_for(child_deleting, timeout=30, message="child being deleted")
+        r.step("owner waits", lambda: c.get("v1/ConfigMap", "owner", ns))
+        r.step("child", lambda: c.get("v1/ConfigMap", "child", ns))
+        r.step(
+            "release child",
+            lambda: c.patch(
+                "v1/ConfigMap", "child", {"metadata": {"finalizers": None}}, namespace=ns
+            ),
+        )
+
+        def gone() -> bool:
+            return not c.list("v1/ConfigMap", ns)["items"]
+
+        r.note("all gone", wait_for(gone, timeout=30, message="owner and child gone"))
+
+    run_both(backends, scenario)
+
+
+def test_crd_create_then_serve(backends: dict[str, Client]) -> None:
+    group = f"{uuid.uuid4().hex[:8]}.example.com"
+
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        crd = {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"widgets.{group}"},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "subresources": {
+                            "status": {},
+                            "scale": {
+                                "specReplicasPath": ".spec.replicas",
+                                "statusReplicasPath": ".status.replicas",
+                            },
+                        },
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "properties": {
+                                    "spec": {
+                                        "type": "object",
+                                        "properties": {
+                                            "replicas": {"type": "integer", "minimum": 0},
+                                            "size": {"type": "string", "default": "small"},
+                                        },
+                                    },
+                                    "status": {
+                                        "type": "object",
+                                        "x-kubernetes-preserve-unknown-fields": True,
+                                    },
+                                },
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+        try:
+            c.create(crd)
+        except ApiError as e:
+            if e.code != 409:
+                raise
+
+        def established() -> bool:
+            got = c.get("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")
+            conditions = (got.get("status") or {}).get("conditions") or ()
+            if not any(x["type"] == "Established" and x["status"] == "True" for x in conditions):
+                return False
+            c.mapper.resource_for(f"{group}/v1/Widget")
+            return True
+
+        wait_for(established, timeout=30, message="CRD established and discoverable")
+        kind = f"{group}/v1/Widget"
+        w = {
+            "apiVersion": f"{group}/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w"},
+            "spec": {"replicas": 1, "extra": 1},
+        }
+        r.step("create (defaulted, pruned)", lambda: c.create(w, namespace=ns))
+        r.step(
+            "invalid",
+            lambda: c.create(
+                {**w, "metadata": {"name": "bad"}, "spec": {"replicas": -1}}, namespace=ns
+            ),
+        )
+        r.step(
+            "wrong type",
+            lambda: c.create(
+                {**w, "metadata": {"name": "bad"}, "spec": {"replicas": "x"}}, namespace=ns
+            ),
+        )
+        r.step(
+            "scale",
+            lambda: c.patch(
+                kind, "w", {"spec": {"replicas": 3}}, namespace=ns, subresource="scale"
+            ),
+        )
+        r.step(
+            "status",
+            lambda: c.patch(
+                kind, "w", {"status": {"replicas": 3}}, namespace=ns, subresource="status"
+            ),
+        )
+        r.step("get", lambda: c.get(kind, "w", ns))
+
+    run_both(backends, scenario)
+
+
+def test_defaults_of_workloads(backends: dict[str, Client]) -> None:
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        r.step("deployment", lambda: c.create(deployment("d"), namespace=ns))
+        r.step("statefulset", lambda: c.create(statefulset("s"), namespace=ns))
+        r.step("pod", lambda: c.create(pod("p"), namespace=ns))
+        r.step(
+            "pvc",
+            lambda: c.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolumeClaim",
+                    "metadata": {"name": "c"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}},
+                    },
+                },
+                namespace=ns,
+            ),
+        )
+
+    run_both(backends, scenario)
