@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from kube_runtime import kinds, metrics
-from kube_runtime.client import Client
+from kube_runtime.client import Client, NotFound
 from kube_runtime.embedded.cluster import EmbeddedCluster
 from kube_runtime.manager import Manager
 from kube_runtime.testing.waiting import WaitTimeout, wait_for
@@ -30,6 +30,8 @@ NAMESPACE = "demo"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MANIFEST = EXAMPLES / "statefulset.yaml"
 CLONESET_MANIFEST = EXAMPLES / "cloneset.yaml"
+ADVANCED_MANIFEST = EXAMPLES / "advanced-statefulset.yaml"
+ADVANCED = "apps.kube-runtime.io/v1beta1/StatefulSet"
 
 
 def _ready(pod: dict[str, Any]) -> bool:
@@ -77,8 +79,9 @@ class _Progress:
 class _Recorder:
     """Records pod creations and deletions as a watch sees them (the controller's order)."""
 
-    def __init__(self, client: Client, resource_version: str) -> None:
+    def __init__(self, client: Client, resource_version: str, prefix: str = "web-") -> None:
         self.events: list[str] = []
+        self.prefix = prefix
         self._watch = client.watch(kinds.Pod, NAMESPACE, resource_version=resource_version)
         self._thread = threading.Thread(target=self._run, name="demo-recorder", daemon=True)
         self._thread.start()
@@ -86,7 +89,7 @@ class _Recorder:
     def _run(self) -> None:
         for event in self._watch:
             if event.type in ("ADDED", "DELETED") and event.object["metadata"]["name"].startswith(
-                "web-"
+                self.prefix
             ):
                 verb = "create" if event.type == "ADDED" else "delete"
                 self.events.append(f"{verb} {event.object['metadata']['name']}")
@@ -133,12 +136,13 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
         manager = Manager(client, metrics_bind_address="0")
         from controllers import cloneset, statefulset
 
-        statefulset.setup(manager, max_concurrent_reconciles=2)
+        statefulset.install_crd(client)
+        statefulset.setup(manager, max_concurrent_reconciles=2, enhanced=True)
         cloneset.install_crd(client)
         cloneset.setup(manager, max_concurrent_reconciles=2)
         manager_thread = threading.Thread(target=manager.start, name="manager", daemon=True)
         manager_thread.start()
-        print("StatefulSet and CloneSet controllers running", flush=True)
+        print("StatefulSet (apps/v1 and enhanced) and CloneSet controllers running", flush=True)
 
         client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         rv = client.list(kinds.Pod, NAMESPACE)["metadata"]["resourceVersion"]
@@ -168,10 +172,13 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
         progress.step("scale down 3 -> 1 (highest ordinal first)", _converged(client, 1))
 
         in_place = _cloneset_in_place(client)
+        advanced = _advanced_statefulset(client)
 
         claims = sorted(
             c["metadata"]["name"]
-            for c in client.list(kinds.PersistentVolumeClaim, NAMESPACE)["items"]
+            for c in client.list(kinds.PersistentVolumeClaim, NAMESPACE, label_selector="app=web")[
+                "items"
+            ]
         )
         revisions = client.list(kinds.ControllerRevision, NAMESPACE, label_selector="app=web")[
             "items"
@@ -185,6 +192,7 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
         )
         print(f"    PVCs (kept after scale-down): {', '.join(claims)}", flush=True)
         print(f"    CloneSet in-place update: {in_place}", flush=True)
+        print(f"    enhanced StatefulSet: {advanced}", flush=True)
         print(
             f"    API writes by the demo and controller: {_api_writes() - requests_before:.0f}",
             flush=True,
@@ -257,6 +265,68 @@ def _cloneset_in_place(client: Client) -> str:
         f"{len(after)} pods kept their names, UIDs and IPs"
         if kept
         else f"pods changed: {sorted(before)} -> {sorted(after)}"
+    )
+
+
+def _advanced_statefulset(client: Client) -> str:
+    """Apply the enhanced StatefulSet, update its image in place, then delete it (ordered
+    teardown); describe what happened."""
+    client.create(yaml.safe_load(ADVANCED_MANIFEST.read_text()), namespace=NAMESPACE)
+    print(f"applied {ADVANCED_MANIFEST.name}: enhanced StatefulSet db (replicas 3, in place)")
+    progress = _Progress(client, "app=db")
+
+    def pods() -> list[dict[str, Any]]:
+        return client.list(kinds.Pod, NAMESPACE, label_selector="app=db")["items"]
+
+    def converged(image: str) -> Callable[[], bool]:
+        def check() -> bool:
+            sts = client.get(ADVANCED, "db", NAMESPACE)
+            status = sts.get("status") or {}
+            current = pods()
+            return bool(
+                status.get("observedGeneration") == sts["metadata"]["generation"]
+                and status.get("updatedReadyReplicas") == 3 == status.get("readyReplicas")
+                and len(current) == 3
+                and all(
+                    _ready(p)
+                    and all(c.get("image") == image for c in p["status"]["containerStatuses"])
+                    for p in current
+                )
+            )
+
+        return check
+
+    progress.step("enhanced StatefulSet scale up 0 -> 3 (Parallel)", converged("postgres:15"))
+    before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in pods()}
+    # A JSON patch of just the image: a merge patch would replace the whole containers list
+    # (dropping volumeMounts), which is a change no in-place update can apply.
+    image = [
+        {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "postgres:16"}
+    ]
+    client.patch(ADVANCED, "db", image, namespace=NAMESPACE, patch_type="json")
+    progress.step("enhanced StatefulSet in-place update to postgres:16", converged("postgres:16"))
+    after = {p["metadata"]["name"]: p["metadata"]["uid"] for p in pods()}
+    restarts = sorted(
+        sum(c.get("restartCount", 0) for c in p["status"]["containerStatuses"]) for p in pods()
+    )
+    rv = client.list(kinds.Pod, NAMESPACE)["metadata"]["resourceVersion"]
+    recorder = _Recorder(client, rv, prefix="db-")
+    client.delete(ADVANCED, "db", NAMESPACE)
+
+    def gone() -> bool:
+        try:
+            client.get(ADVANCED, "db", NAMESPACE)
+            return False
+        except NotFound:
+            return True
+
+    progress.step("delete: ordered teardown, highest ordinal first", gone)
+    recorder.close()
+    deletions = [e.split()[1] for e in recorder.events if e.startswith("delete ")]
+    same = "kept their names and UIDs" if before == after else "were replaced"
+    return (
+        f"in place: {len(after)} pods {same}, restarts {restarts}; "
+        f"teardown deleted {', '.join(deletions)} before the set"
     )
 
 

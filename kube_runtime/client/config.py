@@ -100,6 +100,10 @@ def _bypasses_proxy(host: str, no_proxy: str) -> bool:
     return False
 
 
+DEFAULT_POOL_SIZE = 64
+"""Connections kept per host at least (idle ones beyond it are closed, never blocked on)."""
+
+
 def pool_manager(cfg: Any, *, maxsize: int | None = None) -> urllib3.PoolManager:
     """One urllib3 pool for ``cfg``'s host: TLS verification, CA, client certificate,
     hostname checks/SNI, keep-alive sockets, HTTP(S)/SOCKS proxy (honouring ``no_proxy``)."""
@@ -109,7 +113,10 @@ def pool_manager(cfg: Any, *, maxsize: int | None = None) -> urllib3.PoolManager
         "ca_cert_data": getattr(cfg, "ca_cert_data", None),
         "cert_file": cfg.cert_file,
         "key_file": cfg.key_file,
-        "maxsize": maxsize or getattr(cfg, "connection_pool_maxsize", None) or 10,
+        # One client serves every informer's watch (a socket each, held open) plus the
+        # workers and recorders: the official client's default (5 x CPUs) overflows.
+        "maxsize": maxsize
+        or max(DEFAULT_POOL_SIZE, getattr(cfg, "connection_pool_maxsize", 0) or 0),
         # Watches and long lists need sockets that notice a dead peer (as client-go's dialer).
         "socket_options": cfg.socket_options
         if getattr(cfg, "socket_options", None) is not None

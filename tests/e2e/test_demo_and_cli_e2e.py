@@ -26,6 +26,10 @@ def test_demo_converges_with_the_exact_upstream_order(capsys) -> None:
     assert "PVCs (kept after scale-down): data-web-0, data-web-1, data-web-2" in out
     assert "revisions: web-" in out and "(2 kept)" in out
     assert "CloneSet in-place update: 3 pods kept their names, UIDs and IPs" in out
+    assert (
+        "enhanced StatefulSet: in place: 3 pods kept their names and UIDs, restarts [1, 1, 1]; "
+        "teardown deleted db-2, db-1, db-0 before the set"
+    ) in out
     assert "demo converged" in out
 
 
