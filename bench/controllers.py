@@ -45,6 +45,8 @@ from bench.framework import FrameworkContext, framework_client
 from controllers.cloneset import CLONESET, install_crd
 from controllers.cloneset import setup as setup_cloneset
 from controllers.cloneset.core import max_unavailable
+from controllers.statefulset import ENHANCED_STATEFULSET
+from controllers.statefulset import install_crd as install_sts_crd
 from controllers.statefulset import setup as setup_statefulset
 from kube_runtime import kinds, metrics
 from kube_runtime.client import Client
@@ -80,13 +82,19 @@ class ControllerSizes:
     set_replicas: int
     cloneset_replicas: int
     sts_workers: int
+    asts_replicas: int = 100
 
 
 FULL = ControllerSizes(
     parallel_sets=200, ordered_sets=50, set_replicas=5, cloneset_replicas=500, sts_workers=5
 )
 QUICK = ControllerSizes(
-    parallel_sets=20, ordered_sets=10, set_replicas=5, cloneset_replicas=50, sts_workers=5
+    parallel_sets=20,
+    ordered_sets=10,
+    set_replicas=5,
+    cloneset_replicas=50,
+    sts_workers=5,
+    asts_replicas=20,
 )
 
 
@@ -295,9 +303,10 @@ def wait_quiet(cluster: EmbeddedCluster, seconds: float = QUIET_SECONDS) -> None
 
 
 @contextmanager
-def controller_cluster() -> Iterator[EmbeddedCluster]:
-    """A plain-HTTP cluster whose kubelet makes pods Ready at once; requests are recorded."""
-    cluster = EmbeddedCluster(pod_ready_after=0.0)
+def controller_cluster(pod_ready_after: float = 0.0) -> Iterator[EmbeddedCluster]:
+    """A plain-HTTP cluster whose kubelet makes pods Ready after ``pod_ready_after`` (at once
+    by default); requests are recorded."""
+    cluster = EmbeddedCluster(pod_ready_after=pod_ready_after)
     with cluster:
         cluster.api.records.clear()
         cluster.api.record_requests = True
@@ -1064,8 +1073,161 @@ def report_cloneset(
 
 # --------------------------------------------------------------------------- registry
 
+
+# --------------------------------------------------------------------------- enhanced StatefulSet
+
+ASTS_ROUNDS = 2
+
+
+def advanced_statefulset(replicas: int, policy: str) -> Obj:
+    return {
+        "apiVersion": ENHANCED_STATEFULSET.api_version,
+        "kind": "StatefulSet",
+        "metadata": {"name": "web"},
+        "spec": {
+            "serviceName": "web",
+            "replicas": replicas,
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": IMAGE}]},
+            },
+            "updateStrategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"podUpdatePolicy": policy, "maxUnavailable": "10%"},
+            },
+        },
+    }
+
+
+@dataclass
+class RolloutRun:
+    policy: str
+    seconds: float
+    writes: Writes
+    recreated: int
+    max_unavailable: int
+
+
+def run_asts_rollout(replicas: int, policy: str) -> RolloutRun:
+    """Converge an enhanced StatefulSet of ``replicas``, then roll a new image out with
+    ``podUpdatePolicy`` = ``policy`` (maxUnavailable 10%): time, writes, pods recreated."""
+    ns = "bench-asts"
+    name = f"asts-{policy.lower()}"
+    # A new pod takes as long to become Ready as an in-place restart (stop + start of the
+    # container), so the comparison is the update protocol, not the simulator's timings.
+    with controller_cluster(pod_ready_after=2 * RESTART_DELAY) as cluster:
+        cluster.kubelet.settings.restart_delay = RESTART_DELAY
+        client = framework_client(cluster)
+        install_sts_crd(client)
+        create_namespace(client, ns)
+        manager, _ = new_manager(cluster, ns)
+        setup_statefulset(manager, name=name, max_concurrent_reconciles=2, enhanced=True)
+        with running(manager):
+            wait_workers(f"{name}-enhanced")
+            client.create(advanced_statefulset(replicas, policy), namespace=ns)
+
+            def converged(image: str) -> bool:
+                sets = stored(cluster, "apps.kube-runtime.io", "statefulsets", ns)
+                pods = stored(cluster, "", "pods", ns)
+                if not sets or len(pods) != replicas:
+                    return False
+                status = sets[0].get("status") or {}
+                return bool(
+                    status.get("observedGeneration") == sets[0]["metadata"]["generation"]
+                    and status.get("updatedReadyReplicas") == replicas
+                    and all(
+                        pod_available(p)
+                        and all(
+                            c.get("image") == image
+                            for c in p["status"].get("containerStatuses") or ()
+                        )
+                        for p in pods
+                    )
+                )
+
+            poll_until(lambda: converged(IMAGE), 600, f"{replicas} replicas to converge")
+            wait_quiet(cluster)
+            uids = {p["metadata"]["uid"] for p in stored(cluster, "", "pods", ns)}
+            watcher = UnavailableWatcher(client, ns, replicas)
+            record_start = len(cluster.api.records)
+            started = time.perf_counter()
+            image = [
+                {
+                    "op": "replace",
+                    "path": "/spec/template/spec/containers/0/image",
+                    "value": NEW_IMAGE,
+                }
+            ]
+            client.patch(ENHANCED_STATEFULSET, "web", image, namespace=ns, patch_type="json")
+            poll_until(lambda: converged(NEW_IMAGE), 600, f"the {policy} rollout")
+            seconds = time.perf_counter() - started
+            wait_quiet(cluster)
+            writes = Writes.of(cluster, record_start)
+            watcher.close()
+            after = {p["metadata"]["uid"] for p in stored(cluster, "", "pods", ns)}
+    return RolloutRun(policy, seconds, writes, len(after - uids), watcher.max_unavailable)
+
+
+def scenario_asts_rollout(ctx: Any) -> None:
+    replicas = _sizes(ctx).asts_replicas
+    runs: dict[str, list[RolloutRun]] = {"InPlaceIfPossible": [], "ReCreate": []}
+    for _ in range(ASTS_ROUNDS):  # interleaved, fresh cluster each
+        for policy in runs:
+            runs[policy].append(run_asts_rollout(replicas, policy))
+    bound = max(1, replicas // 10)
+    table = ctx.table(
+        "controllers",
+        f"enhanced StatefulSet: rollout of a new image to {replicas} replicas (Parallel, "
+        f"maxUnavailable 10% = {bound}; kubelet restart delay {RESTART_DELAY:g} s), "
+        f"{ASTS_ROUNDS} interleaved rounds",
+        [
+            "podUpdatePolicy",
+            "rollout s (median)",
+            "range s",
+            "pods recreated",
+            "max unavailable",
+            "writes (median)",
+            "writes by verb (last round)",
+        ],
+    )
+    medians = {}
+    for policy, rs in runs.items():
+        seconds = sorted(r.seconds for r in rs)
+        medians[policy] = statistics.median(seconds)
+        table.add(
+            policy,
+            f"{medians[policy]:.2f}",
+            f"{seconds[0]:.2f}-{seconds[-1]:.2f}",
+            max(r.recreated for r in rs),
+            max(r.max_unavailable for r in rs),
+            statistics.median(r.writes.total() for r in rs),
+            rs[-1].writes.breakdown(),
+        )
+    ratio = medians["ReCreate"] / medians["InPlaceIfPossible"]
+    table.notes.append(
+        f"ReCreate time / in-place time = {ratio:.2f}. A new pod becomes Ready "
+        f"{2 * RESTART_DELAY:g} s after creation, an in-place restart takes the same (stop + "
+        "start), so the difference is the update protocols' API round trips. Pods recreated "
+        "counts pod UIDs that changed; max unavailable is what a pod watch saw."
+    )
+    in_place = runs["InPlaceIfPossible"]
+    ctx.targets.append(
+        Target(
+            f"enhanced StatefulSet: in-place rollout of {replicas} replicas",
+            f"0 pods recreated: {max(r.recreated for r in in_place) == 0}; "
+            f"max unavailable {max(r.max_unavailable for r in in_place)} (bound {bound}); "
+            f"ReCreate time / in-place time = {ratio:.2f}",
+            "no pod recreated, within maxUnavailable",
+            all(r.recreated == 0 and r.max_unavailable <= bound for r in in_place),
+        )
+    )
+
+
 SCENARIOS: dict[str, Callable[[Any], None]] = {
     "sts-parallel": scenario_sts_parallel,
     "sts-ordered": scenario_sts_ordered,
     "cloneset": scenario_cloneset,
+    "asts-rollout": scenario_asts_rollout,
 }
