@@ -21,11 +21,8 @@ from __future__ import annotations
 import copy
 import logging
 import pathlib
-import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
-
-import yaml
 
 from controllers.cloneset import core
 from controllers.cloneset.lifecycle import LifecycleControl
@@ -38,9 +35,10 @@ from controllers.cloneset.status import (
     status_changed,
 )
 from controllers.cloneset.update import UpdateControl, UpdateError
+from kube_runtime import crds
 from kube_runtime.builder import Builder
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
-from kube_runtime.client.errors import is_already_exists, is_not_found
+from kube_runtime.client.errors import is_not_found
 from kube_runtime.controller import Controller
 from kube_runtime.expectations import (
     EXPECTATIONS_TIMEOUT,
@@ -49,7 +47,7 @@ from kube_runtime.expectations import (
     ScaleExpectations,
     UpdateExpectations,
 )
-from kube_runtime.kinds import CustomResourceDefinition, PersistentVolumeClaim, Pod
+from kube_runtime.kinds import PersistentVolumeClaim, Pod
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import label_selector_from_dict
 from kube_runtime.workloads.inplace import InPlaceControl
@@ -360,24 +358,7 @@ def _min_positive(a: float, b: float) -> float:
 def install_crd(client: Any, *, timeout: float = 30.0) -> None:
     """Create the CloneSet CRD from ``crd.yaml`` unless it exists; wait until it is Established
     (TimeoutError otherwise)."""
-    docs = [d for d in yaml.safe_load_all(CRD_PATH.read_text()) if d]
-    crd = docs[0]
-    name = crd["metadata"]["name"]
-    try:
-        client.create(crd)
-        log.info("installed CRD %s", name)
-    except Exception as err:
-        if not is_already_exists(err):
-            raise
-    deadline = time.monotonic() + timeout
-    while True:
-        current = client.get(CustomResourceDefinition, name)
-        conditions = (current.get("status") or {}).get("conditions") or ()
-        if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"CRD {name} not Established after {timeout}s")
-        time.sleep(0.05)
+    crds.install_crd(client, CRD_PATH, timeout=timeout)
 
 
 _install_crd = install_crd

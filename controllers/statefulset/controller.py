@@ -27,11 +27,8 @@ from __future__ import annotations
 
 import logging
 import pathlib
-import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
-
-import yaml
 
 from controllers.statefulset.control import StatefulSetControl
 from controllers.statefulset.pod_control import StatefulPodControl, observe_pods, set_key
@@ -42,16 +39,16 @@ from controllers.statefulset.utils import (
     is_member_of,
     ordered_teardown,
 )
+from kube_runtime import crds
 from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
-from kube_runtime.client.errors import is_already_exists, is_not_found
+from kube_runtime.client.errors import is_not_found
 from kube_runtime.controller import Controller
 from kube_runtime.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations
 from kube_runtime.finalizers import add_finalizer, has_finalizer, remove_finalizer
 from kube_runtime.kinds import (
     ControllerRevision,
-    CustomResourceDefinition,
     Kind,
     PersistentVolumeClaim,
     Pod,
@@ -307,26 +304,9 @@ class StatefulSetReconciler:
 
 
 def install_crd(client: Any, *, timeout: float = 30.0) -> None:
-    """Create the enhanced StatefulSet CRD from ``crd.yaml`` unless it exists; wait until it
-    is Established (TimeoutError otherwise). ``kube-runtime run statefulset --install-crds``
-    calls it."""
-    crd = next(d for d in yaml.safe_load_all(CRD_PATH.read_text()) if d)
-    name = crd["metadata"]["name"]
-    try:
-        client.create(crd)
-        log.info("installed CRD %s", name)
-    except Exception as err:
-        if not is_already_exists(err):
-            raise
-    deadline = time.monotonic() + timeout
-    while True:
-        current = client.get(CustomResourceDefinition, name)
-        conditions = (current.get("status") or {}).get("conditions") or ()
-        if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"CRD {name} not Established after {timeout}s")
-        time.sleep(0.05)
+    """Create the enhanced StatefulSet CRD from ``crd.yaml`` unless it exists; wait until it is Established
+    (TimeoutError otherwise)."""
+    crds.install_crd(client, CRD_PATH, timeout=timeout)
 
 
 _install_crd = install_crd
