@@ -116,7 +116,7 @@ class CloneSetReconciler:
         self.update_control = UpdateControl(
             self._api,
             self._recorder,
-            InPlaceControl(self._api),
+            InPlaceControl(self._api, on_write=self.rv_expectations.expect),
             lifecycle_control,
             self.update_expectations,
             self.rv_expectations,
