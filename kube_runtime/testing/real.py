@@ -344,7 +344,7 @@ class RealCluster:
         ``KUBE_RUNTIME_REAL_KEEP_LOGS=true``)."""
         return {p.name: p.log_path for p in self._processes}
 
-    def kubeconfig_dict(self, context: str = "kube-runtime-real") -> dict[str, Any]:
+    def kubeconfig_dict(self, context: str = "kube-runtime") -> dict[str, Any]:
         ca = base64.b64encode(self.certs.ca_pem).decode()
         return {
             "apiVersion": "v1",
