@@ -6,6 +6,8 @@
   pod-lifecycle demo; ``--serve`` keeps serving afterwards for kubectl).
 * ``kube-runtime run statefulset ...``: run bundled controllers against any cluster.
 * ``kube-runtime codegen CRD.yaml -o models.py``: typed models (see :mod:`codegen`).
+* ``kube-runtime kubelet --kubeconfig PATH``: the simulated kubelet against any API server
+  (see :mod:`kube_runtime.kubelet`).
 """
 
 from __future__ import annotations
@@ -141,6 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="typed pydantic models from CRD manifests (kube-runtime codegen --help)",
         add_help=False,
     )
+    sub.add_parser(
+        "kubelet",
+        help="the simulated kubelet against any API server (kube-runtime kubelet --help)",
+        add_help=False,
+    )
 
     p = sub.add_parser("run", help="run bundled controllers against a cluster")
     p.add_argument("controllers", nargs="+", metavar="CONTROLLER", help="e.g. statefulset")
@@ -170,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         from codegen.cli import main as codegen_main
 
         return codegen_main(argv[1:], prog="kube-runtime codegen")
+    if argv[:1] == ["kubelet"]:  # so does the standalone simulated kubelet
+        from kube_runtime.kubelet import main as kubelet_main
+
+        return kubelet_main(argv[1:])
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,

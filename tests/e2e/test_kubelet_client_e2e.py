@@ -6,6 +6,9 @@ everything it does goes through the HTTP API as it would against kube-apiserver.
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,3 +150,28 @@ def test_kubelet_command_runs_until_stopped(bare: tuple[Path, Client]) -> None:
         stop.set()
         runner.join(10)
     assert codes == [0]
+
+
+def test_kube_runtime_kubelet_command_in_a_process(bare: tuple[Path, Client]) -> None:
+    """``kube-runtime kubelet --kubeconfig PATH`` as users run it: a process of its own that
+    schedules and starts pods, and exits 0 on SIGTERM."""
+    path, c = bare
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kube_runtime.cli", "kubelet", "--kubeconfig", str(path),
+         "--node-name", "proc-node", "--pod-ready-after", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        wait_for(lambda: c.get("v1/Node", "proc-node"), timeout=30, message="node registered")
+        c.create(_pod("r"))
+        wait_for(
+            lambda: _condition(c.get("v1/Pod", "r", "default"), "Ready") == "True",
+            timeout=30,
+            message="pod ready through the kubelet process",
+        )
+        assert c.get("v1/Pod", "r", "default")["spec"]["nodeName"] == "proc-node"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 0, out
+    assert "simulated kubelet running as node proc-node" in out
