@@ -644,7 +644,9 @@ class ApiServer:
                 cmeta["annotations"] = {**(cmeta.get("annotations") or {}), **meta["annotations"]}
             return current
 
-        bound = self.store.mutate(route.info, route.namespace, route.name, bind)
+        bound = self.store.mutate(
+            route.info, route.namespace, route.name, bind, subresource="binding"
+        )
 
         def scheduled(current: Obj) -> Obj:
             if current["metadata"].get("uid") != bound.meta.get("uid"):

@@ -7,7 +7,7 @@ What clients observe through the API is what a one-node cluster shows:
   Node is registered again and a Ready condition that is not ``True`` is put back. Capacity is
   reported, never enforced.
 * **Scheduling**: a pod without ``spec.nodeName`` that is not being deleted is bound to the
-  node (``spec.nodeName`` on the main resource, then ``PodScheduled=True`` on the status) unless
+  node (``spec.nodeName`` through the binding path, then ``PodScheduled=True``) unless
   it names another ``schedulerName``, has ``schedulingGates``, has a ``nodeSelector`` the node's
   labels do not match, or the node is cordoned (``spec.unschedulable``); those get
   ``PodScheduled=False`` and are retried whenever the Node changes.
@@ -723,7 +723,7 @@ class Kubelet:
             self._set_scheduled(bound, "True")
 
     def _bind(self, pod: Obj) -> Obj | None:
-        """Set ``spec.nodeName`` on the main resource, as the pods/binding subresource does.
+        """Set ``spec.nodeName`` through the store's binding path, as pods/binding does.
 
         Returns the bound pod, or None when it was not bound now (gone, deleted, bound).
         """
@@ -736,7 +736,7 @@ class Kubelet:
             spec["nodeName"] = node
             return current
 
-        return self._write(self._pods_info, pod, bind)
+        return self._write(self._pods_info, pod, bind, subresource="binding")
 
     def _set_scheduled(
         self, pod: Obj, value: str, reason: str | None = None, message: str | None = None

@@ -139,8 +139,14 @@ class Strategy(Protocol):
 
     def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None: ...
 
-    def validate(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
-        """Raise :class:`ApiError` 422 with causes when ``obj`` is invalid."""
+    def validate(
+        self, info: ResourceInfo, obj: Obj, old: Obj | None, *, subresource: str = ""
+    ) -> None:
+        """Raise :class:`ApiError` 422 with causes when ``obj`` is invalid.
+
+        ``subresource`` names the write path of an update ("", "status", or "binding" for a
+        pod bound through pods/binding, which may set ``spec.nodeName`` once).
+        """
 
 
 class PlainStrategy:
@@ -152,7 +158,9 @@ class PlainStrategy:
     def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
         return None
 
-    def validate(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
+    def validate(
+        self, info: ResourceInfo, obj: Obj, old: Obj | None, *, subresource: str = ""
+    ) -> None:
         return None
 
 
@@ -544,7 +552,7 @@ class Store:
                 )
             _check_uid(info, current, meta_in.get("uid"))
             new = self._merge_update(info, current.obj, obj, subresource)
-            return self._write_update(info, current, new, dry_run=dry_run)
+            return self._write_update(info, current, new, dry_run=dry_run, subresource=subresource)
 
     def _merge_update(self, info: ResourceInfo, old: Obj, incoming: Obj, subresource: str) -> Obj:
         """The object to store for an update of ``old`` with ``incoming`` (server-owned fields kept)."""
@@ -583,7 +591,13 @@ class Store:
         return new
 
     def _write_update(
-        self, info: ResourceInfo, current: Stored, new: Obj, *, dry_run: bool = False
+        self,
+        info: ResourceInfo,
+        current: Stored,
+        new: Obj,
+        *,
+        dry_run: bool = False,
+        subresource: str = "",
     ) -> Stored:
         """Validate and commit ``new`` as the next version of ``current`` (lock held)."""
         old = current.obj
@@ -592,7 +606,7 @@ class Store:
         self.strategy.prepare_update(info, new, old)
         if info.tracks_generation and _spec_changed(old, new):
             meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
-        self.strategy.validate(info, new, old)
+        self.strategy.validate(info, new, old, subresource=subresource)
         if old["metadata"].get("deletionTimestamp"):
             added = set(meta.get("finalizers") or ()) - set(old["metadata"].get("finalizers") or ())
             if added:
@@ -635,6 +649,9 @@ class Store:
 
         A ``metadata.resourceVersion`` or ``metadata.uid`` in the result that differs from the
         current object is a precondition failure (409), as for patches on kube-apiserver.
+        ``subresource`` "status" keeps everything but the status; "binding" (pods only) writes
+        like the main resource but may set an unbound pod's ``spec.nodeName``, which pod
+        update validation forbids otherwise (the pods/binding path, also the kubelet's).
         """
         with self.lock:
             current = self.get(info, namespace, name)
@@ -653,7 +670,7 @@ class Store:
                     f"the name of the object ({pmeta.get('name')}) does not match the name on the URL ({name})"
                 )
             new = self._merge_update(info, current.obj, patched, subresource)
-            return self._write_update(info, current, new, dry_run=dry_run)
+            return self._write_update(info, current, new, dry_run=dry_run, subresource=subresource)
 
     def delete(
         self,

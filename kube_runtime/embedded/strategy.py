@@ -1,7 +1,10 @@
 """Per-kind write behaviour of the embedded server, as kube-apiserver's registry strategies.
 
 * create: server-owned status is reset (pods start Pending, workloads with an empty status,
-  custom resources with a status subresource lose any status sent), then defaults are applied;
+  custom resources with a status subresource lose any status sent), then defaults are applied,
+  then mutating admission (:mod:`.admission`: pod priority and default tolerations, the
+  pvc-protection finalizer);
+* update: defaults, then mutating admission (a pod keeps its priority and default tolerations);
 * custom resources are pruned, defaulted and validated against their CRD's structural schema;
 * built-in kinds are validated by :mod:`.validation` (metadata plus kind-specific rules).
 """
@@ -13,6 +16,7 @@ import itertools
 import threading
 
 from kube_runtime.embedded import crdschema, defaults, errors, validation
+from kube_runtime.embedded.admission import Admission
 from kube_runtime.embedded.resources import ResourceInfo
 from kube_runtime.embedded.storage import Obj
 
@@ -20,7 +24,11 @@ _CLUSTER_IPS = ipaddress.ip_network("10.96.0.0/16")
 
 
 class KubeStrategy:
-    def __init__(self) -> None:
+    """``admission``: the mutating admission run after defaulting (None: a default
+    :class:`Admission`, which knows only the built-in priority classes)."""
+
+    def __init__(self, admission: Admission | None = None) -> None:
+        self.admission = admission if admission is not None else Admission()
         self._ip_lock = threading.Lock()
         self._next_ip = itertools.count(10)
 
@@ -46,14 +54,19 @@ class KubeStrategy:
                 spec["clusterIPs"] = [spec["clusterIP"]]
         defaults.prepare_for_create(info.group, info.kind, obj)
         defaults.apply_defaults(info.group, info.kind, obj)
+        self.admission.admit_create(info, obj)
 
     def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
         if info.custom:
             self._custom(info, obj)
             return
         defaults.apply_defaults(info.group, info.kind, obj)
+        self.admission.admit_update(info, obj, old)
 
-    def validate(self, info: ResourceInfo, obj: Obj, old: Obj | None) -> None:
+    def validate(
+        self, info: ResourceInfo, obj: Obj, old: Obj | None, *, subresource: str = ""
+    ) -> None:
+        """422 Invalid with the causes found; on the "binding" path a pod may get its node."""
         meta = obj.get("metadata") or {}
         if info.custom:
             causes = validation.validate_object_meta(
@@ -63,7 +76,12 @@ class KubeStrategy:
             if schema is not None:
                 causes += crdschema.validate(obj, schema)
         else:
-            causes = validation.validate(info.group, info.kind, obj, _as_bound(info, obj, old))
+            causes = validation.validate(
+                info.group,
+                info.kind,
+                obj,
+                _as_bound(info, obj, old) if subresource == "binding" else old,
+            )
         if causes:
             raise errors.invalid(
                 info.kind,
@@ -92,8 +110,9 @@ def _as_bound(info: ResourceInfo, obj: Obj, old: Obj | None) -> Obj | None:
     """``old`` as the pods/binding subresource leaves it when ``obj`` binds an unbound pod.
 
     Binding (setting ``spec.nodeName`` once, what the scheduler does through pods/binding)
-    is the one spec change of a pod the update rules do not cover; the kubelet binds through
-    a plain update, so the immutability check compares against the bound spec.
+    is the one spec change of a pod the update rules do not cover; only the binding path
+    (``subresource="binding"``) compares against the bound spec. A plain update or patch of
+    ``spec.nodeName`` is refused like any other immutable pod field, as by kube-apiserver.
     """
     if old is None or info.key != ("", "pods"):
         return old

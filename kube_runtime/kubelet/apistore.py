@@ -13,8 +13,8 @@ cluster:
   ``resourceVersion`` (to ``/status`` for ``subresource="status"``), and a 409 re-reads the
   object with a GET and calls ``fn`` again (up to :data:`MUTATE_ATTEMPTS` times). A result
   equal to the input (its ``status`` for status writes) writes nothing. Setting
-  ``spec.nodeName`` on an unbound pod is sent as a ``pods/binding`` POST, the only way
-  kube-apiserver lets a pod be bound;
+  ``spec.nodeName`` on an unbound pod (``subresource`` "" or "binding") is sent as a
+  ``pods/binding`` POST, the only way kube-apiserver lets a pod be bound;
 * **create** and **delete** are the client's; errors come back as the embedded server's
   :class:`~kube_runtime.embedded.errors.ApiError` (same ``code``/``reason``) because that is
   what the kubelet handles.
@@ -235,7 +235,7 @@ class ApiStore:
         node = (desired.get("spec") or {}).get("nodeName")
         if (
             kind == kinds.Pod
-            and not subresource
+            and subresource in ("", "binding")
             and node
             and not (current.get("spec") or {}).get("nodeName")
         ):

@@ -510,11 +510,6 @@ def test_apply_conflict_between_managers(backends: dict[str, Client]) -> None:
     run_both(backends, scenario)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known difference: the embedded server lets an update change a pod's spec.nodeName "
-    "(kube-apiserver: 422, pod spec is immutable but for a few fields); fix in validation.py",
-)
 def test_pod_node_name_is_immutable(backends: dict[str, Client]) -> None:
     def scenario(r: Recorder) -> None:
         c, ns = r.c, r.ns

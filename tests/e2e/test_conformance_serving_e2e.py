@@ -1,0 +1,88 @@
+"""Embedded-server behaviours aligned with kube-apiserver after the differential checks
+(docs/conformance.md, differences 4, 7, 8 and 9): pod spec immutability, unknown paths,
+terminating CRDs, zero-valued ``omitempty`` fields. They run without the real binaries;
+tests/e2e/test_differential_e2e.py compares the same behaviours with kube-apiserver."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from kube_runtime.client import Client, Invalid
+
+Obj = dict[str, Any]
+
+
+def _pod(name: str, namespace: str, **spec: Any) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"containers": [{"name": "c", "image": "nginx:1"}], **spec},
+    }
+
+
+# ------------------------------------------------------------- 4: pod spec immutability
+
+
+def test_pod_node_name_cannot_be_set_by_update_or_patch(client: Client, namespace: str) -> None:
+    # Not scheduled by the simulated kubelet: only an update could bind it.
+    created = client.create(_pod("parked", namespace, schedulerName="nobody"))
+    moved = copy.deepcopy(created)
+    moved["spec"]["nodeName"] = "somewhere"
+    with pytest.raises(Invalid) as exc:
+        client.update(moved)
+    assert "pod updates may not change fields other than" in exc.value.message
+    with pytest.raises(Invalid):
+        client.patch("v1/Pod", "parked", {"spec": {"nodeName": "somewhere"}}, namespace=namespace)
+    assert not client.get("v1/Pod", "parked", namespace)["spec"].get("nodeName")
+
+    # pods/binding stays the way to bind it, once.
+    client.request(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/pods/parked/binding",
+        body={
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": "parked"},
+            "target": {"kind": "Node", "name": "somewhere"},
+        },
+    )
+    bound = client.get("v1/Pod", "parked", namespace)
+    assert bound["spec"]["nodeName"] == "somewhere"
+    with pytest.raises(Invalid):
+        client.patch("v1/Pod", "parked", {"spec": {"nodeName": "elsewhere"}}, namespace=namespace)
+
+
+def test_pod_update_changes_only_what_upstream_allows(
+    client: Client, namespace: str, wait_for: Any
+) -> None:
+    client.create(_pod("p", namespace, tolerations=[{"key": "a", "operator": "Exists"}]))
+    bound = wait_for(
+        lambda: (p := client.get("v1/Pod", "p", namespace))["spec"].get("nodeName") and p,
+        message="pod bound by the simulated kubelet",
+    )
+    assert bound["spec"]["nodeName"]
+    # Allowed: image, activeDeadlineSeconds set then lowered, an added toleration.
+    for change in (
+        {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}},
+        {"spec": {"activeDeadlineSeconds": 60}},
+        {"spec": {"activeDeadlineSeconds": 30}},
+        {"spec": {"tolerations": [{"key": "a", "operator": "Exists"}, {"key": "b"}]}},
+    ):
+        client.patch("v1/Pod", "p", change, namespace=namespace, patch_type="merge")
+    current = client.get("v1/Pod", "p", namespace)
+    assert current["spec"]["containers"][0]["image"] == "nginx:2"
+    assert current["spec"]["activeDeadlineSeconds"] == 30
+    # Refused: anything else in the spec, and raising activeDeadlineSeconds.
+    for change in (
+        {"spec": {"containers": [{"name": "c", "image": "nginx:2", "args": ["x"]}]}},
+        {"spec": {"restartPolicy": "Never"}},
+        {"spec": {"volumes": [{"name": "v", "emptyDir": {}}]}},
+        {"spec": {"activeDeadlineSeconds": 90}},
+        {"spec": {"tolerations": [{"key": "b"}]}},
+    ):
+        with pytest.raises(Invalid):
+            client.patch("v1/Pod", "p", change, namespace=namespace, patch_type="merge")
