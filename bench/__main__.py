@@ -1,11 +1,14 @@
 """``python -m bench [--quick] [--profile] [--markdown PATH] [--list] [name ...]``.
 
-Three suites share one report: ``server`` (the embedded API server, :mod:`bench.embedded_server`),
-``framework`` (informers, queue, cache memory, steady state, :mod:`bench.framework`) and
-``controllers`` (StatefulSet and CloneSet convergence, :mod:`bench.controllers`).
-A name is a suite or a scenario; no name runs everything. Examples::
+Four suites share one report: ``server`` (the embedded API server, :mod:`bench.embedded_server`),
+``framework`` (informers, queue, cache memory, steady state, :mod:`bench.framework`),
+``controllers`` (StatefulSet and CloneSet convergence, :mod:`bench.controllers`) and ``real``
+(our StatefulSet controller vs kube-controller-manager 1.20 on a real kube-apiserver,
+:mod:`bench.real_controllers`; needs ``scripts/real-apiserver.sh``'s binaries, takes minutes).
+A name is a suite or a scenario; no name runs every suite but ``real``. Examples::
 
-    python -m bench --quick                        # everything, small sizes
+    python -m bench --quick                        # server, framework, controllers; small sizes
+    python -m bench real                           # vs kube-controller-manager (minutes)
     python -m bench framework --markdown out.md    # one suite
     python -m bench informer queue watch           # scenarios from both suites
 """
@@ -19,25 +22,29 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import controllers, embedded_server, framework
+from bench import controllers, embedded_server, framework, real_controllers
 
 SUITES: dict[str, dict[str, Callable[[Any], None]]] = {
     "server": dict(embedded_server.SCENARIOS),
     "framework": dict(framework.SCENARIOS),
     "controllers": dict(controllers.SCENARIOS),
+    "real": dict(real_controllers.SCENARIOS),
 }
+DEFAULT_SUITES = ("server", "framework", "controllers")
+"""What runs when no name is given (``real`` needs the real binaries and takes minutes)."""
 SCENARIOS: dict[str, Callable[[Any], None]] = {
     name: fn for scenarios in SUITES.values() for name, fn in scenarios.items()
 }
 
 
 def resolve(names: Sequence[str]) -> list[str]:
-    """Scenario names in run order (suites expanded, duplicates dropped); ValueError if unknown."""
+    """Scenario names in run order (suites expanded, duplicates dropped; no name: the
+    :data:`DEFAULT_SUITES`); ValueError if unknown."""
     unknown = [n for n in names if n not in SUITES and n not in SCENARIOS]
     if unknown:
         raise ValueError(f"unknown name(s): {', '.join(unknown)}")
     chosen: list[str] = []
-    for name in names or list(SUITES):
+    for name in names or list(DEFAULT_SUITES):
         suite = SUITES.get(name)
         for scenario in [name] if suite is None else list(suite):
             if scenario not in chosen:
@@ -49,7 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
         description="Benchmarks of the embedded API server, the framework core and the controllers.",
-        epilog="suites: " + "; ".join(f"{suite} = {' '.join(s)}" for suite, s in SUITES.items()),
+        epilog="suites: "
+        + "; ".join(f"{suite} = {' '.join(s)}" for suite, s in SUITES.items())
+        + f". No name: {' '.join(DEFAULT_SUITES)}.",
     )
     parser.add_argument("names", nargs="*", metavar="name", help="a suite or a scenario")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
@@ -80,7 +89,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     info = embedded_server.machine_info()
     command = " ".join(["python -m bench", *(sys.argv[1:] if argv is None else argv)])
     log = embedded_server.log
-    log(f"benchmarks: {' '.join(names)} (plain-HTTP embedded clusters, clients in-process)")
+    real = [n for n in names if n in real_controllers.SCENARIOS]
+    where = "plain-HTTP embedded clusters, clients in-process"
+    if real:
+        where = (
+            "real kube-apiserver 1.20; controllers and kubelet in their own processes"
+            if len(real) == len(names)
+            else f"{where}; a real kube-apiserver 1.20 for {' '.join(real)}"
+        )
+    log(f"benchmarks: {' '.join(names)} ({where})")
     for k, v in info:
         log(f"{k}: {v}")
     if args.profile:
