@@ -1,4 +1,5 @@
-"""The embedded cluster: storage, API server, garbage collector and simulated kubelet together.
+"""The embedded cluster: storage, API server, garbage collector, pvc-protection controller and
+simulated kubelet together.
 
 ``EmbeddedCluster`` starts everything on loopback (port 0 picks a free port), writes a
 kubeconfig that kubectl and the official client accept, and stops cleanly (open watch
@@ -22,6 +23,7 @@ from kube_runtime.embedded.crds import CrdServing
 from kube_runtime.embedded.faults import Faults
 from kube_runtime.embedded.gc import GarbageCollector
 from kube_runtime.embedded.http import HttpServer
+from kube_runtime.embedded.pvcprotection import PvcProtectionController
 from kube_runtime.embedded.resources import Registry, ResourceInfo
 from kube_runtime.embedded.storage import Store
 from kube_runtime.embedded.strategy import KubeStrategy
@@ -70,6 +72,7 @@ class EmbeddedCluster:
             self.api, port=port, ssl_context=self.certs.server_context() if self.certs else None
         )
         self.gc = GarbageCollector(self.store)
+        self.pvc_protection = PvcProtectionController(self.store)
         self.kubelet: Any = None
         if kubelet:
             from kube_runtime.embedded.kubelet import Kubelet
@@ -89,6 +92,7 @@ class EmbeddedCluster:
         self.api.call_later = self.http.call_later
         self.http.call_soon(self._bookmark_tick)
         self.gc.start()
+        self.pvc_protection.start()
         if self.kubelet is not None:
             self.kubelet.start()
         self._running = True
@@ -107,6 +111,7 @@ class EmbeddedCluster:
         self._running = False
         if self.kubelet is not None:
             self.kubelet.stop()
+        self.pvc_protection.stop()
         self.gc.stop()
         self.http.stop()
 

@@ -1,0 +1,284 @@
+"""The pvc-protection controller of the embedded cluster (kube-controller-manager's
+``pvc-protection``, ``pkg/controller/volume/pvcprotection``).
+
+Admission gives every new claim the ``kubernetes.io/pvc-protection`` finalizer
+(:mod:`kube_runtime.embedded.admission`); this controller decides when it goes:
+
+* a claim being deleted (``deletionTimestamp`` set) that carries the finalizer loses it once no
+  pod in its namespace uses it; the store then removes the claim (unless other finalizers
+  remain);
+* a claim not being deleted that lacks the finalizer gets it back (upstream does this for
+  claims created before the admission plugin was enabled; so a client removing it from a live
+  claim sees it return).
+
+A pod *uses* a claim, as upstream decides it, when the pod is scheduled (``spec.nodeName``
+set: an unscheduled pod never starts with a claim being deleted) and either a
+``persistentVolumeClaim`` volume names the claim (whatever the pod's phase: a ``Succeeded`` or
+``Failed`` pod still holds its claims until it is deleted), or a generic ``ephemeral`` volume
+``V`` of pod ``P`` makes the claim ``P-V``, the claim is controlled by the pod, and the pod is
+not shut down (being deleted with grace period 0).
+
+Event-driven, level-based, one background thread: store notifications only enqueue claim keys
+(claim events that need work; pod deletions and pods that stopped being able to hold a claim
+enqueue the claims they name); each look reads the current state under the store lock, so the
+decision and the finalizer removal are atomic with respect to pods being created. An index
+from ``(namespace, claim name)`` to the names of pods naming it keeps each look
+O(pods naming the claim).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+
+from kube_runtime.embedded.admission import PVC_PROTECTION_FINALIZER
+from kube_runtime.embedded.errors import ApiError
+from kube_runtime.embedded.resources import ResourceInfo
+from kube_runtime.embedded.storage import DELETED, Event, Obj, Store
+
+log = logging.getLogger(__name__)
+
+_PODS = ("", "pods")
+_CLAIMS = ("", "persistentvolumeclaims")
+
+Key = tuple[str, str]
+
+
+def claim_names(pod: Obj) -> list[str]:
+    """Names of the claims ``pod`` may use: its ``persistentVolumeClaim`` volumes' claims and
+    the ``<pod>-<volume>`` claims of its ``ephemeral`` volumes."""
+    spec = pod.get("spec") or {}
+    pod_name = str((pod.get("metadata") or {}).get("name") or "")
+    out: list[str] = []
+    for volume in spec.get("volumes") or ():
+        if not isinstance(volume, dict):
+            continue
+        source = volume.get("persistentVolumeClaim")
+        if isinstance(source, dict) and source.get("claimName"):
+            out.append(str(source["claimName"]))
+        elif isinstance(volume.get("ephemeral"), dict) and volume.get("name"):
+            out.append(f"{pod_name}-{volume['name']}")
+    return out
+
+
+def pod_is_shut_down(pod: Obj) -> bool:
+    """Being deleted with grace period 0 (done by the kubelet, or force-deleted)."""
+    meta = pod.get("metadata") or {}
+    return bool(meta.get("deletionTimestamp")) and meta.get("deletionGracePeriodSeconds") == 0
+
+
+def pod_uses_claim(pod: Obj, claim: Obj) -> bool:
+    """Whether ``pod`` keeps ``claim`` from being removed (see the module docstring)."""
+    spec = pod.get("spec") or {}
+    if not spec.get("nodeName"):
+        return False
+    meta = pod.get("metadata") or {}
+    claim_meta = claim.get("metadata") or {}
+    if meta.get("namespace") != claim_meta.get("namespace"):
+        return False
+    name = claim_meta.get("name")
+    for volume in spec.get("volumes") or ():
+        if not isinstance(volume, dict):
+            continue
+        source = volume.get("persistentVolumeClaim")
+        if isinstance(source, dict) and source.get("claimName") == name:
+            return True
+        if (
+            isinstance(volume.get("ephemeral"), dict)
+            and f"{meta.get('name')}-{volume.get('name')}" == name
+            and not pod_is_shut_down(pod)
+            and _controlled_by(claim_meta, str(meta.get("uid") or ""))
+        ):
+            return True
+    return False
+
+
+def _controlled_by(meta: Obj, owner_uid: str) -> bool:
+    return any(
+        ref.get("controller") is True and ref.get("uid") == owner_uid
+        for ref in meta.get("ownerReferences") or ()
+        if isinstance(ref, dict)
+    )
+
+
+def _pod_cannot_hold(pod: Obj) -> bool:
+    """Upstream's filter for pod events worth a look at the pod's claims: unscheduled,
+    terminated (phase Succeeded/Failed) or being deleted."""
+    spec, meta = pod.get("spec") or {}, pod.get("metadata") or {}
+    phase = (pod.get("status") or {}).get("phase")
+    return (
+        not spec.get("nodeName")
+        or phase in ("Succeeded", "Failed")
+        or bool(meta.get("deletionTimestamp"))
+    )
+
+
+class PvcProtectionController:
+    """Removes ``kubernetes.io/pvc-protection`` from deleted claims no pod uses. Not started
+    until :meth:`start`; :meth:`wait_idle` lets tests wait for the queue to drain."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._queue: queue.Queue[Key | None] = queue.Queue()
+        self._pending: set[Key] = set()
+        self._outstanding = 0  # keys queued or being synced
+        self._pending_lock = threading.Lock()
+        #: (namespace, claim name) -> names of pods whose volumes name the claim.
+        self._pods_by_claim: dict[Key, set[str]] = {}
+        self._thread: threading.Thread | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+
+    # ---------------------------------------------------------------- events
+
+    def _enqueue(self, key: Key) -> None:
+        with self._pending_lock:
+            if key in self._pending:
+                return
+            self._pending.add(key)
+            self._outstanding += 1
+            self._idle.clear()
+        self._queue.put_nowait(key)
+
+    def _index(self, pod: Obj, add: bool) -> list[str]:
+        meta = pod.get("metadata") or {}
+        ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        claims = claim_names(pod)
+        for claim in claims:
+            key = (ns, claim)
+            if add:
+                self._pods_by_claim.setdefault(key, set()).add(name)
+            else:
+                names = self._pods_by_claim.get(key)
+                if names is not None:
+                    names.discard(name)
+                    if not names:
+                        del self._pods_by_claim[key]
+        return claims
+
+    def _on_event(self, event: Event) -> None:
+        """Store listener (called under the store lock): keep the index, enqueue claim keys."""
+        key = event.info.key
+        obj = event.new.obj
+        if key == _PODS:
+            ns = str(obj["metadata"].get("namespace") or "")
+            if event.old is not None:
+                self._index(event.old.obj, add=False)
+            if event.type == DELETED:
+                claims = self._index(obj, add=False)
+            else:
+                claims = self._index(obj, add=True)
+                if not _pod_cannot_hold(obj):
+                    return
+            for claim in claims:
+                self._enqueue((ns, claim))
+        elif key == _CLAIMS and event.type != DELETED:
+            meta = obj["metadata"]
+            has = PVC_PROTECTION_FINALIZER in (meta.get("finalizers") or ())
+            deleting = bool(meta.get("deletionTimestamp"))
+            if deleting == has:  # being deleted with it, or live without it
+                self._enqueue((str(meta.get("namespace") or ""), str(meta["name"])))
+
+    # ------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        pods = self.store.registry.by_key(*_PODS)
+        with self.store.lock:
+            self.store.add_listener(self._on_event)
+            if pods is not None:
+                for stored in self.store.objects(pods):
+                    self._index(stored.obj, add=True)
+            claims = self.store.registry.by_key(*_CLAIMS)
+            if claims is not None:
+                for stored in self.store.objects(claims):
+                    self._on_event(Event("ADDED", claims, stored, None, stored.rv))
+        self._thread = threading.Thread(
+            target=self._run, name="embedded-pvc-protection", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.store.remove_listener(self._on_event)
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(5)
+            self._thread = None
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Block until nothing is queued or being processed (tests)."""
+        return self._idle.wait(timeout)
+
+    def _run(self) -> None:
+        while True:
+            key = self._queue.get()
+            if key is None:
+                return
+            with self._pending_lock:
+                self._pending.discard(key)
+            try:
+                self.sync(*key)
+            except Exception:
+                log.exception("pvc-protection failed on %s/%s", *key)
+            finally:
+                with self._pending_lock:
+                    self._outstanding -= 1
+                    if not self._outstanding:
+                        self._idle.set()
+
+    # ---------------------------------------------------------------- logic
+
+    def sync(self, namespace: str, name: str) -> None:
+        """Look at claim ``namespace/name`` now: drop the finalizer if it is being deleted and
+        unused, add it if it is live and lacks it. 404 and 409 are ignored (a later event
+        brings the claim back)."""
+        claims = self.store.registry.by_key(*_CLAIMS)
+        pods = self.store.registry.by_key(*_PODS)
+        if claims is None or pods is None:
+            return
+        with self.store.lock:
+            claim = self.store.try_get(claims, namespace, name)
+            if claim is None:
+                return
+            meta = claim.meta
+            finalizers = list(meta.get("finalizers") or ())
+            if meta.get("deletionTimestamp"):
+                if PVC_PROTECTION_FINALIZER not in finalizers or self.in_use(claim.obj, pods):
+                    return
+                finalizers.remove(PVC_PROTECTION_FINALIZER)
+            elif PVC_PROTECTION_FINALIZER in finalizers:
+                return
+            else:
+                finalizers.append(PVC_PROTECTION_FINALIZER)
+            self._set_finalizers(claims, claim.obj, finalizers)
+
+    def in_use(self, claim: Obj, pods: ResourceInfo) -> bool:
+        """Whether a pod uses ``claim`` (call with the store lock held)."""
+        meta = claim["metadata"]
+        ns = str(meta.get("namespace") or "")
+        for pod_name in list(self._pods_by_claim.get((ns, str(meta["name"])), ())):
+            pod = self.store.try_get(pods, ns, pod_name)
+            if pod is not None and pod_uses_claim(pod.obj, claim):
+                return True
+        return False
+
+    def _set_finalizers(self, info: ResourceInfo, claim: Obj, finalizers: list[str]) -> None:
+        meta = claim["metadata"]
+        uid = meta.get("uid")
+
+        def write(current: Obj) -> Obj:
+            m = current["metadata"]
+            if m.get("uid") != uid:
+                return current
+            if finalizers:
+                m["finalizers"] = finalizers
+            else:
+                m.pop("finalizers", None)
+            m.pop("resourceVersion", None)
+            return current
+
+        try:
+            self.store.mutate(info, meta.get("namespace"), meta["name"], write)
+        except ApiError as e:
+            if e.code not in (404, 409):
+                raise
