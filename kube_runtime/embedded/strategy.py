@@ -5,6 +5,8 @@
   then mutating admission (:mod:`.admission`: pod priority and default tolerations, the
   pvc-protection finalizer);
 * update: defaults, then mutating admission (a pod keeps its priority and default tolerations);
+* both then encode built-in kinds as kube-apiserver's Go types do (:mod:`.omitempty`:
+  zero-valued ``omitempty`` scalars dropped, untagged status counters written);
 * custom resources are pruned, defaulted and validated against their CRD's structural schema;
 * built-in kinds are validated by :mod:`.validation` (metadata plus kind-specific rules).
 """
@@ -15,7 +17,7 @@ import ipaddress
 import itertools
 import threading
 
-from kube_runtime.embedded import crdschema, defaults, errors, validation
+from kube_runtime.embedded import crdschema, defaults, errors, omitempty, validation
 from kube_runtime.embedded.admission import Admission
 from kube_runtime.embedded.resources import ResourceInfo
 from kube_runtime.embedded.storage import Obj
@@ -55,6 +57,7 @@ class KubeStrategy:
         defaults.prepare_for_create(info.group, info.kind, obj)
         defaults.apply_defaults(info.group, info.kind, obj)
         self.admission.admit_create(info, obj)
+        omitempty.normalize(info.group, info.kind, obj)
 
     def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
         if info.custom:
@@ -62,6 +65,7 @@ class KubeStrategy:
             return
         defaults.apply_defaults(info.group, info.kind, obj)
         self.admission.admit_update(info, obj, old)
+        omitempty.normalize(info.group, info.kind, obj)
 
     def validate(
         self, info: ResourceInfo, obj: Obj, old: Obj | None, *, subresource: str = ""

@@ -86,3 +86,101 @@ def test_pod_update_changes_only_what_upstream_allows(
     ):
         with pytest.raises(Invalid):
             client.patch("v1/Pod", "p", change, namespace=namespace, patch_type="merge")
+
+
+# ------------------------------------------------------- 9: zero-valued omitempty fields
+
+
+def _statefulset(name: str, namespace: str) -> Obj:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": 0,
+            "serviceName": name,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx", "tty": False}]},
+            },
+        },
+    }
+
+
+def test_zero_valued_omitempty_fields_are_dropped(client: Client, namespace: str) -> None:
+    sts = client.create(_statefulset("s", namespace))
+    assert "tty" not in sts["spec"]["template"]["spec"]["containers"][0]
+    assert sts["status"] == {"replicas": 0, "availableReplicas": 0}  # untagged: always written
+    sts["status"] = {
+        "readyReplicas": 0,
+        "currentReplicas": 0,
+        "updatedReplicas": 0,
+        "observedGeneration": 0,
+        "currentRevision": "",
+        "updateRevision": "r1",
+        "collisionCount": 0,
+    }
+    written = client.update_status(sts)
+    read = client.get("apps/v1/StatefulSet", "s", namespace)
+    for got in (written, read):
+        # collisionCount is a pointer (*int32): an explicit 0 stays.
+        assert got["status"] == {
+            "replicas": 0,
+            "availableReplicas": 0,
+            "updateRevision": "r1",
+            "collisionCount": 0,
+        }
+    # Writing the same zeros again changes nothing: no new resourceVersion.
+    again = client.update_status({**read, "status": {**read["status"], "readyReplicas": 0}})
+    assert again["metadata"]["resourceVersion"] == read["metadata"]["resourceVersion"]
+
+    pod = client.create(_pod("z", namespace, hostNetwork=False, schedulerName="nobody"))
+    assert "hostNetwork" not in pod["spec"]
+
+
+def test_custom_resources_keep_zero_values(client: Client, namespace: str, wait_for: Any) -> None:
+    group = f"z{namespace.replace('-', '')[:20]}.example.com"
+    client.create(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"counters.{group}"},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {"plural": "counters", "kind": "Counter"},
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+    )
+    try:
+        path = f"/apis/{group}/v1/namespaces/{namespace}/counters"
+        wait_for(lambda: client.request("GET", path) is not None, message="counters served")
+        created = client.request(
+            "POST",
+            path,
+            body={
+                "apiVersion": f"{group}/v1",
+                "kind": "Counter",
+                "metadata": {"name": "c"},
+                "status": {"readyReplicas": 0, "updatedReplicas": 0, "paused": False},
+            },
+        )
+        assert created["status"] == {"readyReplicas": 0, "updatedReplicas": 0, "paused": False}
+    finally:
+        client.request(
+            "DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/counters.{group}"
+        )

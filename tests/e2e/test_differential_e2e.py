@@ -442,6 +442,35 @@ def test_status_and_scale_subresources(backends: dict[str, Client]) -> None:
                 subresource="status",
             ),
         )
+        # Zero-valued omitempty counters and revisions are dropped, untagged ones (replicas)
+        # and pointers (collisionCount) kept, as Go encodes them.
+        zeros = c.get("apps/v1/StatefulSet", "db", ns)
+        zeros["status"] = {
+            "replicas": 0,
+            "readyReplicas": 0,
+            "currentReplicas": 0,
+            "updatedReplicas": 0,
+            "observedGeneration": 0,
+            "currentRevision": "",
+            "updateRevision": "",
+            "collisionCount": 0,
+        }
+        r.step("status with zero counters", lambda: c.update_status(zeros))
+        r.step("zero counters read back", lambda: c.get("apps/v1/StatefulSet", "db", ns))
+        dep = c.create(deployment("zero", replicas=0), namespace=ns)
+        dep["status"] = {"replicas": 0, "updatedReplicas": 0, "observedGeneration": 0}
+        dep["spec"]["paused"] = False
+        dep["spec"]["minReadySeconds"] = 0
+        r.step("deployment zeros", lambda: c.update_status(dep))
+        r.step(
+            "deployment zero spec fields",
+            lambda: c.patch(
+                "apps/v1/Deployment",
+                "zero",
+                {"spec": {"paused": False, "minReadySeconds": 0}},
+                namespace=ns,
+            ),
+        )
 
     run_both(backends, scenario)
 

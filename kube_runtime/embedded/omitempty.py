@@ -1,0 +1,138 @@
+"""Zero values as kube-apiserver's Go encoding writes them, for the built-in kinds.
+
+kube-apiserver decodes every built-in object into a Go struct and encodes it back: a scalar
+field tagged ``omitempty`` disappears when it holds its zero value (``0``, ``false``, ``""``),
+and a scalar field without the tag is always written, ``0`` when unset. Pointer fields
+(``*int32`` such as ``status.collisionCount`` or ``spec.replicas``) keep an explicit ``0``.
+Custom resources are stored as sent (no Go struct), so none of this applies to them.
+
+:func:`normalize` applies both rules to an object about to be stored (create and every
+update path), from the compact tables below (tags of the current ``k8s.io/api`` types the
+embedded server models). Readers must therefore treat a missing counter as ``0``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+Obj = dict[str, Any]
+
+# Scalars tagged omitempty in a container (core/v1 Container), relative to one container.
+_CONTAINER: Final = (("stdin", False), ("stdinOnce", False), ("tty", False), ("workingDir", ""))
+
+# Scalars tagged omitempty in a PodSpec (pointers such as priority are not listed: kept).
+_POD_SPEC: Final = (
+    ("nodeName", ""),
+    ("serviceAccountName", ""),
+    ("serviceAccount", ""),
+    ("hostNetwork", False),
+    ("hostPID", False),
+    ("hostIPC", False),
+    ("hostname", ""),
+    ("subdomain", ""),
+    ("priorityClassName", ""),
+)
+
+
+def _pod_spec(prefix: str) -> tuple[tuple[str, Any], ...]:
+    out = [(f"{prefix}.{name}", zero) for name, zero in _POD_SPEC]
+    for containers in ("containers", "initContainers"):
+        out += [(f"{prefix}.{containers}[].{name}", zero) for name, zero in _CONTAINER]
+    return tuple(out)
+
+
+_TEMPLATE: Final = _pod_spec("spec.template.spec")
+
+#: (group, kind) -> (dotted path, zero value) of omitempty scalars dropped when zero; ``[]``
+#: steps into every item of a list.
+OMITTED_WHEN_ZERO: Final[dict[tuple[str, str], tuple[tuple[str, Any], ...]]] = {
+    ("", "Pod"): (
+        *_pod_spec("spec"),
+        ("status.phase", ""),
+        ("status.message", ""),
+        ("status.reason", ""),
+        ("status.nominatedNodeName", ""),
+        ("status.hostIP", ""),
+        ("status.podIP", ""),
+        ("status.qosClass", ""),
+    ),
+    ("apps", "StatefulSet"): (
+        *_TEMPLATE,
+        ("spec.podManagementPolicy", ""),
+        ("spec.minReadySeconds", 0),
+        ("status.observedGeneration", 0),
+        ("status.readyReplicas", 0),
+        ("status.currentReplicas", 0),
+        ("status.updatedReplicas", 0),
+        ("status.currentRevision", ""),
+        ("status.updateRevision", ""),
+    ),
+    ("apps", "Deployment"): (
+        *_TEMPLATE,
+        ("spec.minReadySeconds", 0),
+        ("spec.paused", False),
+        ("status.observedGeneration", 0),
+        ("status.replicas", 0),
+        ("status.updatedReplicas", 0),
+        ("status.readyReplicas", 0),
+        ("status.availableReplicas", 0),
+        ("status.unavailableReplicas", 0),
+    ),
+    ("apps", "ReplicaSet"): (
+        *_TEMPLATE,
+        ("spec.minReadySeconds", 0),
+        ("status.fullyLabeledReplicas", 0),
+        ("status.readyReplicas", 0),
+        ("status.availableReplicas", 0),
+        ("status.observedGeneration", 0),
+    ),
+}
+
+#: (group, kind) -> status counters without omitempty: always written, 0 when unset.
+ALWAYS_WRITTEN: Final[dict[tuple[str, str], tuple[str, ...]]] = {
+    ("apps", "StatefulSet"): ("replicas", "availableReplicas"),
+    ("apps", "ReplicaSet"): ("replicas",),
+}
+
+
+def _is_zero(value: Any, zero: Any) -> bool:
+    # type() also keeps 0 and False apart (bool is an int subclass).
+    return type(value) is type(zero) and value == zero
+
+
+def _parents(obj: Any, steps: list[str]) -> Iterable[Obj]:
+    """The dicts that ``steps`` (a dotted path without its last name) leads to."""
+    if not steps:
+        if isinstance(obj, dict):
+            yield obj
+        return
+    step, rest = steps[0], steps[1:]
+    if not isinstance(obj, dict):
+        return
+    if step.endswith("[]"):
+        items = obj.get(step[:-2])
+        if isinstance(items, list):
+            for item in items:
+                yield from _parents(item, rest)
+        return
+    yield from _parents(obj.get(step), rest)
+
+
+def normalize(group: str, kind: str, obj: Obj) -> None:
+    """Drop the zero-valued omitempty scalars of ``obj`` and write the always-written status
+    counters (in place), as kube-apiserver's encoding of the kind would. Other kinds, and
+    custom resources, are left alone."""
+    for dotted, zero in OMITTED_WHEN_ZERO.get((group, kind), ()):
+        *steps, name = dotted.split(".")
+        for parent in _parents(obj, steps):
+            if name in parent and _is_zero(parent[name], zero):
+                del parent[name]
+    required = ALWAYS_WRITTEN.get((group, kind))
+    if required:
+        status = obj.get("status")
+        if not isinstance(status, dict):
+            status = obj["status"] = {}
+        for name in required:
+            if status.get(name) is None:
+                status[name] = 0
