@@ -57,12 +57,7 @@ def _drop(obj: Obj, dotted: str) -> None:
 #: Differences found and not fixed yet, dropped before comparing (kind, dotted path): each is
 #: listed with its reason in docs/conformance.md. Remove an entry once the embedded server
 #: agrees, so the check guards it.
-KNOWN_DIFFERENCES: dict[str, tuple[str, ...]] = {
-    # Admission plugins Priority and DefaultTolerationSeconds (kube-apiserver defaults).
-    "Pod": ("spec.priority", "spec.preemptionPolicy", "spec.tolerations"),
-    # Admission plugin StorageObjectInUseProtection adds the pvc-protection finalizer.
-    "PersistentVolumeClaim": ("metadata.finalizers",),
-}
+KNOWN_DIFFERENCES: dict[str, tuple[str, ...]] = {}
 
 
 def _scrub(value: Any, key: str = "") -> Any:
@@ -775,5 +770,186 @@ def test_defaults_of_workloads(backends: dict[str, Client]) -> None:
                 namespace=ns,
             ),
         )
+
+    run_both(backends, scenario)
+
+
+def _pod_with(name: str, **spec: Any) -> Obj:
+    p = pod(name)
+    p["spec"].update(spec)
+    return p
+
+
+def test_pod_admission_priority_and_tolerations(backends: dict[str, Client]) -> None:
+    """Admission plugins Priority and DefaultTolerationSeconds."""
+
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        created = r.step("defaults", lambda: c.create(pod("plain"), namespace=ns))
+        r.step(
+            "built-in class in any namespace",
+            lambda: c.create(
+                _pod_with("critical", priorityClassName="system-node-critical"), namespace=ns
+            ),
+        )
+        r.step(
+            "cluster-critical with its own value",
+            lambda: c.create(
+                _pod_with(
+                    "critical2", priorityClassName="system-cluster-critical", priority=2000000000
+                ),
+                namespace=ns,
+            ),
+        )
+        r.step(
+            "unknown class",
+            lambda: c.create(_pod_with("unknown", priorityClassName="nope"), namespace=ns),
+        )
+        r.step(
+            "priority sent that disagrees",
+            lambda: c.create(_pod_with("prio", priority=5), namespace=ns),
+        )
+        r.step(
+            "priority sent that agrees",
+            lambda: c.create(_pod_with("prio0", priority=0), namespace=ns),
+        )
+        r.step(
+            "preemptionPolicy sent that disagrees",
+            lambda: c.create(_pod_with("never", preemptionPolicy="Never"), namespace=ns),
+        )
+        r.step(
+            "tolerates everything",
+            lambda: c.create(_pod_with("all", tolerations=[{"operator": "Exists"}]), namespace=ns),
+        )
+        r.step(
+            "tolerates every NoExecute taint",
+            lambda: c.create(
+                _pod_with("noexec", tolerations=[{"operator": "Exists", "effect": "NoExecute"}]),
+                namespace=ns,
+            ),
+        )
+        r.step(
+            "not-ready with another effect",
+            lambda: c.create(
+                _pod_with(
+                    "noschedule",
+                    tolerations=[
+                        {
+                            "key": "node.kubernetes.io/not-ready",
+                            "operator": "Exists",
+                            "effect": "NoSchedule",
+                        }
+                    ],
+                ),
+                namespace=ns,
+            ),
+        )
+        r.step(
+            "own not-ready toleration kept",
+            lambda: c.create(
+                _pod_with(
+                    "own",
+                    tolerations=[
+                        {
+                            "key": "node.kubernetes.io/not-ready",
+                            "operator": "Exists",
+                            "effect": "NoExecute",
+                            "tolerationSeconds": 60,
+                        },
+                        {"key": "x", "operator": "Equal", "value": "y", "effect": "NoSchedule"},
+                    ],
+                ),
+                namespace=ns,
+            ),
+        )
+        bare = copy.deepcopy(created)
+        for key in ("tolerations", "priority", "preemptionPolicy"):
+            bare["spec"].pop(key, None)
+        bare["metadata"]["labels"] = {"updated": "yes"}
+        r.step("update omitting what admission set", lambda: c.update(bare))
+        r.step(
+            "patch removing the default tolerations",
+            lambda: c.patch("v1/Pod", "plain", {"spec": {"tolerations": None}}, namespace=ns),
+        )
+
+    run_both(backends, scenario)
+
+
+def _claim(name: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+
+
+def _claim_user(name: str, *claims: str) -> Obj:
+    return _pod_with(
+        name,
+        volumes=[
+            {"name": f"v{i}", "persistentVolumeClaim": {"claimName": claim}}
+            for i, claim in enumerate(claims)
+        ],
+    )
+
+
+def test_pvc_protection(backends: dict[str, Client]) -> None:
+    """Admission plugin StorageObjectInUseProtection and the pvc-protection controller."""
+
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        kind = "v1/PersistentVolumeClaim"
+        for name in ("used", "unscheduled", "marker1", "marker2", "live"):
+            r.step(f"create {name}", lambda name=name: c.create(_claim(name), namespace=ns))
+        r.step(
+            "drop the finalizer of a live claim",
+            lambda: c.patch(kind, "live", {"metadata": {"finalizers": None}}, namespace=ns),
+        )
+
+        def finalizer_back() -> Any:
+            got = c.get(kind, "live", ns)
+            return got if got["metadata"].get("finalizers") else None
+
+        r.note("finalizer put back", normalize(wait_for(finalizer_back, timeout=30)))
+        r.step("bound user", lambda: c.create(_claim_user("user", "used"), namespace=ns))
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": "user"},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"},
+        }
+        c.request("POST", f"/api/v1/namespaces/{ns}/pods/user/binding", body=binding)
+        r.step(
+            "unscheduled user",
+            lambda: c.create(_claim_user("idle", "unscheduled"), namespace=ns),
+        )
+        r.step("delete a used claim", lambda: c.delete(kind, "used", ns))
+
+        def gone(name: str) -> bool:
+            try:
+                c.get(kind, name, ns)
+            except ApiError as e:
+                return e.code == 404
+            return False
+
+        r.step(
+            "delete a claim only an unscheduled pod names",
+            lambda: c.delete(kind, "unscheduled", ns),
+        )
+        r.note("it goes", wait_for(lambda: gone("unscheduled"), timeout=30))
+        r.step("delete an unused claim", lambda: c.delete(kind, "marker1", ns))
+        r.note("unused goes", wait_for(lambda: gone("marker1"), timeout=30))
+        r.step("the used claim is held", lambda: c.get(kind, "used", ns))
+        user = c.get("v1/Pod", "user", ns)
+        user["status"] = {**user.get("status", {}), "phase": "Succeeded"}
+        c.update_status(user)
+        r.step("delete another unused claim", lambda: c.delete(kind, "marker2", ns))
+        r.note("it goes too", wait_for(lambda: gone("marker2"), timeout=30))
+        r.step("a Succeeded pod still holds its claim", lambda: c.get(kind, "used", ns))
+        r.step(
+            "force delete the user", lambda: c.delete("v1/Pod", "user", ns, grace_period_seconds=0)
+        )
+        r.note("then the claim goes", wait_for(lambda: gone("used"), timeout=30))
 
     run_both(backends, scenario)
