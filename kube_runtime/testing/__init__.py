@@ -10,8 +10,12 @@ kube-runtime is enough) provides:
 * ``kubelet``: the simulated kubelet (change ``kubelet.settings`` to alter pod timing);
 * ``faults``: fault injection, cleared after each test;
 * ``wait_for``: ``wait_for(predicate, timeout=10, interval=0.01, message=...)``.
+
+:func:`server_version` tells which Kubernetes the cluster is (the embedded one models a current
+release; ``--backend real`` runs 1.20), for assertions on fields newer releases added.
 """
 
+from kube_runtime.testing.version import server_version
 from kube_runtime.testing.waiting import WaitTimeout, wait_for
 
-__all__ = ["WaitTimeout", "wait_for"]
+__all__ = ["WaitTimeout", "server_version", "wait_for"]

@@ -10,10 +10,6 @@ from __future__ import annotations
 
 __all__ = ["REAL_SKIPS", "reason_for"]
 
-_AVAILABLE = (
-    "asserts status.availableReplicas of a StatefulSet, a Kubernetes 1.22 field that 1.20 "
-    "prunes (with that assertion made conditional the test passes on 1.20)"
-)
 _RETENTION = "needs Kubernetes 1.23: StatefulSet persistentVolumeClaimRetentionPolicy"
 _MORE = "tests/e2e/test_statefulset_more_e2e.py::"
 
@@ -42,23 +38,6 @@ REAL_SKIPS: dict[str, str] = {
         "needs Kubernetes 1.22: StatefulSet minReadySeconds"
     ),
     _MORE + "test_ordinals_start": "needs Kubernetes 1.26: StatefulSet ordinals",
-    _MORE + "test_rollback_reuses_the_old_revision_and_history_is_truncated": (
-        "updates spec.revisionHistoryLimit of a StatefulSet, immutable in 1.20 (mutable since)"
-    ),
-    "tests/e2e/test_kubectl_e2e.py::test_apply_get_patch_scale_delete": (
-        "patches spec.revisionHistoryLimit of a StatefulSet, immutable in 1.20 (mutable since)"
-    ),
-    # --- status.availableReplicas (1.22) in the convergence check
-    "tests/e2e/test_statefulset_e2e.py": _AVAILABLE,
-    _MORE + "test_parallel_creates_and_deletes_without_waiting": _AVAILABLE,
-    _MORE + "test_unhealthy_pod_blocks_ordered_scale_down_only": _AVAILABLE
-    + "; the Parallel case still times out on 1.20 (not diagnosed yet)",
-    _MORE + "test_tampered_identity_labels_are_repaired": _AVAILABLE,
-    _MORE + "test_set_being_deleted_gets_no_new_pods": _AVAILABLE,
-    _MORE + "test_on_delete_only_replaces_pods_deleted_by_hand": (
-        "reads status.updatedReplicas unconditionally; kube-apiserver omits it when 0 "
-        "(omitempty), the embedded server keeps the 0 the controller wrote"
-    ),
     # --- 1.20 answers differently from the newer release the embedded server models
     "tests/e2e/test_deletion_e2e.py::test_delete_preconditions": (
         "asserts the newer precondition message; 1.20 says 'the UID in the precondition (...) "
@@ -70,14 +49,6 @@ REAL_SKIPS: dict[str, str] = {
     ),
     "tests/e2e/test_patch_e2e.py::test_strategic_merge_patch_pod_status_conditions_by_type": (
         "1.20's pods/status keeps label changes; newer releases reset metadata on status writes"
-    ),
-    "tests/e2e/test_watch_e2e.py::test_watch_without_version_starts_with_current_state": (
-        "asserts the initial ADDED events in name order; kube-apiserver does not promise an "
-        "order (1.20 sent them in another)"
-    ),
-    "tests/e2e/test_workloads_e2e.py::test_revision_create_is_idempotent_and_round_trips": (
-        "compares a locally built pod template with one read back; kube-apiserver encodes "
-        "template.metadata.creationTimestamp as null"
     ),
     # --- differences of the embedded server (docs/conformance.md, to fix in embedded/)
     "tests/e2e/test_crd_e2e.py::test_deleting_the_crd_stops_serving_and_deletes_objects": (

@@ -115,12 +115,12 @@ def test_apply_get_patch_scale_delete(kubectl: Any, api_client: Any, namespace: 
         "web",
         "--type=json",
         "-p",
-        '[{"op":"replace","path":"/spec/revisionHistoryLimit","value":3}]',
+        '[{"op":"replace","path":"/spec/updateStrategy/rollingUpdate/partition","value":1}]',
     )
     got = apps.read_namespaced_stateful_set("web", namespace)
     assert got.spec.template.spec.containers[0].image == "nginx:1.27"
     assert got.metadata.labels == {"app": "web", "tier": "front"}
-    assert got.spec.revision_history_limit == 3
+    assert got.spec.update_strategy.rolling_update.partition == 1  # defaulted 0, replaced
 
     assert "scaled" in kubectl("scale", "sts", "web", "--replicas=5")
     assert apps.read_namespaced_stateful_set("web", namespace).spec.replicas == 5

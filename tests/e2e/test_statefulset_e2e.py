@@ -11,6 +11,7 @@ import pytest
 
 from controllers.statefulset import setup
 from kube_runtime import Manager, kinds
+from kube_runtime.testing import server_version
 from kube_runtime.testing.managers import running
 from kube_runtime.workloads.pods import is_ready
 from tests.e2e.test_kubectl_e2e import MANIFEST, kubectl  # noqa: F401  (fixture)
@@ -112,10 +113,11 @@ def converged(client, namespace, replicas: int):
         want = {
             "replicas": replicas,
             "readyReplicas": replicas,
-            "availableReplicas": replicas,
             "updatedReplicas": replicas,
             "currentReplicas": replicas,
         }
+        if server_version(client) >= (1, 22):  # status.availableReplicas came with 1.22
+            want["availableReplicas"] = replicas
         ok = all(status.get(k, 0) == v for k, v in want.items())
         ok = ok and status.get("observedGeneration") == sts["metadata"]["generation"]
         ok = ok and status.get("currentRevision") == status.get("updateRevision")
