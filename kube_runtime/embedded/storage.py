@@ -689,15 +689,7 @@ class Store:
         with self.lock:
             current = self.get(info, namespace, name)
             meta = current.meta
-            _check_uid(info, current, opts.uid)
-            if opts.resource_version and opts.resource_version != meta.get("resourceVersion"):
-                raise errors.conflict(
-                    info.resource_name(),
-                    info.group,
-                    name,
-                    f"Precondition failed: ResourceVersion in precondition: {opts.resource_version}, "
-                    f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
-                )
+            _check_delete_preconditions(info, current, opts)
             new = copy.copy(current.obj)
             new_meta = dict(meta)
             new["metadata"] = new_meta
@@ -866,6 +858,33 @@ def _check_uid(info: ResourceInfo, current: Stored, uid: str | None) -> None:
             info.group,
             current.meta["name"],
             f"Precondition failed: UID in precondition: {uid}, UID in object meta: {current.meta.get('uid')}",
+        )
+
+
+def _check_delete_preconditions(info: ResourceInfo, current: Stored, opts: DeleteOptions) -> None:
+    """409 Conflict when DeleteOptions' uid or resourceVersion precondition does not hold.
+
+    kube-apiserver checks these before any deletion step, with its own wording, and names the
+    kind (``StatefulSet.apps``), not the resource, in the message.
+    """
+    meta = current.meta
+    qualified = f"{info.kind}.{info.group}" if info.group else info.kind
+    if opts.uid and opts.uid != meta.get("uid"):
+        raise errors.conflict(
+            qualified,
+            info.group,
+            meta["name"],
+            f"the UID in the precondition ({opts.uid}) does not match the UID in record "
+            f"({meta.get('uid')}). The object might have been deleted and then recreated",
+        )
+    if opts.resource_version and opts.resource_version != meta.get("resourceVersion"):
+        raise errors.conflict(
+            qualified,
+            info.group,
+            meta["name"],
+            f"the ResourceVersion in the precondition ({opts.resource_version}) does not match "
+            f"the ResourceVersion in record ({meta.get('resourceVersion')}). "
+            "The object might have been modified",
         )
 
 

@@ -9,7 +9,8 @@ kube-runtime is enough) provides:
 * ``namespace``: a fresh namespace per test, deleted afterwards;
 * ``kubelet``: the simulated kubelet (change ``kubelet.settings`` to alter pod timing);
 * ``faults``: fault injection, cleared after each test;
-* ``wait_for``: ``wait_for(predicate, timeout=10, interval=0.01, message=...)``.
+* ``wait_for``: ``wait_for(predicate, timeout=10, interval=0.01, message=...)``;
+* ``kube_version`` (session): ``(major, minor)`` of the cluster's Kubernetes.
 
 :func:`server_version` tells which Kubernetes the cluster is (the embedded one models a current
 release; ``--backend real`` runs 1.20), for assertions on fields newer releases added.

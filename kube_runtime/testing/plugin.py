@@ -167,6 +167,15 @@ def client(kubeconfig: Path) -> Iterator[Client]:
         c.close()
 
 
+@pytest.fixture(scope="session")
+def kube_version(client: Client) -> tuple[int, int]:
+    """``(major, minor)`` of the session cluster: (1, 20) on the real backend, a current
+    release on the embedded one. For expectations that differ between releases."""
+    from kube_runtime.testing.version import server_version
+
+    return server_version(client)
+
+
 @pytest.fixture
 def api_client(embedded_cluster: Any) -> Iterator[Any]:
     client = embedded_cluster.api_client()

@@ -39,17 +39,6 @@ REAL_SKIPS: dict[str, str] = {
     ),
     _MORE + "test_ordinals_start": "needs Kubernetes 1.26: StatefulSet ordinals",
     # --- 1.20 answers differently from the newer release the embedded server models
-    "tests/e2e/test_deletion_e2e.py::test_delete_preconditions": (
-        "asserts the newer precondition message; 1.20 says 'the UID in the precondition (...) "
-        "does not match the UID in record'"
-    ),
-    "tests/e2e/test_patch_e2e.py::test_uid_and_resource_version_in_patch_are_preconditions": (
-        "1.20 answers a patch changing metadata.uid with 422 (uid immutable), newer releases "
-        "with 409 Conflict (precondition)"
-    ),
-    "tests/e2e/test_patch_e2e.py::test_strategic_merge_patch_pod_status_conditions_by_type": (
-        "1.20's pods/status keeps label changes; newer releases reset metadata on status writes"
-    ),
     # --- differences of the embedded server (docs/conformance.md, to fix in embedded/)
     "tests/e2e/test_crd_e2e.py::test_deleting_the_crd_stops_serving_and_deletes_objects": (
         "reads a JSON Status from a 404 on a removed API group; kube-apiserver answers "

@@ -195,18 +195,23 @@ def test_finalizers_keep_an_object_until_removed(core: client.CoreV1Api, namespa
 def test_delete_preconditions(core: client.CoreV1Api, namespace: str) -> None:
     cm = core.create_namespaced_config_map(namespace, _config_map("cm"))
     uid, rv = cm.metadata.uid, cm.metadata.resource_version
+    precondition_uid = str(uuid.uuid4())
 
     with pytest.raises(ApiException) as exc:
         core.delete_namespaced_config_map(
             "cm",
             namespace,
-            body=client.V1DeleteOptions(
-                preconditions=client.V1Preconditions(uid=str(uuid.uuid4()))
-            ),
+            body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid=precondition_uid)),
         )
     assert exc.value.status == 409
-    assert _status(exc)["reason"] == "Conflict"
-    assert "UID in precondition" in _status(exc)["message"]
+    status = _status(exc)
+    assert status["reason"] == "Conflict"
+    assert status["message"].startswith('Operation cannot be fulfilled on ConfigMap "cm": ')
+    assert (
+        f"the UID in the precondition ({precondition_uid}) does not match the UID in "
+        in (status["message"])
+    )
+    assert status["details"]["kind"] == "ConfigMap"
 
     updated = core.patch_namespaced_config_map(
         "cm", namespace, {"data": {"k": "2"}}, _content_type=MERGE
@@ -218,7 +223,10 @@ def test_delete_preconditions(core: client.CoreV1Api, namespace: str) -> None:
             body=client.V1DeleteOptions(preconditions=client.V1Preconditions(resource_version=rv)),
         )
     assert exc.value.status == 409
-    assert "ResourceVersion in precondition" in _status(exc)["message"]
+    assert (
+        f"the ResourceVersion in the precondition ({rv}) does not match the "
+        in (_status(exc)["message"])
+    )
     assert core.read_namespaced_config_map("cm", namespace).metadata.uid == uid
 
     core.delete_namespaced_config_map(
