@@ -20,13 +20,14 @@ import orjson
 import yaml
 
 from kube_runtime import selectors
-from kube_runtime.embedded import discovery, errors, openapi, patch, tables
+from kube_runtime.embedded import discovery, errors, fieldmanager, openapi, patch, tables
 from kube_runtime.embedded.errors import ApiError
 from kube_runtime.embedded.faults import Faults
 from kube_runtime.embedded.http import Request, Response, Stream, StreamResponse
 from kube_runtime.embedded.resources import Registry, ResourceInfo
 from kube_runtime.embedded.storage import (
     DeleteOptions,
+    FieldsHook,
     Obj,
     Store,
     Stored,
@@ -405,17 +406,52 @@ class ApiServer:
         self._check_kind(route, body)
         body.setdefault("apiVersion", route.info.api_version(route.version))
         dry_run = request.param("dryRun") == "All"
-        stored = self.store.create(route.info, route.namespace, body, dry_run=dry_run)
+        stored = self.store.create(
+            route.info,
+            route.namespace,
+            body,
+            dry_run=dry_run,
+            fields=self._fields_hook(request, route),
+        )
         if not dry_run:
             self._after_write(route.info, stored.obj, "create")
         return self._render(route, stored, 201)
+
+    @staticmethod
+    def _manager(request: Request) -> str:
+        """The field manager of a write: ``?fieldManager=`` or the User-Agent's product name."""
+        name = request.param("fieldManager")
+        if name:
+            fieldmanager.validate_field_manager(name)
+            return name
+        return fieldmanager.manager_from_user_agent(request.headers.get("user-agent", ""))
+
+    def _fields_hook(self, request: Request, route: Route) -> FieldsHook:
+        """Records the write in managedFields as an Update by the request's manager."""
+        info = route.info
+        manager = self._manager(request)
+        api_version = info.api_version(route.version)
+        subresource = route.subresource
+        clock = self.store.clock
+
+        def now() -> str:
+            return now_rfc3339(clock)
+
+        def hook(old: Obj | None, new: Obj) -> None:
+            fieldmanager.update_managed_fields(
+                info, old, new, manager, api_version, subresource, now
+            )
+
+        return hook
 
     def _update(self, request: Request, route: Route) -> Response:
         assert route.name is not None
         body = self._body(request)
         dry_run = request.param("dryRun") == "All"
         if route.subresource == "scale":
-            return self._write_scale(route, lambda scale: body, dry_run)
+            return self._write_scale(
+                route, lambda scale: body, dry_run, self._fields_hook(request, route)
+            )
         if route.subresource == "finalize":
             return self._finalize_namespace(route, body)
         self._check_kind(route, body)
@@ -426,6 +462,7 @@ class ApiServer:
             body,
             subresource=route.subresource,
             dry_run=dry_run,
+            fields=self._fields_hook(request, route),
         )
         if not dry_run:
             self._after_write(route.info, stored.obj, "update")
@@ -481,23 +518,81 @@ class ApiServer:
                 raise errors.bad_request("the patch must produce a JSON object")
             return result
 
-        if ctype == "application/apply-patch+yaml":
-            if not isinstance(doc, dict):
-                raise errors.bad_request("the applied configuration must be an object")
-            schema = patch.strategic_schema_for(info.group, info.kind)
-            if (
-                self.store.try_get(info, route.namespace, route.name) is None
-                and not route.subresource
-            ):
-                doc.setdefault("metadata", {}).setdefault("name", route.name)
-                stored = self.store.create(info, route.namespace, doc, dry_run=dry_run)
-                if not dry_run:
-                    self._after_write(info, stored.obj, "create")
-                return self._render(route, stored, 201)
+        force = request.param("force")
+        if ctype == "application/apply-patch+yaml" and route.subresource != "scale":
+            return self._apply(request, route, doc, force in _TRUE, dry_run)
+        if force is not None and ctype != "application/apply-patch+yaml":
+            raise _invalid_patch_options(
+                "force", "Forbidden", "may not be specified for non-apply patch"
+            )
+        hook = self._fields_hook(request, route)
         if route.subresource == "scale":
-            return self._write_scale(route, apply, dry_run)
+            return self._write_scale(route, apply, dry_run, hook)
         stored = self.store.mutate(
-            info, route.namespace, route.name, apply, subresource=route.subresource, dry_run=dry_run
+            info,
+            route.namespace,
+            route.name,
+            apply,
+            subresource=route.subresource,
+            dry_run=dry_run,
+            fields=hook,
+        )
+        if not dry_run:
+            self._after_write(info, stored.obj, "update")
+        return self._render(route, stored)
+
+    def _apply(
+        self, request: Request, route: Route, doc: Any, force: bool, dry_run: bool
+    ) -> Response:
+        """Server-side apply (see :func:`.fieldmanager.apply`); creates a missing object."""
+        assert route.name is not None
+        info = route.info
+        if not isinstance(doc, dict):
+            raise errors.bad_request("the applied configuration must be an object")
+        manager = request.param("fieldManager")
+        if not manager:
+            raise _invalid_patch_options("fieldManager", "Required", "is required for apply patch")
+        fieldmanager.validate_field_manager(manager)
+        api_version = info.api_version(route.version)
+        clock = self.store.clock
+
+        def now() -> str:
+            return now_rfc3339(clock)
+
+        entries: list[list[Obj]] = []
+
+        def record(old: Obj | None, new: Obj) -> None:
+            fieldmanager.set_managed_fields(new, entries[-1])
+
+        def merge(current: Obj | None) -> Obj:
+            merged, managed = fieldmanager.apply(
+                info, current, doc, manager, api_version, route.subresource, force, now
+            )
+            entries.append(managed)
+            return merged
+
+        if not route.subresource and self.store.try_get(info, route.namespace, route.name) is None:
+            meta = doc.get("metadata")
+            if isinstance(meta, dict) and meta.get("name", route.name) != route.name:
+                raise errors.bad_request(
+                    f"the name of the object ({meta.get('name')}) does not match the name on the URL ({route.name})"
+                )
+            created = merge(None)
+            created.setdefault("metadata", {})["name"] = route.name
+            stored = self.store.create(
+                info, route.namespace, created, dry_run=dry_run, fields=record
+            )
+            if not dry_run:
+                self._after_write(info, stored.obj, "create")
+            return self._render(route, stored, 201)
+        stored = self.store.mutate(
+            info,
+            route.namespace,
+            route.name,
+            merge,
+            subresource=route.subresource,
+            dry_run=dry_run,
+            fields=record,
         )
         if not dry_run:
             self._after_write(info, stored.obj, "update")
@@ -724,7 +819,13 @@ class ApiServer:
             scale["status"]["selector"] = selector
         return scale
 
-    def _write_scale(self, route: Route, change: Callable[[Obj], Obj], dry_run: bool) -> Response:
+    def _write_scale(
+        self,
+        route: Route,
+        change: Callable[[Obj], Obj],
+        dry_run: bool,
+        fields: FieldsHook | None = None,
+    ) -> Response:
         info = route.info
         assert route.name is not None and info.scale is not None
         scale_paths = info.scale
@@ -758,7 +859,9 @@ class ApiServer:
             result["scale"] = scale
             return current
 
-        stored = self.store.mutate(info, route.namespace, route.name, apply, dry_run=dry_run)
+        stored = self.store.mutate(
+            info, route.namespace, route.name, apply, dry_run=dry_run, fields=fields
+        )
         return _json(200, self._scale_of(info, stored.obj))
 
     # -------------------------------------------------------------- watch
@@ -908,6 +1011,31 @@ class _CauseT:
 
 def _cause(field: str, reason: str, message: str) -> _CauseT:
     return _CauseT(field, reason, message)
+
+
+_REASON_TEXT = {"Required": "Required value", "Forbidden": "Forbidden"}
+
+
+def _invalid_patch_options(field: str, reason: str, detail: str) -> ApiError:
+    """422 for PatchOptions kube-apiserver refuses (``fieldManager`` missing on apply, ...)."""
+    return ApiError(
+        422,
+        f'PatchOptions.meta.k8s.io "" is invalid: {field}: {_REASON_TEXT[reason]}: {detail}',
+        "Invalid",
+        {
+            "group": "meta.k8s.io",
+            "kind": "PatchOptions",
+            "causes": [
+                {
+                    "reason": "FieldValueRequired"
+                    if reason == "Required"
+                    else "FieldValueForbidden",
+                    "message": f"{_REASON_TEXT[reason]}: {detail}",
+                    "field": field,
+                }
+            ],
+        },
+    )
 
 
 def _get_path(obj: Obj, path: str) -> Any:

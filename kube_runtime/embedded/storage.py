@@ -166,6 +166,11 @@ class PlainStrategy:
 
 Matcher = Callable[[Obj], bool]
 
+#: Called with (old object or None, new object) just before a create or update commits, after
+#: defaulting and validation; it sets ``new["metadata"]["managedFields"]`` (see
+#: :mod:`.fieldmanager`). Writes without one keep the old object's managedFields.
+FieldsHook = Callable[[Obj | None, Obj], None]
+
 
 @dataclass
 class _Watch:
@@ -467,9 +472,17 @@ class Store:
     # ----------------------------------------------------------------- writes
 
     def create(
-        self, info: ResourceInfo, namespace: str | None, obj: Obj, *, dry_run: bool = False
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        obj: Obj,
+        *,
+        dry_run: bool = False,
+        fields: FieldsHook | None = None,
     ) -> Stored:
-        """Create ``obj`` (the caller's dict is not kept). 409 AlreadyExists, 422 Invalid."""
+        """Create ``obj`` (the caller's dict is not kept). 409 AlreadyExists, 422 Invalid.
+
+        ``fields`` records managedFields (none: the object keeps what the caller sent)."""
         obj = dict(obj)
         meta_in = obj.get("metadata")
         meta = dict(meta_in) if meta_in else {}
@@ -500,6 +513,8 @@ class Store:
             key = (namespace or "", name)
             if key in bucket.objects:
                 raise errors.already_exists(info.resource_name(), info.group, name)
+            if fields is not None:
+                fields(None, obj)
             if dry_run:
                 meta["resourceVersion"] = ""
                 return Stored(obj)
@@ -515,6 +530,7 @@ class Store:
         subresource: str = "",
         dry_run: bool = False,
         require_resource_version: bool | None = None,
+        fields: FieldsHook | None = None,
     ) -> Stored:
         """Replace an object (PUT). ``subresource`` "status" changes only the status.
 
@@ -552,7 +568,9 @@ class Store:
                 )
             _check_uid(info, current, meta_in.get("uid"))
             new = self._merge_update(info, current.obj, obj, subresource)
-            return self._write_update(info, current, new, dry_run=dry_run, subresource=subresource)
+            return self._write_update(
+                info, current, new, dry_run=dry_run, subresource=subresource, fields=fields
+            )
 
     def _merge_update(self, info: ResourceInfo, old: Obj, incoming: Obj, subresource: str) -> Obj:
         """The object to store for an update of ``old`` with ``incoming`` (server-owned fields kept)."""
@@ -598,6 +616,7 @@ class Store:
         *,
         dry_run: bool = False,
         subresource: str = "",
+        fields: FieldsHook | None = None,
     ) -> Stored:
         """Validate and commit ``new`` as the next version of ``current`` (lock held)."""
         old = current.obj
@@ -622,6 +641,10 @@ class Store:
                         )
                     ],
                 )
+        if fields is not None:
+            fields(old, new)
+        elif "managedFields" in old["metadata"] and "managedFields" not in meta:
+            meta["managedFields"] = old["metadata"]["managedFields"]
         if new == old:
             return current
         if dry_run:
@@ -644,6 +667,7 @@ class Store:
         *,
         subresource: str = "",
         dry_run: bool = False,
+        fields: FieldsHook | None = None,
     ) -> Stored:
         """Read-modify-write under the lock (PATCH): ``fn`` gets a deep copy and returns the result.
 
@@ -670,7 +694,9 @@ class Store:
                     f"the name of the object ({pmeta.get('name')}) does not match the name on the URL ({name})"
                 )
             new = self._merge_update(info, current.obj, patched, subresource)
-            return self._write_update(info, current, new, dry_run=dry_run, subresource=subresource)
+            return self._write_update(
+                info, current, new, dry_run=dry_run, subresource=subresource, fields=fields
+            )
 
     def delete(
         self,
