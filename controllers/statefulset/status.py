@@ -123,14 +123,22 @@ def set_condition(
     status["conditions"] = [c for c in conditions if c.get("type") != condition_type] + [new]
 
 
+_COMPARED_WHEN_RECORDED = frozenset({"availableReplicas"})
+"""Compared only when the recorded status has them: apps/v1 ``availableReplicas`` is 1.22+
+(serialized from then on even when 0); older kube-apiservers drop it from every write, so
+comparing it would make every sync rewrite an unchanged status."""
+
+
 def status_changed(sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     """Whether ``status`` differs from the set's recorded status (observedGeneration only
-    counts when it moves forward, as upstream)."""
+    counts when it moves forward, as upstream; see :data:`_COMPARED_WHEN_RECORDED`)."""
     old = sts.get("status") or {}
     if _value(status, "observedGeneration") > _value(old, "observedGeneration"):
         return True
     if any(
-        _value(status, f) != _value(old, f) for f in COMPARED_FIELDS if f != "observedGeneration"
+        _value(status, f) != _value(old, f)
+        for f in COMPARED_FIELDS
+        if f != "observedGeneration" and (f in old or f not in _COMPARED_WHEN_RECORDED)
     ):
         return True
     return any(status[f] != old.get(f) for f in status if f not in _DEFAULTS)
