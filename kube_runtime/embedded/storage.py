@@ -581,25 +581,13 @@ class Store:
                 new["status"] = incoming["status"]
             else:
                 new.pop("status", None)
-            new["metadata"] = dict(old_meta)
+            new["metadata"] = _status_write_metadata(info, old_meta, incoming.get("metadata"))
             return new
         new = dict(incoming)
         new["apiVersion"] = old["apiVersion"]
         new["kind"] = info.kind
         meta = dict(incoming.get("metadata") or {})
-        for owned in (
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "namespace",
-            "name",
-            "generation",
-        ):
-            if owned in old_meta:
-                meta[owned] = old_meta[owned]
-            else:
-                meta.pop(owned, None)
+        _keep_fields(meta, old_meta, _SERVER_OWNED_METADATA)
         new["metadata"] = meta
         if info.has_status:
             if "status" in old:
@@ -885,6 +873,50 @@ def _check_uid(info: ResourceInfo, current: Stored, uid: str | None) -> None:
             current.meta["name"],
             f"Precondition failed: UID in precondition: {uid}, UID in object meta: {current.meta.get('uid')}",
         )
+
+
+#: Metadata no update can change (the server sets it).
+_SERVER_OWNED_METADATA = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "namespace",
+    "name",
+    "generation",
+)
+#: Metadata a built-in kind's status strategy also takes from the stored object (kube-apiserver's
+#: ``PrepareForUpdate`` of pods, deployments and replica sets); every other built-in status
+#: write keeps the caller's labels, annotations, finalizers and owner references.
+_STATUS_KEEPS_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "Pod"): ("ownerReferences",),
+    ("apps", "Deployment"): ("labels",),
+    ("apps", "ReplicaSet"): ("labels",),
+}
+
+
+def _keep_fields(meta: Obj, old_meta: Obj, names: Iterable[str]) -> None:
+    """Set each of ``names`` in ``meta`` as in ``old_meta`` (absent there: absent here)."""
+    for name in names:
+        if name in old_meta:
+            meta[name] = old_meta[name]
+        else:
+            meta.pop(name, None)
+
+
+def _status_write_metadata(info: ResourceInfo, old_meta: Obj, incoming: Obj | None) -> Obj:
+    """The metadata stored by a write to the status subresource.
+
+    Custom resources keep all their metadata (kube-apiserver's ``ResetObjectMetaForStatus``);
+    built-in kinds take the caller's metadata but for what the server owns and what their
+    status strategy resets (:data:`_STATUS_KEEPS_METADATA`).
+    """
+    if info.custom or not incoming:
+        return dict(old_meta)
+    meta = dict(incoming)
+    kept = _STATUS_KEEPS_METADATA.get((info.group, info.kind), ())
+    _keep_fields(meta, old_meta, (*_SERVER_OWNED_METADATA, "resourceVersion", *kept))
+    return meta
 
 
 def _check_delete_preconditions(info: ResourceInfo, current: Stored, opts: DeleteOptions) -> None:

@@ -470,6 +470,43 @@ def test_status_and_scale_subresources(backends: dict[str, Client]) -> None:
     run_both(backends, scenario)
 
 
+def test_status_writes_and_metadata(backends: dict[str, Client]) -> None:
+    """What a write to the status subresource does to labels and annotations: kept for most
+    built-in kinds, labels reset for Deployments (their status strategy)."""
+
+    def relabel(obj: Obj) -> Obj:
+        changed = copy.deepcopy(obj)
+        changed["metadata"].setdefault("labels", {})["via"] = "status"
+        changed["metadata"].setdefault("annotations", {})["via"] = "status"
+        changed["status"] = obj.get("status") or {}
+        return changed
+
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        created = {
+            "pod": c.create(pod("p"), namespace=ns),
+            "sts": c.create(statefulset("s"), namespace=ns),
+            "deploy": c.create(deployment("d"), namespace=ns),
+        }
+        for label, obj in created.items():
+            r.step(
+                f"{label}: status update with new metadata",
+                lambda o=obj: c.update_status(relabel(o)),
+            )
+        r.step(
+            "pod: status merge patch with metadata",
+            lambda: c.patch(
+                "v1/Pod",
+                "p",
+                {"metadata": {"labels": {"patched": "yes"}}, "status": {"message": "m"}},
+                namespace=ns,
+                subresource="status",
+            ),
+        )
+
+    run_both(backends, scenario)
+
+
 def test_pod_rules(backends: dict[str, Client]) -> None:
     def scenario(r: Recorder) -> None:
         c, ns = r.c, r.ns

@@ -318,7 +318,7 @@ def test_strategic_merge_patch_owner_references_merge_by_uid(
 
 
 def test_strategic_merge_patch_pod_status_conditions_by_type(
-    core: client.CoreV1Api, namespace: str, wait_for: Any, kube_version: tuple[int, int]
+    core: client.CoreV1Api, namespace: str, wait_for: Any
 ) -> None:
     core.create_namespaced_pod(namespace, _pod("p"))
     running = wait_for(
@@ -360,9 +360,8 @@ def test_strategic_merge_patch_pod_status_conditions_by_type(
         },
     )
     assert patched.spec.containers[0].image == "nginx:1.25"
-    # current releases reset metadata on a status write; 1.20's pods/status kept label changes
-    via = (patched.metadata.labels or {}).get("via")
-    assert via == (None if kube_version > (1, 20) else "status")
+    # pods/status keeps label changes (only spec, ownerReferences and deletionTimestamp stay)
+    assert (patched.metadata.labels or {}).get("via") == "status"
     patched = core.patch_namespaced_pod(
         "p",
         namespace,
