@@ -328,10 +328,17 @@ def _ts_children(value: Any, node: FNode) -> FieldSet:
 def _all(value: Any, node: FNode) -> FieldSet:
     """The node-level set of a value absent on the other side of a comparison: every
     container is a member, and so is every leaf."""
-    if not value or not _is_container(value, node):
+    if not value:
         return {}
-    c = _all_children(value, node, False)
-    return {_DOT: {}, **c} if c else {}
+    t = type(value)
+    kind = node.kind
+    if (t is dict and (kind is STRUCT or kind is MAP)) or (
+        t is list and (kind is ASSOC or kind is SET)
+    ):
+        out: FieldSet = {_DOT: {}}
+        _fill_all(value, node, out, False)
+        return out if len(out) > 1 else {}
+    return {}
 
 
 def _all_children(value: Any, node: FNode, skeleton: bool) -> FieldSet:
@@ -339,25 +346,91 @@ def _all_children(value: Any, node: FNode, skeleton: bool) -> FieldSet:
     the other side (a create compares against the zero object), so its ``present`` fields
     are not added containers themselves."""
     out: FieldSet = {}
-    if isinstance(value, dict):
+    _fill_all(value, node, out, skeleton)
+    return out
+
+
+def _fill_all(value: Any, node: FNode, out: FieldSet, skeleton: bool) -> None:
+    """Add the :func:`_all` sets of ``value``'s members to ``out`` (the hot path of a create:
+    one pass, no intermediate dicts)."""
+    if type(value) is dict:
         fields = node.fields
         default = node.default
         present = node.present if skeleton else ()
         for k, v in value.items():
             child = fields.get(k, default)
-            if child.kind == IGNORE:
+            kind = child.kind
+            if kind is IGNORE:
                 continue
-            if k in present and isinstance(v, dict):
-                if v:
-                    c = _all_children(v, child, True)
+            t = type(v)
+            if t is dict and v and (kind is STRUCT or kind is MAP):
+                if k in present:
+                    c: FieldSet = {}
+                    _fill_all(v, child, c, True)
                     if c:
                         out["f:" + k] = c
-                continue
-            out["f:" + k] = _all(v, child)
-        return out
+                    continue
+                c = {_DOT: {}}
+                _fill_all(v, child, c, False)
+                out["f:" + k] = c if len(c) > 1 else {}
+            elif t is list and v and (kind is ASSOC or kind is SET):
+                c = {_DOT: {}}
+                _fill_all(v, child, c, False)
+                out["f:" + k] = c if len(c) > 1 else {}
+            elif k not in present or t is not dict:
+                out["f:" + k] = {}
+        return
     elem = node.elem
+    ekind = elem.kind
     for pe, item in zip(_item_pes(value, node), value, strict=True):
-        out[pe] = _all(item, elem)
+        t = type(item)
+        if item and (
+            (t is dict and (ekind is STRUCT or ekind is MAP))
+            or (t is list and (ekind is ASSOC or ekind is SET))
+        ):
+            c = {_DOT: {}}
+            _fill_all(item, elem, c, False)
+            out[pe] = c if len(c) > 1 else {}
+        else:
+            out[pe] = {}
+
+
+_MEMO_SIZE: Final = 512
+_memo: dict[tuple[FNode, bytes], FieldSet] = {}
+
+
+def _created(obj: Obj, node: FNode) -> FieldSet:
+    """:func:`_all_children` of a whole new object (the Added set of a create).
+
+    The sets of the always-present top-level structs (``spec``, ``status``) are memoized on
+    their JSON encoding: objects made from one template (a controller's pods) share them.
+    Sets are immutable, so sharing is safe. Other parts are walked each time.
+    """
+    out: FieldSet = {}
+    present = node.present
+    rest: Obj = {}
+    for k, v in obj.items():
+        if k in present and k != "metadata" and type(v) is dict and v:
+            child = node.child(k)
+            if child.kind is IGNORE:
+                continue
+            try:
+                key = (child, orjson.dumps(v))
+            except TypeError:
+                rest[k] = v
+                continue
+            c = _memo.get(key)
+            if c is None:
+                c = {}
+                _fill_all(v, child, c, True)
+                if len(_memo) >= _MEMO_SIZE:
+                    _memo.clear()
+                _memo[key] = c
+            if c:
+                out["f:" + k] = c
+        else:
+            rest[k] = v
+    _fill_all(rest, node, out, True)
     return out
 
 
@@ -368,7 +441,7 @@ def compare(old: Obj | None, new: Obj, node: FNode) -> tuple[FieldSet, FieldSet,
     containers present on one side only are added or removed members too.
     """
     if old is None:
-        return _all_children(new, node, True), {}, {}
+        return _created(new, node), {}, {}
     added: FieldSet = {}
     modified: FieldSet = {}
     removed: FieldSet = {}
