@@ -995,7 +995,7 @@ def _conflict_error(conflicts: dict[_Key, FieldSet], managed: dict[_Key, Obj]) -
         items.extend((who, p) for p in paths(s))
     items.sort()
     causes = [
-        {"type": "FieldManagerConflict", "message": f"conflict with {who}", "field": p}
+        {"reason": "FieldManagerConflict", "message": f"conflict with {who}", "field": p}
         for who, p in items
     ]
     if len(items) == 1:

@@ -160,7 +160,7 @@ def test_apply_conflicts_force_and_ownership(client: Client, namespace: str) -> 
     assert err.status["reason"] == "Conflict"
     assert err.status["details"]["causes"] == [
         {
-            "type": "FieldManagerConflict",
+            "reason": "FieldManagerConflict",
             "message": 'conflict with "a"',
             "field": ".spec.replicas",
         }
@@ -187,7 +187,7 @@ def test_apply_conflicts_force_and_ownership(client: Client, namespace: str) -> 
         client.apply(mine, field_manager="b", force=False)
     assert info.value.status["details"]["causes"] == [
         {
-            "type": "FieldManagerConflict",
+            "reason": "FieldManagerConflict",
             "message": 'conflict with "kubectl-edit" using apps/v1',
             "field": ".spec.minReadySeconds",
         }
