@@ -20,7 +20,7 @@ import orjson
 import yaml
 
 from kube_runtime import selectors
-from kube_runtime.embedded import discovery, errors, fieldmanager, openapi, patch, tables
+from kube_runtime.embedded import crds, discovery, errors, fieldmanager, openapi, patch, tables
 from kube_runtime.embedded.errors import ApiError
 from kube_runtime.embedded.faults import Faults
 from kube_runtime.embedded.http import Request, Response, Stream, StreamResponse
@@ -208,20 +208,37 @@ class ApiServer:
         parts = path.strip("/").split("/")
         if parts[0] == "api" and len(parts) == 2:
             doc = discovery.api_resource_list(self.registry, "", parts[1])
-            return _json(200, doc) if doc else self._not_found_path(path)
+            return _json(200, doc) if doc else self._not_found_path(parts)
         if parts[0] == "apis" and len(parts) == 2:
             doc = discovery.api_group(self.registry, parts[1])
-            return _json(200, doc) if doc else self._not_found_path(path)
+            return _json(200, doc) if doc else self._not_found_path(parts)
         if parts[0] == "apis" and len(parts) == 3:
             doc = discovery.api_resource_list(self.registry, parts[1], parts[2])
-            return _json(200, doc) if doc else self._not_found_path(path)
+            return _json(200, doc) if doc else self._not_found_path(parts)
         route = self._route(parts)
         if route is None:
-            return self._not_found_path(path)
+            return self._not_found_path(parts)
         return self._resource_request(request, route)
 
-    @staticmethod
-    def _not_found_path(path: str) -> Response:
+    def _not_found_path(self, parts: list[str]) -> Response:
+        """The 404 for a path nothing serves, as kube-apiserver's handler chain answers it.
+
+        Paths of the core API and of groups with built-in resources end in their own
+        handlers: a JSON ``Status`` NotFound ("the server could not find the requested
+        resource"). Every other ``/apis/<group>`` path (an unknown group, or a CRD group
+        whose version, resource or scope is not served, e.g. after its CRD was deleted)
+        falls through to the final not-found handler: ``404 page not found`` as text/plain.
+        """
+        group = parts[1] if parts[0] == "apis" and len(parts) > 1 else None
+        if group is not None and not any(
+            info.group == group and not info.custom for info in self.registry
+        ):
+            return Response(
+                404,
+                b"404 page not found\n",
+                "text/plain; charset=utf-8",
+                {"X-Content-Type-Options": "nosniff"},
+            )
         return _error(
             ApiError(404, "the server could not find the requested resource", "NotFound", {})
         )
@@ -249,6 +266,8 @@ class ApiServer:
         if info.namespaced is False and namespace is not None:
             return None
         name = rest[1] if len(rest) > 1 else None
+        if info.namespaced and namespace is None and name is not None:
+            return None  # a namespaced object's path names its namespace
         sub = rest[2] if len(rest) > 2 else ""
         if sub and not (
             (sub == "status" and info.has_status)
@@ -256,6 +275,9 @@ class ApiServer:
             or (sub == "finalize" and info.key == ("", "namespaces"))
             or (sub == "binding" and info.key == ("", "pods"))
         ):
+            if info.custom and name is not None:
+                # The CRD handler answers an unknown subresource of its kind itself.
+                raise errors.not_found(info.resource_name(), info.group, name)
             return None
         return Route(info, version, namespace, name, sub, watch_path)
 
@@ -404,6 +426,14 @@ class ApiServer:
         if route.subresource:
             raise ApiError(405, "create is not supported on subresources", "MethodNotAllowed")
         self._check_kind(route, body)
+        if route.info.custom and "create" not in route.info.verbs:
+            # apiextensions-apiserver's crdHandler while the CRD's Terminating is True.
+            raise ApiError(
+                405,
+                "create not allowed while custom resource definition is terminating",
+                "MethodNotAllowed",
+                {"group": route.info.group, "kind": route.info.plural},
+            )
         body.setdefault("apiVersion", route.info.api_version(route.version))
         dry_run = request.param("dryRun") == "All"
         stored = self.store.create(
@@ -634,13 +664,14 @@ class ApiServer:
             raise ApiError(405, "delete is not supported on subresources", "MethodNotAllowed")
         opts = self._delete_options(request)
         info = route.info
-        stored, removed = self.store.delete(info, route.namespace, route.name, opts)
-        if (
-            info.key == ("apiextensions.k8s.io", "customresourcedefinitions")
-            and self.crd_hook
-            and not opts.dry_run
-        ):
-            # After the store accepted the deletion: a failed precondition unserves nothing.
+        is_crd = info.key == crds.CRD_KEY
+        # A CRD's first DELETE only marks it (cleanup finalizer, Terminating condition): the
+        # CRD finalizer removes its objects, then the CRD, as apiextensions-apiserver does.
+        stored, removed = self.store.delete(
+            info, route.namespace, route.name, opts, mark=crds.mark_deleting if is_crd else None
+        )
+        if is_crd and self.crd_hook and not opts.dry_run:
+            # After the store accepted the deletion: a failed precondition changes nothing.
             self.crd_hook("delete", stored.obj)
         if removed and info.key not in RETURN_DELETED_OBJECT:
             return _json(200, _deleted_status(info, stored))

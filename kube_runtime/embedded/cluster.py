@@ -61,11 +61,12 @@ class EmbeddedCluster:
         self.store = Store(self.registry, KubeStrategy(), history_size=history_size)
         self.faults = Faults()
         self.token = token
+        self.crd_serving = CrdServing(self.store)
         self.api = ApiServer(
             self.store,
             self.faults,
             token=token,
-            crd_hook=CrdServing(self.store),
+            crd_hook=self.crd_serving,
             bookmark_interval=bookmark_interval,
         )
         self.http = HttpServer(
@@ -92,6 +93,7 @@ class EmbeddedCluster:
         self.api.call_later = self.http.call_later
         self.http.call_soon(self._bookmark_tick)
         self.gc.start()
+        self.crd_serving.start()
         self.pvc_protection.start()
         if self.kubelet is not None:
             self.kubelet.start()
@@ -112,6 +114,7 @@ class EmbeddedCluster:
         if self.kubelet is not None:
             self.kubelet.stop()
         self.pvc_protection.stop()
+        self.crd_serving.stop()
         self.gc.stop()
         self.http.stop()
 

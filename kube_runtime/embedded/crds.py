@@ -3,20 +3,41 @@
 On every CRD write the definition is turned into a :class:`ResourceInfo` (names, scope,
 served versions with the storage version first, subresources, printer columns, compiled
 schemas) and registered; its status gets ``NamesAccepted`` and ``Established`` conditions,
-``acceptedNames`` and ``storedVersions`` as kube-apiserver's controllers set them. Deleting a
-CRD deletes every object of the resource, then stops serving it.
+``acceptedNames`` and ``storedVersions`` as kube-apiserver's controllers set them.
+
+Deleting a CRD follows apiextensions-apiserver: the first DELETE (see :func:`mark_deleting`)
+only stamps ``deletionTimestamp``, adds the ``customresourcecleanup.apiextensions.k8s.io``
+finalizer and a ``Terminating=True`` condition. While ``Terminating`` is True the kind stays
+served for reads, lists, watches, updates, patches and deletes (the cleanup needs them) and
+refuses creates (405; discovery lists only delete, deletecollection, get, list, watch). The
+finalizer worker (:class:`CrdServing`'s thread, like apiextensions' CRDFinalizer) deletes every
+object of the kind, waits until none is left (objects with finalizers keep it waiting), sets
+``Terminating=False`` (``InstanceDeletionCompleted``) and removes its finalizer; the CRD goes
+once no other finalizer holds it, and only then is the kind no longer served. Objects left in
+storage (none after a cleanup) are kept, as etcd keeps them, and served again by a new CRD of
+the same kind. ``deletecollection`` of CRDs skips the cleanup, as upstream's does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import logging
+import queue
+import threading
 from typing import Any
 
 from kube_runtime.embedded import crdschema
+from kube_runtime.embedded.errors import ApiError
 from kube_runtime.embedded.resources import ResourceInfo, ScaleSpec
-from kube_runtime.embedded.storage import Obj, Store
+from kube_runtime.embedded.storage import DELETED, Event, Obj, Store
+
+log = logging.getLogger(__name__)
 
 CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
+CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+#: What a terminating CRD's kind still serves (apiextensions' discovery controller).
+TERMINATING_VERBS = ("delete", "deletecollection", "get", "list", "watch")
 
 
 def resource_from_crd(crd: Obj) -> ResourceInfo | None:
@@ -71,27 +92,199 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _condition(crd: Obj, type_: str) -> Obj | None:
+    for c in (crd.get("status") or {}).get("conditions") or ():
+        if c.get("type") == type_:
+            return dict(c)
+    return None
+
+
+def is_terminating(crd: Obj) -> bool:
+    """Whether the CRD's ``Terminating`` condition is True (creates of its kind refused)."""
+    cond = _condition(crd, "Terminating")
+    return cond is not None and cond.get("status") == "True"
+
+
+def set_condition(crd: Obj, type_: str, status: str, reason: str, message: str) -> None:
+    """Set one status condition of ``crd`` in place (transition time kept unless it flips)."""
+    st = crd.setdefault("status", {})
+    conditions = [dict(c) for c in st.get("conditions") or ()]
+    now = _now()
+    for c in conditions:
+        if c.get("type") == type_:
+            if c.get("status") != status:
+                c["lastTransitionTime"] = now
+            c.update(status=status, reason=reason, message=message)
+            break
+    else:
+        conditions.append(
+            {
+                "type": type_,
+                "status": status,
+                "lastTransitionTime": now,
+                "reason": reason,
+                "message": message,
+            }
+        )
+    st["conditions"] = conditions
+
+
+def mark_deleting(crd: Obj) -> None:
+    """The first deletion of a CRD (given to ``Store.delete(mark=...)``): add the cleanup
+    finalizer and ``Terminating=True`` (``InstanceDeletionPending``), in place."""
+    meta = crd["metadata"]
+    finalizers = list(meta.get("finalizers") or ())
+    if CLEANUP_FINALIZER not in finalizers:
+        finalizers.append(CLEANUP_FINALIZER)
+    meta["finalizers"] = finalizers
+    set_condition(
+        crd,
+        "Terminating",
+        "True",
+        "InstanceDeletionPending",
+        "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+    )
+
+
 class CrdServing:
-    """Keeps the registry in step with CRD objects (called by the API layer on CRD writes).
+    """Keeps the registry in step with CRD objects (called by the API layer on CRD writes),
+    and runs the CRD finalizer on a background thread between :meth:`start` and :meth:`stop`.
 
     The hook may be called with a stale copy of the CRD (e.g. the version a finalizer removal
-    just deleted); serving decisions read the CRD from the store: a CRD that is gone or being
-    deleted is not (re)served, and a CRD that serves no version any more stops being served
-    (its objects are kept, as they stay in etcd).
+    just deleted); serving decisions read the CRD from the store: a CRD that is gone is not
+    served, a terminating one keeps its kind served with :data:`TERMINATING_VERBS` while its
+    ``Terminating`` condition is True, and a CRD that serves no version any more stops being
+    served (its objects are kept, as they stay in etcd).
     """
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._served: dict[str, tuple[str, str]] = {}  # CRD name -> (group, plural) served
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
 
     def __call__(self, op: str, crd: Obj) -> None:
         with self.store.lock:
-            if op == "delete":
-                self._unserve(crd)
-            else:
-                self._serve(crd)
+            self._serve(crd)
 
-    def _stop_serving(self, name: str, info: ResourceInfo | None, *, drop: bool) -> None:
+    # ------------------------------------------------------------- finalizer
+
+    def start(self) -> None:
+        """Start the CRD finalizer (store listener plus one worker thread)."""
+        if self._thread is not None:
+            return
+        self.store.add_listener(self._on_event)
+        self._thread = threading.Thread(
+            target=self._run, name="embedded-crd-finalizer", daemon=True
+        )
+        self._thread.start()
+        crd_info = self.store.registry.by_key(*CRD_KEY)
+        if crd_info is not None:
+            for stored in self.store.objects(crd_info):
+                if stored.meta.get("deletionTimestamp"):
+                    self._queue.put(str(stored.meta["name"]))
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self.store.remove_listener(self._on_event)
+        self._queue.put(None)
+        self._thread.join(5)
+        self._thread = None
+
+    def _on_event(self, event: Event) -> None:
+        """Under the store lock: only enqueue the CRD names to look at."""
+        meta = event.new.meta
+        api_version = str(event.new.obj.get("apiVersion") or "")
+        group = api_version.rpartition("/")[0]
+        if group == CRD_KEY[0] and event.new.obj.get("kind") == "CustomResourceDefinition":
+            if meta.get("deletionTimestamp") and event.type != DELETED:
+                self._queue.put_nowait(str(meta.get("name")))
+            return
+        if event.type != DELETED:
+            return
+        for name, (g, _plural) in list(self._served.items()):
+            if g == group:
+                self._queue.put_nowait(name)
+
+    def _run(self) -> None:
+        while True:
+            name = self._queue.get()
+            if name is None:
+                return
+            try:
+                self._finalize(name)
+            except Exception:
+                log.exception("CRD finalizer failed on %s", name)
+
+    def _finalize(self, name: str) -> None:
+        """One level-based look at CRD ``name``: clean up its objects, then release it."""
+        store = self.store
+        crd_info = store.registry.by_key(*CRD_KEY)
+        assert crd_info is not None
+        stored = store.try_get(crd_info, None, name)
+        if stored is None:
+            return
+        crd = stored.obj
+        meta = crd["metadata"]
+        if not meta.get("deletionTimestamp") or CLEANUP_FINALIZER not in (
+            meta.get("finalizers") or ()
+        ):
+            return
+        key = self._served.get(name)
+        info = store.registry.by_key(*key) if key is not None else None
+        if info is not None and info.custom:
+            self._set_terminating(
+                name, "True", "InstanceDeletionInProgress", "CustomResource deletion is in progress"
+            )
+            # Deleting again what is already being deleted commits nothing.
+            try:
+                store.delete_collection(info, None, None)
+            except ApiError as e:
+                log.warning("CRD %s: deleting its objects failed: %s", name, e.message)
+            if store.objects(info):
+                return  # objects with finalizers left: looked at again when one goes
+            self._set_terminating(
+                name, "False", "InstanceDeletionCompleted", "removed all instances"
+            )
+        else:
+            self._set_terminating(
+                name, "False", "NeverEstablished", "resource was never established"
+            )
+
+        def release(current: Obj) -> Obj:
+            cmeta = current["metadata"]
+            cmeta["finalizers"] = [
+                f for f in cmeta.get("finalizers") or () if f != CLEANUP_FINALIZER
+            ]
+            if not cmeta["finalizers"]:
+                del cmeta["finalizers"]
+            return current
+
+        try:
+            released = store.mutate(crd_info, None, name, release)
+        except ApiError as e:
+            if e.code == 404:
+                return
+            raise
+        with store.lock:
+            self._serve(released.obj)
+
+    def _set_terminating(self, name: str, status: str, reason: str, message: str) -> None:
+        crd_info = self.store.registry.by_key(*CRD_KEY)
+        assert crd_info is not None
+
+        def change(current: Obj) -> Obj:
+            set_condition(current, "Terminating", status, reason, message)
+            return current
+
+        stored = self.store.mutate(crd_info, None, name, change, subresource="status")
+        with self.store.lock:
+            self._serve(stored.obj)
+
+    # --------------------------------------------------------------- serving
+
+    def _stop_serving(self, name: str, info: ResourceInfo | None) -> None:
         registry = self.store.registry
         key = self._served.pop(name, None) or (info.key if info is not None else None)
         if key is None:
@@ -99,8 +292,6 @@ class CrdServing:
         current = registry.by_key(*key)
         if current is None or not current.custom:
             return
-        if drop:
-            self.store.drop_resource(current)
         registry.remove(*key)
 
     def _serve(self, crd: Obj) -> None:
@@ -110,17 +301,24 @@ class CrdServing:
         name = str(crd["metadata"]["name"])
         fresh = self.store.try_get(crd_info, None, name)
         if fresh is None:
-            self._unserve(crd)
+            self._stop_serving(name, resource_from_crd(crd))
             return
         crd = fresh.obj
         if crd["metadata"].get("deletionTimestamp"):
+            # Terminating: keep serving what is served, without create while Terminating.
+            key = self._served.get(name)
+            current = registry.by_key(*key) if key is not None else None
+            if current is not None and current.custom:
+                full = resource_from_crd(crd)
+                verbs = TERMINATING_VERBS if is_terminating(crd) else (full or current).verbs
+                registry.add(dataclasses.replace(current, verbs=verbs))
             return
         info = resource_from_crd(crd)
         if info is None:
-            self._stop_serving(name, None, drop=False)
+            self._stop_serving(name, None)
             return
         if self._served.get(name, info.key) != info.key:
-            self._stop_serving(name, None, drop=False)
+            self._stop_serving(name, None)
         previous = registry.by_key(info.group, info.plural)
         if previous is not None and not previous.custom:
             return
@@ -161,6 +359,3 @@ class CrdServing:
             return current
 
         self.store.mutate(crd_info, None, name, set_status, subresource="status")
-
-    def _unserve(self, crd: Obj) -> None:
-        self._stop_serving(str(crd["metadata"]["name"]), resource_from_crd(crd), drop=True)

@@ -692,18 +692,33 @@ class Store:
         namespace: str | None,
         name: str,
         opts: DeleteOptions | None = None,
+        *,
+        mark: Callable[[Obj], None] | None = None,
     ) -> tuple[Stored, bool]:
         """Delete an object; returns (final or pending state, removed now?).
 
         Preconditions (uid, resourceVersion) -> 409. Pods are deleted gracefully: they get a
         deletionTimestamp and stay until deleted again with grace 0 (the kubelet does that).
         Finalizers, and the propagation policy's finalizer, also keep the object until removed.
+
+        ``mark`` is a registry's own first deletion step (kube-apiserver's CRD storage): when
+        the object is not being deleted yet, ``mark`` edits a copy (e.g. adds a finalizer and
+        a condition) and that copy is committed with only ``deletionTimestamp`` set (no grace
+        period, generation kept); the object is not removed. Later deletions ignore ``mark``.
         """
         opts = opts or DeleteOptions()
         with self.lock:
             current = self.get(info, namespace, name)
             meta = current.meta
             _check_delete_preconditions(info, current, opts)
+            if mark is not None and not meta.get("deletionTimestamp"):
+                marked = copy.deepcopy(current.obj)
+                mark(marked)
+                marked["metadata"]["deletionTimestamp"] = now_rfc3339(self.clock)
+                if opts.dry_run:
+                    return Stored(marked), False
+                key = (namespace or "", name)
+                return self._commit(info, key, MODIFIED, marked, current), False
             new = copy.copy(current.obj)
             new_meta = dict(meta)
             new["metadata"] = new_meta

@@ -39,15 +39,6 @@ REAL_SKIPS: dict[str, str] = {
     ),
     _MORE + "test_ordinals_start": "needs Kubernetes 1.26: StatefulSet ordinals",
     # --- 1.20 answers differently from the newer release the embedded server models
-    # --- differences of the embedded server (docs/conformance.md, to fix in embedded/)
-    "tests/e2e/test_crd_e2e.py::test_deleting_the_crd_stops_serving_and_deletes_objects": (
-        "reads a JSON Status from a 404 on a removed API group; kube-apiserver answers "
-        "plain text '404 page not found' there"
-    ),
-    "tests/e2e/test_crd_e2e.py::test_crd_held_by_a_finalizer_stops_serving_and_goes_when_released": (
-        "expects 404 reading a terminating CRD's objects; kube-apiserver keeps serving reads "
-        "and deletes while the CRD terminates and refuses only creates"
-    ),
 }
 
 

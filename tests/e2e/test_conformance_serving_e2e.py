@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kube_runtime.client import Client, Invalid
+from kube_runtime.client import Client, Invalid, NotFound
 
 Obj = dict[str, Any]
 
@@ -184,3 +184,39 @@ def test_custom_resources_keep_zero_values(client: Client, namespace: str, wait_
         client.request(
             "DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/counters.{group}"
         )
+
+
+# ------------------------------------------------------------------- 7: unknown paths
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/apis/nope.example.com",
+        "/apis/nope.example.com/v1",
+        "/apis/nope.example.com/v1/namespaces/default/things",
+        "/apis/nope.example.com/v1/namespaces/default/things/x",
+    ],
+)
+def test_unknown_group_answers_page_not_found(client: Client, path: str) -> None:
+    # kube-apiserver's last handler: plain text; our client still raises NotFound.
+    with pytest.raises(NotFound) as exc:
+        client.request("GET", path)
+    assert exc.value.code == 404 and exc.value.reason == "NotFound"
+    assert "404 page not found" in exc.value.message
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/apis/apps/v1/namespaces/default/unknownthings",
+        "/apis/apps/v9/namespaces/default/deployments",
+        "/api/v1/namespaces/x/unknownthings",
+        "/api/v1/namespaces/default/configmaps/x/unknownsub",
+    ],
+)
+def test_unknown_resource_of_a_built_in_group_answers_a_status(client: Client, path: str) -> None:
+    # Built-in groups answer from their own handlers: a JSON Status.
+    with pytest.raises(NotFound) as exc:
+        client.request("GET", path)
+    assert exc.value.message == "the server could not find the requested resource"

@@ -114,12 +114,30 @@ def _status(exc: pytest.ExceptionInfo[ApiException]) -> dict[str, Any]:
     return body
 
 
-def _get_json(api_client: Any, path: str) -> tuple[int, Any]:
-    """A raw GET through the client's own transport and authentication."""
+def _get_raw(api_client: Any, path: str) -> tuple[int, str, bytes]:
+    """A raw GET through the client's own transport and authentication: (status, content
+    type, body)."""
     params = api_client.param_serialize("GET", path, auth_settings=["BearerToken"])
     response = api_client.call_api(*params)
     response.read()
-    return response.status, json.loads(response.data)
+    return response.status, str(response.getheader("content-type") or ""), response.data
+
+
+def _get_json(api_client: Any, path: str) -> tuple[int, Any]:
+    """A raw GET whose answer is JSON: (status, parsed body)."""
+    status, _, body = _get_raw(api_client, path)
+    return status, json.loads(body)
+
+
+def _page_not_found(api_client: Any, path: str) -> bool:
+    """Whether ``path`` gets kube-apiserver's answer for what no handler serves (e.g. a
+    group no CRD serves any more): 404 with a text/plain ``404 page not found``."""
+    status, content_type, body = _get_raw(api_client, path)
+    return (
+        status == 404
+        and content_type.startswith("text/plain")
+        and body.strip() == b"404 page not found"
+    )
 
 
 class Crds:
@@ -657,7 +675,9 @@ def test_deleting_the_crd_stops_serving_and_deletes_objects(
             return e.status == 404
         return False
 
-    wait_for(gone, message="CRD deleted")
+    # The CRD's cleanup finalizer deletes its objects first (kube-apiserver polls for that
+    # every 5 s), then the CRD goes.
+    wait_for(gone, timeout=30, message="CRD deleted")
     for call in (
         lambda: custom.list_namespaced_custom_object(group, V1, namespace, "widgets"),
         lambda: custom.get_namespaced_custom_object(group, V1, namespace, "widgets", "w0"),
@@ -669,7 +689,12 @@ def test_deleting_the_crd_stops_serving_and_deletes_objects(
         with pytest.raises(ApiException) as exc:
             call()
         assert exc.value.status == 404
-    assert _get_json(api_client, f"/apis/{group}")[0] == 404
+    for path in (
+        f"/apis/{group}",
+        f"/apis/{group}/{V1}",
+        f"/apis/{group}/{V1}/namespaces/{namespace}/widgets",
+    ):
+        assert _page_not_found(api_client, path), path
     assert not any(g.name == group for g in client.ApisApi(api_client).get_api_versions().groups)
 
     # Serving the kind again does not bring the old objects back.
@@ -708,20 +733,30 @@ def test_updating_the_crd_changes_what_is_served(
         group, V1, namespace, "widgets", _widget(group, "w", {"size": 2})
     )
 
-    # A new served version is served at once, over the same objects.
+    # A new served version is served (at once on the embedded server; kube-apiserver picks
+    # CRD changes up from its informer shortly after), over the same objects.
     crds.ext.patch_custom_resource_definition(
         name, [{"op": "add", "path": "/spec/versions/-", "value": _version("v2", storage=False)}]
     )
-    as_v2 = custom.get_namespaced_custom_object(group, "v2", namespace, "widgets", "w")
+    as_v2 = wait_for(
+        lambda: custom.get_namespaced_custom_object(group, "v2", namespace, "widgets", "w"),
+        message="v2 served",
+    )
     assert as_v2["apiVersion"] == f"{group}/v2" and as_v2["spec"]["size"] == 2
 
     # Unserving it stops serving that version only.
     crds.ext.patch_custom_resource_definition(
         name, [{"op": "replace", "path": "/spec/versions/1/served", "value": False}]
     )
-    with pytest.raises(ApiException) as exc:
-        custom.get_namespaced_custom_object(group, "v2", namespace, "widgets", "w")
-    assert exc.value.status == 404
+
+    def v2_unserved() -> bool:
+        try:
+            custom.get_namespaced_custom_object(group, "v2", namespace, "widgets", "w")
+        except ApiException as e:
+            return e.status == 404
+        return False
+
+    wait_for(v2_unserved, message="v2 no longer served")
     assert (
         custom.get_namespaced_custom_object(group, V1, namespace, "widgets", "w")["spec"]["size"]
         == 2
@@ -731,29 +766,71 @@ def test_updating_the_crd_changes_what_is_served(
 def test_crd_held_by_a_finalizer_stops_serving_and_goes_when_released(
     crds: Crds, custom: client.CustomObjectsApi, namespace: str, wait_for: Any
 ) -> None:
+    """As apiextensions-apiserver: a deleted CRD gets the cleanup finalizer and
+    ``Terminating=True``; its kind stays served for reads, writes and deletes but refuses
+    creates (405) until its objects are gone; another finalizer then holds the CRD, and the
+    kind stops being served only when the CRD goes."""
     group = _group()
     name = f"widgets.{group}"
     body = _crd(group)
     body["metadata"]["finalizers"] = ["example.com/hold"]
     crds.create(body)
+    kept = _widget(group, "kept")
+    kept["metadata"]["finalizers"] = ["example.com/keep"]
+    custom.create_namespaced_custom_object(group, V1, namespace, "widgets", kept)
     custom.create_namespaced_custom_object(group, V1, namespace, "widgets", _widget(group, "w"))
 
-    crds.ext.delete_custom_resource_definition(name)
+    answer = crds.ext.delete_custom_resource_definition(name)
+    # The answer is the CRD itself, marked (the client types it as a Status: a plain dict).
+    assert isinstance(answer, dict) and answer["kind"] == "CustomResourceDefinition"
+    assert answer["metadata"]["deletionTimestamp"]
     held = crds.ext.read_custom_resource_definition(name)
     assert held.metadata.deletion_timestamp is not None
-    with pytest.raises(ApiException) as exc:
-        custom.get_namespaced_custom_object(group, V1, namespace, "widgets", "w")
-    assert exc.value.status == 404
+    assert "customresourcecleanup.apiextensions.k8s.io" in held.metadata.finalizers
+    assert any(c.type == "Terminating" and c.status == "True" for c in held.status.conditions)
 
-    # Writes to the terminating CRD do not serve it again.
-    crds.ext.patch_custom_resource_definition(
-        name,
-        {"metadata": {"labels": {"touched": "yes"}}},
-        _content_type="application/merge-patch+json",
+    def w_gone() -> bool:
+        try:
+            custom.get_namespaced_custom_object(group, V1, namespace, "widgets", "w")
+        except ApiException as e:
+            return e.status == 404
+        return False
+
+    wait_for(w_gone, timeout=30, message="the cleanup deleted w")
+    # Still served while terminating: get, list, patch; "kept" waits on its own finalizer.
+    got = custom.get_namespaced_custom_object(group, V1, namespace, "widgets", "kept")
+    assert got["metadata"]["deletionTimestamp"]
+    listed = custom.list_namespaced_custom_object(group, V1, namespace, "widgets")["items"]
+    assert [i["metadata"]["name"] for i in listed] == ["kept"]
+    custom.patch_namespaced_custom_object(
+        group, V1, namespace, "widgets", "kept", {"metadata": {"labels": {"touched": "yes"}}}
     )
+    resources = {r.name: r for r in custom.get_api_resources(group, V1).resources}
+    assert "create" not in resources["widgets"].verbs
     with pytest.raises(ApiException) as exc:
-        custom.list_namespaced_custom_object(group, V1, namespace, "widgets")
-    assert exc.value.status == 404
+        custom.create_namespaced_custom_object(
+            group, V1, namespace, "widgets", _widget(group, "late")
+        )
+    assert exc.value.status == 405
+    assert json.loads(exc.value.body)["message"] == (
+        "create not allowed while custom resource definition is terminating"
+    )
+
+    # Releasing the last object completes the cleanup; example.com/hold still holds the CRD.
+    custom.patch_namespaced_custom_object(
+        group, V1, namespace, "widgets", "kept", {"metadata": {"finalizers": None}}
+    )
+
+    def cleaned_up() -> Any:
+        crd = crds.ext.read_custom_resource_definition(name)
+        done = "customresourcecleanup.apiextensions.k8s.io" not in (crd.metadata.finalizers or [])
+        return crd if done else None
+
+    crd = wait_for(cleaned_up, timeout=30, message="the cleanup finalizer removed")
+    assert crd.metadata.finalizers == ["example.com/hold"]
+    terminating = next(c for c in crd.status.conditions if c.type == "Terminating")
+    assert (terminating.status, terminating.reason) == ("False", "InstanceDeletionCompleted")
+    assert custom.list_namespaced_custom_object(group, V1, namespace, "widgets")["items"] == []
 
     crds.ext.patch_custom_resource_definition(
         name, {"metadata": {"finalizers": None}}, _content_type="application/merge-patch+json"
@@ -761,6 +838,12 @@ def test_crd_held_by_a_finalizer_stops_serving_and_goes_when_released(
     with pytest.raises(ApiException) as exc:
         crds.ext.read_custom_resource_definition(name)
     assert exc.value.status == 404
-    with pytest.raises(ApiException) as exc:
-        custom.list_namespaced_custom_object(group, V1, namespace, "widgets")
-    assert exc.value.status == 404
+
+    def unserved() -> bool:
+        try:
+            custom.list_namespaced_custom_object(group, V1, namespace, "widgets")
+        except ApiException as e:
+            return e.status == 404
+        return False
+
+    wait_for(unserved, message="the kind no longer served")
