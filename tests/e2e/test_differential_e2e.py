@@ -861,6 +861,94 @@ def test_crd_create_then_serve(backends: dict[str, Client]) -> None:
     run_both(backends, scenario)
 
 
+def test_crd_deletion_while_objects_remain(backends: dict[str, Client]) -> None:
+    """A deleted CRD terminates: cleanup finalizer and Terminating condition, its kind still
+    served but for creates while an object with a finalizer remains, gone once released."""
+    group = f"{uuid.uuid4().hex[:8]}.example.com"
+    crd_kind = "apiextensions.k8s.io/v1/CustomResourceDefinition"
+    crd_name = f"gadgets.{group}"
+
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        base = f"/apis/{group}/v1/namespaces/{ns}/gadgets"
+        schema = {
+            "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        }
+        crd = {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": crd_name},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {"plural": "gadgets", "kind": "Gadget"},
+                "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}],
+            },
+        }
+        try:
+            c.create(crd)
+        except ApiError as e:  # the second backend's namespace; CRDs are cluster-wide
+            if e.code != 409:
+                raise
+        wait_for(lambda: c.request("GET", base) is not None, timeout=30, message="served")
+
+        def gadget(name: str, **meta: Any) -> Obj:
+            return {
+                "apiVersion": f"{group}/v1",
+                "kind": "Gadget",
+                "metadata": {"name": name, **meta},
+            }
+
+        c.request("POST", base, body=gadget("held", finalizers=["example.com/keep"]))
+        c.request("POST", base, body=gadget("free"))
+
+        def marks(doc: Obj) -> Obj:
+            conditions = (doc.get("status") or {}).get("conditions") or ()
+            return {
+                "deleting": bool(doc["metadata"].get("deletionTimestamp")),
+                "finalizers": doc["metadata"].get("finalizers"),
+                "conditions": [(x["type"], x["status"], x.get("reason")) for x in conditions],
+            }
+
+        r.note("delete crd", marks(c.delete(crd_kind, crd_name)))
+
+        def free_gone() -> bool:
+            try:
+                c.request("GET", f"{base}/free")
+            except ApiError as e:
+                return e.code == 404
+            return False
+
+        wait_for(free_gone, timeout=30, message="the cleanup deleted free")
+        r.step("get held", lambda: c.request("GET", f"{base}/held"))
+        r.step("create while terminating", lambda: c.request("POST", base, body=gadget("late")))
+        resources = c.request("GET", f"/apis/{group}/v1")["resources"]
+        r.note("verbs while terminating", sorted(resources[0]["verbs"]))
+        r.note("crd while terminating", marks(c.get(crd_kind, crd_name)))
+        r.step(
+            "release held",
+            lambda: c.request(
+                "PATCH",
+                f"{base}/held",
+                body={"metadata": {"finalizers": None}},
+                content_type="application/merge-patch+json",
+            ),
+        )
+
+        def crd_gone() -> bool:
+            try:
+                c.get(crd_kind, crd_name)
+            except ApiError as e:
+                return e.code == 404
+            return False
+
+        wait_for(crd_gone, timeout=30, message="CRD gone")
+        r.step("list after", lambda: c.request("GET", base))
+        r.step("group after", lambda: c.request("GET", f"/apis/{group}"))
+
+    run_both(backends, scenario)
+
+
 def test_defaults_of_workloads(backends: dict[str, Client]) -> None:
     def scenario(r: Recorder) -> None:
         c, ns = r.c, r.ns
