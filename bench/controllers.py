@@ -538,10 +538,11 @@ def sts_converged(sts: Mapping[str, Any], replicas: int) -> bool:
     status = sts.get("status") or {}
     return bool(
         status.get("observedGeneration") == sts["metadata"].get("generation")
-        and status.get("replicas") == replicas
-        and status.get("readyReplicas") == replicas
-        and status.get("availableReplicas") == replicas
-        and status.get("updatedReplicas") == replicas
+        # Zero counters are omitted (omitempty) by kube-apiserver and the embedded server.
+        and status.get("replicas", 0) == replicas
+        and status.get("readyReplicas", 0) == replicas
+        and status.get("availableReplicas", 0) == replicas
+        and status.get("updatedReplicas", 0) == replicas
         and status.get("currentRevision")
         and status.get("currentRevision") == status.get("updateRevision")
     )
