@@ -44,7 +44,7 @@ real-apiserver:
 # kubelet; tests needing a newer Kubernetes are skipped with their reason.
 test-real: $(STAMP) kubectl real-apiserver
 	KUBE_RUNTIME_BACKEND=real KUBE_RUNTIME_REAL_BIN="$(REAL_CACHE)/bin" \
-		$(BIN)/python -m pytest -q -rs tests/e2e $(PYTEST_ARGS)
+		$(BIN)/python -m pytest -q -rfEs tests/e2e $(PYTEST_ARGS)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit

@@ -122,7 +122,7 @@ def test_graceful_pod_deletion(
     )
 
 
-def test_pod_with_grace_zero_and_unscheduled_pod_go_at_once(
+def test_pod_with_grace_zero_goes_at_once(
     core: client.CoreV1Api, namespace: str, kubelet: Any, wait_for: Any
 ) -> None:
     kubelet.settings.grace_scale = 1.0
@@ -132,6 +132,9 @@ def test_pod_with_grace_zero_and_unscheduled_pod_go_at_once(
     core.delete_namespaced_pod("p", namespace, grace_period_seconds=0)
     assert _gone(lambda: core.read_namespaced_pod("p", namespace))
 
+
+@pytest.mark.needs_k8s("1.26", "spec.schedulingGates keeps the pod unscheduled")
+def test_unscheduled_pod_goes_at_once(core: client.CoreV1Api, namespace: str) -> None:
     # A pod that never got a node has nothing to stop: removed at once.
     gated = _pod("gated")
     gated["spec"]["schedulingGates"] = [{"name": "example.com/gate"}]

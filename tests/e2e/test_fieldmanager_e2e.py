@@ -93,7 +93,9 @@ def test_update_entries_follow_changed_fields(client: Client, namespace: str) ->
     assert "kube-runtime" not in [m for m, _, _ in _entries(final)]
 
 
-def test_managed_fields_reset_and_kept(client: Client, namespace: str) -> None:
+def test_managed_fields_reset_and_kept(
+    client: Client, namespace: str, kube_version: tuple[int, int]
+) -> None:
     created = client.create(_cm("reset", namespace, a="1"), field_manager="creator")
     # An update that leaves managedFields out keeps them (clients unaware of the field).
     body = copy.deepcopy(created)
@@ -108,11 +110,16 @@ def test_managed_fields_reset_and_kept(client: Client, namespace: str) -> None:
     body["metadata"]["managedFields"] = []
     body["data"]["b"] = "3"
     reset = client.update(body, field_manager="resetter")
+    if kube_version <= (1, 20):  # 1.20 left a reset object without any entry
+        assert _entries(reset) == []
+        return
     assert _entries(reset) == [("resetter", "Update", "")]
     assert _fields_of(reset, "resetter", "Update") == {"f:data": {"f:b": {}}}
 
 
-def test_status_and_scale_writes_are_subresource_entries(client: Client, namespace: str) -> None:
+def test_status_and_scale_writes_are_subresource_entries(
+    client: Client, namespace: str, kube_version: tuple[int, int]
+) -> None:
     client.create(_deployment("sub", namespace), field_manager="creator")
     client.patch(
         "apps/v1/Deployment",
@@ -132,6 +139,10 @@ def test_status_and_scale_writes_are_subresource_entries(client: Client, namespa
     )
     obj = client.get("apps/v1/Deployment", "sub", namespace)
     entries = _entries(obj)
+    if kube_version < (1, 22):  # entries name no subresource, scale writes record none
+        assert ("statuser", "Update", "") in entries
+        assert "scaler" not in {m for m, _, _ in entries}
+        return
     assert ("statuser", "Update", "status") in entries
     assert ("scaler", "Update", "scale") in entries
     scaled = next(e for e in obj["metadata"]["managedFields"] if e["manager"] == "scaler")
@@ -234,7 +245,9 @@ def test_apply_keeps_fields_another_manager_owns(client: Client, namespace: str)
     assert result["data"] == {"b": "2"}
 
 
-def test_apply_requires_field_manager_and_kind(client: Client, namespace: str) -> None:
+def test_apply_requires_field_manager_and_kind(
+    client: Client, namespace: str, kube_version: tuple[int, int]
+) -> None:
     path = f"/api/v1/namespaces/{namespace}/configmaps/req"
     body = _cm("req", namespace, a="1")
     with pytest.raises(ApiError) as info:
@@ -250,7 +263,9 @@ def test_apply_requires_field_manager_and_kind(client: Client, namespace: str) -
             body=wrong,
             content_type="application/apply-patch+yaml",
         )
-    assert info.value.code == 400
+    # 1.20 fails such an apply with a 500 ("failed to merge config: expected objects of the
+    # same type"); later releases answer 400
+    assert info.value.code == (400 if kube_version > (1, 20) else 500)
     with pytest.raises(ApiError) as info:
         client.request(
             "PATCH",
