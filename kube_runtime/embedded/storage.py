@@ -659,8 +659,9 @@ class Store:
     ) -> Stored:
         """Read-modify-write under the lock (PATCH): ``fn`` gets a deep copy and returns the result.
 
-        A ``metadata.resourceVersion`` or ``metadata.uid`` in the result that differs from the
-        current object is a precondition failure (409), as for patches on kube-apiserver.
+        A ``metadata.resourceVersion`` in the result that differs from the current object is a
+        conflict (409); a different ``metadata.uid`` is invalid (422, uid is immutable), as
+        for patches on kube-apiserver, which take no uid precondition from a patch.
         ``subresource`` "status" keeps everything but the status; "binding" (pods only) writes
         like the main resource but may set an unbound pod's ``spec.nodeName``, which pod
         update validation forbids otherwise (the pods/binding path, also the kubelet's).
@@ -676,7 +677,20 @@ class Store:
                 and str(pmeta["resourceVersion"]) != current.meta["resourceVersion"]
             ):
                 raise errors.conflict(info.resource_name(), info.group, name, errors.STALE_MESSAGE)
-            _check_uid(info, current, pmeta.get("uid"))
+            if pmeta.get("uid") and pmeta["uid"] != current.meta.get("uid"):
+                # no precondition (unlike an update's body): the patched object is invalid
+                raise errors.invalid(
+                    info.kind,
+                    info.group,
+                    name,
+                    [
+                        _Cause(
+                            "metadata.uid",
+                            "FieldValueInvalid",
+                            f'Invalid value: "{pmeta["uid"]}": field is immutable',
+                        )
+                    ],
+                )
             if pmeta.get("name", name) != name:
                 raise errors.bad_request(
                     f"the name of the object ({pmeta.get('name')}) does not match the name on the URL ({name})"
