@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.controllers import ControllersContext, ControllerSizes, shared_table, statefulset
-from bench.embedded_server import Table, log
+from bench.embedded_server import _T0, Table
 
 Obj = dict[str, Any]
 
@@ -93,6 +93,11 @@ COMPONENTS = ("controller", "events", "kubelet", "harness")
 
 _SAMPLE = re.compile(r"^apiserver_request_total\{(?P<labels>.*)\}\s+(?P<value>\S+)")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def log(message: str) -> None:
+    """A progress line on stderr (the tables go to stdout)."""
+    print(f"[{time.perf_counter() - _T0:7.1f}s] {message}", file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- pure parts
