@@ -23,14 +23,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import logging
-import queue
-import threading
 from typing import Any
 
 from kube_runtime.embedded import crdschema
 from kube_runtime.embedded.errors import ApiError
 from kube_runtime.embedded.resources import ResourceInfo, ScaleSpec
 from kube_runtime.embedded.storage import DELETED, Event, Obj, Store
+from kube_runtime.embedded.worker import StoreWorker
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +145,7 @@ def mark_deleting(crd: Obj) -> None:
     )
 
 
-class CrdServing:
+class CrdServing(StoreWorker[str]):
     """Keeps the registry in step with CRD objects (called by the API layer on CRD writes),
     and runs the CRD finalizer on a background thread between :meth:`start` and :meth:`stop`.
 
@@ -157,11 +156,12 @@ class CrdServing:
     served (its objects are kept, as they stay in etcd).
     """
 
+    thread_name = "embedded-crd-finalizer"
+    description = "CRD finalizer"
+
     def __init__(self, store: Store) -> None:
-        self.store = store
+        super().__init__(store)
         self._served: dict[str, tuple[str, str]] = {}  # CRD name -> (group, plural) served
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
 
     def __call__(self, op: str, crd: Obj) -> None:
         with self.store.lock:
@@ -169,28 +169,13 @@ class CrdServing:
 
     # ------------------------------------------------------------- finalizer
 
-    def start(self) -> None:
-        """Start the CRD finalizer (store listener plus one worker thread)."""
-        if self._thread is not None:
-            return
-        self.store.add_listener(self._on_event)
-        self._thread = threading.Thread(
-            target=self._run, name="embedded-crd-finalizer", daemon=True
-        )
-        self._thread.start()
+    def _seed(self) -> None:
+        """Look at the CRDs already being deleted (at :meth:`start`)."""
         crd_info = self.store.registry.by_key(*CRD_KEY)
         if crd_info is not None:
             for stored in self.store.objects(crd_info):
                 if stored.meta.get("deletionTimestamp"):
-                    self._queue.put(str(stored.meta["name"]))
-
-    def stop(self) -> None:
-        if self._thread is None:
-            return
-        self.store.remove_listener(self._on_event)
-        self._queue.put(None)
-        self._thread.join(5)
-        self._thread = None
+                    self.enqueue(str(stored.meta["name"]))
 
     def _on_event(self, event: Event) -> None:
         """Under the store lock: only enqueue the CRD names to look at."""
@@ -199,23 +184,16 @@ class CrdServing:
         group = api_version.rpartition("/")[0]
         if group == CRD_KEY[0] and event.new.obj.get("kind") == "CustomResourceDefinition":
             if meta.get("deletionTimestamp") and event.type != DELETED:
-                self._queue.put_nowait(str(meta.get("name")))
+                self.enqueue(str(meta.get("name")))
             return
         if event.type != DELETED:
             return
         for name, (g, _plural) in list(self._served.items()):
             if g == group:
-                self._queue.put_nowait(name)
+                self.enqueue(name)
 
-    def _run(self) -> None:
-        while True:
-            name = self._queue.get()
-            if name is None:
-                return
-            try:
-                self._finalize(name)
-            except Exception:
-                log.exception("CRD finalizer failed on %s", name)
+    def _handle(self, item: str) -> None:
+        self._finalize(item)
 
     def _finalize(self, name: str) -> None:
         """One level-based look at CRD ``name``: clean up its objects, then release it."""

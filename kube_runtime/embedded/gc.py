@@ -13,14 +13,11 @@ Follows kube-controller-manager's garbage collector through ``ownerReferences``:
   removed, as the namespace controller does.
 
 The collector is level-based: events only say which object to look at; each look reads the
-current state from the store. It runs on one background thread.
+current state from the store. It runs on one background thread
+(:class:`~kube_runtime.embedded.worker.StoreWorker`), whose queue holds each item once.
 """
 
 from __future__ import annotations
-
-import logging
-import queue
-import threading
 
 from kube_runtime.embedded.errors import ApiError
 from kube_runtime.embedded.resources import ResourceInfo
@@ -32,29 +29,26 @@ from kube_runtime.embedded.storage import (
     DeleteOptions,
     Event,
     Obj,
-    Store,
     Stored,
 )
-
-log = logging.getLogger(__name__)
+from kube_runtime.embedded.worker import StoreWorker
 
 _NAMESPACES = ("", "namespaces")
 
 
-class GarbageCollector:
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._idle = threading.Event()
-        self._idle.set()
+Item = tuple[str, str]  # ("owner-gone" | "object" | "namespace", uid or namespace name)
+
+
+class GarbageCollector(StoreWorker[Item]):
+    thread_name = "embedded-gc"
+    description = "garbage collector"
 
     # ---------------------------------------------------------------- events
 
     def _on_event(self, event: Event) -> None:
         meta = event.new.meta
         uid = str(meta.get("uid", ""))
-        put = self._queue.put_nowait
+        put = self.enqueue
         if event.type == DELETED:
             put(("owner-gone", uid))
             for ref in meta.get("ownerReferences") or ():
@@ -81,39 +75,14 @@ class GarbageCollector:
         ):
             put(("object", uid))
 
-    # ------------------------------------------------------------- lifecycle
-
-    def start(self) -> None:
-        self.store.add_listener(self._on_event)
-        self._thread = threading.Thread(target=self._run, name="embedded-gc", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self.store.remove_listener(self._on_event)
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join(5)
-            self._thread = None
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            self._idle.clear()
-            try:
-                kind, key = item
-                if kind == "owner-gone":
-                    self._owner_gone(key)
-                elif kind == "object":
-                    self._check_object(key)
-                elif kind == "namespace":
-                    self._check_namespace_by_name(key)
-            except Exception:
-                log.exception("garbage collector failed on %s", item)
-            finally:
-                if self._queue.empty():
-                    self._idle.set()
+    def _handle(self, item: Item) -> None:
+        kind, key = item
+        if kind == "owner-gone":
+            self._owner_gone(key)
+        elif kind == "object":
+            self._check_object(key)
+        elif kind == "namespace":
+            self._check_namespace_by_name(key)
 
     # ---------------------------------------------------------------- logic
 
@@ -294,7 +263,3 @@ class GarbageCollector:
         except ApiError as e:
             if e.code not in (404, 409):
                 raise
-
-    def wait_idle(self, timeout: float = 5.0) -> bool:
-        """Block until the collector has nothing queued (tests)."""
-        return self._idle.wait(timeout)

@@ -28,16 +28,11 @@ O(pods naming the claim).
 
 from __future__ import annotations
 
-import logging
-import queue
-import threading
-
 from kube_runtime.embedded.admission import PVC_PROTECTION_FINALIZER
 from kube_runtime.embedded.errors import ApiError
 from kube_runtime.embedded.resources import ResourceInfo
 from kube_runtime.embedded.storage import DELETED, Event, Obj, Store
-
-log = logging.getLogger(__name__)
+from kube_runtime.embedded.worker import StoreWorker
 
 _PODS = ("", "pods")
 _CLAIMS = ("", "persistentvolumeclaims")
@@ -114,32 +109,19 @@ def _pod_cannot_hold(pod: Obj) -> bool:
     )
 
 
-class PvcProtectionController:
+class PvcProtectionController(StoreWorker[Key]):
     """Removes ``kubernetes.io/pvc-protection`` from deleted claims no pod uses. Not started
     until :meth:`start`; :meth:`wait_idle` lets tests wait for the queue to drain."""
 
+    thread_name = "embedded-pvc-protection"
+    description = "pvc-protection"
+
     def __init__(self, store: Store) -> None:
-        self.store = store
-        self._queue: queue.Queue[Key | None] = queue.Queue()
-        self._pending: set[Key] = set()
-        self._outstanding = 0  # keys queued or being synced
-        self._pending_lock = threading.Lock()
+        super().__init__(store)
         #: (namespace, claim name) -> names of pods whose volumes name the claim.
         self._pods_by_claim: dict[Key, set[str]] = {}
-        self._thread: threading.Thread | None = None
-        self._idle = threading.Event()
-        self._idle.set()
 
     # ---------------------------------------------------------------- events
-
-    def _enqueue(self, key: Key) -> None:
-        with self._pending_lock:
-            if key in self._pending:
-                return
-            self._pending.add(key)
-            self._outstanding += 1
-            self._idle.clear()
-        self._queue.put_nowait(key)
 
     def _index(self, pod: Obj, add: bool) -> list[str]:
         meta = pod.get("metadata") or {}
@@ -172,59 +154,30 @@ class PvcProtectionController:
                 if not _pod_cannot_hold(obj):
                     return
             for claim in claims:
-                self._enqueue((ns, claim))
+                self.enqueue((ns, claim))
         elif key == _CLAIMS and event.type != DELETED:
             meta = obj["metadata"]
             has = PVC_PROTECTION_FINALIZER in (meta.get("finalizers") or ())
             deleting = bool(meta.get("deletionTimestamp"))
             if deleting == has:  # being deleted with it, or live without it
-                self._enqueue((str(meta.get("namespace") or ""), str(meta["name"])))
+                self.enqueue((str(meta.get("namespace") or ""), str(meta["name"])))
 
-    # ------------------------------------------------------------- lifecycle
-
-    def start(self) -> None:
+    def _seed(self) -> None:
+        """Index the existing pods and look at the existing claims that need it."""
         pods = self.store.registry.by_key(*_PODS)
-        with self.store.lock:
-            self.store.add_listener(self._on_event)
-            if pods is not None:
-                for stored in self.store.objects(pods):
-                    self._index(stored.obj, add=True)
-            claims = self.store.registry.by_key(*_CLAIMS)
-            if claims is not None:
-                for stored in self.store.objects(claims):
-                    self._on_event(Event("ADDED", claims, stored, None, stored.rv))
-        self._thread = threading.Thread(
-            target=self._run, name="embedded-pvc-protection", daemon=True
-        )
-        self._thread.start()
+        if pods is not None:
+            for stored in self.store.objects(pods):
+                self._index(stored.obj, add=True)
+        claims = self.store.registry.by_key(*_CLAIMS)
+        if claims is not None:
+            for stored in self.store.objects(claims):
+                self._on_event(Event("ADDED", claims, stored, None, stored.rv))
 
-    def stop(self) -> None:
-        self.store.remove_listener(self._on_event)
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join(5)
-            self._thread = None
+    def _handle(self, item: Key) -> None:
+        self.sync(*item)
 
-    def wait_idle(self, timeout: float = 5.0) -> bool:
-        """Block until nothing is queued or being processed (tests)."""
-        return self._idle.wait(timeout)
-
-    def _run(self) -> None:
-        while True:
-            key = self._queue.get()
-            if key is None:
-                return
-            with self._pending_lock:
-                self._pending.discard(key)
-            try:
-                self.sync(*key)
-            except Exception:
-                log.exception("pvc-protection failed on %s/%s", *key)
-            finally:
-                with self._pending_lock:
-                    self._outstanding -= 1
-                    if not self._outstanding:
-                        self._idle.set()
+    def _describe(self, item: Key) -> str:
+        return "/".join(item)
 
     # ---------------------------------------------------------------- logic
 

@@ -1,0 +1,116 @@
+"""The skeleton the embedded cluster's background controllers share (garbage collector,
+pvc-protection, CRD finalizer): a store listener that only enqueues, one worker thread that
+handles the queued items, and idleness tracking for tests.
+
+The queue de-duplicates: an item already waiting is not queued again (the handlers are
+level-based, reading the store when they run, so one look covers every event that asked for
+it). An item is taken off the pending set before it is handled, so an event arriving while it
+is being handled queues it once more.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+from kube_runtime.embedded.storage import Event, Store
+
+T = TypeVar("T", bound=Hashable)
+
+
+class StoreWorker(Generic[T]):
+    """A store listener plus one daemon thread, between :meth:`start` and :meth:`stop`.
+
+    Subclasses set :attr:`thread_name` and :attr:`description` and supply :meth:`_on_event`
+    (called under the store lock: only :meth:`enqueue`), :meth:`_handle` (on the worker
+    thread) and optionally :meth:`_seed` (under the store lock at start, after the listener is
+    registered, to enqueue work for existing objects). A failing :meth:`_handle` is logged on
+    the subclass's module logger and the worker goes on.
+    """
+
+    thread_name = "embedded-worker"
+    #: What a failure log names: ``"<description> failed on <item>"``.
+    description = "worker"
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._queue: queue.Queue[T | None] = queue.Queue()  # None: stop
+        self._pending: set[T] = set()  # queued, not yet taken by the worker
+        self._outstanding = 0  # items queued or being handled
+        self._pending_lock = threading.Lock()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread: threading.Thread | None = None
+        self._log = logging.getLogger(type(self).__module__)
+
+    # ------------------------------------------------------------ subclasses
+
+    def _on_event(self, event: Event) -> None:
+        """Store listener (under the store lock): enqueue what ``event`` asks to look at."""
+        raise NotImplementedError
+
+    def _seed(self) -> None:
+        """Enqueue work for existing objects (at start, under the store lock)."""
+
+    def _handle(self, item: T) -> None:
+        raise NotImplementedError
+
+    def _describe(self, item: T) -> str:
+        return str(item)
+
+    # ------------------------------------------------------------------ queue
+
+    def enqueue(self, item: T) -> None:
+        """Queue ``item`` unless it is already waiting (never blocks)."""
+        with self._pending_lock:
+            if item in self._pending:
+                return
+            self._pending.add(item)
+            self._outstanding += 1
+            self._idle.clear()
+        self._queue.put_nowait(item)
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Block until nothing is queued or being handled (tests); False on timeout."""
+        return self._idle.wait(timeout)
+
+    # -------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        """Register the listener, seed the queue and start the worker thread. Idempotent."""
+        if self._thread is not None:
+            return
+        with self.store.lock:
+            self.store.add_listener(self._on_event)
+            self._seed()
+        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Remove the listener, let the worker finish what is queued and join it. Idempotent."""
+        self.store.remove_listener(self._on_event)
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self._queue.put(None)
+        thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            with self._pending_lock:
+                self._pending.discard(item)
+            try:
+                self._handle(item)
+            except Exception:
+                self._log.exception("%s failed on %s", self.description, self._describe(item))
+            finally:
+                with self._pending_lock:
+                    self._outstanding -= 1
+                    if not self._outstanding:
+                        self._idle.set()
