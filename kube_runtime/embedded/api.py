@@ -205,7 +205,11 @@ class ApiServer:
             return _json(200, discovery.api_group_list(self.registry))
         if path.startswith("/openapi"):
             return openapi.serve(self.registry, path, request.headers.get("accept", ""))
+        if path == "/":
+            return _json(200, discovery.root_paths(self.registry))
         parts = path.strip("/").split("/")
+        if parts[0] not in ("api", "apis"):  # kube-apiserver's index answers with a 404
+            return _json(404, discovery.root_paths(self.registry))
         if parts[0] == "api" and len(parts) == 2:
             doc = discovery.api_resource_list(self.registry, "", parts[1])
             return _json(200, doc) if doc else self._not_found_path(parts)

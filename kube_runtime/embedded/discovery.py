@@ -43,6 +43,22 @@ def api_group_list(registry: Registry) -> dict[str, Any]:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
+#: Paths served besides the API groups (health checks, version, OpenAPI).
+_OTHER_PATHS = ("/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version")
+
+
+def root_paths(registry: Registry) -> dict[str, Any]:
+    """``{"paths": [...]}``: what ``GET /`` lists (and a 404 outside the API answers), as
+    kube-apiserver's index: every API root, group and group-version, and the other paths."""
+    paths = {"/api", "/apis", "/apis/", *_OTHER_PATHS}
+    for group, versions in registry.groups():
+        if group:
+            paths.add(f"/apis/{group}")
+        for version in versions:
+            paths.add(f"/apis/{group}/{version}" if group else f"/api/{version}")
+    return {"paths": sorted(paths)}
+
+
 def api_group(registry: Registry, group: str) -> dict[str, Any] | None:
     for g, vs in registry.groups():
         if g == group and g:

@@ -220,3 +220,15 @@ def test_unknown_resource_of_a_built_in_group_answers_a_status(client: Client, p
     with pytest.raises(NotFound) as exc:
         client.request("GET", path)
     assert exc.value.message == "the server could not find the requested resource"
+
+
+def test_root_lists_the_served_paths(client: Client) -> None:
+    # GET / is the index of paths (kubectl get --raw /); any other path outside the API
+    # answers 404 with the same kind of list, not a Status.
+    paths = client.get_path("/")["paths"]
+    for served in ("/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/healthz"):
+        assert served in paths
+    with pytest.raises(NotFound) as exc:
+        client.request("GET", "/no-such-path")
+    assert exc.value.code == 404
+    assert '"paths"' in exc.value.message and '"/apis"' in exc.value.message  # body kept
