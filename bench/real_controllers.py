@@ -36,9 +36,7 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import ssl
-import subprocess
 import sys
 import time
 import urllib.request
@@ -52,6 +50,7 @@ from typing import Any
 
 from bench.controllers import ControllersContext, ControllerSizes, shared_table, statefulset
 from bench.embedded_server import _T0, Table
+from kube_runtime.testing.real import ChildProcess
 
 Obj = dict[str, Any]
 
@@ -270,24 +269,11 @@ def kube_runtime_argv(*args: str) -> list[str]:
     ]
 
 
-class Child:
+class Child(ChildProcess):
     """A process of ours (kubelet, controller) with its log; SIGTERM, then SIGKILL."""
 
     def __init__(self, name: str, argv: Sequence[str], log_path: Path) -> None:
-        self.name = name
-        self.log_path = log_path
-        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            list(argv),
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
+        super().__init__(name, argv, log_path, stop_timeout=15.0)
 
     def wait_log(self, pattern: str, timeout: float = 60.0) -> None:
         """Until the log matches ``pattern`` (RuntimeError if the process exits or time
@@ -302,16 +288,6 @@ class Child:
             time.sleep(0.1)
         tail = "\n".join(self.log_path.read_text(errors="replace").splitlines()[-20:])
         raise RuntimeError(f"{self.name}: no {pattern!r} in its log ({self.log_path}):\n{tail}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(15)
-        self._log.close()
 
 
 def wait_log_file(path: Path, pattern: str, timeout: float = 90.0) -> None:

@@ -92,12 +92,17 @@ def _tail(path: Path, lines: int = 30) -> str:
         return "(no log)"
 
 
-class _Process:
-    """One child process with its log file; stopped with SIGTERM, then SIGKILL."""
+class ChildProcess:
+    """One child process with its log file (stdout and stderr); :meth:`stop` sends SIGTERM,
+    then SIGKILL after ``stop_timeout`` seconds. Its own session, so signals to the test
+    process do not reach it."""
 
-    def __init__(self, name: str, argv: Sequence[str], log_path: Path) -> None:
+    def __init__(
+        self, name: str, argv: Sequence[str], log_path: Path, stop_timeout: float = STOP_TIMEOUT
+    ) -> None:
         self.name = name
         self.log_path = log_path
+        self.stop_timeout = stop_timeout
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
         log.debug("starting %s: %s", name, " ".join(argv))
         self.proc = subprocess.Popen(
@@ -107,6 +112,10 @@ class _Process:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
 
     def check_alive(self) -> None:
         code = self.proc.poll()
@@ -119,10 +128,10 @@ class _Process:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(STOP_TIMEOUT)
+                self.proc.wait(self.stop_timeout)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.wait(STOP_TIMEOUT)
+                self.proc.wait(self.stop_timeout)
         self._log.close()
 
 
@@ -163,7 +172,7 @@ class RealCluster:
         self.port = 0
         self.kubelet: Any = None
         self._want_kubelet = kubelet
-        self._processes: list[_Process] = []
+        self._processes: list[ChildProcess] = []
         self._etcd_dir: Path | None = None
         self._running = False
 
@@ -220,8 +229,8 @@ class RealCluster:
 
     # ------------------------------------------------------------ processes
 
-    def _spawn(self, name: str, argv: Sequence[str]) -> _Process:
-        process = _Process(name, argv, self.workdir / f"{name}.log")
+    def _spawn(self, name: str, argv: Sequence[str]) -> ChildProcess:
+        process = ChildProcess(name, argv, self.workdir / f"{name}.log")
         self._processes.append(process)
         return process
 
@@ -305,7 +314,7 @@ class RealCluster:
             argv.append(f"--kube-api-burst={self.kube_api_burst}")
         return argv
 
-    def _wait_ready(self, apiserver: _Process, deadline: float) -> None:
+    def _wait_ready(self, apiserver: ChildProcess, deadline: float) -> None:
         """Poll ``/readyz`` until it answers 200 (or a process dies, or time runs out)."""
         ctx = ssl.create_default_context(cafile=str(self.certs.ca_file))
         request = urllib.request.Request(
