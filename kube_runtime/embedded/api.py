@@ -388,7 +388,8 @@ class ApiServer:
         meta: dict[str, Any] = {"resourceVersion": str(result.rv)}
         if result.continue_token:
             meta["continue"] = result.continue_token
-            meta["remainingItemCount"] = result.remaining
+            if matches is None:  # with a selector the count would be inexact: none is given
+                meta["remainingItemCount"] = result.remaining
         head = orjson.dumps(
             {
                 "kind": route.info.list_kind,
