@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -330,6 +330,14 @@ class ApiServer:
             return orjson.dumps(obj)
         return stored.raw
 
+    @classmethod
+    def _list_items(cls, route: Route, items: Iterable[Stored]) -> bytes:
+        """The items of a list body: custom resources whole, built-in kinds without
+        ``apiVersion``/``kind`` as kube-apiserver encodes its typed lists."""
+        if route.info.custom:
+            return b",".join(cls._raw(route, s) for s in items)
+        return b",".join(s.untyped_raw for s in items)
+
     def _get(self, request: Request, route: Route) -> Response:
         assert route.name is not None
         stored = self.store.get(route.info, route.namespace, route.name)
@@ -397,8 +405,7 @@ class ApiServer:
                 "metadata": meta,
             }
         )
-        items = b",".join(self._raw(route, s) for s in result.items)
-        body = head[:-1] + b',"items":[' + items + b"]}"
+        body = head[:-1] + b',"items":[' + self._list_items(route, result.items) + b"]}"
         return Response(200, body, JSON)
 
     def _body(self, request: Request) -> Obj:
@@ -700,7 +707,7 @@ class ApiServer:
             }
         )
         return Response(
-            200, head[:-1] + b',"items":[' + b",".join(s.raw for s in deleted) + b"]}", JSON
+            200, head[:-1] + b',"items":[' + self._list_items(route, deleted) + b"]}", JSON
         )
 
     def _after_write(self, info: ResourceInfo, obj: Obj, op: str) -> None:

@@ -98,19 +98,31 @@ def parse_rfc3339(value: str) -> float:
 
 
 class Stored:
-    """One immutable object version plus its lazily computed JSON encoding."""
+    """One immutable object version plus its lazily computed JSON encodings."""
 
-    __slots__ = ("_raw", "obj")
+    __slots__ = ("_raw", "_untyped_raw", "obj")
 
     def __init__(self, obj: Obj) -> None:
         self.obj = obj
         self._raw: bytes | None = None
+        self._untyped_raw: bytes | None = None
 
     @property
     def raw(self) -> bytes:
         if self._raw is None:
             self._raw = orjson.dumps(self.obj)
         return self._raw
+
+    @property
+    def untyped_raw(self) -> bytes:
+        """The encoding without ``apiVersion`` and ``kind``: how kube-apiserver writes the
+        items of a built-in kind's list (typed lists leave their items' TypeMeta empty)."""
+        if self._untyped_raw is None:
+            obj = self.obj
+            self._untyped_raw = orjson.dumps(
+                {k: v for k, v in obj.items() if k != "apiVersion" and k != "kind"}
+            )
+        return self._untyped_raw
 
     @property
     def meta(self) -> Obj:
@@ -611,7 +623,7 @@ class Store:
         meta = new["metadata"]
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
         self.strategy.prepare_update(info, new, old)
-        if info.tracks_generation and _spec_changed(old, new):
+        if info.tracks_generation and _spec_changed(info, old, new, subresource):
             meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
         self.strategy.validate(info, new, old, subresource=subresource)
         if old["metadata"].get("deletionTimestamp"):
@@ -984,10 +996,22 @@ def _blockers(info: ResourceInfo, obj: Obj) -> list[str]:
     return out
 
 
-def _spec_changed(old: Obj, new: Obj) -> bool:
-    """Generation moves on any change outside metadata and status."""
+#: Kinds whose generation also moves when their annotations change: a Deployment's are
+#: copied to its ReplicaSets (kube-apiserver's deployment strategy).
+_ANNOTATIONS_BUMP_GENERATION = frozenset({("apps", "Deployment")})
+
+
+def _spec_changed(info: ResourceInfo, old: Obj, new: Obj, subresource: str = "") -> bool:
+    """Generation moves on any change outside metadata and status (and, for a few kinds,
+    on an annotation change through the main resource)."""
     keys = (set(old) | set(new)) - {"metadata", "status", "resourceVersion"}
-    return any(old.get(k) != new.get(k) for k in keys)
+    if any(old.get(k) != new.get(k) for k in keys):
+        return True
+    return (
+        not subresource
+        and (info.group, info.kind) in _ANNOTATIONS_BUMP_GENERATION
+        and (old["metadata"].get("annotations") or {}) != (new["metadata"].get("annotations") or {})
+    )
 
 
 def _encode_continue(rv: int, namespace: str, name: str) -> str:

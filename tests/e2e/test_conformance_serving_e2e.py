@@ -232,3 +232,50 @@ def test_root_lists_the_served_paths(client: Client) -> None:
         client.request("GET", "/no-such-path")
     assert exc.value.code == 404
     assert '"paths"' in exc.value.message and '"/apis"' in exc.value.message  # body kept
+
+
+def test_list_items_of_built_in_kinds_carry_no_type(client: Client, namespace: str) -> None:
+    # kube-apiserver encodes typed lists with empty TypeMeta on the items; a single object,
+    # and a custom resource's list items, carry apiVersion and kind
+    client.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t", "namespace": namespace}}
+    )
+    raw = client.request("GET", f"/api/v1/namespaces/{namespace}/configmaps")
+    assert raw["kind"] == "ConfigMapList"
+    assert [set(item) & {"apiVersion", "kind"} for item in raw["items"]] == [set()]
+    one = client.request("GET", f"/api/v1/namespaces/{namespace}/configmaps/t")
+    assert (one["apiVersion"], one["kind"]) == ("v1", "ConfigMap")
+    # the framework client fills them in, so callers see typed items either way
+    assert client.list("v1/ConfigMap", namespace)["items"][0]["kind"] == "ConfigMap"
+
+
+def test_deployment_annotations_bump_generation(client: Client, namespace: str) -> None:
+    # a Deployment's annotations are copied to its ReplicaSets, so changing them is a new
+    # generation (not through the status subresource); other kinds move only with the spec
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    assert client.create(dep)["metadata"]["generation"] == 1
+    patched = client.patch(
+        "apps/v1/Deployment", "d", {"metadata": {"annotations": {"a": "1"}}}, namespace=namespace
+    )
+    assert patched["metadata"]["generation"] == 2
+    labelled = client.patch(
+        "apps/v1/Deployment", "d", {"metadata": {"labels": {"l": "1"}}}, namespace=namespace
+    )
+    assert labelled["metadata"]["generation"] == 2
+    sts = _statefulset("s", namespace)
+    client.create(sts)
+    annotated = client.patch(
+        "apps/v1/StatefulSet", "s", {"metadata": {"annotations": {"a": "1"}}}, namespace=namespace
+    )
+    assert annotated["metadata"]["generation"] == 1

@@ -817,6 +817,104 @@ def test_strategic_merge_directives(backends: dict[str, Client]) -> None:
     run_both(backends, scenario)
 
 
+def test_generation_dry_run_generate_name_and_collections(backends: dict[str, Client]) -> None:
+    """Generation bumps, dry runs (answered, not stored), generateName and deletecollection."""
+
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        kind = "apps/v1/Deployment"
+        c.create(deployment("g"), namespace=ns)
+        r.step(
+            "label change keeps generation",
+            lambda: c.patch(kind, "g", {"metadata": {"labels": {"l": "1"}}}, namespace=ns),
+        )
+        r.step(
+            "annotation change keeps generation",
+            lambda: c.patch(kind, "g", {"metadata": {"annotations": {"a": "1"}}}, namespace=ns),
+        )
+        r.step(
+            "spec change bumps generation",
+            lambda: c.patch(kind, "g", {"spec": {"replicas": 3}}, namespace=ns),
+        )
+        r.step("dry-run create", lambda: c.create(cm("dry"), namespace=ns, dry_run=True))
+        r.step("dry-run not stored", lambda: c.get("v1/ConfigMap", "dry", ns))
+        live = c.create(cm("live", {"k": "v"}), namespace=ns)
+        changed = copy.deepcopy(live)
+        changed["data"] = {"k": "dry"}
+        r.step("dry-run update", lambda: c.update(changed, dry_run=True))
+        r.step("dry-run update not stored", lambda: c.get("v1/ConfigMap", "live", ns))
+        r.step("dry-run delete", lambda: c.delete("v1/ConfigMap", "live", ns, dry_run=True))
+        r.step("dry-run delete not done", lambda: c.get("v1/ConfigMap", "live", ns))
+        generated = c.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "gen-"}},
+            namespace=ns,
+        )
+        name = generated["metadata"]["name"]
+        r.note("generated name shape", (name[:4], len(name), name[4:].isalnum()))
+        c.delete("v1/ConfigMap", name, ns)
+        for name, team in (("x1", "red"), ("x2", "red"), ("x3", "blue")):
+            c.create(cm(name, labels={"team": team}), namespace=ns)
+        r.step(
+            "deletecollection by label",
+            lambda: c.request(
+                "DELETE",
+                f"/api/v1/namespaces/{ns}/configmaps",
+                query={"labelSelector": "team=red"},
+            ),
+        )
+        r.step(
+            "what the collection delete left",
+            lambda: sorted(
+                o["metadata"]["name"]
+                for o in c.request("GET", f"/api/v1/namespaces/{ns}/configmaps")["items"]
+            ),
+        )
+
+    run_both(backends, scenario)
+
+
+def test_validation_causes(backends: dict[str, Client]) -> None:
+    """422 answers clients show to users: the reason and the field of every cause."""
+
+    def causes(fn: Callable[[], Any]) -> Any:
+        try:
+            fn()
+        except ApiError as e:
+            details = e.status.get("details") or {}
+            return {
+                "code": e.code,
+                "reason": e.reason,
+                "causes": sorted(
+                    (c.get("field"), c.get("reason")) for c in details.get("causes") or ()
+                ),
+            }
+        return "accepted"
+
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        bad_labels = cm("bad-labels", labels={"-nope": "x", "ok": "v" * 64})
+        r.note("bad label key and value", causes(lambda: c.create(bad_labels, namespace=ns)))
+        r.note("name too long", causes(lambda: c.create(cm("n" * 254), namespace=ns)))
+        r.note("uppercase name", causes(lambda: c.create(cm("Upper"), namespace=ns)))
+        p = pod("bad-pod")
+        p["spec"]["containers"] = [
+            {"name": "Bad_Name", "image": "nginx"},
+            {"name": "dup", "image": "nginx", "ports": [{"containerPort": 70000}]},
+            {"name": "dup", "image": ""},
+        ]
+        r.note("pod with bad containers", causes(lambda: c.create(p, namespace=ns)))
+        d = deployment("bad-dep")
+        d["spec"]["selector"] = {"matchLabels": {"app": "other"}}
+        d["spec"]["replicas"] = -1
+        r.note("deployment selector and replicas", causes(lambda: c.create(d, namespace=ns)))
+        s = statefulset("bad-sts")
+        s["spec"]["podManagementPolicy"] = "Sometimes"
+        s["spec"]["updateStrategy"] = {"type": "Sideways"}
+        r.note("statefulset enums", causes(lambda: c.create(s, namespace=ns)))
+
+    run_both(backends, scenario)
+
+
 def _owned(name: str, owner: Obj, **meta: Any) -> Obj:
     ref = {
         "apiVersion": "v1",
