@@ -915,6 +915,51 @@ def test_validation_causes(backends: dict[str, Client]) -> None:
     run_both(backends, scenario)
 
 
+def _collect(w: Any, count: int, seconds: float = 5.0) -> list[tuple[str, Any]]:
+    """Up to ``count`` events of watch ``w`` (type, normalized object), closing it after
+    ``seconds`` at the latest."""
+    events: list[tuple[str, Any]] = []
+    timer = threading.Timer(seconds, w.close)
+    timer.start()
+    try:
+        for ev in w:
+            events.append((ev.type, normalize(ev.object)))
+            if len(events) == count:
+                break
+    finally:
+        timer.cancel()
+    return events
+
+
+def test_watch_selectors_and_current_state(backends: dict[str, Client]) -> None:
+    """Watches as informers and ``kubectl get -w`` open them: from "0" (the current state
+    first), with a label selector (objects entering and leaving it), by name."""
+
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        c.create(cm("s1", labels={"sel": "yes"}), namespace=ns)
+        c.create(cm("s2", labels={"sel": "no"}), namespace=ns)
+        start = c.list("v1/ConfigMap", ns)["metadata"]["resourceVersion"]
+        with c.watch("v1/ConfigMap", ns, resource_version="0", allow_bookmarks=False) as w:
+            r.note("from 0: the current state", sorted(_collect(w, 2), key=lambda e: str(e)))
+        c.patch("v1/ConfigMap", "s1", {"metadata": {"labels": {"sel": "no"}}}, namespace=ns)
+        c.patch("v1/ConfigMap", "s2", {"metadata": {"labels": {"sel": "yes"}}}, namespace=ns)
+        c.patch("v1/ConfigMap", "s2", {"data": {"a": "2"}}, namespace=ns)
+        c.delete("v1/ConfigMap", "s2", ns)
+        with c.watch(
+            "v1/ConfigMap", ns, resource_version=start, label_selector="sel=yes",
+            allow_bookmarks=False,
+        ) as w:  # fmt: skip
+            r.note("selector: leave, enter, change, delete", _collect(w, 4))
+        with c.watch(
+            "v1/ConfigMap", ns, resource_version=start, field_selector="metadata.name=s1",
+            allow_bookmarks=False,
+        ) as w:  # fmt: skip
+            r.note("by name", _collect(w, 1))
+
+    run_both(backends, scenario)
+
+
 def _owned(name: str, owner: Obj, **meta: Any) -> Obj:
     ref = {
         "apiVersion": "v1",
