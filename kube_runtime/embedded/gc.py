@@ -10,7 +10,8 @@ Follows kube-controller-manager's garbage collector through ``ownerReferences``:
   deleted, and the finalizer is removed once no dependent with ``blockOwnerDeletion: true``
   remains;
 * a namespace being deleted has all its content deleted, then its ``kubernetes`` finalizer
-  removed, as the namespace controller does.
+  removed, as the namespace controller does, which reports its progress in the namespace's
+  status conditions (:mod:`.nsconditions`).
 
 The collector is level-based: events only say which object to look at; each look reads the
 current state from the store. It runs on one background thread
@@ -20,6 +21,7 @@ current state from the store. It runs on one background thread
 from __future__ import annotations
 
 from kube_runtime.embedded.errors import ApiError
+from kube_runtime.embedded.nsconditions import updated_conditions
 from kube_runtime.embedded.resources import ResourceInfo
 from kube_runtime.embedded.storage import (
     ADDED,
@@ -30,6 +32,7 @@ from kube_runtime.embedded.storage import (
     Event,
     Obj,
     Stored,
+    now_rfc3339,
 )
 from kube_runtime.embedded.worker import StoreWorker
 
@@ -196,7 +199,9 @@ class GarbageCollector(StoreWorker[Item]):
         for obj_info, obj in content:
             if not obj.meta.get("deletionTimestamp"):
                 self._delete(obj_info, obj, "Background")
-        if content:
+        remaining = [(i, s.obj) for i, s in self.store.namespaced_objects(name)]
+        self._report_namespace_conditions(info, name, remaining)
+        if remaining:
             return
         spec_finalizers = (ns.obj.get("spec") or {}).get("finalizers") or []
         if "kubernetes" not in spec_finalizers:
@@ -209,6 +214,22 @@ class GarbageCollector(StoreWorker[Item]):
             return current
 
         self._ignore_gone(lambda: self.store.mutate(info, None, name, drop, subresource="finalize"))
+
+    def _report_namespace_conditions(
+        self, info: ResourceInfo, name: str, remaining: list[tuple[ResourceInfo, Obj]]
+    ) -> None:
+        """Write the namespace controller's deletion conditions when they changed."""
+        now = now_rfc3339(self.store.clock)
+
+        def report(current: Obj) -> Obj:
+            status = dict(current.get("status") or {})
+            conditions = updated_conditions(status.get("conditions") or [], remaining, now)
+            if conditions is not None:
+                status["conditions"] = conditions
+                current["status"] = status
+            return current
+
+        self._ignore_gone(lambda: self.store.mutate(info, None, name, report, subresource="status"))
 
     # --------------------------------------------------------------- writes
 

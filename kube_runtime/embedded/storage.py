@@ -776,7 +776,8 @@ class Store:
             deadline = self.clock() + (grace or 0)
             if not already or grace is not None:
                 new_meta["deletionTimestamp"] = now_rfc3339(lambda: deadline)
-            new_meta["deletionGracePeriodSeconds"] = grace or 0
+            if info.key != ("", "namespaces"):  # the namespace registry sets no grace period
+                new_meta["deletionGracePeriodSeconds"] = grace or 0
             if info.tracks_generation and not already:
                 new_meta["generation"] = int(meta.get("generation") or 0) + 1
             if new == current.obj:

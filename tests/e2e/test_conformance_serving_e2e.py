@@ -6,6 +6,7 @@ tests/e2e/test_differential_e2e.py compares the same behaviours with kube-apiser
 from __future__ import annotations
 
 import copy
+import uuid
 from typing import Any
 
 import pytest
@@ -279,3 +280,43 @@ def test_deployment_annotations_bump_generation(client: Client, namespace: str) 
         "apps/v1/StatefulSet", "s", {"metadata": {"annotations": {"a": "1"}}}, namespace=namespace
     )
     assert annotated["metadata"]["generation"] == 1
+
+
+def test_terminating_namespace_reports_what_remains(client: Client, wait_for: Any) -> None:
+    # the namespace controller's conditions on a namespace whose content a finalizer holds
+    name = f"held-{uuid.uuid4().hex[:8]}"
+    client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "held", "namespace": name, "finalizers": ["example.com/hold"]},
+        }
+    )
+    client.delete("v1/Namespace", name)
+
+    def condition(type_: str) -> dict[str, Any]:
+        status = client.get("v1/Namespace", name).get("status") or {}
+        return next((c for c in status.get("conditions") or () if c["type"] == type_), {})
+
+    held = wait_for(
+        lambda: (c := condition("NamespaceFinalizersRemaining")).get("status") == "True" and c,
+        timeout=60,
+    )
+    assert held["message"] == (
+        "Some content in the namespace has finalizers remaining: example.com/hold in 1 "
+        "resource instances"
+    )
+    assert condition("NamespaceContentRemaining")["message"] == (
+        "Some resources are remaining: configmaps. has 1 resource instances"
+    )
+    client.patch("v1/ConfigMap", "held", {"metadata": {"finalizers": None}}, namespace=name)
+
+    def gone() -> bool:
+        try:
+            client.get("v1/Namespace", name)
+        except NotFound:
+            return True
+        return False
+
+    wait_for(gone, timeout=60, message="namespace removed once released")

@@ -1,0 +1,90 @@
+"""The status conditions the namespace controller keeps on a namespace being deleted.
+
+kube-controller-manager's namespace deleter reports, on every pass over a terminating
+namespace, five conditions: discovery, group-version parsing and content deletion (always
+fine here: the embedded server discovers its own resources), ``NamespaceContentRemaining``
+(which resources still have objects, and how many) and ``NamespaceFinalizersRemaining``
+(which finalizers hold them). A condition's ``lastTransitionTime`` moves only when its
+status does. :func:`updated_conditions` computes the new list from what remains.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kube_runtime.embedded.resources import ResourceInfo
+
+Obj = dict[str, Any]
+
+#: (type, reason, message) of each condition when all is well, in upstream's order.
+_OK: tuple[tuple[str, str, str], ...] = (
+    ("NamespaceDeletionDiscoveryFailure", "ResourcesDiscovered", "All resources successfully discovered"),
+    ("NamespaceDeletionGroupVersionParsingFailure", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
+    ("NamespaceDeletionContentFailure", "ContentDeleted", "All content successfully deleted, may be waiting on finalization"),
+    ("NamespaceContentRemaining", "ContentRemoved", "All content successfully removed"),
+    ("NamespaceFinalizersRemaining", "ContentHasNoFinalizers", "All content-preserving finalizers finished"),
+)  # fmt: skip
+
+
+def _remaining(content: Iterable[tuple[ResourceInfo, Obj]]) -> dict[str, tuple[str, str, str]]:
+    """The failing conditions (type -> status, reason, message) for what is left."""
+    per_resource: Counter[str] = Counter()
+    per_finalizer: Counter[str] = Counter()
+    for info, obj in content:
+        per_resource[f"{info.plural}.{info.group}"] += 1
+        for finalizer in (obj.get("metadata") or {}).get("finalizers") or ():
+            per_finalizer[finalizer] += 1
+    failing: dict[str, tuple[str, str, str]] = {}
+    if per_resource:
+        listed = sorted(f"{gr} has {n} resource instances" for gr, n in per_resource.items())
+        failing["NamespaceContentRemaining"] = (
+            "True",
+            "SomeResourcesRemain",
+            f"Some resources are remaining: {', '.join(listed)}",
+        )
+    if per_finalizer:
+        listed = sorted(f"{f} in {n} resource instances" for f, n in per_finalizer.items())
+        failing["NamespaceFinalizersRemaining"] = (
+            "True",
+            "SomeFinalizersRemain",
+            f"Some content in the namespace has finalizers remaining: {', '.join(listed)}",
+        )
+    return failing
+
+
+def updated_conditions(
+    old: Sequence[Obj], content: Iterable[tuple[ResourceInfo, Obj]], now: str
+) -> list[Obj] | None:
+    """The namespace's conditions after a pass that left ``content`` (resource info and
+    object of everything still in it); None when nothing changed. Conditions of other
+    types are kept as they are."""
+    failing = _remaining(content)
+    by_type = {str(c.get("type")): c for c in old}
+    changed = False
+    new: list[Obj] = [c for c in old if c.get("type") not in {t for t, _, _ in _OK}]
+    for type_, ok_reason, ok_message in _OK:
+        status, reason, message = failing.get(type_, ("False", ok_reason, ok_message))
+        previous = by_type.get(type_)
+        if previous is None:
+            changed = True
+            since = now
+        else:
+            changed = changed or (
+                (previous.get("status"), previous.get("reason"), previous.get("message"))
+                != (status, reason, message)
+            )
+            since = (
+                now if previous.get("status") != status else str(previous.get("lastTransitionTime"))
+            )
+        new.append(
+            {
+                "type": type_,
+                "status": status,
+                "lastTransitionTime": since,
+                "reason": reason,
+                "message": message,
+            }
+        )
+    return new if changed else None
