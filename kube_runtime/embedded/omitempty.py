@@ -89,10 +89,12 @@ OMITTED_WHEN_ZERO: Final[dict[tuple[str, str], tuple[tuple[str, Any], ...]]] = {
     ),
 }
 
-#: (group, kind) -> status counters without omitempty: always written, 0 when unset.
-ALWAYS_WRITTEN: Final[dict[tuple[str, str], tuple[str, ...]]] = {
-    ("apps", "StatefulSet"): ("replicas", "availableReplicas"),
-    ("apps", "ReplicaSet"): ("replicas",),
+#: (group, kind) -> (dotted path, zero) of scalars without omitempty: always written, their
+#: zero value when unset.
+ALWAYS_WRITTEN: Final[dict[tuple[str, str], tuple[tuple[str, Any], ...]]] = {
+    ("apps", "StatefulSet"): (("status.replicas", 0), ("status.availableReplicas", 0)),
+    ("apps", "ReplicaSet"): (("status.replicas", 0),),
+    ("", "Event"): (("reportingComponent", ""), ("reportingInstance", "")),
 }
 
 
@@ -120,19 +122,21 @@ def _parents(obj: Any, steps: list[str]) -> Iterable[Obj]:
 
 
 def normalize(group: str, kind: str, obj: Obj) -> None:
-    """Drop the zero-valued omitempty scalars of ``obj`` and write the always-written status
-    counters (in place), as kube-apiserver's encoding of the kind would. Other kinds, and
+    """Drop the zero-valued omitempty scalars of ``obj`` and write the always-written scalars
+    (in place), as kube-apiserver's encoding of the kind would. Other kinds, and
     custom resources, are left alone."""
     for dotted, zero in OMITTED_WHEN_ZERO.get((group, kind), ()):
         *steps, name = dotted.split(".")
         for parent in _parents(obj, steps):
             if name in parent and _is_zero(parent[name], zero):
                 del parent[name]
-    required = ALWAYS_WRITTEN.get((group, kind))
-    if required:
-        status = obj.get("status")
-        if not isinstance(status, dict):
-            status = obj["status"] = {}
-        for name in required:
-            if status.get(name) is None:
-                status[name] = 0
+    for dotted, zero in ALWAYS_WRITTEN.get((group, kind), ()):
+        *steps, name = dotted.split(".")
+        parent = obj
+        for step in steps:
+            child = parent.get(step)
+            if not isinstance(child, dict):
+                child = parent[step] = {}
+            parent = child
+        if parent.get(name) is None:
+            parent[name] = zero

@@ -53,7 +53,8 @@ class KubeStrategy:
             spec = obj.setdefault("spec", {})
             if spec.get("type", "ClusterIP") != "ExternalName" and not spec.get("clusterIP"):
                 spec["clusterIP"] = self._allocate_ip()
-                spec["clusterIPs"] = [spec["clusterIP"]]
+            if spec.get("clusterIP") and not spec.get("clusterIPs"):
+                spec["clusterIPs"] = [spec["clusterIP"]]  # "None" for a headless service too
         defaults.prepare_for_create(info.group, info.kind, obj)
         defaults.apply_defaults(info.group, info.kind, obj)
         self.admission.admit_create(info, obj)
@@ -63,6 +64,8 @@ class KubeStrategy:
         if info.custom:
             self._custom(info, obj)
             return
+        if info.key == ("", "services"):
+            _keep_allocated_ips(obj, old)
         defaults.apply_defaults(info.group, info.kind, obj)
         self.admission.admit_update(info, obj, old)
         omitempty.normalize(info.group, info.kind, obj)
@@ -145,3 +148,25 @@ def _qos_class(pod: Obj) -> str:
     if not any_set:
         return "BestEffort"
     return "Guaranteed" if guaranteed else "Burstable"
+
+
+def _keep_allocated_ips(service: Obj, old: Obj) -> None:
+    """An update that leaves the cluster IPs out keeps the allocated ones; one that changes
+    ``clusterIP`` alone changes the first of ``clusterIPs`` too (validation then refuses
+    the change), as kube-apiserver's service registry does."""
+    spec, old_spec = service.get("spec"), old.get("spec") or {}
+    if not isinstance(spec, dict) or "ExternalName" in (spec.get("type"), old_spec.get("type")):
+        return
+    if not spec.get("clusterIP") and old_spec.get("clusterIP"):
+        spec["clusterIP"] = old_spec["clusterIP"]
+    old_ips = list(old_spec.get("clusterIPs") or ())
+    if not spec.get("clusterIPs") and old_ips:
+        spec["clusterIPs"] = old_ips
+    ips = spec.get("clusterIPs")
+    if (
+        spec.get("clusterIP")
+        and isinstance(ips, list)
+        and ips == old_ips
+        and ips[0] != spec["clusterIP"]
+    ):
+        spec["clusterIPs"] = [spec["clusterIP"], *ips[1:]]

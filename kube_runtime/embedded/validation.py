@@ -1294,6 +1294,53 @@ def _service(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | 
             _validate_port_number(out, f"{base}.targetPort", target)
     if service_type != "ExternalName":
         _validate_labels(out, "spec.selector", spec.get("selector"))
+    if old is not None:
+        _cluster_ips_unchanged(out, spec, _map(old.get("spec")))
+
+
+def _cluster_ips_unchanged(
+    out: list[Cause], spec: Mapping[str, Any], old: Mapping[str, Any]
+) -> None:
+    """Allocated cluster IPs may not change (unless to or from ExternalName, or between
+    headless forms); a list that only grows or shrinks is a dual-stack up/downgrade."""
+    if "ExternalName" in (spec.get("type"), old.get("type")):
+        return
+    if spec.get("clusterIP") == "None" and old.get("clusterIP") == "None":
+        return
+    new_ips, old_ips = _list(spec.get("clusterIPs")), _list(old.get("clusterIPs"))
+    for i, (was, now) in enumerate(zip(old_ips, new_ips, strict=False)):
+        if was != now:
+            out.append(_invalid(f"spec.clusterIPs[{i}]", new_ips, "may not change once set"))
+
+
+def _event(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
+    """core/v1 Event: the involved object's namespace agrees with the event's (legacy events,
+    without ``eventTime``), or, for new-style events, the reporting fields are set."""
+    involved = _map(obj.get("involvedObject"))
+    involved_ns = involved.get("namespace") or ""
+    namespace = _map(obj.get("metadata")).get("namespace") or ""
+    if not obj.get("eventTime"):
+        if involved_ns:
+            agrees = namespace == involved_ns
+        else:
+            agrees = namespace in ("", "default")
+        if not agrees:
+            out.append(
+                _invalid("involvedObject.namespace", involved_ns, "does not match event.namespace")
+            )
+        return
+    if not involved_ns and namespace != "kube-system":
+        out.append(
+            _invalid("involvedObject.namespace", involved_ns, "does not match event.namespace")
+        )
+    controller = obj.get("reportingComponent") or ""
+    if not controller:
+        out.append(_required("reportingController"))
+    else:
+        for msg in qualified_name_errors(controller):
+            out.append(_invalid("reportingController", controller, msg))
+    if not obj.get("reportingInstance"):
+        out.append(_required("reportingInstance"))
 
 
 def _validate_data_keys(
@@ -1648,7 +1695,7 @@ _KINDS: Final[dict[tuple[str, str], _KindRule]] = {
     ("", "Node"): _KindRule(_name_subdomain, False),
     ("", "ServiceAccount"): _KindRule(_name_subdomain, True),
     ("", "Endpoints"): _KindRule(_name_subdomain, True),
-    ("", "Event"): _KindRule(_name_subdomain, True),
+    ("", "Event"): _KindRule(_name_subdomain, True, _event),
     ("", "LimitRange"): _KindRule(_name_subdomain, True),
     ("", "ResourceQuota"): _KindRule(_name_subdomain, True),
     ("", "PodTemplate"): _KindRule(_name_subdomain, True),

@@ -320,3 +320,55 @@ def test_terminating_namespace_reports_what_remains(client: Client, wait_for: An
         return False
 
     wait_for(gone, timeout=60, message="namespace removed once released")
+
+
+def test_service_cluster_ips_are_kept_and_immutable(
+    client: Client, namespace: str, kube_version: tuple[int, int]
+) -> None:
+    def service(name: str, **spec: Any) -> Obj:
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"selector": {"app": name}, "ports": [{"port": 80}], **spec},
+        }
+
+    headless = client.create(service("headless", clusterIP="None"))
+    assert headless["spec"]["clusterIPs"] == ["None"]
+    allocated = client.create(service("web"))
+    ip = allocated["spec"]["clusterIP"]
+    assert allocated["spec"]["clusterIPs"] == [ip]
+    # an update that leaves the IPs out keeps them (1.20 refused it: "primary clusterIP can
+    # not be unset"; the service registry keeps allocated values since)
+    body = copy.deepcopy(allocated)
+    del body["spec"]["clusterIP"], body["spec"]["clusterIPs"]
+    if kube_version > (1, 20):
+        kept = client.update(body)
+        assert (kept["spec"]["clusterIP"], kept["spec"]["clusterIPs"]) == (ip, [ip])
+    else:
+        with pytest.raises(Invalid):
+            client.update(body)
+    for name, new_ip in (("web", "10.96.7.7"), ("headless", "10.96.7.8")):
+        with pytest.raises(Invalid) as exc:
+            client.patch("v1/Service", name, {"spec": {"clusterIP": new_ip}}, namespace=namespace)
+        assert "spec.clusterIPs[0]" in exc.value.message
+
+
+def test_core_events_agree_with_their_namespace(client: Client, namespace: str) -> None:
+    def event(name: str, involved_namespace: str) -> Obj:
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": involved_namespace},
+            "reason": "Tested",
+            "message": "m",
+        }
+
+    created = client.create(event("ok", namespace))
+    # written although empty: these fields have no omitempty tag
+    assert (created["reportingComponent"], created["reportingInstance"]) == ("", "")
+    with pytest.raises(Invalid) as exc:
+        client.create(event("elsewhere", "other-namespace"))
+    assert "involvedObject.namespace" in exc.value.message
+    assert "does not match event.namespace" in exc.value.message

@@ -41,6 +41,7 @@ NEWER_FIELDS: dict[str, tuple[str, ...]] = {
     ),
     "Deployment": (),
     "Pod": ("status.hostIPs",),
+    "Service": ("spec.internalTrafficPolicy",),  # 1.22
 }
 _VOLATILE_META = ("uid", "resourceVersion", "creationTimestamp", "selfLink")
 
@@ -1004,6 +1005,122 @@ def test_namespace_deletion_with_content_held(backends: dict[str, Client]) -> No
             return False
 
         r.note("namespace removed", wait_for(gone, timeout=60, message="namespace removed"))
+
+    run_both(backends, scenario)
+
+
+def _mask_ips(value: Any) -> Any:
+    """``value`` with allocated cluster IPs masked (each server allocates its own)."""
+    if isinstance(value, dict):
+        return {
+            k: (
+                "<ip>"
+                if k in ("clusterIP", "clusterIPs") and v not in ("None", ["None"])
+                else _mask_ips(v)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_mask_ips(v) for v in value]
+    return value
+
+
+def test_other_kinds_controllers_write(backends: dict[str, Client]) -> None:
+    """Services (headless and not), claims, controller revisions, events and leases: defaults
+    and the update rules controllers meet."""
+
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        svc = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web"},
+            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 8080}]},
+        }
+        r.note("service", _mask_ips(normalize(c.create(svc, namespace=ns))))
+        headless = copy.deepcopy(svc)
+        headless["metadata"]["name"] = "web-headless"
+        headless["spec"]["clusterIP"] = "None"
+        r.note("headless service", _mask_ips(normalize(c.create(headless, namespace=ns))))
+        r.step(
+            "service clusterIP change",
+            lambda: c.patch(
+                "v1/Service", "web-headless", {"spec": {"clusterIP": "10.96.0.99"}}, namespace=ns
+            ),
+        )
+        claim = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        }
+        c.create(claim, namespace=ns)
+        r.step(
+            "claim access modes change",
+            lambda: c.patch(
+                "v1/PersistentVolumeClaim",
+                "data",
+                {"spec": {"accessModes": ["ReadWriteMany"]}},
+                namespace=ns,
+            ),
+        )
+        r.step(
+            "claim storage request change while unbound",
+            lambda: c.patch(
+                "v1/PersistentVolumeClaim",
+                "data",
+                {"spec": {"resources": {"requests": {"storage": "2Gi"}}}},
+                namespace=ns,
+            ),
+        )
+        revision = {
+            "apiVersion": "apps/v1",
+            "kind": "ControllerRevision",
+            "metadata": {"name": "rev-1"},
+            "data": {"spec": {"template": {"metadata": {"labels": {"a": "b"}}}}},
+            "revision": 1,
+        }
+        r.step("controller revision", lambda: c.create(revision, namespace=ns))
+        r.step(
+            "revision number change",
+            lambda: c.patch("apps/v1/ControllerRevision", "rev-1", {"revision": 2}, namespace=ns),
+        )
+        r.step(
+            "revision data change",
+            lambda: c.patch(
+                "apps/v1/ControllerRevision", "rev-1", {"data": {"x": 1}}, namespace=ns
+            ),
+        )
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "web.1"},
+            "involvedObject": {"kind": "Service", "name": "web", "namespace": ns},
+            "reason": "Tested",
+            "message": "a message",
+            "type": "Normal",
+            "count": 1,
+            "source": {"component": "tester"},
+        }
+        r.step("event", lambda: c.create(event, namespace=ns))
+        other_ns = copy.deepcopy(event)
+        other_ns["metadata"]["name"] = "web.2"
+        other_ns["involvedObject"]["namespace"] = "elsewhere"
+        r.step("event for another namespace", lambda: c.create(other_ns, namespace=ns))
+        lease = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "leader"},
+            "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15},
+        }
+        created = r.step("lease", lambda: c.create(lease, namespace=ns))
+        taken = copy.deepcopy(created)
+        taken["spec"]["holderIdentity"] = "b"
+        c.update(taken)
+        r.step("lease update from a stale copy", lambda: c.update(taken))
 
     run_both(backends, scenario)
 
