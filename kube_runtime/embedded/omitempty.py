@@ -95,6 +95,10 @@ ALWAYS_WRITTEN: Final[dict[tuple[str, str], tuple[tuple[str, Any], ...]]] = {
     ("apps", "StatefulSet"): (("status.replicas", 0), ("status.availableReplicas", 0)),
     ("apps", "ReplicaSet"): (("status.replicas", 0),),
     ("", "Event"): (("reportingComponent", ""), ("reportingInstance", "")),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): (
+        ("status.acceptedNames.plural", ""),
+        ("status.acceptedNames.kind", ""),
+    ),
 }
 
 

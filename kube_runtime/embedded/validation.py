@@ -1545,6 +1545,53 @@ def _crd_schema(out: list[Cause], path: str, schema: Mapping[str, Any]) -> None:
         out.append(_required(f"{path}.type", "must not be empty at the root"))
     elif schema_type != "object":
         out.append(_invalid(f"{path}.type", schema_type, "must be object at the root"))
+    _structural_types(out, path, schema)
+
+
+def _structural_types(out: list[Cause], path: str, schema: Mapping[str, Any]) -> None:
+    """A structural schema gives every specified field and array item a type (unless it is
+    int-or-string or preserves unknown fields; an embedded resource must be an object), as
+    kube-apiserver requires of v1 CRDs."""
+    children: list[tuple[str, Any, str]] = [
+        (f"{path}.properties[{name}]", sub, "object fields")
+        for name, sub in _map(schema.get("properties")).items()
+    ]
+    if isinstance(schema.get("items"), Mapping):
+        children.append((f"{path}.items", schema["items"], "array items"))
+    if isinstance(schema.get("additionalProperties"), Mapping):
+        children.append(
+            (f"{path}.additionalProperties", schema["additionalProperties"], "object fields")
+        )
+    for child_path, raw, what in children:
+        child = _map(raw)
+        child_type = child.get("type")
+        if child.get("x-kubernetes-embedded-resource") is True:
+            if child_type != "object":
+                detail = "must be object if x-kubernetes-embedded-resource is true"
+                out.append(
+                    _invalid(f"{child_path}.type", child_type, detail)
+                    if child_type
+                    else _required(f"{child_path}.type", detail)
+                )
+        elif not child_type and not (
+            child.get("x-kubernetes-int-or-string") is True
+            or child.get("x-kubernetes-preserve-unknown-fields") is True
+        ):
+            out.append(_required(f"{child_path}.type", f"must not be empty for specified {what}"))
+        _structural_types(out, child_path, child)
+
+
+def _stored_versions(out: list[Cause], versions: Sequence[Any]) -> None:
+    """A new CRD stores its storage version: without one (or with a second) the stored
+    versions kube-apiserver records do not hold."""
+    storage = [_map(v).get("name") for v in versions if _map(v).get("storage") is True]
+    if not storage:
+        out.append(_invalid("status.storedVersions", [], "must have at least one stored version"))
+        return
+    for other in storage[1:]:
+        out.append(
+            _invalid("status.storedVersions", storage[:1], f"must have the storage version {other}")
+        )
 
 
 def _crd(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
@@ -1606,6 +1653,12 @@ def _crd(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
 
     versions = _list_field(out, "spec.versions", spec.get("versions"))
     top_schema = _map(_map(spec.get("validation")).get("openAPIV3Schema"))
+    # kube-apiserver validates the internal form, in which one schema shared by every
+    # version becomes spec.validation: its errors are reported there
+    schemas = [_map(_map(_map(v).get("schema")).get("openAPIV3Schema")) for v in versions]
+    shared_schema = bool(schemas) and all(schemas) and all(x == schemas[0] for x in schemas)
+    if shared_schema and not top_schema:
+        top_schema = schemas[0]
     if not versions:
         out.append(_required("spec.versions", "must have at least one version"))
     else:
@@ -1629,9 +1682,9 @@ def _crd(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
             if msgs:
                 out.append(_invalid(f"spec.versions[{i}].name", version_name, ",".join(msgs)))
             schema = _map(_map(version.get("schema")).get("openAPIV3Schema"))
-            if schema:
+            if schema and not shared_schema:
                 _crd_schema(out, f"spec.versions[{i}].schema.openAPIV3Schema", schema)
-            elif not top_schema:
+            elif not schema and not top_schema:
                 out.append(
                     _required(f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required")
                 )
@@ -1648,6 +1701,8 @@ def _crd(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
         if not served:
             # Not an upstream rule: a CRD serving nothing is useless to the embedded server.
             out.append(_invalid("spec.versions", versions, "must have at least one served version"))
+        if old is None:
+            _stored_versions(out, versions)
     if top_schema:
         _crd_schema(out, "spec.validation.openAPIV3Schema", top_schema)
 

@@ -372,3 +372,59 @@ def test_core_events_agree_with_their_namespace(client: Client, namespace: str) 
         client.create(event("elsewhere", "other-namespace"))
     assert "involvedObject.namespace" in exc.value.message
     assert "does not match event.namespace" in exc.value.message
+
+
+def _gizmo_crd(group: str) -> Obj:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"gizmos.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {"spec": {"type": "object"}},
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def test_crds_must_be_structural_and_store_one_version(client: Client) -> None:
+    group = f"{uuid.uuid4().hex[:8]}.example.com"
+    untyped = _gizmo_crd(group)
+    schema = untyped["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["properties"]["spec"] = {
+        "properties": {"size": {}, "tags": {"type": "array", "items": {}}}
+    }
+    with pytest.raises(Invalid) as exc:
+        client.create(untyped)
+    fields = {c["field"] for c in exc.value.status["details"]["causes"]}
+    # one schema shared by every version is reported as the internal spec.validation
+    base = "spec.validation.openAPIV3Schema.properties[spec]"
+    assert {f"{base}.type", f"{base}.properties[size].type"} <= fields
+    assert f"{base}.properties[tags].items.type" in fields
+    no_storage = _gizmo_crd(group)
+    no_storage["spec"]["versions"][0]["storage"] = False
+    with pytest.raises(Invalid) as exc:
+        client.create(no_storage)
+    assert "status.storedVersions: Invalid value" in exc.value.message
+    assert "must have at least one stored version" in exc.value.message
+    created = client.create(_gizmo_crd(group))
+    try:
+        # acceptedNames has no omitempty on plural and kind: written (empty) from the start
+        names = created["status"]["acceptedNames"]
+        assert {"plural", "kind"} <= set(names)
+        assert created["status"]["storedVersions"] == ["v1"]
+    finally:
+        client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"gizmos.{group}")

@@ -1323,14 +1323,15 @@ def test_valid_fixtures(name: str) -> None:
         (
             "CustomResourceDefinition",
             setter("spec.versions.0.schema.openAPIV3Schema.type", "array"),
-            "spec.versions[0].schema.openAPIV3Schema.type",
+            # one schema shared by every version: kube-apiserver reports the internal form
+            "spec.validation.openAPIV3Schema.type",
             INVALID,
             'Invalid value: "array": must be object at the root',
         ),
         (
             "CustomResourceDefinition",
             setter("spec.versions.0.schema.openAPIV3Schema", {"properties": {}}),
-            "spec.versions[0].schema.openAPIV3Schema.type",
+            "spec.validation.openAPIV3Schema.type",
             REQUIRED,
             "must not be empty at the root",
         ),
@@ -1348,6 +1349,20 @@ def test_invalid_on_create(name: str, edit: Edit, field: str, reason: str, fragm
     obj = make()
     edit(obj)
     find(validate(group, kind, obj), field, reason, fragment)
+
+
+def test_crd_schemas_that_differ_are_reported_per_version() -> None:
+    obj = crd()
+    second = copy.deepcopy(obj["spec"]["versions"][0])
+    second.update(name="v2", storage=False)
+    second["schema"]["openAPIV3Schema"]["properties"] = {"spec": {"properties": {}}}
+    obj["spec"]["versions"].append(second)
+    find(
+        validate("apiextensions.k8s.io", "CustomResourceDefinition", obj),
+        "spec.versions[1].schema.openAPIV3Schema.properties[spec].type",
+        REQUIRED,
+        "must not be empty for specified object fields",
+    )
 
 
 def test_crd_top_level_schema_is_accepted() -> None:
