@@ -213,15 +213,19 @@ class Client:
         query: Mapping[str, Any] | None = None,
         body: Any = None,
         content_type: str = "application/json",
+        accept: str | None = None,
     ) -> Any:
         """One request; the parsed JSON response, or a typed ApiError for a non-2xx answer.
 
         ``body`` is JSON-encoded with orjson unless it is ``bytes``. ``query`` values that
-        are None are left out.
+        are None are left out. ``accept`` replaces the ``Accept`` header (e.g. to ask for a
+        ``meta.k8s.io`` Table as ``kubectl get`` does).
         """
         url = self._url(path, query)
         payload = None if body is None else body if isinstance(body, bytes) else orjson.dumps(body)
         headers = self._headers(content_type if payload is not None else None)
+        if accept:
+            headers["Accept"] = accept
         started = time.monotonic()
         try:
             resp = self._pool.request(
