@@ -1,45 +1,110 @@
 """Server-side printing: ``meta.k8s.io/v1 Table`` responses for ``kubectl get``.
 
 kubectl asks for ``application/json;as=Table;v=v1;g=meta.k8s.io`` and prints the cells the
-server rendered. Columns follow kube-apiserver's printers for the built-in kinds and a CRD's
-``additionalPrinterColumns`` for custom resources (default: Name and Age).
+server rendered; ``kubectl get -o wide`` also shows the columns with ``priority: 1``.
+kube-apiserver always renders every column (its printers run with ``Wide: true``) and kubectl
+hides the wide ones itself, so every row here carries all of its kind's cells.
+
+The built-in kinds follow upstream's printers (``pkg/printers/internalversion/printers.go``)
+of a current release decision by decision: column names, types (a column may be declared
+``string`` while its cells are integers, as upstream does), formats, priorities and cell
+contents. Custom resources get their CRD's ``additionalPrinterColumns`` (default: Name and
+Age); other kinds the default convertor's Name and Created At.
 """
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from decimal import ROUND_UP, Decimal, InvalidOperation
+from typing import Any, NamedTuple
 
 from kube_runtime.embedded.resources import ResourceInfo
 from kube_runtime.embedded.storage import Obj, parse_rfc3339
+from kube_runtime.selectors import SelectorError, format_label_selector, label_selector_from_dict
 
-Column = tuple[str, str, str, Callable[[Obj], Any]]
+
+class Column(NamedTuple):
+    """One ``TableColumnDefinition`` and how to render its cell from an object."""
+
+    name: str
+    type: str
+    format: str
+    priority: int
+    cell: Callable[[Obj], Any]
 
 
 def wants_table(accept: str) -> bool:
     return "as=Table" in accept
 
 
-def human_age(timestamp: str | None, now: float | None = None) -> str:
-    """kubectl's short duration: 45s, 5m10s, 3h, 2d... ("<unknown>" when unset)."""
-    if not timestamp:
-        return "<unknown>"
-    seconds = int((now or time.time()) - parse_rfc3339(timestamp))
-    if seconds < 0:
+# ------------------------------------------------------------------------------ helpers
+
+
+def human_duration(seconds: float) -> str:
+    """Upstream ``duration.HumanDuration``: ~2-3 significant figures (45s, 5m10s, 3h5m,
+    2d4h, 1y30d...), ``"0s"`` for up to a second in the future, ``"<invalid>"`` beyond."""
+    whole = int(seconds)  # Go's int(d.Seconds()) truncates toward zero
+    if whole < -1:
+        return "<invalid>"
+    if whole < 0:
         return "0s"
-    if seconds < 120:
-        return f"{seconds}s"
-    minutes = seconds // 60
+    if whole < 120:
+        return f"{whole}s"
+    minutes = whole // 60
     if minutes < 10:
-        rest = seconds % 60
+        rest = whole % 60
         return f"{minutes}m{rest}s" if rest else f"{minutes}m"
     if minutes < 180:
         return f"{minutes}m"
-    hours = minutes // 60
+    hours = whole // 3600
+    if hours < 8:
+        rest = minutes % 60
+        return f"{hours}h{rest}m" if rest else f"{hours}h"
     if hours < 48:
         return f"{hours}h"
-    return f"{hours // 24}d"
+    if hours < 24 * 8:
+        rest = hours % 24
+        return f"{hours // 24}d{rest}h" if rest else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = (hours // 24) % 365
+        years = hours // 24 // 365
+        return f"{years}y{days}d" if days else f"{years}y"
+    return f"{hours // 24 // 365}y"
+
+
+def human_age(timestamp: Any, now: float | None = None) -> str:
+    """Upstream ``translateTimestampSince``: the age of an RFC 3339 timestamp ("<unknown>"
+    when unset or unreadable)."""
+    if not timestamp or not isinstance(timestamp, str):
+        return "<unknown>"
+    try:
+        then = parse_rfc3339(timestamp)
+    except (ValueError, TypeError):
+        return "<unknown>"
+    return human_duration((time.time() if now is None else now) - then)
+
+
+def _get(obj: Any, *path: str) -> Any:
+    cur = obj
+    for p in path:
+        cur = cur.get(p) if isinstance(cur, Mapping) else None
+    return cur
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _list(value: Any) -> list[Any]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
 def _meta(obj: Obj) -> Obj:
@@ -48,217 +113,642 @@ def _meta(obj: Obj) -> Obj:
 
 
 def _name(obj: Obj) -> str:
-    return str(_meta(obj).get("name", ""))
+    return _str(_meta(obj).get("name"))
 
 
 def _age(obj: Obj) -> str:
     return human_age(_meta(obj).get("creationTimestamp"))
 
 
-NAME: Column = ("Name", "string", "name", _name)
-AGE: Column = ("Age", "string", "", _age)
+def format_labels(labels: Any) -> str:
+    """Upstream ``labels.FormatLabels``: ``k=v`` sorted by key, ``"<none>"`` when empty."""
+    if not isinstance(labels, Mapping) or not labels:
+        return "<none>"
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
 
 
-def _pod_ready(pod: Obj) -> str:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    total = len((pod.get("spec") or {}).get("containers") or [])
-    ready = sum(1 for s in statuses if s.get("ready"))
-    return f"{ready}/{total}"
+def _selector_string(selector: Any) -> str:
+    """``metav1.LabelSelectorAsSelector(s).String()`` ("" for nil or empty selectors,
+    ``"<invalid>"`` when it does not convert), as the Deployment printer writes it."""
+    try:
+        return str(label_selector_from_dict(selector if isinstance(selector, Mapping) else None))
+    except SelectorError:
+        return "<invalid>"
 
 
-def _pod_status(pod: Obj) -> str:
-    if _meta(pod).get("deletionTimestamp"):
-        return "Terminating"
-    status = pod.get("status") or {}
-    for cs in status.get("containerStatuses") or []:
-        waiting = (cs.get("state") or {}).get("waiting")
-        if waiting and waiting.get("reason"):
-            return str(waiting["reason"])
-        terminated = (cs.get("state") or {}).get("terminated")
-        if terminated and terminated.get("reason") and status.get("phase") != "Running":
-            return str(terminated["reason"])
-    return str(status.get("reason") or status.get("phase") or "Pending")
+def _formatted_selector(selector: Any) -> str:
+    """``metav1.FormatLabelSelector``: ``"<none>"`` for nil or empty, ``"<error>"``."""
+    return format_label_selector(selector if isinstance(selector, Mapping) else None)
 
 
-def _pod_restarts(pod: Obj) -> int:
-    return sum(
-        int(s.get("restartCount") or 0)
-        for s in (pod.get("status") or {}).get("containerStatuses") or []
+def layout_containers(containers: Any) -> tuple[str, str]:
+    """Upstream ``layoutContainerCells``: names and images joined by commas."""
+    items = _list(containers)
+    return (
+        ",".join(_str(c.get("name")) for c in items),
+        ",".join(_str(c.get("image")) for c in items),
     )
 
 
+def _template_containers(obj: Obj) -> Any:
+    return _get(obj, "spec", "template", "spec", "containers")
+
+
+_QUANTITY_RE = re.compile(r"([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)")
+_BINARY_SUFFIXES = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12}
+_DECIMAL_SUFFIXES.update({"P": 15, "E": 18})
+_DECIMAL_BY_EXPONENT = {v: k for k, v in _DECIMAL_SUFFIXES.items()}
+
+
+def canonical_quantity(value: Any) -> str:
+    """``resource.Quantity.String()``: the canonical form of a quantity ("1024Mi" -> "1Gi",
+    "1500m" -> "1500m", "0.5" -> "500m", "1000" -> "1k"), keeping its format (binary SI,
+    decimal SI or decimal exponent) and rounding up to milli-units; ``""`` for no value and
+    the text itself when it does not parse."""
+    if value is None or value == "":
+        return ""
+    text = str(value).strip()
+    match = _QUANTITY_RE.fullmatch(text)
+    if match is None:
+        return text
+    number, suffix = match.group(1), match.group(2)
+    try:
+        if suffix in _BINARY_SUFFIXES:
+            fmt, amount = "binary", Decimal(number) * (Decimal(1024) ** _BINARY_SUFFIXES[suffix])
+        elif suffix in _DECIMAL_SUFFIXES:
+            fmt, amount = "decimal", Decimal(number).scaleb(_DECIMAL_SUFFIXES[suffix])
+        elif suffix[:1] in ("e", "E"):
+            fmt, amount = "exponent", Decimal(number).scaleb(int(suffix[1:]))
+        else:
+            return text
+    except (InvalidOperation, ValueError):
+        return text
+    if not amount.is_finite():
+        return text
+    milli = int((amount * 1000).to_integral_value(rounding=ROUND_UP))
+    if fmt == "binary":
+        if -1024 < amount < 1024 or milli % 1000:
+            fmt = "decimal"
+        else:
+            whole, power = milli // 1000, 0
+            while whole and whole % 1024 == 0 and power < 6:
+                whole //= 1024
+                power += 1
+            return f"{whole}{['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'][power]}"
+    mantissa, exponent = milli, -3
+    if mantissa == 0:
+        return "0"
+    while mantissa % 10 == 0:
+        mantissa //= 10
+        exponent += 1
+    while exponent % 3:
+        mantissa *= 10
+        exponent -= 1
+    if fmt == "exponent":
+        return f"{mantissa}e{exponent}" if exponent else str(mantissa)
+    suffix_text = _DECIMAL_BY_EXPONENT.get(exponent)
+    if suffix_text is None:
+        return f"{mantissa}e{exponent}"
+    return f"{mantissa}{suffix_text}"
+
+
+NAME = Column("Name", "string", "name", 0, _name)
+AGE = Column("Age", "string", "", 0, _age)
+
+
+def _col(name: str, cell: Callable[[Obj], Any], type_: str = "string", priority: int = 0) -> Column:
+    return Column(name, type_, "", priority, cell)
+
+
+def _wide(name: str, cell: Callable[[Obj], Any]) -> Column:
+    return Column(name, "string", "", 1, cell)
+
+
+# ------------------------------------------------------------------------------ pods
+
+
+def _restartable_init(container: Mapping[str, Any] | None) -> bool:
+    """A sidecar: an init container with ``restartPolicy: Always``."""
+    return bool(container) and _get(container, "restartPolicy") == "Always"
+
+
+class PodSummary(NamedTuple):
+    ready: str
+    status: str
+    restarts: str
+
+
+def _finished_at(status: Mapping[str, Any]) -> float | None:
+    finished = _get(status, "lastState", "terminated", "finishedAt")
+    if isinstance(finished, str) and finished:
+        try:
+            return parse_rfc3339(finished)
+        except (ValueError, TypeError):
+            return None
+    return None
+
+
+def _later(current: float | None, candidate: float | None) -> float | None:
+    if candidate is None:
+        return current
+    return candidate if current is None or candidate > current else current
+
+
+def _terminated_reason(terminated: Mapping[str, Any], prefix: str = "") -> str:
+    reason = _str(terminated.get("reason"))
+    if reason:
+        return prefix + reason
+    signal = _int(terminated.get("signal"))
+    if signal:
+        return f"{prefix}Signal:{signal}"
+    return f"{prefix}ExitCode:{_int(terminated.get('exitCode'))}"
+
+
+def _condition_true(conditions: Any, type_: str) -> bool:
+    return any(c.get("type") == type_ and c.get("status") == "True" for c in _list(conditions))
+
+
+def pod_summary(pod: Obj, now: float | None = None) -> PodSummary:
+    """Upstream ``printPod``'s Ready, Status and Restarts cells."""
+    spec: Mapping[str, Any] = pod.get("spec") or {}
+    status: Mapping[str, Any] = pod.get("status") or {}
+    phase = _str(status.get("phase"))
+    reason = _str(status.get("reason")) or phase
+    for cond in _list(status.get("conditions")):
+        if cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+
+    init_specs = {_str(c.get("name")): c for c in _list(spec.get("initContainers"))}
+    total = len(_list(spec.get("containers"))) + sum(
+        1 for c in init_specs.values() if _restartable_init(c)
+    )
+    ready = 0
+    restarts = 0
+    sidecar_restarts = 0
+    last_restart: float | None = None
+    last_sidecar_restart: float | None = None
+
+    initializing = False
+    init_statuses = _list(status.get("initContainerStatuses"))
+    for i, cs in enumerate(init_statuses):
+        restarts += _int(cs.get("restartCount"))
+        finished = _finished_at(cs)
+        last_restart = _later(last_restart, finished)
+        sidecar = _restartable_init(init_specs.get(_str(cs.get("name"))))
+        if sidecar:
+            sidecar_restarts += _int(cs.get("restartCount"))
+            last_sidecar_restart = _later(last_sidecar_restart, finished)
+        state: Mapping[str, Any] = cs.get("state") or {}
+        terminated = state.get("terminated")
+        waiting = state.get("waiting")
+        if isinstance(terminated, Mapping) and _int(terminated.get("exitCode")) == 0:
+            continue
+        if sidecar and cs.get("started") is True:
+            if cs.get("ready"):
+                ready += 1
+            continue
+        if isinstance(terminated, Mapping):
+            reason = _terminated_reason(terminated, "Init:")
+        elif (
+            isinstance(waiting, Mapping)
+            and _str(waiting.get("reason"))
+            and waiting.get("reason") != "PodInitializing"
+        ):
+            reason = "Init:" + _str(waiting.get("reason"))
+        else:
+            reason = f"Init:{i}/{len(_list(spec.get('initContainers')))}"
+        initializing = True
+        break
+
+    if not initializing or _condition_true(status.get("conditions"), "Initialized"):
+        restarts = sidecar_restarts
+        last_restart = last_sidecar_restart
+        has_running = False
+        for cs in reversed(_list(status.get("containerStatuses"))):
+            restarts += _int(cs.get("restartCount"))
+            last_restart = _later(last_restart, _finished_at(cs))
+            state = cs.get("state") or {}
+            waiting, terminated = state.get("waiting"), state.get("terminated")
+            if isinstance(waiting, Mapping) and _str(waiting.get("reason")):
+                reason = _str(waiting.get("reason"))
+            elif isinstance(terminated, Mapping):
+                reason = _terminated_reason(terminated)
+            elif cs.get("ready") and isinstance(state.get("running"), Mapping):
+                has_running = True
+                ready += 1
+        if reason == "Completed" and has_running:
+            reason = "Running" if _condition_true(status.get("conditions"), "Ready") else "NotReady"
+
+    if _meta(pod).get("deletionTimestamp"):
+        if status.get("reason") == "NodeLost":
+            reason = "Unknown"
+        elif phase not in ("Succeeded", "Failed"):
+            reason = "Terminating"
+
+    restarts_text = str(restarts)
+    if restarts and last_restart is not None:
+        ago = human_duration((time.time() if now is None else now) - last_restart)
+        restarts_text = f"{restarts} ({ago} ago)"
+    return PodSummary(f"{ready}/{total}", reason, restarts_text)
+
+
+def _pod_ip(pod: Obj) -> str:
+    ips = _list(_get(pod, "status", "podIPs"))
+    return _str(ips[0].get("ip")) if ips else ""
+
+
+def _readiness_gates(pod: Obj) -> str:
+    gates = _list(_get(pod, "spec", "readinessGates"))
+    if not gates:
+        return "<none>"
+    conditions = _list(_get(pod, "status", "conditions"))
+    true = 0
+    for gate in gates:
+        for cond in conditions:
+            if cond.get("type") == gate.get("conditionType"):
+                true += cond.get("status") == "True"
+                break
+    return f"{true}/{len(gates)}"
+
+
+POD_COLUMNS = [
+    NAME,
+    _col("Ready", lambda o: pod_summary(o).ready),
+    _col("Status", lambda o: pod_summary(o).status),
+    _col("Restarts", lambda o: pod_summary(o).restarts),
+    AGE,
+    _wide("IP", lambda o: _pod_ip(o) or "<none>"),
+    _wide("Node", lambda o: _str(_get(o, "spec", "nodeName")) or "<none>"),
+    _wide("Nominated Node", lambda o: _str(_get(o, "status", "nominatedNodeName")) or "<none>"),
+    _wide("Readiness Gates", _readiness_gates),
+]
+
+_POD_ROW_CONDITIONS = {
+    "Succeeded": "The pod has completed successfully.",
+    "Failed": "The pod failed.",
+}
+
+
+def _pod_row_conditions(pod: Obj) -> list[Obj] | None:
+    phase = _get(pod, "status", "phase")
+    message = _POD_ROW_CONDITIONS.get(phase) if isinstance(phase, str) else None
+    if message is None:
+        return None
+    return [{"type": "Completed", "status": "True", "reason": phase, "message": message}]
+
+
+# ------------------------------------------------------------------------------ workloads
+
+
 def _replicas_ready(obj: Obj) -> str:
-    status = obj.get("status") or {}
-    return f"{status.get('readyReplicas', 0)}/{(obj.get('spec') or {}).get('replicas', 0)}"
+    ready = _int(_get(obj, "status", "readyReplicas"))
+    return f"{ready}/{_int(_get(obj, 'spec', 'replicas'))}"
 
 
-def _spec(obj: Obj, *path: str) -> Any:
-    cur: Any = obj
-    for p in path:
-        cur = (cur or {}).get(p) if isinstance(cur, dict) else None
-    return cur
+DEPLOYMENT_COLUMNS = [
+    NAME,
+    _col("Ready", _replicas_ready),
+    _col("Up-to-date", lambda o: _int(_get(o, "status", "updatedReplicas"))),
+    _col("Available", lambda o: _int(_get(o, "status", "availableReplicas"))),
+    AGE,
+    _wide("Containers", lambda o: layout_containers(_template_containers(o))[0]),
+    _wide("Images", lambda o: layout_containers(_template_containers(o))[1]),
+    _wide("Selector", lambda o: _selector_string(_get(o, "spec", "selector"))),
+]
+
+REPLICASET_COLUMNS = [
+    NAME,
+    _col("Desired", lambda o: _int(_get(o, "spec", "replicas")), "integer"),
+    _col("Current", lambda o: _int(_get(o, "status", "replicas")), "integer"),
+    _col("Ready", lambda o: _int(_get(o, "status", "readyReplicas")), "integer"),
+    AGE,
+    _wide("Containers", lambda o: layout_containers(_template_containers(o))[0]),
+    _wide("Images", lambda o: layout_containers(_template_containers(o))[1]),
+    _wide("Selector", lambda o: _formatted_selector(_get(o, "spec", "selector"))),
+]
+
+STATEFULSET_COLUMNS = [
+    NAME,
+    _col("Ready", _replicas_ready),
+    AGE,
+    _wide("Containers", lambda o: layout_containers(_template_containers(o))[0]),
+    _wide("Images", lambda o: layout_containers(_template_containers(o))[1]),
+]
+
+
+def _controller_of(obj: Obj) -> str:
+    """``metav1.GetControllerOf`` as ``kind.group/name`` (lower-cased group kind)."""
+    for ref in _list(_meta(obj).get("ownerReferences")):
+        if ref.get("controller") is not True:
+            continue
+        api_version = _str(ref.get("apiVersion"))
+        group = api_version.split("/")[0] if "/" in api_version else ""
+        kind = _str(ref.get("kind"))
+        if not kind and not group:
+            return _str(ref.get("name"))
+        group_kind = f"{kind}.{group}" if group else kind
+        return f"{group_kind.lower()}/{_str(ref.get('name'))}"
+    return "<none>"
+
+
+CONTROLLERREVISION_COLUMNS = [
+    NAME,
+    _col("Controller", _controller_of),
+    _col("Revision", lambda o: _int(o.get("revision"))),
+    AGE,
+]
+
+
+# ------------------------------------------------------------------------------ core kinds
+
+
+def _node_status(node: Obj) -> str:
+    states = [
+        "Ready" if c.get("status") == "True" else "NotReady"
+        for c in _list(_get(node, "status", "conditions"))
+        if c.get("type") == "Ready"
+    ][-1:] or ["Unknown"]
+    if _get(node, "spec", "unschedulable") is True:
+        states.append("SchedulingDisabled")
+    return ",".join(states)
+
+
+def _node_roles(node: Obj) -> str:
+    roles: set[str] = set()
+    for key, value in (_meta(node).get("labels") or {}).items():
+        if key.startswith("node-role.kubernetes.io/"):
+            role = key[len("node-role.kubernetes.io/") :]
+            if role:
+                roles.add(role)
+        elif key == "kubernetes.io/role" and value:
+            roles.add(str(value))
+    return ",".join(sorted(roles)) or "<none>"
+
+
+def _node_address(node: Obj, type_: str) -> str:
+    for address in _list(_get(node, "status", "addresses")):
+        if address.get("type") == type_:
+            return _str(address.get("address"))
+    return "<none>"
+
+
+def _node_info(field: str) -> Callable[[Obj], str]:
+    return lambda o: _str(_get(o, "status", "nodeInfo", field)) or "<unknown>"
+
+
+NODE_COLUMNS = [
+    NAME,
+    _col("Status", _node_status),
+    _col("Roles", _node_roles),
+    AGE,
+    _col("Version", lambda o: _str(_get(o, "status", "nodeInfo", "kubeletVersion"))),
+    _wide("Internal-IP", lambda o: _node_address(o, "InternalIP")),
+    _wide("External-IP", lambda o: _node_address(o, "ExternalIP")),
+    _wide("OS-Image", _node_info("osImage")),
+    _wide("Kernel-Version", _node_info("kernelVersion")),
+    _wide("Container-Runtime", _node_info("containerRuntimeVersion")),
+]
+
+_ACCESS_MODE_ABBREVIATIONS = (
+    ("ReadWriteOnce", "RWO"),
+    ("ReadOnlyMany", "ROX"),
+    ("ReadWriteMany", "RWX"),
+    ("ReadWriteOncePod", "RWOP"),
+)
+
+
+def access_modes(modes: Any) -> str:
+    """Upstream ``GetAccessModesAsString``: always in the order RWO,ROX,RWX,RWOP."""
+    present = set(modes) if isinstance(modes, list) else set()
+    return ",".join(short for mode, short in _ACCESS_MODE_ABBREVIATIONS if mode in present)
+
+
+def _claim_phase(claim: Obj) -> str:
+    if _meta(claim).get("deletionTimestamp"):
+        return "Terminating"
+    return _str(_get(claim, "status", "phase"))
+
+
+def _claim_bound(claim: Obj) -> bool:
+    return bool(_str(_get(claim, "spec", "volumeName")))
+
+
+def _claim_class(claim: Obj) -> str:
+    annotations = _meta(claim).get("annotations") or {}
+    if "volume.beta.kubernetes.io/storage-class" in annotations:
+        return _str(annotations["volume.beta.kubernetes.io/storage-class"])
+    return _str(_get(claim, "spec", "storageClassName"))
+
+
+PVC_COLUMNS = [
+    NAME,
+    _col("Status", _claim_phase),
+    _col("Volume", lambda o: _str(_get(o, "spec", "volumeName"))),
+    _col(
+        "Capacity",
+        lambda o: (
+            canonical_quantity(_get(o, "status", "capacity", "storage") or "0")
+            if _claim_bound(o)
+            else ""
+        ),
+    ),
+    _col(
+        "Access Modes",
+        lambda o: access_modes(_get(o, "status", "accessModes")) if _claim_bound(o) else "",
+    ),
+    _col("StorageClass", _claim_class),
+    _col(
+        "VolumeAttributesClass",
+        lambda o: _str(_get(o, "spec", "volumeAttributesClassName")) or "<unset>",
+    ),
+    AGE,
+    _wide("VolumeMode", lambda o: _str(_get(o, "spec", "volumeMode")) or "<unset>"),
+]
+
+
+def _event_first_seen(event: Obj) -> str:
+    if event.get("firstTimestamp"):
+        return human_age(event.get("firstTimestamp"))
+    return human_age(event.get("eventTime"))
+
+
+def _event_last_seen(event: Obj) -> str:
+    series = event.get("series")
+    if isinstance(series, Mapping):
+        return human_age(series.get("lastObservedTime"))
+    if event.get("lastTimestamp"):
+        return human_age(event.get("lastTimestamp"))
+    return _event_first_seen(event)
+
+
+def _event_count(event: Obj) -> int:
+    series = event.get("series")
+    if isinstance(series, Mapping):
+        return _int(series.get("count"))
+    return _int(event.get("count")) or 1
+
+
+def _event_object(event: Obj) -> str:
+    kind = _str(_get(event, "involvedObject", "kind")).lower()
+    name = _str(_get(event, "involvedObject", "name"))
+    return f"{kind}/{name}" if name else kind
+
+
+def _event_source(event: Obj) -> str:
+    component = _str(_get(event, "source", "component")) or _str(event.get("reportingComponent"))
+    instance = _str(_get(event, "source", "host")) or _str(event.get("reportingInstance"))
+    return f"{component}, {instance}" if instance else component
+
+
+EVENT_COLUMNS = [
+    _col("Last Seen", _event_last_seen),
+    _col("Type", lambda o: _str(o.get("type"))),
+    _col("Reason", lambda o: _str(o.get("reason"))),
+    _col("Object", _event_object),
+    _wide("Subobject", lambda o: _str(_get(o, "involvedObject", "fieldPath"))),
+    _wide("Source", _event_source),
+    _col("Message", lambda o: _str(o.get("message")).strip()),
+    _wide("First Seen", _event_first_seen),
+    _wide("Count", _event_count),
+    Column("Name", "string", "name", 1, _name),
+]
+
+
+def _load_balancer_ingress(svc: Obj) -> list[str]:
+    found = set()
+    for ingress in _list(_get(svc, "status", "loadBalancer", "ingress")):
+        if _str(ingress.get("ip")):
+            found.add(_str(ingress.get("ip")))
+        elif _str(ingress.get("hostname")):
+            found.add(_str(ingress.get("hostname")))
+    return sorted(found)
+
+
+def service_external_ip(svc: Obj) -> str:
+    """Upstream ``getServiceExternalIP`` for wide output (never clipped)."""
+    type_ = _get(svc, "spec", "type")
+    external = [_str(ip) for ip in _get(svc, "spec", "externalIPs") or [] if ip]
+    if type_ in ("ClusterIP", "NodePort"):
+        return ",".join(external) or "<none>"
+    if type_ == "LoadBalancer":
+        lb = _load_balancer_ingress(svc)
+        if external:
+            return ",".join(lb + external)
+        return ",".join(lb) or "<pending>"
+    if type_ == "ExternalName":
+        return _str(_get(svc, "spec", "externalName"))
+    return "<unknown>"
+
+
+def service_ports(svc: Obj) -> str:
+    """Upstream ``makePortString``: ``port/protocol`` or ``port:nodePort/protocol``."""
+    pieces = []
+    for port in _list(_get(svc, "spec", "ports")):
+        protocol = _str(port.get("protocol"))
+        node_port = _int(port.get("nodePort"))
+        if node_port > 0:
+            pieces.append(f"{_int(port.get('port'))}:{node_port}/{protocol}")
+        else:
+            pieces.append(f"{_int(port.get('port'))}/{protocol}")
+    return ",".join(pieces) or "<none>"
+
+
+def _cluster_ip(svc: Obj) -> str:
+    ips = _get(svc, "spec", "clusterIPs")
+    return _str(ips[0]) if isinstance(ips, list) and ips else "<none>"
+
+
+SERVICE_COLUMNS = [
+    NAME,
+    _col("Type", lambda o: _str(_get(o, "spec", "type"))),
+    _col("Cluster-IP", _cluster_ip),
+    _col("External-IP", service_external_ip),
+    _col("Port(s)", service_ports),
+    AGE,
+    _wide("Selector", lambda o: format_labels(_get(o, "spec", "selector"))),
+]
+
+
+def _join_host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def format_endpoints(endpoints: Obj, limit: int = 3) -> str:
+    """Upstream ``formatEndpoints``: up to three ``ip:port`` (``ip`` for subsets without
+    ports), then ``" + N more..."``; ``"<none>"`` without subsets."""
+    subsets = _list(endpoints.get("subsets"))
+    if not subsets:
+        return "<none>"
+    shown: list[str] = []
+    count = 0
+    more = False
+    for subset in subsets:
+        addresses = _list(subset.get("addresses"))
+        ports = _list(subset.get("ports"))
+        if not ports:
+            count += len(addresses)
+            for address in addresses:
+                if len(shown) == limit:
+                    more = True
+                    break
+                shown.append(_str(address.get("ip")))
+            continue
+        for port in ports:
+            count += len(addresses)
+            for address in addresses:
+                if len(shown) == limit:
+                    more = True
+                    break
+                shown.append(_join_host_port(_str(address.get("ip")), _int(port.get("port"))))
+    text = ",".join(shown)
+    return f"{text} + {count - limit} more..." if more else text
+
+
+def _count(field: str) -> Callable[[Obj], int]:
+    def cell(obj: Obj) -> int:
+        value = obj.get(field)
+        return len(value) if isinstance(value, (dict, list)) else 0
+
+    return cell
 
 
 BUILTIN_COLUMNS: dict[tuple[str, str], list[Column]] = {
-    ("", "pods"): [
-        NAME,
-        ("Ready", "string", "", _pod_ready),
-        ("Status", "string", "", _pod_status),
-        ("Restarts", "integer", "", _pod_restarts),
-        AGE,
-        ("IP", "string", "", lambda o: _spec(o, "status", "podIP") or "<none>"),
-        ("Node", "string", "", lambda o: _spec(o, "spec", "nodeName") or "<none>"),
-    ],
-    ("apps", "statefulsets"): [NAME, ("Ready", "string", "", _replicas_ready), AGE],
-    ("apps", "deployments"): [
-        NAME,
-        ("Ready", "string", "", _replicas_ready),
-        ("Up-to-date", "integer", "", lambda o: _spec(o, "status", "updatedReplicas") or 0),
-        ("Available", "integer", "", lambda o: _spec(o, "status", "availableReplicas") or 0),
-        AGE,
-    ],
-    ("apps", "replicasets"): [
-        NAME,
-        ("Desired", "integer", "", lambda o: _spec(o, "spec", "replicas") or 0),
-        ("Current", "integer", "", lambda o: _spec(o, "status", "replicas") or 0),
-        ("Ready", "integer", "", lambda o: _spec(o, "status", "readyReplicas") or 0),
-        AGE,
-    ],
-    ("apps", "controllerrevisions"): [
-        NAME,
-        (
-            "Controller",
-            "string",
-            "",
-            lambda o: next(
-                (
-                    f"{r.get('kind', '').lower()}.{r.get('apiVersion', '').split('/')[0]}/{r.get('name')}"
-                    for r in _meta(o).get("ownerReferences") or []
-                    if r.get("controller")
-                ),
-                "<none>",
-            ),
-        ),
-        ("Revision", "integer", "", lambda o: o.get("revision", 0)),
-        AGE,
-    ],
-    ("", "namespaces"): [
-        NAME,
-        ("Status", "string", "", lambda o: _spec(o, "status", "phase") or ""),
-        AGE,
-    ],
-    ("", "nodes"): [
-        NAME,
-        (
-            "Status",
-            "string",
-            "",
-            lambda o: next(
-                (
-                    "Ready" if c.get("status") == "True" else "NotReady"
-                    for c in _spec(o, "status", "conditions") or []
-                    if c.get("type") == "Ready"
-                ),
-                "Unknown",
-            ),
-        ),
-        ("Roles", "string", "", lambda o: "<none>"),
-        AGE,
-        ("Version", "string", "", lambda o: _spec(o, "status", "nodeInfo", "kubeletVersion") or ""),
-    ],
-    ("", "persistentvolumeclaims"): [
-        NAME,
-        ("Status", "string", "", lambda o: _spec(o, "status", "phase") or ""),
-        ("Volume", "string", "", lambda o: _spec(o, "spec", "volumeName") or ""),
-        (
-            "Capacity",
-            "string",
-            "",
-            lambda o: (_spec(o, "status", "capacity") or {}).get("storage", ""),
-        ),
-        (
-            "Access Modes",
-            "string",
-            "",
-            lambda o: ",".join(
-                {
-                    "ReadWriteOnce": "RWO",
-                    "ReadOnlyMany": "ROX",
-                    "ReadWriteMany": "RWX",
-                    "ReadWriteOncePod": "RWOP",
-                }.get(m, m)
-                for m in _spec(o, "status", "accessModes") or []
-            ),
-        ),
-        ("StorageClass", "string", "", lambda o: _spec(o, "spec", "storageClassName") or "<unset>"),
-        AGE,
-    ],
-    ("", "events"): [
-        (
-            "Last Seen",
-            "string",
-            "",
-            lambda o: human_age(
-                o.get("lastTimestamp") or o.get("eventTime") or _meta(o).get("creationTimestamp")
-            ),
-        ),
-        ("Type", "string", "", lambda o: o.get("type", "")),
-        ("Reason", "string", "", lambda o: o.get("reason", "")),
-        (
-            "Object",
-            "string",
-            "",
-            lambda o: (
-                f"{str(_spec(o, 'involvedObject', 'kind') or '').lower()}/{_spec(o, 'involvedObject', 'name') or ''}"
-            ),
-        ),
-        ("Message", "string", "", lambda o: o.get("message", "")),
-    ],
-    ("", "services"): [
-        NAME,
-        ("Type", "string", "", lambda o: _spec(o, "spec", "type") or "ClusterIP"),
-        ("Cluster-IP", "string", "", lambda o: _spec(o, "spec", "clusterIP") or "<none>"),
-        ("External-IP", "string", "", lambda o: "<none>"),
-        (
-            "Port(s)",
-            "string",
-            "",
-            lambda o: (
-                ",".join(
-                    f"{p.get('port')}/{p.get('protocol', 'TCP')}"
-                    for p in _spec(o, "spec", "ports") or []
-                )
-                or "<none>"
-            ),
-        ),
-        AGE,
-    ],
+    ("", "pods"): POD_COLUMNS,
+    ("apps", "deployments"): DEPLOYMENT_COLUMNS,
+    ("apps", "replicasets"): REPLICASET_COLUMNS,
+    ("apps", "statefulsets"): STATEFULSET_COLUMNS,
+    ("apps", "controllerrevisions"): CONTROLLERREVISION_COLUMNS,
+    ("", "namespaces"): [NAME, _col("Status", lambda o: _str(_get(o, "status", "phase"))), AGE],
+    ("", "nodes"): NODE_COLUMNS,
+    ("", "persistentvolumeclaims"): PVC_COLUMNS,
+    ("", "events"): EVENT_COLUMNS,
+    ("", "services"): SERVICE_COLUMNS,
+    ("", "endpoints"): [NAME, _col("Endpoints", format_endpoints), AGE],
     ("", "configmaps"): [
         NAME,
-        (
-            "Data",
-            "integer",
-            "",
-            lambda o: len(o.get("data") or {}) + len(o.get("binaryData") or {}),
-        ),
+        _col("Data", lambda o: _count("data")(o) + _count("binaryData")(o)),
         AGE,
     ],
     ("", "secrets"): [
         NAME,
-        ("Type", "string", "", lambda o: o.get("type", "")),
-        ("Data", "integer", "", lambda o: len(o.get("data") or {})),
+        _col("Type", lambda o: _str(o.get("type"))),
+        _col("Data", _count("data")),
         AGE,
     ],
+    ("", "serviceaccounts"): [NAME, _col("Secrets", _count("secrets")), AGE],
     ("coordination.k8s.io", "leases"): [
         NAME,
-        ("Holder", "string", "", lambda o: _spec(o, "spec", "holderIdentity") or ""),
+        _col("Holder", lambda o: _str(_get(o, "spec", "holderIdentity"))),
         AGE,
     ],
-    ("apiextensions.k8s.io", "customresourcedefinitions"): [
-        NAME,
-        ("Created At", "date", "", lambda o: _meta(o).get("creationTimestamp", "")),
-    ],
 }
+
+#: The default table convertor's columns (kinds without a printer, CRDs included).
+DEFAULT_COLUMNS: list[Column] = [
+    NAME,
+    Column("Created At", "date", "", 0, lambda o: _str(_meta(o).get("creationTimestamp"))),
+]
 
 
 def _json_path(obj: Obj, path: str) -> Any:
@@ -285,14 +775,17 @@ def _custom_columns(info: ResourceInfo) -> list[Column]:
     cols: list[Column] = [NAME]
     for spec in info.printer_columns:
         path = str(spec.get("jsonPath", ""))
+        priority = spec.get("priority")
+        prio = priority if isinstance(priority, int) and not isinstance(priority, bool) else 0
         if path == ".metadata.creationTimestamp" and spec.get("type") == "date":
-            cols.append((str(spec.get("name", "Age")), "string", "", _age))
+            cols.append(Column(str(spec.get("name", "Age")), "string", "", prio, _age))
             continue
         cols.append(
-            (
+            Column(
                 str(spec.get("name", "")),
                 str(spec.get("type", "string")),
                 str(spec.get("format", "")),
+                prio,
                 _path_cell(path),
             )
         )
@@ -317,7 +810,13 @@ def _render(value: Any) -> Any:
 def columns_for(info: ResourceInfo) -> list[Column]:
     if info.custom:
         return _custom_columns(info)
-    return BUILTIN_COLUMNS.get(info.key, [NAME, AGE])
+    return BUILTIN_COLUMNS.get(info.key, DEFAULT_COLUMNS)
+
+
+def _row_conditions(info: ResourceInfo, obj: Obj) -> list[Obj] | None:
+    if info.key == ("", "pods"):
+        return _pod_row_conditions(obj)
+    return None
 
 
 def table(
@@ -326,7 +825,10 @@ def table(
     cols = columns_for(info)
     rows = []
     for obj in objects:
-        row: dict[str, Any] = {"cells": [fn(obj) for _, _, _, fn in cols]}
+        row: dict[str, Any] = {"cells": [col.cell(obj) for col in cols]}
+        conditions = None if info.custom else _row_conditions(info, obj)
+        if conditions:
+            row["conditions"] = conditions
         if include_object == "Object":
             row["object"] = obj
         elif include_object != "None":
@@ -341,8 +843,14 @@ def table(
         "apiVersion": "meta.k8s.io/v1",
         "metadata": {"resourceVersion": resource_version},
         "columnDefinitions": [
-            {"name": name, "type": type_, "format": fmt, "description": "", "priority": 0}
-            for name, type_, fmt, _ in cols
+            {
+                "name": col.name,
+                "type": col.type,
+                "format": col.format,
+                "description": "",
+                "priority": col.priority,
+            }
+            for col in cols
         ],
         "rows": rows,
     }

@@ -5,7 +5,8 @@ resourceVersion (see ``normalize``).
 
 Skipped (with the reason) when the real binaries are not cached (``scripts/real-apiserver.sh``).
 Fields that exist only in Kubernetes newer than 1.20 (the embedded server models a current
-release) are dropped before comparing: ``NEWER_FIELDS``. docs/conformance.md lists the checks
+release) are dropped before comparing: ``NEWER_FIELDS``; so are Table columns newer than 1.20
+or changed since (``NEWER_TABLE_COLUMNS``). docs/conformance.md lists the checks
 and the differences found.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -1121,6 +1123,572 @@ def test_other_kinds_controllers_write(backends: dict[str, Client]) -> None:
         taken["spec"]["holderIdentity"] = "b"
         c.update(taken)
         r.step("lease update from a stale copy", lambda: c.update(taken))
+
+    run_both(backends, scenario)
+
+
+_TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+_PAST = "2020-01-01T00:00:00Z"
+
+
+def _restarts_120(column: Any, cell: Any) -> tuple[Any, Any]:
+    """Restarts: ``"N"`` or ``"N (<age> ago)"`` in a string column since 1.22 (1.20: the
+    integer N in an integer column). Anything else stays as it is, so it fails."""
+    if column[1] == "string" and cell is None:  # the column definition
+        return (column[0], "integer", *column[2:]), None
+    if column[1] == "string" and isinstance(cell, str):
+        count, _, ago = cell.partition(" ")
+        if count.isdigit() and (not ago or re.fullmatch(r"\(\S+ ago\)", ago)):
+            return (column[0], "integer", *column[2:]), int(count)
+    return column, cell
+
+
+#: Table columns that are newer than Kubernetes 1.20 or changed since (the embedded server
+#: prints the current release's columns), per resource: column name -> None (a column 1.20
+#: does not have: dropped) or a function mapping (column, cell) to their 1.20 form.
+NEWER_TABLE_COLUMNS: dict[str, dict[str, Callable[[Any, Any], tuple[Any, Any]] | None]] = {
+    "pods": {"Restarts": _restarts_120},  # string "N (Xm ago)" since 1.22
+    "persistentvolumeclaims": {"VolumeAttributesClass": None},  # column added in 1.29
+}
+
+
+def _table(c: Client, path: str, mask: tuple[str, ...] = ()) -> Obj:
+    """``kubectl get``'s view of ``path``: column names, types, formats and priorities, and
+    each row's cells and conditions, with ages masked (they depend on when each server
+    created the object), the columns in ``mask`` masked, and the current release's columns
+    brought to their 1.20 form (``NEWER_TABLE_COLUMNS``)."""
+    doc = c.request("GET", path, accept=_TABLE)
+    resource = path.split("?")[0].rstrip("/").split("/")
+    plural = next((p for p in reversed(resource) if p in _PLURALS), "")
+    newer = NEWER_TABLE_COLUMNS.get(plural, {})
+    columns = [
+        (col["name"], col["type"], col.get("format", ""), col.get("priority", 0))
+        for col in doc.get("columnDefinitions") or []
+    ]
+    keep = [i for i, col in enumerate(columns) if not (col[0] in newer and newer[col[0]] is None)]
+    rows = []
+    for row in doc.get("rows") or []:
+        cells = []
+        for i in keep:
+            column, cell = columns[i], (row.get("cells") or [])[i]
+            convert = newer.get(column[0])
+            if convert is not None:
+                column, cell = convert(column, cell)
+            if column[0] == "Age" or column[0] in mask:
+                cell = f"<{column[0]}>"
+            cells.append(cell)
+        rows.append({"cells": cells, "conditions": row.get("conditions")})
+    out_columns = []
+    for i in keep:
+        convert = newer.get(columns[i][0])
+        out_columns.append(convert(columns[i], None)[0] if convert else columns[i])
+    return {"kind": doc.get("kind"), "columns": out_columns, "rows": rows}
+
+
+_PLURALS = (
+    "configmaps",
+    "secrets",
+    "serviceaccounts",
+    "endpoints",
+    "deployments",
+    "replicasets",
+    "statefulsets",
+    "controllerrevisions",
+    "pods",
+    "services",
+    "persistentvolumeclaims",
+    "events",
+    "leases",
+    "namespaces",
+    "nodes",
+)
+
+
+def _set_status(c: Client, path: str, status: Obj) -> None:
+    c.request("PATCH", f"{path}/status", body={"status": status}, content_type=_MERGE_PATCH)
+
+
+_MERGE_PATCH = "application/merge-patch+json"
+
+
+def _container_status(name: str, **fields: Any) -> Obj:
+    return {
+        "name": name,
+        "image": "nginx:1",
+        "imageID": "",
+        "ready": False,
+        "restartCount": 0,
+        "state": {"waiting": {"reason": "ContainerCreating"}},
+        **fields,
+    }
+
+
+def _table_pods(c: Client, ns: str) -> list[str]:
+    """Pods in the states the Pod printer distinguishes; their names."""
+    base = f"/api/v1/namespaces/{ns}/pods"
+    running = pod("running")
+    running["spec"]["containers"].append({"name": "d", "image": "busybox:1"})
+    running["spec"]["readinessGates"] = [
+        {"conditionType": "example.com/a"},
+        {"conditionType": "example.com/b"},
+    ]
+    c.create(running, namespace=ns)
+    _set_status(
+        c,
+        f"{base}/running",
+        {
+            "phase": "Running",
+            "podIP": "10.1.2.3",
+            "podIPs": [{"ip": "10.1.2.3"}],
+            "nominatedNodeName": "n2",
+            "conditions": [
+                {"type": "example.com/a", "status": "True"},
+                {"type": "example.com/b", "status": "False"},
+                {"type": "Ready", "status": "False"},
+            ],
+            "containerStatuses": [
+                _container_status(
+                    "c",
+                    ready=True,
+                    restartCount=2,
+                    state={"running": {"startedAt": _PAST}},
+                    lastState={
+                        "terminated": {
+                            "exitCode": 1,
+                            "reason": "Error",
+                            "startedAt": _PAST,
+                            "finishedAt": _PAST,
+                        }
+                    },
+                ),
+                _container_status("d", state={"waiting": {"reason": "CrashLoopBackOff"}}),
+            ],
+        },
+    )
+    init = pod("init")
+    init["spec"]["initContainers"] = [
+        {"name": "i1", "image": "busybox:1"},
+        {"name": "i2", "image": "busybox:1"},
+    ]
+    c.create(init, namespace=ns)
+    _set_status(
+        c,
+        f"{base}/init",
+        {
+            "phase": "Pending",
+            "initContainerStatuses": [
+                _container_status(
+                    "i1",
+                    restartCount=1,
+                    state={
+                        "terminated": {
+                            "exitCode": 0,
+                            "reason": "Completed",
+                            "startedAt": _PAST,
+                            "finishedAt": _PAST,
+                        }
+                    },
+                ),
+                _container_status(
+                    "i2", restartCount=3, state={"waiting": {"reason": "CrashLoopBackOff"}}
+                ),
+            ],
+            "containerStatuses": [
+                _container_status("c", state={"waiting": {"reason": "PodInitializing"}})
+            ],
+        },
+    )
+    failed_init = pod("failed-init")
+    failed_init["spec"]["initContainers"] = [{"name": "i1", "image": "busybox:1"}]
+    c.create(failed_init, namespace=ns)
+    _set_status(
+        c,
+        f"{base}/failed-init",
+        {
+            "phase": "Pending",
+            "initContainerStatuses": [
+                _container_status(
+                    "i1",
+                    state={"terminated": {"exitCode": 3, "startedAt": _PAST, "finishedAt": _PAST}},
+                ),
+            ],
+        },
+    )
+    done = pod("done")
+    c.create(done, namespace=ns)
+    _set_status(
+        c,
+        f"{base}/done",
+        {
+            "phase": "Succeeded",
+            "containerStatuses": [
+                _container_status(
+                    "c",
+                    state={
+                        "terminated": {
+                            "exitCode": 0,
+                            "reason": "Completed",
+                            "startedAt": _PAST,
+                            "finishedAt": _PAST,
+                        }
+                    },
+                ),
+            ],
+        },
+    )
+    killed = pod("killed")
+    c.create(killed, namespace=ns)
+    _set_status(
+        c,
+        f"{base}/killed",
+        {
+            "phase": "Failed",
+            "reason": "Evicted",
+            "containerStatuses": [
+                _container_status(
+                    "c",
+                    state={
+                        "terminated": {
+                            "exitCode": 137,
+                            "signal": 9,
+                            "startedAt": _PAST,
+                            "finishedAt": _PAST,
+                        }
+                    },
+                ),
+            ],
+        },
+    )
+    held = pod("held")
+    held["metadata"]["finalizers"] = ["example.com/hold"]
+    held["spec"]["nodeName"] = "n1"
+    c.create(held, namespace=ns)
+    c.delete("v1/Pod", "held", namespace=ns)
+    return ["running", "init", "failed-init", "done", "killed", "held"]
+
+
+def test_tables_for_kubectl_get(backends: dict[str, Client]) -> None:
+    """Server-side Tables as ``kubectl get`` (and ``-o wide``, the priority-1 columns) asks
+    for them: columns and cells per kind, objects in the states each printer tells apart."""
+
+    def scenario(r: Recorder) -> None:
+        c, ns = r.c, r.ns
+        apps = f"/apis/apps/v1/namespaces/{ns}"
+        core = f"/api/v1/namespaces/{ns}"
+        c.create(cm("t1", {"a": "1", "b": "2"}), namespace=ns)
+        c.create({**cm("t2"), "binaryData": {"x": "AAE="}}, namespace=ns)
+        c.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "s"},
+                "type": "example.com/t",
+                "data": {"a": "YQ==", "b": "Yg=="},
+            },
+            namespace=ns,
+        )
+        c.create(
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": "sa"},
+                "secrets": [{"name": "x"}, {"name": "y"}],
+            },
+            namespace=ns,
+        )
+        c.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Endpoints",
+                "metadata": {"name": "e"},
+                "subsets": [
+                    {
+                        "addresses": [{"ip": f"10.0.0.{i}"} for i in range(1, 4)],
+                        "ports": [{"name": "a", "port": 80}, {"name": "b", "port": 81}],
+                    },
+                    {"addresses": [{"ip": "10.0.1.1"}]},
+                ],
+            },
+            namespace=ns,
+        )
+        c.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Endpoints",
+                "metadata": {"name": "e2"},
+                "subsets": [{"addresses": [{"ip": "fd00::1"}], "ports": [{"port": 53}]}],
+            },
+            namespace=ns,
+        )
+        c.create(
+            {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "e3"}}, namespace=ns
+        )
+        c.create(deployment("d", replicas=2), namespace=ns)
+        _set_status(
+            c,
+            f"{apps}/deployments/d",
+            {"replicas": 2, "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1},
+        )
+        d2 = deployment("d2")
+        d2["spec"]["selector"] = {
+            "matchLabels": {"app": "d2"},
+            "matchExpressions": [
+                {"key": "tier", "operator": "In", "values": ["web", "api"]},
+                {"key": "canary", "operator": "DoesNotExist"},
+            ],
+        }
+        d2["spec"]["template"]["metadata"]["labels"]["tier"] = "web"
+        c.create(d2, namespace=ns)
+        rs = deployment("rs", replicas=3)
+        rs["kind"] = "ReplicaSet"
+        rs["spec"]["selector"] = {
+            "matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["x", "a"]}]
+        }
+        c.create(rs, namespace=ns)
+        _set_status(c, f"{apps}/replicasets/rs", {"replicas": 3, "readyReplicas": 2})
+        sts = c.create(statefulset("s"), namespace=ns)
+        _set_status(c, f"{apps}/statefulsets/s", {"replicas": 2, "readyReplicas": 1})
+        owner = {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "name": "s",
+            "uid": sts["metadata"]["uid"],
+            "controller": True,
+        }
+        for name, refs in (("s-1", [owner]), ("free", [])):
+            c.create(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ControllerRevision",
+                    "metadata": {"name": name, "ownerReferences": refs},
+                    "data": {},
+                    "revision": 3,
+                },
+                namespace=ns,
+            )
+        pods = _table_pods(c, ns)
+        services: list[Obj] = [
+            {
+                "metadata": {"name": "h"},
+                "spec": {"clusterIP": "None", "selector": {"app": "h"}, "ports": [{"port": 80}]},
+            },
+            {
+                "metadata": {"name": "ext"},
+                "spec": {
+                    "selector": {"b": "2", "a": "1"},
+                    "externalIPs": ["1.2.3.4", "5.6.7.8"],
+                    "ports": [
+                        {"port": 80, "name": "a"},
+                        {"port": 53, "protocol": "UDP", "name": "b"},
+                    ],
+                },
+            },
+            {
+                "metadata": {"name": "np"},
+                "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 30111}]},
+            },
+            {
+                "metadata": {"name": "lb"},
+                "spec": {"type": "LoadBalancer", "ports": [{"port": 443, "nodePort": 30112}]},
+            },
+            {
+                "metadata": {"name": "lb2"},
+                "spec": {
+                    "type": "LoadBalancer",
+                    "externalIPs": ["9.9.9.9"],
+                    "ports": [{"port": 443, "nodePort": 30113}],
+                },
+            },
+            {
+                "metadata": {"name": "xn"},
+                "spec": {"type": "ExternalName", "externalName": "example.com"},
+            },
+        ]
+        for svc in services:
+            c.create({"apiVersion": "v1", "kind": "Service", **svc}, namespace=ns)
+        _set_status(
+            c,
+            f"{core}/services/lb2",
+            {"loadBalancer": {"ingress": [{"hostname": "b.example.com"}, {"ip": "7.7.7.7"}]}},
+        )
+        claim = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        }
+        c.create(claim, namespace=ns)
+        bound = copy.deepcopy(claim)
+        bound["metadata"] = {
+            "name": "bound",
+            "annotations": {"volume.beta.kubernetes.io/storage-class": "beta"},
+        }
+        bound["spec"].update(
+            volumeName="pv-1",
+            storageClassName="fast",
+            volumeMode="Block",
+            accessModes=["ReadWriteMany", "ReadWriteOnce"],
+        )
+        c.create(bound, namespace=ns)
+        _set_status(
+            c,
+            f"{core}/persistentvolumeclaims/bound",
+            {
+                "phase": "Bound",
+                "capacity": {"storage": "1536Mi"},
+                "accessModes": ["ReadWriteMany", "ReadWriteOnce", "ReadOnlyMany"],
+            },
+        )
+        classy = copy.deepcopy(claim)
+        classy["metadata"] = {"name": "classy"}
+        classy["spec"]["storageClassName"] = "slow"
+        c.create(classy, namespace=ns)
+        c.create(
+            {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": "l"},
+                "spec": {"holderIdentity": "me"},
+            },
+            namespace=ns,
+        )
+        c.create(
+            {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": "l2"},
+                "spec": {},
+            },
+            namespace=ns,
+        )
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "ev1"},
+            "involvedObject": {
+                "kind": "Pod",
+                "name": "running",
+                "namespace": ns,
+                "fieldPath": "spec.containers{c}",
+            },
+            "reason": "Pulled",
+            "message": "  pulled image \n",
+            "type": "Normal",
+            "source": {"component": "kubelet", "host": "n1"},
+            "count": 4,
+            "firstTimestamp": _PAST,
+            "lastTimestamp": _PAST,
+        }
+        c.create(event, namespace=ns)
+        c.create(
+            {
+                **event,
+                "metadata": {"name": "ev2"},
+                "involvedObject": {"kind": "Node", "namespace": ns},
+                "source": {"component": "x"},
+                "count": 0,
+                "lastTimestamp": None,
+            },
+            namespace=ns,
+        )
+        node = f"{ns}-n"
+        c.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": node,
+                    "labels": {
+                        "node-role.kubernetes.io/control-plane": "",
+                        "node-role.kubernetes.io/etcd": "",
+                        "kubernetes.io/role": "gpu",
+                    },
+                },
+                "spec": {"unschedulable": True},
+            }
+        )
+        try:
+            _set_status(
+                c,
+                f"/api/v1/nodes/{node}",
+                {
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": "False",
+                            "reason": "x",
+                            "message": "y",
+                            "lastHeartbeatTime": _PAST,
+                            "lastTransitionTime": _PAST,
+                        }
+                    ],
+                    "addresses": [
+                        {"type": "Hostname", "address": "h"},
+                        {"type": "InternalIP", "address": "10.9.0.1"},
+                    ],
+                    "nodeInfo": {
+                        "kubeletVersion": "v1.20.0",
+                        "osImage": "Debian",
+                        "machineID": "",
+                        "systemUUID": "",
+                        "bootID": "",
+                        "kernelVersion": "",
+                        "containerRuntimeVersion": "",
+                        "kubeProxyVersion": "",
+                        "operatingSystem": "linux",
+                        "architecture": "amd64",
+                    },
+                },
+            )
+            r.step("table node", lambda: _table(c, f"/api/v1/nodes/{node}"))
+        finally:
+            c.delete("v1/Node", node)
+        r.step("table namespace", lambda: _table(c, f"/api/v1/namespaces/{ns}"))
+        for plural, mask in (
+            ("configmaps", ()),
+            ("secrets", ()),
+            ("serviceaccounts", ()),
+            ("endpoints", ()),
+            ("deployments", ()),
+            ("replicasets", ()),
+            ("statefulsets", ()),
+            ("controllerrevisions", ()),
+            ("pods", ()),
+            ("services", ("Cluster-IP",)),
+            ("persistentvolumeclaims", ()),
+            ("leases", ()),
+            ("events", ()),
+        ):
+            base = (
+                apps
+                if plural in ("deployments", "replicasets", "statefulsets", "controllerrevisions")
+                else core
+            )
+            if plural == "leases":
+                base = f"/apis/coordination.k8s.io/v1/namespaces/{ns}"
+            r.step(f"table {plural}", lambda p=f"{base}/{plural}", m=mask: _table(c, p, m))
+        r.step("table configmaps/t1", lambda: _table(c, f"{core}/configmaps/t1"))
+        r.step(
+            "cluster IPs",
+            lambda: [
+                row["cells"][2] == "None"
+                or row["cells"][2].count(".") == 3
+                or row["cells"][2] == "<none>"
+                for row in _table(c, f"{core}/services")["rows"]
+            ],
+        )
+        for name in pods:
+            if name == "held":
+                c.patch(
+                    "v1/Pod",
+                    name,
+                    {"metadata": {"finalizers": None}},
+                    namespace=ns,
+                    patch_type="merge",
+                )
 
     run_both(backends, scenario)
 

@@ -261,3 +261,83 @@ spec:
         json.loads(kubectl("get", f"widgets.{group}", "w1", "-o", "json"))["spec"]["replicas"] == 4
     )
     kubectl("delete", f"crd/widgets.{group}")
+
+
+WIDE_MANIFEST = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: wd}
+spec:
+  replicas: 0
+  selector:
+    matchLabels: {app: wd}
+  template:
+    metadata:
+      labels: {app: wd}
+    spec:
+      containers:
+      - {name: web, image: "nginx:1"}
+      - {name: side, image: "busybox:1"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ws}
+spec:
+  type: NodePort
+  selector: {app: wd}
+  ports:
+  - {port: 80, nodePort: 30123}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: wc}
+spec:
+  accessModes: [ReadWriteOnce]
+  volumeMode: Block
+  resources: {requests: {storage: 1Gi}}
+"""
+
+
+def _header_and_row(table: str, name: str) -> tuple[list[str], str]:
+    lines = [line for line in table.splitlines() if line.strip()]
+    row = next(line for line in lines[1:] if line.split()[0] == name)
+    return lines[0].split(), row
+
+
+def test_get_and_get_wide_print_the_server_columns(kubectl: Any) -> None:
+    """``kubectl get`` prints the server's priority-0 columns, ``-o wide`` the priority-1
+    ones too (Containers/Images/Selector, Selector, VolumeMode, Nominated Node...)."""
+    kubectl("apply", "-f", "-", stdin=WIDE_MANIFEST)
+    kubectl("run", "wp", "--image=nginx:1", "--restart=Never")
+
+    header, row = _header_and_row(kubectl("get", "deployments"), "wd")
+    assert header == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    assert row.split()[1:4] == ["0/0", "0", "0"]
+    header, row = _header_and_row(kubectl("get", "deployments", "-o", "wide"), "wd")
+    assert header == [
+        "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"
+    ]  # fmt: skip
+    assert row.split()[-3:] == ["web,side", "nginx:1,busybox:1", "app=wd"]
+
+    header, row = _header_and_row(kubectl("get", "services", "-o", "wide"), "ws")
+    assert header == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR"]
+    assert row.split()[1] == "NodePort" and row.split()[3:5] == ["<none>", "80:30123/TCP"]
+    assert row.split()[-1] == "app=wd"
+
+    header, row = _header_and_row(kubectl("get", "pvc"), "wc")
+    assert "VOLUMEMODE" not in header and header[:4] == ["NAME", "STATUS", "VOLUME", "CAPACITY"]
+    header, row = _header_and_row(kubectl("get", "pvc", "-o", "wide"), "wc")
+    assert header[-1] == "VOLUMEMODE" and row.split()[-1] == "Block"
+
+    header, row = _header_and_row(kubectl("get", "pods"), "wp")
+    assert header == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    header, row = _header_and_row(kubectl("get", "pods", "-o", "wide"), "wp")
+    assert header == [
+        "NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED", "NODE",
+        "READINESS", "GATES",
+    ]  # fmt: skip
+    assert row.split()[-2:] == ["<none>", "<none>"]  # no nominated node, no readiness gates
+
+    kubectl("create", "configmap", "wcm", "--from-literal=a=1", "--from-literal=b=2")
+    header, row = _header_and_row(kubectl("get", "configmaps", "-o", "wide"), "wcm")
+    assert header == ["NAME", "DATA", "AGE"] and row.split()[1] == "2"
