@@ -38,7 +38,8 @@ anything but the object, its old version and ``priority_classes``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from kube_runtime.embedded.errors import ApiError
@@ -81,6 +82,12 @@ def system_priority_classes() -> list[Obj]:
         }
         for name, value in SYSTEM_PRIORITY_CLASSES.items()
     ]
+
+
+#: The built-in classes by name (read only).
+_SYSTEM_CLASSES: Mapping[str, Obj] = MappingProxyType(
+    {str(pc["metadata"]["name"]): pc for pc in system_priority_classes()}
+)
 
 
 def forbidden(info: ResourceInfo, name: str, why: str) -> ApiError:
@@ -126,9 +133,9 @@ class Admission:
 
     # ------------------------------------------------------------------ priority
 
-    def _classes(self) -> dict[str, Obj]:
+    def _classes(self) -> Mapping[str, Obj]:
         if self.priority_classes is None:
-            return {str(pc["metadata"]["name"]): pc for pc in system_priority_classes()}
+            return _SYSTEM_CLASSES  # built once: pods are created on hot paths
         return {str((pc.get("metadata") or {}).get("name")): pc for pc in self.priority_classes()}
 
     def _admit_pod_priority(self, info: ResourceInfo, pod: Obj) -> None:

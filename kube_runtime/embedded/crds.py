@@ -179,15 +179,14 @@ class CrdServing(StoreWorker[str]):
 
     def _on_event(self, event: Event) -> None:
         """Under the store lock: only enqueue the CRD names to look at."""
-        meta = event.new.meta
-        api_version = str(event.new.obj.get("apiVersion") or "")
-        group = api_version.rpartition("/")[0]
-        if group == CRD_KEY[0] and event.new.obj.get("kind") == "CustomResourceDefinition":
+        if event.info.key == CRD_KEY:
+            meta = event.new.meta
             if meta.get("deletionTimestamp") and event.type != DELETED:
                 self.enqueue(str(meta.get("name")))
             return
-        if event.type != DELETED:
+        if event.type != DELETED:  # (every write of every object comes here: keep it cheap)
             return
+        group = event.info.group
         for name, (g, _plural) in list(self._served.items()):
             if g == group:
                 self.enqueue(name)

@@ -107,33 +107,63 @@ def _is_zero(value: Any, zero: Any) -> bool:
     return type(value) is type(zero) and value == zero
 
 
-def _parents(obj: Any, steps: list[str]) -> Iterable[Obj]:
-    """The dicts that ``steps`` (a dotted path without its last name) leads to."""
-    if not steps:
-        if isinstance(obj, dict):
-            yield obj
-        return
-    step, rest = steps[0], steps[1:]
-    if not isinstance(obj, dict):
-        return
-    if step.endswith("[]"):
-        items = obj.get(step[:-2])
-        if isinstance(items, list):
-            for item in items:
-                yield from _parents(item, rest)
-        return
-    yield from _parents(obj.get(step), rest)
+class _Zero:
+    """A leaf of a compiled table: the zero value of one field."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+#: A compiled table: field name -> its zero (a leaf) or the table of what lies below it;
+#: a name ending in ``[]`` steps into every item of that list.
+_Tree = dict[str, "_Zero | _Tree"]
+
+
+def _compile(paths: Iterable[tuple[str, Any]]) -> _Tree:
+    """The tree of ``(dotted path, zero)`` pairs, so one walk serves every path."""
+    tree: _Tree = {}
+    for dotted, zero in paths:
+        *steps, name = dotted.split(".")
+        node = tree
+        for step in steps:
+            child = node.setdefault(step, {})
+            assert isinstance(child, dict)
+            node = child
+        node[name] = _Zero(zero)
+    return tree
+
+
+_OMITTED: Final[dict[tuple[str, str], _Tree]] = {
+    key: _compile(paths) for key, paths in OMITTED_WHEN_ZERO.items()
+}
+
+
+def _drop_zeros(obj: Obj, tree: _Tree) -> None:
+    for name, node in tree.items():
+        if isinstance(node, _Zero):
+            if name in obj and _is_zero(obj[name], node.value):
+                del obj[name]
+        elif name.endswith("[]"):
+            items = obj.get(name[:-2])
+            if isinstance(items, list):
+                for item in items:
+                    if isinstance(item, dict):
+                        _drop_zeros(item, node)
+        else:
+            child = obj.get(name)
+            if isinstance(child, dict):
+                _drop_zeros(child, node)
 
 
 def normalize(group: str, kind: str, obj: Obj) -> None:
     """Drop the zero-valued omitempty scalars of ``obj`` and write the always-written scalars
     (in place), as kube-apiserver's encoding of the kind would. Other kinds, and
     custom resources, are left alone."""
-    for dotted, zero in OMITTED_WHEN_ZERO.get((group, kind), ()):
-        *steps, name = dotted.split(".")
-        for parent in _parents(obj, steps):
-            if name in parent and _is_zero(parent[name], zero):
-                del parent[name]
+    tree = _OMITTED.get((group, kind))
+    if tree is not None:
+        _drop_zeros(obj, tree)
     for dotted, zero in ALWAYS_WRITTEN.get((group, kind), ()):
         *steps, name = dotted.split(".")
         parent = obj
