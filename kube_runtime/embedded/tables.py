@@ -831,7 +831,9 @@ def table(
             row["conditions"] = conditions
         if include_object == "Object":
             row["object"] = obj
-        elif include_object != "None":
+        elif include_object == "None":
+            row["object"] = None  # an empty RawExtension, which Go writes as null
+        else:
             row["object"] = {
                 "kind": "PartialObjectMetadata",
                 "apiVersion": "meta.k8s.io/v1",

@@ -276,6 +276,33 @@ def pod(name: str) -> Obj:
     }
 
 
+def _claim(name: str) -> Obj:
+    """A 1Gi ReadWriteOnce claim."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+
+
+def refusal(fn: Callable[[], Any]) -> Any:
+    """What a client sees of a refused write: code, reason and each cause's (field, reason);
+    ``"accepted"`` when ``fn`` succeeds."""
+    try:
+        fn()
+    except ApiError as e:
+        details = e.status.get("details") or {}
+        return {
+            "code": e.code,
+            "reason": e.reason,
+            "causes": sorted(
+                (c.get("field"), c.get("reason")) for c in details.get("causes") or ()
+            ),
+        }
+    return "accepted"
+
+
 # ---------------------------------------------------------------------------- scenarios
 
 
@@ -884,41 +911,27 @@ def test_generation_dry_run_generate_name_and_collections(backends: dict[str, Cl
 def test_validation_causes(backends: dict[str, Client]) -> None:
     """422 answers clients show to users: the reason and the field of every cause."""
 
-    def causes(fn: Callable[[], Any]) -> Any:
-        try:
-            fn()
-        except ApiError as e:
-            details = e.status.get("details") or {}
-            return {
-                "code": e.code,
-                "reason": e.reason,
-                "causes": sorted(
-                    (c.get("field"), c.get("reason")) for c in details.get("causes") or ()
-                ),
-            }
-        return "accepted"
-
     def scenario(r: Recorder) -> None:
         c, ns = r.c, r.ns
         bad_labels = cm("bad-labels", labels={"-nope": "x", "ok": "v" * 64})
-        r.note("bad label key and value", causes(lambda: c.create(bad_labels, namespace=ns)))
-        r.note("name too long", causes(lambda: c.create(cm("n" * 254), namespace=ns)))
-        r.note("uppercase name", causes(lambda: c.create(cm("Upper"), namespace=ns)))
+        r.note("bad label key and value", refusal(lambda: c.create(bad_labels, namespace=ns)))
+        r.note("name too long", refusal(lambda: c.create(cm("n" * 254), namespace=ns)))
+        r.note("uppercase name", refusal(lambda: c.create(cm("Upper"), namespace=ns)))
         p = pod("bad-pod")
         p["spec"]["containers"] = [
             {"name": "Bad_Name", "image": "nginx"},
             {"name": "dup", "image": "nginx", "ports": [{"containerPort": 70000}]},
             {"name": "dup", "image": ""},
         ]
-        r.note("pod with bad containers", causes(lambda: c.create(p, namespace=ns)))
+        r.note("pod with bad containers", refusal(lambda: c.create(p, namespace=ns)))
         d = deployment("bad-dep")
         d["spec"]["selector"] = {"matchLabels": {"app": "other"}}
         d["spec"]["replicas"] = -1
-        r.note("deployment selector and replicas", causes(lambda: c.create(d, namespace=ns)))
+        r.note("deployment selector and replicas", refusal(lambda: c.create(d, namespace=ns)))
         s = statefulset("bad-sts")
         s["spec"]["podManagementPolicy"] = "Sometimes"
         s["spec"]["updateStrategy"] = {"type": "Sideways"}
-        r.note("statefulset enums", causes(lambda: c.create(s, namespace=ns)))
+        r.note("statefulset enums", refusal(lambda: c.create(s, namespace=ns)))
 
     run_both(backends, scenario)
 
@@ -1050,15 +1063,7 @@ def test_other_kinds_controllers_write(backends: dict[str, Client]) -> None:
                 "v1/Service", "web-headless", {"spec": {"clusterIP": "10.96.0.99"}}, namespace=ns
             ),
         )
-        claim = {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "metadata": {"name": "data"},
-            "spec": {
-                "accessModes": ["ReadWriteOnce"],
-                "resources": {"requests": {"storage": "1Gi"}},
-            },
-        }
+        claim = _claim("data")
         c.create(claim, namespace=ns)
         r.step(
             "claim access modes change",
@@ -1511,15 +1516,7 @@ def test_tables_for_kubectl_get(backends: dict[str, Client]) -> None:
             f"{core}/services/lb2",
             {"loadBalancer": {"ingress": [{"hostname": "b.example.com"}, {"ip": "7.7.7.7"}]}},
         )
-        claim = {
-            "apiVersion": "v1",
-            "kind": "PersistentVolumeClaim",
-            "metadata": {"name": "data"},
-            "spec": {
-                "accessModes": ["ReadWriteOnce"],
-                "resources": {"requests": {"storage": "1Gi"}},
-            },
-        }
+        claim = _claim("data")
         c.create(claim, namespace=ns)
         bound = copy.deepcopy(claim)
         bound["metadata"] = {
@@ -1967,18 +1964,7 @@ def test_defaults_of_workloads(backends: dict[str, Client]) -> None:
         r.step("pod", lambda: c.create(pod("p"), namespace=ns))
         r.step(
             "pvc",
-            lambda: c.create(
-                {
-                    "apiVersion": "v1",
-                    "kind": "PersistentVolumeClaim",
-                    "metadata": {"name": "c"},
-                    "spec": {
-                        "accessModes": ["ReadWriteOnce"],
-                        "resources": {"requests": {"storage": "1Gi"}},
-                    },
-                },
-                namespace=ns,
-            ),
+            lambda: c.create(_claim("c"), namespace=ns),
         )
 
     run_both(backends, scenario)
@@ -2083,15 +2069,6 @@ def test_pod_admission_priority_and_tolerations(backends: dict[str, Client]) -> 
         )
 
     run_both(backends, scenario)
-
-
-def _claim(name: str) -> Obj:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
-    }
 
 
 def _claim_user(name: str, *claims: str) -> Obj:

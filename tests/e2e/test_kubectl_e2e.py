@@ -298,16 +298,23 @@ spec:
 """
 
 
+@pytest.fixture
+def node_port(request: pytest.FixtureRequest) -> int:
+    """A node port of this test's own (node ports are cluster-wide: kube-apiserver refuses
+    one already allocated, so each kubectl variant gets another)."""
+    return 30123 + sum(map(ord, request.node.name)) % 2000
+
+
 def _header_and_row(table: str, name: str) -> tuple[list[str], str]:
     lines = [line for line in table.splitlines() if line.strip()]
     row = next(line for line in lines[1:] if line.split()[0] == name)
     return lines[0].split(), row
 
 
-def test_get_and_get_wide_print_the_server_columns(kubectl: Any) -> None:
+def test_get_and_get_wide_print_the_server_columns(kubectl: Any, node_port: int) -> None:
     """``kubectl get`` prints the server's priority-0 columns, ``-o wide`` the priority-1
     ones too (Containers/Images/Selector, Selector, VolumeMode, Nominated Node...)."""
-    kubectl("apply", "-f", "-", stdin=WIDE_MANIFEST)
+    kubectl("apply", "-f", "-", stdin=WIDE_MANIFEST.replace("30123", str(node_port)))
     kubectl("run", "wp", "--image=nginx:1", "--restart=Never")
 
     header, row = _header_and_row(kubectl("get", "deployments"), "wd")
@@ -321,7 +328,7 @@ def test_get_and_get_wide_print_the_server_columns(kubectl: Any) -> None:
 
     header, row = _header_and_row(kubectl("get", "services", "-o", "wide"), "ws")
     assert header == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR"]
-    assert row.split()[1] == "NodePort" and row.split()[3:5] == ["<none>", "80:30123/TCP"]
+    assert row.split()[1] == "NodePort" and row.split()[3:5] == ["<none>", f"80:{node_port}/TCP"]
     assert row.split()[-1] == "app=wd"
 
     header, row = _header_and_row(kubectl("get", "pvc"), "wc")
