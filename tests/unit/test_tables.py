@@ -253,7 +253,7 @@ def test_pod_row_wide_cells_and_conditions() -> None:
             "message": "The pod has completed successfully.",
         }
     ]
-    assert "object" not in doc["rows"][0]
+    assert doc["rows"][0]["object"] is None  # includeObject=None: null, as Go writes it
     cells = _cells("pods", _pod(phase="Pending"))
     assert [cells[k] for k in ("IP", "Node", "Nominated Node", "Readiness Gates")] == ["<none>"] * 4
 
