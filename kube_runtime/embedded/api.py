@@ -570,18 +570,7 @@ class ApiServer:
         hook = self._fields_hook(request, route)
         if route.subresource == "scale":
             return self._write_scale(route, apply, dry_run, hook)
-        stored = self.store.mutate(
-            info,
-            route.namespace,
-            route.name,
-            apply,
-            subresource=route.subresource,
-            dry_run=dry_run,
-            fields=hook,
-        )
-        if not dry_run:
-            self._after_write(info, stored.obj, "update")
-        return self._render(route, stored)
+        return self._mutate(route, apply, dry_run, hook)
 
     def _apply(
         self, request: Request, route: Route, doc: Any, force: bool, dry_run: bool
@@ -627,17 +616,28 @@ class ApiServer:
             if not dry_run:
                 self._after_write(info, stored.obj, "create")
             return self._render(route, stored, 201)
+        return self._mutate(route, merge, dry_run, record)
+
+    def _mutate(
+        self,
+        route: Route,
+        change: Callable[[Obj], Obj],
+        dry_run: bool,
+        fields: FieldsHook | None,
+    ) -> Response:
+        """Read-modify-write the routed object (a patch or an apply to an existing one)."""
+        assert route.name is not None
         stored = self.store.mutate(
-            info,
+            route.info,
             route.namespace,
             route.name,
-            merge,
+            change,
             subresource=route.subresource,
             dry_run=dry_run,
-            fields=record,
+            fields=fields,
         )
         if not dry_run:
-            self._after_write(info, stored.obj, "update")
+            self._after_write(route.info, stored.obj, "update")
         return self._render(route, stored)
 
     def _delete_options(self, request: Request) -> DeleteOptions:
