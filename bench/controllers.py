@@ -51,10 +51,10 @@ from controllers.statefulset import setup as setup_statefulset
 from kube_runtime import kinds, metrics
 from kube_runtime.client import Client
 from kube_runtime.controller import Controller
-from kube_runtime.embedded.cluster import EmbeddedCluster
+from kube_runtime.envtest.cluster import EmbeddedCluster
 from kube_runtime.manager import Manager
 from kube_runtime.reconcile import Reconciler, Request, Result
-from kube_runtime.testing.managers import running
+from kube_runtime.envtest.managers import running
 
 Obj = dict[str, Any]
 

@@ -1,4 +1,4 @@
-"""Benchmarks of the embedded API server (``kube_runtime.embedded``).
+"""Benchmarks of the embedded API server (``kube_runtime.envtest.server``).
 
 Every scenario runs against a fresh plain-HTTP ``EmbeddedCluster(kubelet=False)`` in this
 process: no TLS, no token, no simulated kubelet writing pod status behind our back. The
@@ -44,8 +44,8 @@ import orjson
 import urllib3
 from kubernetes import client
 
-from kube_runtime.embedded.cluster import EmbeddedCluster
-from kube_runtime.embedded.resources import ResourceInfo
+from kube_runtime.envtest.cluster import EmbeddedCluster
+from kube_runtime.envtest.server.resources import ResourceInfo
 
 Obj = dict[str, Any]
 

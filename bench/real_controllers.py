@@ -1,7 +1,7 @@
 """Suite ``real``: our StatefulSet controller against kube-controller-manager's, side by side.
 
 Each contender runs **alone** against a fresh real control plane
-(:class:`~kube_runtime.testing.real.RealCluster`: etcd, kube-apiserver and
+(:class:`~kube_runtime.envtest.real.RealCluster`: etcd, kube-apiserver and
 kube-controller-manager 1.20 as built by ``scripts/real-apiserver.sh``), one fresh cluster
 per contender and workload, so every count starts from a clean etcd:
 
@@ -50,7 +50,7 @@ from typing import Any
 
 from bench.controllers import ControllersContext, ControllerSizes, shared_table, statefulset
 from bench.embedded_server import _T0, Table
-from kube_runtime.testing.real import ChildProcess
+from kube_runtime.envtest.real import ChildProcess
 
 Obj = dict[str, Any]
 
@@ -405,7 +405,7 @@ class Result:
 @contextmanager
 def contender_cluster(contender: Contender) -> Iterator[tuple[Any, Path, dict[str, Child]]]:
     """A fresh RealCluster, the kubelet process and (ours) the controller process."""
-    from kube_runtime.testing.real import RealCluster
+    from kube_runtime.envtest.real import RealCluster
 
     cluster = RealCluster(
         controllers=contender.controllers(),
@@ -690,7 +690,7 @@ def report(ctx: ControllersContext, results: list[Result]) -> None:
 
 
 def _missing() -> list[str]:
-    from kube_runtime.testing.real import default_bin_dir, missing_binaries
+    from kube_runtime.envtest.real import default_bin_dir, missing_binaries
 
     missing = missing_binaries()
     return [f"{b} in {default_bin_dir()}" for b in missing]

@@ -7,7 +7,7 @@
 * ``kube-runtime run statefulset ...``: run bundled controllers against any cluster.
 * ``kube-runtime codegen CRD.yaml -o models.py``: typed models (see :mod:`codegen`).
 * ``kube-runtime kubelet --kubeconfig PATH``: the simulated kubelet against any API server
-  (see :mod:`kube_runtime.kubelet`).
+  (see :mod:`kube_runtime.envtest.kubelet`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 import threading
 from pathlib import Path
 
-from kube_runtime.embedded.cluster import EmbeddedCluster
+from kube_runtime.envtest.cluster import EmbeddedCluster
 
 
 def _serve_until_signal(cluster: EmbeddedCluster, kubeconfig: Path) -> None:
@@ -55,7 +55,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     kubeconfig = Path(args.kubeconfig) if args.kubeconfig else None
     if args.pods:
-        from kube_runtime.demo.pods import run_demo as run_pods_demo
+        from kube_runtime.envtest.demo import run_demo as run_pods_demo
 
         return run_pods_demo(serve=args.serve, kubeconfig=kubeconfig, port=args.port)
     from controllers.demo import run_demo
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return codegen_main(argv[1:], prog="kube-runtime codegen")
     if argv[:1] == ["kubelet"]:  # so does the standalone simulated kubelet
-        from kube_runtime.kubelet import main as kubelet_main
+        from kube_runtime.envtest.kubelet import main as kubelet_main
 
         return kubelet_main(argv[1:])
     args = build_parser().parse_args(argv)

@@ -1,14 +1,8 @@
-"""The simulated kubelet against any API server (as KWOK does), through the framework client.
+"""Deprecated: the simulated kubelet moved to :mod:`kube_runtime.envtest.kubelet`.
 
-:class:`ClientKubelet` is the embedded cluster's :class:`~kube_runtime.embedded.kubelet.Kubelet`
-(same behaviour, same ``settings``, same simulation annotations) working on an
-:class:`~kube_runtime.kubelet.apistore.ApiStore` instead of the embedded ``Store``: it registers
-its Node, binds pending pods to it, reports pod and container status, honours readiness gates,
-restarts containers in place on image change, completes graceful deletion and binds PVCs.
-``kube-runtime kubelet --kubeconfig PATH`` runs it on its own (:func:`main`).
+The old paths keep working for one release, with a ``DeprecationWarning``.
 """
 
-from kube_runtime.kubelet.apistore import ApiStore
-from kube_runtime.kubelet.runner import ClientKubelet, main
+from kube_runtime._moved import install
 
-__all__ = ["ApiStore", "ClientKubelet", "main"]
+__getattr__ = install(__name__, "kube_runtime.envtest.kubelet")

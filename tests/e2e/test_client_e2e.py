@@ -28,7 +28,7 @@ from kube_runtime.client import (
     TooManyRequests,
     Unauthorized,
 )
-from kube_runtime.embedded.cluster import EmbeddedCluster
+from kube_runtime.envtest.cluster import EmbeddedCluster
 from kube_runtime.metrics import REGISTRY
 
 

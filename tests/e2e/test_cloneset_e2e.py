@@ -12,7 +12,7 @@ import pytest
 
 from controllers.cloneset import CLONESET, install_crd, setup
 from kube_runtime import Manager, kinds
-from kube_runtime.testing.managers import running
+from kube_runtime.envtest.managers import running
 from kube_runtime.workloads.pods import is_ready
 
 TIMEOUT = 30

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kube_runtime.client import Client, Invalid, NotFound
-from kube_runtime.testing.version import server_version
+from kube_runtime.envtest.version import server_version
 
 Obj = dict[str, Any]
 

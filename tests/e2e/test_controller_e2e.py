@@ -11,7 +11,7 @@ import pytest
 
 from kube_runtime import Builder, Manager, Request, Result, TerminalError, kinds
 from kube_runtime.predicates import GenerationChanged
-from kube_runtime.testing.managers import running
+from kube_runtime.envtest.managers import running
 
 
 class Recorder:

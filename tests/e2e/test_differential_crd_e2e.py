@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 from kube_runtime.client import ApiError, Client
-from kube_runtime.testing import wait_for
+from kube_runtime.envtest import wait_for
 from tests.e2e import test_differential_e2e as differential
 from tests.e2e.test_differential_e2e import Obj, Recorder, normalize, refusal, run_both
 

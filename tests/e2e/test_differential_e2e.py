@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from kube_runtime.client import ApiError, Client
-from kube_runtime.embedded.cluster import EmbeddedCluster
-from kube_runtime.testing import wait_for
-from kube_runtime.testing.real import RealCluster, missing_binaries
+from kube_runtime.envtest.cluster import EmbeddedCluster
+from kube_runtime.envtest import wait_for
+from kube_runtime.envtest.real import RealCluster, missing_binaries
 
 pytestmark = pytest.mark.skipif(
     bool(missing_binaries()),
@@ -846,7 +846,7 @@ def test_strategic_merge_directives(backends: dict[str, Client]) -> None:
         )
         smp("primitive list replaced", {"metadata": {"finalizers": ["example.com/c"]}})
         # (an unknown $patch value: kube-apiserver answers 500, the embedded server 400 on
-        # purpose; see kube_runtime/embedded/patch.py)
+        # purpose; see kube_runtime/patch.py)
         c.patch(kind, "d", {"metadata": {"finalizers": None}}, namespace=ns)
 
     run_both(backends, scenario)

@@ -15,7 +15,7 @@ from controllers.statefulset import ENHANCED_STATEFULSET, install_crd, setup
 from controllers.statefulset.utils import ORDERED_TEARDOWN_FINALIZER
 from kube_runtime import Manager, kinds
 from kube_runtime.client.errors import is_not_found
-from kube_runtime.testing.managers import running
+from kube_runtime.envtest.managers import running
 from kube_runtime.workloads.pods import is_ready
 from tests.e2e.test_statefulset_e2e import PodLog
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kube_runtime import Manager, NotFound, kinds
-from kube_runtime.testing.managers import running
+from kube_runtime.envtest.managers import running
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "configmap_sync.py"
 

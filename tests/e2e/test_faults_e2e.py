@@ -9,7 +9,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kube_runtime.embedded.cluster import EmbeddedCluster
+from kube_runtime.envtest.cluster import EmbeddedCluster
 
 
 def test_next_n_calls_fail_with_the_given_code(

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from kube_runtime.testing import wait_for
+from kube_runtime.envtest import wait_for
 
 pytestmark = pytest.mark.kubectl
 

@@ -1,4 +1,4 @@
-"""The client-based simulated kubelet (``kube_runtime.kubelet``) and ``pods/binding``.
+"""The client-based simulated kubelet (``kube_runtime.envtest.kubelet``) and ``pods/binding``.
 
 The kubelet runs against a separate embedded cluster started without its own kubelet, so
 everything it does goes through the HTTP API as it would against kube-apiserver.
@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from kube_runtime.client import Client, Conflict
-from kube_runtime.embedded.cluster import EmbeddedCluster
-from kube_runtime.kubelet import ClientKubelet, main
-from kube_runtime.testing import wait_for
+from kube_runtime.envtest.cluster import EmbeddedCluster
+from kube_runtime.envtest.kubelet import ClientKubelet, main
+from kube_runtime.envtest import wait_for
 
 
 def _pod(name: str, image: str = "nginx:1", **spec: Any) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from kube_runtime.client import Client, NotFound
-from kube_runtime.testing import wait_for
-from kube_runtime.testing.real import RealCluster, missing_binaries
+from kube_runtime.envtest import wait_for
+from kube_runtime.envtest.real import RealCluster, missing_binaries
 
 pytestmark = pytest.mark.skipif(
     bool(missing_binaries()),

@@ -16,8 +16,8 @@ from kube_runtime.cache import (
     SharedInformer,
 )
 from kube_runtime.client import Client
-from kube_runtime.embedded.cluster import EmbeddedCluster
-from kube_runtime.embedded.faults import Faults
+from kube_runtime.envtest.cluster import EmbeddedCluster
+from kube_runtime.envtest.server.faults import Faults
 
 
 class FastBackoff:

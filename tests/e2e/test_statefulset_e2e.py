@@ -11,8 +11,8 @@ import pytest
 
 from controllers.statefulset import setup
 from kube_runtime import Manager, kinds
-from kube_runtime.testing import server_version
-from kube_runtime.testing.managers import running
+from kube_runtime.envtest import server_version
+from kube_runtime.envtest.managers import running
 from kube_runtime.workloads.pods import is_ready
 from tests.e2e.test_kubectl_e2e import MANIFEST, kubectl  # noqa: F401  (fixture)
 

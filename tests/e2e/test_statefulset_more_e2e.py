@@ -17,7 +17,7 @@ import pytest
 
 from controllers.statefulset import setup
 from kube_runtime import Manager, kinds
-from kube_runtime.testing.managers import running
+from kube_runtime.envtest.managers import running
 from kube_runtime.workloads.pods import is_ready
 from tests.e2e import test_statefulset_e2e as basic
 from tests.e2e.test_statefulset_e2e import TIMEOUT, PodLog, converged, make_sts, pods, scale

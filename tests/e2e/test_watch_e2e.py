@@ -11,7 +11,7 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from kube_runtime.embedded.cluster import EmbeddedCluster
+from kube_runtime.envtest.cluster import EmbeddedCluster
 
 
 def cm(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -197,7 +197,7 @@ def test_server_stop_closes_watch_streams_cleanly() -> None:
     t = threading.Thread(target=consume, daemon=True)
     t.start()
     core.create_namespaced_config_map("default", cm("a"))
-    from kube_runtime.testing import wait_for
+    from kube_runtime.envtest import wait_for
 
     wait_for(lambda: seen, timeout=5, message="the first event")
     cluster.stop()

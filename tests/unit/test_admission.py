@@ -1,4 +1,4 @@
-"""Mutating admission of the embedded server (kube_runtime/embedded/admission.py): the rules of
+"""Mutating admission of the embedded server (kube_runtime/envtest/server/admission.py): the rules of
 kube-apiserver's Priority, DefaultTolerationSeconds and StorageObjectInUseProtection plugins."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from kube_runtime.embedded.admission import (
+from kube_runtime.envtest.server.admission import (
     PVC_PROTECTION_FINALIZER,
     Admission,
     add_default_tolerations,
     global_default,
 )
-from kube_runtime.embedded.errors import ApiError
-from kube_runtime.embedded.resources import Registry
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.resources import Registry
 
 REGISTRY = Registry()
 PODS = REGISTRY.by_key("", "pods")

@@ -1,4 +1,4 @@
-"""Table-driven tests for kube_runtime.embedded.crdschema (prune / apply_defaults / validate).
+"""Table-driven tests for kube_runtime.envtest.server.crdschema (prune / apply_defaults / validate).
 
 Real CRDs from ../shared/crds (OpenKruise CloneSet and Advanced StatefulSet, cert-manager
 Certificate, prometheus-operator ServiceMonitor) are compiled once per module; small handwritten
@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 import yaml
 
-from kube_runtime.embedded.crdschema import (
+from kube_runtime.envtest.server.crdschema import (
     CompiledSchema,
     apply_defaults,
     compile_schema,
     prune,
     validate,
 )
-from kube_runtime.embedded.validation import Cause
+from kube_runtime.envtest.server.validation import Cause
 
 # shared/ sits beside the repository (also in CI's clean clone); KUBE_RUNTIME_CRDS overrides.
 CRD_DIR = Path(

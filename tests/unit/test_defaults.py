@@ -1,4 +1,4 @@
-"""Table-driven tests for kube_runtime.embedded.defaults (server-side defaulting)."""
+"""Table-driven tests for kube_runtime.envtest.server.defaults (server-side defaulting)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kube_runtime.embedded.defaults import apply_defaults, prepare_for_create
+from kube_runtime.envtest.server.defaults import apply_defaults, prepare_for_create
 
 Obj = dict[str, Any]
 Path = tuple[str | int, ...]

@@ -14,7 +14,7 @@ import pytest
 from kube_runtime.client.errors import ApiConnectionError, BadRequest, NotFound, ServerError
 from kube_runtime.events import AGGREGATE_PREFIX, EventRecorder
 from kube_runtime.kinds import Event
-from kube_runtime.testing.waiting import wait_for
+from kube_runtime.envtest.waiting import wait_for
 
 
 def _status(code: int, reason: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Unit tests of the field-management core (:mod:`kube_runtime.embedded.fieldmanager`)."""
+"""Unit tests of the field-management core (:mod:`kube_runtime.envtest.server.fieldmanager`)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from kube_runtime.embedded import crdschema
-from kube_runtime.embedded import fieldmanager as fm
-from kube_runtime.embedded.errors import ApiError
-from kube_runtime.embedded.resources import Registry, ResourceInfo
+from kube_runtime.envtest.server import crdschema
+from kube_runtime.envtest.server import fieldmanager as fm
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 
 Obj = dict[str, Any]
 NOW = "2026-01-01T00:00:00Z"

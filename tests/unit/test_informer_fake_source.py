@@ -197,7 +197,7 @@ class FakeServer:
 
     def wait_watches(self, n: int, timeout: float = 5.0) -> None:
         """Block until at least ``n`` watches were opened."""
-        from kube_runtime.testing import wait_for
+        from kube_runtime.envtest import wait_for
 
         wait_for(lambda: len(self.watch_calls) >= n, timeout=timeout, message=f"{n} watches")
 

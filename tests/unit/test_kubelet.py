@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from kube_runtime.embedded.kubelet import (
+from kube_runtime.envtest.kubelet.simulator import (
     ANNOTATION_CRASH_LOOP,
     ANNOTATION_FAIL,
     ANNOTATION_NEVER_READY,
@@ -20,8 +20,8 @@ from kube_runtime.embedded.kubelet import (
     Kubelet,
     image_id,
 )
-from kube_runtime.embedded.resources import Registry, ResourceInfo
-from kube_runtime.embedded.storage import DeleteOptions, Event, Store
+from kube_runtime.envtest.server.resources import Registry, ResourceInfo
+from kube_runtime.envtest.server.storage import DeleteOptions, Event, Store
 
 Obj = dict[str, Any]
 T = TypeVar("T")

@@ -1,9 +1,9 @@
-"""The namespace deleter's status conditions (kube_runtime.embedded.nsconditions)."""
+"""The namespace deleter's status conditions (kube_runtime.envtest.server.nsconditions)."""
 
 from __future__ import annotations
 
-from kube_runtime.embedded.nsconditions import updated_conditions
-from kube_runtime.embedded.resources import ResourceInfo
+from kube_runtime.envtest.server.nsconditions import updated_conditions
+from kube_runtime.envtest.server.resources import ResourceInfo
 
 CONFIGMAPS = ResourceInfo("", ("v1",), "ConfigMap", "configmaps", "configmap", True)
 DEPLOYMENTS = ResourceInfo("apps", ("v1",), "Deployment", "deployments", "deployment", True)

@@ -1,8 +1,8 @@
-"""kube_runtime.embedded.omitempty: zero values as kube-apiserver's Go encoding writes them."""
+"""kube_runtime.envtest.server.omitempty: zero values as kube-apiserver's Go encoding writes them."""
 
 from __future__ import annotations
 
-from kube_runtime.embedded.omitempty import normalize
+from kube_runtime.envtest.server.omitempty import normalize
 
 
 def test_zero_omitempty_scalars_are_dropped_and_pointers_kept() -> None:

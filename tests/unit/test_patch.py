@@ -1,4 +1,4 @@
-"""Unit tests for kube_runtime.embedded.patch.
+"""Unit tests for kube_runtime.patch.
 
 Expected strategic-merge-patch results that are not obvious (list order, directive corner
 cases) were checked against upstream: `kubectl patch --local --type strategic` (kubectl
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kube_runtime.embedded.patch import (
+from kube_runtime.patch import (
     FieldSchema,
     PatchError,
     StructSchema,

@@ -1,4 +1,4 @@
-"""The embedded pvc-protection controller (kube_runtime/embedded/pvcprotection.py): which pods
+"""The embedded pvc-protection controller (kube_runtime/envtest/server/pvcprotection.py): which pods
 hold a claim, and the controller's decisions on an in-memory store (synced by hand, no thread)."""
 
 from __future__ import annotations
@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from kube_runtime.embedded.admission import PVC_PROTECTION_FINALIZER
-from kube_runtime.embedded.pvcprotection import (
+from kube_runtime.envtest.server.admission import PVC_PROTECTION_FINALIZER
+from kube_runtime.envtest.server.pvcprotection import (
     PvcProtectionController,
     claim_names,
     pod_uses_claim,
 )
-from kube_runtime.embedded.resources import Registry
-from kube_runtime.embedded.storage import DeleteOptions, Store
-from kube_runtime.embedded.strategy import KubeStrategy
+from kube_runtime.envtest.server.resources import Registry
+from kube_runtime.envtest.server.storage import DeleteOptions, Store
+from kube_runtime.envtest.server.strategy import KubeStrategy
 
 NS = "ns"
 

@@ -1,4 +1,4 @@
-"""The embedded controllers' shared skeleton (kube_runtime/embedded/worker.py): a
+"""The embedded controllers' shared skeleton (kube_runtime/envtest/server/worker.py): a
 de-duplicating queue fed by a store listener, one worker thread, idleness for tests."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from kube_runtime.embedded.resources import Registry, ResourceInfo
-from kube_runtime.embedded.storage import Event, Store
-from kube_runtime.embedded.strategy import KubeStrategy
-from kube_runtime.embedded.worker import StoreWorker
+from kube_runtime.envtest.server.resources import Registry, ResourceInfo
+from kube_runtime.envtest.server.storage import Event, Store
+from kube_runtime.envtest.server.strategy import KubeStrategy
+from kube_runtime.envtest.server.worker import StoreWorker
 
 NS = "ns"
 

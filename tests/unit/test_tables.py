@@ -1,4 +1,4 @@
-"""Cell formatting of the embedded server's ``kubectl get`` Tables (kube_runtime.embedded.tables),
+"""Cell formatting of the embedded server's ``kubectl get`` Tables (kube_runtime.envtest.server.tables),
 following upstream's printers (``pkg/printers/internalversion/printers.go``)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from kube_runtime.embedded import tables
-from kube_runtime.embedded.resources import BUILTIN_RESOURCES, ResourceInfo
+from kube_runtime.envtest.server import tables
+from kube_runtime.envtest.server.resources import BUILTIN_RESOURCES, ResourceInfo
 
 
 def _info(plural: str) -> ResourceInfo:

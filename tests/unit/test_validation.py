@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kube_runtime.embedded.validation import (
+from kube_runtime.envtest.server.validation import (
     DUPLICATE,
     FORBIDDEN,
     INVALID,

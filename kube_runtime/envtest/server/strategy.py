@@ -17,10 +17,10 @@ import ipaddress
 import itertools
 import threading
 
-from kube_runtime.embedded import crdschema, defaults, errors, omitempty, validation
-from kube_runtime.embedded.admission import Admission
-from kube_runtime.embedded.resources import ResourceInfo
-from kube_runtime.embedded.storage import Obj
+from kube_runtime.envtest.server import crdschema, defaults, errors, omitempty, validation
+from kube_runtime.envtest.server.admission import Admission
+from kube_runtime.envtest.server.resources import ResourceInfo
+from kube_runtime.envtest.server.storage import Obj
 
 _CLUSTER_IPS = ipaddress.ip_network("10.96.0.0/16")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import orjson
 
-from kube_runtime.embedded.http import Response
-from kube_runtime.embedded.resources import Registry
+from kube_runtime.envtest.server.http import Response
+from kube_runtime.envtest.server.resources import Registry
 
 PROTOBUF_V2 = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 

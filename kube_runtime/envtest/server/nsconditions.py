@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kube_runtime.embedded.resources import ResourceInfo
+from kube_runtime.envtest.server.resources import ResourceInfo
 
 Obj = dict[str, Any]
 

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from kube_runtime.embedded.storage import Event, Store
+from kube_runtime.envtest.server.storage import Event, Store
 
 T = TypeVar("T", bound=Hashable)
 

@@ -17,17 +17,17 @@ from typing import Any
 
 import yaml
 
-from kube_runtime.embedded import tls as tls_certs
-from kube_runtime.embedded.api import ApiServer
-from kube_runtime.embedded.crds import CrdServing
-from kube_runtime.embedded.faults import Faults
-from kube_runtime.embedded.gc import GarbageCollector
-from kube_runtime.embedded.http import HttpServer
-from kube_runtime.embedded.pvcprotection import PvcProtectionController
-from kube_runtime.embedded.resources import Registry, ResourceInfo
-from kube_runtime.embedded.storage import Store
-from kube_runtime.embedded.strategy import KubeStrategy
-from kube_runtime.embedded.tls import ServingCerts
+from kube_runtime.envtest.server import tls as tls_certs
+from kube_runtime.envtest.server.api import ApiServer
+from kube_runtime.envtest.server.crds import CrdServing
+from kube_runtime.envtest.server.faults import Faults
+from kube_runtime.envtest.server.gc import GarbageCollector
+from kube_runtime.envtest.server.http import HttpServer
+from kube_runtime.envtest.server.pvcprotection import PvcProtectionController
+from kube_runtime.envtest.server.resources import Registry, ResourceInfo
+from kube_runtime.envtest.server.storage import Store
+from kube_runtime.envtest.server.strategy import KubeStrategy
+from kube_runtime.envtest.server.tls import ServingCerts
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class EmbeddedCluster:
         self.pvc_protection = PvcProtectionController(self.store)
         self.kubelet: Any = None
         if kubelet:
-            from kube_runtime.embedded.kubelet import Kubelet
+            from kube_runtime.envtest.kubelet.simulator import Kubelet
 
             self.kubelet = Kubelet(self.store, ready_after=pod_ready_after)
         self._running = False

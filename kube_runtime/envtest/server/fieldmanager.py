@@ -45,9 +45,9 @@ from typing import Any, Final
 
 import orjson
 
-from kube_runtime.embedded import patch as _patch
-from kube_runtime.embedded.errors import ApiError
-from kube_runtime.embedded.resources import ResourceInfo
+from kube_runtime import patch as _patch
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.resources import ResourceInfo
 
 __all__ = [
     "FNode",

@@ -14,8 +14,8 @@ from typing import Any
 
 from kubernetes import client
 
-from kube_runtime.embedded.cluster import EmbeddedCluster
-from kube_runtime.testing.waiting import WaitTimeout, wait_for
+from kube_runtime.envtest.cluster import EmbeddedCluster
+from kube_runtime.envtest.waiting import WaitTimeout, wait_for
 
 NAMESPACE = "demo"
 PODS = ("web-0", "web-1", "web-2")

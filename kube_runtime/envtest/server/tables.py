@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from decimal import ROUND_UP, Decimal, InvalidOperation
 from typing import Any, NamedTuple
 
-from kube_runtime.embedded.resources import ResourceInfo
-from kube_runtime.embedded.storage import Obj, parse_rfc3339
+from kube_runtime.envtest.server.resources import ResourceInfo
+from kube_runtime.envtest.server.storage import Obj, parse_rfc3339
 from kube_runtime.selectors import SelectorError, format_label_selector, label_selector_from_dict
 
 

@@ -70,9 +70,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kube_runtime.embedded.errors import ApiError
-from kube_runtime.embedded.resources import Registry, ResourceInfo
-from kube_runtime.embedded.storage import DeleteOptions, Event, ListResult, Stored, now_rfc3339
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.resources import Registry, ResourceInfo
+from kube_runtime.envtest.server.storage import DeleteOptions, Event, ListResult, Stored, now_rfc3339
 
 __all__ = [
     "ANNOTATION_CRASH_LOOP",
@@ -140,9 +140,9 @@ _Key = tuple[str, str, str]  # (kind, namespace, name)
 
 
 class KubeletStore(Protocol):
-    """The part of :class:`~kube_runtime.embedded.storage.Store` the kubelet uses.
+    """The part of :class:`~kube_runtime.envtest.server.storage.Store` the kubelet uses.
 
-    The embedded cluster passes its ``Store``; :class:`kube_runtime.kubelet.ApiStore` serves
+    The embedded cluster passes its ``Store``; :class:`kube_runtime.envtest.kubelet.ApiStore` serves
     the same calls through any API server (reads from informers, writes through the client).
     """
 

@@ -20,12 +20,13 @@ import orjson
 import yaml
 
 from kube_runtime import selectors
-from kube_runtime.embedded import crds, discovery, errors, fieldmanager, openapi, patch, tables
-from kube_runtime.embedded.errors import ApiError
-from kube_runtime.embedded.faults import Faults
-from kube_runtime.embedded.http import Request, Response, Stream, StreamResponse
-from kube_runtime.embedded.resources import Registry, ResourceInfo
-from kube_runtime.embedded.storage import (
+from kube_runtime import patch
+from kube_runtime.envtest.server import crds, discovery, errors, fieldmanager, openapi, tables
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.faults import Faults
+from kube_runtime.envtest.server.http import Request, Response, Stream, StreamResponse
+from kube_runtime.envtest.server.resources import Registry, ResourceInfo
+from kube_runtime.envtest.server.storage import (
     DeleteOptions,
     FieldsHook,
     Obj,

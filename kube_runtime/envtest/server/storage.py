@@ -42,9 +42,9 @@ from typing import Any, NamedTuple, Protocol
 
 import orjson
 
-from kube_runtime.embedded import errors
-from kube_runtime.embedded.errors import ApiError
-from kube_runtime.embedded.resources import Registry, ResourceInfo
+from kube_runtime.envtest.server import errors
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 
 Obj = dict[str, Any]
 

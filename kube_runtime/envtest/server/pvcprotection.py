@@ -2,7 +2,7 @@
 ``pvc-protection``, ``pkg/controller/volume/pvcprotection``).
 
 Admission gives every new claim the ``kubernetes.io/pvc-protection`` finalizer
-(:mod:`kube_runtime.embedded.admission`); this controller decides when it goes:
+(:mod:`kube_runtime.envtest.server.admission`); this controller decides when it goes:
 
 * a claim being deleted (``deletionTimestamp`` set) that carries the finalizer loses it once no
   pod in its namespace uses it; the store then removes the claim (unless other finalizers
@@ -28,11 +28,11 @@ O(pods naming the claim).
 
 from __future__ import annotations
 
-from kube_runtime.embedded.admission import PVC_PROTECTION_FINALIZER
-from kube_runtime.embedded.errors import ApiError
-from kube_runtime.embedded.resources import ResourceInfo
-from kube_runtime.embedded.storage import DELETED, Event, Obj, Store
-from kube_runtime.embedded.worker import StoreWorker
+from kube_runtime.envtest.server.admission import PVC_PROTECTION_FINALIZER
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.resources import ResourceInfo
+from kube_runtime.envtest.server.storage import DELETED, Event, Obj, Store
+from kube_runtime.envtest.server.worker import StoreWorker
 
 _PODS = ("", "pods")
 _CLAIMS = ("", "persistentvolumeclaims")

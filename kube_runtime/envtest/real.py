@@ -4,16 +4,16 @@
 builds and caches (``~/.cache/kube-runtime/k8s-1.20/bin`` or ``$KUBE_RUNTIME_REAL_BIN``):
 
 * **etcd** (Debian's 3.4) with its data on tmpfs when ``/dev/shm`` exists;
-* **kube-apiserver** serving TLS with a throwaway CA (:mod:`kube_runtime.embedded.tls`), a
+* **kube-apiserver** serving TLS with a throwaway CA (:mod:`kube_runtime.envtest.server.tls`), a
   static token file, ``--authorization-mode=AlwaysAllow``, the ServiceAccount admission plugin
   off, no endpoint reconciler and no insecure port;
 * **kube-controller-manager** with only ``controllers`` (default: the garbage collector and
   the namespace and pvc-protection controllers, see :data:`DEFAULT_CONTROLLERS`) and no
   leader election;
-* the simulated kubelet (:class:`kube_runtime.kubelet.ClientKubelet`) working through the API.
+* the simulated kubelet (:class:`kube_runtime.envtest.kubelet.ClientKubelet`) working through the API.
 
 It has the surface the test fixtures use from
-:class:`~kube_runtime.embedded.cluster.EmbeddedCluster`: ``url``, ``token``, ``certs``,
+:class:`~kube_runtime.envtest.cluster.EmbeddedCluster`: ``url``, ``token``, ``certs``,
 ``kubelet``, ``kubeconfig_dict()``, ``write_kubeconfig(path)``, ``api_client()``, ``start()``,
 ``stop()`` and the context manager. Embedded-only parts (``store``, ``faults``, ``api``, ...)
 do not exist here. Every process writes its log to ``<workdir>/<name>.log``; a failed start
@@ -43,8 +43,8 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from kube_runtime.embedded import tls as tls_certs
-from kube_runtime.embedded.tls import ServingCerts
+from kube_runtime.envtest.server import tls as tls_certs
+from kube_runtime.envtest.server.tls import ServingCerts
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +199,7 @@ class RealCluster:
         if self.controllers:
             self._spawn("kube-controller-manager", self._controller_manager_argv(kubeconfig))
         if self._want_kubelet:
-            from kube_runtime.kubelet import ClientKubelet
+            from kube_runtime.envtest.kubelet import ClientKubelet
 
             self.kubelet = ClientKubelet.from_kubeconfig(
                 kubeconfig, ready_after=self.pod_ready_after

@@ -25,11 +25,11 @@ import datetime as _dt
 import logging
 from typing import Any
 
-from kube_runtime.embedded import crdschema
-from kube_runtime.embedded.errors import ApiError
-from kube_runtime.embedded.resources import ResourceInfo, ScaleSpec
-from kube_runtime.embedded.storage import DELETED, Event, Obj, Store
-from kube_runtime.embedded.worker import StoreWorker
+from kube_runtime.envtest.server import crdschema
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.resources import ResourceInfo, ScaleSpec
+from kube_runtime.envtest.server.storage import DELETED, Event, Obj, Store
+from kube_runtime.envtest.server.worker import StoreWorker
 
 log = logging.getLogger(__name__)
 

@@ -1,12 +1,12 @@
 """The simulated kubelet's store, served by any API server through the framework client.
 
-:class:`ApiStore` implements :class:`~kube_runtime.embedded.kubelet.KubeletStore`, the calls
+:class:`ApiStore` implements :class:`~kube_runtime.envtest.kubelet.simulator.KubeletStore`, the calls
 the simulated kubelet makes on the embedded ``Store``, the way KWOK does it against a real
 cluster:
 
 * **reads** (``try_get``, ``list``) come from three informers (pods, persistentvolumeclaims,
   nodes; cluster-wide), so a sync costs no request;
-* **listeners** get an :class:`~kube_runtime.embedded.storage.Event` per informer event
+* **listeners** get an :class:`~kube_runtime.envtest.server.storage.Event` per informer event
   (``new`` is the object; for deletions the last state known);
 * **mutate** is a read-modify-write with optimistic concurrency: ``fn`` gets a copy of the
   newest version known (cache, or our own last write when newer), the result is PUT with that
@@ -16,7 +16,7 @@ cluster:
   ``spec.nodeName`` on an unbound pod (``subresource`` "" or "binding") is sent as a
   ``pods/binding`` POST, the only way kube-apiserver lets a pod be bound;
 * **create** and **delete** are the client's; errors come back as the embedded server's
-  :class:`~kube_runtime.embedded.errors.ApiError` (same ``code``/``reason``) because that is
+  :class:`~kube_runtime.envtest.server.errors.ApiError` (same ``code``/``reason``) because that is
   what the kubelet handles.
 
 Objects handed out are the informers' shared copies: callers must not mutate them (the
@@ -37,9 +37,9 @@ from kube_runtime import kinds
 from kube_runtime.cache.informer import ResourceEventHandlerFuncs, SharedInformer
 from kube_runtime.cache.store import DeletedFinalStateUnknown
 from kube_runtime.client import errors as client_errors
-from kube_runtime.embedded.errors import ApiError
-from kube_runtime.embedded.resources import Registry, ResourceInfo
-from kube_runtime.embedded.storage import (
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.resources import Registry, ResourceInfo
+from kube_runtime.envtest.server.storage import (
     ADDED,
     DELETED,
     MODIFIED,

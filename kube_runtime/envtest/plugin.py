@@ -1,16 +1,20 @@
-"""pytest plugin: cluster fixtures (see :mod:`kube_runtime.testing`).
+"""pytest plugin: cluster fixtures (see :mod:`kube_runtime.envtest`).
+
+Inert until used: loading the plugin (installing kube-runtime registers it through the
+``pytest11`` entry point) adds the ``--backend`` option and two markers, and changes nothing
+else in a session. The cluster starts when a test first asks for one of its fixtures.
 
 Two backends serve the same fixtures, chosen with ``--backend`` or ``$KUBE_RUNTIME_BACKEND``:
 
-* ``embedded`` (default): the in-process :class:`~kube_runtime.embedded.cluster.EmbeddedCluster`;
+* ``embedded`` (default): the in-process :class:`~kube_runtime.envtest.cluster.EmbeddedCluster`;
 * ``real``: etcd + kube-apiserver + kube-controller-manager 1.20 and the client-based simulated
-  kubelet (:class:`~kube_runtime.testing.real.RealCluster`), from the binaries
+  kubelet (:class:`~kube_runtime.envtest.real.RealCluster`), from the binaries
   ``scripts/real-apiserver.sh`` caches. Missing binaries fail the session.
 
 On ``real``, a test is skipped (with the reason in the report) when it is marked
 ``embedded_only(reason)``, marked ``needs_k8s("1.21", reason)`` for a newer version than the
-real one, listed in :data:`kube_runtime.testing.real_skips.REAL_SKIPS`, requests the ``faults``
-fixture, or touches an embedded-only attribute of the cluster fixture (``store``, ``api``, ...).
+real one, requests the ``faults`` fixture, or touches an embedded-only attribute of the
+cluster fixture (``store``, ``api``, ...).
 """
 
 from __future__ import annotations
@@ -19,14 +23,13 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from kube_runtime.client import Client
-from kube_runtime.embedded.cluster import EmbeddedCluster
-from kube_runtime.embedded.faults import Faults
-from kube_runtime.testing.waiting import wait_for as _wait_for
+if TYPE_CHECKING:  # imported when a fixture runs: loading the plugin stays cheap and inert
+    from kube_runtime.client import Client
+    from kube_runtime.envtest.server.faults import Faults
 
 BACKEND_ENV = "KUBE_RUNTIME_BACKEND"
 BACKENDS = ("embedded", "real")
@@ -58,8 +61,6 @@ def backend_of(config: pytest.Config) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # Tests run with the cache's mutation detector on: a test mutating a cached object fails.
-    os.environ.setdefault("KUBE_CACHE_MUTATION_DETECTOR", "true")
     config.addinivalue_line(
         "markers",
         "embedded_only(reason): needs the embedded server (skipped on the real backend)",
@@ -81,8 +82,6 @@ def _version(text: str) -> tuple[int, ...]:
 
 def _skip_reason(item: pytest.Item) -> str | None:
     """Why ``item`` cannot run on the real backend (None: it can)."""
-    from kube_runtime.testing.real_skips import reason_for
-
     marker = item.get_closest_marker("embedded_only")
     if marker is not None:
         why = marker.args[0] if marker.args else marker.kwargs.get("reason", "")
@@ -91,9 +90,6 @@ def _skip_reason(item: pytest.Item) -> str | None:
     if marker is not None and marker.args and _version(marker.args[0]) > REAL_VERSION:
         why = marker.args[1] if len(marker.args) > 1 else marker.kwargs.get("reason", "")
         return f"needs Kubernetes {marker.args[0]} (real backend is 1.20): {why}"
-    listed = reason_for(item.nodeid)
-    if listed is not None:
-        return listed
     if "faults" in getattr(item, "fixturenames", ()):
         return "embedded only: fault injection exists only in the embedded server"
     return None
@@ -109,7 +105,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _real_cluster_class() -> type[Any]:
-    from kube_runtime.testing.real import RealCluster
+    from kube_runtime.envtest.real import RealCluster
 
     class RealBackend(RealCluster):
         """A RealCluster whose embedded-only attributes skip the test that asks for them."""
@@ -127,7 +123,7 @@ def embedded_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     """One cluster for the whole session (tests isolate by namespace): the embedded one, or
     the real control plane with ``--backend real``."""
     if backend_of(request.config) == "real":
-        from kube_runtime.testing.real import missing_binaries
+        from kube_runtime.envtest.real import missing_binaries
 
         missing = missing_binaries()
         if missing:
@@ -142,6 +138,8 @@ def embedded_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
         finally:
             real.stop()
         return
+    from kube_runtime.envtest.cluster import EmbeddedCluster
+
     cluster = EmbeddedCluster(token=EmbeddedCluster.new_token(), pod_ready_after=0.02)
     cluster.start()
     try:
@@ -160,6 +158,8 @@ def kubeconfig(embedded_cluster: Any, tmp_path_factory: pytest.TempPathFactory) 
 def client(kubeconfig: Path) -> Iterator[Client]:
     """The framework's :class:`~kube_runtime.client.Client` for the session cluster
     (thread-safe, shared by every test; closed at the end of the session)."""
+    from kube_runtime.client import Client
+
     c = Client.from_kubeconfig(kubeconfig)
     try:
         yield c
@@ -171,13 +171,14 @@ def client(kubeconfig: Path) -> Iterator[Client]:
 def kube_version(client: Client) -> tuple[int, int]:
     """``(major, minor)`` of the session cluster: (1, 20) on the real backend, a current
     release on the embedded one. For expectations that differ between releases."""
-    from kube_runtime.testing.version import server_version
+    from kube_runtime.envtest.version import server_version
 
     return server_version(client)
 
 
 @pytest.fixture
 def api_client(embedded_cluster: Any) -> Iterator[Any]:
+    """An official ``kubernetes.client.ApiClient`` bound to the session cluster (per test)."""
     client = embedded_cluster.api_client()
     try:
         yield client
@@ -188,6 +189,8 @@ def api_client(embedded_cluster: Any) -> Iterator[Any]:
 @pytest.fixture
 def namespace(embedded_cluster: Any, request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh namespace for one test, deleted (with its content) afterwards."""
+    from kube_runtime.envtest.cluster import EmbeddedCluster
+
     name = f"t-{uuid.uuid4().hex[:10]}"
     if isinstance(embedded_cluster, EmbeddedCluster):
         info = embedded_cluster.resource("", "namespaces")
@@ -213,6 +216,7 @@ def namespace(embedded_cluster: Any, request: pytest.FixtureRequest) -> Iterator
 
 @pytest.fixture
 def kubelet(embedded_cluster: Any) -> Iterator[Any]:
+    """The simulated kubelet; changes to ``kubelet.settings`` are undone after the test."""
     kubelet = embedded_cluster.kubelet
     saved = None
     if kubelet is not None:
@@ -226,6 +230,9 @@ def kubelet(embedded_cluster: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def faults(embedded_cluster: Any) -> Iterator[Faults]:
+    """The embedded server's fault injection, cleared before and after the test."""
+    from kube_runtime.envtest.cluster import EmbeddedCluster
+
     if not isinstance(embedded_cluster, EmbeddedCluster):
         pytest.skip("real backend: embedded only: fault injection")
     embedded_cluster.faults.clear()
@@ -237,4 +244,7 @@ def faults(embedded_cluster: Any) -> Iterator[Faults]:
 
 @pytest.fixture
 def wait_for() -> Callable[..., Any]:
+    """:func:`kube_runtime.envtest.wait_for`: poll a predicate until true or a timeout."""
+    from kube_runtime.envtest.waiting import wait_for as _wait_for
+
     return _wait_for

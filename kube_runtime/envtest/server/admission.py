@@ -3,7 +3,7 @@ change what is stored.
 
 kube-apiserver runs mutating admission after decoding and defaulting and before the registry
 strategy validates; :class:`Admission` is called at the same point (from
-:class:`~kube_runtime.embedded.strategy.KubeStrategy`), on the main resource only (a
+:class:`~kube_runtime.envtest.server.strategy.KubeStrategy`), on the main resource only (a
 subresource write keeps the spec and metadata these plugins look at). Three plugins, as
 upstream (``plugin/pkg/admission/...``) has them:
 
@@ -29,7 +29,7 @@ key or empty and its effect is ``NoExecute`` or empty, whatever its operator or 
 **StorageObjectInUseProtection** (create): a PersistentVolumeClaim gets the finalizer
 ``kubernetes.io/pvc-protection`` appended unless it has it (PersistentVolumes would get
 ``kubernetes.io/pv-protection``; the embedded server serves none). The finalizer is removed by
-the pvc-protection controller (:mod:`kube_runtime.embedded.pvcprotection`).
+the pvc-protection controller (:mod:`kube_runtime.envtest.server.pvcprotection`).
 
 Refusals are 403 Forbidden Status errors worded as kube-apiserver's
 (``pods "NAME" is forbidden: ...``). The functions mutate the object in place and never read
@@ -42,8 +42,8 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from kube_runtime.embedded.errors import ApiError
-from kube_runtime.embedded.resources import ResourceInfo
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.resources import ResourceInfo
 
 Obj = dict[str, Any]
 

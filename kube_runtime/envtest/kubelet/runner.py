@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from kube_runtime.client import Client
-from kube_runtime.embedded.kubelet import DEFAULT_NODE_NAME, Kubelet
-from kube_runtime.kubelet.apistore import ApiStore
+from kube_runtime.envtest.kubelet.simulator import DEFAULT_NODE_NAME, Kubelet
+from kube_runtime.envtest.kubelet.apistore import ApiStore
 
 __all__ = ["ClientKubelet", "main"]
 
@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 
 class ClientKubelet(Kubelet):
-    """The simulated kubelet working through ``client`` (see :mod:`kube_runtime.kubelet`).
+    """The simulated kubelet working through ``client`` (see :mod:`kube_runtime.envtest.kubelet`).
 
     ``start()`` starts the informers (waiting for their first list) and then the kubelet;
     ``stop()`` stops both, and closes the client when this object created it.

@@ -13,7 +13,7 @@ Contracts
   retained: defaults are copied at compile time, regexes and property maps are precomputed.
 * :func:`prune` and :func:`apply_defaults` **mutate ``obj`` in place and return the same dict**.
 * :func:`validate` never mutates; it returns ``[]`` for a valid object, else
-  :class:`~kube_runtime.embedded.validation.Cause` items with upstream ``StatusCause``
+  :class:`~kube_runtime.envtest.server.validation.Cause` items with upstream ``StatusCause``
   field/reason/message, in a deterministic order (data key order), exact duplicates removed.
 
 Pruning (``pruning.Prune`` with ``root=true``, then ``PruneNonNullableNullsWithoutDefaults``,
@@ -76,7 +76,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Final
 
-from kube_runtime.embedded.validation import Cause
+from kube_runtime.envtest.server.validation import Cause
 
 __all__ = ["CompiledSchema", "apply_defaults", "compile_schema", "prune", "validate"]
 

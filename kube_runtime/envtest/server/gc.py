@@ -15,15 +15,15 @@ Follows kube-controller-manager's garbage collector through ``ownerReferences``:
 
 The collector is level-based: events only say which object to look at; each look reads the
 current state from the store. It runs on one background thread
-(:class:`~kube_runtime.embedded.worker.StoreWorker`), whose queue holds each item once.
+(:class:`~kube_runtime.envtest.server.worker.StoreWorker`), whose queue holds each item once.
 """
 
 from __future__ import annotations
 
-from kube_runtime.embedded.errors import ApiError
-from kube_runtime.embedded.nsconditions import updated_conditions
-from kube_runtime.embedded.resources import ResourceInfo
-from kube_runtime.embedded.storage import (
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.nsconditions import updated_conditions
+from kube_runtime.envtest.server.resources import ResourceInfo
+from kube_runtime.envtest.server.storage import (
     ADDED,
     DELETED,
     FINALIZER_FOREGROUND,
@@ -34,7 +34,7 @@ from kube_runtime.embedded.storage import (
     Stored,
     now_rfc3339,
 )
-from kube_runtime.embedded.worker import StoreWorker
+from kube_runtime.envtest.server.worker import StoreWorker
 
 _NAMESPACES = ("", "namespaces")
 

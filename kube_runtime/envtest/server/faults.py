@@ -12,7 +12,7 @@ import random
 import threading
 from dataclasses import dataclass
 
-from kube_runtime.embedded.errors import ApiError
+from kube_runtime.envtest.server.errors import ApiError
 
 _MESSAGES = {
     409: "Operation cannot be fulfilled: injected conflict; please apply your changes to the latest version and try again",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from kube_runtime.embedded.resources import STATUS_VERBS, Registry, ResourceInfo
+from kube_runtime.envtest.server.resources import STATUS_VERBS, Registry, ResourceInfo
 
 SERVER_VERSION = {
     "major": "1",

@@ -1,0 +1,26 @@
+"""This repository's own test settings (not shipped: users get only the envtest plugin).
+
+* The cache's mutation detector is on: a test that mutates a cached object fails.
+* On ``--backend real``, the tests listed in :mod:`tests.real_skips` (features newer than the
+  real backend's Kubernetes 1.20) are skipped with their reason.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from kube_runtime.envtest.plugin import backend_of
+from tests.real_skips import reason_for
+
+os.environ.setdefault("KUBE_CACHE_MUTATION_DETECTOR", "true")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if backend_of(config) != "real":
+        return
+    for item in items:
+        reason = reason_for(item.nodeid)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=f"real backend: {reason}"))
