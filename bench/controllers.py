@@ -52,9 +52,9 @@ from kube_runtime import kinds, metrics
 from kube_runtime.client import Client
 from kube_runtime.controller import Controller
 from kube_runtime.envtest.cluster import EmbeddedCluster
+from kube_runtime.envtest.managers import running
 from kube_runtime.manager import Manager
 from kube_runtime.reconcile import Reconciler, Request, Result
-from kube_runtime.envtest.managers import running
 
 Obj = dict[str, Any]
 

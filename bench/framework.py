@@ -58,11 +58,11 @@ from kube_runtime.cache.store import (
 )
 from kube_runtime.client import AlreadyExists, Client, NotFound
 from kube_runtime.envtest.cluster import EmbeddedCluster
+from kube_runtime.envtest.managers import running
 from kube_runtime.manager import Manager
 from kube_runtime.ownership import set_controller_reference
 from kube_runtime.predicates import label_selector
 from kube_runtime.reconcile import Request
-from kube_runtime.envtest.managers import running
 from kube_runtime.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
 
 Obj = dict[str, Any]

@@ -23,8 +23,8 @@ import yaml
 from kube_runtime import kinds, metrics
 from kube_runtime.client import Client, NotFound
 from kube_runtime.envtest.cluster import EmbeddedCluster
-from kube_runtime.manager import Manager
 from kube_runtime.envtest.waiting import WaitTimeout, wait_for
+from kube_runtime.manager import Manager
 
 NAMESPACE = "demo"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from kube_runtime import Builder, Manager, Request, Result, TerminalError, kinds
-from kube_runtime.predicates import GenerationChanged
 from kube_runtime.envtest.managers import running
+from kube_runtime.predicates import GenerationChanged
 
 
 class Recorder:

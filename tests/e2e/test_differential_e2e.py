@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from kube_runtime.client import ApiError, Client
-from kube_runtime.envtest.cluster import EmbeddedCluster
 from kube_runtime.envtest import wait_for
+from kube_runtime.envtest.cluster import EmbeddedCluster
 from kube_runtime.envtest.real import RealCluster, missing_binaries
 
 pytestmark = pytest.mark.skipif(

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from kube_runtime.client import Client, Conflict
+from kube_runtime.envtest import wait_for
 from kube_runtime.envtest.cluster import EmbeddedCluster
 from kube_runtime.envtest.kubelet import ClientKubelet, main
-from kube_runtime.envtest import wait_for
 
 
 def _pod(name: str, image: str = "nginx:1", **spec: Any) -> dict[str, Any]:

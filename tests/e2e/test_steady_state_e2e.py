@@ -11,9 +11,9 @@ import threading
 import time
 
 from kube_runtime import Builder, Manager, NotFound, Request, kinds
+from kube_runtime.envtest.managers import running
 from kube_runtime.ownership import is_controlled_by, set_controller_reference
 from kube_runtime.predicates import label_selector
-from kube_runtime.envtest.managers import running
 
 COUNT = 50
 RESYNC_PERIOD = 1.0

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 
 from kube_runtime.controller import CacheSyncTimeout, Controller
+from kube_runtime.envtest.waiting import wait_for
 from kube_runtime.handlers import EnqueueRequestForObject
 from kube_runtime.predicates import Funcs
 from kube_runtime.reconcile import Request, Result, TerminalError
-from kube_runtime.envtest.waiting import wait_for
 from kube_runtime.workqueue import ItemExponentialFailureRateLimiter
 
 

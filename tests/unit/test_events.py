@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from kube_runtime.client.errors import ApiConnectionError, BadRequest, NotFound, ServerError
+from kube_runtime.envtest.waiting import wait_for
 from kube_runtime.events import AGGREGATE_PREFIX, EventRecorder
 from kube_runtime.kinds import Event
-from kube_runtime.envtest.waiting import wait_for
 
 
 def _status(code: int, reason: str) -> dict[str, Any]:

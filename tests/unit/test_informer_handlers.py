@@ -10,8 +10,8 @@ import pytest
 
 from kube_runtime.cache.informer import ResourceEventHandlerFuncs, SharedInformer
 from kube_runtime.cache.store import DeletedFinalStateUnknown
-from kube_runtime.kinds import ConfigMap
 from kube_runtime.envtest import wait_for
+from kube_runtime.kinds import ConfigMap
 from tests.unit.test_informer_fake_source import FakeServer, RecordingBackoff
 
 

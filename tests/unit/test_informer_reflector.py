@@ -12,8 +12,8 @@ import pytest
 from kube_runtime import metrics
 from kube_runtime.cache.reflector import ExponentialBackoff, Reflector
 from kube_runtime.cache.store import Indexer
-from kube_runtime.kinds import ConfigMap
 from kube_runtime.envtest import wait_for
+from kube_runtime.kinds import ConfigMap
 from tests.unit.test_informer_fake_source import (
     FakeGone,
     FakeServer,

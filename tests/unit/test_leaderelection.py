@@ -18,9 +18,9 @@ import pytest
 
 from kube_runtime import metrics
 from kube_runtime.client.errors import AlreadyExists, Conflict, NotFound, ServerError
+from kube_runtime.envtest.waiting import wait_for
 from kube_runtime.kinds import Lease
 from kube_runtime.leaderelection import LeaderElector, RealClock
-from kube_runtime.envtest.waiting import wait_for
 
 MICROTIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 NS, NAME = "kube-system", "my-controller"

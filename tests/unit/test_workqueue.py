@@ -16,8 +16,8 @@ from collections.abc import Hashable
 
 import pytest
 
-from kube_runtime.metrics import REGISTRY
 from kube_runtime.envtest.waiting import wait_for
+from kube_runtime.metrics import REGISTRY
 from kube_runtime.workqueue import WorkQueue
 
 _names = itertools.count()

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from kube_runtime.client import Client
-from kube_runtime.envtest.kubelet.simulator import DEFAULT_NODE_NAME, Kubelet
 from kube_runtime.envtest.kubelet.apistore import ApiStore
+from kube_runtime.envtest.kubelet.simulator import DEFAULT_NODE_NAME, Kubelet
 
 __all__ = ["ClientKubelet", "main"]
 

@@ -72,7 +72,13 @@ from typing import Any, Protocol
 
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
-from kube_runtime.envtest.server.storage import DeleteOptions, Event, ListResult, Stored, now_rfc3339
+from kube_runtime.envtest.server.storage import (
+    DeleteOptions,
+    Event,
+    ListResult,
+    Stored,
+    now_rfc3339,
+)
 
 __all__ = [
     "ANNOTATION_CRASH_LOOP",

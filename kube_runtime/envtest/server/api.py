@@ -19,8 +19,7 @@ from typing import Any
 import orjson
 import yaml
 
-from kube_runtime import selectors
-from kube_runtime import patch
+from kube_runtime import patch, selectors
 from kube_runtime.envtest.server import crds, discovery, errors, fieldmanager, openapi, tables
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.faults import Faults
