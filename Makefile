@@ -27,6 +27,7 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/ruff format --check $(wildcard kube_runtime controllers codegen tests bench examples)
 
 typecheck: $(STAMP)

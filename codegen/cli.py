@@ -20,8 +20,9 @@ from pathlib import Path
 
 from codegen.generator import generate
 from codegen.sources import CrdError, Source, from_cluster, from_file
+from kube_runtime.cli import Command
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMAND", "build_parser", "main"]
 
 
 def build_parser(prog: str = "kube-runtime codegen") -> argparse.ArgumentParser:
@@ -89,3 +90,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "kube-runtime codegen") 
 
 def _regenerate_args(argv: Sequence[str] | None, default: Sequence[str]) -> list[str]:
     return [a for a in (default if argv is None else argv) if a != "--check"]
+
+
+def _command_main(argv: Sequence[str]) -> int:
+    return main(argv, prog="kube-runtime codegen")
+
+
+COMMAND = Command(
+    help="typed pydantic models from CRD manifests (kube-runtime codegen --help)",
+    main=_command_main,
+)
+"""``kube-runtime codegen`` (entry point in the ``kube_runtime.commands`` group)."""

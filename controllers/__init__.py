@@ -1,28 +1,25 @@
-"""The bundled controllers, by the name ``kube-runtime run NAME`` uses.
+"""The bundled controllers, built on the framework's public API only.
 
-Each entry is ``module:function``; the function is ``setup(manager, *, max_concurrent_reconciles)``
-and registers the controller with a :class:`~kube_runtime.manager.Manager`.
+Each is registered in the ``kube_runtime.controllers`` entry-point group (pyproject.toml), so
+``kube-runtime run statefulset cloneset`` finds them as it finds any user's controller: the
+entry point names the package, whose ``setup(manager, *, max_concurrent_reconciles)``
+registers the controller with a :class:`~kube_runtime.manager.Manager` and whose
+``install_crd(client)`` creates the CRD it serves.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
-BUNDLED: dict[str, str] = {
-    "statefulset": "controllers.statefulset:setup",
-    "cloneset": "controllers.cloneset:setup",
-}
+from kube_runtime._moved import warn_moved
+
+__all__ = ["setup_function"]
 
 
 def setup_function(name: str) -> Callable[..., Any]:
-    """The setup function of the bundled controller ``name`` (KeyError lists the known names)."""
-    try:
-        target = BUNDLED[name]
-    except KeyError:
-        known = ", ".join(sorted(BUNDLED))
-        raise KeyError(f"no bundled controller named {name!r} (known: {known})") from None
-    module, _, func = target.partition(":")
-    fn: Callable[..., Any] = getattr(importlib.import_module(module), func)
-    return fn
+    """Deprecated: ``kube_runtime.cli.load_controller(name).setup``."""
+    from kube_runtime.cli import load_controller
+
+    warn_moved("controllers.setup_function", "kube_runtime.cli.load_controller(name).setup")
+    return load_controller(name).setup

@@ -11,16 +11,18 @@ what the controllers did, in the order a watch saw it, and exits 0 once every st
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from kube_runtime import kinds, metrics
+from kube_runtime.cli import Command
 from kube_runtime.client import Client, NotFound
 from kube_runtime.envtest.cluster import EmbeddedCluster
 from kube_runtime.envtest.waiting import WaitTimeout, wait_for
@@ -199,9 +201,9 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
         )
         print(f"demo converged in {time.monotonic() - began:.1f}s", flush=True)
         if serve:
-            from kube_runtime.cli import _serve_until_signal
+            from kube_runtime.envtest.cli import serve_until_signal
 
-            _serve_until_signal(cluster, path)
+            serve_until_signal(cluster, path)
         return 0
     except WaitTimeout as e:
         print(f"demo failed: {e}", flush=True)
@@ -340,3 +342,30 @@ def _api_writes() -> float:
             ):  # fmt: skip
                 total += sample.value
     return total
+
+
+def _demo_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kube-runtime demo",
+        description="The quick start's demo on a fresh embedded cluster.",
+    )
+    p.add_argument("--serve", action="store_true", help="keep serving after the demo (for kubectl)")
+    p.add_argument("--pods", action="store_true", help="the pod-lifecycle demo (no controller)")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp dir)")
+    return p
+
+
+def demo_main(argv: Sequence[str]) -> int:
+    """``kube-runtime demo [--pods] [--serve] [--port N] [--kubeconfig PATH]``; exit code."""
+    args = _demo_parser().parse_args(list(argv))
+    kubeconfig = Path(args.kubeconfig) if args.kubeconfig else None
+    if args.pods:
+        from kube_runtime.envtest.demo import run_demo as run_pods_demo
+
+        return run_pods_demo(serve=args.serve, kubeconfig=kubeconfig, port=args.port)
+    return run_demo(serve=args.serve, kubeconfig=kubeconfig, port=args.port)
+
+
+DEMO = Command(help="run the quick-start demo on a fresh embedded cluster", main=demo_main)
+"""The ``kube-runtime demo`` command (entry point in the ``kube_runtime.commands`` group)."""

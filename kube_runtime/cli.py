@@ -1,80 +1,121 @@
-"""The ``kube-runtime`` command.
+"""The ``kube-runtime`` command: a host for controllers and commands found by entry point.
 
-* ``kube-runtime cluster``: serve an embedded cluster until Ctrl-C and write a kubeconfig.
-* ``kube-runtime demo``: the quick start's demo on a fresh embedded cluster: the bundled
-  StatefulSet controller scales, updates and scales down a set (``--pods`` runs the older
-  pod-lifecycle demo; ``--serve`` keeps serving afterwards for kubectl).
-* ``kube-runtime run statefulset ...``: run bundled controllers against any cluster.
-* ``kube-runtime codegen CRD.yaml -o models.py``: typed models (see :mod:`codegen`).
-* ``kube-runtime kubelet --kubeconfig PATH``: the simulated kubelet against any API server
-  (see :mod:`kube_runtime.envtest.kubelet`).
+* ``kube-runtime run NAME... [--leader-elect] [--metrics-port N] ...`` runs controllers in one
+  :class:`~kube_runtime.manager.Manager` against any cluster. A controller is anything
+  registered in the entry-point group ``kube_runtime.controllers`` (:data:`CONTROLLERS_GROUP`):
+  the bundled ``statefulset`` and ``cloneset`` register there, and so can a user's package::
+
+      # pyproject.toml of a user's package
+      [project.entry-points."kube_runtime.controllers"]
+      my-controller = "my_operator.controller"
+
+  The entry point names an object with ``setup(manager, *, max_concurrent_reconciles)``
+  (a module or a class instance) and, optionally, ``install_crd(client)`` (called for
+  ``--install-crds``): see :class:`ControllerEntry`.
+* Every other sub-command comes from the group ``kube_runtime.commands``
+  (:data:`COMMANDS_GROUP`): an entry point names a :class:`Command` (its help line and a
+  ``main(argv) -> exit code``). This distribution registers ``cluster`` and ``kubelet`` (the
+  test cluster, :mod:`kube_runtime.envtest`), ``codegen`` (:mod:`codegen`) and ``demo``.
+
+The framework imports neither the test cluster, nor a controller, nor the code generator:
+they are loaded only when their command runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from kube_runtime.envtest.cluster import EmbeddedCluster
+if TYPE_CHECKING:
+    from kube_runtime.client import Client
+    from kube_runtime.manager import Manager
+
+__all__ = [
+    "COMMANDS_GROUP",
+    "CONTROLLERS_GROUP",
+    "Command",
+    "ControllerEntry",
+    "build_parser",
+    "controller_entries",
+    "load_controller",
+    "main",
+]
+
+CONTROLLERS_GROUP = "kube_runtime.controllers"
+"""Entry-point group of the controllers ``kube-runtime run`` knows."""
+COMMANDS_GROUP = "kube_runtime.commands"
+"""Entry-point group of the other ``kube-runtime`` sub-commands."""
 
 
-def _serve_until_signal(cluster: EmbeddedCluster, kubeconfig: Path) -> None:
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    print(f"embedded cluster serving on {cluster.url}", flush=True)
-    print(f"kubeconfig written to {kubeconfig}", flush=True)
-    print(f"try: kubectl --kubeconfig {kubeconfig} get ns     (Ctrl-C to stop)", flush=True)
-    stop.wait()
-    print("stopping", flush=True)
+@runtime_checkable
+class ControllerEntry(Protocol):
+    """What a ``kube_runtime.controllers`` entry point names (a module fits).
+
+    ``setup`` registers the controller's watches with the manager; it may also define
+    ``install_crd(client)``, which ``kube-runtime run --install-crds`` calls first.
+    """
+
+    def setup(self, manager: Manager, *, max_concurrent_reconciles: int) -> object: ...
 
 
-def cmd_cluster(args: argparse.Namespace) -> int:
-    token = None if args.no_auth else EmbeddedCluster.new_token()
-    cluster = EmbeddedCluster(port=args.port, token=token, pod_ready_after=args.pod_ready_after)
-    try:
-        cluster.start()
-    except RuntimeError as e:
-        print(
-            f"error: {e}. Is port {args.port} already in use? Pick another with --port.",
-            file=sys.stderr,
+@dataclass(frozen=True)
+class Command:
+    """A ``kube-runtime`` sub-command from the ``kube_runtime.commands`` group.
+
+    ``main`` receives the arguments after the command's name and returns the exit code; it
+    parses them itself (``kube-runtime NAME --help`` reaches it).
+    """
+
+    help: str
+    main: Callable[[Sequence[str]], int]
+
+
+def _group(name: str) -> dict[str, EntryPoint]:
+    return {ep.name: ep for ep in entry_points(group=name)}
+
+
+def controller_entries() -> dict[str, EntryPoint]:
+    """The registered controllers by name (entry points, not loaded)."""
+    return _group(CONTROLLERS_GROUP)
+
+
+def load_controller(name: str) -> ControllerEntry:
+    """The controller registered as ``name``; ``KeyError`` naming the known ones otherwise."""
+    entries = controller_entries()
+    if name not in entries:
+        known = ", ".join(sorted(entries)) or "none"
+        raise KeyError(
+            f"no controller named {name!r} (registered: {known}); a package registers one "
+            f"in the entry-point group {CONTROLLERS_GROUP!r}"
         )
-        return 1
-    try:
-        path = cluster.write_kubeconfig(args.kubeconfig)
-        _serve_until_signal(cluster, path)
-    finally:
-        cluster.stop()
-    return 0
+    entry: Any = entries[name].load()
+    if not callable(getattr(entry, "setup", None)):
+        raise TypeError(f"entry point {name!r} ({entries[name].value}) has no setup(manager, ...)")
+    return entry
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    kubeconfig = Path(args.kubeconfig) if args.kubeconfig else None
-    if args.pods:
-        from kube_runtime.envtest.demo import run_demo as run_pods_demo
-
-        return run_pods_demo(serve=args.serve, kubeconfig=kubeconfig, port=args.port)
-    from controllers.demo import run_demo
-
-    return run_demo(serve=args.serve, kubeconfig=kubeconfig, port=args.port)
+def _commands() -> dict[str, EntryPoint]:
+    return _group(COMMANDS_GROUP)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from controllers import setup_function
+    """``kube-runtime run``: the named controllers in one manager until a signal."""
     from kube_runtime import logs
     from kube_runtime.client import Client
     from kube_runtime.manager import LeaderElectionLost, Manager
 
     logs.setup(logging.DEBUG if args.verbose else logging.INFO)
     try:
-        setups = [setup_function(name) for name in args.controllers]
-    except KeyError as e:
+        entries = [load_controller(name) for name in args.controllers]
+    except (KeyError, TypeError) as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
         return 2
+    client: Client
     if args.kubeconfig or args.context:
         client = Client.from_kubeconfig(args.kubeconfig, args.context)
     else:
@@ -88,15 +129,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         metrics_bind_address=f":{args.metrics_port}" if args.metrics_port else "0",
         health_probe_bind_address=f":{args.health_port}" if args.health_port else "0",
     )
-    if args.install_crds:
-        import importlib
-
-        for name in args.controllers:
-            install = getattr(importlib.import_module(f"controllers.{name}"), "install_crd", None)
-            if install is not None:
-                install(client)
-    for setup in setups:
-        setup(manager, max_concurrent_reconciles=args.workers)
+    for entry in entries:
+        install = getattr(entry, "install_crd", None)
+        if args.install_crds and callable(install):
+            install(client)
+        entry.setup(manager, max_concurrent_reconciles=args.workers)
     try:
         manager.start()
     except LeaderElectionLost as e:
@@ -105,52 +142,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.ArgumentParser:
+    """The top-level parser: ``run`` plus one passthrough sub-command per registered command."""
     parser = argparse.ArgumentParser(
-        prog="kube-runtime", description=__doc__.split("\n\n")[0] if __doc__ else None
+        prog="kube-runtime", description="Kubernetes controllers in Python: run, test, generate."
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log at debug level")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, ep in sorted((commands if commands is not None else _commands()).items()):
+        sub.add_parser(name, help=_command_help(ep), add_help=False)
 
-    p = sub.add_parser("cluster", help="serve an embedded cluster (API server + simulated kubelet)")
-    p.add_argument(
-        "--port", type=int, default=0, help="port on 127.0.0.1 (default: pick a free one)"
-    )
-    p.add_argument(
-        "--kubeconfig", default="kubeconfig.embedded", help="where to write the kubeconfig"
-    )
-    p.add_argument(
-        "--pod-ready-after",
-        type=float,
-        default=0.5,
-        metavar="SECONDS",
-        help="Pending -> Ready delay of new pods",
-    )
-    p.add_argument(
-        "--no-auth", action="store_true", help="serve without bearer-token authentication"
-    )
-    p.set_defaults(func=cmd_cluster)
-
-    p = sub.add_parser("demo", help="run the quick-start demo on a fresh embedded cluster")
-    p.add_argument("--serve", action="store_true", help="keep serving after the demo (for kubectl)")
-    p.add_argument("--pods", action="store_true", help="the pod-lifecycle demo (no controller)")
-    p.add_argument("--port", type=int, default=0)
-    p.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp dir)")
-    p.set_defaults(func=cmd_demo)
-
-    sub.add_parser(
-        "codegen",
-        help="typed pydantic models from CRD manifests (kube-runtime codegen --help)",
-        add_help=False,
-    )
-    sub.add_parser(
-        "kubelet",
-        help="the simulated kubelet against any API server (kube-runtime kubelet --help)",
-        add_help=False,
-    )
-
-    p = sub.add_parser("run", help="run bundled controllers against a cluster")
-    p.add_argument("controllers", nargs="+", metavar="CONTROLLER", help="e.g. statefulset")
+    known = ", ".join(sorted(controller_entries())) or "none registered"
+    p = sub.add_parser("run", help="run controllers against a cluster")
+    p.add_argument("controllers", nargs="+", metavar="CONTROLLER", help=f"one of: {known}")
     p.add_argument(
         "--kubeconfig", help="kubeconfig path (default: in-cluster, $KUBECONFIG, ~/.kube/config)"
     )
@@ -160,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--install-crds",
         action="store_true",
-        help="create the CRDs the controllers serve (cloneset) when missing",
+        help="create the CRDs the controllers serve when missing",
     )
     p.add_argument("--leader-elect", action="store_true", help="campaign for a Lease first")
     p.add_argument("--leader-election-id", default="kube-runtime-controllers")
@@ -171,17 +175,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["codegen"]:  # the code generator has its own argument parser
-        from codegen.cli import main as codegen_main
+def _command_help(ep: EntryPoint) -> str:
+    # The help line lives on the Command object; loading it imports only its small module.
+    try:
+        command = ep.load()
+    except Exception as e:  # a broken plugin must not break the whole command line
+        return f"(unavailable: {e})"
+    return str(getattr(command, "help", ""))
 
-        return codegen_main(argv[1:], prog="kube-runtime codegen")
-    if argv[:1] == ["kubelet"]:  # so does the standalone simulated kubelet
-        from kube_runtime.envtest.kubelet import main as kubelet_main
 
-        return kubelet_main(argv[1:])
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    verbose = False
+    while args_list[:1] and args_list[0] in ("-v", "--verbose"):
+        verbose = True
+        args_list = args_list[1:]
+    commands = _commands()
+    if args_list[:1] and args_list[0] in commands:
+        command = commands[args_list[0]].load()
+        if not isinstance(command, Command):
+            print(
+                f"error: entry point {args_list[0]!r} is not a kube_runtime.cli.Command",
+                file=sys.stderr,
+            )
+            return 2
+        if verbose:  # commands set up their own logging; -v only lowers the level
+            logging.basicConfig(level=logging.DEBUG)
+        return command.main(args_list[1:])
+    # `run` needs no other command: their help lines (which load their modules) only for help.
+    listed = {} if args_list[:1] == ["run"] else commands
+    args = build_parser(listed).parse_args((["-v"] if verbose else []) + args_list)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

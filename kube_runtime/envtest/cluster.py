@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from kube_runtime.client import Client
 from kube_runtime.envtest.server import tls as tls_certs
 from kube_runtime.envtest.server.api import ApiServer
 from kube_runtime.envtest.server.crds import CrdServing
@@ -164,8 +165,8 @@ class EmbeddedCluster:
         target.chmod(0o600)
         return target
 
-    def api_client(self) -> Any:
-        """An official ``kubernetes.client.ApiClient`` for this cluster."""
+    def configuration(self) -> Any:
+        """A ``kubernetes.client.Configuration`` for this cluster (URL, token, CA)."""
         from kubernetes import client
 
         config = client.Configuration()
@@ -174,7 +175,18 @@ class EmbeddedCluster:
             config.api_key = {"authorization": f"Bearer {self.token}"}
         if self.certs is not None:
             config.ssl_ca_cert = str(self.certs.ca_file)
-        return client.ApiClient(config)
+        return config
+
+    def api_client(self) -> Any:
+        """An official ``kubernetes.client.ApiClient`` for this cluster."""
+        from kubernetes import client
+
+        return client.ApiClient(self.configuration())
+
+    def client(self) -> Client:
+        """The framework's :class:`~kube_runtime.client.Client` for this cluster, over HTTP
+        like any other (thread-safe; close it when done, or use it as a context manager)."""
+        return Client(self.configuration())
 
     @staticmethod
     def new_token() -> str:

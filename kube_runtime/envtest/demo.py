@@ -111,9 +111,9 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
         )
         api.close()
         if serve:
-            from kube_runtime.cli import _serve_until_signal
+            from kube_runtime.envtest.cli import serve_until_signal
 
-            _serve_until_signal(cluster, path)
+            serve_until_signal(cluster, path)
         return 0 if same else 1
     except WaitTimeout as e:
         print(f"demo failed: {e}", flush=True)

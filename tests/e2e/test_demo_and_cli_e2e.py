@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -87,7 +88,7 @@ def test_run_rejects_an_unknown_controller() -> None:
         [sys.executable, "-m", "kube_runtime.cli", "run", "nosuch"],
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
-    assert proc.returncode == 2 and "no bundled controller named 'nosuch'" in proc.stderr
+    assert proc.returncode == 2 and "no controller named 'nosuch'" in proc.stderr
 
 
 def test_kube_runtime_codegen_is_the_code_generator(tmp_path) -> None:
@@ -100,3 +101,60 @@ def test_kube_runtime_codegen_is_the_code_generator(tmp_path) -> None:
     assert main(["codegen", str(crd), "-o", str(out), "--check"]) == 0
     out.write_text(out.read_text() + "# edited\n")
     assert main(["codegen", str(crd), "-o", str(out), "--check"]) == 1
+
+
+_USER_CONTROLLER = '''
+"""A user's controller: stamps every ConfigMap it sees with an annotation."""
+
+from kube_runtime import Builder, Request, kinds
+
+
+def setup(manager, *, max_concurrent_reconciles):
+    def reconcile(request: Request):
+        cm = manager.client.get(kinds.ConfigMap, request.name, request.namespace)
+        if "stamped" not in (cm["metadata"].get("annotations") or {}):
+            manager.client.patch(
+                kinds.ConfigMap, request.name,
+                {"metadata": {"annotations": {"stamped": "by-my-controller"}}},
+                namespace=request.namespace,
+            )
+
+    Builder(manager).named("stamper").for_(kinds.ConfigMap).with_options(
+        max_concurrent_reconciles=max_concurrent_reconciles
+    ).complete(reconcile)
+'''
+
+
+def test_run_finds_a_users_controller_by_entry_point(
+    client, kubeconfig, namespace, wait_for, tmp_path
+) -> None:
+    # An installed distribution is a package plus a .dist-info with its entry points.
+    (tmp_path / "my_operator.py").write_text(_USER_CONTROLLER)
+    info = tmp_path / "my_operator-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-operator\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[kube_runtime.controllers]\nmy-controller = my_operator\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kube_runtime.cli", "run", "my-controller",
+         "--kubeconfig", str(kubeconfig), "--namespace", namespace,
+         "--metrics-port", "0", "--health-port", "0", "--workers", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+    try:
+        client.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}},
+            namespace=namespace,
+        )
+        wait_for(
+            lambda: (client.get("v1/ConfigMap", "x", namespace)["metadata"].get("annotations")
+                     or {}).get("stamped") == "by-my-controller",
+            timeout=30, message="the user's controller reconciled the ConfigMap",
+        )  # fmt: skip
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
+    assert "controller stamper: stopped" in out

@@ -1,0 +1,102 @@
+"""The test cluster's ``kube-runtime`` sub-commands: ``cluster`` and ``kubelet``.
+
+Registered in the ``kube_runtime.commands`` entry-point group (see :mod:`kube_runtime.cli`):
+
+* ``kube-runtime cluster [--port N] [--kubeconfig PATH] [--pod-ready-after S] [--no-auth]``
+  serves an embedded cluster (API server + simulated kubelet) until Ctrl-C or SIGTERM and
+  writes a kubeconfig for it;
+* ``kube-runtime kubelet --kubeconfig PATH`` runs the simulated kubelet against any API
+  server (:func:`kube_runtime.envtest.kubelet.main`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from kube_runtime.cli import Command
+from kube_runtime.envtest.cluster import EmbeddedCluster
+
+__all__ = ["CLUSTER", "KUBELET", "serve_until_signal"]
+
+
+def serve_until_signal(cluster: EmbeddedCluster, kubeconfig: Path) -> None:
+    """Print how to reach ``cluster`` and block until SIGINT or SIGTERM (main thread only)."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    print(f"embedded cluster serving on {cluster.url}", flush=True)
+    print(f"kubeconfig written to {kubeconfig}", flush=True)
+    print(f"try: kubectl --kubeconfig {kubeconfig} get ns     (Ctrl-C to stop)", flush=True)
+    stop.wait()
+    print("stopping", flush=True)
+
+
+def _cluster_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kube-runtime cluster",
+        description="Serve an embedded cluster (API server + simulated kubelet) until Ctrl-C.",
+    )
+    p.add_argument(
+        "--port", type=int, default=0, help="port on 127.0.0.1 (default: pick a free one)"
+    )
+    p.add_argument(
+        "--kubeconfig", default="kubeconfig.embedded", help="where to write the kubeconfig"
+    )
+    p.add_argument(
+        "--pod-ready-after",
+        type=float,
+        default=0.5,
+        metavar="SECONDS",
+        help="Pending -> Ready delay of new pods",
+    )
+    p.add_argument(
+        "--no-auth", action="store_true", help="serve without bearer-token authentication"
+    )
+    return p
+
+
+def cluster_main(argv: Sequence[str]) -> int:
+    """``kube-runtime cluster``: serve until a signal; exit code 1 when the port is taken."""
+    args = _cluster_parser().parse_args(list(argv))
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    token = None if args.no_auth else EmbeddedCluster.new_token()
+    cluster = EmbeddedCluster(port=args.port, token=token, pod_ready_after=args.pod_ready_after)
+    try:
+        cluster.start()
+    except RuntimeError as e:
+        print(
+            f"error: {e}. Is port {args.port} already in use? Pick another with --port.",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        serve_until_signal(cluster, cluster.write_kubeconfig(args.kubeconfig))
+    finally:
+        cluster.stop()
+    return 0
+
+
+def kubelet_main(argv: Sequence[str]) -> int:
+    """``kube-runtime kubelet``: see :func:`kube_runtime.envtest.kubelet.main`."""
+    from kube_runtime.envtest.kubelet import main
+
+    return main(argv)
+
+
+CLUSTER = Command(
+    help="serve an embedded cluster (API server + simulated kubelet)", main=cluster_main
+)
+"""The ``cluster`` command."""
+KUBELET = Command(
+    help="the simulated kubelet against any API server (kube-runtime kubelet --help)",
+    main=kubelet_main,
+)
+"""The ``kubelet`` command."""

@@ -1,0 +1,196 @@
+"""The library's shape: what importing the framework loads, the inert pytest plugin, the old
+import paths, and the command line's entry points.
+
+Each check runs in a fresh interpreter (``sys.modules`` of the test session already holds
+everything).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+from kube_runtime import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+PUBLIC_API = [
+    "kube_runtime",
+    "kube_runtime.client",
+    "kube_runtime.client.cached",
+    "kube_runtime.cache",
+    "kube_runtime.manager",
+    "kube_runtime.builder",
+    "kube_runtime.controller",
+    "kube_runtime.reconcile",
+    "kube_runtime.handlers",
+    "kube_runtime.predicates",
+    "kube_runtime.events",
+    "kube_runtime.expectations",
+    "kube_runtime.claiming",
+    "kube_runtime.ownership",
+    "kube_runtime.finalizers",
+    "kube_runtime.retry",
+    "kube_runtime.leaderelection",
+    "kube_runtime.workloads.revision",
+    "kube_runtime.workloads.pvc",
+    "kube_runtime.workloads.pods",
+    "kube_runtime.workloads.inplace",
+    "kube_runtime.cli",
+]
+OPTIONAL_API = [
+    "kube_runtime.controllerutil",
+    "kube_runtime.conditions",
+    "kube_runtime.client.fake",
+]
+
+
+def _python(code: str, **env: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, **env},
+        timeout=60,
+    )
+    return done.stdout
+
+
+def test_importing_the_public_api_loads_no_test_cluster_controller_or_codegen() -> None:
+    names = PUBLIC_API + [
+        m for m in OPTIONAL_API if (ROOT / (m.replace(".", "/") + ".py")).exists()
+    ]
+    out = _python(
+        f"""
+        import importlib, json, sys
+        for name in {names!r}:
+            importlib.import_module(name)
+        getattr(importlib.import_module("kube_runtime"), "Manager")
+        print(json.dumps(sorted(sys.modules)))
+        """
+    )
+    loaded = json.loads(out)
+    assert "kube_runtime.manager" in loaded  # the check ran on a real import
+    leaked = [
+        m
+        for m in loaded
+        if m.startswith(("kube_runtime.envtest", "controllers", "codegen"))
+        or m in ("kube_runtime.embedded", "kube_runtime.testing", "kube_runtime.kubelet")
+    ]
+    assert leaked == []
+
+
+def test_the_pytest_plugin_is_inert_until_a_fixture_is_used(tmp_path: Path) -> None:
+    (tmp_path / "test_plain.py").write_text(
+        textwrap.dedent(
+            """
+            import os, sys
+
+            def test_nothing_changed():
+                assert "KUBE_CACHE_MUTATION_DETECTOR" not in os.environ
+                loaded = [m for m in sys.modules if m.startswith("kube_runtime.envtest.")]
+                assert loaded == ["kube_runtime.envtest.plugin"], loaded
+            """
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if k != "KUBE_CACHE_MUTATION_DETECTOR"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "name"),
+    [
+        ("kube_runtime.embedded.cluster", "kube_runtime.envtest.cluster", "EmbeddedCluster"),
+        ("kube_runtime.embedded.storage", "kube_runtime.envtest.server.storage", "Store"),
+        ("kube_runtime.embedded.patch", "kube_runtime.patch", "apply_merge_patch"),
+        ("kube_runtime.embedded.kubelet", "kube_runtime.envtest.kubelet.simulator", "Kubelet"),
+        ("kube_runtime.testing.waiting", "kube_runtime.envtest.waiting", "wait_for"),
+        ("kube_runtime.kubelet.runner", "kube_runtime.envtest.kubelet.runner", "ClientKubelet"),
+    ],
+)
+def test_old_import_paths_work_for_one_release_with_a_warning(
+    old: str, new: str, name: str
+) -> None:
+    out = _python(
+        f"""
+        import importlib, json, warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            old = importlib.import_module({old!r})
+        new = importlib.import_module({new!r})
+        print(json.dumps({{
+            "same": getattr(old, {name!r}) is getattr(new, {name!r}),
+            "spec": new.__spec__.name,
+            "warnings": [str(w.message) for w in caught if w.category is DeprecationWarning],
+        }}))
+        """
+    )
+    result = json.loads(out)
+    assert result["same"] is True
+    assert result["spec"] == new  # the alias does not rename the real module
+    assert any(f"{old} moved to {new}" in w for w in result["warnings"]), result["warnings"]
+
+
+def test_old_package_attribute_warns_and_forwards() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import kube_runtime.testing as old
+
+        wait_for = old.wait_for
+    from kube_runtime.envtest import wait_for as new_wait_for
+
+    assert wait_for is new_wait_for
+    messages = [str(w.message) for w in caught if w.category is DeprecationWarning]
+    assert "kube_runtime.testing.wait_for moved to kube_runtime.envtest.wait_for" in " ".join(
+        messages
+    )
+
+
+def test_bundled_controllers_and_commands_are_found_by_entry_point() -> None:
+    assert {"statefulset", "cloneset"} <= set(cli.controller_entries())
+    entry = cli.load_controller("statefulset")
+    assert callable(entry.setup) and callable(getattr(entry, "install_crd", None))
+    with pytest.raises(KeyError, match=r"registered: .*cloneset.*statefulset"):
+        cli.load_controller("no-such-controller")
+    commands = cli._commands()
+    assert {"cluster", "kubelet", "codegen", "demo"} <= set(commands)
+    assert all(isinstance(ep.load(), cli.Command) for ep in commands.values())
+
+
+def test_run_loads_only_the_named_controllers() -> None:
+    out = _python(
+        """
+        import json, sys
+        from kube_runtime import cli
+        code = cli.main(["run", "no-such-controller"])
+        print(json.dumps([code, sorted(m for m in sys.modules
+              if m.startswith(("kube_runtime.envtest", "controllers", "codegen")))]))
+        """
+    )
+    code, loaded = json.loads(out.splitlines()[-1])
+    assert code == 2
+    assert loaded == []
+
+
+def test_a_command_gets_its_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["codegen", "--help"])
+    assert exc.value.code == 0
+    assert "usage: kube-runtime codegen" in capsys.readouterr().out
