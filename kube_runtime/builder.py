@@ -10,7 +10,9 @@
 * ``watches(kind, handler_or_fn)`` -- anything else; a plain function ``obj -> requests``
   is wrapped in :class:`~kube_runtime.handlers.EnqueueRequestsFromMapFunc`.
 * predicates given to a watch apply to it; ``with_event_filter`` applies to all watches.
-* the reconciler is an object with ``reconcile(request)`` or a plain function of the request.
+* the reconciler is an object with ``reconcile(request)`` or a plain function of the request;
+  :meth:`Builder.complete_objects` takes a function of the ``for_`` object itself instead
+  (read from the cache, a private copy; a model when ``for_`` was given a model class).
 * the controller's name defaults to the lower-cased ``for_`` kind and must be unique in the
   manager (it labels metrics and logs).
 """
@@ -29,7 +31,7 @@ from kube_runtime.handlers import (
 )
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.predicates import Predicate
-from kube_runtime.reconcile import Reconciler, Request, Result
+from kube_runtime.reconcile import ObjectReconcileFn, Reconciler, Request, Result, as_reconciler
 from kube_runtime.source import KindSource, Source
 from kube_runtime.workqueue import RateLimiter
 
@@ -55,6 +57,7 @@ class Builder:
         self._manager = manager
         self._name: str | None = None
         self._for: tuple[Kind, tuple[Predicate, ...]] | None = None
+        self._for_kind: KindLike | None = None  # as given: a model class reads as models
         self._owns: list[tuple[Kind, tuple[Predicate, ...]]] = []
         self._watches: list[tuple[Source, EventHandler, tuple[Predicate, ...]]] = []
         self._filters: list[Predicate] = []
@@ -68,6 +71,7 @@ class Builder:
         if self._for is not None:
             raise ValueError("for_() may only be called once: a controller reconciles one kind")
         self._for = (as_kind(kind), predicates)
+        self._for_kind = kind
         return self
 
     def owns(self, kind: KindLike, *predicates: Predicate) -> Builder:
@@ -144,3 +148,14 @@ class Builder:
     def complete(self, reconciler: Reconciler | ReconcileFn) -> Controller:
         """Same as :meth:`build` (controller-runtime's name for it)."""
         return self.build(reconciler)
+
+    def complete_objects(self, fn: ObjectReconcileFn) -> Controller:
+        """Register ``fn(obj)``, a reconciler of the ``for_`` object itself.
+
+        The object comes from the manager's cache as a private copy (a model instance when
+        ``for_`` got a resource model class); requests for objects already gone are done
+        without a call. See :class:`~kube_runtime.reconcile.ObjectReconciler`.
+        """
+        if self._for_kind is None:
+            raise ValueError("complete_objects() needs for_(): it reads the for_() object")
+        return self.build(as_reconciler(self._manager.client, self._for_kind, fn))
