@@ -1,8 +1,12 @@
-"""Adding and removing finalizers with an optimistic lock, for objects of any kind.
+"""Writing a finalizer change to the API with an optimistic lock, for objects of any kind.
 
-Contract:
+The documented home of finalizer helpers is :mod:`kube_runtime.controllerutil`: its
+``add_finalizer(obj, name)`` / ``remove_finalizer(obj, name)`` / ``contains_finalizer`` change
+an object in memory and compose with ``create_or_update`` / ``create_or_patch``. This module
+keeps the variants that also write the change, alone, to the API (the in-memory decision is
+controllerutil's):
 
-* :func:`has_finalizer` looks at the given object only.
+* :func:`has_finalizer` looks at the given object only (``controllerutil.contains_finalizer``).
 * :func:`add_finalizer` / :func:`remove_finalizer` compute the new ``metadata.finalizers`` from
   the given object and send a JSON merge patch carrying that list and the object's
   ``metadata.resourceVersion``, so the write fails with 409 Conflict if the object changed
@@ -18,11 +22,14 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
+from kube_runtime import controllerutil
 from kube_runtime.kinds import Kind
 from kube_runtime.retry import retry_on_conflict
+
+has_finalizer = controllerutil.contains_finalizer
 
 
 def _as_dict(obj: Any) -> Mapping[str, Any]:
@@ -36,24 +43,23 @@ def _finalizers(obj: Any) -> list[str]:
     return list((_as_dict(obj).get("metadata") or {}).get("finalizers") or [])
 
 
-def has_finalizer(obj: Any, name: str) -> bool:
-    """Whether ``name`` is in the object's ``metadata.finalizers``."""
-    return name in _finalizers(obj)
-
-
 def add_finalizer(client: Any, obj: Any, name: str) -> Any:
     """Ensure ``name`` is among the object's finalizers (appended last); see the module doc."""
     return _change_finalizers(
-        client, obj, lambda current: current if name in current else [*current, name]
+        client, obj, lambda shadow: controllerutil.add_finalizer(shadow, name)
     )
 
 
 def remove_finalizer(client: Any, obj: Any, name: str) -> Any:
     """Ensure ``name`` is not among the object's finalizers; see the module doc."""
-    return _change_finalizers(client, obj, lambda current: [f for f in current if f != name])
+    return _change_finalizers(
+        client, obj, lambda shadow: controllerutil.remove_finalizer(shadow, name)
+    )
 
 
-def _change_finalizers(client: Any, obj: Any, change: Callable[[list[str]], list[str]]) -> Any:
+def _change_finalizers(
+    client: Any, obj: Any, change: Callable[[MutableMapping[str, Any]], bool]
+) -> Any:
     # A resource model's class makes the client answer with models too.
     kind: Any = type(obj) if hasattr(type(obj), "__kube_resource__") else Kind.of(obj)
     meta = _as_dict(obj).get("metadata") or {}
@@ -67,11 +73,11 @@ def _change_finalizers(client: Any, obj: Any, change: Callable[[list[str]], list
         nonlocal first
         current = obj if first else client.get(kind, name, namespace)
         first = False
-        finalizers = _finalizers(current)
-        wanted = change(finalizers)
-        if wanted == finalizers:
+        # The change runs on a shadow holding only the finalizers: `current` stays untouched.
+        shadow: dict[str, Any] = {"metadata": {"finalizers": _finalizers(current)}}
+        if not change(shadow):
             return current
-        patch_meta: dict[str, Any] = {"finalizers": wanted}
+        patch_meta: dict[str, Any] = {"finalizers": shadow["metadata"].get("finalizers", [])}
         version = (_as_dict(current).get("metadata") or {}).get("resourceVersion")
         if version:
             patch_meta["resourceVersion"] = version

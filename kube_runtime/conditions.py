@@ -1,0 +1,238 @@
+"""Status conditions with apimachinery's semantics (``k8s.io/apimachinery/pkg/api/meta/conditions.go``).
+
+A condition is a dict in the ``metav1.Condition`` shape: ``type``, ``status`` (``"True"``,
+``"False"`` or ``"Unknown"``), ``lastTransitionTime`` (RFC 3339), ``reason``, ``message`` and
+optionally ``observedGeneration``. The list functions take ``status.conditions`` as a list of
+such dicts; a condition's identity is its ``type``.
+
+Contract of :func:`set_status_condition`, the function the others build on:
+
+* A condition of a new type is appended; its ``lastTransitionTime`` is the one given, or now.
+* For an existing type, ``lastTransitionTime`` moves only when ``status`` changes (to the
+  given time, or now); ``reason``, ``message``, ``observedGeneration`` (and any other key the
+  new condition carries) are brought in line without touching it. A key the new condition
+  leaves out is removed from the stored one, as Go's zero values are (a missing ``reason``
+  equals ``""``, a missing ``observedGeneration`` equals ``0``).
+* The return value says whether anything changed, so a reconciler writes status only then.
+* The list is changed in place, but the condition dicts in it are never modified: a changed
+  condition is replaced by a new dict. A shallow copy (``list(cached["status"]["conditions"])``)
+  of a cached object's list is therefore safe to pass.
+
+"Now" is ``datetime.now(timezone.utc)`` unless a ``now`` is given: a datetime, or a clock (a
+function returning one), for tests. Times are written in UTC with whole seconds
+(``2024-01-31T12:00:00Z``), as ``metav1.Time`` serializes. A naive datetime is taken as UTC.
+
+:func:`set_condition` is the convenience for a whole object: it sets one condition in
+``obj["status"]["conditions"]`` (creating both when missing), for dicts and typed models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from datetime import datetime, timezone
+from typing import Any, TypeAlias, get_args
+
+from pydantic import BaseModel
+
+__all__ = [
+    "Clock",
+    "find_status_condition",
+    "format_time",
+    "is_status_condition_false",
+    "is_status_condition_present_and_equal",
+    "is_status_condition_true",
+    "remove_status_condition",
+    "set_condition",
+    "set_status_condition",
+]
+
+Clock = Callable[[], datetime]
+"""A function returning the current time (injected by tests)."""
+
+Now: TypeAlias = datetime | Clock | None
+"""When "now" is: a fixed time, a clock, or None for the system clock."""
+
+TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
+
+# Keys compared as Go compares a metav1.Condition's fields: a missing key equals the zero value.
+_ZERO: dict[str, Any] = {"reason": "", "message": "", "observedGeneration": 0}
+
+
+def format_time(moment: datetime) -> str:
+    """``moment`` as a ``metav1.Time`` string: UTC, whole seconds, ``Z`` (naive means UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _now(now: Now) -> str:
+    if now is None:
+        return format_time(datetime.now(timezone.utc))
+    if isinstance(now, datetime):
+        return format_time(now)
+    return format_time(now())
+
+
+def _as_condition(new: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
+    if isinstance(new, BaseModel):
+        data = new.model_dump(mode="json", by_alias=True, exclude_none=True)
+    else:
+        data = {k: v for k, v in new.items() if v is not None}
+    if not data.get("type") or not data.get("status"):
+        raise ValueError(f"a condition needs a type and a status: {data!r}")
+    return data
+
+
+def _value(condition: Mapping[str, Any], key: str) -> Any:
+    value = condition.get(key)
+    return _ZERO.get(key) if value is None else value
+
+
+def find_status_condition(
+    conditions: Iterable[Mapping[str, Any]] | None, condition_type: str
+) -> Mapping[str, Any] | None:
+    """The condition of ``condition_type`` in ``conditions`` (the element itself), or None."""
+    for condition in conditions or ():
+        if condition.get("type") == condition_type:
+            return condition
+    return None
+
+
+def set_status_condition(
+    conditions: list[dict[str, Any]],
+    new: Mapping[str, Any] | BaseModel,
+    *,
+    now: Now = None,
+) -> bool:
+    """Set ``new`` in ``conditions`` (in place) with apimachinery's rules; True if it changed.
+
+    See the module docstring: ``lastTransitionTime`` moves only when ``status`` changes.
+    ``new`` is a dict or a model (``kube_runtime.models.Condition``); None values count as
+    missing. Raises ``ValueError`` when ``new`` has no ``type`` or ``status``.
+    """
+    wanted = _as_condition(new)
+    given_time = wanted.pop("lastTransitionTime", None)
+    for index, existing in enumerate(conditions):
+        if existing.get("type") != wanted["type"]:
+            continue
+        updated = dict(existing)
+        changed = False
+        if existing.get("status") != wanted["status"]:
+            updated["status"] = wanted["status"]
+            updated["lastTransitionTime"] = given_time or _now(now)
+            changed = True
+        for key in (set(wanted) | set(existing)) - {"type", "status", "lastTransitionTime"}:
+            if key not in wanted and key not in _ZERO:
+                continue  # a key outside metav1.Condition stays unless the new one sets it
+            if _value(existing, key) != _value(wanted, key):
+                changed = True
+                if key in wanted:
+                    updated[key] = wanted[key]
+                else:
+                    updated.pop(key, None)
+        if changed:
+            conditions[index] = updated
+        return changed
+    wanted["lastTransitionTime"] = given_time or _now(now)
+    conditions.append(wanted)
+    return True
+
+
+def remove_status_condition(conditions: list[dict[str, Any]], condition_type: str) -> bool:
+    """Remove the condition of ``condition_type`` from ``conditions`` (in place); True if
+    there was one."""
+    kept = [c for c in conditions if c.get("type") != condition_type]
+    if len(kept) == len(conditions):
+        return False
+    conditions[:] = kept
+    return True
+
+
+def is_status_condition_present_and_equal(
+    conditions: Iterable[Mapping[str, Any]] | None, condition_type: str, status: str
+) -> bool:
+    """Whether a condition of ``condition_type`` exists with exactly this ``status``."""
+    condition = find_status_condition(conditions, condition_type)
+    return condition is not None and condition.get("status") == status
+
+
+def is_status_condition_true(
+    conditions: Iterable[Mapping[str, Any]] | None, condition_type: str
+) -> bool:
+    """Whether the condition of ``condition_type`` is present with status ``"True"``."""
+    return is_status_condition_present_and_equal(conditions, condition_type, TRUE)
+
+
+def is_status_condition_false(
+    conditions: Iterable[Mapping[str, Any]] | None, condition_type: str
+) -> bool:
+    """Whether the condition of ``condition_type`` is present with status ``"False"``
+    (absent is neither true nor false)."""
+    return is_status_condition_present_and_equal(conditions, condition_type, FALSE)
+
+
+def set_condition(
+    obj: MutableMapping[str, Any] | BaseModel,
+    condition_type: str,
+    status: str | bool,
+    reason: str,
+    message: str = "",
+    *,
+    observed_generation: int | None = None,
+    now: Now = None,
+) -> bool:
+    """Set one condition on ``obj``'s ``status.conditions``; True if it changed.
+
+    ``status`` is ``"True"``/``"False"``/``"Unknown"``, or a bool. ``obj`` is a dict (its
+    ``status`` and ``status.conditions`` are created when missing and the list is replaced by
+    a new one, so the object's previous list is not modified) or a typed model (its
+    ``status`` is rebuilt through the status model when something changed; a model whose
+    ``status`` is None gets one only if the status model validates with just conditions).
+    The object itself is modified: never pass an object handed out by the cache, copy it.
+    Rules as :func:`set_status_condition`.
+    """
+    if isinstance(status, bool):
+        status = TRUE if status else FALSE
+    new: dict[str, Any] = {
+        "type": condition_type,
+        "status": status,
+        "reason": reason,
+        "message": message,
+    }
+    if observed_generation is not None:
+        new["observedGeneration"] = observed_generation
+    if isinstance(obj, BaseModel):
+        return _set_on_model(obj, new, now)
+    current = obj.get("status")
+    status_map: MutableMapping[str, Any] = current if isinstance(current, MutableMapping) else {}
+    conditions = list(status_map.get("conditions") or ())
+    changed = set_status_condition(conditions, new, now=now)
+    if changed:
+        status_map["conditions"] = conditions
+        obj["status"] = status_map
+    return changed
+
+
+def _set_on_model(obj: BaseModel, new: dict[str, Any], now: Now) -> bool:
+    current = getattr(obj, "status", None)
+    if current is None:
+        status_data: dict[str, Any] = {}
+        status_class = _status_class(type(obj))
+    else:
+        status_data = current.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        status_class = type(current)
+    conditions = list(status_data.get("conditions") or ())
+    changed = set_status_condition(conditions, new, now=now)
+    if changed:
+        status_data["conditions"] = conditions
+        obj.status = status_class.model_validate(status_data)  # type: ignore[attr-defined]
+    return changed
+
+
+def _status_class(model: type[BaseModel]) -> type[BaseModel]:
+    field = model.model_fields.get("status")
+    annotation = field.annotation if field is not None else None
+    for candidate in (annotation, *get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    raise TypeError(f"{model.__name__} has no typed status field to hold conditions")
