@@ -427,7 +427,9 @@ def _as_mapping(obj: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
     return _wire(obj) if isinstance(obj, BaseModel) else obj
 
 
-def _on_metadata(obj: Obj, key: str, change: Callable[[MutableMapping[str, Any]], T]) -> tuple[Obj, T]:
+def _on_metadata(
+    obj: Obj, key: str, change: Callable[[MutableMapping[str, Any]], T]
+) -> tuple[Obj, T]:
     """Run a dict-based ``change`` on ``obj``: a dict directly; for a model, on a shadow dict
     of its wire form whose ``metadata[key]`` is then written back to the model."""
     if not isinstance(obj, BaseModel):
