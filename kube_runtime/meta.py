@@ -1,0 +1,168 @@
+"""Read the common fields of an object (``metadata``, ``spec``, ``status``) without ``.get`` chains.
+
+Objects are JSON dicts (from the cache, the client, a watch) or resource models; fields the
+API omits (empty labels, no owner references, no deletion timestamp) read as empty values of
+the right type, never ``None`` and never a ``KeyError``::
+
+    from kube_runtime import meta
+
+    if meta.is_deleting(pod) or meta.controller_uid(pod) != meta.uid(owner):
+        ...
+    app = meta.labels(pod).get("app")
+
+Every function only reads: what it returns may be the object's own value (a shared cached
+dict): do not mutate it. A model is read through its JSON form (``by_alias``), so the same
+call works on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "annotations",
+    "controller_ref",
+    "controller_uid",
+    "creation_timestamp",
+    "deletion_timestamp",
+    "finalizers",
+    "generation",
+    "is_deleting",
+    "key",
+    "labels",
+    "metadata",
+    "name",
+    "namespace",
+    "owner_references",
+    "resource_version",
+    "section",
+    "spec",
+    "status",
+    "uid",
+]
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+def _as_mapping(obj: Any) -> Mapping[str, Any]:
+    if isinstance(obj, Mapping):
+        return obj
+    dump = getattr(obj, "model_dump", None)
+    if dump is not None:
+        dumped: Mapping[str, Any] = dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+    raise TypeError(f"not an object: {type(obj).__name__} (expected a dict or a resource model)")
+
+
+def section(obj: Any, field: str) -> Mapping[str, Any]:
+    """``obj[field]`` when it is a mapping, else an empty mapping."""
+    value = _as_mapping(obj).get(field)
+    return value if isinstance(value, Mapping) else _EMPTY
+
+
+def metadata(obj: Any) -> Mapping[str, Any]:
+    """The object's ``metadata`` (empty when missing)."""
+    return section(obj, "metadata")
+
+
+def spec(obj: Any) -> Mapping[str, Any]:
+    """The object's ``spec`` (empty when missing)."""
+    return section(obj, "spec")
+
+
+def status(obj: Any) -> Mapping[str, Any]:
+    """The object's ``status`` (empty when missing)."""
+    return section(obj, "status")
+
+
+def _str(obj: Any, field: str) -> str:
+    value = metadata(obj).get(field)
+    return value if isinstance(value, str) else ""
+
+
+def name(obj: Any) -> str:
+    """``metadata.name`` (``""`` when missing)."""
+    return _str(obj, "name")
+
+
+def namespace(obj: Any) -> str:
+    """``metadata.namespace`` (``""`` for cluster-scoped objects)."""
+    return _str(obj, "namespace")
+
+
+def key(obj: Any) -> str:
+    """``namespace/name``, or ``name`` for a cluster-scoped object (the cache's key)."""
+    ns = namespace(obj)
+    return f"{ns}/{name(obj)}" if ns else name(obj)
+
+
+def uid(obj: Any) -> str:
+    """``metadata.uid`` (``""`` before the server assigned one)."""
+    return _str(obj, "uid")
+
+
+def resource_version(obj: Any) -> str:
+    """``metadata.resourceVersion`` (``""`` when missing)."""
+    return _str(obj, "resourceVersion")
+
+
+def creation_timestamp(obj: Any) -> str:
+    """``metadata.creationTimestamp`` as the RFC 3339 string the server wrote (or ``""``)."""
+    return _str(obj, "creationTimestamp")
+
+
+def deletion_timestamp(obj: Any) -> str | None:
+    """``metadata.deletionTimestamp``, or None when the object is not being deleted."""
+    value = metadata(obj).get("deletionTimestamp")
+    return value if isinstance(value, str) and value else None
+
+
+def is_deleting(obj: Any) -> bool:
+    """Whether the object carries a deletion timestamp (graceful deletion or finalizers)."""
+    return deletion_timestamp(obj) is not None
+
+
+def generation(obj: Any) -> int:
+    """``metadata.generation`` (0 when missing)."""
+    value = metadata(obj).get("generation")
+    return value if isinstance(value, int) else 0
+
+
+def labels(obj: Any) -> Mapping[str, str]:
+    """``metadata.labels`` (empty when missing)."""
+    value = metadata(obj).get("labels")
+    return value if isinstance(value, Mapping) else _EMPTY
+
+
+def annotations(obj: Any) -> Mapping[str, str]:
+    """``metadata.annotations`` (empty when missing)."""
+    value = metadata(obj).get("annotations")
+    return value if isinstance(value, Mapping) else _EMPTY
+
+
+def finalizers(obj: Any) -> Sequence[str]:
+    """``metadata.finalizers`` (empty when missing)."""
+    value = metadata(obj).get("finalizers")
+    return value if isinstance(value, list) else ()
+
+
+def owner_references(obj: Any) -> Sequence[Mapping[str, Any]]:
+    """``metadata.ownerReferences`` (empty when missing)."""
+    value = metadata(obj).get("ownerReferences")
+    return value if isinstance(value, list) else ()
+
+
+def controller_ref(obj: Any) -> Mapping[str, Any] | None:
+    """The owner reference with ``controller: true``, if any (there is at most one)."""
+    for ref in owner_references(obj):
+        if ref.get("controller") is True:
+            return ref
+    return None
+
+
+def controller_uid(obj: Any) -> str:
+    """The uid of the object's controller (``""`` when it has none)."""
+    ref = controller_ref(obj)
+    value = ref.get("uid") if ref is not None else None
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,77 @@
+"""kube_runtime.meta: field reads that never raise and never return None for collections."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+from kube_runtime import meta
+
+POD = {
+    "metadata": {
+        "name": "web-0",
+        "namespace": "ns",
+        "uid": "u1",
+        "resourceVersion": "7",
+        "generation": 3,
+        "creationTimestamp": "2026-01-01T00:00:00Z",
+        "deletionTimestamp": "2026-01-02T00:00:00Z",
+        "labels": {"app": "web"},
+        "annotations": {"a": "b"},
+        "finalizers": ["f"],
+        "ownerReferences": [
+            {"uid": "other", "controller": False},
+            {"uid": "owner", "controller": True},
+        ],
+    },
+    "spec": {"x": 1},
+    "status": {"phase": "Running"},
+}
+
+
+def test_fields_of_a_full_object() -> None:
+    assert (meta.name(POD), meta.namespace(POD), meta.key(POD)) == ("web-0", "ns", "ns/web-0")
+    assert (meta.uid(POD), meta.resource_version(POD), meta.generation(POD)) == ("u1", "7", 3)
+    assert meta.creation_timestamp(POD) == "2026-01-01T00:00:00Z"
+    assert meta.deletion_timestamp(POD) == "2026-01-02T00:00:00Z" and meta.is_deleting(POD)
+    assert meta.labels(POD) == {"app": "web"} and meta.annotations(POD) == {"a": "b"}
+    assert list(meta.finalizers(POD)) == ["f"]
+    assert meta.controller_uid(POD) == "owner"
+    assert meta.spec(POD) == {"x": 1} and meta.status(POD) == {"phase": "Running"}
+
+
+@pytest.mark.parametrize("obj", [{}, {"metadata": None}, {"metadata": {"labels": None}}])
+def test_missing_fields_read_as_empty(obj: dict) -> None:
+    assert meta.name(obj) == "" and meta.namespace(obj) == "" and meta.key(obj) == ""
+    assert meta.labels(obj) == {} and meta.annotations(obj) == {}
+    assert list(meta.finalizers(obj)) == [] and list(meta.owner_references(obj)) == []
+    assert meta.controller_ref(obj) is None and meta.controller_uid(obj) == ""
+    assert meta.deletion_timestamp(obj) is None and not meta.is_deleting(obj)
+    assert meta.generation(obj) == 0 and meta.spec(obj) == {} and meta.status(obj) == {}
+
+
+def test_cluster_scoped_key_is_the_name() -> None:
+    assert meta.key({"metadata": {"name": "node-1"}}) == "node-1"
+
+
+class _Meta(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    name: str
+    owner_references: list[dict] | None = Field(default=None, alias="ownerReferences")
+
+
+class _Obj(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    metadata: _Meta
+
+
+def test_models_read_through_their_json_form() -> None:
+    obj = _Obj.model_validate(
+        {"metadata": {"name": "m", "ownerReferences": [{"uid": "o", "controller": True}]}}
+    )
+    assert meta.name(obj) == "m" and meta.controller_uid(obj) == "o"
+
+
+def test_anything_else_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="expected a dict or a resource model"):
+        meta.name(42)
