@@ -15,8 +15,6 @@ dict): do not mutate it. A model is read through its JSON form (``by_alias``), s
 call works on both.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from typing import Any
 
