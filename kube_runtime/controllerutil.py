@@ -127,7 +127,8 @@ def merge_patch_for(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict
 
     Keys missing from ``after`` get ``None`` (null: remove); maps are diffed recursively;
     lists and scalars that differ are replaced whole (merge patches cannot address list
-    items). Equality is JSON equality (``True`` is not ``1``). Pure: the inputs are not
+    items). Equality is JSON equality: ``True`` is not ``1``, numbers compare by value
+    (``1 == 1.0``). Pure: the inputs are not
     modified and the result shares no dict or list with them. For any ``after`` without null
     map members, ``apply_merge_patch(before, merge_patch_for(before, after)) == after``.
     """
