@@ -21,6 +21,9 @@ lost. Two families, both thread-safe (one lock per structure) with an injectable
   They never expire by themselves: ``satisfied_expectations`` / ``is_satisfied`` report how long
   they have been unsatisfied (measured from the first check that found them so) and the caller
   gives up after :data:`EXPECTATIONS_TIMEOUT`, as kruise's controllers do.
+
+A sync turns a check into "go on" or "come back later" with :func:`wait_result`, one helper
+for every expectation a controller waits on.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from cachetools import TTLCache
+
+from kube_runtime.reconcile import Result
 
 log = logging.getLogger(__name__)
 
@@ -506,3 +511,37 @@ def _object_key(obj: Mapping[str, Any]) -> str:
 def _uid_and_version(obj: Mapping[str, Any]) -> tuple[str, str]:
     metadata = obj.get("metadata") or {}
     return str(metadata.get("uid") or ""), str(metadata.get("resourceVersion") or "")
+
+
+# --- waiting on expectations in a sync --------------------------------------------------------
+
+
+def wait_result(
+    satisfied: bool,
+    waited: float,
+    *,
+    key: str,
+    what: object,
+    on_timeout: Callable[[], None] | None = None,
+    recheck: float | None = None,
+    timeout: float = EXPECTATIONS_TIMEOUT,
+    logger: logging.Logger = log,
+) -> Result | None:
+    """How a sync treats an expectation check (``satisfied``, seconds ``waited``).
+
+    ``None`` means go on: the expectation is satisfied, or it has been unsatisfied for
+    ``timeout`` seconds or more, in which case a warning names ``what`` was awaited and
+    ``on_timeout`` (typically: delete the expectation) is called. Otherwise the sync should
+    return the :class:`~kube_runtime.reconcile.Result` given: come back after ``recheck``
+    seconds, or by default after the time left until the timeout (the informer event that
+    satisfies the expectation normally wakes the object first). Logs name the object ``key``.
+    """
+    if satisfied:
+        return None
+    if waited < timeout:
+        logger.debug("%s: waiting for the cache to show %s", key, what)
+        return Result(requeue_after=recheck if recheck is not None else timeout - waited)
+    logger.warning("%s: expectations %s timed out after %.0fs; syncing anyway", key, what, waited)
+    if on_timeout is not None:
+        on_timeout()
+    return None

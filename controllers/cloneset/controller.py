@@ -19,6 +19,7 @@ in-place grace periods and minReadySeconds.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import pathlib
 from collections.abc import Iterable, Mapping
@@ -41,11 +42,11 @@ from kube_runtime.claiming import ControllerRefManager, recheck_controller
 from kube_runtime.client.errors import is_not_found
 from kube_runtime.controller import Controller
 from kube_runtime.expectations import (
-    EXPECTATIONS_TIMEOUT,
     ResourceVersionExpectations,
     ScaleAction,
     ScaleExpectations,
     UpdateExpectations,
+    wait_result,
 )
 from kube_runtime.kinds import PersistentVolumeClaim, Pod
 from kube_runtime.reconcile import Request, Result
@@ -160,9 +161,11 @@ class CloneSetReconciler:
                 return None
             raise
         seen, waited = self.rv_expectations.is_satisfied(cs)
-        if not seen and waited < EXPECTATIONS_TIMEOUT:
-            log.debug("%s: waiting for the cache to show our last status write", key)
-            return Result(requeue_after=STATUS_RECHECK)
+        wait = wait_result(
+            seen, waited, key=key, what="our last status write", recheck=STATUS_RECHECK
+        )
+        if wait is not None:
+            return wait
         try:
             core.validate(cs)
         except core.SpecError as err:
@@ -175,12 +178,15 @@ class CloneSetReconciler:
         all_claims = self._cache.list(PersistentVolumeClaim, namespace)
         self._observe_scale(key, all_pods, all_claims)
         satisfied, waited, pending = self.scale_expectations.satisfied_expectations(key)
-        if not satisfied:
-            if waited < EXPECTATIONS_TIMEOUT:
-                log.debug("%s: waiting for the cache to show %s", key, pending)
-                return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
-            log.warning("%s: scale expectations %s timed out; syncing anyway", key, pending)
-            self.scale_expectations.delete_expectations(key)
+        wait = wait_result(
+            satisfied,
+            waited,
+            key=key,
+            what=pending,
+            on_timeout=lambda: self.scale_expectations.delete_expectations(key),
+        )
+        if wait is not None:
+            return wait
 
         selector = label_selector_from_dict((cs.get("spec") or {}).get("selector"))
         can_adopt = recheck_controller(self._api, dict(cs))
@@ -203,21 +209,27 @@ class CloneSetReconciler:
         for pod in pods:
             self.update_expectations.observe_updated(key, update_name, pod)
         satisfied, waited, names = self.update_expectations.satisfied_expectations(key, update_name)
-        if not satisfied:
-            if waited < EXPECTATIONS_TIMEOUT:
-                log.debug("%s: waiting for pods %s at revision %s", key, names, update_name)
-                return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
-            log.warning("%s: update expectations %s timed out; syncing anyway", key, names)
-            self.update_expectations.delete_expectations(key)
+        wait = wait_result(
+            satisfied,
+            waited,
+            key=key,
+            what=f"pods {names} at revision {update_name}",
+            on_timeout=lambda: self.update_expectations.delete_expectations(key),
+        )
+        if wait is not None:
+            return wait
         for pod in pods:
             self.rv_expectations.observe(pod)
             seen, waited = self.rv_expectations.is_satisfied(pod)
-            if not seen:
-                if waited < EXPECTATIONS_TIMEOUT:
-                    log.debug("%s: waiting for the cache to show pod %s", key, _name(pod))
-                    return Result(requeue_after=EXPECTATIONS_TIMEOUT - waited)
-                log.warning("%s: resourceVersion expectation of pod %s timed out", key, _name(pod))
-                self.rv_expectations.delete(pod)
+            wait = wait_result(
+                seen,
+                waited,
+                key=key,
+                what=f"pod {_name(pod)}",
+                on_timeout=functools.partial(self.rv_expectations.delete, pod),
+            )
+            if wait is not None:
+                return wait
 
         return self._sync(cs, pods, claims, revisions, current, update, collision_count)
 

@@ -25,6 +25,7 @@ the set goes away.
 
 from __future__ import annotations
 
+import functools
 import logging
 import pathlib
 from collections.abc import Iterable, Mapping
@@ -39,13 +40,13 @@ from controllers.statefulset.utils import (
     is_member_of,
     ordered_teardown,
 )
-from kube_runtime import crds
+from kube_runtime import crds, meta
 from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
 from kube_runtime.client.errors import is_not_found
 from kube_runtime.controller import Controller
-from kube_runtime.expectations import EXPECTATIONS_TIMEOUT, ResourceVersionExpectations
+from kube_runtime.expectations import ResourceVersionExpectations, wait_result
 from kube_runtime.finalizers import add_finalizer, has_finalizer, remove_finalizer
 from kube_runtime.kinds import (
     ControllerRevision,
@@ -188,9 +189,11 @@ class StatefulSetReconciler:
         # update, say) must be in the cache first: decisions such as which revision a
         # recreated pod gets read it. The informer event for that write wakes us again.
         seen, waited = self.status_updater.written.is_satisfied(sts)
-        if not seen and waited < EXPECTATIONS_TIMEOUT:
-            log.debug("%s: waiting for the cache to show our last status write", key)
-            return Result(requeue_after=EXPECTATIONS_RECHECK)
+        wait = wait_result(
+            seen, waited, key=key, what="our last status write", recheck=EXPECTATIONS_RECHECK
+        )
+        if wait is not None:
+            return wait
         if self._enhanced and not self._ensure_finalizer(sts):
             return None
         selector = self._selector(sts)
@@ -200,12 +203,16 @@ class StatefulSetReconciler:
         all_pods = self._candidate_pods(sts, selector, namespace)
         observe_pods(expectations, set_key(sts), all_pods)
         satisfied, waited, pending = expectations.satisfied_expectations(key)
-        if not satisfied:
-            if waited < EXPECTATIONS_TIMEOUT:
-                log.debug("%s: waiting for the cache to show %s", key, pending)
-                return Result(requeue_after=EXPECTATIONS_RECHECK)
-            log.warning("%s: expectations %s timed out; syncing anyway", key, pending)
-            expectations.delete_expectations(key)
+        wait = wait_result(
+            satisfied,
+            waited,
+            key=key,
+            what=pending,
+            recheck=EXPECTATIONS_RECHECK,
+            on_timeout=lambda: expectations.delete_expectations(key),
+        )
+        if wait is not None:
+            return wait
         spec_selector = (sts.get("spec") or {}).get("selector")
         can_adopt = recheck_controller(self._api, dict(sts))
         revisions = self._adopt_orphan_revisions(sts, spec_selector, can_adopt)
@@ -213,10 +220,9 @@ class StatefulSetReconciler:
         pods = manager.claim(all_pods, lambda pod: is_member_of(sts, pod))
         claims: list[dict[str, Any]] = []
         if self._enhanced:
-            waiting = self._unseen_pod_write(pods)
-            if waiting is not None:
-                log.debug("%s: waiting for the cache to show pod %s", key, waiting)
-                return Result(requeue_after=EXPECTATIONS_RECHECK)
+            wait = self._wait_for_pod_writes(key, pods)
+            if wait is not None:
+                return wait
             if self._finish_teardown(sts, pods):
                 return None
             claims = self._cache.list(PersistentVolumeClaim, namespace)
@@ -246,18 +252,22 @@ class StatefulSetReconciler:
             raise
         return True
 
-    def _unseen_pod_write(self, pods: Iterable[Obj]) -> str | None:
-        """The name of a pod whose in-place write the cache does not show yet (None: all
-        shown, or the wait timed out)."""
+    def _wait_for_pod_writes(self, key: str, pods: Iterable[Obj]) -> Result | None:
+        """Come back later while the cache does not show a pod's in-place write yet (None:
+        all shown, or the wait timed out)."""
         for pod in pods:
             self.pod_writes.observe(pod)
             seen, waited = self.pod_writes.is_satisfied(pod)
-            if seen:
-                continue
-            if waited < EXPECTATIONS_TIMEOUT:
-                return str((pod.get("metadata") or {}).get("name"))
-            log.warning("expectation for pod %s timed out", set_key(pod))
-            self.pod_writes.delete(pod)
+            wait = wait_result(
+                seen,
+                waited,
+                key=key,
+                what=f"pod {meta.name(pod)}",
+                recheck=EXPECTATIONS_RECHECK,
+                on_timeout=functools.partial(self.pod_writes.delete, pod),
+            )
+            if wait is not None:
+                return wait
         return None
 
     def _finish_teardown(self, sts: Obj, pods: list[dict[str, Any]]) -> bool:
