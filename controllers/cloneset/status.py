@@ -8,10 +8,11 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Final
 
 from controllers.cloneset import core
+from kube_runtime.conditions import remove_status_condition, set_status_condition
 from kube_runtime.selectors import label_selector_from_dict
 
 __all__ = [
@@ -74,23 +75,14 @@ def calculate_status(
 
 def set_condition(status: dict[str, Any], kind: str, error: BaseException | str | None) -> None:
     """Record ``error`` as a True condition of type ``kind`` (reason = kind), or drop the
-    condition when ``error`` is None. An unchanged message keeps its transition time."""
-    conditions = [c for c in status.get("conditions") or () if c.get("type") != kind]
-    existing = next((c for c in status.get("conditions") or () if c.get("type") == kind), None)
-    if error is not None:
-        message = str(error)
-        if existing is not None and existing.get("message") == message:
-            conditions.append(existing)
-        else:
-            conditions.append(
-                {
-                    "type": kind,
-                    "status": "True",
-                    "reason": kind,
-                    "message": message,
-                    "lastTransitionTime": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                }
-            )
+    condition when ``error`` is None (kruise's Set/RemoveCloneSetCondition; the transition
+    time moves only when the status does, see :mod:`kube_runtime.conditions`)."""
+    conditions = [dict(c) for c in status.get("conditions") or ()]
+    if error is None:
+        remove_status_condition(conditions, kind)
+    else:
+        new = {"type": kind, "status": "True", "reason": kind, "message": str(error)}
+        set_status_condition(conditions, new)
     if conditions:
         status["conditions"] = sorted(conditions, key=lambda c: str(c.get("type")))
     else:

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kube_runtime.client.errors import is_conflict
+from kube_runtime.conditions import is_status_condition_true, set_status_condition
 from kube_runtime.expectations import ResourceVersionExpectations
 from kube_runtime.kinds import Kind, StatefulSet
 from kube_runtime.retry import retry_on_conflict
@@ -90,10 +91,6 @@ def _value(status: Mapping[str, Any], field: str) -> Any:
     return _DEFAULTS.get(field) if value is None else value
 
 
-def _timestamp(now: datetime) -> str:
-    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def set_condition(
     status: Obj,
     previous: Mapping[str, Any],
@@ -104,11 +101,10 @@ def set_condition(
     """Carry ``previous``'s conditions onto ``status`` (unless it has some already) and set
     ``condition_type``: True with ``failure = (reason, message)``, or, when ``failure`` is None
     and the condition was True, False (reason ``Succeeded``). ``lastTransitionTime`` moves only
-    when the condition's status flips."""
+    when the condition's status flips (:func:`kube_runtime.conditions.set_status_condition`)."""
     conditions = [dict(c) for c in status.get("conditions") or previous.get("conditions") or ()]
-    old = next((c for c in conditions if c.get("type") == condition_type), None)
     if failure is None:
-        if old is None or old.get("status") != "True":
+        if not is_status_condition_true(conditions, condition_type):
             if conditions:
                 status["conditions"] = conditions
             return
@@ -116,11 +112,8 @@ def set_condition(
     else:
         reason, message = failure
         new = {"type": condition_type, "status": "True", "reason": reason, "message": message}
-    if old is not None and old.get("status") == new["status"]:
-        new["lastTransitionTime"] = old.get("lastTransitionTime") or _timestamp(now)
-    else:
-        new["lastTransitionTime"] = _timestamp(now)
-    status["conditions"] = [c for c in conditions if c.get("type") != condition_type] + [new]
+    set_status_condition(conditions, new, now=now)
+    status["conditions"] = conditions
 
 
 _COMPARED_WHEN_RECORDED = frozenset({"availableReplicas"})
