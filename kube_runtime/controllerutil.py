@@ -128,9 +128,9 @@ def merge_patch_for(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict
     Keys missing from ``after`` get ``None`` (null: remove); maps are diffed recursively;
     lists and scalars that differ are replaced whole (merge patches cannot address list
     items). Equality is JSON equality: ``True`` is not ``1``, numbers compare by value
-    (``1 == 1.0``). Pure: the inputs are not
-    modified and the result shares no dict or list with them. For any ``after`` without null
-    map members, ``apply_merge_patch(before, merge_patch_for(before, after)) == after``.
+    (``1 == 1.0``). Pure: the inputs are not modified and the result shares no dict or list
+    with them. For any ``after`` without null map members,
+    ``apply_merge_patch(before, merge_patch_for(before, after)) == after``.
     """
     patch: dict[str, Any] = {}
     for key in before:
@@ -202,8 +202,17 @@ def _kind_of(obj: Any) -> Any:
     return type(obj) if isinstance(obj, BaseModel) else Kind.of(obj)
 
 
+def _metadata(obj: Any) -> Mapping[str, Any]:
+    """``obj``'s metadata as a mapping, without copying the rest of the object."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else getattr(obj, "metadata", None)
+    if isinstance(meta, BaseModel):
+        dumped: dict[str, Any] = meta.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+    return meta if isinstance(meta, Mapping) else {}
+
+
 def _key(obj: Any) -> tuple[str, str | None]:
-    meta = _wire(obj).get("metadata") or {}
+    meta = _metadata(obj)
     name = meta.get("name")
     if not name:
         raise ValueError("the object needs metadata.name (generateName cannot be looked up)")
@@ -234,7 +243,7 @@ def _retryable(err: BaseException) -> bool:
 
 
 def _resource_version(obj: Any) -> str:
-    version = (_wire(obj).get("metadata") or {}).get("resourceVersion")
+    version = _metadata(obj).get("resourceVersion")
     if not version:
         raise ValueError("optimistic_lock needs the object's metadata.resourceVersion")
     return str(version)
@@ -351,17 +360,26 @@ def create_or_patch(
             after.update(after_status)
             before_status = after_status = {}
         current: T = live
-        lock = optimistic_lock or None
         object_patch = merge_patch_for(before, after)
         if object_patch:
             current = _merge_patch(
-                client, kind, key, object_patch, subresource=None, lock_on=lock and current
+                client,
+                kind,
+                key,
+                object_patch,
+                subresource=None,
+                lock_on=current if optimistic_lock else None,
             )
             object_patched = True
         status_patch = merge_patch_for(before_status, after_status)
         if status_patch:
             current = _merge_patch(
-                client, kind, key, status_patch, subresource="status", lock_on=lock and current
+                client,
+                kind,
+                key,
+                status_patch,
+                subresource="status",
+                lock_on=current if optimistic_lock else None,
             )
             if object_patched:
                 return current, OperationResult.UPDATED_STATUS
