@@ -8,6 +8,7 @@ the client-facing behaviour of the helpers is tested.)"""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any, ClassVar
@@ -541,3 +542,68 @@ def test_models_in_models_out(client: Client, namespace: str) -> None:
     assert result is OperationResult.UPDATED and isinstance(obj, ConfigMapModel)
     assert obj.data == {"k": "v2"} and not obj.metadata.finalizers
     assert seen and set(seen) == {ConfigMapModel}
+
+
+# ------------------------------------------------------------------ no status subresource
+
+
+def test_kinds_without_a_status_subresource(client: Client, namespace: str, wait_for: Any) -> None:
+    group = f"t{uuid.uuid4().hex[:8]}.example.com"
+    any_object = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"gadgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,  # no subresources: status is an ordinary field
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {"spec": any_object, "status": any_object},
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    client.create(crd)
+    try:
+        kind = f"{group}/v1/Gadget"
+        gadget = {
+            "apiVersion": f"{group}/v1",
+            "kind": "Gadget",
+            "metadata": {"name": "g", "namespace": namespace},
+        }
+        wait_for(lambda: client.list(kind, namespace) is not None, message="CRD served")
+
+        def both(obj: dict[str, Any]) -> None:
+            obj["spec"] = {"size": 1}
+            obj["status"] = {"phase": "Ready"}
+
+        created, result = create_or_patch(client, gadget, both)
+        assert result is OperationResult.CREATED
+        assert created["status"] == {"phase": "Ready"}  # kept on create: no subresource
+
+        rec = Recording(client)
+
+        def status_only(obj: dict[str, Any]) -> None:
+            obj["status"] = {"phase": "Done"}
+
+        _, result = create_or_patch(rec, gadget, status_only)
+        assert result is OperationResult.UPDATED  # one patch of the object carries status
+        assert rec.calls[1] == ("patch:", {"status": {"phase": "Done"}})
+
+        rec.calls.clear()
+        patched = patch_status(rec, client.get(kind, "g", namespace), {"phase": "Gone"})
+        assert rec.verbs() == ["patch:"]
+        assert patched["status"] == {"phase": "Gone"}
+    finally:
+        with ignoring_not_found():
+            client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"gadgets.{group}")
