@@ -18,9 +18,7 @@ def test_unsatisfied_comes_back_when_the_timeout_ends_or_at_the_recheck() -> Non
     assert wait_result(False, 100.0, key="ns/a", what="x") == Result(
         requeue_after=EXPECTATIONS_TIMEOUT - 100.0
     )
-    assert wait_result(False, 100.0, key="ns/a", what="x", recheck=1.0) == Result(
-        requeue_after=1.0
-    )
+    assert wait_result(False, 100.0, key="ns/a", what="x", recheck=1.0) == Result(requeue_after=1.0)
 
 
 def test_timed_out_goes_on_says_so_and_forgets(caplog: pytest.LogCaptureFixture) -> None:
