@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from kube_runtime.envtest.server import tables
-from kube_runtime.envtest.server.resources import BUILTIN_RESOURCES, ResourceInfo
+from kube_runtime.envtest.server.resources import SERVED_BUILTINS, ResourceInfo
 
 
 def _info(plural: str) -> ResourceInfo:
-    return next(i for i in BUILTIN_RESOURCES if i.plural == plural)
+    return next(i for i in SERVED_BUILTINS if i.plural == plural)
 
 
 def _ts(seconds_ago: float) -> str:
@@ -433,7 +433,7 @@ def test_small_kinds() -> None:
 
 
 def test_every_served_kind_has_its_printer() -> None:
-    for info in BUILTIN_RESOURCES:
+    for info in SERVED_BUILTINS:
         cols = tables.columns_for(info)
         assert cols[0].name in ("Name", "Last Seen"), info.plural
         if info.plural != "customresourcedefinitions":

@@ -15,9 +15,9 @@ cluster:
   equal to the input (its ``status`` for status writes) writes nothing. Setting
   ``spec.nodeName`` on an unbound pod (``subresource`` "" or "binding") is sent as a
   ``pods/binding`` POST, the only way kube-apiserver lets a pod be bound;
-* **create** and **delete** are the client's; errors come back as the embedded server's
-  :class:`~kube_runtime.envtest.server.errors.ApiError` (same ``code``/``reason``) because that is
-  what the kubelet handles.
+* **create** and **delete** are the client's; its errors are the
+  :class:`~kube_runtime.client.errors.ApiError` family the embedded server raises too, so the
+  kubelet handles them alike.
 
 Objects handed out are the informers' shared copies: callers must not mutate them (the
 kubelet never does).
@@ -29,15 +29,14 @@ import copy
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from kube_runtime import kinds
 from kube_runtime.cache.informer import ResourceEventHandlerFuncs, SharedInformer
 from kube_runtime.cache.store import DeletedFinalStateUnknown
 from kube_runtime.client import errors as client_errors
-from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.errors import api_error
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 from kube_runtime.envtest.server.storage import (
     ADDED,
@@ -75,15 +74,6 @@ def _rv(obj: Obj | None) -> int:
         return int((obj or {}).get("metadata", {}).get("resourceVersion") or 0)
     except ValueError:
         return 0
-
-
-@contextmanager
-def _as_embedded_errors() -> Iterator[None]:
-    """Re-raise the client's ApiError as the embedded server's (same code, reason, message)."""
-    try:
-        yield
-    except client_errors.ApiError as e:
-        raise ApiError(e.code, e.message, e.reason, e.details) from e
 
 
 class ApiStore:
@@ -196,8 +186,7 @@ class ApiStore:
         return Stored(obj)
 
     def create(self, info: ResourceInfo, namespace: str | None, obj: Obj) -> Stored:
-        with _as_embedded_errors():
-            created = self.client.create(obj, namespace=namespace)
+        created = self.client.create(obj, namespace=namespace)
         return self._remember(info, created)
 
     def mutate(
@@ -212,23 +201,22 @@ class ApiStore:
         """Read-modify-write ``fn`` with optimistic concurrency (see the module docstring)."""
         kind = _KINDS[info.key]
         current = self._newest(info, namespace, name)
-        with _as_embedded_errors():
-            for _ in range(MUTATE_ATTEMPTS):
-                if current is None:
-                    current = self.client.get(kind, name, namespace)
-                desired = fn(copy.deepcopy(current))
-                if subresource == "status":
-                    unchanged = desired.get("status") == current.get("status")
-                else:
-                    unchanged = desired == current
-                if unchanged:
-                    return Stored(current)
-                try:
-                    return self._remember(info, self._put(kind, current, desired, subresource))
-                except client_errors.Conflict:
-                    log.debug("%s %s/%s: conflict, re-reading", info.plural, namespace, name)
-                    current = None
-            raise ApiError(409, f"{info.plural} {name!r}: still conflicting after retries")
+        for _ in range(MUTATE_ATTEMPTS):
+            if current is None:
+                current = self.client.get(kind, name, namespace)
+            desired = fn(copy.deepcopy(current))
+            if subresource == "status":
+                unchanged = desired.get("status") == current.get("status")
+            else:
+                unchanged = desired == current
+            if unchanged:
+                return Stored(current)
+            try:
+                return self._remember(info, self._put(kind, current, desired, subresource))
+            except client_errors.Conflict:
+                log.debug("%s %s/%s: conflict, re-reading", info.plural, namespace, name)
+                current = None
+        raise api_error(409, f"{info.plural} {name!r}: still conflicting after retries")
 
     def _put(self, kind: Kind, current: Obj, desired: Obj, subresource: str) -> Obj:
         meta = desired["metadata"]
@@ -269,16 +257,15 @@ class ApiStore:
     ) -> tuple[Stored, bool]:
         """DELETE with the options the kubelet uses (uid precondition, grace period)."""
         opts = opts or DeleteOptions()
-        with _as_embedded_errors():
-            body = self.client.delete(
-                _KINDS[info.key],
-                name,
-                namespace,
-                grace_period_seconds=opts.grace_seconds,
-                uid=opts.uid,
-                resource_version=opts.resource_version,
-                propagation_policy=opts.propagation,
-            )
+        body = self.client.delete(
+            _KINDS[info.key],
+            name,
+            namespace,
+            grace_period_seconds=opts.grace_seconds,
+            uid=opts.uid,
+            resource_version=opts.resource_version,
+            propagation_policy=opts.propagation,
+        )
         gone = body.get("kind") == "Status" or not (body.get("metadata") or {}).get(
             "deletionTimestamp"
         )

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.resources import ResourceInfo
 
 Obj = dict[str, Any]
@@ -95,7 +95,7 @@ def forbidden(info: ResourceInfo, name: str, why: str) -> ApiError:
     details: Obj = {"name": name, "kind": info.plural}
     if info.group:
         details["group"] = info.group
-    return ApiError(
+    return api_error(
         403, f'{info.resource_name()} "{name}" is forbidden: {why}', "Forbidden", details
     )
 

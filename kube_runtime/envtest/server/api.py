@@ -21,7 +21,7 @@ import yaml
 
 from kube_runtime import patch, selectors
 from kube_runtime.envtest.server import crds, discovery, errors, fieldmanager, openapi, tables
-from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.faults import Faults
 from kube_runtime.envtest.server.http import Request, Response, Stream, StreamResponse
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
@@ -109,7 +109,7 @@ def _json(status: int, body: Any, headers: dict[str, str] | None = None) -> Resp
 
 
 def _error(err: ApiError) -> Response:
-    return _json(err.code, err.status(), err.headers)
+    return _json(err.code, err.status, errors.response_headers(err))
 
 
 def _orphan_false(request: Request) -> bool:
@@ -179,7 +179,7 @@ class ApiServer:
             if self.token is not None and request.path.rstrip("/") not in _OPEN_PATHS:
                 auth = request.headers.get("authorization", "")
                 if auth != f"Bearer {self.token}":
-                    raise ApiError(401, "Unauthorized", "Unauthorized")
+                    raise api_error(401, "Unauthorized", "Unauthorized")
             response = self._dispatch(request)
         except ApiError as e:
             response = _error(e)
@@ -244,7 +244,7 @@ class ApiServer:
                 {"X-Content-Type-Options": "nosniff"},
             )
         return _error(
-            ApiError(404, "the server could not find the requested resource", "NotFound", {})
+            api_error(404, "the server could not find the requested resource", "NotFound", {})
         )
 
     def _route(self, parts: list[str]) -> Route | None:
@@ -305,7 +305,7 @@ class ApiServer:
             or (verb == "create" and route.name and not binding)
             or (binding and verb != "create")
         ):
-            raise ApiError(
+            raise api_error(
                 405,
                 "the server does not allow this method on the requested resource",
                 "MethodNotAllowed",
@@ -436,11 +436,11 @@ class ApiServer:
         if route.subresource == "binding":
             return self._bind_pod(route, body)
         if route.subresource:
-            raise ApiError(405, "create is not supported on subresources", "MethodNotAllowed")
+            raise api_error(405, "create is not supported on subresources", "MethodNotAllowed")
         self._check_kind(route, body)
         if route.info.custom and "create" not in route.info.verbs:
             # apiextensions-apiserver's crdHandler while the CRD's Terminating is True.
-            raise ApiError(
+            raise api_error(
                 405,
                 "create not allowed while custom resource definition is terminating",
                 "MethodNotAllowed",
@@ -514,7 +514,7 @@ class ApiServer:
         assert route.name is not None
         ctype = request.headers.get("content-type", "").split(";")[0].strip()
         if ctype not in _PATCH_TYPES:
-            raise ApiError(
+            raise api_error(
                 415,
                 f"the body of the request was in an unknown format - accepted media types include: {', '.join(_PATCH_TYPES)}",
                 "UnsupportedMediaType",
@@ -535,7 +535,7 @@ class ApiServer:
                 info.group, "Scale" if route.subresource == "scale" else info.kind
             )
             if schema is None and info.custom and route.subresource != "scale":
-                raise ApiError(
+                raise api_error(
                     415,
                     "the body of the request was in an unknown format - accepted media types include: "
                     "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
@@ -555,7 +555,7 @@ class ApiServer:
                 else:
                     result = patch.apply_merge_patch(current, doc)
             except patch.PatchError as e:
-                raise ApiError(e.code, str(e)) from None
+                raise api_error(e.code, str(e)) from None
             if not isinstance(result, dict):
                 raise errors.bad_request("the patch must produce a JSON object")
             return result
@@ -673,7 +673,7 @@ class ApiServer:
     def _delete(self, request: Request, route: Route) -> Response:
         assert route.name is not None
         if route.subresource:
-            raise ApiError(405, "delete is not supported on subresources", "MethodNotAllowed")
+            raise api_error(405, "delete is not supported on subresources", "MethodNotAllowed")
         opts = self._delete_options(request)
         info = route.info
         is_crd = info.key == crds.CRD_KEY
@@ -746,7 +746,7 @@ class ApiServer:
             )
         node = target.get("name")
         if not node or target.get("kind", "Node") not in ("", "Node"):
-            raise ApiError(
+            raise api_error(
                 422,
                 f'Binding.core "{route.name}" is invalid: target: a binding must name a Node',
                 "Invalid",
@@ -756,14 +756,14 @@ class ApiServer:
         def bind(current: Obj) -> Obj:
             cmeta = current["metadata"]
             if meta.get("uid") and meta["uid"] != cmeta.get("uid"):
-                raise ApiError(
+                raise api_error(
                     409,
                     f"Operation cannot be fulfilled on {pod_ref}: Precondition failed: "
                     f"UID in precondition: {meta['uid']}, UID in object meta: {cmeta.get('uid')}",
                     "Conflict",
                 )
             if cmeta.get("deletionTimestamp"):
-                raise ApiError(
+                raise api_error(
                     409,
                     f"Operation cannot be fulfilled on {pod_ref}: pod {route.name} is being "
                     "deleted, cannot be assigned to a host",
@@ -771,7 +771,7 @@ class ApiServer:
                 )
             spec = current.setdefault("spec", {})
             if spec.get("nodeName"):
-                raise ApiError(
+                raise api_error(
                     409,
                     f"Operation cannot be fulfilled on {pod_ref}: pod {route.name} is already "
                     f'assigned to node "{spec["nodeName"]}"',
@@ -885,7 +885,7 @@ class ApiServer:
                     "autoscaling",
                     route.name or "",
                     [
-                        _cause(
+                        errors.Cause(
                             "spec.replicas",
                             "FieldValueInvalid",
                             f"Invalid value: {replicas}: must be greater than or equal to 0",
@@ -998,7 +998,7 @@ class _WatchSession:
                 if self.initial_events:
                     self._write_bookmark(store.resource_version, initial_end=True)
         except ApiError as e:
-            stream.write(b'{"type":"ERROR","object":' + orjson.dumps(e.status()) + b"}\n")
+            stream.write(b'{"type":"ERROR","object":' + orjson.dumps(e.status) + b"}\n")
             stream.close()
             return
         self.server.register(self)
@@ -1045,23 +1045,12 @@ class _WatchSession:
         self.server.unregister(self)
 
 
-@dataclass(frozen=True)
-class _CauseT:
-    field: str
-    reason: str
-    message: str
-
-
-def _cause(field: str, reason: str, message: str) -> _CauseT:
-    return _CauseT(field, reason, message)
-
-
 _REASON_TEXT = {"Required": "Required value", "Forbidden": "Forbidden"}
 
 
 def _invalid_patch_options(field: str, reason: str, detail: str) -> ApiError:
     """422 for PatchOptions kube-apiserver refuses (``fieldManager`` missing on apply, ...)."""
-    return ApiError(
+    return api_error(
         422,
         f'PatchOptions.meta.k8s.io "" is invalid: {field}: {_REASON_TEXT[reason]}: {detail}',
         "Invalid",

@@ -12,7 +12,7 @@ import random
 import threading
 from dataclasses import dataclass
 
-from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.errors import ApiError, api_error
 
 _MESSAGES = {
     409: "Operation cannot be fulfilled: injected conflict; please apply your changes to the latest version and try again",
@@ -35,17 +35,10 @@ class FaultRule:
         return self.resource in ("*", resource) and self.verb in ("*", verb)
 
     def error(self) -> ApiError:
-        headers = {"Retry-After": str(self.retry_after)} if self.code == 429 else {}
+        """The injected answer; a 429 says ``retryAfterSeconds`` (and so ``Retry-After``)."""
         details = {"retryAfterSeconds": self.retry_after} if self.code == 429 else None
-        if self.code == 409:
-            return ApiError(409, _MESSAGES[409], "Conflict")
-        return ApiError(
-            self.code,
-            _MESSAGES.get(self.code, f"injected error {self.code}"),
-            None,
-            details,
-            headers,
-        )
+        message = _MESSAGES.get(self.code, f"injected error {self.code}")
+        return api_error(self.code, message, None, details)
 
 
 @dataclass

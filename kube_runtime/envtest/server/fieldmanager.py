@@ -46,7 +46,7 @@ from typing import Any, Final
 import orjson
 
 from kube_runtime import patch as _patch
-from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.resources import ResourceInfo
 
 __all__ = [
@@ -963,7 +963,7 @@ def validate_field_manager(manager: str) -> None:
 
 def _invalid_options(field: str, value: str, detail: str, reason: str) -> ApiError:
     message = f'PatchOptions.meta.k8s.io "" is invalid: {field}: Invalid value: "{value}": {detail}'
-    return ApiError(
+    return api_error(
         422,
         message,
         "Invalid",
@@ -1009,7 +1009,7 @@ def _conflict_error(conflicts: dict[_Key, FieldSet], managed: dict[_Key, Obj]) -
                 last = who
             lines.append(f"- {p}")
         message = f"Apply failed with {len(items)} conflicts: " + "\n".join(lines)
-    return ApiError(409, message, "Conflict", {"causes": causes})
+    return api_error(409, message, "Conflict", {"causes": causes})
 
 
 def apply(
@@ -1032,14 +1032,14 @@ def apply(
     """
     if config.get("apiVersion") != api_version or config.get("kind") != info.kind:
         group, _, version = str(config.get("apiVersion") or "").rpartition("/")
-        raise ApiError(
+        raise api_error(
             400,
             f"invalid object type: {group}/{version}, Kind={config.get('kind') or ''}",
             "BadRequest",
         )
     meta = config.get("metadata")
     if isinstance(meta, dict) and meta.get("managedFields") is not None:
-        raise ApiError(400, "metadata.managedFields must be nil", "BadRequest")
+        raise api_error(400, "metadata.managedFields must be nil", "BadRequest")
     node = schema_for(info, subresource)
     managed: dict[_Key, Obj] = {}
     if live is not None:
@@ -1055,7 +1055,7 @@ def apply(
         applied = field_set(config, node)
         merged = merge(live if live is not None else {}, config, node)
     except ValueError as err:
-        raise ApiError(400, f"failed to create typed patch object: {err}", "BadRequest") from None
+        raise api_error(400, f"failed to create typed patch object: {err}", "BadRequest") from None
     key: _Key = (manager, "Apply", "", subresource)
     last = managed.get(key)
     managed[key] = _entry(key, api_version, None, applied)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import orjson
 
+from kube_runtime.envtest.server.errors import api_error
 from kube_runtime.envtest.server.http import Response
 from kube_runtime.envtest.server.resources import Registry
 
@@ -30,15 +31,5 @@ def serve(registry: Registry, path: str, accept: str) -> Response:
             # An empty message is a valid (empty) gnostic openapi_v2.Document.
             return Response(200, b"", PROTOBUF_V2)
         return Response(200, orjson.dumps(_V2_JSON), "application/json")
-    body = orjson.dumps(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": "the server could not find the requested resource",
-            "reason": "NotFound",
-            "code": 404,
-        }
-    )
-    return Response(404, body, "application/json")
+    missing = api_error(404, "the server could not find the requested resource", "NotFound")
+    return Response(404, orjson.dumps(missing.status), "application/json")

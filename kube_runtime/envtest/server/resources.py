@@ -2,8 +2,9 @@
 
 A :class:`ResourceInfo` says how one REST resource is served: its group/version/kind, plural
 and short names, scope, subresources and whether writes bump ``metadata.generation``. The
-:class:`Registry` holds the built-in table plus whatever CustomResourceDefinitions add while
-the server runs; it is the single source for discovery documents and request routing.
+:class:`Registry` holds :data:`SERVED_BUILTINS` (the framework's table of built-in kinds,
+narrowed to those served here) plus whatever CustomResourceDefinitions add while the server
+runs; it is the single source for discovery documents and request routing.
 
 Objects of one resource are stored once under ``(group, plural)`` whatever version they are
 served in; custom resources with several served versions use no conversion (the CRD default
@@ -17,7 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+from kube_runtime.client.mapping import ALL_VERBS, BUILTIN_RESOURCES, Resource
+
 STATUS_VERBS = ("get", "patch", "update")
 
 
@@ -73,82 +75,66 @@ class ResourceInfo:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
-def _core(kind: str, plural: str, namespaced: bool = True, **kw: Any) -> ResourceInfo:
-    return ResourceInfo("", ("v1",), kind, plural, kind.lower(), namespaced, **kw)
+@dataclass(frozen=True)
+class _Serving:
+    """What this server adds to a built-in kind of the framework's table to serve it."""
+
+    categories: tuple[str, ...] = ()
+    tracks_generation: bool = False
+    name_rule: str = "subdomain"
 
 
-def _apps(kind: str, plural: str, **kw: Any) -> ResourceInfo:
-    return ResourceInfo("apps", ("v1",), kind, plural, kind.lower(), True, **kw)
+_ALL = ("all",)
+_WORKLOAD = _Serving(categories=_ALL, tracks_generation=True)
 
-
+#: The built-in kinds served here, by (group, plural): a subset of the framework's
+#: :data:`~kube_runtime.client.mapping.BUILTIN_RESOURCES`, whose order they keep.
+_SERVED: dict[tuple[str, str], _Serving] = {
+    ("", "namespaces"): _Serving(name_rule="label"),
+    ("", "nodes"): _Serving(),
+    ("", "pods"): _Serving(categories=_ALL),
+    ("", "persistentvolumeclaims"): _Serving(),
+    ("", "events"): _Serving(),
+    ("", "services"): _Serving(categories=_ALL, name_rule="label"),
+    ("", "configmaps"): _Serving(),
+    ("", "secrets"): _Serving(),
+    ("", "serviceaccounts"): _Serving(),
+    ("", "endpoints"): _Serving(),
+    ("apps", "statefulsets"): _WORKLOAD,
+    ("apps", "deployments"): _WORKLOAD,
+    ("apps", "replicasets"): _WORKLOAD,
+    ("apps", "controllerrevisions"): _Serving(),
+    ("coordination.k8s.io", "leases"): _Serving(),
+    ("apiextensions.k8s.io", "customresourcedefinitions"): _Serving(
+        tracks_generation=True, name_rule="path-segment"
+    ),
+}
 _REPLICAS_SCALE = ScaleSpec()
 
-BUILTIN_RESOURCES: tuple[ResourceInfo, ...] = (
-    _core(
-        "Namespace", "namespaces", False, short_names=("ns",), has_status=True, name_rule="label"
-    ),
-    _core("Node", "nodes", False, short_names=("no",), has_status=True),
-    _core("Pod", "pods", short_names=("po",), categories=("all",), has_status=True),
-    _core(
-        "PersistentVolumeClaim",
-        "persistentvolumeclaims",
-        short_names=("pvc",),
-        has_status=True,
-    ),
-    _core("Event", "events", short_names=("ev",)),
-    _core(
-        "Service",
-        "services",
-        short_names=("svc",),
-        categories=("all",),
-        has_status=True,
-        name_rule="label",
-    ),
-    _core("ConfigMap", "configmaps", short_names=("cm",)),
-    _core("Secret", "secrets"),
-    _core("ServiceAccount", "serviceaccounts", short_names=("sa",)),
-    _core("Endpoints", "endpoints", short_names=("ep",)),
-    _apps(
-        "StatefulSet",
-        "statefulsets",
-        short_names=("sts",),
-        categories=("all",),
-        has_status=True,
-        scale=_REPLICAS_SCALE,
-        tracks_generation=True,
-    ),
-    _apps(
-        "Deployment",
-        "deployments",
-        short_names=("deploy",),
-        categories=("all",),
-        has_status=True,
-        scale=_REPLICAS_SCALE,
-        tracks_generation=True,
-    ),
-    _apps(
-        "ReplicaSet",
-        "replicasets",
-        short_names=("rs",),
-        categories=("all",),
-        has_status=True,
-        scale=_REPLICAS_SCALE,
-        tracks_generation=True,
-    ),
-    _apps("ControllerRevision", "controllerrevisions"),
-    ResourceInfo("coordination.k8s.io", ("v1",), "Lease", "leases", "lease", True),
-    ResourceInfo(
-        "apiextensions.k8s.io",
-        ("v1",),
-        "CustomResourceDefinition",
-        "customresourcedefinitions",
-        "customresourcedefinition",
-        False,
-        short_names=("crd", "crds"),
-        has_status=True,
-        tracks_generation=True,
-        name_rule="path-segment",
-    ),
+
+def _served(resource: Resource, serving: _Serving) -> ResourceInfo:
+    return ResourceInfo(
+        resource.group,
+        (resource.version,),
+        resource.kind,
+        resource.plural,
+        resource.kind.lower(),
+        resource.namespaced,
+        short_names=resource.short_names,
+        categories=serving.categories,
+        has_status="status" in resource.subresources,
+        scale=_REPLICAS_SCALE if "scale" in resource.subresources else None,
+        tracks_generation=serving.tracks_generation,
+        verbs=resource.verbs,
+        name_rule=serving.name_rule,
+    )
+
+
+#: The built-in resources this server serves (before any CRD adds its own).
+SERVED_BUILTINS: tuple[ResourceInfo, ...] = tuple(
+    _served(r, _SERVED[(r.group, r.plural)])
+    for r in BUILTIN_RESOURCES
+    if (r.group, r.plural) in _SERVED
 )
 
 # Preferred versions and the order groups appear in discovery.
@@ -158,7 +144,7 @@ _GROUP_ORDER = ("", "apps", "coordination.k8s.io", "apiextensions.k8s.io")
 class Registry:
     """Thread-safe table of served resources, keyed by (group, version, plural) and by kind."""
 
-    def __init__(self, resources: tuple[ResourceInfo, ...] = BUILTIN_RESOURCES) -> None:
+    def __init__(self, resources: tuple[ResourceInfo, ...] = SERVED_BUILTINS) -> None:
         self._lock = threading.Lock()
         self._by_key: dict[tuple[str, str], ResourceInfo] = {}
         self._generation = 0

@@ -43,7 +43,7 @@ from typing import Any, NamedTuple, Protocol
 import orjson
 
 from kube_runtime.envtest.server import errors
-from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 
 Obj = dict[str, Any]
@@ -571,7 +571,7 @@ class Store:
                     info.group,
                     name,
                     [
-                        _Cause(
+                        errors.Cause(
                             "metadata.resourceVersion",
                             "FieldValueInvalid",
                             "Invalid value: 0x0: must be specified for an update",
@@ -634,7 +634,7 @@ class Store:
                     info.group,
                     meta["name"],
                     [
-                        _Cause(
+                        errors.Cause(
                             "metadata.finalizers",
                             "FieldValueForbidden",
                             "Forbidden: no new finalizers can be added if the object is being deleted",
@@ -696,7 +696,7 @@ class Store:
                     info.group,
                     name,
                     [
-                        _Cause(
+                        errors.Cause(
                             "metadata.uid",
                             "FieldValueInvalid",
                             f'Invalid value: "{pmeta["uid"]}": field is immutable',
@@ -846,7 +846,7 @@ class Store:
         if stored is None:
             raise errors.not_found("namespaces", "", namespace)
         if stored.meta.get("deletionTimestamp"):
-            raise ApiError(
+            raise api_error(
                 403,
                 f"unable to create new content in namespace {namespace} because it is being terminated",
                 "Forbidden",
@@ -868,7 +868,7 @@ class Store:
             candidate = prefix + "".join(secrets.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5))
             if (namespace, candidate) not in bucket.objects:
                 return candidate
-        raise ApiError(500, f"could not generate a unique name for prefix {prefix!r}")
+        raise api_error(500, f"could not generate a unique name for prefix {prefix!r}")
 
     def objects(self, info: ResourceInfo) -> builtins.list[Stored]:
         with self.lock:
@@ -897,13 +897,6 @@ class Store:
                     copy.copy(stored.obj) | {"metadata": dict(stored.meta)},
                     stored,
                 )
-
-
-@dataclass(frozen=True)
-class _Cause:
-    field: str
-    reason: str
-    message: str
 
 
 def _check_uid(info: ResourceInfo, current: Stored, uid: str | None) -> None:

@@ -43,6 +43,7 @@ from functools import lru_cache
 from typing import Any, Final, TypeGuard
 
 from kube_runtime import selectors
+from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.selectors import (
     dns1123_label_errors,
     dns1123_subdomain_errors,
@@ -79,15 +80,6 @@ NOT_SUPPORTED: Final = "FieldValueNotSupported"
 DUPLICATE: Final = "FieldValueDuplicate"
 TOO_LONG: Final = "FieldValueTooLong"
 FORBIDDEN: Final = "FieldValueForbidden"
-
-
-@dataclass(frozen=True, slots=True)
-class Cause:
-    """One field error, shaped like a ``metav1.StatusCause``."""
-
-    field: str
-    reason: str
-    message: str
 
 
 # --------------------------------------------------------------------------------------
