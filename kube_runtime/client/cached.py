@@ -12,30 +12,56 @@ Contract (controller-runtime's default client: cache reader + direct writer):
   (``apiVersion``, ``kind: <Kind>List``, ``metadata.resourceVersion`` = the informer's last
   seen RV, ``items``). Label and field selectors are evaluated locally with the server's
   rules; ``limit`` truncates (no ``continue``); ``resource_version`` is ignored.
-* Every write (create/update/update_status/patch/apply/delete/delete_all_of) and ``watch``
-  go to :attr:`api_reader`, the direct :class:`~kube_runtime.client.Client`.
+* ``list(index=(name, value))`` looks up an index of the kind's informer (added with
+  :meth:`InformerCache.add_indexer <kube_runtime.cache.InformerCache.add_indexer>`, or one of
+  the built-in ``namespace`` / ``controller-uid`` / ``label`` indexes); an unknown index name
+  is a ``KeyError``. On an ``uncached`` kind it is the REST client's ``ValueError``.
+* Every write (create/update/status()/update_status/patch/apply/delete/delete_all_of),
+  ``subresource(name)`` and ``watch`` go to :attr:`api_reader`, the direct
+  :class:`~kube_runtime.client.Client`.
+
+Implements :class:`kube_runtime.client.interfaces.Client`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
 
 from kube_runtime.cache import InformerCache
 from kube_runtime.client.client import Client
+from kube_runtime.client.interfaces import (
+    IndexKey,
+    ObjectLike,
+    PatchBody,
+    PatchType,
+    Selector,
+    StatusWriter,
+    SubResourceClient,
+)
+from kube_runtime.client.mapping import RestMapper
+from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike, as_kind
 
 __all__ = ["CachedClient"]
 
+M = TypeVar("M", bound=BaseModel)
 Obj = dict[str, Any]
 
 
-def _model_class(kind: Any) -> type[BaseModel] | None:
+def _model_class(kind: object) -> type[BaseModel] | None:
     if isinstance(kind, type) and issubclass(kind, BaseModel):
         return kind
     return None
+
+
+def _selector_text(value: Selector | None) -> str | None:
+    """Query text for a selector given as text or as ``{key: value}`` equalities."""
+    if value is None or isinstance(value, str):
+        return value or None
+    return ",".join(f"{k}={v}" for k, v in value.items()) or None
 
 
 class CachedClient:
@@ -49,13 +75,20 @@ class CachedClient:
         self.uncached: frozenset[Kind] = frozenset(as_kind(k) for k in uncached)
 
     @property
-    def mapper(self) -> Any:
+    def mapper(self) -> RestMapper:
+        """The REST client's kind -> resource mapper."""
         return self.api_reader.mapper
 
     def is_cached(self, kind: KindLike) -> bool:
+        """Whether reads of ``kind`` are served by the cache (not listed in ``uncached``)."""
         return as_kind(kind) not in self.uncached
 
     # --- reads (cache) -------------------------------------------------------------------------
+
+    @overload
+    def get(self, kind: type[M], name: str, namespace: str | None = None) -> M: ...
+    @overload
+    def get(self, kind: Kind | str, name: str, namespace: str | None = None) -> Obj: ...
 
     def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Any:
         """The object from the cache (a model when ``kind`` is a model class); ``NotFound``."""
@@ -70,23 +103,29 @@ class CachedClient:
         kind: KindLike,
         namespace: str | None = None,
         *,
-        label_selector: str | dict[str, str] | None = None,
-        field_selector: str | None = None,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        index: IndexKey | None = None,
         limit: int | None = None,
         resource_version: str | None = None,
     ) -> Obj:
-        """A List dict of the cached objects matching the namespace and selectors."""
+        """A List dict of the cached objects matching the namespace, selectors and index."""
         if not self.is_cached(kind):
             return self.api_reader.list(
                 kind,
                 namespace,
                 label_selector=label_selector,
                 field_selector=field_selector,
+                index=index,
                 limit=limit,
                 resource_version=resource_version,
             )
         items: list[Any] = self.cache.list(
-            kind, namespace, label_selector=label_selector, field_selector=field_selector
+            kind,
+            namespace,
+            label_selector=label_selector,
+            field_selector=_selector_text(field_selector),
+            index=index,
         )
         if limit:
             items = items[:limit]
@@ -102,30 +141,201 @@ class CachedClient:
             "items": items,
         }
 
-    # --- writes and watches (API) --------------------------------------------------------------
+    # --- writes, subresources and watches (API) ------------------------------------------------
 
-    def create(self, obj: Any, **kwargs: Any) -> Any:
-        return self.api_reader.create(obj, **kwargs)
+    @overload
+    def create(
+        self,
+        obj: M,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> M: ...
+    @overload
+    def create(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj: ...
 
-    def update(self, obj: Any, **kwargs: Any) -> Any:
-        return self.api_reader.update(obj, **kwargs)
+    def create(
+        self,
+        obj: ObjectLike,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Create through the API (:meth:`Client.create <kube_runtime.client.Client.create>`)."""
+        return self.api_reader.create(
+            obj, namespace=namespace, field_manager=field_manager, dry_run=dry_run
+        )
 
-    def update_status(self, obj: Any, **kwargs: Any) -> Any:
-        return self.api_reader.update_status(obj, **kwargs)
+    @overload
+    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
+    @overload
+    def update(
+        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Obj: ...
 
-    def patch(self, kind: KindLike, name: str, patch: Any, **kwargs: Any) -> Any:
-        return self.api_reader.patch(kind, name, patch, **kwargs)
+    def update(
+        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Any:
+        """Update through the API (:meth:`Client.update <kube_runtime.client.Client.update>`)."""
+        return self.api_reader.update(obj, field_manager=field_manager, dry_run=dry_run)
 
-    def apply(self, obj: Any, **kwargs: Any) -> Any:
-        return self.api_reader.apply(obj, **kwargs)
+    @overload
+    def update_status(
+        self, obj: M, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> M: ...
+    @overload
+    def update_status(
+        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Obj: ...
 
-    def delete(self, kind: KindLike, name: str, namespace: str | None = None, **kwargs: Any) -> Obj:
-        return self.api_reader.delete(kind, name, namespace, **kwargs)
+    def update_status(
+        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Any:
+        """``status().update(obj)`` (kept for existing callers)."""
+        return self.api_reader.update_status(obj, field_manager=field_manager, dry_run=dry_run)
 
-    def delete_all_of(self, kind: KindLike, namespace: str | None = None, **kwargs: Any) -> Obj:
-        return self.api_reader.delete_all_of(kind, namespace, **kwargs)
+    @overload
+    def patch(
+        self,
+        kind: type[M],
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> M: ...
+    @overload
+    def patch(
+        self,
+        kind: Kind | str,
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Obj: ...
 
-    def watch(self, kind: KindLike, namespace: str | None = None, **kwargs: Any) -> Any:
+    def patch(
+        self,
+        kind: KindLike,
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Patch through the API (:meth:`Client.patch <kube_runtime.client.Client.patch>`)."""
+        return self.api_reader.patch(
+            kind,
+            name,
+            patch,
+            namespace=namespace,
+            patch_type=patch_type,
+            subresource=subresource,
+            field_manager=field_manager,
+            force=force,
+            dry_run=dry_run,
+        )
+
+    @overload
+    def apply(
+        self, obj: M, *, field_manager: str, force: bool = True, dry_run: bool = False
+    ) -> M: ...
+    @overload
+    def apply(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        field_manager: str,
+        force: bool = True,
+        dry_run: bool = False,
+    ) -> Obj: ...
+
+    def apply(
+        self, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
+    ) -> Any:
+        """Server-side apply through the API (:meth:`Client.apply
+        <kube_runtime.client.Client.apply>`)."""
+        return self.api_reader.apply(obj, field_manager=field_manager, force=force, dry_run=dry_run)
+
+    def delete(
+        self,
+        kind: KindLike,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Delete through the API (:meth:`Client.delete <kube_runtime.client.Client.delete>`)."""
+        return self.api_reader.delete(
+            kind,
+            name,
+            namespace,
+            propagation_policy=propagation_policy,
+            grace_period_seconds=grace_period_seconds,
+            uid=uid,
+            resource_version=resource_version,
+            dry_run=dry_run,
+        )
+
+    def delete_all_of(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Delete a collection through the API (:meth:`Client.delete_all_of
+        <kube_runtime.client.Client.delete_all_of>`)."""
+        return self.api_reader.delete_all_of(
+            kind,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            propagation_policy=propagation_policy,
+            grace_period_seconds=grace_period_seconds,
+            dry_run=dry_run,
+        )
+
+    def status(self) -> StatusWriter:
+        """The API's status writer (writes are never served by the cache)."""
+        return self.api_reader.status()
+
+    def subresource(self, name: str) -> SubResourceClient:
+        """The API's client of subresource ``name`` (reads of it are not cached either)."""
+        return self.api_reader.subresource(name)
+
+    def watch(self, kind: KindLike, namespace: str | None = None, **kwargs: Any) -> Watch:
+        """A watch on the API (:meth:`Client.watch <kube_runtime.client.Client.watch>`)."""
         return self.api_reader.watch(kind, namespace, **kwargs)
 
     def __repr__(self) -> str:

@@ -17,6 +17,12 @@ at that version, so it is the version the whole list is as of (client-go's ``Lis
 does the same). If a later page fails with 410 Expired (the snapshot was compacted), the list
 is fetched again in full without paging, as client-go's pager does.
 
+The status subresource is written with ``client.status().update(obj)`` (also spelled
+``update_status(obj)``) or ``status().patch(...)``; any other subresource through
+``client.subresource("scale")``. The class implements
+:class:`kube_runtime.client.interfaces.Client`; ``list(index=...)`` is a ``ValueError`` here
+(indexes belong to caches).
+
 Every request counts in ``rest_client_requests_total`` (code, HTTP method, host; code
 ``<error>`` when no response arrived) and ``rest_client_request_duration_seconds`` (verb =
 the HTTP method, as client-go labels it, and host); a watch counts once, when it opens.
@@ -39,6 +45,7 @@ from pydantic import BaseModel
 from kube_runtime import __version__
 from kube_runtime.client import config as _config
 from kube_runtime.client.errors import ApiConnectionError, Gone, error_from_response
+from kube_runtime.client.interfaces import IndexKey, StatusWriter, SubResourceClient
 from kube_runtime.client.mapping import Resource, RestMapper
 from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike
@@ -310,6 +317,7 @@ class Client:
         *,
         label_selector: Selector | None = None,
         field_selector: Selector | None = None,
+        index: IndexKey | None = None,
         limit: int | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
@@ -319,7 +327,13 @@ class Client:
         Pages of ``limit`` items (default ``page_size``, 500) are fetched through ``continue``
         and joined; every item gets ``apiVersion``/``kind`` (the server leaves them out of list
         items). ``metadata.resourceVersion`` is the first page's (see the module docstring).
+        ``index`` is a ``ValueError``: indexes live in a cache, not on the API server.
         """
+        if index is not None:
+            raise ValueError(
+                f"list(index={index!r}): index lookups need a cache-backed reader "
+                "(CachedClient, FakeClient): the API server has no client-defined indexes"
+            )
         resource = self._resource(kind)
         model = _model_class(kind)
         path = resource.path(namespace)
@@ -476,13 +490,29 @@ class Client:
     def _put(
         self, obj: Any, subresource: str | None, field_manager: str | None, dry_run: bool
     ) -> Any:
+        return self._decode(
+            _model_class(type(obj)),
+            self._put_request(obj, None, subresource, field_manager, dry_run),
+        )
+
+    def _put_request(
+        self,
+        obj: Any,
+        payload: Any,
+        subresource: str | None,
+        field_manager: str | None,
+        dry_run: bool,
+    ) -> Obj:
+        """PUT ``payload`` (None: ``obj`` itself) to ``obj``'s path (or its subresource's)."""
         resource, body, name, namespace = self._object_target(obj)
         self._require_namespace(resource, namespace, "update")
         query = {"fieldManager": field_manager, "dryRun": "All" if dry_run else None}
-        data = self.request(
+        if payload is not None:
+            body = _as_dict(payload)
+        data: Obj = self.request(
             "PUT", resource.path(namespace, name, subresource), query=query, body=body
         )
-        return self._decode(_model_class(type(obj)), data)
+        return data
 
     @overload
     def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
@@ -559,15 +589,41 @@ class Client:
         (RFC 6902; ``patch`` is a list of operations) or ``apply`` (server-side apply;
         ``field_manager`` required, ``force`` takes over conflicting fields).
         """
+        data = self._patch_request(
+            self._resource(kind),
+            name,
+            patch,
+            namespace=namespace,
+            patch_type=patch_type,
+            subresource=subresource,
+            field_manager=field_manager,
+            force=force,
+            dry_run=dry_run,
+        )
+        return self._decode(_model_class(kind), data)
+
+    def _patch_request(
+        self,
+        resource: Resource,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None,
+        patch_type: str,
+        subresource: str | None,
+        field_manager: str | None,
+        force: bool | None,
+        dry_run: bool,
+    ) -> Obj:
         content_type = PATCH_CONTENT_TYPES.get(patch_type)
         if content_type is None:
             raise ValueError(
                 f"patch_type must be one of {sorted(PATCH_CONTENT_TYPES)}: {patch_type!r}"
             )
         if patch_type == "json":
-            if not isinstance(patch, list):
+            if not isinstance(patch, list | tuple):
                 raise TypeError("a json patch is a list of operations")
-            body: Any = patch
+            body: Any = list(patch)
         else:
             body = _as_dict(patch)
         if patch_type == "apply":
@@ -575,7 +631,6 @@ class Client:
                 raise ValueError("a server-side apply patch needs field_manager")
         elif force is not None:
             raise ValueError("force is only valid for patch_type='apply'")
-        resource = self._resource(kind)
         if patch_type == "apply" and not subresource:
             body = _with_type(body, resource)
         self._require_namespace(resource, namespace, "patch")
@@ -584,14 +639,14 @@ class Client:
             "force": "true" if force else None,
             "dryRun": "All" if dry_run else None,
         }
-        data = self.request(
+        data: Obj = self.request(
             "PATCH",
             resource.path(namespace, name, subresource),
             query=query,
             body=body,
             content_type=content_type,
         )
-        return self._decode(_model_class(kind), data)
+        return data
 
     @overload
     def apply(
@@ -612,12 +667,13 @@ class Client:
     ) -> Any:
         """Server-side apply of ``obj`` (the fields this manager owns), creating it if absent."""
         resource, body, name, namespace = self._object_target(obj)
-        data = self.patch(
-            resource.kind_ref,
+        data = self._patch_request(
+            resource,
             name,
             body,
             namespace=namespace,
             patch_type="apply",
+            subresource=None,
             field_manager=field_manager,
             force=force,
             dry_run=dry_run,
@@ -668,6 +724,140 @@ class Client:
         body = _delete_options(propagation_policy, grace_period_seconds, None, None, dry_run)
         result: Obj = self.request("DELETE", resource.path(namespace), query=query, body=body)
         return result
+
+    # ------------------------------------------------------------------ subresources
+
+    def status(self) -> StatusWriter:
+        """The ``status`` subresource writer: ``client.status().update(obj)`` is
+        :meth:`update_status`; ``status().patch(...)`` patches with ``subresource="status"``."""
+        return _StatusWriter(self)
+
+    def subresource(self, name: str) -> SubResourceClient:
+        """A client of subresource ``name`` of any kind (``subresource("scale").get(...)``)."""
+        if not name or "/" in name:
+            raise ValueError(f"not a subresource name: {name!r}")
+        return _SubResource(self, name)
+
+
+class _StatusWriter:
+    """:class:`~kube_runtime.client.interfaces.StatusWriter` over the REST client."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    @overload
+    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
+    @overload
+    def update(
+        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Obj: ...
+
+    def update(self, obj: Any, *, field_manager: str | None = None, dry_run: bool = False) -> Any:
+        """PUT ``obj`` to its ``status`` subresource (only ``status`` changes are kept)."""
+        return self._client.update_status(obj, field_manager=field_manager, dry_run=dry_run)
+
+    @overload
+    def patch(
+        self,
+        kind: type[M],
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: str = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> M: ...
+    @overload
+    def patch(
+        self,
+        kind: Kind | str,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: str = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Obj: ...
+
+    def patch(
+        self,
+        kind: KindLike,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: str = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """PATCH the ``status`` subresource (see :meth:`Client.patch`)."""
+        return self._client.patch(
+            kind,
+            name,
+            patch,
+            namespace=namespace,
+            patch_type=patch_type,
+            subresource="status",
+            field_manager=field_manager,
+            force=force,
+            dry_run=dry_run,
+        )
+
+
+class _SubResource:
+    """:class:`~kube_runtime.client.interfaces.SubResourceClient` over the REST client."""
+
+    def __init__(self, client: Client, name: str) -> None:
+        self._client = client
+        self.name = name
+
+    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
+        """GET the subresource of one object (a dict: e.g. an ``autoscaling/v1`` Scale)."""
+        resource = self._client._resource(kind)
+        self._client._require_namespace(resource, namespace, "get")
+        data: Obj = self._client.request("GET", resource.path(namespace, name, self.name))
+        return data
+
+    def update(
+        self,
+        obj: Any,
+        *,
+        body: Any = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """PUT ``body`` (None: ``obj``) to the subresource of ``obj``; the answer as a dict."""
+        return self._client._put_request(obj, body, self.name, field_manager, dry_run)
+
+    def patch(
+        self,
+        kind: KindLike,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        patch_type: str = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """PATCH the subresource of one object; the answer as a dict."""
+        return self._client._patch_request(
+            self._client._resource(kind),
+            name,
+            patch,
+            namespace=namespace,
+            patch_type=patch_type,
+            subresource=self.name,
+            field_manager=field_manager,
+            force=force,
+            dry_run=dry_run,
+        )
 
 
 def _delete_options(

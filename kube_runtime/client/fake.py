@@ -1,0 +1,1774 @@
+"""FakeClient: an in-memory client with the API server's semantics, for unit tests.
+
+:class:`FakeClient` implements :class:`kube_runtime.client.interfaces.Client`. It is not a
+mock: objects live in a store with kube-apiserver's rules, so a reconciler under test meets
+the same answers as on a cluster, in microseconds::
+
+    fake = FakeClient(objects=[sts, pod])
+    Reconciler(fake).reconcile(Request("web", "ns"))
+    assert fake.get(kinds.StatefulSet, "web", "ns")["status"]["replicas"] == 1
+    assert [a.verb for a in fake.actions if a.subresource == "status"] == ["update"]
+
+What it does as the API server does (the embedded cluster is the referee, see
+``tests/e2e/test_client_protocols_e2e.py``):
+
+* **Versions**: one global ``resourceVersion`` counter (strings); every write that changes
+  something takes the next one, a write that changes nothing stores nothing. ``update`` with
+  a stale ``resourceVersion`` -> ``Conflict`` ("the object has been modified; ...");
+  without one the update is unconditional (built-in kinds; custom kinds require one, as
+  the server does -> ``Invalid``). A ``metadata.resourceVersion`` in a patch is a
+  precondition; ``metadata.uid`` in an update is a precondition too.
+* **Create** assigns ``uid``, ``creationTimestamp``, a name from ``generateName`` (5
+  characters of upstream's alphabet), ``metadata.generation = 1`` for kinds that track
+  generations (workloads, CRDs, every custom kind; not ConfigMaps or Pods, as on the
+  server), and drops ``status`` of kinds with a status subresource (a few built-ins get the
+  server's initial status, e.g. a Pod's ``phase: Pending``). ``AlreadyExists`` for a taken
+  name, ``Invalid`` for a missing or malformed name.
+* **Generation** moves when anything outside ``metadata`` and ``status`` changes.
+* **Status subresource**: for the kinds that have one, ``update``/``patch`` ignore status
+  changes and ``status()`` writes change only ``status`` (metadata as the server's status
+  strategies do). Kinds with one: the built-ins that have one and registered kinds with
+  ``status=True`` - or exactly ``status_subresource_kinds`` when that is given.
+* **Delete**: an object with finalizers gets ``deletionTimestamp`` and
+  ``deletionGracePeriodSeconds: 0`` and stays (no new finalizers may be added) until an
+  update or patch removes its last finalizer; then it is gone. Preconditions (``uid``,
+  ``resource_version``) -> ``Conflict`` with the server's wording. Answers as the server
+  does: a ``Status`` (``Success``), the object for pods, services, namespaces, ...
+* **Lists**: sorted by namespace and name, with label selectors (text or ``{k: v}``) and
+  field selectors (``metadata.name``, ``metadata.namespace`` and each kind's own, as
+  :mod:`kube_runtime.selectors` knows them; others -> ``BadRequest``), and
+  ``index=(name, value)`` over indexes added with :meth:`FakeClient.add_index` (the
+  function shape of ``InformerCache.add_indexer``) plus the cache's built-in
+  ``namespace``, ``controller-uid`` and ``label`` indexes.
+* **Patches**: merge, json, strategic (:mod:`kube_runtime.patch` with the kind's schema;
+  custom kinds -> 415 UnsupportedMediaType as the server) and apply.
+* **Scale**: ``subresource("scale")`` get/update/patch for StatefulSets, Deployments,
+  ReplicaSets and registered kinds with :class:`ScalePaths`.
+* **Errors** carry the server's Status (``configmaps "x" not found``, details) and are the
+  typed errors of :mod:`kube_runtime.client.errors`; the client-side checks (namespace
+  required, patch type, json patch shape) raise what the REST client raises.
+* **Isolation**: objects are deep-copied in and out; callers may mutate what they get.
+  One lock makes every call atomic (thread-safe).
+
+Test helpers: :meth:`FakeClient.objects` (the stored objects of a kind),
+:attr:`FakeClient.actions` (every call received, as :class:`Action`), fault injection with
+``interceptor=`` / :meth:`FakeClient.intercept` (hooks per method, see
+:mod:`kube_runtime.client.interceptor`) and :meth:`FakeClient.fail_next`. Calls made
+through :attr:`FakeClient.direct` (what hooks receive) are neither recorded nor
+intercepted: use it to seed or inspect state mid-test.
+
+Not modelled (use the embedded cluster of :mod:`kube_runtime.envtest` for these):
+``watch`` (raises ``NotImplementedError``); garbage collection and deletion propagation
+(``propagation_policy`` is validated, then the object goes as with ``Background``, and
+dependents stay); graceful pod deletion (pods go at once: there is no kubelet); field
+ownership of server-side apply (``apply`` merges the applied object - strategic for
+built-in kinds - and never removes fields; ``force`` is ignored; no ``managedFields``);
+defaulting and schema validation beyond names; namespaces need not exist; ``limit`` and
+``resource_version`` of ``list`` are accepted and ignored (every match is returned, like the
+REST client that pages through them).
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import datetime as _dt
+import secrets
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, NoReturn, Self, TypeVar, overload
+
+from pydantic import BaseModel
+
+from kube_runtime.cache.store import (
+    INDEX_CONTROLLER_UID,
+    INDEX_LABEL,
+    INDEX_NAMESPACE,
+    IndexFunc,
+    controller_uid_index,
+    label_index,
+    namespace_index,
+)
+from kube_runtime.client.errors import ApiError, error_from_status
+from kube_runtime.client.interceptor import VERBS, Action, ErrorSource, FaultQueue, Interceptor
+from kube_runtime.client.interfaces import (
+    IndexKey,
+    ObjectLike,
+    PatchBody,
+    PatchType,
+    Selector,
+    StatusWriter,
+    SubResourceClient,
+)
+from kube_runtime.client.mapping import BUILTIN_RESOURCES, Resource, RestMapper
+from kube_runtime.kinds import Kind, KindLike, as_kind
+from kube_runtime.patch import (
+    PatchError,
+    apply_json_patch,
+    apply_merge_patch,
+    apply_strategic_merge_patch,
+    strategic_schema_for,
+)
+from kube_runtime.selectors import (
+    FieldSelector,
+    LabelSelector,
+    SelectorError,
+    check_field_selector,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    format_label_selector,
+    object_fields,
+    parse_field_selector,
+    parse_label_selector,
+)
+
+__all__ = [
+    "STALE_MESSAGE",
+    "VERBS",
+    "Action",
+    "ErrorSource",
+    "FakeClient",
+    "Interceptor",
+    "ScalePaths",
+    "already_exists",
+    "conflict",
+    "not_found",
+]
+
+M = TypeVar("M", bound=BaseModel)
+Obj = dict[str, Any]
+
+#: kube-apiserver's message for a write with a stale resourceVersion.
+STALE_MESSAGE = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
+_NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_PATCH_TYPES = ("merge", "strategic", "json", "apply")
+_PROPAGATION_POLICIES = (None, "Orphan", "Background", "Foreground")
+
+_BUILTIN: dict[Kind, Resource] = {r.kind_ref: r for r in BUILTIN_RESOURCES}
+#: Built-in kinds whose registry sets and bumps metadata.generation.
+_GENERATION_KINDS = frozenset(
+    Kind(api_version, kind)
+    for api_version, kind in (
+        ("apps/v1", "StatefulSet"),
+        ("apps/v1", "Deployment"),
+        ("apps/v1", "ReplicaSet"),
+        ("apps/v1", "DaemonSet"),
+        ("batch/v1", "Job"),
+        ("batch/v1", "CronJob"),
+        ("policy/v1", "PodDisruptionBudget"),
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+    )
+)
+#: The status a built-in kind's create strategy starts with (others with a status
+#: subresource start without one).
+_INITIAL_STATUS: dict[Kind, Obj] = {
+    Kind("v1", "Pod"): {"phase": "Pending"},
+    Kind("v1", "PersistentVolumeClaim"): {"phase": "Pending"},
+    Kind("apps/v1", "StatefulSet"): {"replicas": 0, "availableReplicas": 0},
+    Kind("apps/v1", "Deployment"): {},
+    Kind("apps/v1", "ReplicaSet"): {},
+}
+#: Built-in kinds whose DELETE answers the object even when it is gone at once.
+_RETURNS_DELETED_OBJECT = frozenset(
+    Kind("v1", kind)
+    for kind in (
+        "Pod",
+        "PersistentVolumeClaim",
+        "PersistentVolume",
+        "Namespace",
+        "Service",
+        "ServiceAccount",
+    )
+)
+#: Built-in kinds whose names are DNS-1123 labels (the rest: DNS-1123 subdomains).
+_LABEL_NAMED = frozenset({Kind("v1", "Namespace"), Kind("v1", "Service")})
+#: Metadata the server owns: an update cannot change it.
+_SERVER_OWNED_METADATA = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "namespace",
+    "name",
+    "generation",
+)
+#: Metadata a create cannot set.
+_SERVER_SET_ON_CREATE = (
+    "uid",
+    "resourceVersion",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+)
+#: Metadata a built-in kind's status write also takes from the stored object.
+_STATUS_KEEPS_METADATA: dict[Kind, tuple[str, ...]] = {
+    Kind("v1", "Pod"): ("ownerReferences",),
+    Kind("apps/v1", "Deployment"): ("labels",),
+    Kind("apps/v1", "ReplicaSet"): ("labels",),
+}
+_BUILTIN_INDEXES: dict[str, IndexFunc] = {
+    INDEX_NAMESPACE: namespace_index,
+    INDEX_CONTROLLER_UID: controller_uid_index,
+    INDEX_LABEL: label_index,
+}
+
+
+@dataclass(frozen=True)
+class ScalePaths:
+    """Where a kind's ``scale`` subresource reads and writes (a CRD's ``scale`` paths;
+    a leading ``.`` is accepted). ``label_selector`` None: the Scale has no selector."""
+
+    spec_replicas: str = "spec.replicas"
+    status_replicas: str = "status.replicas"
+    label_selector: str | None = "status.selector"
+
+    def __post_init__(self) -> None:
+        for name in ("spec_replicas", "status_replicas", "label_selector"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, value.lstrip("."))
+
+
+@dataclass(frozen=True)
+class _KindInfo:
+    """How the fake serves one kind."""
+
+    resource: Resource
+    custom: bool
+    status: bool
+    generation: bool
+    scale: ScalePaths | None
+
+    @property
+    def kind(self) -> Kind:
+        return self.resource.kind_ref
+
+    @property
+    def resource_name(self) -> str:
+        """``plural`` or ``plural.group``, as error messages name the resource."""
+        r = self.resource
+        return f"{r.plural}.{r.group}" if r.group else r.plural
+
+    @property
+    def qualified_kind(self) -> str:
+        """``Kind`` or ``Kind.group``, as validation and precondition messages name it."""
+        r = self.resource
+        return f"{r.kind}.{r.group}" if r.group else r.kind
+
+
+# ------------------------------------------------------------------------------ errors
+
+
+def _details(group: str, kind: str, name: str | None) -> Obj:
+    details: Obj = {"kind": kind}
+    if name is not None:
+        details["name"] = name
+    if group:
+        details["group"] = group
+    return details
+
+
+def _error(code: int, reason: str, message: str, details: Obj | None = None) -> ApiError:
+    status: Obj = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    if details is not None:
+        status["details"] = details
+    return error_from_status(status)
+
+
+def _resource_of(kind: KindLike | Resource) -> Resource:
+    if isinstance(kind, Resource):
+        return kind
+    own = getattr(kind, "__kube_resource__", None) if isinstance(kind, type) else None
+    if isinstance(own, Resource):
+        return own
+    return RestMapper(None).resource_for(kind)
+
+
+def _named(resource: Resource) -> str:
+    return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
+
+
+def not_found(kind: KindLike | Resource, name: str) -> ApiError:
+    """The server's 404 for object ``name`` of ``kind`` (``pods "x" not found``).
+
+    ``kind`` is a built-in kind, a model class or a :class:`Resource` (for other kinds).
+    """
+    r = _resource_of(kind)
+    return _error(
+        404, "NotFound", f'{_named(r)} "{name}" not found', _details(r.group, r.plural, name)
+    )
+
+
+def already_exists(kind: KindLike | Resource, name: str) -> ApiError:
+    """The server's 409 AlreadyExists for a create of a taken name."""
+    r = _resource_of(kind)
+    return _error(
+        409,
+        "AlreadyExists",
+        f'{_named(r)} "{name}" already exists',
+        _details(r.group, r.plural, name),
+    )
+
+
+def conflict(kind: KindLike | Resource, name: str, why: str = STALE_MESSAGE) -> ApiError:
+    """The server's 409 Conflict (by default: a stale resourceVersion), e.g. for
+    :meth:`FakeClient.fail_next`."""
+    r = _resource_of(kind)
+    return _error(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {_named(r)} "{name}": {why}',
+        _details(r.group, r.plural, name),
+    )
+
+
+def _invalid(info: _KindInfo, name: str, causes: list[tuple[str, str, str]]) -> ApiError:
+    """422 with ``(field, reason, message)`` causes, worded as kube-apiserver's."""
+    summary = ", ".join(f"{f}: {m}" for f, _, m in causes)
+    details = _details(info.resource.group, info.resource.kind, name)
+    details["causes"] = [{"reason": r, "message": m, "field": f} for f, r, m in causes]
+    return _error(422, "Invalid", f'{info.qualified_kind} "{name}" is invalid: {summary}', details)
+
+
+def _precondition_failed(info: _KindInfo, name: str, why: str) -> ApiError:
+    """409 for a failed delete precondition (kube-apiserver names the kind, not the resource)."""
+    r = info.resource
+    return _error(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {info.qualified_kind} "{name}": {why}',
+        _details(r.group, r.kind, name),
+    )
+
+
+def _bad_request(message: str) -> ApiError:
+    return _error(400, "BadRequest", message)
+
+
+def _no_route() -> ApiError:
+    """What the server answers for a subresource the kind does not have."""
+    return _error(404, "NotFound", "the server could not find the requested resource")
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def _model_class(kind: object) -> type[BaseModel] | None:
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return kind
+    return None
+
+
+def _decode(model: type[BaseModel] | None, data: Obj) -> Any:
+    return model.model_validate(data) if model is not None else data
+
+
+def _to_dict(obj: object) -> Obj:
+    """A private deep copy of ``obj``'s JSON form (a dict, or a model dumped as the REST
+    client dumps it)."""
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(obj, Mapping):
+        return copy.deepcopy(dict(obj))
+    raise TypeError(f"expected a dict or a resource model, got {type(obj).__name__}")
+
+
+def _kind_of(obj: object) -> KindLike:
+    """The kind of an object to write: its model class, else its apiVersion/kind."""
+    if isinstance(obj, BaseModel) and hasattr(type(obj), "__kube_resource__"):
+        return type(obj)
+    return Kind.of(obj)
+
+
+def _meta(obj: Obj) -> Obj:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+        obj["metadata"] = meta
+    return meta
+
+
+def _selector_text(value: Selector | None) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    return ",".join(f"{k}={v}" for k, v in value.items())
+
+
+def _get_path(obj: Obj, path: str) -> Any:
+    value: Any = obj
+    for part in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _set_path(obj: Obj, path: str, value: Any) -> None:
+    parts = path.split(".")
+    target = obj
+    for part in parts[:-1]:
+        child = target.get(part)
+        child = dict(child) if isinstance(child, dict) else {}
+        target[part] = child
+        target = child
+    target[parts[-1]] = value
+
+
+def _keep_fields(meta: Obj, old_meta: Obj, names: Iterable[str]) -> None:
+    for name in names:
+        if name in old_meta:
+            meta[name] = old_meta[name]
+        else:
+            meta.pop(name, None)
+
+
+def _spec_changed(old: Obj, new: Obj) -> bool:
+    keys = (set(old) | set(new)) - {"metadata", "status"}
+    return any(old.get(k) != new.get(k) for k in keys)
+
+
+def _plural(kind: str) -> str:
+    lower = kind.lower()
+    if lower.endswith(("s", "x", "z", "ch", "sh")):
+        return lower + "es"
+    if lower.endswith("y") and lower[-2:-1] not in tuple("aeiou"):
+        return lower[:-1] + "ies"
+    return lower + "s"
+
+
+def _check_patch_options(
+    patch: object, patch_type: str, field_manager: str | None, force: bool | None
+) -> None:
+    """The REST client's own checks, raised the same way before anything is touched."""
+    if patch_type not in _PATCH_TYPES:
+        raise ValueError(f"patch_type must be one of {sorted(_PATCH_TYPES)}: {patch_type!r}")
+    if patch_type == "json" and not isinstance(patch, list | tuple):
+        raise TypeError("a json patch is a list of operations")
+    if patch_type == "apply":
+        if not field_manager:
+            raise ValueError("a server-side apply patch needs field_manager")
+    elif force is not None:
+        raise ValueError("force is only valid for patch_type='apply'")
+
+
+def _patch_doc(patch: object, patch_type: str) -> Any:
+    if patch_type == "json":
+        assert isinstance(patch, list | tuple)
+        return [_to_dict(op) for op in patch]
+    return _to_dict(patch)
+
+
+# ------------------------------------------------------------------------------ state
+
+
+class _State:
+    """Everything a FakeClient and its views share (guarded by ``lock``)."""
+
+    def __init__(
+        self,
+        status_kinds: frozenset[Kind] | None,
+        interceptor: Interceptor | None,
+        clock: Callable[[], float],
+    ) -> None:
+        self.lock = threading.RLock()
+        self.mapper = RestMapper(None)
+        self.registered: dict[Kind, _KindInfo] = {}
+        self.status_kinds = status_kinds
+        self.objects: dict[Kind, dict[tuple[str, str], Obj]] = {}
+        self.indexes: dict[Kind, dict[str, IndexFunc]] = {}
+        self.rv = 0
+        self.actions: list[Action] = []
+        self.faults = FaultQueue()
+        self.interceptor = interceptor
+        self.clock = clock
+
+
+class FakeClient:
+    """An in-memory :class:`~kube_runtime.client.interfaces.Client` with API semantics.
+
+    ``objects``: the initial state (dicts or models). They are stored as given - status,
+    uid, creationTimestamp, finalizers and a ``deletionTimestamp`` (with finalizers) kept,
+    a fresh ``resourceVersion`` - so a test can start from any state.
+    ``status_subresource_kinds``: the kinds whose status is a subresource (default: the
+    built-in kinds that have one, and registered kinds with ``status=True``).
+    ``interceptor``: hooks replacing calls (:class:`Interceptor`). ``clock``: seconds since
+    the epoch for timestamps.
+
+    See the module docstring for the semantics and what is not modelled.
+    """
+
+    def __init__(
+        self,
+        objects: Iterable[ObjectLike] = (),
+        *,
+        status_subresource_kinds: Iterable[KindLike] | None = None,
+        interceptor: Interceptor | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._s = _State(None, interceptor, clock)
+        self._front = True
+        if status_subresource_kinds is not None:
+            self._s.status_kinds = frozenset(
+                self._note_model(k) or as_kind(k) for k in status_subresource_kinds
+            )
+        self.with_objects(*objects)
+
+    @classmethod
+    def _view(cls, state: _State, front: bool) -> FakeClient:
+        view = cls.__new__(cls)
+        view._s = state
+        view._front = front
+        return view
+
+    # --------------------------------------------------------------- configuration
+
+    def with_objects(self, *objects: ObjectLike) -> Self:
+        """Add objects to the state as given (see the class docstring); returns self."""
+        for obj in objects:
+            self._seed(obj)
+        return self
+
+    def register(
+        self,
+        kind: KindLike,
+        plural: str | None = None,
+        *,
+        namespaced: bool | None = None,
+        status: bool | None = None,
+        scale_paths: ScalePaths | None = None,
+    ) -> Self:
+        """Serve a custom kind (a ``Kind``, ``"group/version/Kind"`` or a model class).
+
+        Defaults come from a model class's ``__kube_resource__``, else: ``plural`` the
+        lower-case kind pluralised, ``namespaced`` True, ``status`` True. ``scale_paths``
+        gives the kind a ``scale`` subresource (a model with one gets the default paths).
+        Custom kinds behave as custom resources on the server: generation tracked, updates
+        need a ``resourceVersion``, no strategic merge patch.
+        """
+        own = getattr(kind, "__kube_resource__", None) if isinstance(kind, type) else None
+        ref = as_kind(kind)
+        base = own if isinstance(own, Resource) else None
+        subresources = set(base.subresources if base is not None else ("status",))
+        if status is not None:
+            subresources.discard("status")
+            if status:
+                subresources.add("status")
+        if scale_paths is not None:
+            subresources.add("scale")
+        elif "scale" in subresources:
+            scale_paths = ScalePaths()
+        group, _, version = ref.api_version.rpartition("/")
+        resource = Resource(
+            group=group,
+            version=version,
+            kind=ref.kind,
+            plural=plural or (base.plural if base is not None else _plural(ref.kind)),
+            namespaced=namespaced
+            if namespaced is not None
+            else (base.namespaced if base is not None else True),
+            subresources=frozenset(subresources),
+            short_names=base.short_names if base is not None else (),
+        )
+        with self._s.lock:
+            self._s.mapper.add(resource)
+            has_status = "status" in subresources
+            if self._s.status_kinds is not None and status is not None:
+                kinds = set(self._s.status_kinds)
+                (kinds.add if has_status else kinds.discard)(ref)
+                self._s.status_kinds = frozenset(kinds)
+            self._s.registered[ref] = _KindInfo(
+                resource=resource,
+                custom=ref not in _BUILTIN,
+                status=has_status,
+                generation=ref not in _BUILTIN or ref in _GENERATION_KINDS,
+                scale=scale_paths,
+            )
+        return self
+
+    def add_index(self, kind: KindLike, name: str, fn: IndexFunc) -> None:
+        """Add index ``name`` on ``kind`` for ``list(index=(name, value))``: ``fn(obj)``
+        returns the index values of an object (``InformerCache.add_indexer``'s shape).
+        ``ValueError`` if the kind has an index of that name already (built-ins included)."""
+        ref = self._info(kind).kind
+        with self._s.lock:
+            indexes = self._s.indexes.setdefault(ref, {})
+            if name in indexes or name in _BUILTIN_INDEXES:
+                raise ValueError(f"indexer {name!r} already exists")
+            indexes[name] = fn
+
+    def intercept(self, interceptor: Interceptor | None) -> Self:
+        """Replace the interceptor (None removes it); returns self."""
+        self._s.interceptor = interceptor
+        return self
+
+    def fail_next(
+        self,
+        method: str,
+        error: ErrorSource,
+        *,
+        times: int = 1,
+        when: Callable[[Action], bool] | None = None,
+    ) -> None:
+        """Make the next ``times`` calls of ``method`` (a verb: ``"update"``, ...) for which
+        ``when(action)`` holds raise ``error`` (an exception, or a function of the
+        :class:`Action` returning one) without running. The calls are still recorded."""
+        self._s.faults.add(method, error, times, when)
+
+    @property
+    def direct(self) -> FakeClient:
+        """This fake without interception, injected faults or recording (what hooks get)."""
+        return FakeClient._view(self._s, front=False)
+
+    @property
+    def mapper(self) -> RestMapper:
+        """Kind -> resource for the kinds this fake serves (built-ins and registered)."""
+        return self._s.mapper
+
+    # --------------------------------------------------------------- inspection
+
+    @property
+    def actions(self) -> builtins.list[Action]:
+        """Every call received so far (oldest first; a copy), failed ones included."""
+        with self._s.lock:
+            return list(self._s.actions)
+
+    def clear_actions(self) -> None:
+        """Forget the recorded actions."""
+        with self._s.lock:
+            self._s.actions.clear()
+
+    def objects(self, kind: KindLike, namespace: str | None = None) -> builtins.list[Obj]:
+        """Copies of the stored objects of ``kind`` (in ``namespace``), by namespace and name."""
+        info = self._info(kind)
+        with self._s.lock:
+            bucket = self._s.objects.get(info.kind, {})
+            return [
+                copy.deepcopy(bucket[key])
+                for key in sorted(bucket)
+                if namespace is None or key[0] == namespace
+            ]
+
+    @property
+    def resource_version(self) -> str:
+        """The latest resourceVersion handed out."""
+        with self._s.lock:
+            return str(self._s.rv)
+
+    # --------------------------------------------------------------- the front door
+
+    def _door(self, action: Action, hook_name: str) -> Any:
+        """Record the call, raise an injected fault, or return the hook to call (None: run)."""
+        if not self._front:
+            return None
+        with self._s.lock:
+            self._s.actions.append(action)
+        error = self._s.faults.take(action)
+        if error is not None:
+            raise error
+        interceptor = self._s.interceptor
+        return getattr(interceptor, hook_name) if interceptor is not None else None
+
+    @staticmethod
+    def _action_of(
+        verb: str, obj: ObjectLike, namespace: str | None = None, subresource: str | None = None
+    ) -> Action:
+        body = _to_dict(obj)
+        meta = _meta(body)
+        return Action(
+            verb,
+            as_kind(_kind_of(obj)),
+            namespace or meta.get("namespace"),
+            meta.get("name") or None,
+            subresource,
+            obj=body,
+        )
+
+    # --------------------------------------------------------------- reads
+
+    @overload
+    def get(self, kind: type[M], name: str, namespace: str | None = None) -> M: ...
+    @overload
+    def get(self, kind: Kind | str, name: str, namespace: str | None = None) -> Obj: ...
+
+    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Any:
+        """A copy of the stored object; ``NotFound`` (see ``interfaces.Reader.get``)."""
+        hook = self._door(Action("get", as_kind(kind), namespace, name), "get")
+        if hook is not None:
+            return hook(self.direct, kind, name, namespace)
+        info = self._info(kind)
+        with self._s.lock:
+            current = self._current(info, self._namespace(info, namespace, "get"), name)
+            return _decode(_model_class(kind), copy.deepcopy(current))
+
+    def list(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        index: IndexKey | None = None,
+        limit: int | None = None,
+        resource_version: str | None = None,
+    ) -> Obj:
+        """Matching objects as a List dict (see ``interfaces.Reader.list``); ``limit`` and
+        ``resource_version`` are ignored."""
+        hook = self._door(Action("list", as_kind(kind), namespace), "list")
+        if hook is not None:
+            return hook(
+                self.direct,
+                kind,
+                namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                index=index,
+                limit=limit,
+                resource_version=resource_version,
+            )
+        info = self._info(kind)
+        with self._s.lock:
+            items = [
+                copy.deepcopy(obj)
+                for obj in self._select(info, namespace, label_selector, field_selector, index)
+            ]
+            rv = str(self._s.rv)
+        model = _model_class(kind)
+        return {
+            "apiVersion": info.resource.api_version,
+            "kind": info.resource.list_kind,
+            "metadata": {"resourceVersion": rv},
+            "items": items if model is None else [model.model_validate(i) for i in items],
+        }
+
+    # --------------------------------------------------------------- writes
+
+    @overload
+    def create(
+        self,
+        obj: M,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> M: ...
+    @overload
+    def create(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj: ...
+
+    def create(
+        self,
+        obj: ObjectLike,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Store a new object (see ``interfaces.Writer.create``); ``field_manager`` is
+        accepted and ignored."""
+        hook = self._door(self._action_of("create", obj, namespace), "create")
+        if hook is not None:
+            return hook(
+                self.direct, obj, namespace=namespace, field_manager=field_manager, dry_run=dry_run
+            )
+        info = self._info(_kind_of(obj))
+        body = _to_dict(obj)
+        with self._s.lock:
+            created = self._create(info, body, namespace, dry_run)
+        return _decode(_model_class(type(obj)), created)
+
+    @overload
+    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
+    @overload
+    def update(
+        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Obj: ...
+
+    def update(
+        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Any:
+        """Replace an object (see ``interfaces.Writer.update``)."""
+        hook = self._door(self._action_of("update", obj), "update")
+        if hook is not None:
+            return hook(self.direct, obj, field_manager=field_manager, dry_run=dry_run)
+        return self._update(obj, None, dry_run)
+
+    @overload
+    def update_status(
+        self, obj: M, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> M: ...
+    @overload
+    def update_status(
+        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Obj: ...
+
+    def update_status(
+        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Any:
+        """``status().update(obj)``, as the REST client's ``update_status``."""
+        return self.status().update(obj, field_manager=field_manager, dry_run=dry_run)
+
+    @overload
+    def patch(
+        self,
+        kind: type[M],
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> M: ...
+    @overload
+    def patch(
+        self,
+        kind: Kind | str,
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Obj: ...
+
+    def patch(
+        self,
+        kind: KindLike,
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Patch an object or its subresource (see ``interfaces.Writer.patch``)."""
+        action = Action("patch", as_kind(kind), namespace, name, subresource, obj=patch)
+        hook = self._door(action, "patch")
+        if hook is not None:
+            return hook(
+                self.direct,
+                kind,
+                name,
+                patch,
+                namespace=namespace,
+                patch_type=patch_type,
+                subresource=subresource,
+                field_manager=field_manager,
+                force=force,
+                dry_run=dry_run,
+            )
+        data = self._patch(
+            kind, name, patch, namespace, patch_type, subresource, field_manager, force, dry_run
+        )
+        return _decode(_model_class(kind) if subresource != "scale" else None, data)
+
+    @overload
+    def apply(
+        self, obj: M, *, field_manager: str, force: bool = True, dry_run: bool = False
+    ) -> M: ...
+    @overload
+    def apply(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        field_manager: str,
+        force: bool = True,
+        dry_run: bool = False,
+    ) -> Obj: ...
+
+    def apply(
+        self, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
+    ) -> Any:
+        """Simplified server-side apply (see the module docstring): create, or merge ``obj``
+        into the stored object."""
+        hook = self._door(self._action_of("apply", obj), "apply")
+        if hook is not None:
+            return hook(self.direct, obj, field_manager=field_manager, force=force, dry_run=dry_run)
+        if not field_manager:
+            raise ValueError("a server-side apply patch needs field_manager")
+        info = self._info(_kind_of(obj))
+        body = _to_dict(obj)
+        body.setdefault("apiVersion", info.resource.api_version)
+        body.setdefault("kind", info.resource.kind)
+        name = _meta(body).get("name")
+        if not name:
+            raise ValueError(f"{info.resource.kind}: metadata.name is required")
+        namespace = self._namespace(info, _meta(body).get("namespace"), "patch")
+        with self._s.lock:
+            applied = self._apply(info, namespace, str(name), body, dry_run)
+        return _decode(_model_class(type(obj)), applied)
+
+    def delete(
+        self,
+        kind: KindLike,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Delete an object (see ``interfaces.Writer.delete``); ``grace_period_seconds`` is
+        accepted and ignored (nothing waits: there is no kubelet)."""
+        hook = self._door(Action("delete", as_kind(kind), namespace, name), "delete")
+        if hook is not None:
+            return hook(
+                self.direct,
+                kind,
+                name,
+                namespace,
+                propagation_policy=propagation_policy,
+                grace_period_seconds=grace_period_seconds,
+                uid=uid,
+                resource_version=resource_version,
+                dry_run=dry_run,
+            )
+        info = self._info(kind)
+        ns = self._namespace(info, namespace, "delete")
+        self._check_propagation(propagation_policy)
+        with self._s.lock:
+            final, removed = self._delete(info, ns, name, uid, resource_version, dry_run)
+        if not removed:
+            return final
+        if info.kind not in _RETURNS_DELETED_OBJECT:
+            r = info.resource
+            details = _details(r.group, r.plural, name)
+            details["uid"] = _meta(final).get("uid")
+            return {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "details": details,
+            }
+        if info.kind == Kind("v1", "Pod") and not _meta(final).get("deletionTimestamp"):
+            meta = {**_meta(final), "deletionTimestamp": self._now()}
+            meta["deletionGracePeriodSeconds"] = 0
+            return {**final, "metadata": meta}
+        return final
+
+    def delete_all_of(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Delete every match (see ``interfaces.Writer.delete_all_of``)."""
+        hook = self._door(Action("delete_all_of", as_kind(kind), namespace), "delete_all_of")
+        if hook is not None:
+            return hook(
+                self.direct,
+                kind,
+                namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                propagation_policy=propagation_policy,
+                grace_period_seconds=grace_period_seconds,
+                dry_run=dry_run,
+            )
+        info = self._info(kind)
+        ns = self._namespace(info, namespace, "delete_all_of")
+        self._check_propagation(propagation_policy)
+        with self._s.lock:
+            items = []
+            for obj in self._select(info, ns or None, label_selector, field_selector, None):
+                meta = obj["metadata"]
+                final, _ = self._delete(
+                    info, meta.get("namespace", ""), meta["name"], None, None, dry_run
+                )
+                items.append(final)
+            rv = str(self._s.rv)
+        return {
+            "apiVersion": info.resource.api_version,
+            "kind": info.resource.list_kind,
+            "metadata": {"resourceVersion": rv},
+            "items": items,
+        }
+
+    def watch(self, kind: KindLike, namespace: str | None = None, **options: Any) -> NoReturn:
+        """Not modelled: raises ``NotImplementedError``."""
+        raise NotImplementedError(
+            "FakeClient does not serve watches: test informers, caches and controllers "
+            "against the embedded cluster (kube_runtime.envtest, the `client` fixture)"
+        )
+
+    # --------------------------------------------------------------- subresources
+
+    def status(self) -> StatusWriter:
+        """The status subresource writer (see ``interfaces.StatusWriter``)."""
+        return _FakeStatusWriter(self)
+
+    def subresource(self, name: str) -> SubResourceClient:
+        """A client of subresource ``name``: ``status`` or ``scale`` (others: ``NotFound``)."""
+        if not name or "/" in name:
+            raise ValueError(f"not a subresource name: {name!r}")
+        return _FakeSubResource(self, name)
+
+    def __repr__(self) -> str:
+        with self._s.lock:
+            count = sum(len(bucket) for bucket in self._s.objects.values())
+        return f"FakeClient({count} objects, resourceVersion {self._s.rv})"
+
+    # =============================================================== internals
+
+    def _now(self) -> str:
+        moment = _dt.datetime.fromtimestamp(int(self._s.clock()), _dt.UTC)
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def _next_rv(self) -> str:
+        self._s.rv += 1
+        return str(self._s.rv)
+
+    def _note_model(self, kind: KindLike) -> Kind | None:
+        """Register a model class's kind on first sight (a kind not served yet)."""
+        own = getattr(kind, "__kube_resource__", None) if isinstance(kind, type) else None
+        if not isinstance(own, Resource):
+            return None
+        ref = own.kind_ref
+        if ref not in _BUILTIN and ref not in self._s.registered:
+            self.register(kind)
+        return ref
+
+    def _info(self, kind: KindLike) -> _KindInfo:
+        """How ``kind`` is served; ``NoKindMatchError`` for a kind neither built in nor
+        registered."""
+        self._note_model(kind)
+        if isinstance(kind, type):
+            kind = as_kind(kind)
+        resource = self._s.mapper.resource_for(kind)
+        ref = resource.kind_ref
+        info = self._s.registered.get(ref)
+        if info is None:
+            info = _KindInfo(
+                resource=resource,
+                custom=False,
+                status="status" in resource.subresources,
+                generation=ref in _GENERATION_KINDS,
+                scale=ScalePaths() if "scale" in resource.subresources else None,
+            )
+        if self._s.status_kinds is not None:
+            info = replace(info, status=ref in self._s.status_kinds)
+        return info
+
+    @staticmethod
+    def _namespace(info: _KindInfo, namespace: str | None, verb: str) -> str:
+        """The namespace a call addresses ("" for cluster-scoped kinds)."""
+        if not info.resource.namespaced:
+            return ""
+        if not namespace:
+            raise ValueError(
+                f"{verb} {info.resource.kind}: a namespace is required (namespaced kind)"
+            )
+        return namespace
+
+    @staticmethod
+    def _check_propagation(policy: str | None) -> None:
+        if policy not in _PROPAGATION_POLICIES:
+            raise _bad_request(f"invalid propagationPolicy: {policy}")
+
+    def _bucket(self, info: _KindInfo) -> dict[tuple[str, str], Obj]:
+        return self._s.objects.setdefault(info.kind, {})
+
+    def _current(self, info: _KindInfo, namespace: str, name: str) -> Obj:
+        obj = self._s.objects.get(info.kind, {}).get((namespace, name))
+        if obj is None:
+            raise not_found(info.resource, name)
+        return obj
+
+    def _name_causes(self, info: _KindInfo, meta: Obj) -> builtins.list[tuple[str, str, str]]:
+        name = meta.get("name")
+        if not name:
+            return [
+                (
+                    "metadata.name",
+                    "FieldValueRequired",
+                    "Required value: name or generateName is required",
+                )
+            ]
+        if not isinstance(name, str):
+            return [("metadata.name", "FieldValueInvalid", "Invalid value: must be a string")]
+        check = dns1123_label_errors if info.kind in _LABEL_NAMED else dns1123_subdomain_errors
+        return [
+            ("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {msg}')
+            for msg in check(name)
+        ]
+
+    # --------------------------------------------------------------- seeding
+
+    def _seed(self, obj: ObjectLike) -> None:
+        info = self._info(_kind_of(obj))
+        body = _to_dict(obj)
+        body["apiVersion"] = info.resource.api_version
+        body["kind"] = info.resource.kind
+        meta = _meta(body)
+        name = meta.get("name")
+        if not name:
+            raise ValueError(f"{info.resource.kind}: an initial object needs metadata.name")
+        if info.resource.namespaced:
+            if not meta.get("namespace"):
+                raise ValueError(
+                    f"{info.resource.kind} {name!r}: a namespaced initial object needs "
+                    "metadata.namespace"
+                )
+        else:
+            meta.pop("namespace", None)
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            raise ValueError(
+                f"{info.resource.kind} {name!r}: an object with a deletionTimestamp but no "
+                "finalizers would be gone already"
+            )
+        with self._s.lock:
+            bucket = self._bucket(info)
+            key = (meta.get("namespace", ""), str(name))
+            if key in bucket:
+                raise already_exists(info.resource, str(name))
+            meta.setdefault("uid", str(uuid.uuid4()))
+            meta.setdefault("creationTimestamp", self._now())
+            if meta.get("deletionTimestamp"):
+                meta.setdefault("deletionGracePeriodSeconds", 0)
+            if info.generation:
+                meta.setdefault("generation", 1)
+            meta["resourceVersion"] = self._next_rv()
+            bucket[key] = body
+
+    # --------------------------------------------------------------- selection
+
+    def _select(
+        self,
+        info: _KindInfo,
+        namespace: str | None,
+        label_selector: Selector | None,
+        field_selector: Selector | None,
+        index: IndexKey | None,
+    ) -> builtins.list[Obj]:
+        """The stored objects matching every filter (lock held), by namespace and name."""
+        labels: LabelSelector | None = None
+        fields: FieldSelector | None = None
+        try:
+            text = _selector_text(label_selector)
+            if text:
+                labels = parse_label_selector(text)
+            text = _selector_text(field_selector)
+            if text:
+                fields = parse_field_selector(text)
+                check_field_selector(fields, info.resource.kind)
+        except SelectorError as err:
+            raise _bad_request(str(err)) from None
+        index_fn: IndexFunc | None = None
+        if index is not None:
+            index_name, _ = index
+            index_fn = self._s.indexes.get(info.kind, {}).get(index_name)
+            index_fn = index_fn or _BUILTIN_INDEXES.get(index_name)
+            if index_fn is None:
+                raise KeyError(f"index {index_name!r} does not exist")
+        bucket = self._s.objects.get(info.kind, {})
+        out = []
+        for key in sorted(bucket):
+            obj = bucket[key]
+            if namespace and info.resource.namespaced and key[0] != namespace:
+                continue
+            if labels is not None and not labels.matches(obj["metadata"].get("labels")):
+                continue
+            if fields is not None and not fields.matches(object_fields(obj)):
+                continue
+            if (
+                index_fn is not None
+                and index is not None
+                and index[1] not in index_fn(copy.deepcopy(obj))
+            ):
+                continue
+            out.append(obj)
+        return out
+
+    # --------------------------------------------------------------- create / update
+
+    def _create(self, info: _KindInfo, body: Obj, namespace: str | None, dry_run: bool) -> Obj:
+        """Create ``body`` (a private copy) under the lock; returns a copy of the result."""
+        body["apiVersion"] = info.resource.api_version
+        body["kind"] = info.resource.kind
+        meta = _meta(body)
+        ns = self._namespace(info, namespace or meta.get("namespace"), "create")
+        if info.resource.namespaced:
+            if meta.get("namespace") and meta["namespace"] != ns:
+                raise _bad_request(
+                    "the namespace of the provided object does not match the namespace sent "
+                    "on the request"
+                )
+            meta["namespace"] = ns
+        else:
+            meta.pop("namespace", None)
+        for name in _SERVER_SET_ON_CREATE:
+            meta.pop(name, None)
+        bucket = self._bucket(info)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = self._generate_name(bucket, ns, str(meta["generateName"]))
+        causes = self._name_causes(info, meta)
+        name = str(meta.get("name") or "")
+        if causes:
+            raise _invalid(info, name, causes)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = self._now()
+        if info.generation:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        if info.status:
+            initial = _INITIAL_STATUS.get(info.kind) if not info.custom else None
+            if initial is None:
+                body.pop("status", None)
+            else:
+                body["status"] = dict(initial)
+        if (ns, name) in bucket:
+            raise already_exists(info.resource, name)
+        if dry_run:
+            meta["resourceVersion"] = ""
+            return body
+        meta["resourceVersion"] = self._next_rv()
+        bucket[(ns, name)] = body
+        return copy.deepcopy(body)
+
+    def _generate_name(self, bucket: dict[tuple[str, str], Obj], ns: str, prefix: str) -> str:
+        while True:
+            suffix = "".join(secrets.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5))
+            if (ns, prefix + suffix) not in bucket:
+                return prefix + suffix
+
+    def _update(self, obj: ObjectLike, subresource: str | None, dry_run: bool) -> Any:
+        """PUT ``obj`` (to its status when ``subresource`` is "status")."""
+        info = self._info(_kind_of(obj))
+        if subresource == "status" and not info.status:
+            raise _no_route()
+        body = _to_dict(obj)
+        meta = _meta(body)
+        name = meta.get("name")
+        if not name:
+            raise ValueError(f"{info.resource.kind}: metadata.name is required")
+        ns = self._namespace(info, meta.get("namespace"), "update")
+        with self._s.lock:
+            current = self._current(info, ns, str(name))
+            rv = str(meta.get("resourceVersion") or "")
+            if rv:
+                if rv != current["metadata"]["resourceVersion"]:
+                    raise conflict(info.resource, str(name))
+            elif info.custom:
+                raise _invalid(
+                    info,
+                    str(name),
+                    [
+                        (
+                            "metadata.resourceVersion",
+                            "FieldValueInvalid",
+                            "Invalid value: 0x0: must be specified for an update",
+                        )
+                    ],
+                )
+            uid = meta.get("uid")
+            if uid and uid != current["metadata"].get("uid"):
+                raise conflict(
+                    info.resource,
+                    str(name),
+                    f"Precondition failed: UID in precondition: {uid}, "
+                    f"UID in object meta: {current['metadata'].get('uid')}",
+                )
+            new = self._merge(info, current, body, subresource)
+            written = self._write(info, current, new, dry_run)
+        return _decode(_model_class(type(obj)), written)
+
+    def _merge(self, info: _KindInfo, old: Obj, incoming: Obj, subresource: str | None) -> Obj:
+        """The object to store when ``incoming`` replaces ``old`` (server-owned fields kept;
+        status only, or everything but status, as the kind's status subresource says)."""
+        old_meta = old["metadata"]
+        if subresource == "status":
+            new = dict(old)
+            if "status" in incoming:
+                new["status"] = incoming["status"]
+            else:
+                new.pop("status", None)
+            in_meta = incoming.get("metadata")
+            if info.custom or not isinstance(in_meta, dict):
+                new["metadata"] = dict(old_meta)
+            else:
+                meta = dict(in_meta)
+                kept = _STATUS_KEEPS_METADATA.get(info.kind, ())
+                _keep_fields(meta, old_meta, (*_SERVER_OWNED_METADATA, "resourceVersion", *kept))
+                new["metadata"] = meta
+            return new
+        new = dict(incoming)
+        new["apiVersion"] = old["apiVersion"]
+        new["kind"] = info.resource.kind
+        in_meta = incoming.get("metadata")
+        meta = dict(in_meta) if isinstance(in_meta, dict) else {}
+        _keep_fields(meta, old_meta, _SERVER_OWNED_METADATA)
+        new["metadata"] = meta
+        if info.status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        return new
+
+    def _write(self, info: _KindInfo, current: Obj, new: Obj, dry_run: bool) -> Obj:
+        """Store ``new`` as the next version of ``current`` (lock held); a copy back."""
+        old_meta = current["metadata"]
+        meta = new["metadata"]
+        meta["resourceVersion"] = old_meta["resourceVersion"]
+        if info.generation and _spec_changed(current, new):
+            meta["generation"] = int(old_meta.get("generation") or 0) + 1
+        if old_meta.get("deletionTimestamp"):
+            added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
+            if added:
+                raise _invalid(
+                    info,
+                    meta["name"],
+                    [
+                        (
+                            "metadata.finalizers",
+                            "FieldValueForbidden",
+                            "Forbidden: no new finalizers can be added if the object is being "
+                            "deleted",
+                        )
+                    ],
+                )
+        if new == current:
+            return copy.deepcopy(current)
+        if dry_run:
+            return copy.deepcopy(new)
+        meta["resourceVersion"] = self._next_rv()
+        key = (meta.get("namespace", ""), meta["name"])
+        bucket = self._bucket(info)
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            bucket.pop(key, None)
+        else:
+            bucket[key] = new
+        return copy.deepcopy(new)
+
+    # --------------------------------------------------------------- patch / apply
+
+    def _patch(
+        self,
+        kind: KindLike,
+        name: str,
+        patch: object,
+        namespace: str | None,
+        patch_type: str,
+        subresource: str | None,
+        field_manager: str | None,
+        force: bool | None,
+        dry_run: bool,
+    ) -> Obj:
+        """A patch of the object, its status or its scale; the result as a dict."""
+        _check_patch_options(patch, patch_type, field_manager, force)
+        info = self._info(kind)
+        ns = self._namespace(info, namespace, "patch")
+        doc = _patch_doc(patch, patch_type)
+        if subresource == "scale":
+            if info.scale is None:
+                raise _no_route()
+            schema = strategic_schema_for("autoscaling", "Scale")
+            return self._write_scale(
+                info, ns, name, lambda scale: _apply_patch(scale, doc, patch_type, schema), dry_run
+            )
+        if subresource not in (None, "status") or (subresource == "status" and not info.status):
+            raise _no_route()
+        schema = strategic_schema_for(info.resource.group, info.resource.kind)
+        if patch_type == "strategic" and schema is None and info.custom:
+            raise _error(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json-patch+json, application/merge-patch+json, "
+                "application/apply-patch+yaml",
+            )
+        with self._s.lock:
+            if patch_type == "apply" and subresource is None:
+                doc.setdefault("apiVersion", info.resource.api_version)
+                doc.setdefault("kind", info.resource.kind)
+                return self._apply(info, ns, name, doc, dry_run)
+            current = self._current(info, ns, name)
+            patched = _apply_patch(copy.deepcopy(current), doc, patch_type, schema)
+            self._check_patched(info, current, patched, name)
+            new = self._merge(info, current, patched, subresource)
+            return self._write(info, current, new, dry_run)
+
+    def _check_patched(self, info: _KindInfo, current: Obj, patched: Obj, name: str) -> None:
+        """A patch's resourceVersion is a precondition; its uid and name cannot change."""
+        pmeta = patched.get("metadata")
+        if not isinstance(pmeta, dict):
+            return
+        rv = pmeta.get("resourceVersion")
+        if rv and str(rv) != current["metadata"]["resourceVersion"]:
+            raise conflict(info.resource, name)
+        uid = pmeta.get("uid")
+        if uid and uid != current["metadata"].get("uid"):
+            raise _invalid(
+                info,
+                name,
+                [
+                    (
+                        "metadata.uid",
+                        "FieldValueInvalid",
+                        f'Invalid value: "{uid}": field is immutable',
+                    )
+                ],
+            )
+        if pmeta.get("name", name) != name:
+            raise _bad_request(
+                f"the name of the object ({pmeta.get('name')}) does not match the name on the "
+                f"URL ({name})"
+            )
+
+    def _apply(self, info: _KindInfo, ns: str, name: str, body: Obj, dry_run: bool) -> Obj:
+        """Create ``body``, or merge it into the stored object (lock held)."""
+        current = self._s.objects.get(info.kind, {}).get((ns, name))
+        if current is None:
+            meta = _meta(body)
+            meta.setdefault("name", name)
+            return self._create(info, body, ns or None, dry_run)
+        schema = (
+            None if info.custom else strategic_schema_for(info.resource.group, info.resource.kind)
+        )
+        merged = _apply_patch(
+            copy.deepcopy(current), body, "strategic" if schema else "merge", schema
+        )
+        self._check_patched(info, current, merged, name)
+        return self._write(info, current, self._merge(info, current, merged, None), dry_run)
+
+    # --------------------------------------------------------------- delete
+
+    def _delete(
+        self,
+        info: _KindInfo,
+        ns: str,
+        name: str,
+        uid: str | None,
+        resource_version: str | None,
+        dry_run: bool,
+    ) -> tuple[Obj, bool]:
+        """Delete under the lock: (the object's last state (a copy), removed now?)."""
+        current = self._current(info, ns, name)
+        meta = current["metadata"]
+        if uid and uid != meta.get("uid"):
+            raise _precondition_failed(
+                info,
+                name,
+                f"the UID in the precondition ({uid}) does not match the UID in record "
+                f"({meta.get('uid')}). The object might have been deleted and then recreated",
+            )
+        if resource_version and resource_version != meta.get("resourceVersion"):
+            raise _precondition_failed(
+                info,
+                name,
+                f"the ResourceVersion in the precondition ({resource_version}) does not match "
+                f"the ResourceVersion in record ({meta.get('resourceVersion')}). "
+                "The object might have been modified",
+            )
+        if meta.get("finalizers"):
+            if meta.get("deletionTimestamp"):
+                return copy.deepcopy(current), False
+            new_meta = {**meta, "deletionTimestamp": self._now(), "deletionGracePeriodSeconds": 0}
+            if info.generation:
+                new_meta["generation"] = int(meta.get("generation") or 0) + 1
+            new = {**current, "metadata": new_meta}
+            if not dry_run:
+                new_meta["resourceVersion"] = self._next_rv()
+                self._bucket(info)[(ns, name)] = new
+            return copy.deepcopy(new), False
+        if dry_run:
+            return copy.deepcopy(current), True
+        del self._bucket(info)[(ns, name)]
+        self._next_rv()
+        return copy.deepcopy(current), True
+
+    # --------------------------------------------------------------- scale
+
+    def _scale_of(self, info: _KindInfo, obj: Obj) -> Obj:
+        assert info.scale is not None
+        paths = info.scale
+        selector: str | None = None
+        if paths.label_selector:
+            if info.custom:
+                value = _get_path(obj, paths.label_selector)
+                selector = str(value) if value else None
+            else:
+                spec_selector = (obj.get("spec") or {}).get("selector")
+                if spec_selector:
+                    text = format_label_selector(spec_selector)
+                    selector = "" if text == "<none>" else text
+        meta = obj["metadata"]
+        scale: Obj = {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {
+                k: meta[k]
+                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                if k in meta
+            },
+            "spec": {"replicas": int(_get_path(obj, paths.spec_replicas) or 0)},
+            "status": {"replicas": int(_get_path(obj, paths.status_replicas) or 0)},
+        }
+        if selector:
+            scale["status"]["selector"] = selector
+        return copy.deepcopy(scale)
+
+    def _write_scale(
+        self,
+        info: _KindInfo,
+        ns: str,
+        name: str,
+        change: Callable[[Obj], Any],
+        dry_run: bool,
+    ) -> Obj:
+        """Read-modify-write of the scale of an object; returns the new Scale."""
+        assert info.scale is not None
+        with self._s.lock:
+            current = self._current(info, ns, name)
+            scale = change(self._scale_of(info, current))
+            if not isinstance(scale, dict):
+                raise _bad_request("the scale must be a JSON object")
+            replicas = (scale.get("spec") or {}).get("replicas")
+            if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+                scale_info = _KindInfo(
+                    Resource("autoscaling", "v1", "Scale", "scale", True), False, False, False, None
+                )
+                raise _invalid(
+                    scale_info,
+                    name,
+                    [
+                        (
+                            "spec.replicas",
+                            "FieldValueInvalid",
+                            f"Invalid value: {replicas}: must be greater than or equal to 0",
+                        )
+                    ],
+                )
+            rv = (scale.get("metadata") or {}).get("resourceVersion")
+            if rv and str(rv) != current["metadata"]["resourceVersion"]:
+                raise conflict(info.resource, name)
+            new = copy.deepcopy(current)
+            _set_path(new, info.scale.spec_replicas, replicas)
+            written = self._write(info, current, self._merge(info, current, new, None), dry_run)
+            return self._scale_of(info, written)
+
+
+def _apply_patch(current: Obj, doc: Any, patch_type: str, schema: Any) -> Obj:
+    """``doc`` applied to ``current`` by ``patch_type``; the server's errors for bad ones."""
+    try:
+        if patch_type == "json":
+            result = apply_json_patch(current, doc)
+        elif patch_type in ("strategic", "apply") and schema is not None:
+            result = apply_strategic_merge_patch(current, doc, schema)
+        elif patch_type == "strategic":
+            result = apply_strategic_merge_patch(current, doc, None)
+        else:
+            result = apply_merge_patch(current, doc)
+    except PatchError as err:
+        raise _error(err.code, "BadRequest" if err.code == 400 else "Invalid", str(err)) from None
+    if not isinstance(result, dict):
+        raise _bad_request("the patch must produce a JSON object")
+    return result
+
+
+class _FakeStatusWriter:
+    """``FakeClient.status()``: writes of the status subresource."""
+
+    def __init__(self, fake: FakeClient) -> None:
+        self._fake = fake
+
+    @overload
+    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
+    @overload
+    def update(
+        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Obj: ...
+
+    def update(
+        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Any:
+        """Replace the status (see ``interfaces.StatusWriter.update``)."""
+        fake = self._fake
+        action = fake._action_of("update", obj, subresource="status")
+        hook = fake._door(action, "status_update")
+        if hook is not None:
+            return hook(fake.direct, obj, field_manager=field_manager, dry_run=dry_run)
+        return fake._update(obj, "status", dry_run)
+
+    @overload
+    def patch(
+        self,
+        kind: type[M],
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> M: ...
+    @overload
+    def patch(
+        self,
+        kind: Kind | str,
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Obj: ...
+
+    def patch(
+        self,
+        kind: KindLike,
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """Patch the status (see ``interfaces.StatusWriter.patch``)."""
+        fake = self._fake
+        action = Action("patch", as_kind(kind), namespace, name, "status", obj=patch)
+        hook = fake._door(action, "status_patch")
+        if hook is not None:
+            return hook(
+                fake.direct,
+                kind,
+                name,
+                patch,
+                namespace=namespace,
+                patch_type=patch_type,
+                field_manager=field_manager,
+                force=force,
+                dry_run=dry_run,
+            )
+        data = fake._patch(
+            kind, name, patch, namespace, patch_type, "status", field_manager, force, dry_run
+        )
+        return _decode(_model_class(kind), data)
+
+
+class _FakeSubResource:
+    """``FakeClient.subresource(name)``: ``status`` and ``scale``."""
+
+    def __init__(self, fake: FakeClient, name: str) -> None:
+        self._fake = fake
+        self.name = name
+
+    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
+        """The subresource of one object (the object itself for ``status``; a ``Scale``)."""
+        fake = self._fake
+        hook = fake._door(
+            Action("get", as_kind(kind), namespace, name, self.name), "subresource_get"
+        )
+        if hook is not None:
+            return hook(fake.direct, self.name, kind, name, namespace)
+        info = fake._info(kind)
+        ns = fake._namespace(info, namespace, "get")
+        with fake._s.lock:
+            if self.name == "status" and info.status:
+                return copy.deepcopy(fake._current(info, ns, name))
+            if self.name == "scale" and info.scale is not None:
+                return fake._scale_of(info, fake._current(info, ns, name))
+        raise _no_route()
+
+    def update(
+        self,
+        obj: ObjectLike,
+        *,
+        body: ObjectLike | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """PUT ``body`` (None: ``obj``) to the subresource of ``obj``."""
+        fake = self._fake
+        action = fake._action_of("update", obj, subresource=self.name)
+        hook = fake._door(action, "subresource_update")
+        if hook is not None:
+            return hook(
+                fake.direct, self.name, obj, body=body, field_manager=field_manager, dry_run=dry_run
+            )
+        if self.name == "status":
+            result = fake._update(obj if body is None else body, "status", dry_run)
+            return _to_dict(result)
+        info = fake._info(_kind_of(obj))
+        if self.name != "scale" or info.scale is None:
+            raise _no_route()
+        if body is None:
+            raise TypeError("a scale update needs body=<the Scale to write>")
+        meta = _meta(_to_dict(obj))
+        ns = fake._namespace(info, meta.get("namespace"), "update")
+        scale = _to_dict(body)
+        return fake._write_scale(info, ns, str(meta.get("name")), lambda _: scale, dry_run)
+
+    def patch(
+        self,
+        kind: KindLike,
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Patch the subresource of one object; the result as a dict."""
+        fake = self._fake
+        action = Action("patch", as_kind(kind), namespace, name, self.name, obj=patch)
+        hook = fake._door(action, "subresource_patch")
+        if hook is not None:
+            return hook(
+                fake.direct,
+                self.name,
+                kind,
+                name,
+                patch,
+                namespace=namespace,
+                patch_type=patch_type,
+                field_manager=field_manager,
+                force=force,
+                dry_run=dry_run,
+            )
+        return fake._patch(
+            kind, name, patch, namespace, patch_type, self.name, field_manager, force, dry_run
+        )
