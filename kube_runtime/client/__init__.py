@@ -25,6 +25,21 @@ Usage::
 
 Kinds are :class:`~kube_runtime.kinds.Kind` values, ``"group/version/Kind"`` strings, or
 resource model classes (``__kube_resource__``), which also make reads return models.
+
+Protocols and implementations. Code that needs a client should accept the protocol
+:data:`ClientInterface` (defined as :class:`kube_runtime.client.interfaces.Client`), or the
+narrower :class:`Reader` / :class:`Writer` / :class:`StatusWriter` /
+:class:`SubResourceClient`, never a concrete class. Three classes implement it:
+
+* :class:`Client` - this REST client (the name is kept: it is what ``Client.from_env()``
+  builds);
+* :class:`kube_runtime.client.cached.CachedClient` - cache reads, API writes (a manager's
+  ``.client``);
+* :class:`kube_runtime.client.fake.FakeClient` - in memory with API semantics, for unit
+  tests (imported from its module: it is test tooling).
+
+The status subresource is written with ``client.status().update(obj)`` (``update_status``
+remains as an alias), other subresources with ``client.subresource("scale")``.
 """
 
 from kube_runtime.client import errors
@@ -57,6 +72,8 @@ from kube_runtime.client.errors import (
     is_too_many_requests,
     is_unauthorized,
 )
+from kube_runtime.client.interfaces import Client as ClientInterface
+from kube_runtime.client.interfaces import Reader, StatusWriter, SubResourceClient, Writer
 from kube_runtime.client.mapping import NoKindMatchError, Resource, RestMapper
 from kube_runtime.client.watch import Watch, WatchEvent
 
@@ -67,6 +84,7 @@ __all__ = [
     "ApiError",
     "BadRequest",
     "Client",
+    "ClientInterface",
     "Conflict",
     "Forbidden",
     "Gone",
@@ -74,14 +92,18 @@ __all__ = [
     "MethodNotAllowed",
     "NoKindMatchError",
     "NotFound",
+    "Reader",
     "Resource",
     "RestMapper",
     "ServerError",
     "ServerTimeout",
+    "StatusWriter",
+    "SubResourceClient",
     "TooManyRequests",
     "Unauthorized",
     "Watch",
     "WatchEvent",
+    "Writer",
     "errors",
     "is_already_exists",
     "is_bad_request",
