@@ -1,0 +1,169 @@
+"""The ``watch`` verb: event streams with replay, bookmarks, a timeout and injected drops.
+
+A stream replays the history after ``resourceVersion`` (an evicted one ends it with an ERROR
+event carrying 410 Expired), then delivers live events that pass the request's selectors.
+:class:`Watches` keeps the open streams so that :meth:`Watches.bookmark_tick` can send each a
+BOOKMARK when it asked for them; ``call_later`` (set once the HTTP loop runs) closes a stream
+after its ``timeoutSeconds``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from kube_runtime.envtest.server import tables
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.faults import Faults
+from kube_runtime.envtest.server.http import Request, Stream, StreamResponse
+from kube_runtime.envtest.server.reads import matcher
+from kube_runtime.envtest.server.responses import JSON, object_bytes
+from kube_runtime.envtest.server.routing import TRUE, Route
+from kube_runtime.envtest.server.storage import Obj, Store, Stored
+
+#: How long a watch lasts when the request names no ``timeoutSeconds``.
+DEFAULT_TIMEOUT = 1800.0
+
+
+class Watches:
+    """The open watch streams on ``store``; ``faults`` may cut them after N events."""
+
+    def __init__(self, store: Store, faults: Faults) -> None:
+        self.store = store
+        self.faults = faults
+        self.call_later: Callable[[float, Callable[[], None]], Any] | None = None
+        self._sessions: set[_WatchSession] = set()
+        self._lock = threading.Lock()
+
+    def watch(self, request: Request, route: Route) -> StreamResponse:
+        matches = matcher(request, route)
+        if route.name:
+            name = route.name
+            inner = matches
+
+            def matches_name(obj: Obj) -> bool:
+                return obj["metadata"].get("name") == name and (inner is None or inner(obj))
+
+            matches = matches_name
+        timeout_text = request.param("timeoutSeconds")
+        session = _WatchSession(
+            self,
+            route,
+            matches or (lambda obj: True),
+            since=request.param("resourceVersion") or "",
+            bookmarks=request.param("allowWatchBookmarks", "") in TRUE,
+            initial_events=request.param("sendInitialEvents", "") in TRUE,
+            table=tables.wants_table(request.headers.get("accept", "")),
+            include_object=request.param("includeObject"),
+            timeout=float(timeout_text) if timeout_text else DEFAULT_TIMEOUT,
+            drop_every=self.faults.watch_drop_every,
+        )
+        return StreamResponse(session.start, 200, JSON)
+
+    def bookmark_tick(self) -> None:
+        """Send a BOOKMARK to every watch that asked for them (called periodically)."""
+        with self._lock:
+            sessions = list(self._sessions)
+        for s in sessions:
+            s.bookmark()
+
+    def register(self, session: _WatchSession) -> None:
+        with self._lock:
+            self._sessions.add(session)
+
+    def unregister(self, session: _WatchSession) -> None:
+        with self._lock:
+            self._sessions.discard(session)
+
+
+class _WatchSession:
+    """One watch stream."""
+
+    def __init__(
+        self,
+        watches: Watches,
+        route: Route,
+        matches: Callable[[Obj], bool],
+        *,
+        since: str,
+        bookmarks: bool,
+        initial_events: bool,
+        table: bool,
+        include_object: str | None,
+        timeout: float,
+        drop_every: int | None,
+    ) -> None:
+        self.watches = watches
+        self.route = route
+        self.matches = matches
+        self.since = since
+        self.bookmarks = bookmarks
+        self.initial_events = initial_events
+        self.table = table
+        self.include_object = include_object
+        self.timeout = timeout
+        self.drop_every = drop_every
+        self.sent = 0
+        self.stream: Stream | None = None
+        self.handle: Any = None
+        self.api_version = route.info.api_version(route.version)
+
+    def start(self, stream: Stream) -> None:
+        self.stream = stream
+        stream.on_close = self.stop
+        store = self.watches.store
+        since = self.since
+        if self.initial_events and since in ("", "0"):
+            since = ""
+        try:
+            with store.lock:
+                self.handle = store.watch(
+                    self.route.info, self.route.namespace, since, self.matches, self.deliver
+                )
+                if self.initial_events:
+                    self._write_bookmark(store.resource_version, initial_end=True)
+        except ApiError as e:
+            stream.write(b'{"type":"ERROR","object":' + orjson.dumps(e.status) + b"}\n")
+            stream.close()
+            return
+        self.watches.register(self)
+        if self.watches.call_later is not None:
+            self.watches.call_later(self.timeout, stream.close)
+
+    def deliver(self, type_: str, stored: Stored, rv: int) -> None:
+        stream = self.stream
+        if stream is None or stream.closed:
+            return
+        if self.table:
+            doc = tables.table(self.route.info, [stored.obj], str(rv), self.include_object)
+            payload = orjson.dumps(doc)
+        else:
+            payload = object_bytes(self.route, stored)
+        stream.write(b'{"type":"' + type_.encode() + b'","object":' + payload + b"}\n")
+        self.sent += 1
+        if self.drop_every and self.sent >= self.drop_every:
+            stream.close()
+
+    def _write_bookmark(self, rv: int, initial_end: bool = False) -> None:
+        if self.stream is None:
+            return
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {"kind": self.route.info.kind, "apiVersion": self.api_version, "metadata": meta}
+        self.stream.write(b'{"type":"BOOKMARK","object":' + orjson.dumps(obj) + b"}\n")
+
+    def bookmark(self) -> None:
+        if not self.bookmarks:
+            return
+        with self.watches.store.lock:
+            self._write_bookmark(self.watches.store.resource_version)
+
+    def stop(self) -> None:
+        if self.handle is not None:
+            self.handle.stop()
+            self.handle = None
+        self.watches.unregister(self)

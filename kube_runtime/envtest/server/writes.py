@@ -1,0 +1,293 @@
+"""The write verbs: ``create``, ``update`` (PUT) and ``patch`` (JSON, merge, strategic, apply).
+
+Every write records its field manager in ``managedFields`` (``?fieldManager=`` or the
+User-Agent's product); a server-side apply (:func:`.fieldmanager.apply`) creates a missing
+object. ``dryRun=All`` runs everything but the commit. ``after_write`` hears of each committed
+write (the server tells the CRD serving about CRD writes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import yaml
+
+from kube_runtime import patch
+from kube_runtime.envtest.server import errors, fieldmanager, subresources
+from kube_runtime.envtest.server.http import Request, Response
+from kube_runtime.envtest.server.resources import ResourceInfo
+from kube_runtime.envtest.server.responses import JSON, object_response
+from kube_runtime.envtest.server.routing import TRUE, Route
+from kube_runtime.envtest.server.storage import FieldsHook, Obj, Store, now_rfc3339
+
+#: ``after_write(op, info, obj)`` with op ``create``, ``update`` or ``delete``.
+AfterWrite = Callable[[str, ResourceInfo, Obj], None]
+
+_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
+_APPLY = "application/apply-patch+yaml"
+_STRATEGIC = "application/strategic-merge-patch+json"
+_OPTIONS_REASONS = {"Required": "FieldValueRequired", "Forbidden": "FieldValueForbidden"}
+_OPTIONS_TEXT = {"Required": "Required value", "Forbidden": "Forbidden"}
+
+
+def _unsupported_media_type(accepted: str) -> errors.ApiError:
+    return errors.api_error(
+        415,
+        f"the body of the request was in an unknown format - accepted media types include: {accepted}",
+        "UnsupportedMediaType",
+    )
+
+
+def _invalid_patch_options(field: str, reason: str, detail: str) -> errors.ApiError:
+    """422 for PatchOptions kube-apiserver refuses (``fieldManager`` missing on apply, ...)."""
+    message = f"{_OPTIONS_TEXT[reason]}: {detail}"
+    return errors.api_error(
+        422,
+        f'PatchOptions.meta.k8s.io "" is invalid: {field}: {message}',
+        "Invalid",
+        {
+            "group": "meta.k8s.io",
+            "kind": "PatchOptions",
+            "causes": [{"reason": _OPTIONS_REASONS[reason], "message": message, "field": field}],
+        },
+    )
+
+
+def decode_body(request: Request) -> Obj:
+    """The request body as a JSON object (YAML for the YAML content types); 400 otherwise."""
+    ctype = request.headers.get("content-type", JSON).split(";")[0].strip()
+    try:
+        if ctype in ("application/yaml", _APPLY):
+            data = yaml.safe_load(request.body.decode())
+        else:
+            data = orjson.loads(request.body or b"null")
+    except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as e:
+        raise errors.bad_request(f"the request body could not be decoded: {e}") from None
+    if not isinstance(data, dict):
+        raise errors.bad_request("the request body must be a JSON object")
+    return data
+
+
+def _check_kind(route: Route, body: Obj) -> None:
+    kind = body.get("kind")
+    api_version = body.get("apiVersion")
+    if kind and kind != route.info.kind:
+        raise errors.bad_request(
+            f"the API version in the data ({api_version}) does not match the expected API version ({route.info.api_version(route.version)})"
+            if api_version and api_version != route.info.api_version(route.version)
+            else f"the kind in the data ({kind}) does not match the expected kind ({route.info.kind})"
+        )
+
+
+def _check_name(route: Route, meta: Any) -> None:
+    if isinstance(meta, dict) and meta.get("name", route.name) != route.name:
+        raise errors.bad_request(
+            f"the name of the object ({meta.get('name')}) does not match the name on the URL ({route.name})"
+        )
+
+
+def _manager(request: Request) -> str:
+    """The field manager of a write: ``?fieldManager=`` or the User-Agent's product name."""
+    name = request.param("fieldManager")
+    if name:
+        fieldmanager.validate_field_manager(name)
+        return name
+    return fieldmanager.manager_from_user_agent(request.headers.get("user-agent", ""))
+
+
+class Writes:
+    """The write verbs on ``store``."""
+
+    def __init__(self, store: Store, after_write: AfterWrite) -> None:
+        self.store = store
+        self.after_write = after_write
+
+    def _now(self) -> str:
+        return now_rfc3339(self.store.clock)
+
+    def _fields_hook(self, request: Request, route: Route) -> FieldsHook:
+        """Records the write in managedFields as an Update by the request's manager."""
+        info = route.info
+        manager = _manager(request)
+        api_version = info.api_version(route.version)
+        subresource = route.subresource
+        now = self._now
+
+        def hook(old: Obj | None, new: Obj) -> None:
+            fieldmanager.update_managed_fields(
+                info, old, new, manager, api_version, subresource, now
+            )
+
+        return hook
+
+    def create(self, request: Request, route: Route) -> Response:
+        body = decode_body(request)
+        if route.subresource == "binding":
+            return subresources.bind_pod(self.store, route, body)
+        if route.subresource:
+            raise errors.method_not_allowed("create is not supported on subresources")
+        _check_kind(route, body)
+        if route.info.custom and "create" not in route.info.verbs:
+            # apiextensions-apiserver's crdHandler while the CRD's Terminating is True.
+            raise errors.method_not_allowed(
+                "create not allowed while custom resource definition is terminating",
+                {"group": route.info.group, "kind": route.info.plural},
+            )
+        body.setdefault("apiVersion", route.info.api_version(route.version))
+        dry_run = request.param("dryRun") == "All"
+        stored = self.store.create(
+            route.info,
+            route.namespace,
+            body,
+            dry_run=dry_run,
+            fields=self._fields_hook(request, route),
+        )
+        if not dry_run:
+            self.after_write("create", route.info, stored.obj)
+        return object_response(route, stored, 201)
+
+    def update(self, request: Request, route: Route) -> Response:
+        assert route.name is not None
+        body = decode_body(request)
+        dry_run = request.param("dryRun") == "All"
+        if route.subresource == "scale":
+            return subresources.write_scale(
+                self.store, route, lambda scale: body, dry_run, self._fields_hook(request, route)
+            )
+        if route.subresource == "finalize":
+            return subresources.finalize_namespace(self.store, route, body)
+        _check_kind(route, body)
+        stored = self.store.update(
+            route.info,
+            route.namespace,
+            route.name,
+            body,
+            subresource=route.subresource,
+            dry_run=dry_run,
+            fields=self._fields_hook(request, route),
+        )
+        if not dry_run:
+            self.after_write("update", route.info, stored.obj)
+        return object_response(route, stored)
+
+    def patch(self, request: Request, route: Route) -> Response:
+        assert route.name is not None
+        ctype = request.headers.get("content-type", "").split(";")[0].strip()
+        if ctype not in _PATCH_TYPES:
+            raise _unsupported_media_type(", ".join(_PATCH_TYPES))
+        dry_run = request.param("dryRun") == "All"
+        try:
+            doc: Any = (
+                yaml.safe_load(request.body.decode())
+                if ctype == _APPLY
+                else orjson.loads(request.body or b"null")
+            )
+        except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as e:
+            raise errors.bad_request(f"the patch could not be decoded: {e}") from None
+        info = route.info
+        schema = None
+        if ctype == _STRATEGIC:
+            schema = patch.strategic_schema_for(
+                info.group, "Scale" if route.subresource == "scale" else info.kind
+            )
+            if schema is None and info.custom and route.subresource != "scale":
+                raise _unsupported_media_type(
+                    "application/json-patch+json, application/merge-patch+json, "
+                    "application/apply-patch+yaml"
+                )
+
+        def apply(current: Obj) -> Obj:
+            try:
+                if ctype == "application/json-patch+json":
+                    result = patch.apply_json_patch(current, doc)
+                elif ctype == _STRATEGIC:
+                    if not isinstance(doc, dict):
+                        raise patch.PatchError("the patch must be a JSON object", 400)
+                    result = patch.apply_strategic_merge_patch(current, doc, schema)
+                elif ctype == _APPLY and schema is not None:
+                    result = patch.apply_strategic_merge_patch(current, doc, schema)
+                else:
+                    result = patch.apply_merge_patch(current, doc)
+            except patch.PatchError as e:
+                raise errors.api_error(e.code, str(e)) from None
+            if not isinstance(result, dict):
+                raise errors.bad_request("the patch must produce a JSON object")
+            return result
+
+        force = request.param("force")
+        if ctype == _APPLY and route.subresource != "scale":
+            return self._apply(request, route, doc, force in TRUE, dry_run)
+        if force is not None and ctype != _APPLY:
+            raise _invalid_patch_options(
+                "force", "Forbidden", "may not be specified for non-apply patch"
+            )
+        hook = self._fields_hook(request, route)
+        if route.subresource == "scale":
+            return subresources.write_scale(self.store, route, apply, dry_run, hook)
+        return self._mutate(route, apply, dry_run, hook)
+
+    def _apply(
+        self, request: Request, route: Route, doc: Any, force: bool, dry_run: bool
+    ) -> Response:
+        """Server-side apply (see :func:`.fieldmanager.apply`); creates a missing object."""
+        assert route.name is not None
+        info = route.info
+        if not isinstance(doc, dict):
+            raise errors.bad_request("the applied configuration must be an object")
+        manager = request.param("fieldManager")
+        if not manager:
+            raise _invalid_patch_options("fieldManager", "Required", "is required for apply patch")
+        fieldmanager.validate_field_manager(manager)
+        api_version = info.api_version(route.version)
+        entries: list[list[Obj]] = []
+
+        def record(old: Obj | None, new: Obj) -> None:
+            fieldmanager.set_managed_fields(new, entries[-1])
+
+        def merge(current: Obj | None) -> Obj:
+            merged, managed = fieldmanager.apply(
+                info, current, doc, manager, api_version, route.subresource, force, self._now
+            )
+            entries.append(managed)
+            return merged
+
+        if not route.subresource and self.store.try_get(info, route.namespace, route.name) is None:
+            _check_name(route, doc.get("metadata"))
+            created = merge(None)
+            created.setdefault("metadata", {})["name"] = route.name
+            stored = self.store.create(
+                info, route.namespace, created, dry_run=dry_run, fields=record
+            )
+            if not dry_run:
+                self.after_write("create", info, stored.obj)
+            return object_response(route, stored, 201)
+        return self._mutate(route, merge, dry_run, record)
+
+    def _mutate(
+        self,
+        route: Route,
+        change: Callable[[Obj], Obj],
+        dry_run: bool,
+        fields: FieldsHook | None,
+    ) -> Response:
+        """Read-modify-write the routed object (a patch or an apply to an existing one)."""
+        assert route.name is not None
+        stored = self.store.mutate(
+            route.info,
+            route.namespace,
+            route.name,
+            change,
+            subresource=route.subresource,
+            dry_run=dry_run,
+            fields=fields,
+        )
+        if not dry_run:
+            self.after_write("update", route.info, stored.obj)
+        return object_response(route, stored)
