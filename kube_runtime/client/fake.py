@@ -36,7 +36,7 @@ What it does as the API server does (the embedded cluster is the referee, see
   does: a ``Status`` (``Success``), the object for pods, services, namespaces, ...
 * **Lists**: sorted by namespace and name, with label selectors (text or ``{k: v}``) and
   field selectors (``metadata.name``, ``metadata.namespace`` and each kind's own, as
-  :mod:`kube_runtime.selectors` knows them; others -> ``BadRequest``), and
+  :func:`kube_runtime.selectors.object_fields` extracts them; others -> ``BadRequest``), and
   ``index=(name, value)`` over indexes added with :meth:`FakeClient.add_index` (the
   function shape of ``InformerCache.add_indexer``) plus the cache's built-in
   ``namespace``, ``controller-uid`` and ``label`` indexes.
@@ -61,9 +61,11 @@ Not modelled (use the embedded cluster of :mod:`kube_runtime.envtest` for these)
 ``watch`` (raises ``NotImplementedError``); garbage collection and deletion propagation
 (``propagation_policy`` is validated, then the object goes as with ``Background``, and
 dependents stay); graceful pod deletion (pods go at once: there is no kubelet); field
-ownership of server-side apply (``apply`` merges the applied object - strategic for
-built-in kinds - and never removes fields; ``force`` is ignored; no ``managedFields``);
-defaulting and schema validation beyond names; namespaces need not exist; ``limit`` and
+ownership of server-side apply (``apply`` merges the applied object as a strategic merge
+patch for built-in kinds, a merge patch for custom ones: a field the manager stops applying
+is not removed, new list items come first where the server appends them, ``force`` is
+ignored, no ``managedFields``); defaulting (a Pod's or a StatefulSet's defaulted fields)
+and validation beyond names and finalizers; namespaces need not exist; ``limit`` and
 ``resource_version`` of ``list`` are accepted and ignored (every match is returned, like the
 REST client that pages through them).
 """
@@ -116,14 +118,12 @@ from kube_runtime.selectors import (
     FieldSelector,
     LabelSelector,
     SelectorError,
-    check_field_selector,
-    dns1123_label_errors,
-    dns1123_subdomain_errors,
     format_label_selector,
     object_fields,
     parse_field_selector,
     parse_label_selector,
 )
+from kube_runtime.validation import dns1123_label_errors, dns1123_subdomain_errors
 
 __all__ = [
     "STALE_MESSAGE",
@@ -502,8 +502,9 @@ class FakeClient:
     ``objects``: the initial state (dicts or models). They are stored as given - status,
     uid, creationTimestamp, finalizers and a ``deletionTimestamp`` (with finalizers) kept,
     a fresh ``resourceVersion`` - so a test can start from any state.
-    ``status_subresource_kinds``: the kinds whose status is a subresource (default: the
-    built-in kinds that have one, and registered kinds with ``status=True``).
+    ``status_subresource_kinds``: the kinds whose status is a subresource. Default: the
+    built-in kinds that have one. When given, the built-in kinds not listed have none;
+    registered kinds have one when listed or registered with ``status=True`` (the default).
     ``interceptor``: hooks replacing calls (:class:`Interceptor`). ``clock``: seconds since
     the epoch for timestamps.
 
@@ -1010,7 +1011,8 @@ class FakeClient:
                 final, _ = self._delete(
                     info, meta.get("namespace", ""), meta["name"], None, None, dry_run
                 )
-                items.append(final)
+                # The server's deletecollection items carry no apiVersion/kind.
+                items.append({k: v for k, v in final.items() if k not in ("apiVersion", "kind")})
             rv = str(self._s.rv)
         return {
             "apiVersion": info.resource.api_version,
@@ -1080,8 +1082,11 @@ class FakeClient:
                 generation=ref in _GENERATION_KINDS,
                 scale=ScalePaths() if "scale" in resource.subresources else None,
             )
-        if self._s.status_kinds is not None:
-            info = replace(info, status=ref in self._s.status_kinds)
+        chosen = self._s.status_kinds
+        if chosen is not None:
+            # Chosen kinds have one; others keep what register() gave them (built-ins: none).
+            listed = ref in chosen
+            info = replace(info, status=listed or (ref in self._s.registered and info.status))
         return info
 
     @staticmethod
@@ -1185,7 +1190,11 @@ class FakeClient:
             text = _selector_text(field_selector)
             if text:
                 fields = parse_field_selector(text)
-                check_field_selector(fields, info.resource.kind)
+                # A kind accepts the fields object_fields extracts for it, as the server.
+                allowed = object_fields({"kind": info.resource.kind})
+                for field_name, _, _ in fields.terms:
+                    if field_name not in allowed:
+                        raise SelectorError(f"field label not supported: {field_name}")
         except SelectorError as err:
             raise _bad_request(str(err)) from None
         index_fn: IndexFunc | None = None

@@ -318,6 +318,15 @@ def test_status_subresource_kinds_can_be_chosen() -> None:
     assert fake.update(created)["status"] == {"replicas": 5}
     with pytest.raises(NotFound, match="could not find the requested resource"):
         fake.status().update(created)
+    chosen = FakeClient(status_subresource_kinds=[kinds.StatefulSet]).register(WIDGET)
+    running = chosen.create({**pod("p"), "status": {"phase": "Running"}})
+    assert running["status"] == {"phase": "Running"}  # Pods are not listed: a plain field
+    with pytest.raises(NotFound):
+        chosen.status().update(running)
+    w = chosen.create(widget())  # registered kinds keep their own (status=True)
+    assert chosen.status().update({**w, "status": {"ok": True}})["status"] == {"ok": True}
+    s = chosen.create(sts())
+    assert chosen.update({**s, "status": {"replicas": 9}})["status"]["replicas"] == 0
 
 
 # ------------------------------------------------------------------------------ status
