@@ -9,6 +9,8 @@ fans a change of the source out to every labelled namespace.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 from kube_runtime import Builder, Manager, NotFound, Request, kinds
 from kube_runtime.ownership import is_controlled_by, set_controller_reference
@@ -47,7 +49,7 @@ class ConfigMapSync:
 
 
 def setup(manager: Manager, source_namespace: str, name: str) -> None:
-    def namespaces_for(cm: dict) -> list[Request]:
+    def namespaces_for(cm: Mapping[str, Any]) -> list[Request]:
         if (cm["metadata"]["namespace"], cm["metadata"]["name"]) != (source_namespace, name):
             return []
         labelled = manager.client.list(kinds.Namespace, label_selector=LABEL)

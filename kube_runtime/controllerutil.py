@@ -40,12 +40,13 @@ import copy
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from enum import Enum
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
 from kube_runtime import ownership
 from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
+from kube_runtime.client.interfaces import Client
 from kube_runtime.kinds import Kind
 from kube_runtime.models import ObjectMeta
 from kube_runtime.ownership import AlreadyOwnedError
@@ -80,25 +81,9 @@ Mutate = Callable[[T], object]
 """Changes the object it is given, in place; the return value is ignored."""
 
 
-class ObjectClient(Protocol):
-    """What the writers need from a client: :class:`kube_runtime.client.Client` is one."""
-
-    def get(self, kind: Any, name: str, namespace: str | None = None) -> Any: ...
-
-    def create(self, obj: Any) -> Any: ...
-
-    def update(self, obj: Any) -> Any: ...
-
-    def patch(
-        self,
-        kind: Any,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: str = "merge",
-        subresource: str | None = None,
-    ) -> Any: ...
+ObjectClient = Client
+"""What the writers need: any :class:`kube_runtime.client.interfaces.Client` (the REST
+client, the manager's cache-backed client, :class:`~kube_runtime.client.fake.FakeClient`)."""
 
 
 class OperationResult(str, Enum):
@@ -301,7 +286,7 @@ def create_or_update(
         except Exception as err:
             if not is_not_found(err):
                 raise
-            created: T = client.create(_mutated(mutate, _copy(obj), key))
+            created: T = client.create(cast(Any, _mutated(mutate, _copy(obj), key)))
             return created, OperationResult.CREATED
         desired = _mutated(mutate, _copy(live), key)
         if _json_equal(_wire(live), _wire(desired)):
@@ -349,7 +334,7 @@ def create_or_patch(
         except Exception as err:
             if not is_not_found(err):
                 raise
-            created: T = client.create(_mutated(mutate, _copy(obj), key))
+            created: T = client.create(cast(Any, _mutated(mutate, _copy(obj), key)))
             return created, OperationResult.CREATED
         desired = _mutated(mutate, _copy(live), key)
         before, after = _wire(live), _wire(desired)

@@ -1,7 +1,7 @@
 """Each Greeting keeps one ConfigMap with its message; ``status.observed`` says what it holds."""
 
 from kube_runtime import Builder, Manager, kinds
-from kube_runtime.client import Client
+from kube_runtime.client.interfaces import Client
 from kube_runtime.controllerutil import create_or_patch, patch_status, set_controller_reference
 
 from .models import Greeting, GreetingStatus

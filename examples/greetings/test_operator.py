@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import io
 import tokenize
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from codegen.cli import main as codegen
 from kube_runtime import Manager, kinds
+from kube_runtime.client import Client
 from kube_runtime.crds import install_crd
 from kube_runtime.envtest import running
 
@@ -43,7 +46,9 @@ def _greeting(name: str, namespace: str, message: str) -> dict:
     }
 
 
-def test_a_greeting_keeps_its_configmap_and_reports_it(client, namespace, wait_for) -> None:
+def test_a_greeting_keeps_its_configmap_and_reports_it(
+    client: Client, namespace: str, wait_for: Callable[..., Any]
+) -> None:
     install_crd(client, HERE / "crd.yaml")
     manager = Manager(client, namespace=namespace, metrics_bind_address="0")
     setup(manager)
@@ -75,3 +80,28 @@ def test_the_tutorial_shows_the_operator_as_it_is() -> None:
     tutorial = (HERE.parents[1] / "docs" / "tutorial.md").read_text()
     block = tutorial.split("<!-- tutorial:operator -->\n```python\n", 1)[1].split("```", 1)[0]
     assert block == (HERE / "operator.py").read_text()
+
+
+def test_sync_on_the_fake_client_creates_patches_and_then_writes_nothing() -> None:
+    from kube_runtime.client.fake import FakeClient
+
+    from .operator import sync
+
+    fake = FakeClient().register(Greeting)
+    fake.create(Greeting.model_validate(_greeting("hello", "ns", "hi")))
+    greeting = fake.get(Greeting, "hello", "ns")
+
+    sync(fake, greeting)
+    cm = fake.get(kinds.ConfigMap, "hello", "ns")
+    assert cm["data"] == {"message": "hi"}
+    assert cm["metadata"]["ownerReferences"][0]["uid"] == greeting.metadata.uid
+    status = fake.get(Greeting, "hello", "ns").status
+    assert status is not None and status.observed == "hi"
+
+    fake.patch(Greeting, "hello", {"spec": {"message": "bye"}}, namespace="ns")
+    sync(fake, fake.get(Greeting, "hello", "ns"))
+    assert fake.get(kinds.ConfigMap, "hello", "ns")["data"] == {"message": "bye"}
+
+    fake.clear_actions()
+    sync(fake, fake.get(Greeting, "hello", "ns"))  # converged: reads only
+    assert {a.verb for a in fake.actions} == {"get"}
