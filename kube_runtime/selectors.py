@@ -30,15 +30,13 @@ Field selectors (``k8s.io/apimachinery/pkg/fields`` semantics):
   are escapes; any other backslash sequence, or an unescaped ``,``/``=`` inside a value,
   raises :class:`SelectorError`. A missing field compares as ``""``.
 * :func:`object_fields` returns the selectable fields of an object (upstream
-  ``*ToSelectableFields``) and :func:`supported_fields` the field labels a kind accepts;
-  :func:`check_field_selector` raises ``SelectorError("field label not supported: x")``.
+  ``*ToSelectableFields``).
 
-The string validators shared with the embedded API server's validation
-(:func:`qualified_name_errors`, :func:`label_value_errors`,
-:func:`dns1123_subdomain_errors`, :func:`dns1123_label_errors`) return upstream's error
-messages as a tuple, empty when the value is valid. They are pure and memoized (a bounded
-LRU cache): label keys, names and prefixes repeat across almost every object written, so
-each distinct string is checked once.
+Label keys and values are checked with :mod:`kube_runtime.validation`. Moved out of this
+module (the old names keep working for one release, with a ``DeprecationWarning``): the
+string validators (``qualified_name_errors``, ``label_value_errors``, ``dns1123_*``, ...) to
+:mod:`kube_runtime.validation`; ``supported_fields`` and ``check_field_selector`` (which field
+labels the embedded API server accepts) to ``kube_runtime.envtest.server.fieldlabels``.
 
 Matching is the hot path (every object of a list, every watch event): a selector is
 compiled once into a flat plan, and :meth:`LabelSelector.matches` only does dictionary
@@ -47,12 +45,16 @@ look-ups and set membership tests, without allocating in the common case.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Final
+
+from kube_runtime._moved import warn_moved
+from kube_runtime.validation import label_value_errors as _label_value_errors
+from kube_runtime.validation import qualified_name_errors as _qualified_name_errors
 
 __all__ = [
     "EVERYTHING",
@@ -61,17 +63,11 @@ __all__ = [
     "LabelSelector",
     "Requirement",
     "SelectorError",
-    "check_field_selector",
-    "dns1123_label_errors",
-    "dns1123_subdomain_errors",
     "format_label_selector",
     "label_selector_from_dict",
-    "label_value_errors",
     "object_fields",
     "parse_field_selector",
     "parse_label_selector",
-    "qualified_name_errors",
-    "supported_fields",
 ]
 
 
@@ -79,147 +75,42 @@ class SelectorError(ValueError):
     """An invalid label or field selector; the message says what is wrong and where."""
 
 
-# --------------------------------------------------------------------------------------
-# String validators (apimachinery/pkg/util/validation rules and messages)
-# --------------------------------------------------------------------------------------
-
-DNS1123_LABEL_MAX_LENGTH: Final = 63
-DNS1123_SUBDOMAIN_MAX_LENGTH: Final = 253
-QUALIFIED_NAME_MAX_LENGTH: Final = 63
-LABEL_VALUE_MAX_LENGTH: Final = 63
-
-DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-DNS1123_SUBDOMAIN_FMT: Final = DNS1123_LABEL_FMT + "(\\." + DNS1123_LABEL_FMT + ")*"
-QUALIFIED_NAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-LABEL_VALUE_FMT: Final = "(" + QUALIFIED_NAME_FMT + ")?"
-
-_DNS1123_LABEL_MSG: Final = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-    "'-', and must start and end with an alphanumeric character"
-)
-_DNS1123_SUBDOMAIN_MSG: Final = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character"
-)
-_QUALIFIED_NAME_MSG: Final = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-    "with an alphanumeric character"
-)
-_LABEL_VALUE_MSG: Final = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', "
-    "'_' or '.', and must start and end with an alphanumeric character"
-)
-
-# Non-capturing, anchored by fullmatch (Python's ``$`` would accept a trailing newline).
-_DNS1123_LABEL_RE: Final = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?")
-_DNS1123_SUBDOMAIN_RE: Final = re.compile(
-    r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*"
-)
-_QUALIFIED_NAME_RE: Final = re.compile(r"(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_LABEL_VALUE_RE: Final = re.compile(r"(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-
-# Bound of each string validator's memo: distinct keys/names kept, least recently used first out.
-VALIDATOR_CACHE_SIZE: Final = 16_384
-_NO_ERRORS: Final[tuple[str, ...]] = ()
+# Names that moved out, by new home (resolved by ``__getattr__`` for one release).
+_MOVED: Final[dict[str, str]] = {
+    **dict.fromkeys(
+        (
+            "DNS1123_LABEL_FMT",
+            "DNS1123_LABEL_MAX_LENGTH",
+            "DNS1123_SUBDOMAIN_FMT",
+            "DNS1123_SUBDOMAIN_MAX_LENGTH",
+            "LABEL_VALUE_FMT",
+            "LABEL_VALUE_MAX_LENGTH",
+            "QUALIFIED_NAME_FMT",
+            "QUALIFIED_NAME_MAX_LENGTH",
+            "VALIDATOR_CACHE_SIZE",
+            "dns1123_label_errors",
+            "dns1123_subdomain_errors",
+            "label_value_errors",
+            "max_len_error",
+            "qualified_name_errors",
+            "regex_error",
+        ),
+        "kube_runtime.validation",
+    ),
+    # The server's field label table, imported only when an old name is used.
+    **dict.fromkeys(
+        ("check_field_selector", "supported_fields"), "kube_runtime.envtest.server.fieldlabels"
+    ),
+}
 
 
-def regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """Upstream ``RegexError``: the message, its examples and the regex used."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    out = msg + " (e.g. "
-    for i, example in enumerate(examples):
-        if i:
-            out += " or "
-        out += f"'{example}', "
-    return out + f"regex used for validation is '{fmt}')"
-
-
-def max_len_error(length: int) -> str:
-    """Upstream ``MaxLenError``."""
-    return f"must be no more than {length} characters"
-
-
-@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
-def dns1123_label_errors(value: str) -> tuple[str, ...]:
-    """Upstream ``IsDNS1123Label``: ``()`` when ``value`` is a valid RFC 1123 label."""
-    if len(value) <= DNS1123_LABEL_MAX_LENGTH and _DNS1123_LABEL_RE.fullmatch(value):
-        return _NO_ERRORS
-    errs: list[str] = []
-    if len(value) > DNS1123_LABEL_MAX_LENGTH:
-        errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
-    if not _DNS1123_LABEL_RE.fullmatch(value):
-        if _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-            errs.append("must not contain dots")
-        else:
-            errs.append(regex_error(_DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return tuple(errs)
-
-
-@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
-def dns1123_subdomain_errors(value: str) -> tuple[str, ...]:
-    """Upstream ``IsDNS1123Subdomain``: ``()`` when ``value`` is a valid RFC 1123 subdomain."""
-    if len(value) <= DNS1123_SUBDOMAIN_MAX_LENGTH and _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        return _NO_ERRORS
-    errs: list[str] = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return tuple(errs)
-
-
-@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
-def qualified_name_errors(value: str) -> tuple[str, ...]:
-    """Upstream ``IsQualifiedName`` (label keys, annotation keys, finalizers).
-
-    A qualified name is an optional DNS-subdomain prefix and ``/``, then a name of at
-    most 63 characters of ``[-A-Za-z0-9_.]`` starting and ending alphanumeric.
-    """
-    if "/" not in value:
-        if len(value) <= QUALIFIED_NAME_MAX_LENGTH and _QUALIFIED_NAME_RE.fullmatch(value):
-            return _NO_ERRORS
-        name = value
-        errs: list[str] = []
-    else:
-        parts = value.split("/")
-        if len(parts) != 2:
-            return (
-                "a qualified name "
-                + regex_error(
-                    _QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"
-                )
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-            )
-        prefix, name = parts
-        errs = []
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > QUALIFIED_NAME_MAX_LENGTH:
-        errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX_LENGTH))
-    if not _QUALIFIED_NAME_RE.fullmatch(name):
-        errs.append(
-            "name part "
-            + regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-        )
-    return tuple(errs)
-
-
-@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
-def label_value_errors(value: str) -> tuple[str, ...]:
-    """Upstream ``IsValidLabelValue``: empty, or a qualified-name-like string of <= 63 chars."""
-    if len(value) <= LABEL_VALUE_MAX_LENGTH and _LABEL_VALUE_RE.fullmatch(value):
-        return _NO_ERRORS
-    errs: list[str] = []
-    if len(value) > LABEL_VALUE_MAX_LENGTH:
-        errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(regex_error(_LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return tuple(errs)
+def __getattr__(name: str) -> Any:
+    """A name that moved out of this module, with a ``DeprecationWarning`` naming its new path."""
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warn_moved(f"{__name__}.{name}", f"{home}.{name}")
+    return getattr(importlib.import_module(home), name)
 
 
 # --------------------------------------------------------------------------------------
@@ -281,7 +172,7 @@ def _requirement_errors(key: str, operator: str, values: tuple[str, ...]) -> lis
     errs: list[str] = []
     if not isinstance(key, str):
         return [f"key: Invalid value: {key!r}: must be a string"]
-    key_errs = qualified_name_errors(key)
+    key_errs = _qualified_name_errors(key)
     if key_errs:
         errs.append(
             f"key: Invalid value: {json.dumps(key, ensure_ascii=False)}: {'; '.join(key_errs)}"
@@ -326,7 +217,7 @@ def _requirement_errors(key: str, operator: str, values: tuple[str, ...]) -> lis
         if not isinstance(v, str):
             errs.append(f"values[{i}][{key}]: Invalid value: {v!r}: must be a string")
             continue
-        value_errs = label_value_errors(v)
+        value_errs = _label_value_errors(v)
         if value_errs:
             errs.append(
                 f"values[{i}][{key}]: Invalid value: {json.dumps(v, ensure_ascii=False)}: "
@@ -659,7 +550,7 @@ class _Parser:
         if tok != _T_IDENT:
             raise SelectorError(f"found '{lit}', expected: identifier")
         key = lit
-        key_errs = qualified_name_errors(key)
+        key_errs = _qualified_name_errors(key)
         if key_errs:
             raise SelectorError(
                 f"key: Invalid value: {json.dumps(key, ensure_ascii=False)}: {'; '.join(key_errs)}"
@@ -921,53 +812,6 @@ def _m(value: Any) -> Mapping[str, Any]:
 
 def _go_bool(value: Any) -> str:
     return "true" if value is True else "false"
-
-
-_META_FIELDS: Final = frozenset({"metadata.name", "metadata.namespace"})
-_KIND_FIELDS: Final[dict[str, frozenset[str]]] = {
-    "Pod": _META_FIELDS
-    | {
-        "spec.nodeName",
-        "spec.restartPolicy",
-        "spec.schedulerName",
-        "spec.serviceAccountName",
-        "spec.hostNetwork",
-        "status.phase",
-        "status.podIP",
-        "status.nominatedNodeName",
-    },
-    "Event": _META_FIELDS
-    | {
-        "involvedObject.kind",
-        "involvedObject.namespace",
-        "involvedObject.name",
-        "involvedObject.uid",
-        "involvedObject.apiVersion",
-        "involvedObject.resourceVersion",
-        "involvedObject.fieldPath",
-        "reason",
-        "reportingComponent",
-        "source",
-        "type",
-    },
-    "Secret": _META_FIELDS | {"type"},
-    "Namespace": _META_FIELDS | {"status.phase"},
-    "Node": _META_FIELDS | {"spec.unschedulable"},
-}
-
-
-def supported_fields(kind: str) -> frozenset[str]:
-    """Field labels a field selector may use for ``kind`` (metadata.name/namespace for
-    every kind, plus upstream's kind-specific ones)."""
-    return _KIND_FIELDS.get(kind, _META_FIELDS)
-
-
-def check_field_selector(selector: FieldSelector, kind: str) -> None:
-    """Raise ``SelectorError("field label not supported: x")`` for an unknown label."""
-    allowed = supported_fields(kind)
-    for name, _, _ in selector.terms:
-        if name not in allowed:
-            raise SelectorError(f"field label not supported: {name}")
 
 
 def object_fields(obj: Mapping[str, Any]) -> dict[str, str]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
 import pytest
 
-from kube_runtime import selectors
+from kube_runtime import selectors, validation
+from kube_runtime.envtest.server import fieldlabels
+from kube_runtime.envtest.server.fieldlabels import check_field_selector, supported_fields
 from kube_runtime.selectors import (
     EVERYTHING,
     NOTHING,
@@ -14,13 +17,11 @@ from kube_runtime.selectors import (
     LabelSelector,
     Requirement,
     SelectorError,
-    check_field_selector,
     format_label_selector,
     label_selector_from_dict,
     object_fields,
     parse_field_selector,
     parse_label_selector,
-    supported_fields,
 )
 
 # ---- label selector parsing ----------------------------------------------------------
@@ -523,34 +524,36 @@ def test_object_fields_other_kinds(obj: dict[str, Any], field: str, value: str) 
 
 
 def test_validator_messages_match_upstream() -> None:
-    assert selectors.dns1123_label_errors("my-name") == ()
-    assert selectors.dns1123_label_errors("a.b") == ("must not contain dots",)
-    assert selectors.dns1123_label_errors("Foo") == (
+    assert validation.dns1123_label_errors("my-name") == ()
+    assert validation.dns1123_label_errors("a.b") == ("must not contain dots",)
+    assert validation.dns1123_label_errors("Foo") == (
         "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
         "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
         "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
     )
-    assert selectors.dns1123_subdomain_errors("a" * 254)[0] == "must be no more than 253 characters"
-    assert selectors.dns1123_subdomain_errors("example.com\n") != ()
-    assert selectors.qualified_name_errors("example.com/MyName") == ()
-    assert selectors.qualified_name_errors("") == (
+    assert (
+        validation.dns1123_subdomain_errors("a" * 254)[0] == "must be no more than 253 characters"
+    )
+    assert validation.dns1123_subdomain_errors("example.com\n") != ()
+    assert validation.qualified_name_errors("example.com/MyName") == ()
+    assert validation.qualified_name_errors("") == (
         "name part must be non-empty",
         "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
         "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
         "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
     )
-    assert selectors.label_value_errors("") == ()
-    assert selectors.label_value_errors("a_b.c-D") == ()
-    assert selectors.label_value_errors("a\n") != ()
+    assert validation.label_value_errors("") == ()
+    assert validation.label_value_errors("a_b.c-D") == ()
+    assert validation.label_value_errors("a\n") != ()
 
 
 @pytest.mark.parametrize(
     "fn",
     [
-        selectors.dns1123_label_errors,
-        selectors.dns1123_subdomain_errors,
-        selectors.qualified_name_errors,
-        selectors.label_value_errors,
+        validation.dns1123_label_errors,
+        validation.dns1123_subdomain_errors,
+        validation.qualified_name_errors,
+        validation.label_value_errors,
     ],
 )
 def test_validators_are_memoized_and_immutable(fn: Any) -> None:
@@ -560,4 +563,30 @@ def test_validators_are_memoized_and_immutable(fn: Any) -> None:
     hits = fn.cache_info().hits
     assert fn(value) is first
     assert fn.cache_info().hits == hits + 1
-    assert fn.cache_info().maxsize == selectors.VALIDATOR_CACHE_SIZE
+    assert fn.cache_info().maxsize == validation.VALIDATOR_CACHE_SIZE
+
+
+@pytest.mark.parametrize(
+    ("name", "home"),
+    [
+        ("qualified_name_errors", validation),
+        ("label_value_errors", validation),
+        ("dns1123_label_errors", validation),
+        ("dns1123_subdomain_errors", validation),
+        ("VALIDATOR_CACHE_SIZE", validation),
+        ("supported_fields", fieldlabels),
+        ("check_field_selector", fieldlabels),
+    ],
+)
+def test_moved_names_still_resolve_with_a_deprecation_warning(name: str, home: ModuleType) -> None:
+    new = f"{home.__name__}.{name}"
+    with pytest.warns(
+        DeprecationWarning, match=rf"kube_runtime\.selectors\.{name} moved to {new};"
+    ):
+        value = getattr(selectors, name)
+    assert value is getattr(home, name)
+
+
+def test_other_missing_names_are_attribute_errors() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        getattr(selectors, "nope")  # noqa: B009

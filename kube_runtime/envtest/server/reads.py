@@ -1,8 +1,8 @@
 """GET of one object or a collection (with selectors, paging, and Table rendering on request).
 
 :func:`matcher` turns a request's ``labelSelector`` and ``fieldSelector`` into the predicate
-that lists, watches and collection deletes filter with; a field label the kind does not
-support is a 400, as kube-apiserver answers it.
+that lists, watches and collection deletes filter with; an invalid selector, or a field label
+the kind does not support, raises :class:`~kube_runtime.selectors.SelectorError` (a 400).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kube_runtime import selectors
-from kube_runtime.envtest.server import errors, subresources, tables
+from kube_runtime.envtest.server import fieldlabels, subresources, tables
 from kube_runtime.envtest.server.http import Request, Response
 from kube_runtime.envtest.server.responses import json_response, list_response, object_response
 from kube_runtime.envtest.server.routing import Route
@@ -25,10 +25,7 @@ def matcher(request: Request, route: Route) -> Callable[[Obj], bool] | None:
     label_sel = selectors.parse_label_selector(label_text) if label_text else None
     field_sel = selectors.parse_field_selector(field_text) if field_text else None
     if field_sel is not None:
-        allowed = selectors.supported_fields(route.info.kind)
-        for fname, _, _ in field_sel.terms:
-            if fname not in allowed:
-                raise errors.bad_request(f"field label not supported: {fname}")
+        fieldlabels.check_field_selector(field_sel, route.info.kind)
     if label_sel is None and field_sel is None:
         return None
 

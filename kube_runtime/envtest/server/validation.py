@@ -44,7 +44,8 @@ from typing import Any, Final, TypeGuard
 
 from kube_runtime import selectors
 from kube_runtime.envtest.server.errors import Cause
-from kube_runtime.selectors import (
+from kube_runtime.validation import (
+    VALIDATOR_CACHE_SIZE,
     dns1123_label_errors,
     dns1123_subdomain_errors,
     label_value_errors,
@@ -198,7 +199,7 @@ _NO_ERRORS: Final[tuple[str, ...]] = ()
 _NOT_A_STRING: Final = ("must be a string",)
 
 
-@lru_cache(maxsize=selectors.VALIDATOR_CACHE_SIZE)
+@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
 def is_dns1035_label(value: str) -> tuple[str, ...]:
     """Upstream ``IsDNS1035Label`` (starts with a letter; Service names, CRD plurals)."""
     if len(value) <= 63 and _DNS1035_LABEL_RE.fullmatch(value):
@@ -221,7 +222,7 @@ def _chdir_prefix_errors(value: str) -> tuple[str, ...]:
     return _NO_ERRORS
 
 
-@lru_cache(maxsize=selectors.VALIDATOR_CACHE_SIZE)
+@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
 def is_config_map_key(value: str) -> tuple[str, ...]:
     """Upstream ``IsConfigMapKey`` (ConfigMap and Secret data keys)."""
     if len(value) <= 253 and _CONFIG_KEY_RE.fullmatch(value) and not value.startswith("."):
@@ -237,7 +238,7 @@ def is_config_map_key(value: str) -> tuple[str, ...]:
     return tuple(errs)
 
 
-@lru_cache(maxsize=selectors.VALIDATOR_CACHE_SIZE)
+@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
 def is_valid_port_name(value: str) -> tuple[str, ...]:
     """Upstream ``IsValidPortName`` (IANA_SVC_NAME: <= 15 chars, a letter, no ``--``)."""
     errs: list[str] = []
@@ -263,7 +264,7 @@ def is_valid_port_num(port: int) -> tuple[str, ...]:
     return _NO_ERRORS if 1 <= port <= 65535 else (_range_error(1, 65535),)
 
 
-@lru_cache(maxsize=selectors.VALIDATOR_CACHE_SIZE)
+@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
 def is_valid_percent(value: str) -> tuple[str, ...]:
     """Upstream ``IsValidPercent``: digits followed by ``%``."""
     if _PERCENT_RE.fullmatch(value):
@@ -439,7 +440,7 @@ def _validate_labels(out: list[Cause], path: str, labels: Any) -> None:
             out.append(_invalid(path, value, msg))
 
 
-@lru_cache(maxsize=selectors.VALIDATOR_CACHE_SIZE)
+@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
 def _annotation_key_errors(key: str) -> tuple[str, ...]:
     # Annotation keys are qualified names in any case.
     return qualified_name_errors(key.lower())
