@@ -8,16 +8,14 @@ streams end with a terminating chunk). Use it as a context manager or via the py
 
 from __future__ import annotations
 
-import base64
 import logging
 import os
 import secrets
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kube_runtime.client import Client
+from kube_runtime.envtest.kubeconfig import kubeconfig, write_kubeconfig
 from kube_runtime.envtest.server import tls as tls_certs
 from kube_runtime.envtest.server.api import ApiServer
 from kube_runtime.envtest.server.crds import CrdServing
@@ -138,32 +136,12 @@ class EmbeddedCluster:
         return info
 
     def kubeconfig_dict(self, context: str = "kube-runtime") -> dict[str, Any]:
-        user: dict[str, Any] = {"token": self.token} if self.token else {}
-        cluster: dict[str, Any] = {"server": self.url}
-        if self.certs is not None:
-            cluster["certificate-authority-data"] = base64.b64encode(self.certs.ca_pem).decode()
-        return {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": context, "cluster": cluster}],
-            "users": [{"name": context, "user": user}],
-            "contexts": [
-                {
-                    "name": context,
-                    "context": {"cluster": context, "user": context, "namespace": "default"},
-                }
-            ],
-            "current-context": context,
-            "preferences": {},
-        }
+        ca_pem = self.certs.ca_pem if self.certs is not None else None
+        return kubeconfig(self.url, token=self.token, ca_pem=ca_pem, context=context)
 
     def write_kubeconfig(self, path: str | os.PathLike[str]) -> Path:
         """Write a kubeconfig for this cluster (mode 0600) and return its path."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(yaml.safe_dump(self.kubeconfig_dict(), sort_keys=False))
-        target.chmod(0o600)
-        return target
+        return write_kubeconfig(self.kubeconfig_dict(), path)
 
     def configuration(self) -> Any:
         """A ``kubernetes.client.Configuration`` for this cluster (URL, token, CA)."""

@@ -22,7 +22,6 @@ raises :class:`RealClusterError` with the tail of the relevant log.
 
 from __future__ import annotations
 
-import base64
 import logging
 import os
 import secrets
@@ -39,10 +38,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from kube_runtime.envtest.kubeconfig import kubeconfig, write_kubeconfig
 from kube_runtime.envtest.server import tls as tls_certs
 from kube_runtime.envtest.server.tls import ServingCerts
 
@@ -354,34 +353,11 @@ class RealCluster:
         return {p.name: p.log_path for p in self._processes}
 
     def kubeconfig_dict(self, context: str = "kube-runtime") -> dict[str, Any]:
-        ca = base64.b64encode(self.certs.ca_pem).decode()
-        return {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": context,
-                    "cluster": {"server": self.url, "certificate-authority-data": ca},
-                }
-            ],
-            "users": [{"name": context, "user": {"token": self.token}}],
-            "contexts": [
-                {
-                    "name": context,
-                    "context": {"cluster": context, "user": context, "namespace": "default"},
-                }
-            ],
-            "current-context": context,
-            "preferences": {},
-        }
+        return kubeconfig(self.url, token=self.token, ca_pem=self.certs.ca_pem, context=context)
 
     def write_kubeconfig(self, path: str | os.PathLike[str]) -> Path:
         """Write a kubeconfig for this cluster (mode 0600) and return its path."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(yaml.safe_dump(self.kubeconfig_dict(), sort_keys=False))
-        target.chmod(0o600)
-        return target
+        return write_kubeconfig(self.kubeconfig_dict(), path)
 
     def api_client(self) -> Any:
         """An official ``kubernetes.client.ApiClient`` for this cluster."""

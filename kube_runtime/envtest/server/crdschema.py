@@ -784,45 +784,47 @@ class _Node:
             )
             or (self.items is not None and (self.items.has_default or self.items.defaults_below))
         )
-        self.needs_validate: bool = (
-            self.check_type
-            or self.enum_keys is not None
-            or self.check_number
-            or self.check_string
-            or self.check_array
-            or self.min_properties is not None
-            or self.max_properties is not None
-            or self.additional_forbidden
-            or bool(self.required)
-            or self.combinators
-            or self.embedded
-            or any(c.needs_validate for c in self.props.values())
-            or (self.additional is not None and self.additional.needs_validate)
-            or (self.items is not None and self.items.needs_validate)
-        )
-        self.fast_types = self._fast_types()
-
-    def _fast_types(self) -> frozenset[type]:
-        """Python types of values for which validating against this node cannot fail (skip the call)."""
-        if not self.needs_validate:
-            return _ALL_JSON_TYPES
-        if (
-            self.format_fn is not None
-            or self.enum_keys is not None
-            or self.check_number
+        # Checks on the value beyond its type, and checks below this node.
+        constrained = bool(
+            self.check_number
             or self.check_string
             or self.check_array
             or self.min_properties is not None
             or self.max_properties is not None
             or self.additional_forbidden
             or self.required
+        )
+        children_validate = bool(
+            any(c.needs_validate for c in self.props.values())
+            or (self.additional is not None and self.additional.needs_validate)
+            or (self.items is not None and self.items.needs_validate)
+        )
+        self.needs_validate: bool = bool(
+            self.check_type
+            or self.enum_keys is not None
+            or constrained
+            or self.combinators
+            or self.embedded
+            or children_validate
+        )
+        self.fast_types = self._fast_types(constrained or children_validate)
+
+    def _fast_types(self, checks_values: bool) -> frozenset[type]:
+        """Python types of values for which validating against this node cannot fail (skip the call).
+
+        ``checks_values``: the node constrains values beyond their type, or a child needs
+        validating.
+        """
+        if not self.needs_validate:
+            return _ALL_JSON_TYPES
+        if (
+            checks_values
+            or self.format_fn is not None
+            or self.enum_keys is not None
             or self.embedded
             or self.all_of
             or self.one_of
             or self.not_ is not None
-            or any(c.needs_validate for c in self.props.values())
-            or (self.additional is not None and self.additional.needs_validate)
-            or (self.items is not None and self.items.needs_validate)
         ):
             return frozenset()
         ok = _NON_NULL_JSON_TYPES

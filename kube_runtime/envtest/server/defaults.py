@@ -59,7 +59,7 @@ Not done here, on purpose:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, TypeAlias
 
@@ -133,6 +133,20 @@ def _labels(meta_holder: JSONDict | None) -> JSONDict | None:
     """``metadata.labels`` of an object or template when it is a non-empty map."""
     labels = _sub(_sub(meta_holder, "metadata"), "labels")
     return labels if labels else None
+
+
+def _fill_nil(obj: JSONDict, defaults: Mapping[str, Any]) -> None:
+    """Default Go pointer fields: each key absent or ``null`` gets its value, in order."""
+    for key, value in defaults.items():
+        if obj.get(key) is None:
+            obj[key] = value
+
+
+def _fill_zero(obj: JSONDict, defaults: Mapping[str, Any]) -> None:
+    """Default Go value fields: each key absent, ``null`` or zero (``""``, ``0``) gets its value."""
+    for key, value in defaults.items():
+        if not obj.get(key):
+            obj[key] = value
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,26 +229,18 @@ def _default_field_ref(field_ref: JSONDict) -> None:
 
 
 def _default_http_get(action: JSONDict) -> None:
-    if not action.get("path"):
-        action["path"] = "/"
-    if not action.get("scheme"):
-        action["scheme"] = "HTTP"
+    _fill_zero(action, {"path": "/", "scheme": "HTTP"})
 
 
 def _default_probe(probe: JSONDict) -> None:
-    get = probe.get
-    if not get("timeoutSeconds"):
-        probe["timeoutSeconds"] = 1
-    if not get("periodSeconds"):
-        probe["periodSeconds"] = 10
-    if not get("successThreshold"):
-        probe["successThreshold"] = 1
-    if not get("failureThreshold"):
-        probe["failureThreshold"] = 3
-    http_get = get("httpGet")
+    _fill_zero(
+        probe,
+        {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
+    )
+    http_get = probe.get("httpGet")
     if isinstance(http_get, dict):
         _default_http_get(http_get)
-    grpc = get("grpc")
+    grpc = probe.get("grpc")
     if isinstance(grpc, dict) and grpc.get("service") is None:
         grpc["service"] = ""
 
@@ -315,30 +321,17 @@ def _default_iscsi(source: JSONDict) -> None:
 
 
 def _default_rbd(source: JSONDict) -> None:
-    if not source.get("pool"):
-        source["pool"] = "rbd"
-    if not source.get("user"):
-        source["user"] = "admin"
-    if not source.get("keyring"):
-        source["keyring"] = "/etc/ceph/keyring"
+    _fill_zero(source, {"pool": "rbd", "user": "admin", "keyring": "/etc/ceph/keyring"})
 
 
 def _default_azure_disk(source: JSONDict) -> None:
-    if source.get("cachingMode") is None:
-        source["cachingMode"] = "ReadWrite"
-    if source.get("fsType") is None:
-        source["fsType"] = "ext4"
-    if source.get("readOnly") is None:
-        source["readOnly"] = False
-    if source.get("kind") is None:
-        source["kind"] = "Shared"
+    _fill_nil(
+        source, {"cachingMode": "ReadWrite", "fsType": "ext4", "readOnly": False, "kind": "Shared"}
+    )
 
 
 def _default_scale_io(source: JSONDict) -> None:
-    if not source.get("storageMode"):
-        source["storageMode"] = "ThinProvisioned"
-    if not source.get("fsType"):
-        source["fsType"] = "xfs"
+    _fill_zero(source, {"storageMode": "ThinProvisioned", "fsType": "xfs"})
 
 
 def _default_pvc_spec(spec: JSONDict) -> None:
@@ -647,14 +640,8 @@ def _default_deployment(deployment: JSONDict) -> None:
         if strategy["type"] == "RollingUpdate":
             rolling = _obj(strategy, "rollingUpdate")
             if rolling is not None:
-                if rolling.get("maxUnavailable") is None:
-                    rolling["maxUnavailable"] = "25%"
-                if rolling.get("maxSurge") is None:
-                    rolling["maxSurge"] = "25%"
-    if spec.get("revisionHistoryLimit") is None:
-        spec["revisionHistoryLimit"] = 10
-    if spec.get("progressDeadlineSeconds") is None:
-        spec["progressDeadlineSeconds"] = 600
+                _fill_nil(rolling, {"maxUnavailable": "25%", "maxSurge": "25%"})
+    _fill_nil(spec, {"revisionHistoryLimit": 10, "progressDeadlineSeconds": 600})
     _default_template(spec)
 
 
@@ -669,10 +656,7 @@ def _default_daemon_set(daemon_set: JSONDict) -> None:
         if strategy["type"] == "RollingUpdate":
             rolling = _obj(strategy, "rollingUpdate")
             if rolling is not None:
-                if rolling.get("maxUnavailable") is None:
-                    rolling["maxUnavailable"] = 1
-                if rolling.get("maxSurge") is None:
-                    rolling["maxSurge"] = 0
+                _fill_nil(rolling, {"maxUnavailable": 1, "maxSurge": 0})
     if spec.get("revisionHistoryLimit") is None:
         spec["revisionHistoryLimit"] = 10
     _default_template(spec)
@@ -699,14 +683,8 @@ def _default_stateful_set(stateful_set: JSONDict) -> None:
             rolling["partition"] = 0
     retention = _obj(spec, "persistentVolumeClaimRetentionPolicy")
     if retention is not None:
-        if not retention.get("whenDeleted"):
-            retention["whenDeleted"] = "Retain"
-        if not retention.get("whenScaled"):
-            retention["whenScaled"] = "Retain"
-    if spec.get("replicas") is None:
-        spec["replicas"] = 1
-    if spec.get("revisionHistoryLimit") is None:
-        spec["revisionHistoryLimit"] = 10
+        _fill_zero(retention, {"whenDeleted": "Retain", "whenScaled": "Retain"})
+    _fill_nil(spec, {"replicas": 1, "revisionHistoryLimit": 10})
     _default_template(spec)
     for claim in _items(spec, "volumeClaimTemplates"):
         claim["apiVersion"] = "v1"
@@ -746,10 +724,7 @@ def _default_job(job: JSONDict) -> None:
         metadata = _obj(job, "metadata")
         if metadata is not None and not metadata.get("labels"):
             metadata["labels"] = dict(labels)
-    if spec.get("completionMode") is None:
-        spec["completionMode"] = "NonIndexed"
-    if spec.get("suspend") is None:
-        spec["suspend"] = False
+    _fill_nil(spec, {"completionMode": "NonIndexed", "suspend": False})
     failure_policy = spec.get("podFailurePolicy")
     if isinstance(failure_policy, dict):
         for rule in _items(failure_policy, "rules"):
@@ -771,12 +746,9 @@ def _default_cron_job(cron_job: JSONDict) -> None:
         return
     if not spec.get("concurrencyPolicy"):
         spec["concurrencyPolicy"] = "Allow"
-    if spec.get("suspend") is None:
-        spec["suspend"] = False
-    if spec.get("successfulJobsHistoryLimit") is None:
-        spec["successfulJobsHistoryLimit"] = 3
-    if spec.get("failedJobsHistoryLimit") is None:
-        spec["failedJobsHistoryLimit"] = 1
+    _fill_nil(
+        spec, {"suspend": False, "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1}
+    )
     job_template = _obj(spec, "jobTemplate")
     if job_template is not None:
         _default_template(_obj(job_template, "spec"))
@@ -820,10 +792,7 @@ def _default_ingress_class(ingress_class: JSONDict) -> None:
 
 
 def _default_storage_class(storage_class: JSONDict) -> None:
-    if storage_class.get("reclaimPolicy") is None:
-        storage_class["reclaimPolicy"] = "Delete"
-    if storage_class.get("volumeBindingMode") is None:
-        storage_class["volumeBindingMode"] = "Immediate"
+    _fill_nil(storage_class, {"reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"})
 
 
 def _default_priority_class(priority_class: JSONDict) -> None:
@@ -833,10 +802,7 @@ def _default_priority_class(priority_class: JSONDict) -> None:
 
 def _default_endpoint_slice(slice_: JSONDict) -> None:
     for port in _items(slice_, "ports"):
-        if port.get("name") is None:
-            port["name"] = ""
-        if port.get("protocol") is None:
-            port["protocol"] = "TCP"
+        _fill_nil(port, {"name": "", "protocol": "TCP"})
 
 
 def _default_crd(crd: JSONDict) -> None:

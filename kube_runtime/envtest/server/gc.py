@@ -20,7 +20,6 @@ current state from the store. It runs on one background thread
 
 from __future__ import annotations
 
-from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.nsconditions import updated_conditions
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import (
@@ -241,46 +240,17 @@ class GarbageCollector(StoreWorker[Item]):
         )
 
     def _remove_refs(self, info: ResourceInfo, stored: Stored, uids: set[str]) -> None:
-        meta = stored.meta
-        uid = meta.get("uid")
-
-        def drop(current: Obj) -> Obj:
-            m = current["metadata"]
-            if m.get("uid") != uid:
-                return current
+        def drop(m: Obj) -> None:
             refs = [r for r in m.get("ownerReferences") or [] if str(r.get("uid")) not in uids]
             if refs:
                 m["ownerReferences"] = refs
             else:
                 m.pop("ownerReferences", None)
-            m.pop("resourceVersion", None)
-            return current
 
-        self._ignore_gone(
-            lambda: self.store.mutate(info, meta.get("namespace"), meta["name"], drop)
-        )
+        self._edit_metadata(info, stored.meta, drop)
 
     def _remove_finalizer(self, info: ResourceInfo, stored: Stored, finalizer: str) -> None:
-        meta = stored.meta
-        uid = meta.get("uid")
-
-        def drop(current: Obj) -> Obj:
-            m = current["metadata"]
-            if m.get("uid") != uid:
-                return current
+        def drop(m: Obj) -> None:
             m["finalizers"] = [f for f in m.get("finalizers") or [] if f != finalizer]
-            m.pop("resourceVersion", None)
-            return current
 
-        self._ignore_gone(
-            lambda: self.store.mutate(info, meta.get("namespace"), meta["name"], drop)
-        )
-
-    @staticmethod
-    def _ignore_gone(fn: object) -> None:
-        assert callable(fn)
-        try:
-            fn()
-        except ApiError as e:
-            if e.code not in (404, 409):
-                raise
+        self._edit_metadata(info, stored.meta, drop)

@@ -29,7 +29,6 @@ O(pods naming the claim).
 from __future__ import annotations
 
 from kube_runtime.envtest.server.admission import PVC_PROTECTION_FINALIZER
-from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import DELETED, Event, Obj, Store
 from kube_runtime.envtest.server.worker import StoreWorker
@@ -216,22 +215,10 @@ class PvcProtectionController(StoreWorker[Key]):
         return False
 
     def _set_finalizers(self, info: ResourceInfo, claim: Obj, finalizers: list[str]) -> None:
-        meta = claim["metadata"]
-        uid = meta.get("uid")
-
-        def write(current: Obj) -> Obj:
-            m = current["metadata"]
-            if m.get("uid") != uid:
-                return current
+        def write(m: Obj) -> None:
             if finalizers:
                 m["finalizers"] = finalizers
             else:
                 m.pop("finalizers", None)
-            m.pop("resourceVersion", None)
-            return current
 
-        try:
-            self.store.mutate(info, meta.get("namespace"), meta["name"], write)
-        except ApiError as e:
-            if e.code not in (404, 409):
-                raise
+        self._edit_metadata(info, claim["metadata"], write)

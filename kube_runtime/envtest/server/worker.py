@@ -1,6 +1,7 @@
 """The skeleton the embedded cluster's background controllers share (garbage collector,
 pvc-protection, CRD finalizer): a store listener that only enqueues, one worker thread that
-handles the queued items, and idleness tracking for tests.
+handles the queued items, and idleness tracking for tests; plus the write the controllers
+make most, editing an object's metadata unless it went away meanwhile.
 
 The queue de-duplicates: an item already waiting is not queued again (the handlers are
 level-based, reading the store when they run, so one look covers every event that asked for
@@ -13,10 +14,12 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Hashable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
 
-from kube_runtime.envtest.server.storage import Event, Store
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.resources import ResourceInfo
+from kube_runtime.envtest.server.storage import Event, Obj, Store
 
 T = TypeVar("T", bound=Hashable)
 
@@ -60,6 +63,34 @@ class StoreWorker(Generic[T]):
 
     def _describe(self, item: T) -> str:
         return str(item)
+
+    # ----------------------------------------------------------------- writes
+
+    @staticmethod
+    def _ignore_gone(fn: Callable[[], Any]) -> None:
+        """Call ``fn``; a 404 or 409 (the object went or changed meanwhile) is no error."""
+        try:
+            fn()
+        except ApiError as e:
+            if e.code not in (404, 409):
+                raise
+
+    def _edit_metadata(self, info: ResourceInfo, meta: Obj, edit: Callable[[Obj], None]) -> None:
+        """Apply ``edit`` to the metadata of the object ``meta`` is from, unless it has gone
+        or been replaced (another uid) meanwhile; the write needs no resourceVersion."""
+        uid = meta.get("uid")
+
+        def change(current: Obj) -> Obj:
+            m = current["metadata"]
+            if m.get("uid") != uid:
+                return current
+            edit(m)
+            m.pop("resourceVersion", None)
+            return current
+
+        self._ignore_gone(
+            lambda: self.store.mutate(info, meta.get("namespace"), meta["name"], change)
+        )
 
     # ------------------------------------------------------------------ queue
 

@@ -20,7 +20,7 @@ from kube_runtime.envtest.server.http import Request, Response
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.responses import JSON, object_response
 from kube_runtime.envtest.server.routing import TRUE, Route
-from kube_runtime.envtest.server.storage import FieldsHook, Obj, Store, now_rfc3339
+from kube_runtime.envtest.server.storage import FieldsHook, Obj, Store, Stored, now_rfc3339
 
 #: ``after_write(op, info, obj)`` with op ``create``, ``update`` or ``delete``.
 AfterWrite = Callable[[str, ResourceInfo, Obj], None]
@@ -109,6 +109,12 @@ class Writes:
         self.store = store
         self.after_write = after_write
 
+    def _answer(self, op: str, route: Route, stored: Stored, dry_run: bool) -> Response:
+        """The object written by ``op`` (201 for a create), after telling ``after_write``."""
+        if not dry_run:
+            self.after_write(op, route.info, stored.obj)
+        return object_response(route, stored, 201 if op == "create" else 200)
+
     def _now(self) -> str:
         return now_rfc3339(self.store.clock)
 
@@ -149,9 +155,7 @@ class Writes:
             dry_run=dry_run,
             fields=self._fields_hook(request, route),
         )
-        if not dry_run:
-            self.after_write("create", route.info, stored.obj)
-        return object_response(route, stored, 201)
+        return self._answer("create", route, stored, dry_run)
 
     def update(self, request: Request, route: Route) -> Response:
         assert route.name is not None
@@ -173,9 +177,7 @@ class Writes:
             dry_run=dry_run,
             fields=self._fields_hook(request, route),
         )
-        if not dry_run:
-            self.after_write("update", route.info, stored.obj)
-        return object_response(route, stored)
+        return self._answer("update", route, stored, dry_run)
 
     def patch(self, request: Request, route: Route) -> Response:
         assert route.name is not None
@@ -265,9 +267,7 @@ class Writes:
             stored = self.store.create(
                 info, route.namespace, created, dry_run=dry_run, fields=record
             )
-            if not dry_run:
-                self.after_write("create", info, stored.obj)
-            return object_response(route, stored, 201)
+            return self._answer("create", route, stored, dry_run)
         return self._mutate(route, merge, dry_run, record)
 
     def _mutate(
@@ -288,6 +288,4 @@ class Writes:
             dry_run=dry_run,
             fields=fields,
         )
-        if not dry_run:
-            self.after_write("update", route.info, stored.obj)
-        return object_response(route, stored)
+        return self._answer("update", route, stored, dry_run)
