@@ -215,4 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main: under ``python -m`` this file is ``__main__``, a second
+    # copy whose Command class is not the one the command plugins import.
+    from kube_runtime.cli import main as _main
+
+    sys.exit(_main())
