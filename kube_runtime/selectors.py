@@ -68,6 +68,7 @@ __all__ = [
     "object_fields",
     "parse_field_selector",
     "parse_label_selector",
+    "unsupported_field_label",
 ]
 
 
@@ -812,6 +813,39 @@ def _m(value: Any) -> Mapping[str, Any]:
 
 def _go_bool(value: Any) -> str:
     return "true" if value is True else "false"
+
+
+# Kinds whose API registers its own field-label conversion (upstream ``conversion.go`` files);
+# custom resources have apiextensions' own, with the same wording.
+_OWN_FIELD_LABEL_CONVERSION: Final = frozenset(
+    {
+        ("", "Pod"),
+        ("", "Node"),
+        ("", "ReplicationController"),
+        ("", "Event"),
+        ("", "Namespace"),
+        ("", "Secret"),
+        ("events.k8s.io", "Event"),
+        ("certificates.k8s.io", "CertificateSigningRequest"),
+    }
+)
+
+
+def unsupported_field_label(group: str, kind: str, label: str, *, custom: bool = False) -> str:
+    """kube-apiserver's message for a field selector on ``label``, which ``kind`` lacks.
+
+    Kinds with their own field-label conversion (and custom resources) say
+    ``field label not supported: <label>``; batch/v1 Jobs name themselves; every other kind
+    falls back to apimachinery's default conversion, which knows only the two metadata fields.
+    """
+    if custom or (group, kind) in _OWN_FIELD_LABEL_CONVERSION:
+        return f"field label not supported: {label}"
+    if (group, kind) == ("batch", "Job"):
+        return f"field label {json.dumps(label)} not supported for batchv1.Job"
+    return (
+        f'{json.dumps(label)} is not a known field selector: only "metadata.name", '
+        '"metadata.namespace"'
+    )
 
 
 def object_fields(obj: Mapping[str, Any]) -> dict[str, str]:

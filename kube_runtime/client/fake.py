@@ -122,6 +122,7 @@ from kube_runtime.selectors import (
     object_fields,
     parse_field_selector,
     parse_label_selector,
+    unsupported_field_label,
 )
 from kube_runtime.validation import dns1123_label_errors, dns1123_subdomain_errors
 
@@ -1194,7 +1195,14 @@ class FakeClient:
                 allowed = object_fields({"kind": info.resource.kind})
                 for field_name, _, _ in fields.terms:
                     if field_name not in allowed:
-                        raise SelectorError(f"field label not supported: {field_name}")
+                        raise SelectorError(
+                            unsupported_field_label(
+                                info.resource.group,
+                                info.resource.kind,
+                                field_name,
+                                custom=info.custom,
+                            )
+                        )
         except SelectorError as err:
             raise _bad_request(str(err)) from None
         index_fn: IndexFunc | None = None

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from kube_runtime.selectors import FieldSelector, SelectorError, object_fields
+from kube_runtime.selectors import (
+    FieldSelector,
+    SelectorError,
+    object_fields,
+    unsupported_field_label,
+)
 
 __all__ = ["check_field_selector", "supported_fields"]
 
@@ -20,9 +25,12 @@ def supported_fields(kind: str) -> frozenset[str]:
     return frozenset(object_fields({"kind": kind}))
 
 
-def check_field_selector(selector: FieldSelector, kind: str) -> None:
-    """Raise ``SelectorError("field label not supported: x")`` for an unknown label."""
+def check_field_selector(
+    selector: FieldSelector, kind: str, group: str = "", *, custom: bool = False
+) -> None:
+    """Raise :class:`SelectorError` with kube-apiserver's message for an unknown label
+    (:func:`kube_runtime.selectors.unsupported_field_label`)."""
     allowed = supported_fields(kind)
     for name, _, _ in selector.terms:
         if name not in allowed:
-            raise SelectorError(f"field label not supported: {name}")
+            raise SelectorError(unsupported_field_label(group, kind, name, custom=custom))

@@ -25,7 +25,8 @@ def matcher(request: Request, route: Route) -> Callable[[Obj], bool] | None:
     label_sel = selectors.parse_label_selector(label_text) if label_text else None
     field_sel = selectors.parse_field_selector(field_text) if field_text else None
     if field_sel is not None:
-        fieldlabels.check_field_selector(field_sel, route.info.kind)
+        info = route.info
+        fieldlabels.check_field_selector(field_sel, info.kind, info.group, custom=info.custom)
     if label_sel is None and field_sel is None:
         return None
 
