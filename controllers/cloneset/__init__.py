@@ -3,9 +3,18 @@
 
 ``setup(manager, max_concurrent_reconciles=N, install_crd=False)`` registers it with a
 :class:`~kube_runtime.manager.Manager`; :func:`install_crd` creates the CRD from ``crd.yaml``.
-Modules: :mod:`.controller` (watches and the sync), :mod:`.core` (spec accessors, pod
-readiness, new pods), :mod:`.scale`, :mod:`.update`, :mod:`.lifecycle`,
-:mod:`.status`.
+
+Modules, as the StatefulSet's:
+
+- :mod:`.controller`: watches, event mapping, the reconcile (reads, expectation waits,
+  claiming, revisions), :func:`setup` and :func:`install_crd`;
+- :mod:`.control`: the sync algorithm (scale, then update, then status, history), decisions
+  only, with :mod:`.scale` and :mod:`.update` (and the pure :mod:`.lifecycle` rules);
+- :mod:`.pod_control`: every API side effect (pods, claims, lifecycle and in-place patches,
+  events, expectation bookkeeping);
+- :mod:`.status`: computing and writing the status;
+- :mod:`.core`: the typed view of a CloneSet (:class:`~.core.CloneSetView`, over the models
+  generated from the CRD in :mod:`.models`), spec validation, pod readiness, new pods.
 """
 
 from controllers.cloneset.controller import CloneSetReconciler, install_crd, setup

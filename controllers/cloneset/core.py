@@ -1,27 +1,41 @@
 """Shared rules of the CloneSet controller (openkruise ``cloneset/core`` and ``cloneset/utils``).
 
-The CloneSet kind, spec accessors with validation (:func:`validate`), whether a pod is ready /
-available for the controller's purposes (a ``Normal`` lifecycle state and an
-``InPlaceUpdateReady`` condition that is not ``False`` on top of the pod's own readiness), and
-building the pods of a revision (:func:`new_versioned_pods`).
+:class:`CloneSetView` is how the controller reads a CloneSet: the wire object (for metadata,
+events and the helpers shared with the StatefulSet, which take wire dicts) plus its ``spec``
+parsed by the model generated from the CRD (:class:`~controllers.cloneset.models.CloneSetSpec`).
+Only the spec is parsed: the generated status model has required fields, so a partial status
+must never stop a sync; the status stays a dict. A spec the model rejects, or one the controller
+cannot act on (:func:`validate`), is a :class:`SpecError`.
+
+Also here: whether a pod is ready / available for the controller's purposes (a ``Normal``
+lifecycle state and an ``InPlaceUpdateReady`` condition that is not ``False`` on top of the
+pod's own readiness), and building the pods of a revision (:func:`new_versioned_pods`).
+
+The accessor functions (:func:`replicas`, :func:`partition`, :func:`max_unavailable`, ...)
+take a view or a CloneSet dict (parsed on each call: pass views on hot paths).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
+from pydantic import ValidationError
+
 from controllers.cloneset import lifecycle
+from controllers.cloneset.models import CloneSetSpec, CloneSetSpecUpdateStrategy
+from kube_runtime import meta
 from kube_runtime.expectations import equal_to_revision_hash
 from kube_runtime.kinds import Kind
-from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.selectors import LabelSelector, label_selector_from_dict
 from kube_runtime.workloads.inplace import get_condition, inject_readiness_gate
 from kube_runtime.workloads.intstr import scaled_value
 from kube_runtime.workloads.pods import is_available, is_ready
 from kube_runtime.workloads.pvc import INSTANCE_ID_LABEL, instance_pod_volumes_for
-from kube_runtime.workloads.revision import POD_REVISION_LABEL
+from kube_runtime.workloads.revision import POD_REVISION_LABEL, apply_revision
 
 __all__ = [
     "CLONESET",
@@ -30,6 +44,8 @@ __all__ = [
     "IN_PLACE_ONLY",
     "RECREATE",
     "SPECIFIED_DELETE_LABEL",
+    "CloneSetLike",
+    "CloneSetView",
     "SpecError",
     "controller_key",
     "is_pod_available",
@@ -37,10 +53,14 @@ __all__ = [
     "is_pod_update_ready",
     "is_specified_delete",
     "is_updated",
+    "max_surge",
+    "max_unavailable",
     "new_versioned_pods",
     "partition",
     "replicas",
+    "scale_max_unavailable",
     "validate",
+    "view_of",
 ]
 
 Obj = Mapping[str, Any]
@@ -52,113 +72,284 @@ RECREATE: Final = "ReCreate"
 IN_PLACE_IF_POSSIBLE: Final = "InPlaceIfPossible"
 IN_PLACE_ONLY: Final = "InPlaceOnly"
 _STRATEGIES = (RECREATE, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY)
+_NO_STRATEGY = CloneSetSpecUpdateStrategy()
 
 
 class SpecError(ValueError):
     """A CloneSet spec the controller cannot act on (a user error: reported, not retried)."""
 
 
-def _spec(cs: Obj) -> Mapping[str, Any]:
-    return cs.get("spec") or {}
+def _wire(model: Any) -> dict[str, Any] | None:
+    """A sub-model as its wire dict (None stays None)."""
+    return None if model is None else dict(model.to_wire())
 
 
-def _update_strategy(cs: Obj) -> Mapping[str, Any]:
-    return _spec(cs).get("updateStrategy") or {}
+def _spec_errors(err: ValidationError) -> str:
+    return "; ".join(f"spec.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
 
 
-def controller_key(cs: Obj) -> str:
+class CloneSetView:
+    """A CloneSet as one sync reads it: ``obj`` (the wire object; shared with the cache, never
+    mutated) and ``spec`` (its parsed :class:`CloneSetSpec`), with the derived values the
+    algorithm asks for, each computed once.
+
+    Build it with :meth:`of` (raises :class:`SpecError` when the model rejects the spec).
+    """
+
+    def __init__(self, obj: Obj, spec: CloneSetSpec) -> None:
+        self.obj = obj
+        self.spec = spec
+
+    @classmethod
+    def of(cls, obj: Obj) -> CloneSetView:
+        """Parse ``obj``'s spec; :class:`SpecError` (naming the fields) when it does not fit
+        the CRD's schema."""
+        try:
+            spec = CloneSetSpec.model_validate(meta.spec(obj))
+        except ValidationError as err:
+            raise SpecError(_spec_errors(err)) from None
+        return cls(obj, spec)
+
+    def at_revision(self, revision: Obj) -> CloneSetView:
+        """This set with ``revision``'s template (upstream ``ApplyRevision``): what pods of
+        that revision are made from."""
+        applied = apply_revision(self.obj, revision)
+        spec = self.spec.model_copy(update={"template": meta.spec(applied).get("template")})
+        return CloneSetView(applied, spec)
+
+    # --- metadata -----------------------------------------------------------------------------
+
+    @functools.cached_property
+    def name(self) -> str:
+        return meta.name(self.obj)
+
+    @functools.cached_property
+    def namespace(self) -> str:
+        return meta.namespace(self.obj)
+
+    @functools.cached_property
+    def key(self) -> str:
+        """``namespace/name``: the key of the set's expectations and of its log records."""
+        return f"{self.namespace}/{self.name}"
+
+    @functools.cached_property
+    def uid(self) -> str:
+        return meta.uid(self.obj)
+
+    # --- spec ---------------------------------------------------------------------------------
+
+    @functools.cached_property
+    def replicas(self) -> int:
+        """``spec.replicas`` (default 1)."""
+        return 1 if self.spec.replicas is None else int(self.spec.replicas)
+
+    @property
+    def update_strategy(self) -> CloneSetSpecUpdateStrategy:
+        """``spec.updateStrategy`` (empty when unset)."""
+        return self.spec.update_strategy or _NO_STRATEGY
+
+    @functools.cached_property
+    def strategy_type(self) -> str:
+        """``updateStrategy.type`` (default ReCreate)."""
+        return self.update_strategy.type or RECREATE
+
+    @functools.cached_property
+    def paused(self) -> bool:
+        return bool(self.update_strategy.paused)
+
+    @functools.cached_property
+    def partition(self) -> int:
+        """``updateStrategy.partition`` as a number of pods (a percentage rounds up), at most
+        ``replicas``; 0 when unset."""
+        raw = self.update_strategy.partition
+        if raw is None:
+            return 0
+        return min(scaled_value(raw, self.replicas, True), self.replicas)
+
+    @functools.cached_property
+    def max_surge(self) -> int:
+        """``updateStrategy.maxSurge`` (rounded up; 0 when paused or unset)."""
+        raw = self.update_strategy.max_surge
+        if raw is None or self.paused:
+            return 0
+        return scaled_value(raw, self.replicas, True)
+
+    def max_unavailable_with(self, surge: int) -> int:
+        """``updateStrategy.maxUnavailable`` (default 20%), rounded up unless ``surge`` > 0."""
+        raw = self.update_strategy.max_unavailable
+        if raw is None:
+            raw = DEFAULT_MAX_UNAVAILABLE
+        return scaled_value(raw, self.replicas, surge == 0)
+
+    @functools.cached_property
+    def max_unavailable(self) -> int:
+        """``updateStrategy.maxUnavailable`` given this set's maxSurge."""
+        return self.max_unavailable_with(self.max_surge)
+
+    @functools.cached_property
+    def scale_max_unavailable(self) -> int | None:
+        """``scaleStrategy.maxUnavailable`` (rounded up) or None (no limit)."""
+        strategy = self.spec.scale_strategy
+        raw = strategy.max_unavailable if strategy is not None else None
+        return None if raw is None else scaled_value(raw, self.replicas, True)
+
+    @functools.cached_property
+    def pods_to_delete(self) -> list[str]:
+        """``scaleStrategy.podsToDelete`` as written."""
+        strategy = self.spec.scale_strategy
+        return list(strategy.pods_to_delete or ()) if strategy is not None else []
+
+    @functools.cached_property
+    def _pods_to_delete_set(self) -> frozenset[str]:
+        return frozenset(self.pods_to_delete)
+
+    @functools.cached_property
+    def min_ready_seconds(self) -> float:
+        return float(self.spec.min_ready_seconds or 0)
+
+    @functools.cached_property
+    def grace_period_seconds(self) -> int:
+        """``updateStrategy.inPlaceUpdateStrategy.gracePeriodSeconds`` (0 when unset)."""
+        strategy = self.update_strategy.in_place_update_strategy
+        return int((strategy.grace_period_seconds if strategy is not None else None) or 0)
+
+    @functools.cached_property
+    def revision_history_limit(self) -> int | None:
+        return self.spec.revision_history_limit
+
+    @functools.cached_property
+    def has_lifecycle(self) -> bool:
+        """``spec.lifecycle`` is set to something (an empty object counts as unset)."""
+        return self.spec.lifecycle is not None and bool(self.spec.lifecycle.to_wire())
+
+    @functools.cached_property
+    def pre_delete_hook(self) -> dict[str, Any] | None:
+        """``lifecycle.preDelete`` as its wire dict (what :mod:`.lifecycle` reads)."""
+        return _wire(self.spec.lifecycle.pre_delete) if self.spec.lifecycle else None
+
+    @functools.cached_property
+    def in_place_update_hook(self) -> dict[str, Any] | None:
+        """``lifecycle.inPlaceUpdate`` as its wire dict."""
+        return _wire(self.spec.lifecycle.in_place_update) if self.spec.lifecycle else None
+
+    @functools.cached_property
+    def selector_dict(self) -> dict[str, Any]:
+        """``spec.selector`` as its wire dict (a ``metav1.LabelSelector``)."""
+        return dict(self.spec.selector.to_wire())
+
+    @functools.cached_property
+    def selector(self) -> LabelSelector:
+        """The parsed selector (``ValueError`` when malformed: :func:`validate` reports it)."""
+        return label_selector_from_dict(self.selector_dict)
+
+    @functools.cached_property
+    def template(self) -> Mapping[str, Any]:
+        """``spec.template`` (a pod template as a wire dict)."""
+        template = self.spec.template
+        return template if isinstance(template, Mapping) else {}
+
+    @functools.cached_property
+    def update_strategy_dict(self) -> dict[str, Any]:
+        """``spec.updateStrategy`` as its wire dict (for the shared update-order helpers)."""
+        return _wire(self.spec.update_strategy) or {}
+
+    def is_specified_delete(self, pod: Obj) -> bool:
+        """The pod carries the specified-delete label or is named in ``podsToDelete``."""
+        if meta.labels(pod).get(SPECIFIED_DELETE_LABEL) is not None:
+            return True
+        return meta.name(pod) in self._pods_to_delete_set
+
+
+CloneSetLike = CloneSetView | Obj
+"""A view, or a CloneSet dict (parsed when passed)."""
+
+
+def view_of(cs: CloneSetLike) -> CloneSetView:
+    """``cs`` itself, or the view of a CloneSet dict (:class:`SpecError` when invalid)."""
+    return cs if isinstance(cs, CloneSetView) else CloneSetView.of(cs)
+
+
+def controller_key(cs: CloneSetLike) -> str:
     """``namespace/name``: the key of the expectations of ``cs``."""
-    meta = cs.get("metadata") or {}
-    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+    if isinstance(cs, CloneSetView):
+        return cs.key
+    return f"{meta.namespace(cs)}/{meta.name(cs)}"
 
 
-def replicas(cs: Obj) -> int:
+def replicas(cs: CloneSetLike) -> int:
     """``spec.replicas`` (default 1)."""
-    value = _spec(cs).get("replicas")
-    return 1 if value is None else int(value)
+    return view_of(cs).replicas
 
 
-def partition(cs: Obj) -> int:
-    """``updateStrategy.partition`` as a number of pods (a percentage rounds up), at most
-    ``replicas``; 0 when unset."""
-    raw = _update_strategy(cs).get("partition")
-    if raw is None:
-        return 0
-    total = replicas(cs)
-    return min(scaled_value(raw, total, True), total)
+def partition(cs: CloneSetLike) -> int:
+    """``updateStrategy.partition`` as a number of pods (see :attr:`CloneSetView.partition`)."""
+    return view_of(cs).partition
 
 
-def max_surge(cs: Obj) -> int:
+def max_surge(cs: CloneSetLike) -> int:
     """``updateStrategy.maxSurge`` (rounded up; 0 when paused or unset)."""
-    strategy = _update_strategy(cs)
-    raw = strategy.get("maxSurge")
-    if raw is None or strategy.get("paused"):
-        return 0
-    return scaled_value(raw, replicas(cs), True)
+    return view_of(cs).max_surge
 
 
-def max_unavailable(cs: Obj, surge: int) -> int:
-    """``updateStrategy.maxUnavailable`` (default 20%), rounded up unless maxSurge is used."""
-    raw = _update_strategy(cs).get("maxUnavailable", DEFAULT_MAX_UNAVAILABLE)
-    if raw is None:
-        raw = DEFAULT_MAX_UNAVAILABLE
-    return scaled_value(raw, replicas(cs), surge == 0)
+def max_unavailable(cs: CloneSetLike, surge: int) -> int:
+    """``updateStrategy.maxUnavailable`` (default 20%), rounded up unless ``surge`` > 0."""
+    return view_of(cs).max_unavailable_with(surge)
 
 
-def scale_max_unavailable(cs: Obj) -> int | None:
+def scale_max_unavailable(cs: CloneSetLike) -> int | None:
     """``scaleStrategy.maxUnavailable`` (rounded up) or None (no limit)."""
-    raw = (_spec(cs).get("scaleStrategy") or {}).get("maxUnavailable")
-    return None if raw is None else scaled_value(raw, replicas(cs), True)
+    return view_of(cs).scale_max_unavailable
 
 
-def validate(cs: Obj) -> None:
-    """Raise :class:`SpecError` for specs upstream's webhook rejects and that this controller
-    cannot act on: a bad selector (or one not matching the template), malformed
-    int-or-percent values, an unknown strategy, InPlaceOnly with maxSurge."""
-    spec = _spec(cs)
-    raw_selector = spec.get("selector")
+def validate(cs: CloneSetLike) -> CloneSetView:
+    """The set's view, or :class:`SpecError` for specs upstream's webhook rejects and that
+    this controller cannot act on: a spec the CRD's schema rejects, a bad selector (or one not
+    matching the template), malformed int-or-percent values, an unknown strategy, InPlaceOnly
+    with maxSurge."""
+    view = view_of(cs)
+    raw_selector = view.selector_dict
     try:
-        selector = label_selector_from_dict(raw_selector)
+        selector = view.selector
     except ValueError as err:
         raise SpecError(f"invalid selector {raw_selector!r}: {err}") from None
     if not raw_selector or selector.matches_nothing():
         raise SpecError(f"selector {raw_selector!r} selects nothing or everything")
-    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-    if not selector.matches(template_labels):
+    if not selector.matches(meta.labels(view.template)):
         raise SpecError("selector does not match the template's labels")
-    if replicas(cs) < 0:
+    if view.replicas < 0:
         raise SpecError("replicas must not be negative")
-    strategy = _update_strategy(cs)
-    kind = strategy.get("type") or RECREATE
+    strategy = view.update_strategy
+    kind = view.strategy_type
     if kind not in _STRATEGIES:
         raise SpecError(f"unknown updateStrategy.type {kind!r} (one of {', '.join(_STRATEGIES)})")
+    scale_strategy = view.spec.scale_strategy
     for path, raw in (
-        ("updateStrategy.partition", strategy.get("partition")),
-        ("updateStrategy.maxSurge", strategy.get("maxSurge")),
-        ("updateStrategy.maxUnavailable", strategy.get("maxUnavailable")),
-        ("scaleStrategy.maxUnavailable", (spec.get("scaleStrategy") or {}).get("maxUnavailable")),
+        ("updateStrategy.partition", strategy.partition),
+        ("updateStrategy.maxSurge", strategy.max_surge),
+        ("updateStrategy.maxUnavailable", strategy.max_unavailable),
+        (
+            "scaleStrategy.maxUnavailable",
+            scale_strategy.max_unavailable if scale_strategy is not None else None,
+        ),
     ):
         if raw is None:
             continue
         try:
-            value = scaled_value(raw, replicas(cs), True)
+            value = scaled_value(raw, view.replicas, True)
         except ValueError as err:
             raise SpecError(f"{path}: {err}") from None
         if value < 0:
             raise SpecError(f"{path} must not be negative")
-    if kind == IN_PLACE_ONLY and strategy.get("maxSurge") not in (None, 0, "0%"):
+    if kind == IN_PLACE_ONLY and strategy.max_surge not in (None, 0, "0%"):
         raise SpecError("updateStrategy.maxSurge is not allowed with type InPlaceOnly")
-    surge = max_surge(cs)
-    if surge == 0 and max_unavailable(cs, surge) < 1 and strategy.get("maxUnavailable") is not None:
+    if view.max_surge == 0 and view.max_unavailable < 1 and strategy.max_unavailable is not None:
         raise SpecError("updateStrategy.maxUnavailable must be at least 1 when maxSurge is 0")
+    return view
 
 
-def is_specified_delete(cs: Obj, pod: Obj) -> bool:
+def is_specified_delete(cs: CloneSetLike, pod: Obj) -> bool:
     """The pod carries the specified-delete label or is named in ``scaleStrategy.podsToDelete``."""
-    meta = pod.get("metadata") or {}
-    if (meta.get("labels") or {}).get(SPECIFIED_DELETE_LABEL) is not None:
-        return True
-    return meta.get("name") in ((_spec(cs).get("scaleStrategy") or {}).get("podsToDelete") or ())
+    return view_of(cs).is_specified_delete(pod)
 
 
 def is_updated(pod: Obj, update_revision: str) -> bool:
@@ -169,8 +360,7 @@ def is_updated(pod: Obj, update_revision: str) -> bool:
 def is_pod_update_ready(pod: Obj, min_ready_seconds: float, now: datetime | None = None) -> bool:
     """Upstream ``IsPodUpdateReady``: running, available for ``min_ready_seconds`` and no
     ``InPlaceUpdateReady`` condition other than True."""
-    phase = (pod.get("status") or {}).get("phase")
-    if phase != "Running" or (pod.get("metadata") or {}).get("deletionTimestamp"):
+    if meta.status(pod).get("phase") != "Running" or meta.is_deleting(pod):
         return False
     if not is_available(pod, min_ready_seconds, now)[0]:
         return False
@@ -178,12 +368,12 @@ def is_pod_update_ready(pod: Obj, min_ready_seconds: float, now: datetime | None
     return condition is None or condition.get("status") == "True"
 
 
-def is_pod_available(cs: Obj, pod: Obj, now: datetime | None = None) -> bool:
+def is_pod_available(cs: CloneSetLike, pod: Obj, now: datetime | None = None) -> bool:
     """Upstream ``IsPodAvailable``: Normal (or no) lifecycle state and update-ready with the
     set's minReadySeconds."""
     if lifecycle.get_state(pod) not in ("", lifecycle.NORMAL):
         return False
-    return is_pod_update_ready(pod, float(_spec(cs).get("minReadySeconds") or 0), now)
+    return is_pod_update_ready(pod, view_of(cs).min_ready_seconds, now)
 
 
 def is_pod_ready(pod: Obj) -> bool:
@@ -194,8 +384,8 @@ def is_pod_ready(pod: Obj) -> bool:
 
 
 def new_versioned_pods(
-    current_cs: Obj,
-    update_cs: Obj,
+    current_cs: CloneSetView,
+    update_cs: CloneSetView,
     current_revision: str,
     update_revision: str,
     count: int,
@@ -216,26 +406,24 @@ def new_versioned_pods(
     return pods
 
 
-def _new_pod(cs: Obj, revision: str, instance_id: str) -> dict[str, Any]:
-    meta = cs.get("metadata") or {}
-    template = copy.deepcopy(dict(_spec(cs).get("template") or {}))
+def _new_pod(cs: CloneSetView, revision: str, instance_id: str) -> dict[str, Any]:
+    template = copy.deepcopy(dict(cs.template))
     pod_meta = dict(template.get("metadata") or {})
-    name = f"{meta.get('name')}-{instance_id}"
     labels = dict(pod_meta.get("labels") or {})
     labels[POD_REVISION_LABEL] = revision
     labels[INSTANCE_ID_LABEL] = instance_id
     labels[lifecycle.LIFECYCLE_STATE_LABEL] = lifecycle.NORMAL
     pod_meta.update(
         {
-            "name": name,
-            "namespace": meta.get("namespace"),
+            "name": f"{cs.name}-{instance_id}",
+            "namespace": cs.namespace,
             "labels": labels,
             "ownerReferences": [
                 {
                     "apiVersion": CLONESET.api_version,
                     "kind": CLONESET.kind,
-                    "name": meta.get("name"),
-                    "uid": meta.get("uid"),
+                    "name": cs.name,
+                    "uid": cs.uid,
                     "controller": True,
                     "blockOwnerDeletion": True,
                 }
@@ -246,6 +434,6 @@ def _new_pod(cs: Obj, revision: str, instance_id: str) -> dict[str, Any]:
     spec = dict(template.get("spec") or {})
     inject_readiness_gate(spec)
     pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
-    if _spec(cs).get("volumeClaimTemplates"):
-        spec["volumes"] = instance_pod_volumes_for(cs, pod)
+    if cs.spec.volume_claim_templates:
+        spec["volumes"] = instance_pod_volumes_for(cs.obj, pod)
     return pod

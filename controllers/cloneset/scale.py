@@ -1,10 +1,11 @@
 """Scaling a CloneSet (openkruise ``cloneset/sync/cloneset_scale.go`` and
-``cloneset_sync_utils.go``).
+``cloneset_sync_utils.go``): decisions only, every write goes through a
+:class:`~controllers.cloneset.pod_control.PodControl`.
 
 :func:`calculate_diffs` is upstream's ``calculateDiffsWithExpectation``: from the pods, the
 partition, maxSurge and maxUnavailable it derives how many pods to create or delete (and how
 many of them at the current, i.e. old, revision), how many ready pods may be deleted, and how
-many pods to update. :class:`ScaleControl` acts on it in upstream's order: pods in
+many pods to update. :class:`Scaler` acts on it in upstream's order: pods in
 PreparingDelete that a scale-up wants back return to Normal; missing pods are created (new
 instance ids, or the ids of orphaned claims so those claims are reused) in slow-start batches
 (1, 2, 4, …) that stop at the first error; pods already in PreparingDelete are deleted once
@@ -23,20 +24,20 @@ from datetime import datetime
 from typing import Any
 
 from controllers.cloneset import core, lifecycle
-from kube_runtime.client.errors import is_not_found
-from kube_runtime.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
-from kube_runtime.kinds import PersistentVolumeClaim, Pod
+from controllers.cloneset.core import CloneSetLike, CloneSetView
+from controllers.cloneset.pod_control import PodControl
+from kube_runtime import meta
 from kube_runtime.workloads.pods import sort_active_pods
 from kube_runtime.workloads.pvc import (
     INSTANCE_ID_LABEL,
     available_instance_ids,
-    instance_claims_for_pod,
+    claims_of_instance,
 )
 
 __all__ = [
     "INITIAL_BATCH_SIZE",
     "ExpectationDiffs",
-    "ScaleControl",
+    "Scaler",
     "calculate_diffs",
     "choose_pods_to_delete",
     "slow_start_batch",
@@ -67,7 +68,7 @@ class ExpectationDiffs:
 
 
 def calculate_diffs(
-    cs: Obj,
+    cs: CloneSetLike,
     pods: Sequence[Obj],
     current_revision: str,
     update_revision: str,
@@ -81,13 +82,14 @@ def calculate_diffs(
     ``pods`` are the set's active pods; ``is_pod_update(pod, revision)`` defaults to the
     revision label comparison.
     """
+    cs = core.view_of(cs)
     updated = is_pod_update or core.is_updated
     res = ExpectationDiffs()
-    replicas = core.replicas(cs)
-    partition = core.partition(cs)
-    max_surge = core.max_surge(cs)
-    max_unavailable = core.max_unavailable(cs, max_surge)
-    scale_limit = core.scale_max_unavailable(cs)
+    replicas = cs.replicas
+    partition = cs.partition
+    max_surge = cs.max_surge
+    max_unavailable = cs.max_unavailable
+    scale_limit = cs.scale_max_unavailable
 
     new_count = new_active = old_count = old_active = 0
     unavailable_new = unavailable_old = 0
@@ -95,7 +97,7 @@ def calculate_diffs(
     for pod in pods:
         is_new = updated(pod, update_revision)
         pre_deleting = lifecycle.get_state(pod) == lifecycle.PREPARING_DELETE
-        to_delete = not pre_deleting and core.is_specified_delete(cs, pod)
+        to_delete = not pre_deleting and cs.is_specified_delete(pod)
         unavailable = not pre_deleting and not to_delete and not core.is_pod_available(cs, pod, now)
         if is_new:
             new_count += 1
@@ -210,237 +212,152 @@ def slow_start_batch(
     return done, None
 
 
-def _name(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
-
-
 def _instance_id(obj: Obj) -> str:
-    return str(((obj.get("metadata") or {}).get("labels") or {}).get(INSTANCE_ID_LABEL) or "")
+    return str(meta.labels(obj).get(INSTANCE_ID_LABEL) or "")
 
 
-class ScaleControl:
-    """Creates and deletes a CloneSet's pods and claims (API writes, events, expectations)."""
+def _names(objs: Sequence[Obj]) -> set[str]:
+    return {meta.name(o) for o in objs}
 
-    def __init__(
-        self,
-        client: Any,
-        recorder: Any,
-        scale_expectations: ScaleExpectations,
-        rv_expectations: ResourceVersionExpectations,
-        lifecycle_control: lifecycle.LifecycleControl,
-    ) -> None:
-        self._client = client
-        self._recorder = recorder
-        self.expectations = scale_expectations
-        self._rv = rv_expectations
-        self._lifecycle = lifecycle_control
+
+class Scaler:
+    """The scaling step of a sync: decides, and writes through ``pod_control``."""
+
+    def __init__(self, pod_control: PodControl, *, logger: logging.Logger = log) -> None:
+        self._control = pod_control
+        self._log = logger
 
     def scale(
         self,
-        current_cs: Obj,
-        update_cs: Obj,
+        current_cs: CloneSetView,
+        update_cs: CloneSetView,
         current_revision: str,
         update_revision: str,
         pods: Sequence[Obj],
-        pvcs: Sequence[Obj],
+        claims: Sequence[Obj],
     ) -> bool:
         """One scaling step; True when something was written (the caller skips the update).
-        Raises the first API error."""
+        ``current_cs`` is the set at its current revision (what old pods are made from),
+        ``claims`` the set's claims. Raises the first API error."""
         cs = update_cs
-        to_delete = [p for p in pods if core.is_specified_delete(cs, p)]
+        to_delete = [p for p in pods if cs.is_specified_delete(p)]
         pre_delete = [p for p in pods if lifecycle.get_state(p) == lifecycle.PREPARING_DELETE]
-        num_to_delete = len({_name(p) for p in (*to_delete, *pre_delete)})
+        num_to_delete = len(_names(to_delete) | _names(pre_delete))
         if self._manage_preparing_delete(cs, pods, pre_delete, num_to_delete):
             return True
 
         diffs = calculate_diffs(cs, pods, current_revision, update_revision)
-        updated = [p for p in pods if core.is_updated(p, update_revision)]
-        not_updated = [p for p in pods if not core.is_updated(p, update_revision)]
         if diffs.scale_up_num > diffs.scale_up_limit:
-            self._recorder.event(
-                cs,
+            self._control.record(
+                cs.obj,
                 "Warning",
                 "ScaleUpLimited",
                 f"scaleUp is limited because of scaleStrategy.maxUnavailable, "
                 f"limit: {diffs.scale_up_limit}",
             )
         if diffs.scale_up_num > 0:
-            ids = available_instance_ids(diffs.scale_up_limit, pods, pvcs)
-            existing = {_name(c) for c in pvcs}
-            return self._create_pods(
-                diffs.scale_up_limit,
-                diffs.scale_up_num_old_revision,
+            ids = available_instance_ids(diffs.scale_up_limit, pods, claims)
+            new_pods = core.new_versioned_pods(
                 current_cs,
                 update_cs,
                 current_revision,
                 update_revision,
+                diffs.scale_up_limit,
+                diffs.scale_up_num_old_revision,
                 ids,
-                existing,
             )
+            return self._create_pods(cs, new_pods, diffs.scale_up_num_old_revision, claims)
 
-        if pre_delete and self._delete_pods(cs, pre_delete, pvcs):
+        if pre_delete and self._delete_pods(cs, pre_delete, claims):
             return True
 
-        pre_delete_names = {_name(p) for p in pre_delete}
-        specified = [p for p in to_delete if _name(p) not in pre_delete_names]
+        pre_delete_names = _names(pre_delete)
+        specified = [p for p in to_delete if meta.name(p) not in pre_delete_names]
         if specified:
-            limit = diffs.delete_ready_limit
-            chosen = []
-            for pod in specified:
-                if not core.is_pod_ready(pod):
-                    chosen.append(pod)
-                elif limit > 0:
-                    chosen.append(pod)
-                    limit -= 1
-            diffs.delete_ready_limit = limit
-            if self._delete_pods(cs, chosen, pvcs):
+            chosen, diffs.delete_ready_limit = _within_ready_limit(
+                specified, diffs.delete_ready_limit
+            )
+            if self._delete_pods(cs, chosen, claims):
                 return True
 
         if diffs.scale_down_num > 0:
             if num_to_delete > 0:
-                log.debug(
+                self._log.debug(
                     "%s: scale-in of %d waits for %d pods being deleted",
-                    core.controller_key(cs),
+                    cs.key,
                     diffs.scale_down_num,
                     num_to_delete,
                 )
                 return False
+            updated = [p for p in pods if core.is_updated(p, update_revision)]
+            not_updated = [p for p in pods if not core.is_updated(p, update_revision)]
             candidates = choose_pods_to_delete(
                 diffs.scale_down_num, diffs.scale_down_num_old_revision, not_updated, updated
             )
-            chosen = []
-            limit = diffs.delete_ready_limit
-            for pod in candidates:
-                if not core.is_pod_ready(pod):
-                    chosen.append(pod)
-                elif limit > 0:
-                    chosen.append(pod)
-                    limit -= 1
-            return self._delete_pods(cs, chosen, pvcs)
+            chosen, _ = _within_ready_limit(candidates, diffs.delete_ready_limit)
+            return self._delete_pods(cs, chosen, claims)
         return False
 
     def _manage_preparing_delete(
-        self, cs: Obj, pods: Sequence[Obj], pre_delete: Sequence[Obj], num_to_delete: int
+        self,
+        cs: CloneSetView,
+        pods: Sequence[Obj],
+        pre_delete: Sequence[Obj],
+        num_to_delete: int,
     ) -> bool:
         """Pods in PreparingDelete that a scale-up needs back return to Normal."""
-        diff = core.replicas(cs) - len(pods) + num_to_delete
+        diff = cs.replicas - len(pods) + num_to_delete
         modified = False
         for pod in pre_delete:
             if diff <= 0:
                 break
-            if core.is_specified_delete(cs, pod):
+            if cs.is_specified_delete(pod):
                 continue
-            written, got = self._lifecycle.update_pod_lifecycle(pod, lifecycle.NORMAL)
-            if written:
-                modified = True
-                self._rv.expect(got)
+            written, _ = self._control.update_pod_lifecycle(pod, lifecycle.NORMAL)
+            modified = modified or written
             diff -= 1
         return modified
 
     def _create_pods(
-        self,
-        count: int,
-        current_count: int,
-        current_cs: Obj,
-        update_cs: Obj,
-        current_revision: str,
-        update_revision: str,
-        ids: Sequence[str],
-        existing_claims: set[str],
+        self, cs: CloneSetView, pods: Sequence[Obj], current_count: int, claims: Sequence[Obj]
     ) -> bool:
-        key = core.controller_key(update_cs)
-        pods = core.new_versioned_pods(
-            current_cs, update_cs, current_revision, update_revision, count, current_count, ids
+        existing = _names(claims)
+        self._log.info(
+            "%s: creating %d pods (%d at the current revision)", cs.key, len(pods), current_count
         )
-        for pod in pods:
-            self.expectations.expect_scale(key, ScaleAction.CREATE, _name(pod))
-        created: set[str] = set()
-
-        def create(i: int) -> None:
-            pod = pods[i]
-            cs = current_cs if core.is_updated(pod, current_revision) else update_cs
-            self._create_one(cs, pod, existing_claims)
-            created.add(_name(pod))
-
-        log.info("%s: creating %d pods (%d at the current revision)", key, len(pods), current_count)
-        successes, error = slow_start_batch(len(pods), INITIAL_BATCH_SIZE, create)
-        for pod in pods:
-            if _name(pod) not in created:
-                self.expectations.observe_scale(key, ScaleAction.CREATE, _name(pod))
+        successes, error = slow_start_batch(
+            len(pods),
+            INITIAL_BATCH_SIZE,
+            lambda i: self._control.create_pod(cs, pods[i], existing),
+        )
         if error is not None:
             raise error
         return successes > 0
 
-    def _create_one(self, cs: Obj, pod: dict[str, Any], existing_claims: set[str]) -> None:
-        key = core.controller_key(cs)
-        namespace = pod["metadata"]["namespace"]
-        for claim in instance_claims_for_pod(cs, pod).values():
-            name = _name(claim)
-            if name in existing_claims:
-                continue
-            self.expectations.expect_scale(key, ScaleAction.CREATE, name)
-            try:
-                self._client.create(claim, namespace=namespace)
-            except Exception as err:
-                self.expectations.observe_scale(key, ScaleAction.CREATE, name)
-                self._recorder.event(
-                    cs, "Warning", "FailedCreate", f"failed to create pvc {name}: {err}"
-                )
-                raise
-        try:
-            self._client.create(pod, namespace=namespace)
-        except Exception as err:
-            self._recorder.event(
-                cs, "Warning", "FailedCreate", f"failed to create pod {_name(pod)}: {err}"
-            )
-            raise
-        self._recorder.event(
-            cs, "Normal", "SuccessfulCreate", f"succeed to create pod {_name(pod)}"
-        )
-
-    def _delete_pods(self, cs: Obj, pods: Sequence[Obj], pvcs: Sequence[Obj]) -> bool:
-        key = core.controller_key(cs)
-        hook = (core._spec(cs).get("lifecycle") or {}).get("preDelete")
+    def _delete_pods(self, cs: CloneSetView, pods: Sequence[Obj], claims: Sequence[Obj]) -> bool:
+        """Delete ``pods`` with their claims; a pod hooked by ``lifecycle.preDelete`` moves to
+        PreparingDelete instead. True when something was written."""
+        hook = cs.pre_delete_hook
         modified = False
         for pod in pods:
-            name = _name(pod)
             if lifecycle.is_pod_hooked(hook, pod):
-                written, got = self._lifecycle.update_pod_lifecycle(pod, lifecycle.PREPARING_DELETE)
-                if written:
-                    modified = True
-                    self._rv.expect(got)
+                written, _ = self._control.update_pod_lifecycle(pod, lifecycle.PREPARING_DELETE)
+                modified = modified or written
                 continue
-            self.expectations.expect_scale(key, ScaleAction.DELETE, name)
-            try:
-                self._client.delete(Pod, name, (pod.get("metadata") or {}).get("namespace"))
-            except Exception as err:
-                self.expectations.observe_scale(key, ScaleAction.DELETE, name)
-                if is_not_found(err):
-                    continue
-                self._recorder.event(
-                    cs, "Warning", "FailedDelete", f"failed to delete pod {name}: {err}"
-                )
-                raise
-            modified = True
-            self._recorder.event(cs, "Normal", "SuccessfulDelete", f"succeed to delete pod {name}")
-            instance = _instance_id(pod)
-            for claim in pvcs:
-                if not instance or _instance_id(claim) != instance:
-                    continue
-                claim_name = _name(claim)
-                self.expectations.expect_scale(key, ScaleAction.DELETE, claim_name)
-                try:
-                    self._client.delete(
-                        PersistentVolumeClaim,
-                        claim_name,
-                        (claim.get("metadata") or {}).get("namespace"),
-                    )
-                except Exception as err:
-                    self.expectations.observe_scale(key, ScaleAction.DELETE, claim_name)
-                    if is_not_found(err):
-                        continue
-                    self._recorder.event(
-                        cs, "Warning", "FailedDelete", f"failed to delete pvc {claim_name}: {err}"
-                    )
-                    raise
+            own_claims = claims_of_instance(_instance_id(pod), claims)
+            if self._control.delete_pod(cs, pod, own_claims):
+                modified = True
         return modified
+
+
+def _within_ready_limit(pods: Sequence[Obj], limit: int) -> tuple[list[Obj], int]:
+    """The pods that may go: every not-ready one, ready ones while ``limit`` lasts;
+    ``(chosen, limit left)``."""
+    chosen = []
+    for pod in pods:
+        if not core.is_pod_ready(pod):
+            chosen.append(pod)
+        elif limit > 0:
+            chosen.append(pod)
+            limit -= 1
+    return chosen, limit

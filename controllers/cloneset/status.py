@@ -1,7 +1,11 @@
 """CloneSet status (openkruise ``cloneset/cloneset_status.go``): counts of the active pods by
 readiness, availability and revision, the revisions, the selector for the scale subresource
-(HPA), and the ``FailedScale`` / ``FailedUpdate`` conditions. Written through the status
-subresource only when it changed."""
+(HPA), and the ``FailedScale`` / ``FailedUpdate`` conditions; and the write, through the
+status subresource, only when it changed (:class:`ApiStatusUpdater`).
+
+A status is a plain dict: the generated ``CloneSetStatus`` model requires fields a partial
+status lacks, and a status is only compared and written here, never read for decisions.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +13,22 @@ import copy
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from controllers.cloneset import core
+from controllers.cloneset.core import CloneSetView
+from kube_runtime import meta
+from kube_runtime.client.interfaces import Client
 from kube_runtime.conditions import remove_status_condition, set_status_condition
-from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.expectations import ResourceVersionExpectations
 
 __all__ = [
     "FAILED_SCALE",
     "FAILED_UPDATE",
+    "ApiStatusUpdater",
+    "StatusUpdater",
     "calculate_status",
+    "invalid_spec_status",
     "set_condition",
     "status_changed",
 ]
@@ -29,10 +39,17 @@ Obj = Mapping[str, Any]
 
 FAILED_SCALE: Final = "FailedScale"
 FAILED_UPDATE: Final = "FailedUpdate"
+_COUNTS = (
+    "replicas",
+    "readyReplicas",
+    "availableReplicas",
+    "updatedReplicas",
+    "updatedReadyReplicas",
+)
 
 
 def calculate_status(
-    cs: Obj,
+    cs: CloneSetView,
     pods: Sequence[Obj],
     current_revision: str,
     update_revision: str,
@@ -40,19 +57,19 @@ def calculate_status(
     now: datetime | None = None,
 ) -> dict[str, Any]:
     """The status ``cs`` should have (conditions copied from the old status)."""
-    old = cs.get("status") or {}
+    old = meta.status(cs.obj)
     status: dict[str, Any] = {
-        "observedGeneration": (cs.get("metadata") or {}).get("generation"),
+        "observedGeneration": meta.metadata(cs.obj).get("generation"),
         "replicas": len(pods),
         "readyReplicas": 0,
         "availableReplicas": 0,
         "updatedReplicas": 0,
         "updatedReadyReplicas": 0,
         "updatedAvailableReplicas": 0,
-        "expectedUpdatedReplicas": max(core.replicas(cs) - core.partition(cs), 0),
+        "expectedUpdatedReplicas": max(cs.replicas - cs.partition, 0),
         "updateRevision": update_revision,
         "collisionCount": collision_count,
-        "labelSelector": str(label_selector_from_dict((cs.get("spec") or {}).get("selector"))),
+        "labelSelector": str(cs.selector),
     }
     for pod in pods:
         ready = core.is_pod_update_ready(pod, 0, now)
@@ -70,6 +87,17 @@ def calculate_status(
         status["currentRevision"] = current_revision
     if old.get("conditions"):
         status["conditions"] = copy.deepcopy(list(old["conditions"]))
+    return status
+
+
+def invalid_spec_status(cs: Obj, message: str) -> dict[str, Any]:
+    """The status of a set whose spec is invalid: the old one with a ``FailedScale``
+    condition saying so, the current generation observed, and zero counts where none were."""
+    status = copy.deepcopy(dict(meta.status(cs)))
+    set_condition(status, FAILED_SCALE, f"invalid spec: {message}")
+    status["observedGeneration"] = meta.metadata(cs).get("generation")
+    for field in _COUNTS:
+        status.setdefault(field, 0)
     return status
 
 
@@ -91,4 +119,37 @@ def set_condition(status: dict[str, Any], kind: str, error: BaseException | str 
 
 def status_changed(cs: Obj, status: Mapping[str, Any]) -> bool:
     """Whether ``status`` differs from the stored one."""
-    return dict(cs.get("status") or {}) != dict(status)
+    return dict(meta.status(cs)) != dict(status)
+
+
+class StatusUpdater(Protocol):
+    """Writes a set's status."""
+
+    def update_status(self, cs: Obj, status: Mapping[str, Any]) -> None:
+        """Write ``status`` as the status of ``cs`` when it differs from the stored one."""
+
+
+class ApiStatusUpdater:
+    """:class:`StatusUpdater` over the API: a PUT of ``/status`` with the set as read (its
+    resourceVersion: a stale copy is a ``Conflict``, raised for the sync to be retried).
+    ``written`` gets every version written, so the next sync waits until its cache shows it."""
+
+    def __init__(
+        self,
+        client: Client,
+        written: ResourceVersionExpectations | None = None,
+        *,
+        logger: logging.Logger = log,
+    ) -> None:
+        self._client = client
+        self.written = written if written is not None else ResourceVersionExpectations()
+        self._log = logger
+
+    def update_status(self, cs: Obj, status: Mapping[str, Any]) -> None:
+        if not status_changed(cs, status):
+            return
+        obj = copy.deepcopy(dict(cs))
+        obj["status"] = dict(status)
+        written = self._client.status().update(obj)
+        self.written.expect(written)
+        self._log.debug("%s: status written", meta.key(cs))

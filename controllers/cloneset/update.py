@@ -1,5 +1,6 @@
 """Updating a CloneSet's pods to the update revision (openkruise
-``cloneset/sync/cloneset_update.go`` and ``pkg/util/updatesort``).
+``cloneset/sync/cloneset_update.go`` and ``pkg/util/updatesort``): decisions only, every write
+goes through a :class:`~controllers.cloneset.pod_control.PodControl`.
 
 A sync first refreshes every pod (in-place grace periods, the ``InPlaceUpdateReady``
 condition, lifecycle ``Updating`` → ``Updated``/``Normal``); any write ends the step. Unless
@@ -18,17 +19,18 @@ from __future__ import annotations
 import functools
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from controllers.cloneset import core, lifecycle
+from controllers.cloneset.core import CloneSetView
+from controllers.cloneset.pod_control import PodControl
 from controllers.cloneset.scale import ExpectationDiffs, calculate_diffs
-from kube_runtime.expectations import ResourceVersionExpectations, UpdateExpectations
-from kube_runtime.kinds import Pod
+from kube_runtime import meta
 from kube_runtime.workloads.inplace import (
     GRACE_ANNOTATION,
-    InPlaceControl,
+    InPlaceSpec,
     calculate_in_place_spec,
     check_update_completed,
 )
@@ -36,7 +38,8 @@ from kube_runtime.workloads.pods import active_pods_less
 from kube_runtime.workloads.updatesort import priority_sort
 
 __all__ = [
-    "UpdateControl",
+    "UpdateError",
+    "Updater",
     "limit_update_indexes",
     "priority_sort",
     "scatter_sort",
@@ -49,7 +52,7 @@ Obj = Mapping[str, Any]
 
 
 def _labels(pod: Obj) -> Mapping[str, str]:
-    return (pod.get("metadata") or {}).get("labels") or {}
+    return meta.labels(pod)
 
 
 def _scatter_group(matched: int, unmatched: int) -> tuple[int, int, int]:
@@ -152,7 +155,7 @@ def limit_update_indexes(
     diffs: ExpectationDiffs,
     indexes: list[int],
     pods: Sequence[Obj],
-    is_ready: Any = core.is_pod_ready,
+    is_ready: Callable[[Obj], bool] = core.is_pod_ready,
 ) -> list[int]:
     """Upstream ``limitUpdateIndexes``: at most ``|update_num|`` pods, and ready pods only
     while the not-ready count stays below ``update_max_unavailable``."""
@@ -169,35 +172,23 @@ def limit_update_indexes(
 
 
 def _grace_pending(pod: Obj) -> bool:
-    return bool(((pod.get("metadata") or {}).get("annotations") or {}).get(GRACE_ANNOTATION))
+    return bool(meta.annotations(pod).get(GRACE_ANNOTATION))
 
 
 class UpdateError(RuntimeError):
     """A pod could not be updated as the strategy demands (InPlaceOnly, impossible in place)."""
 
 
-class UpdateControl:
-    """The update step of a CloneSet sync (API writes through its controls)."""
+class Updater:
+    """The update step of a sync: decides, and writes through ``pod_control``."""
 
-    def __init__(
-        self,
-        client: Any,
-        recorder: Any,
-        in_place: InPlaceControl,
-        lifecycle_control: lifecycle.LifecycleControl,
-        update_expectations: UpdateExpectations,
-        rv_expectations: ResourceVersionExpectations,
-    ) -> None:
-        self._client = client
-        self._recorder = recorder
-        self._in_place = in_place
-        self._lifecycle = lifecycle_control
-        self._updates = update_expectations
-        self._rv = rv_expectations
+    def __init__(self, pod_control: PodControl, *, logger: logging.Logger = log) -> None:
+        self._control = pod_control
+        self._log = logger
 
     def update(
         self,
-        cs: Obj,
+        cs: CloneSetView,
         current_revision: Obj,
         update_revision: Obj,
         revisions: Sequence[Obj],
@@ -217,12 +208,11 @@ class UpdateControl:
             written, delay = self._refresh(cs, pod)
             note(delay)
             modified = modified or written
-        strategy = core._update_strategy(cs)
-        if modified or strategy.get("paused"):
+        if modified or cs.paused:
             return requeue
 
-        update_name = _rev_name(update_revision)
-        diffs = calculate_diffs(cs, pods, _rev_name(current_revision), update_name, now=now)
+        update_name = meta.name(update_revision)
+        diffs = calculate_diffs(cs, pods, meta.name(current_revision), update_name, now=now)
         if diffs.update_num == 0:
             return requeue
         waiting = []
@@ -235,115 +225,69 @@ class UpdateControl:
             if _grace_pending(pod):
                 continue
             waiting.append(i)
-        waiting = sort_update_indexes(strategy, pods, waiting)
+        waiting = sort_update_indexes(cs.update_strategy_dict, pods, waiting)
         waiting = limit_update_indexes(diffs, waiting, pods)
         target = update_revision if diffs.update_num > 0 else current_revision
         for i in waiting:
             note(self._update_pod(cs, target, revisions, pods[i]))
         return requeue
 
-    def _refresh(self, cs: Obj, pod: Obj) -> tuple[bool, float]:
-        written, delay = self._in_place.refresh(pod)
+    def _refresh(self, cs: CloneSetView, pod: Obj) -> tuple[bool, float]:
+        """Advance in-place updates and the lifecycle states that follow them."""
+        written, delay = self._control.refresh_in_place(pod)
         if written:
             return True, delay
-        hook = (core._spec(cs).get("lifecycle") or {}).get("inPlaceUpdate")
+        hook = cs.in_place_update_hook
         state = lifecycle.get_state(pod)
         new_state = ""
         if state == lifecycle.UPDATING and check_update_completed(pod) is None:
-            if core._spec(cs).get("lifecycle") and not lifecycle.is_pod_hooked(hook, pod):
+            if cs.has_lifecycle and not lifecycle.is_pod_hooked(hook, pod):
                 new_state = lifecycle.UPDATED
             else:
                 new_state = lifecycle.NORMAL
         elif state == lifecycle.UPDATED and (not hook or lifecycle.is_pod_all_hooked(hook, pod)):
             new_state = lifecycle.NORMAL
         if new_state:
-            written, got = self._lifecycle.update_pod_lifecycle(pod, new_state)
+            written, _ = self._control.update_pod_lifecycle(pod, new_state)
             if written:
-                self._rv.expect(got)
                 return True, delay
         return False, delay
 
-    def _update_pod(self, cs: Obj, target: Obj, revisions: Sequence[Obj], pod: Obj) -> float:
-        key = core.controller_key(cs)
-        name = str((pod.get("metadata") or {}).get("name"))
-        target_name = _rev_name(target)
-        kind = core._update_strategy(cs).get("type") or core.RECREATE
+    def _update_pod(
+        self, cs: CloneSetView, target: Obj, revisions: Sequence[Obj], pod: Obj
+    ) -> float:
+        """Update one pod to ``target``: in place when the strategy allows it and only
+        images/metadata change, else by marking it for deletion (scaling recreates it)."""
+        name = meta.name(pod)
+        target_name = meta.name(target)
+        kind = cs.strategy_type
         if kind in (core.IN_PLACE_IF_POSSIBLE, core.IN_PLACE_ONLY):
-            old = next((r for r in revisions if core.is_updated(pod, _rev_name(r))), None)
+            old = next((r for r in revisions if core.is_updated(pod, meta.name(r))), None)
             spec = calculate_in_place_spec(old, target)
             if spec is not None:
-                hook = (core._spec(cs).get("lifecycle") or {}).get("inPlaceUpdate")
-                state = lifecycle.get_state(pod)
-                if state in ("", lifecycle.NORMAL) and lifecycle.is_pod_hooked(hook, pod):
-                    written, got = self._lifecycle.update_pod_lifecycle(
-                        pod, lifecycle.PREPARING_UPDATE
-                    )
-                    if written:
-                        self._rv.expect(got)
-                    return 0.0
-                if state == lifecycle.PREPARING_UPDATE and lifecycle.is_pod_hooked(hook, pod):
-                    return 0.0
-                if state not in (
-                    "",
-                    lifecycle.NORMAL,
-                    lifecycle.PREPARING_UPDATE,
-                    lifecycle.UPDATING,
-                ):
-                    raise UpdateError(f"not allowed to update pod {name} in place in state {state}")
-                grace = int(
-                    (
-                        (core._update_strategy(cs).get("inPlaceUpdateStrategy") or {}).get(
-                            "gracePeriodSeconds"
-                        )
-                    )
-                    or 0
-                )
-                self._updates.expect_updated(key, target_name, pod)
-                try:
-                    delay = self._in_place.update(
-                        pod,
-                        spec,
-                        grace_seconds=grace,
-                        extra_labels={lifecycle.LIFECYCLE_STATE_LABEL: lifecycle.UPDATING},
-                    )
-                except Exception as err:
-                    self._updates.delete_object(key, pod)
-                    self._recorder.event(
-                        cs,
-                        "Warning",
-                        "FailedUpdatePodInPlace",
-                        f"failed to update pod {name} in-place(revision {target_name}): {err}",
-                    )
-                    raise
-                self._recorder.event(
-                    cs,
-                    "Normal",
-                    "SuccessfulUpdatePodInPlace",
-                    f"successfully update pod {name} in-place(revision {target_name})",
-                )
-                return delay
+                return self._update_in_place(cs, pod, spec)
             if kind == core.IN_PLACE_ONLY:
                 raise UpdateError(
                     f"pod {name}: update strategy is InPlaceOnly but it cannot be updated in place"
                 )
-            log.info("%s: pod %s cannot be updated in place; recreating it", key, name)
-        if core.SPECIFIED_DELETE_LABEL in ((pod.get("metadata") or {}).get("labels") or {}):
+            self._log.info("%s: pod %s cannot be updated in place; recreating it", cs.key, name)
+        if core.SPECIFIED_DELETE_LABEL in meta.labels(pod):
             return 0.0
-        got = self._client.patch(
-            Pod,
-            name,
-            {"metadata": {"labels": {core.SPECIFIED_DELETE_LABEL: "true"}}},
-            namespace=(pod.get("metadata") or {}).get("namespace"),
-        )
-        self._rv.expect(got)
-        self._recorder.event(
-            cs,
-            "Normal",
-            "SuccessfulUpdatePodReCreate",
-            f"successfully patch pod {name} specified-delete for update(revision {target_name})",
-        )
+        self._control.mark_specified_delete(cs, pod, target_name)
         return 0.0
 
-
-def _rev_name(revision: Obj) -> str:
-    return str((revision.get("metadata") or {}).get("name") or "")
+    def _update_in_place(self, cs: CloneSetView, pod: Obj, spec: InPlaceSpec) -> float:
+        """The in-place branch: an ``inPlaceUpdate`` hook first holds the pod in
+        PreparingUpdate; then the update starts (grace delay returned)."""
+        hook = cs.in_place_update_hook
+        state = lifecycle.get_state(pod)
+        if state in ("", lifecycle.NORMAL) and lifecycle.is_pod_hooked(hook, pod):
+            self._control.update_pod_lifecycle(pod, lifecycle.PREPARING_UPDATE)
+            return 0.0
+        if state == lifecycle.PREPARING_UPDATE and lifecycle.is_pod_hooked(hook, pod):
+            return 0.0
+        if state not in ("", lifecycle.NORMAL, lifecycle.PREPARING_UPDATE, lifecycle.UPDATING):
+            raise UpdateError(
+                f"not allowed to update pod {meta.name(pod)} in place in state {state}"
+            )
+        return self._control.update_in_place(cs, pod, spec, cs.grace_period_seconds)

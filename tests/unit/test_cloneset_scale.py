@@ -25,6 +25,7 @@ def make_set(replicas, partition=0, max_unavailable=1, max_surge=0, **extra):
         "spec": {
             "replicas": replicas,
             "selector": {"matchLabels": {"app": "a"}},
+            "template": {"metadata": {"labels": {"app": "a"}}},
             "updateStrategy": {
                 "partition": partition,
                 "maxUnavailable": max_unavailable,

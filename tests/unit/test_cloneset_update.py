@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from controllers.cloneset import core, lifecycle
+from controllers.cloneset.pod_control import CloneSetPodControl
 from controllers.cloneset.scale import ExpectationDiffs
 from controllers.cloneset.update import (
     limit_update_indexes,
@@ -157,7 +158,7 @@ class FakeClient:
 
 def test_lifecycle_transition_written_once():
     client = FakeClient()
-    control = lifecycle.LifecycleControl(client)
+    control = CloneSetPodControl(client, recorder=None)
     p = {"metadata": {"name": "p", "namespace": "ns", "labels": {}}}
     written, got = control.update_pod_lifecycle(p, lifecycle.PREPARING_DELETE)
     assert written and lifecycle.get_state(got) == lifecycle.PREPARING_DELETE

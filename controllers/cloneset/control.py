@@ -1,0 +1,164 @@
+"""The CloneSet sync algorithm (openkruise ``cloneset/cloneset_controller.go`` ``syncCloneSet``
+and ``sync/api.go``), free of API details.
+
+:meth:`CloneSetControl.sync` takes a set (a :class:`~controllers.cloneset.core.CloneSetView`),
+the active pods and the claims it owns, its revisions (current and update resolved), and moves
+the pods one step toward the spec. Writes go through a
+:class:`~controllers.cloneset.pod_control.PodControl`, the status through a
+:class:`~controllers.cloneset.status.StatusUpdater`; tests drive it with fakes.
+
+Decisions, in upstream's order:
+
+1. Scale (:class:`~controllers.cloneset.scale.Scaler`); when scaling wrote nothing (and did
+   not fail), update (:class:`~controllers.cloneset.update.Updater`).
+2. Status from the pods, with ``FailedScale`` / ``FailedUpdate`` conditions carrying the
+   step's error (removed once a step succeeds); written only when it changed, also when a
+   step failed (the error is raised after).
+3. ``podsToDelete`` entries naming no pod are dropped; revisions beyond
+   ``revisionHistoryLimit`` (default 10) that no pod uses are deleted.
+4. Requeue for in-place grace periods and for the moment the next pod becomes available
+   under ``minReadySeconds``.
+
+An invalid spec (:meth:`CloneSetControl.report_invalid`) gets one Warning event and a
+``FailedScale`` condition, nothing else; the caller does not retry it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from controllers.cloneset.core import CloneSetView, SpecError
+from controllers.cloneset.pod_control import PodControl
+from controllers.cloneset.scale import Scaler
+from controllers.cloneset.status import (
+    FAILED_SCALE,
+    FAILED_UPDATE,
+    StatusUpdater,
+    calculate_status,
+    invalid_spec_status,
+    set_condition,
+)
+from controllers.cloneset.update import UpdateError, Updater
+from kube_runtime import meta
+from kube_runtime.reconcile import Result
+from kube_runtime.workloads.pods import is_available
+
+__all__ = ["DEFAULT_HISTORY_LIMIT", "CloneSetControl"]
+
+log = logging.getLogger(__name__)
+
+Obj = Mapping[str, Any]
+
+DEFAULT_HISTORY_LIMIT = 10
+_AVAILABLE_SLACK = 0.05
+"""Added to the time left until a pod is available: availability needs ``now`` strictly
+after ``readySince + minReadySeconds``."""
+
+
+class CloneSetControl:
+    """The sync of one CloneSet, over a pod control and a status updater."""
+
+    def __init__(
+        self,
+        pod_control: PodControl,
+        status_updater: StatusUpdater,
+        *,
+        logger: logging.Logger = log,
+    ) -> None:
+        self.pod_control = pod_control
+        self.status_updater = status_updater
+        self._log = logger
+        self._scaler = Scaler(pod_control, logger=logger)
+        self._updater = Updater(pod_control, logger=logger)
+
+    def sync(
+        self,
+        cs: CloneSetView,
+        pods: Sequence[Obj],
+        claims: Sequence[Obj],
+        revisions: Sequence[Obj],
+        current: Obj,
+        update: Obj,
+        collision_count: int,
+    ) -> Result | None:
+        """One pass (see the module docstring). ``pods`` are the set's active pods, ``claims``
+        its claims not being deleted, ``revisions`` every revision of the set including
+        ``current`` and ``update``. Raises the scaling or update error after the status was
+        written."""
+        current_name, update_name = meta.name(current), meta.name(update)
+        current_cs = cs.at_revision(current)
+        scale_error: Exception | None = None
+        update_error: Exception | None = None
+        scaling = False
+        delay = 0.0
+        try:
+            scaling = self._scaler.scale(current_cs, cs, current_name, update_name, pods, claims)
+        except Exception as err:
+            self._log.warning("%s: scaling failed: %s", cs.key, err)
+            scale_error = err
+        if not scaling and scale_error is None:
+            try:
+                delay = self._updater.update(cs, current, update, revisions, pods)
+            except Exception as err:
+                self._log.warning("%s: updating failed: %s", cs.key, err)
+                update_error = err
+                if isinstance(err, UpdateError):
+                    self.pod_control.record(cs.obj, "Warning", "FailedUpdate", str(err))
+
+        status = calculate_status(cs, pods, current_name, update_name, collision_count)
+        set_condition(status, FAILED_SCALE, scale_error)
+        set_condition(status, FAILED_UPDATE, update_error)
+        self.status_updater.update_status(cs.obj, status)
+        self._truncate_pods_to_delete(cs, pods)
+        limit = cs.revision_history_limit
+        self.pod_control.truncate_history(
+            revisions,
+            pods,
+            current,
+            update,
+            DEFAULT_HISTORY_LIMIT if limit is None else int(limit),
+        )
+        if scale_error is not None:
+            raise scale_error
+        if update_error is not None:
+            raise update_error
+        delay = _min_positive(delay, self._min_ready_requeue(cs, pods))
+        return Result(requeue_after=delay) if delay > 0 else None
+
+    def report_invalid(self, cs: Obj, err: SpecError) -> None:
+        """An invalid spec: a Warning event and a ``FailedScale`` condition (status written
+        when it changed), nothing else."""
+        self._log.warning("%s: invalid spec: %s", meta.key(cs), err)
+        self.pod_control.record(cs, "Warning", "InvalidSpec", str(err))
+        self.status_updater.update_status(cs, invalid_spec_status(cs, str(err)))
+
+    def _truncate_pods_to_delete(self, cs: CloneSetView, pods: Sequence[Obj]) -> None:
+        listed = cs.pods_to_delete
+        if not listed:
+            return
+        names = {meta.name(p) for p in pods}
+        kept = [n for n in listed if n in names]
+        if len(kept) != len(listed):
+            self.pod_control.truncate_pods_to_delete(cs, kept)
+
+    @staticmethod
+    def _min_ready_requeue(cs: CloneSetView, pods: Sequence[Obj]) -> float:
+        min_ready = cs.min_ready_seconds
+        if min_ready <= 0:
+            return 0.0
+        delay = 0.0
+        for pod in pods:
+            available, left = is_available(pod, min_ready)
+            if not available and left is not None:
+                delay = _min_positive(delay, left + _AVAILABLE_SLACK)
+        return delay
+
+
+def _min_positive(a: float, b: float) -> float:
+    if a <= 0:
+        return b
+    if b <= 0:
+        return a
+    return min(a, b)
