@@ -10,7 +10,9 @@ every object, so each distinct string is checked once. :func:`regex_error` and
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final
 
@@ -28,6 +30,7 @@ __all__ = [
     "dns1123_subdomain_errors",
     "label_value_errors",
     "max_len_error",
+    "no_new_finalizers_message",
     "qualified_name_errors",
     "regex_error",
 ]
@@ -170,3 +173,13 @@ def label_value_errors(value: str) -> tuple[str, ...]:
     if not _LABEL_VALUE_RE.fullmatch(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return tuple(errs)
+
+
+def no_new_finalizers_message(added: Iterable[str]) -> str:
+    """kube-apiserver's cause message when an update adds finalizers to an object that is
+    being deleted (``ValidateObjectMetaUpdate``): the new ones sorted, as Go's ``%#v``."""
+    quoted = ", ".join(json.dumps(name) for name in sorted(added))
+    return (
+        "Forbidden: no new finalizers can be added if the object is being deleted, "
+        f"found new finalizers []string{{{quoted}}}"
+    )

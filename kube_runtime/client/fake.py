@@ -81,7 +81,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, NoReturn, Self, TypeVar, overload
+from typing import Any, Final, NoReturn, Self, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -124,7 +124,11 @@ from kube_runtime.selectors import (
     parse_label_selector,
     unsupported_field_label,
 )
-from kube_runtime.validation import dns1123_label_errors, dns1123_subdomain_errors
+from kube_runtime.validation import (
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    no_new_finalizers_message,
+)
 
 __all__ = [
     "STALE_MESSAGE",
@@ -495,6 +499,27 @@ class _State:
         self.faults = FaultQueue()
         self.interceptor = interceptor
         self.clock = clock
+
+
+_EMPTY_METADATA_OMITTED: Final = ("labels", "annotations", "finalizers", "ownerReferences")
+_EMPTY_OMITTED: Final[dict[str, tuple[str, ...]]] = {
+    "ConfigMap": ("data", "binaryData"),
+    "Secret": ("data", "stringData"),
+}
+
+
+def _drop_empty_collections(kind: str, obj: Obj) -> None:
+    """Drop empty maps and lists of omitempty fields, as the server's Go encoding of a
+    built-in kind does (``labels: {}`` is not stored)."""
+    for parent, names in (
+        (obj.get("metadata"), _EMPTY_METADATA_OMITTED),
+        (obj, _EMPTY_OMITTED.get(kind, ())),
+    ):
+        if isinstance(parent, dict):
+            for name in names:
+                value = parent.get(name, 0)
+                if isinstance(value, (dict, list)) and not value:
+                    del parent[name]
 
 
 class FakeClient:
@@ -1006,15 +1031,16 @@ class FakeClient:
         ns = self._namespace(info, namespace, "delete_all_of")
         self._check_propagation(propagation_policy)
         with self._s.lock:
+            # The server answers the list taken before deleting (no deletion marks), at its
+            # resourceVersion; its items carry no apiVersion/kind.
+            rv = str(self._s.rv)
             items = []
             for obj in self._select(info, ns or None, label_selector, field_selector, None):
                 meta = obj["metadata"]
-                final, _ = self._delete(
-                    info, meta.get("namespace", ""), meta["name"], None, None, dry_run
+                items.append(
+                    {k: copy.deepcopy(v) for k, v in obj.items() if k not in ("apiVersion", "kind")}
                 )
-                # The server's deletecollection items carry no apiVersion/kind.
-                items.append({k: v for k, v in final.items() if k not in ("apiVersion", "kind")})
-            rv = str(self._s.rv)
+                self._delete(info, meta.get("namespace", ""), meta["name"], None, None, dry_run)
         return {
             "apiVersion": info.resource.api_version,
             "kind": info.resource.list_kind,
@@ -1269,10 +1295,12 @@ class FakeClient:
                 body.pop("status", None)
             else:
                 body["status"] = dict(initial)
+        if not info.custom:
+            _drop_empty_collections(info.resource.kind, body)
         if (ns, name) in bucket:
             raise already_exists(info.resource, name)
         if dry_run:
-            meta["resourceVersion"] = ""
+            meta.pop("resourceVersion", None)  # "" is omitted on the wire
             return body
         meta["resourceVersion"] = self._next_rv()
         bucket[(ns, name)] = body
@@ -1363,6 +1391,8 @@ class FakeClient:
         old_meta = current["metadata"]
         meta = new["metadata"]
         meta["resourceVersion"] = old_meta["resourceVersion"]
+        if not info.custom:
+            _drop_empty_collections(info.resource.kind, new)
         if info.generation and _spec_changed(current, new):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if old_meta.get("deletionTimestamp"):
@@ -1375,8 +1405,7 @@ class FakeClient:
                         (
                             "metadata.finalizers",
                             "FieldValueForbidden",
-                            "Forbidden: no new finalizers can be added if the object is being "
-                            "deleted",
+                            no_new_finalizers_message(added),
                         )
                     ],
                 )

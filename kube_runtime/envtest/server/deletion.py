@@ -160,9 +160,10 @@ class Deletion:
     def deletecollection(self, request: Request, route: Route) -> Response:
         matches = matcher(request, route)
         opts = delete_options(request)
-        deleted = self.store.delete_collection(route.info, route.namespace, matches, opts)
+        listed, deleted = self.store.delete_collection(route.info, route.namespace, matches, opts)
         if not opts.dry_run:
             for s in deleted:
                 self.after_write("delete", route.info, s.obj)
-        metadata = {"resourceVersion": str(self.store.resource_version)}
-        return list_response(route, metadata, deleted)
+        # As kube-apiserver: the list taken before deleting, at its resourceVersion.
+        metadata = {"resourceVersion": str(listed.rv)}
+        return list_response(route, metadata, listed.items)

@@ -157,10 +157,30 @@ def _drop_zeros(obj: Obj, tree: _Tree) -> None:
                 _drop_zeros(child, node)
 
 
+# Map and list fields tagged omitempty that are often sent empty: Go omits an empty one.
+EMPTY_METADATA_OMITTED: Final = ("labels", "annotations", "finalizers", "ownerReferences")
+EMPTY_OMITTED: Final[dict[tuple[str, str], tuple[str, ...]]] = {
+    ("", "ConfigMap"): ("data", "binaryData"),
+    ("", "Secret"): ("data", "stringData"),
+}
+
+
+def _drop_empty(parent: object, names: Iterable[str]) -> None:
+    if isinstance(parent, dict):
+        for name in names:
+            value = parent.get(name, 0)
+            if isinstance(value, (dict, list)) and not value:
+                del parent[name]
+
+
 def normalize(group: str, kind: str, obj: Obj) -> None:
-    """Drop the zero-valued omitempty scalars of ``obj`` and write the always-written scalars
-    (in place), as kube-apiserver's encoding of the kind would. Other kinds, and
-    custom resources, are left alone."""
+    """Drop the zero-valued omitempty scalars of ``obj`` (and empty omitempty maps and lists:
+    metadata labels, annotations, finalizers, owner references; a ConfigMap's or Secret's
+    data) and write the always-written scalars (in place), as kube-apiserver's encoding of
+    a built-in kind would. Call it for built-in kinds only: custom resources are stored as
+    sent."""
+    _drop_empty(obj.get("metadata"), EMPTY_METADATA_OMITTED)
+    _drop_empty(obj, EMPTY_OMITTED.get((group, kind), ()))
     tree = _OMITTED.get((group, kind))
     if tree is not None:
         _drop_zeros(obj, tree)

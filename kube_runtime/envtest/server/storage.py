@@ -45,6 +45,7 @@ import orjson
 from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
+from kube_runtime.validation import no_new_finalizers_message
 
 Obj = dict[str, Any]
 
@@ -528,7 +529,7 @@ class Store:
             if fields is not None:
                 fields(None, obj)
             if dry_run:
-                meta["resourceVersion"] = ""
+                meta.pop("resourceVersion", None)  # "" is omitted on the wire
                 return Stored(obj)
             return self._commit(info, key, ADDED, obj, None)
 
@@ -637,7 +638,7 @@ class Store:
                         errors.Cause(
                             "metadata.finalizers",
                             "FieldValueForbidden",
-                            "Forbidden: no new finalizers can be added if the object is being deleted",
+                            no_new_finalizers_message(added),
                         )
                     ],
                 )
@@ -805,21 +806,23 @@ class Store:
         namespace: str | None,
         matches: Matcher | None,
         opts: DeleteOptions | None = None,
-    ) -> builtins.list[Stored]:
+    ) -> tuple[ListResult, builtins.list[Stored]]:
+        """Delete every match; returns the list as taken before deleting (what
+        kube-apiserver answers: items without their deletion marks) and the delete results."""
         with self.lock:
-            items = self.list(info, namespace, matches).items
+            listed = self.list(info, namespace, matches)
             out = []
-            for stored in items:
+            for stored in listed.items:
                 try:
-                    out.append(
-                        self.delete(info, stored.meta.get("namespace"), stored.meta["name"], opts)[
-                            0
-                        ]
+                    result, _ = self.delete(
+                        info, stored.meta.get("namespace"), stored.meta["name"], opts
                     )
                 except ApiError as e:
                     if e.code != 404:
                         raise
-            return out
+                    continue
+                out.append(result)
+            return listed, out
 
     # --------------------------------------------------------------- helpers
 
