@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kube_runtime.client.errors import is_invalid, is_not_found
+from kube_runtime.client.interfaces import PatchType
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
 
@@ -60,7 +61,8 @@ Filter = Callable[[Obj], bool]
 
 
 class Patcher(Protocol):
-    """What the manager needs of a client: :meth:`kube_runtime.client.Client.patch`."""
+    """What the manager needs of a client: ``patch``, as every
+    :class:`~kube_runtime.client.interfaces.Writer` has it."""
 
     def patch(
         self,
@@ -69,7 +71,7 @@ class Patcher(Protocol):
         patch: Any,
         *,
         namespace: str | None = None,
-        patch_type: str = "merge",
+        patch_type: PatchType = "merge",
     ) -> dict[str, Any]: ...
 
 

@@ -35,7 +35,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from kube_runtime.client.errors import (
     ApiConnectionError,
@@ -65,6 +65,17 @@ SPAM_BURST = 25
 SPAM_QPS = 1.0 / 300.0
 
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+@runtime_checkable
+class Recorder(Protocol):
+    """What a reconciler needs to record events: :class:`EventRecorder` (from
+    ``manager.get_event_recorder(component)``) or a test double that keeps them in a list."""
+
+    def event(self, obj: Any, type: str, reason: str, message: str) -> None:
+        """Record an event of ``type`` (``Normal`` / ``Warning``) about ``obj`` (a dict or a
+        resource model); never raises, never blocks on the API."""
+        ...
 
 
 def _format_time(epoch_seconds: float) -> str:

@@ -97,11 +97,14 @@ from controllers.statefulset.utils import (
     pod_update_policy,
     priority_strategy,
     replica_ordinals,
+    set_key,
     start_ordinal,
     storage_matches,
     unordered_update,
 )
+from kube_runtime import meta
 from kube_runtime.client.errors import is_not_found
+from kube_runtime.client.interfaces import Client
 from kube_runtime.selectors import label_selector_from_dict
 from kube_runtime.workloads.inplace import (
     InPlaceControl,
@@ -211,15 +214,6 @@ def compute_status(
     return counts
 
 
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
-
-
-def _key(sts: Mapping[str, Any]) -> str:
-    meta = sts.get("metadata") or {}
-    return f"{meta.get('namespace')}/{meta.get('name')}"
-
-
 class _StepError(Exception):
     """Several pods failed in one Parallel batch."""
 
@@ -268,17 +262,17 @@ class _Pass:
         self.pods_api = control.pod_control
         self.sts = sts
         self.now = now
+        self.log = control.log
         self.enhanced = is_enhanced(sts)
-        meta = sts.get("metadata") or {}
         self.teardown = (
-            bool(meta.get("deletionTimestamp"))
+            meta.is_deleting(sts)
             and ordered_teardown(sts)
-            and ORDERED_TEARDOWN_FINALIZER in (meta.get("finalizers") or ())
+            and ORDERED_TEARDOWN_FINALIZER in meta.finalizers(sts)
         )
         self.update_revision = update
-        self.revisions = {_name(r): r for r in revisions}
-        self.current_name = _name(current)
-        self.update_name = _name(update)
+        self.revisions = {meta.name(r): r for r in revisions}
+        self.current_name = meta.name(current)
+        self.update_name = meta.name(update)
         self.min_ready = min_ready_seconds(sts)
         self.delays: list[float] = []
         """Seconds until in-place grace periods end."""
@@ -288,7 +282,7 @@ class _Pass:
         self.current_set = apply_revision(sts, current)
         self.update_set = apply_revision(sts, update)
         self.status: Obj = {
-            "observedGeneration": int((sts.get("metadata") or {}).get("generation") or 0),
+            "observedGeneration": meta.generation(sts),
             "currentRevision": self.current_name,
             "updateRevision": self.update_name,
             "collisionCount": collision_count,
@@ -322,7 +316,7 @@ class _Pass:
         ``isCurrentRevisionNeeded``)."""
         sts = self.sts
         current_needed: bool | None = None
-        strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
+        strategy = meta.spec(sts).get("updateStrategy") or {}
         if unordered_update(sts) and strategy.get("type", "RollingUpdate") == "RollingUpdate":
             not_updated = sum(
                 1
@@ -357,7 +351,7 @@ class _Pass:
 
     def run(self) -> None:
         sts = self.sts
-        if (sts.get("metadata") or {}).get("deletionTimestamp") and not self.teardown:
+        if meta.is_deleting(sts) and not self.teardown:
             return
         if self.enhanced:
             self.refresh_in_place()
@@ -368,11 +362,11 @@ class _Pass:
         if _run_for_all(len(self.condemned), self.process_condemned, self.monotonic):
             return
         self.refresh_status()
-        strategy = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("type")
+        strategy = (meta.spec(sts).get("updateStrategy") or {}).get("type")
         if strategy == "OnDelete" or self.teardown:
             return
         if paused(sts):
-            log.debug("%s: rolling update paused", _key(sts))
+            self.log.debug("%s: rolling update paused", set_key(sts))
             return
         self.rolling_update()
 
@@ -403,13 +397,15 @@ class _Pass:
                     sts,
                     "Warning",
                     "RecreatingFailedPod" if is_failed(pod) else "RecreatingTerminatedPod",
-                    f"StatefulSet {_key(sts)} is recreating {what} Pod {_name(pod)}",
+                    f"StatefulSet {set_key(sts)} is recreating {what} Pod {meta.name(pod)}",
                 )
                 api.delete_pod(sts, pod)
             return True  # recreated on a later pass, once the old pod is gone
         if not is_created(pod):
             if api.pod_claim_is_stale(sts, pod):
-                log.info("%s: a claim of pod %s is stale, waiting", _key(sts), _name(pod))
+                self.log.info(
+                    "%s: a claim of pod %s is stale, waiting", set_key(sts), meta.name(pod)
+                )
                 return True
             try:
                 api.create_pod(sts, pod)
@@ -422,13 +418,17 @@ class _Pass:
             api.create_missing_claims(sts, pod)
         if self.monotonic:
             if is_terminating(pod):
-                log.debug("%s: waiting for pod %s to terminate", _key(sts), _name(pod))
+                self.log.debug("%s: waiting for pod %s to terminate", set_key(sts), meta.name(pod))
                 return True
             if not is_running_and_ready(pod):
-                log.debug("%s: waiting for pod %s to be Running and Ready", _key(sts), _name(pod))
+                self.log.debug(
+                    "%s: waiting for pod %s to be Running and Ready", set_key(sts), meta.name(pod)
+                )
                 return True
             if not is_running_and_available(pod, self.min_ready, self.now):
-                log.debug("%s: waiting for pod %s to be available", _key(sts), _name(pod))
+                self.log.debug(
+                    "%s: waiting for pod %s to be available", set_key(sts), meta.name(pod)
+                )
                 return True
         if not is_created(pod):
             return False  # just created (Parallel): nothing to repair yet
@@ -452,8 +452,10 @@ class _Pass:
     def process_condemned(self, i: int) -> bool:
         pod, sts = self.condemned[i], self.sts
         if is_terminating(pod):
-            log.debug(
-                "%s: waiting for pod %s to terminate before scale down", _key(sts), _name(pod)
+            self.log.debug(
+                "%s: waiting for pod %s to terminate before scale down",
+                set_key(sts),
+                meta.name(pod),
             )
             return self.monotonic
         if (
@@ -461,13 +463,13 @@ class _Pass:
             and pod is not self.first_unhealthy
             and not is_running_and_available(pod, self.min_ready, self.now)
         ):
-            log.debug(
+            self.log.debug(
                 "%s: waiting for pod %s before scale down",
-                _key(sts),
-                _name(self.first_unhealthy or pod),
+                set_key(sts),
+                meta.name(self.first_unhealthy or pod),
             )
             return True
-        log.info("%s: deleting pod %s for scale down", _key(sts), _name(pod))
+        self.log.info("%s: deleting pod %s for scale down", set_key(sts), meta.name(pod))
         self.pods_api.delete_pod(sts, pod)
         return True
 
@@ -486,9 +488,9 @@ class _Pass:
                     unavailable_old += 1
         self.rollout_checked = True
         if unavailable >= budget and unavailable_old == 0:
-            log.debug(
+            self.log.debug(
                 "%s: %d unavailable pods, maxUnavailable %d: waiting",
-                _key(sts),
+                set_key(sts),
                 unavailable,
                 budget,
             )
@@ -511,7 +513,7 @@ class _Pass:
                 self._update_target(pod)
         except _InPlaceRefused as refused:
             message = str(refused)
-            log.warning("%s: %s", _key(sts), message)
+            self.log.warning("%s: %s", set_key(sts), message)
             self.failures[FAILED_UPDATE_POD] = ("InPlaceOnly", message)
             self.pods_api.record(sts, "Warning", FAILED_UPDATE_POD, message)
 
@@ -561,7 +563,7 @@ class _Pass:
                     self.revisions.get(pod_revision(pod)), self.update_revision
                 )
                 if spec is not None:
-                    log.info("%s: updating pod %s in place", _key(sts), _name(pod))
+                    self.log.info("%s: updating pod %s in place", set_key(sts), meta.name(pod))
                     delay = self.control.in_place.update(
                         pod, spec, grace_seconds=grace_period_seconds(sts)
                     )
@@ -571,7 +573,7 @@ class _Pass:
                         sts,
                         "Normal",
                         "SuccessfulUpdatePodInPlace",
-                        f"successfully update pod {_name(pod)} in-place "
+                        f"successfully update pod {meta.name(pod)} in-place "
                         f"(revision {self.update_name})",
                     )
                     self.status["currentReplicas"] = (
@@ -580,7 +582,7 @@ class _Pass:
                     return
                 if policy == IN_PLACE_ONLY:
                     raise _InPlaceRefused(
-                        f"podUpdatePolicy InPlaceOnly: pod {_name(pod)} cannot be updated in "
+                        f"podUpdatePolicy InPlaceOnly: pod {meta.name(pod)} cannot be updated in "
                         f"place to revision {self.update_name} (only container images and "
                         "template labels/annotations may change); no pod is deleted"
                     )
@@ -593,7 +595,7 @@ class _Pass:
             raise
 
     def _delete_for_update(self, pod: Pod) -> None:
-        log.info("%s: deleting pod %s for update", _key(self.sts), _name(pod))
+        self.log.info("%s: deleting pod %s for update", set_key(self.sts), meta.name(pod))
         try:
             self.pods_api.delete_pod(self.sts, pod)
         except Exception as err:
@@ -640,13 +642,11 @@ class _Pass:
         status["updatedReadyReplicas"] = updated_ready
         status["updatedAvailableReplicas"] = updated_available
         try:
-            status["labelSelector"] = str(
-                label_selector_from_dict((sts.get("spec") or {}).get("selector"))
-            )
+            status["labelSelector"] = str(label_selector_from_dict(meta.spec(sts).get("selector")))
         except ValueError:
             pass
         status["volumeClaims"] = _volume_claims_status(sts, self.replicas, claims)
-        previous = sts.get("status") or {}
+        previous = meta.status(sts)
         create_failure = self.failures.get(FAILED_CREATE_POD)
         if create_failure is not None or not error:
             set_condition(status, previous, FAILED_CREATE_POD, create_failure, self.now)
@@ -662,7 +662,7 @@ class _InPlaceRefused(Exception):
 
 
 def _claim_matches(claim: Mapping[str, Any], template: Mapping[str, Any]) -> bool:
-    want, have = template.get("spec") or {}, claim.get("spec") or {}
+    want, have = meta.spec(template), meta.spec(claim)
     if (want.get("resources") or {}).get("requests") != (have.get("resources") or {}).get(
         "requests"
     ):
@@ -678,17 +678,17 @@ def _volume_claims_status(
 ) -> list[Obj]:
     """Per claim template: how many created replicas (and ready ones) have a claim whose
     requests, access modes and storage class match the template."""
-    templates = (sts.get("spec") or {}).get("volumeClaimTemplates") or ()
+    templates = meta.spec(sts).get("volumeClaimTemplates") or ()
     if not templates:
         return []
-    by_name = {_name(c): c for c in claims}
-    counts = {_name(t): [0, 0] for t in templates}
-    by_template = {_name(t): t for t in templates}
+    by_name = {meta.name(c): c for c in claims}
+    counts = {meta.name(t): [0, 0] for t in templates}
+    by_template = {meta.name(t): t for t in templates}
     for pod in replicas:
         if not is_created(pod):
             continue
         for template_name, claim in claims_for_pod(sts, pod).items():
-            current = by_name.get(_name(claim))
+            current = by_name.get(meta.name(claim))
             template = by_template.get(template_name)
             if current is None or template is None or not _claim_matches(current, template):
                 continue
@@ -716,16 +716,18 @@ class StatefulSetControl:
         self,
         pod_control: PodControl,
         status_updater: StatusUpdater,
-        history: Any,
+        history: Client,
         *,
         clock: Callable[[], datetime] | None = None,
         in_place: InPlaceControl | None = None,
+        logger: logging.Logger | None = None,
     ) -> None:
         self.pod_control = pod_control
         self.status_updater = status_updater
         self.history = history
+        self.log = logger if logger is not None else log
         self._clock = clock or (lambda: datetime.now(timezone.utc))
-        self.in_place = in_place if in_place is not None else InPlaceControl(history, clock)
+        self.in_place = in_place if in_place is not None else InPlaceControl(history, self._clock)
 
     def update(
         self,
@@ -761,7 +763,7 @@ class StatefulSetControl:
         except Exception as err:
             if error is None:
                 error = err
-        limit = (sts.get("spec") or {}).get("revisionHistoryLimit")
+        limit = meta.spec(sts).get("revisionHistoryLimit")
         limit = DEFAULT_REVISION_HISTORY_LIMIT if limit is None else int(limit)
         try:
             truncate_history(self.history, ordered, pods, current, update, limit)
@@ -770,9 +772,9 @@ class StatefulSetControl:
                 error = err
         if error is not None:
             raise error
-        log.debug(
+        self.log.debug(
             "%s: synced; revisions current=%s update=%s",
-            _key(sts),
+            set_key(sts),
             state.current_name,
             state.update_name,
         )

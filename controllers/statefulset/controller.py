@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import logging
 import pathlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from controllers.statefulset.control import StatefulSetControl
@@ -45,7 +45,9 @@ from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
 from kube_runtime.client.errors import is_not_found
+from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
+from kube_runtime.events import Recorder
 from kube_runtime.expectations import ResourceVersionExpectations, wait_result
 from kube_runtime.finalizers import add_finalizer, has_finalizer, remove_finalizer
 from kube_runtime.kinds import (
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from kube_runtime.manager import Manager
 
 __all__ = [
+    "COMPONENT",
     "CONTROLLER_NAME",
     "CRD_PATH",
     "ENHANCED_CONTROLLER_SUFFIX",
@@ -79,6 +82,7 @@ ENHANCED_CONTROLLER_SUFFIX = "-enhanced"
 """The enhanced kind's controller is named ``<name>-enhanced``."""
 CRD_PATH = pathlib.Path(__file__).with_name("crd.yaml")
 COMPONENT = "statefulset-controller"
+"""The event source of the controller (``manager.get_event_recorder(COMPONENT)``)."""
 EXPECTATIONS_RECHECK = 1.0
 """Seconds after which a sync held back by expectations looks again (the informer event
 that satisfies them normally wakes it first)."""
@@ -89,45 +93,62 @@ Obj = Mapping[str, Any]
 
 
 def _has_controller(obj: Obj) -> bool:
-    return any(
-        r.get("controller") is True
-        for r in (obj.get("metadata") or {}).get("ownerReferences") or ()
-    )
+    # Runs for every pod of an event or a claim: a plain loop, no accessor (see meta's cost).
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller") is True:
+            return True
+    return False
 
 
 class StatefulSetReconciler:
     """Reconciles StatefulSets of ``kind`` (apps/v1, or
-    :data:`~controllers.statefulset.utils.ENHANCED_STATEFULSET`): reads from
-    ``manager.cache``, writes to the API."""
+    :data:`~controllers.statefulset.utils.ENHANCED_STATEFULSET`).
 
-    def __init__(self, manager: Manager, kind: Kind = StatefulSet) -> None:
+    ``client`` reaches the API: every write, and the few reads that must not come from a
+    cache (the recheck before adopting, re-reads after a conflict). ``reader`` serves every
+    other read: the manager's cache-backed client (``manager.client``) in a running
+    controller, which must have the cache's ``controller-uid`` index
+    (:data:`~kube_runtime.cache.INDEX_CONTROLLER_UID`). ``recorder`` records the events on the
+    set; ``logger`` gets every record, each naming the set (``namespace/name``).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        reader: Reader,
+        recorder: Recorder,
+        *,
+        kind: Kind = StatefulSet,
+        logger: logging.Logger | None = None,
+    ) -> None:
         self.kind = kind
+        self.log = logger if logger is not None else log
         self._enhanced = kind == ENHANCED_STATEFULSET
-        self._cache = manager.cache
-        self._api = manager.api_reader
-        self._selectors: dict[tuple[Any, Any], LabelSelector | None] = {}
-        self._recorder = manager.get_event_recorder(COMPONENT)
-        self.pod_control = StatefulPodControl(self._api, self._recorder, reader=self._cache)
-        self.status_updater = ApiStatusUpdater(self._api)
+        self._client = client
+        self._reader = reader
+        self._recorder = recorder
+        self._selectors: dict[tuple[str, int], LabelSelector | None] = {}
+        self.pod_control = StatefulPodControl(client, recorder, reader=reader, logger=self.log)
+        self.status_updater = ApiStatusUpdater(client, logger=self.log)
         self.pod_writes = ResourceVersionExpectations()
         """Pods written by in-place updates: a sync waits until the cache shows them."""
         self.control = StatefulSetControl(
             self.pod_control,
             self.status_updater,
-            self._api,
-            in_place=InPlaceControl(self._api, on_write=self.pod_writes.expect),
+            client,
+            in_place=InPlaceControl(client, on_write=self.pod_writes.expect),
+            logger=self.log,
         )
 
     # --- event mapping ---------------------------------------------------------------------
 
     def sets_selecting(self, obj: Obj) -> list[Request]:
         """The sets of ``obj``'s namespace whose selector matches its labels."""
-        meta = obj.get("metadata") or {}
-        labels = meta.get("labels") or {}
+        labels = meta.labels(obj)
         if not labels:
             return []
         requests = []
-        for sts in self._cache.list(self.kind, meta.get("namespace")):
+        for sts in self._reader.list(self.kind, meta.namespace(obj))["items"]:
             selector = self._parsed_selector(sts)
             if selector is not None and not selector.matches_nothing() and selector.matches(labels):
                 requests.append(Request.for_object(sts))
@@ -136,14 +157,13 @@ class StatefulSetReconciler:
     def _parsed_selector(self, sts: Obj) -> LabelSelector | None:
         """``spec.selector`` parsed once per set generation (None when invalid): event
         handlers call this for every set of the namespace on every pod and PVC event."""
-        meta = sts.get("metadata") or {}
-        key = (meta.get("uid"), meta.get("generation"))
+        key = (meta.uid(sts), meta.generation(sts))
         cached = self._selectors.get(key, _UNPARSED)
         if cached is not _UNPARSED:
             return cached  # type: ignore[return-value]
         try:
             selector: LabelSelector | None = label_selector_from_dict(
-                (sts.get("spec") or {}).get("selector")
+                meta.spec(sts).get("selector")
             )
         except ValueError:
             selector = None
@@ -159,14 +179,11 @@ class StatefulSetReconciler:
         plus orphans its selector matches (by the label index). Claiming these is the same
         as claiming every pod of the namespace, as upstream does, since pods controlled by
         others are ignored, but costs O(the set's pods) instead of O(the namespace's)."""
-        uid = (sts.get("metadata") or {}).get("uid", "")
-        owned = self._cache.list(Pod, namespace, index=(INDEX_CONTROLLER_UID, uid))
-        orphans = [
-            p
-            for p in self._cache.list(Pod, namespace, label_selector=selector)
-            if not _has_controller(p)
-        ]
-        return owned + orphans
+        owned: list[dict[str, Any]] = self._reader.list(
+            Pod, namespace, index=(INDEX_CONTROLLER_UID, meta.uid(sts))
+        )["items"]
+        matching = self._reader.list(Pod, namespace, label_selector=str(selector))["items"]
+        return owned + [p for p in matching if not _has_controller(p)]
 
     def orphan_pod_requests(self, pod: Obj) -> Iterable[Request]:
         """An orphan pod wakes the sets that could adopt it."""
@@ -178,10 +195,10 @@ class StatefulSetReconciler:
         key = f"{request.namespace}/{request.name}"
         expectations = self.pod_control.expectations
         try:
-            sts = self._cache.get(self.kind, request.name, request.namespace)
+            sts = self._reader.get(self.kind, request.name, request.namespace)
         except Exception as err:
             if is_not_found(err):
-                log.debug("%s: StatefulSet has been deleted", key)
+                self.log.debug("%s: StatefulSet has been deleted", key)
                 expectations.delete_expectations(key)
                 return None
             raise
@@ -190,7 +207,12 @@ class StatefulSetReconciler:
         # recreated pod gets read it. The informer event for that write wakes us again.
         seen, waited = self.status_updater.written.is_satisfied(sts)
         wait = wait_result(
-            seen, waited, key=key, what="our last status write", recheck=EXPECTATIONS_RECHECK
+            seen,
+            waited,
+            key=key,
+            what="our last status write",
+            recheck=EXPECTATIONS_RECHECK,
+            logger=self.log,
         )
         if wait is not None:
             return wait
@@ -210,13 +232,14 @@ class StatefulSetReconciler:
             what=pending,
             recheck=EXPECTATIONS_RECHECK,
             on_timeout=lambda: expectations.delete_expectations(key),
+            logger=self.log,
         )
         if wait is not None:
             return wait
-        spec_selector = (sts.get("spec") or {}).get("selector")
-        can_adopt = recheck_controller(self._api, dict(sts))
+        spec_selector = meta.spec(sts).get("selector")
+        can_adopt = recheck_controller(self._client, dict(sts))
         revisions = self._adopt_orphan_revisions(sts, spec_selector, can_adopt)
-        manager = ControllerRefManager(self._api, dict(sts), selector, self.kind, can_adopt)
+        manager = ControllerRefManager(self._client, dict(sts), selector, self.kind, can_adopt)
         pods = manager.claim(all_pods, lambda pod: is_member_of(sts, pod))
         claims: list[dict[str, Any]] = []
         if self._enhanced:
@@ -225,7 +248,7 @@ class StatefulSetReconciler:
                 return wait
             if self._finish_teardown(sts, pods):
                 return None
-            claims = self._cache.list(PersistentVolumeClaim, namespace)
+            claims = self._reader.list(PersistentVolumeClaim, namespace)["items"]
         result = self.control.update(sts, revisions, pods, claims)
         if result.requeue_after is not None:
             return Result(requeue_after=result.requeue_after)
@@ -238,14 +261,13 @@ class StatefulSetReconciler:
         the set is gone meanwhile."""
         wanted = ordered_teardown(sts)
         present = has_finalizer(sts, ORDERED_TEARDOWN_FINALIZER)
-        deleting = bool((sts.get("metadata") or {}).get("deletionTimestamp"))
         try:
-            if wanted and not present and not deleting:
-                add_finalizer(self._api, dict(sts), ORDERED_TEARDOWN_FINALIZER)
-                log.info("%s: added finalizer %s", set_key(sts), ORDERED_TEARDOWN_FINALIZER)
+            if wanted and not present and not meta.is_deleting(sts):
+                add_finalizer(self._client, dict(sts), ORDERED_TEARDOWN_FINALIZER)
+                self.log.info("%s: added finalizer %s", set_key(sts), ORDERED_TEARDOWN_FINALIZER)
             elif present and not wanted:
-                remove_finalizer(self._api, dict(sts), ORDERED_TEARDOWN_FINALIZER)
-                log.info("%s: opted out of ordered teardown", set_key(sts))
+                remove_finalizer(self._client, dict(sts), ORDERED_TEARDOWN_FINALIZER)
+                self.log.info("%s: opted out of ordered teardown", set_key(sts))
         except Exception as err:
             if is_not_found(err):
                 return False
@@ -265,6 +287,7 @@ class StatefulSetReconciler:
                 what=f"pod {meta.name(pod)}",
                 recheck=EXPECTATIONS_RECHECK,
                 on_timeout=functools.partial(self.pod_writes.delete, pod),
+                logger=self.log,
             )
             if wait is not None:
                 return wait
@@ -272,23 +295,22 @@ class StatefulSetReconciler:
 
     def _finish_teardown(self, sts: Obj, pods: list[dict[str, Any]]) -> bool:
         """A set being deleted with no pod left loses its finalizer (True: done)."""
-        meta = sts.get("metadata") or {}
-        if not meta.get("deletionTimestamp") or pods:
+        if not meta.is_deleting(sts) or pods:
             return False
         if not has_finalizer(sts, ORDERED_TEARDOWN_FINALIZER):
             return False
         try:
-            remove_finalizer(self._api, dict(sts), ORDERED_TEARDOWN_FINALIZER)
+            remove_finalizer(self._client, dict(sts), ORDERED_TEARDOWN_FINALIZER)
         except Exception as err:
             if not is_not_found(err):
                 raise
-        log.info("%s: ordered teardown done, finalizer removed", set_key(sts))
+        self.log.info("%s: ordered teardown done, finalizer removed", set_key(sts))
         self.pod_control.expectations.delete_expectations(set_key(sts))
         return True
 
     def _selector(self, sts: Obj) -> LabelSelector | None:
         """The parsed selector, or None after a Warning event (a user error: no retry)."""
-        raw = (sts.get("spec") or {}).get("selector")
+        raw = meta.spec(sts).get("selector")
         try:
             selector = label_selector_from_dict(raw)
         except ValueError as err:
@@ -297,32 +319,32 @@ class StatefulSetReconciler:
             if not selector.matches_nothing() and raw:
                 return selector
             message = f"selector {raw!r} selects nothing or everything"
-        log.warning("%s: %s", set_key(sts), message)
+        self.log.warning("%s: %s", set_key(sts), message)
         self._recorder.event(sts, "Warning", "InvalidSelector", message)
         return None
 
     def _adopt_orphan_revisions(
-        self, sts: Obj, selector: Any, can_adopt: Any
+        self, sts: Obj, selector: Mapping[str, Any] | None, can_adopt: Callable[[], None]
     ) -> list[dict[str, Any]]:
-        revisions = list_revisions(self._cache, sts, selector)
+        revisions = list_revisions(self._reader, sts, selector)
         orphans = [r for r in revisions if not _has_controller(r)]
         if not orphans:
             return revisions
-        manager = ControllerRefManager(self._api, dict(sts), selector, self.kind, can_adopt)
+        manager = ControllerRefManager(self._client, dict(sts), selector, self.kind, can_adopt)
         adopted = manager.claim(orphans)
         return [r for r in revisions if _has_controller(r)] + adopted
 
 
-def install_crd(client: Any, *, timeout: float = 30.0) -> None:
-    """Create the enhanced StatefulSet CRD from ``crd.yaml`` unless it exists; wait until it is Established
-    (TimeoutError otherwise)."""
+def install_crd(client: Client, *, timeout: float = 30.0) -> None:
+    """Create the enhanced StatefulSet CRD from ``crd.yaml`` unless it exists; wait until it
+    is Established (TimeoutError otherwise)."""
     crds.install_crd(client, CRD_PATH, timeout=timeout)
 
 
 _install_crd = install_crd
 
 
-def _served(client: Any, kind: Kind) -> bool:
+def _served(client: Client, kind: Kind) -> bool:
     """Whether the API server serves ``kind`` (discovery through the client's mapper)."""
     mapper = getattr(client, "mapper", None)
     if mapper is None:
@@ -335,7 +357,13 @@ def _served(client: Any, kind: Kind) -> bool:
 
 
 def _register(manager: Manager, kind: Kind, name: str, workers: int) -> Controller:
-    reconciler = StatefulSetReconciler(manager, kind)
+    reconciler = StatefulSetReconciler(
+        manager.api_reader,
+        manager.client,
+        manager.get_event_recorder(COMPONENT),
+        kind=kind,
+        logger=log,
+    )
     return (
         Builder(manager)
         .named(name)

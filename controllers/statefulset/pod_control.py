@@ -21,11 +21,15 @@ from typing import Any
 
 from controllers.statefulset.utils import (
     identity_matches,
+    set_key,
     storage_matches,
     update_identity,
     update_storage,
 )
+from kube_runtime import meta
 from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
+from kube_runtime.client.interfaces import Client, Reader
+from kube_runtime.events import Recorder
 from kube_runtime.expectations import ScaleAction, ScaleExpectations
 from kube_runtime.kinds import PersistentVolumeClaim, Pod
 from kube_runtime.retry import retry_on_conflict
@@ -45,16 +49,9 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 
-def set_key(sts: Mapping[str, Any]) -> str:
-    """``namespace/name`` of the set (the expectations key)."""
-    meta = sts.get("metadata") or {}
-    return f"{meta.get('namespace')}/{meta.get('name')}"
-
-
 def deletion_token(pod: Mapping[str, Any]) -> str:
     """How a pending deletion is named in the expectations: ``<name>/<uid>``."""
-    meta = pod.get("metadata") or {}
-    return f"{meta.get('name')}/{meta.get('uid')}"
+    return f"{meta.name(pod)}/{meta.uid(pod)}"
 
 
 def observe_pods(
@@ -66,7 +63,7 @@ def observe_pods(
     pending = expectations.get_expectations(key)
     if not pending:
         return
-    by_name = {str((p.get("metadata") or {}).get("name")): p for p in pods}
+    by_name = {meta.name(p): p for p in pods}
     for name in pending.get(ScaleAction.CREATE, ()):
         if name in by_name:
             expectations.observe_scale(key, ScaleAction.CREATE, name)
@@ -80,21 +77,23 @@ def observe_pods(
 class StatefulPodControl:
     """The :class:`~controllers.statefulset.control.PodControl` of a running controller.
 
-    ``client`` writes (the API), ``reader`` reads claims (the cache; default ``client``),
-    ``recorder`` has ``event(obj, type, reason, message)``.
+    ``client`` writes to the API (and re-reads a pod after a conflict); ``reader`` reads
+    claims (a cache; default ``client``); ``recorder`` records the events on the set.
     """
 
     def __init__(
         self,
-        client: Any,
-        recorder: Any,
+        client: Client,
+        recorder: Recorder,
         *,
-        reader: Any = None,
+        reader: Reader | None = None,
         expectations: ScaleExpectations | None = None,
+        logger: logging.Logger | None = None,
     ) -> None:
         self._client = client
-        self._reader = reader if reader is not None else client
+        self._reader: Reader = reader if reader is not None else client
         self._recorder = recorder
+        self.log = logger if logger is not None else log
         self.expectations = expectations if expectations is not None else ScaleExpectations()
 
     # --- events ----------------------------------------------------------------------------
@@ -105,8 +104,7 @@ class StatefulPodControl:
     def _pod_event(
         self, verb: str, sts: Mapping[str, Any], pod: Mapping[str, Any], err: BaseException | None
     ) -> None:
-        pod_name = (pod.get("metadata") or {}).get("name")
-        set_name = (sts.get("metadata") or {}).get("name")
+        pod_name, set_name = meta.name(pod), meta.name(sts)
         if err is None:
             message = f"{verb} Pod {pod_name} in StatefulSet {set_name} successful"
             self.record(sts, "Normal", f"Successful{verb.title()}", message)
@@ -119,31 +117,30 @@ class StatefulPodControl:
     def create_missing_claims(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> None:
         """Create the pod's claims that do not exist (error: one is being deleted)."""
         created = create_missing_claims(self._client, sts, pod, reader=self._reader)
-        pod_name = (pod.get("metadata") or {}).get("name")
-        set_name = (sts.get("metadata") or {}).get("name")
+        pod_name, set_name = meta.name(pod), meta.name(sts)
         for claim in created:
-            claim_name = (claim.get("metadata") or {}).get("name")
             self.record(
                 sts,
                 "Normal",
                 "SuccessfulCreate",
-                f"create Claim {claim_name} for Pod {pod_name} in StatefulSet {set_name} success",
+                f"create Claim {meta.name(claim)} for Pod {pod_name} in StatefulSet {set_name} "
+                "success",
             )
+
+    def _current_claims(
+        self, sts: Mapping[str, Any], pod: Mapping[str, Any]
+    ) -> Iterable[Mapping[str, Any]]:
+        """The pod's claims as the reader has them (missing ones skipped)."""
+        for claim in claims_for_pod(sts, pod).values():
+            try:
+                yield self._reader.get(PersistentVolumeClaim, meta.name(claim), meta.namespace(sts))
+            except Exception as err:
+                if not is_not_found(err):
+                    raise
 
     def claims_match_retention_policy(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
         """Whether every existing claim of the pod has the owners the policy asks for."""
-        namespace = (sts.get("metadata") or {}).get("namespace")
-        for claim in claims_for_pod(sts, pod).values():
-            name = claim["metadata"]["name"]
-            try:
-                current = self._reader.get(PersistentVolumeClaim, name, namespace)
-            except Exception as err:
-                if is_not_found(err):
-                    continue
-                raise
-            if not claim_owner_up_to_date(current, sts, pod):
-                return False
-        return True
+        return all(claim_owner_up_to_date(c, sts, pod) for c in self._current_claims(sts, pod))
 
     def update_claims_for_retention_policy(
         self, sts: Mapping[str, Any], pod: Mapping[str, Any]
@@ -153,19 +150,7 @@ class StatefulPodControl:
     def pod_claim_is_stale(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
         """A claim of the pod references a pod of its name with another UID (an old pod the
         garbage collector has not finished with)."""
-        namespace = (sts.get("metadata") or {}).get("namespace")
-        for claim in claims_for_pod(sts, pod).values():
-            try:
-                current = self._reader.get(
-                    PersistentVolumeClaim, claim["metadata"]["name"], namespace
-                )
-            except Exception as err:
-                if is_not_found(err):
-                    continue
-                raise
-            if has_stale_owner_ref(current, pod, Pod):
-                return True
-        return False
+        return any(has_stale_owner_ref(c, pod, Pod) for c in self._current_claims(sts, pod))
 
     # --- pods ------------------------------------------------------------------------------
 
@@ -176,7 +161,7 @@ class StatefulPodControl:
         except Exception as err:
             self._pod_event("create", sts, pod, err)
             raise
-        key, name = set_key(sts), str(pod["metadata"]["name"])
+        key, name = set_key(sts), meta.name(pod)
         self.expectations.expect_scale(key, ScaleAction.CREATE, name)
         try:
             created = self._client.create(dict(pod))
@@ -194,15 +179,14 @@ class StatefulPodControl:
 
     def delete_pod(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> None:
         """Delete the pod (its UID as precondition); a pod already gone is not an error."""
-        meta = pod.get("metadata") or {}
-        key, token = set_key(sts), deletion_token(pod)
+        key, token, name = set_key(sts), deletion_token(pod), meta.name(pod)
         self.expectations.expect_scale(key, ScaleAction.DELETE, token)
         try:
-            self._client.delete(Pod, meta.get("name"), meta.get("namespace"), uid=meta.get("uid"))
+            self._client.delete(Pod, name, meta.namespace(pod), uid=meta.uid(pod) or None)
         except Exception as err:
             self.expectations.observe_scale(key, ScaleAction.DELETE, token)
             if is_not_found(err):
-                log.debug("%s: pod %s already gone", key, meta.get("name"))
+                self.log.debug("%s: pod %s already gone", key, name)
                 return
             self._pod_event("delete", sts, pod, err)
             raise
@@ -233,12 +217,12 @@ class StatefulPodControl:
                 self._client.update(current)
             except Exception as err:
                 if is_conflict(err):
-                    meta = current.get("metadata") or {}
+                    name = meta.name(current)
                     try:
-                        fresh = self._client.get(Pod, meta.get("name"), meta.get("namespace"))
+                        fresh = self._client.get(Pod, name, meta.namespace(current))
                         state["pod"] = copy.deepcopy(dict(fresh))
                     except Exception:
-                        log.debug("re-reading pod %s failed", meta.get("name"), exc_info=True)
+                        self.log.debug("re-reading pod %s failed", name, exc_info=True)
                 raise
 
         error: BaseException | None = None

@@ -16,7 +16,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
+from kube_runtime import meta
 from kube_runtime.client.errors import is_conflict
+from kube_runtime.client.interfaces import Client
 from kube_runtime.conditions import is_status_condition_true, set_status_condition
 from kube_runtime.expectations import ResourceVersionExpectations
 from kube_runtime.kinds import Kind, StatefulSet
@@ -76,7 +78,7 @@ class StatusUpdater(Protocol):
 def complete_rolling_update(sts: Mapping[str, Any], status: Obj) -> None:
     """Under RollingUpdate, once every replica is updated and ready, the update revision
     becomes the current one (in place on ``status``)."""
-    strategy = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("type", "RollingUpdate")
+    strategy = (meta.spec(sts).get("updateStrategy") or {}).get("type", "RollingUpdate")
     if (
         strategy == "RollingUpdate"
         and status.get("updatedReplicas") == status.get("replicas")
@@ -125,7 +127,7 @@ comparing it would make every sync rewrite an unchanged status."""
 def status_changed(sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     """Whether ``status`` differs from the set's recorded status (observedGeneration only
     counts when it moves forward, as upstream; see :data:`_COMPARED_WHEN_RECORDED`)."""
-    old = sts.get("status") or {}
+    old = meta.status(sts)
     if _value(status, "observedGeneration") > _value(old, "observedGeneration"):
         return True
     if any(
@@ -143,34 +145,39 @@ class ApiStatusUpdater:
     conflicted) and the write retried (``retry_on_conflict``). Fields of the status this
     controller does not compute (``conditions``) are kept."""
 
-    def __init__(self, client: Any, written: ResourceVersionExpectations | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        written: ResourceVersionExpectations | None = None,
+        *,
+        logger: logging.Logger | None = None,
+    ) -> None:
         self._client = client
+        self.log = logger if logger is not None else log
         self.written = written if written is not None else ResourceVersionExpectations()
         """The versions this updater wrote: a sync waits until the cache shows them."""
 
     def update_status(self, sts: Mapping[str, Any], status: Mapping[str, Any]) -> None:
-        meta = sts.get("metadata") or {}
-        name, namespace = meta.get("name"), meta.get("namespace")
+        name, namespace = meta.name(sts), meta.namespace(sts)
         state: dict[str, Mapping[str, Any]] = {"set": sts}
         kind = Kind.of(sts) if sts.get("apiVersion") and sts.get("kind") else StatefulSet
 
         def attempt() -> None:
             clone: Obj = copy.deepcopy(dict(state["set"]))
-            new_status = dict(clone.get("status") or {})
+            new_status = dict(meta.status(clone))
             new_status.update(status)
             clone["status"] = new_status
             try:
-                written = self._client.update_status(clone)
+                written = self._client.status().update(clone)
             except Exception as err:
                 if is_conflict(err):
                     state["set"] = self._fresh(name, namespace, kind)
                 raise
-            if isinstance(written, Mapping) and written.get("metadata"):
+            if meta.metadata(written):
                 self.written.expect(written)
 
         retry_on_conflict(attempt)
-        log.debug("updated status of StatefulSet %s/%s", namespace, name)
+        self.log.debug("updated status of StatefulSet %s/%s", namespace, name)
 
-    def _fresh(self, name: Any, namespace: Any, kind: Kind) -> Mapping[str, Any]:
-        fresh: Mapping[str, Any] = self._client.get(kind, name, namespace)
-        return fresh
+    def _fresh(self, name: str, namespace: str, kind: Kind) -> Mapping[str, Any]:
+        return self._client.get(kind, name, namespace)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from kube_runtime import meta
 from kube_runtime.kinds import Kind, StatefulSet
 from kube_runtime.workloads.intstr import scaled_value
 from kube_runtime.workloads.pods import (
@@ -60,6 +61,7 @@ __all__ = [
     "replica_count",
     "replica_ordinals",
     "reserved_ordinals",
+    "set_key",
     "start_ordinal",
     "storage_matches",
     "unordered_update",
@@ -84,12 +86,24 @@ IN_PLACE_IF_POSSIBLE = "InPlaceIfPossible"
 IN_PLACE_ONLY = "InPlaceOnly"
 
 
-def _spec(sts: Mapping[str, Any]) -> Mapping[str, Any]:
-    return sts.get("spec") or {}
+_NO_METADATA: Mapping[str, Any] = {}
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
+def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    # Only for the helpers that run for every pod on every sync (ordinal_of, is_member_of,
+    # identity_matches): a plain dict read. A kube_runtime.meta accessor costs about ten times
+    # as much (an isinstance check against the Mapping ABC under three calls), which adds
+    # 10-15 % to the sync of a converged set of 100 pods. Everything else uses kube_runtime.meta.
+    return obj.get("metadata") or _NO_METADATA
+
+
+def _pod_name(pod: Mapping[str, Any]) -> str:
+    return str(_metadata(pod).get("name") or "")
+
+
+def set_key(sts: Mapping[str, Any]) -> str:
+    """``namespace/name`` of the set (its expectations key and the prefix of its logs)."""
+    return f"{meta.namespace(sts)}/{meta.name(sts)}"
 
 
 def kind_of(sts: Mapping[str, Any]) -> Kind:
@@ -105,19 +119,20 @@ def is_enhanced(sts: Mapping[str, Any]) -> bool:
 def ordered_teardown(sts: Mapping[str, Any]) -> bool:
     """Whether deleting this set tears it down in order: an enhanced set not opted out by
     :data:`SKIP_ORDERED_TEARDOWN_ANNOTATION`."""
-    annotations = _meta(sts).get("annotations") or {}
-    return is_enhanced(sts) and annotations.get(SKIP_ORDERED_TEARDOWN_ANNOTATION) != "true"
+    return (
+        is_enhanced(sts) and meta.annotations(sts).get(SKIP_ORDERED_TEARDOWN_ANNOTATION) != "true"
+    )
 
 
 def replica_count(sts: Mapping[str, Any]) -> int:
     """``spec.replicas`` (the API defaults it to 1)."""
-    replicas = _spec(sts).get("replicas")
+    replicas = meta.spec(sts).get("replicas")
     return 1 if replicas is None else int(replicas)
 
 
 def start_ordinal(sts: Mapping[str, Any]) -> int:
     """``spec.ordinals.start``, default 0."""
-    return int((_spec(sts).get("ordinals") or {}).get("start") or 0)
+    return int((meta.spec(sts).get("ordinals") or {}).get("start") or 0)
 
 
 def end_ordinal(sts: Mapping[str, Any]) -> int:
@@ -129,7 +144,7 @@ def reserved_ordinals(sts: Mapping[str, Any]) -> frozenset[int]:
     """``spec.reserveOrdinals``: ints and ``"a-b"`` ranges (inclusive); ``ValueError`` for a
     malformed entry."""
     reserved: set[int] = set()
-    for entry in _spec(sts).get("reserveOrdinals") or ():
+    for entry in meta.spec(sts).get("reserveOrdinals") or ():
         if isinstance(entry, int):
             reserved.add(entry)
             continue
@@ -159,26 +174,26 @@ def replica_ordinals(sts: Mapping[str, Any]) -> list[int]:
 
 def pod_name(sts: Mapping[str, Any], ordinal: int) -> str:
     """``<set>-<ordinal>``."""
-    return f"{_meta(sts).get('name')}-{ordinal}"
+    return f"{meta.name(sts)}-{ordinal}"
 
 
 def ordinal_of(pod: Mapping[str, Any]) -> int:
     """The pod's ordinal from its name; -1 when it has none."""
-    return parse_ordinal(str(_meta(pod).get("name") or ""))[1]
+    return parse_ordinal(_pod_name(pod))[1]
 
 
 def is_member_of(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     """Whether the pod's name parses as ``<this set>-<ordinal>`` (the claim filter)."""
-    return parse_ordinal(str(_meta(pod).get("name") or ""))[0] == _meta(sts).get("name")
+    return parse_ordinal(_pod_name(pod))[0] == _metadata(sts).get("name")
 
 
 def allows_burst(sts: Mapping[str, Any]) -> bool:
     """``podManagementPolicy: Parallel``."""
-    return _spec(sts).get("podManagementPolicy") == "Parallel"
+    return meta.spec(sts).get("podManagementPolicy") == "Parallel"
 
 
 def _strategy(sts: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _spec(sts).get("updateStrategy") or {}
+    return meta.spec(sts).get("updateStrategy") or {}
 
 
 def partition(sts: Mapping[str, Any]) -> int:
@@ -222,7 +237,7 @@ def grace_period_seconds(sts: Mapping[str, Any]) -> int:
 
 def min_ready_seconds(sts: Mapping[str, Any]) -> float:
     """``spec.minReadySeconds`` (apps/v1), else ``rollingUpdate.minReadySeconds`` (Kruise)."""
-    return float(_spec(sts).get("minReadySeconds") or _rolling(sts).get("minReadySeconds") or 0)
+    return float(meta.spec(sts).get("minReadySeconds") or _rolling(sts).get("minReadySeconds") or 0)
 
 
 def max_unavailable(sts: Mapping[str, Any]) -> int:
@@ -252,13 +267,15 @@ def is_unavailable(
 
 def identity_matches(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     """Name ``<set>-<ordinal>``, the set's namespace, and the pod-name / pod-index labels."""
-    parent, ordinal = parse_ordinal(str(_meta(pod).get("name") or ""))
-    labels = _meta(pod).get("labels") or {}
+    pod_meta, set_meta = _metadata(pod), _metadata(sts)
+    name = pod_meta.get("name") or ""
+    parent, ordinal = parse_ordinal(name)
+    labels = pod_meta.get("labels") or {}
     return (
         ordinal >= 0
-        and parent == _meta(sts).get("name")
-        and _meta(pod).get("namespace") == _meta(sts).get("namespace")
-        and labels.get(POD_NAME_LABEL) == _meta(pod).get("name")
+        and parent == set_meta.get("name")
+        and pod_meta.get("namespace") == set_meta.get("namespace")
+        and labels.get(POD_NAME_LABEL) == name
         and labels.get(POD_INDEX_LABEL) == str(ordinal)
     )
 
@@ -266,19 +283,18 @@ def identity_matches(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
 def update_identity(sts: Mapping[str, Any], pod: Obj) -> None:
     """Give ``pod`` (a private copy) the set's namespace and the identity labels."""
     ordinal = ordinal_of(pod)
-    meta = pod.setdefault("metadata", {})
-    meta["name"] = pod_name(sts, ordinal)
-    meta["namespace"] = _meta(sts).get("namespace")
-    labels = meta.get("labels")
-    labels = dict(labels) if labels else {}
-    labels[POD_NAME_LABEL] = meta["name"]
+    pod_meta = pod.setdefault("metadata", {})
+    pod_meta["name"] = pod_name(sts, ordinal)
+    pod_meta["namespace"] = meta.namespace(sts) or None
+    labels = dict(meta.labels(pod))
+    labels[POD_NAME_LABEL] = pod_meta["name"]
     labels[POD_INDEX_LABEL] = str(ordinal)
-    meta["labels"] = labels
+    pod_meta["labels"] = labels
 
 
 def update_storage(sts: Mapping[str, Any], pod: Obj) -> None:
     """Point the pod's volumes at its per-ordinal claims (upstream ``updateStorage``)."""
-    if not _spec(sts).get("volumeClaimTemplates"):
+    if not meta.spec(sts).get("volumeClaimTemplates"):
         return
     pod.setdefault("spec", {})["volumes"] = pod_volumes_for(sts, pod)
 
@@ -286,8 +302,8 @@ def update_storage(sts: Mapping[str, Any], pod: Obj) -> None:
 def _init_identity(sts: Mapping[str, Any], pod: Obj) -> None:
     update_identity(sts, pod)
     spec = pod.setdefault("spec", {})
-    spec["hostname"] = _meta(pod)["name"]
-    service = _spec(sts).get("serviceName")
+    spec["hostname"] = meta.name(pod)
+    service = meta.spec(sts).get("serviceName")
     if service:
         spec["subdomain"] = service
 
@@ -295,19 +311,18 @@ def _init_identity(sts: Mapping[str, Any], pod: Obj) -> None:
 def new_stateful_set_pod(sts: Mapping[str, Any], ordinal: int) -> Obj:
     """The pod of ``sts``'s template at ``ordinal`` (not created): template labels,
     annotations and finalizers, the set as controller, identity and storage filled in."""
-    template = _spec(sts).get("template") or {}
-    tmeta = template.get("metadata") or {}
-    meta = _meta(sts)
+    template = meta.spec(sts).get("template") or {}
+    tmeta = meta.metadata(template)
     pod_meta: Obj = {
         "name": pod_name(sts, ordinal),
-        "namespace": meta.get("namespace"),
+        "namespace": meta.namespace(sts) or None,
         "labels": dict(tmeta.get("labels") or {}),
         "ownerReferences": [
             {
                 "apiVersion": str(sts.get("apiVersion") or StatefulSet.api_version),
                 "kind": str(sts.get("kind") or StatefulSet.kind),
-                "name": meta.get("name"),
-                "uid": meta.get("uid"),
+                "name": meta.name(sts) or None,
+                "uid": meta.uid(sts) or None,
                 "controller": True,
                 "blockOwnerDeletion": True,
             }
@@ -345,7 +360,7 @@ def new_versioned_pod(
     strategy = _strategy(current_set)
     rolling = strategy.get("rollingUpdate")
     start = start_ordinal(current_set)
-    current_replicas = int((current_set.get("status") or {}).get("currentReplicas") or 0)
+    current_replicas = int(meta.status(current_set).get("currentReplicas") or 0)
     # Go's precedence: (RollingUpdate type && no rollingUpdate && below current) || (rollingUpdate && below partition)
     use_current = (
         strategy.get("type", "RollingUpdate") == "RollingUpdate"

@@ -138,11 +138,14 @@ def claim_name(template: Mapping[str, Any], set_name: str, ordinal: int) -> str:
 def claims_for_pod(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Obj]:
     """The claims the pod implies, keyed by template name (upstream
     ``getPersistentVolumeClaims``; the ordinal comes from the pod's name)."""
+    templates = _templates(workload)
+    if not templates:
+        return {}
     _, ordinal = parse_ordinal(_name(pod))
     set_name = _name(workload)
     return {
         _name(t): _claim_from_template(t, claim_name(t, set_name, ordinal), workload, {})
-        for t in _templates(workload)
+        for t in templates
     }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from controllers.statefulset.controller import StatefulSetReconciler
@@ -24,10 +23,10 @@ class LaggingCache:
     def get(self, kind: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
         return self.api.get(kind, name, namespace)
 
-    def list(self, kind: Any, namespace: str | None = None, **_: Any) -> list[dict[str, Any]]:
+    def list(self, kind: Any, namespace: str | None = None, **_: Any) -> dict[str, Any]:
         if as_kind(kind).kind == "Pod" and self.frozen_pods is not None:
-            return list(self.frozen_pods)
-        return self.api.list(kind, namespace)["items"]
+            return {"items": list(self.frozen_pods)}
+        return self.api.list(kind, namespace)
 
 
 def reconciler(
@@ -37,10 +36,7 @@ def reconciler(
     api.create(sts)
     cache = LaggingCache(api)
     recorder = Recorder()
-    manager = SimpleNamespace(
-        cache=cache, api_reader=api, get_event_recorder=lambda _name: recorder
-    )
-    return StatefulSetReconciler(manager), api, cache, recorder  # type: ignore[arg-type]
+    return StatefulSetReconciler(api, cache, recorder), api, cache, recorder  # type: ignore[arg-type]
 
 
 def pod_writes(api: FakeApi, verb: str) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import itertools
 from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
 from typing import Any
 
 from controllers.statefulset.control import StatefulSetControl, SyncResult
@@ -83,6 +84,9 @@ class FakeApi:
         self.objects[key] = obj
         self.writes.append(("update", obj["kind"], meta["name"]))
         return copy.deepcopy(obj)
+
+    def status(self) -> Any:
+        return SimpleNamespace(update=self.update_status)
 
     def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
         meta = obj["metadata"]
