@@ -408,8 +408,8 @@ def new_versioned_pods(
 
 def _new_pod(cs: CloneSetView, revision: str, instance_id: str) -> dict[str, Any]:
     template = copy.deepcopy(dict(cs.template))
-    pod_meta = dict(template.get("metadata") or {})
-    labels = dict(pod_meta.get("labels") or {})
+    pod_meta = dict(meta.metadata(template))
+    labels = dict(meta.labels(template))
     labels[POD_REVISION_LABEL] = revision
     labels[INSTANCE_ID_LABEL] = instance_id
     labels[lifecycle.LIFECYCLE_STATE_LABEL] = lifecycle.NORMAL
@@ -431,7 +431,7 @@ def _new_pod(cs: CloneSetView, revision: str, instance_id: str) -> dict[str, Any
         }
     )
     pod_meta.pop("generateName", None)
-    spec = dict(template.get("spec") or {})
+    spec = dict(meta.spec(template))
     inject_readiness_gate(spec)
     pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
     if cs.spec.volume_claim_templates:
