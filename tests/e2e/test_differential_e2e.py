@@ -1926,7 +1926,11 @@ def test_crd_deletion_while_objects_remain(backends: dict[str, Client]) -> None:
                 return e.code == 404
             return False
 
-        wait_for(free_gone, timeout=30, message="the cleanup deleted free")
+        def held_marked() -> bool:
+            return bool(c.request("GET", f"{base}/held")["metadata"].get("deletionTimestamp"))
+
+        # kube-apiserver's cleanup deletes the objects concurrently: wait for both effects.
+        wait_for(lambda: free_gone() and held_marked(), timeout=30, message="the cleanup ran")
         r.step("get held", lambda: c.request("GET", f"{base}/held"))
         r.step("create while terminating", lambda: c.request("POST", base, body=gadget("late")))
         resources = c.request("GET", f"/apis/{group}/v1")["resources"]
