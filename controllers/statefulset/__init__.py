@@ -6,8 +6,9 @@ fields), reconciled by one algorithm.
 with a :class:`~kube_runtime.manager.Manager` (both kinds when the CRD is served);
 :func:`install_crd` creates the enhanced kind's CRD from ``crd.yaml``. Modules:
 :mod:`.controller` (watches and sync), :mod:`.control` (the algorithm), :mod:`.pod_control`
-(API side effects and events), :mod:`.status` (status writes), :mod:`.utils` (pure helpers),
-:mod:`.models` (typed models of the enhanced kind, generated).
+(API side effects and events), :mod:`.status` (status writes), :mod:`.spec` (the spec a sync
+acts on, read once and checked), :mod:`.utils` (pure helpers), :mod:`.models` (typed models
+of the enhanced kind, generated).
 """
 
 from controllers.statefulset.controller import StatefulSetReconciler, install_crd, setup

@@ -67,40 +67,32 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
+from controllers.statefulset.spec import (
+    IN_PLACE_IF_POSSIBLE,
+    IN_PLACE_ONLY,
+    SetSpec,
+)
 from controllers.statefulset.status import (
     FAILED_CREATE_POD,
     FAILED_UPDATE_POD,
     StatusUpdater,
+    clear_invalid_spec,
     complete_rolling_update,
     set_condition,
     status_changed,
 )
 from controllers.statefulset.utils import (
-    IN_PLACE_IF_POSSIBLE,
-    IN_PLACE_ONLY,
-    ORDERED_TEARDOWN_FINALIZER,
-    allows_burst,
-    grace_period_seconds,
     identity_matches,
+    in_ordered_teardown,
     is_enhanced,
     is_running_and_available,
     is_unavailable,
     kind_of,
-    max_unavailable,
-    min_ready_seconds,
     new_versioned_pod,
-    ordered_teardown,
     ordinal_of,
-    partition,
-    paused,
     pod_revision,
-    pod_update_policy,
-    priority_strategy,
-    replica_ordinals,
     set_key,
-    start_ordinal,
     storage_matches,
-    unordered_update,
 )
 from kube_runtime import meta
 from kube_runtime.client.errors import is_not_found
@@ -138,7 +130,6 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 Pod = Mapping[str, Any]
 
-DEFAULT_REVISION_HISTORY_LIMIT = 10
 MAX_BATCH_SIZE = 500
 _REQUEUE_SLACK = 0.001
 """Added to the time left until a pod is available: availability needs ``now`` strictly
@@ -256,24 +247,23 @@ class _Pass:
         collision_count: int,
         pods: Sequence[Pod],
         now: datetime,
+        spec: SetSpec,
         revisions: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.control = control
         self.pods_api = control.pod_control
         self.sts = sts
+        self.key = set_key(sts)
+        self.spec = spec
         self.now = now
         self.log = control.log
         self.enhanced = is_enhanced(sts)
-        self.teardown = (
-            meta.is_deleting(sts)
-            and ordered_teardown(sts)
-            and ORDERED_TEARDOWN_FINALIZER in meta.finalizers(sts)
-        )
+        self.teardown = spec.teardown
         self.update_revision = update
         self.revisions = {meta.name(r): r for r in revisions}
         self.current_name = meta.name(current)
         self.update_name = meta.name(update)
-        self.min_ready = min_ready_seconds(sts)
+        self.min_ready = spec.min_ready_seconds
         self.delays: list[float] = []
         """Seconds until in-place grace periods end."""
         self.failures: dict[str, tuple[str, str]] = {}
@@ -290,7 +280,7 @@ class _Pass:
         self.status.update(
             compute_status(pods, self.min_ready, self.current_name, self.update_name, now)
         )
-        ordinals = [] if self.teardown else replica_ordinals(sts)
+        ordinals = spec.ordinals
         slot_of = {ordinal: i for i, ordinal in enumerate(ordinals)}
         slots: list[Pod | None] = [None] * len(ordinals)
         condemned: list[Pod] = []
@@ -308,16 +298,14 @@ class _Pass:
         self.first_unhealthy: Pod | None = next(
             (p for p in [*self.replicas, *reversed(self.condemned)] if not is_healthy(p)), None
         )
-        self.monotonic = self.teardown or not allows_burst(sts)
+        self.monotonic = spec.teardown or not spec.parallel
 
     def _new_pod(self, ordinal: int, slots: Sequence[Pod | None]) -> Pod:
         """The pod to create at ``ordinal``; under ``unorderedUpdate`` it stays at the current
         revision while fewer than ``partition`` other replicas are not updated (Kruise
         ``isCurrentRevisionNeeded``)."""
-        sts = self.sts
         current_needed: bool | None = None
-        strategy = meta.spec(sts).get("updateStrategy") or {}
-        if unordered_update(sts) and strategy.get("type", "RollingUpdate") == "RollingUpdate":
+        if self.spec.unordered and self.spec.strategy == "RollingUpdate":
             not_updated = sum(
                 1
                 for p in slots
@@ -325,7 +313,7 @@ class _Pass:
                 and ordinal_of(p) != ordinal
                 and pod_revision(p) != self.update_name
             )
-            current_needed = not_updated < partition(sts)
+            current_needed = not_updated < self.spec.partition
         pod = new_versioned_pod(
             self.current_set,
             self.update_set,
@@ -362,11 +350,10 @@ class _Pass:
         if _run_for_all(len(self.condemned), self.process_condemned, self.monotonic):
             return
         self.refresh_status()
-        strategy = (meta.spec(sts).get("updateStrategy") or {}).get("type")
-        if strategy == "OnDelete" or self.teardown:
+        if self.spec.strategy == "OnDelete" or self.teardown:
             return
-        if paused(sts):
-            self.log.debug("%s: rolling update paused", set_key(sts))
+        if self.spec.paused:
+            self.log.debug("%s: rolling update paused", self.key)
             return
         self.rolling_update()
 
@@ -397,15 +384,13 @@ class _Pass:
                     sts,
                     "Warning",
                     "RecreatingFailedPod" if is_failed(pod) else "RecreatingTerminatedPod",
-                    f"StatefulSet {set_key(sts)} is recreating {what} Pod {meta.name(pod)}",
+                    f"StatefulSet {self.key} is recreating {what} Pod {meta.name(pod)}",
                 )
                 api.delete_pod(sts, pod)
             return True  # recreated on a later pass, once the old pod is gone
         if not is_created(pod):
             if api.pod_claim_is_stale(sts, pod):
-                self.log.info(
-                    "%s: a claim of pod %s is stale, waiting", set_key(sts), meta.name(pod)
-                )
+                self.log.info("%s: a claim of pod %s is stale, waiting", self.key, meta.name(pod))
                 return True
             try:
                 api.create_pod(sts, pod)
@@ -418,17 +403,15 @@ class _Pass:
             api.create_missing_claims(sts, pod)
         if self.monotonic:
             if is_terminating(pod):
-                self.log.debug("%s: waiting for pod %s to terminate", set_key(sts), meta.name(pod))
+                self.log.debug("%s: waiting for pod %s to terminate", self.key, meta.name(pod))
                 return True
             if not is_running_and_ready(pod):
                 self.log.debug(
-                    "%s: waiting for pod %s to be Running and Ready", set_key(sts), meta.name(pod)
+                    "%s: waiting for pod %s to be Running and Ready", self.key, meta.name(pod)
                 )
                 return True
             if not is_running_and_available(pod, self.min_ready, self.now):
-                self.log.debug(
-                    "%s: waiting for pod %s to be available", set_key(sts), meta.name(pod)
-                )
+                self.log.debug("%s: waiting for pod %s to be available", self.key, meta.name(pod))
                 return True
         if not is_created(pod):
             return False  # just created (Parallel): nothing to repair yet
@@ -454,7 +437,7 @@ class _Pass:
         if is_terminating(pod):
             self.log.debug(
                 "%s: waiting for pod %s to terminate before scale down",
-                set_key(sts),
+                self.key,
                 meta.name(pod),
             )
             return self.monotonic
@@ -465,11 +448,11 @@ class _Pass:
         ):
             self.log.debug(
                 "%s: waiting for pod %s before scale down",
-                set_key(sts),
+                self.key,
                 meta.name(self.first_unhealthy or pod),
             )
             return True
-        self.log.info("%s: deleting pod %s for scale down", set_key(sts), meta.name(pod))
+        self.log.info("%s: deleting pod %s for scale down", self.key, meta.name(pod))
         self.pods_api.delete_pod(sts, pod)
         return True
 
@@ -477,7 +460,7 @@ class _Pass:
 
     def rolling_update(self) -> None:
         sts, replicas = self.sts, self.replicas
-        budget = max_unavailable(sts)
+        budget = self.spec.max_unavailable
         parallel = not self.monotonic
         unavailable = 0
         unavailable_old = 0
@@ -490,12 +473,12 @@ class _Pass:
         if unavailable >= budget and unavailable_old == 0:
             self.log.debug(
                 "%s: %d unavailable pods, maxUnavailable %d: waiting",
-                set_key(sts),
+                self.key,
                 unavailable,
                 budget,
             )
             return
-        targets = self._unordered_targets() if unordered_update(sts) else self._ordered_targets()
+        targets = self._unordered_targets() if self.spec.unordered else self._ordered_targets()
         try:
             if parallel:
                 for pod in targets:
@@ -513,7 +496,7 @@ class _Pass:
                 self._update_target(pod)
         except _InPlaceRefused as refused:
             message = str(refused)
-            self.log.warning("%s: %s", set_key(sts), message)
+            self.log.warning("%s: %s", self.key, message)
             self.failures[FAILED_UPDATE_POD] = ("InPlaceOnly", message)
             self.pods_api.record(sts, "Warning", FAILED_UPDATE_POD, message)
 
@@ -524,7 +507,7 @@ class _Pass:
 
     def _ordered_targets(self) -> list[Pod]:
         """Old, non-terminating replicas from the highest ordinal down to ``start + partition``."""
-        first = start_ordinal(self.sts) + partition(self.sts)
+        first = self.spec.start + self.spec.partition
         return [
             pod
             for pod in reversed(self.replicas)
@@ -536,7 +519,7 @@ class _Pass:
         first, then the old ones by priority, cut to ``replicas - partition``; the old ones of
         that cut."""
         replicas = self.replicas
-        max_update = len(replicas) - partition(self.sts)
+        max_update = len(replicas) - self.spec.partition
         if max_update <= 0:
             return []
         done: list[int] = []
@@ -544,7 +527,7 @@ class _Pass:
         for i in range(len(replicas) - 1, -1, -1):
             pod = replicas[i]
             (done if is_terminating(pod) or not self._old(pod) else waiting).append(i)
-        waiting = priority_sort(priority_strategy(self.sts), replicas, waiting)
+        waiting = priority_sort(self.spec.priority_strategy, replicas, waiting)
         chosen = set((done + waiting)[:max_update])
         return [replicas[i] for i in waiting if i in chosen]
 
@@ -556,16 +539,16 @@ class _Pass:
         is in-place-able, else by deleting it (raises :class:`_InPlaceRefused` under
         InPlaceOnly)."""
         sts = self.sts
-        policy = pod_update_policy(sts)
+        policy = self.spec.pod_update_policy
         try:
             if policy in (IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY):
                 spec = calculate_in_place_spec(
                     self.revisions.get(pod_revision(pod)), self.update_revision
                 )
                 if spec is not None:
-                    self.log.info("%s: updating pod %s in place", set_key(sts), meta.name(pod))
+                    self.log.info("%s: updating pod %s in place", self.key, meta.name(pod))
                     delay = self.control.in_place.update(
-                        pod, spec, grace_seconds=grace_period_seconds(sts)
+                        pod, spec, grace_seconds=self.spec.grace_period_seconds
                     )
                     if delay > 0:
                         self.delays.append(delay)
@@ -595,7 +578,7 @@ class _Pass:
             raise
 
     def _delete_for_update(self, pod: Pod) -> None:
-        self.log.info("%s: deleting pod %s for update", set_key(self.sts), meta.name(pod))
+        self.log.info("%s: deleting pod %s for update", self.key, meta.name(pod))
         try:
             self.pods_api.delete_pod(self.sts, pod)
         except Exception as err:
@@ -726,8 +709,8 @@ class StatefulSetControl:
         self.status_updater = status_updater
         self.history = history
         self.log = logger if logger is not None else log
-        self._clock = clock or (lambda: datetime.now(timezone.utc))
-        self.in_place = in_place if in_place is not None else InPlaceControl(history, self._clock)
+        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.in_place = in_place if in_place is not None else InPlaceControl(history, self.clock)
 
     def update(
         self,
@@ -735,17 +718,32 @@ class StatefulSetControl:
         revisions: Sequence[Mapping[str, Any]],
         pods: Sequence[Pod],
         claims: Sequence[Mapping[str, Any]] = (),
+        *,
+        spec: SetSpec | None = None,
     ) -> SyncResult:
         """One pass over ``sts`` (see the module docstring). ``revisions`` are the set's
         ControllerRevisions (adopted already), ``pods`` the pods it controls, ``claims`` the
-        namespace's claims (the enhanced kind's ``status.volumeClaims``). Raises the first
-        error of a step after writing the status computed so far and truncating history."""
+        namespace's claims (the enhanced kind's ``status.volumeClaims``), ``spec`` the set's
+        :class:`~controllers.statefulset.spec.SetSpec` if the caller read it already. Raises
+        :class:`~controllers.statefulset.spec.InvalidSpecError` before any effect when the
+        spec cannot be acted on; otherwise the first error of a step, after writing the
+        status computed so far and truncating history."""
+        if spec is None:
+            spec = SetSpec.of(sts, teardown=in_ordered_teardown(sts))
         ordered = sort_revisions(revisions)
         current, update, collision_count = resolve_revisions(
             self.history, sts, ordered, controller_kind=kind_of(sts)
         )
         state = _Pass(
-            self, sts, current, update, collision_count, pods, self._clock(), [*ordered, update]
+            self,
+            sts,
+            current,
+            update,
+            collision_count,
+            pods,
+            self.clock(),
+            spec,
+            [*ordered, update],
         )
         error: BaseException | None = None
         try:
@@ -756,6 +754,7 @@ class StatefulSetControl:
         status = state.status
         if state.enhanced:
             state.enhanced_status(claims, error is not None)
+        clear_invalid_spec(status, meta.status(sts), state.now)
         complete_rolling_update(sts, status)
         try:
             if status_changed(sts, status):
@@ -763,10 +762,10 @@ class StatefulSetControl:
         except Exception as err:
             if error is None:
                 error = err
-        limit = meta.spec(sts).get("revisionHistoryLimit")
-        limit = DEFAULT_REVISION_HISTORY_LIMIT if limit is None else int(limit)
         try:
-            truncate_history(self.history, ordered, pods, current, update, limit)
+            truncate_history(
+                self.history, ordered, pods, current, update, spec.revision_history_limit
+            )
         except Exception as err:
             if error is None:
                 error = err
@@ -774,7 +773,7 @@ class StatefulSetControl:
             raise error
         self.log.debug(
             "%s: synced; revisions current=%s update=%s",
-            set_key(sts),
+            state.key,
             state.current_name,
             state.update_name,
         )

@@ -6,7 +6,9 @@ orphans get adopted); PersistentVolumeClaims wake the sets whose selector matche
 labels (claims carry the selector's labels).
 
 A sync (:meth:`StatefulSetReconciler.reconcile`) reads the set from the cache, parses its
-selector (an invalid one gets a Warning event and no retry), waits for the creations and
+selector (an invalid one gets a Warning event and no retry), reads its spec once
+(:class:`~controllers.statefulset.spec.SetSpec`; one it cannot act on gets the ``InvalidSpec``
+status condition and a Warning event, and no retry), waits for the creations and
 deletions of earlier syncs to show in the cache (expectations, given up after
 :data:`~kube_runtime.expectations.EXPECTATIONS_TIMEOUT`), adopts orphan revisions, claims the
 namespace's pods whose name is ``<set>-<ordinal>`` (adopting matching orphans, releasing
@@ -32,17 +34,20 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from controllers.statefulset.control import StatefulSetControl
-from controllers.statefulset.pod_control import StatefulPodControl, observe_pods, set_key
-from controllers.statefulset.status import ApiStatusUpdater
+from controllers.statefulset.pod_control import StatefulPodControl, observe_pods
+from controllers.statefulset.spec import InvalidSpecError, SetSpec
+from controllers.statefulset.status import ApiStatusUpdater, invalid_spec_status
 from controllers.statefulset.utils import (
     ENHANCED_STATEFULSET,
     ORDERED_TEARDOWN_FINALIZER,
+    in_ordered_teardown,
     is_member_of,
     ordered_teardown,
+    set_key,
 )
 from kube_runtime import crds, meta
 from kube_runtime.builder import Builder
-from kube_runtime.cache import INDEX_CONTROLLER_UID
+from kube_runtime.cache import INDEX_CONTROLLER_UID, INDEX_LABEL
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
 from kube_runtime.client.errors import is_not_found
 from kube_runtime.client.interfaces import Client, Reader
@@ -92,12 +97,19 @@ _UNPARSED = object()
 Obj = Mapping[str, Any]
 
 
+# _has_controller and _labels run for every candidate pod of a sync and every pod event: plain
+# dict reads (a kube_runtime.meta accessor costs about ten times as much).
+
+
 def _has_controller(obj: Obj) -> bool:
-    # Runs for every pod of an event or a claim: a plain loop, no accessor (see meta's cost).
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
         if ref.get("controller") is True:
             return True
     return False
+
+
+def _labels(obj: Obj) -> Mapping[str, str] | None:
+    return (obj.get("metadata") or {}).get("labels")
 
 
 class StatefulSetReconciler:
@@ -182,7 +194,13 @@ class StatefulSetReconciler:
         owned: list[dict[str, Any]] = self._reader.list(
             Pod, namespace, index=(INDEX_CONTROLLER_UID, meta.uid(sts))
         )["items"]
-        matching = self._reader.list(Pod, namespace, label_selector=str(selector))["items"]
+        pinned = next(iter(selector.equality_terms.items()), None)
+        if pinned is None:
+            matching = self._reader.list(Pod, namespace, label_selector=str(selector))["items"]
+        else:
+            # What the cache does for a selector with an exact term, without parsing it again.
+            by_label = self._reader.list(Pod, namespace, index=(INDEX_LABEL, "=".join(pinned)))
+            matching = [p for p in by_label["items"] if selector.matches(_labels(p))]
         return owned + [p for p in matching if not _has_controller(p)]
 
     def orphan_pod_requests(self, pod: Obj) -> Iterable[Request]:
@@ -218,12 +236,18 @@ class StatefulSetReconciler:
             return wait
         if self._enhanced and not self._ensure_finalizer(sts):
             return None
-        selector = self._selector(sts)
+        raw_selector = meta.spec(sts).get("selector")
+        selector = self._selector(sts, raw_selector)
         if selector is None:
+            return None
+        try:
+            spec = SetSpec.of(sts, teardown=in_ordered_teardown(sts))
+        except InvalidSpecError as err:
+            self._report_invalid_spec(sts, err)
             return None
         namespace = request.namespace
         all_pods = self._candidate_pods(sts, selector, namespace)
-        observe_pods(expectations, set_key(sts), all_pods)
+        observe_pods(expectations, key, all_pods)
         satisfied, waited, pending = expectations.satisfied_expectations(key)
         wait = wait_result(
             satisfied,
@@ -236,9 +260,8 @@ class StatefulSetReconciler:
         )
         if wait is not None:
             return wait
-        spec_selector = meta.spec(sts).get("selector")
         can_adopt = recheck_controller(self._client, dict(sts))
-        revisions = self._adopt_orphan_revisions(sts, spec_selector, can_adopt)
+        revisions = self._adopt_orphan_revisions(sts, raw_selector, can_adopt)
         manager = ControllerRefManager(self._client, dict(sts), selector, self.kind, can_adopt)
         pods = manager.claim(all_pods, lambda pod: is_member_of(sts, pod))
         claims: list[dict[str, Any]] = []
@@ -249,7 +272,7 @@ class StatefulSetReconciler:
             if self._finish_teardown(sts, pods):
                 return None
             claims = self._reader.list(PersistentVolumeClaim, namespace)["items"]
-        result = self.control.update(sts, revisions, pods, claims)
+        result = self.control.update(sts, revisions, pods, claims, spec=spec)
         if result.requeue_after is not None:
             return Result(requeue_after=result.requeue_after)
         return None
@@ -280,6 +303,8 @@ class StatefulSetReconciler:
         for pod in pods:
             self.pod_writes.observe(pod)
             seen, waited = self.pod_writes.is_satisfied(pod)
+            if seen:
+                continue
             wait = wait_result(
                 seen,
                 waited,
@@ -308,9 +333,9 @@ class StatefulSetReconciler:
         self.pod_control.expectations.delete_expectations(set_key(sts))
         return True
 
-    def _selector(self, sts: Obj) -> LabelSelector | None:
-        """The parsed selector, or None after a Warning event (a user error: no retry)."""
-        raw = meta.spec(sts).get("selector")
+    def _selector(self, sts: Obj, raw: Mapping[str, Any] | None) -> LabelSelector | None:
+        """``raw`` (the set's ``spec.selector``) parsed, or None after a Warning event (a
+        user error: no retry)."""
         try:
             selector = label_selector_from_dict(raw)
         except ValueError as err:
@@ -322,6 +347,19 @@ class StatefulSetReconciler:
         self.log.warning("%s: %s", set_key(sts), message)
         self._recorder.event(sts, "Warning", "InvalidSelector", message)
         return None
+
+    def _report_invalid_spec(self, sts: Obj, err: InvalidSpecError) -> None:
+        """A spec the algorithm cannot act on: the ``InvalidSpec`` condition (True, with
+        ``observedGeneration``) and one Warning event, both only when the recorded status does
+        not say so already; no retry (the spec's next change wakes the set)."""
+        message = str(err)
+        status = invalid_spec_status(sts, message, self.control.clock())
+        if status is None:
+            self.log.debug("%s: invalid spec, reported already: %s", set_key(sts), message)
+            return
+        self.log.warning("%s: invalid spec: %s", set_key(sts), message)
+        self.status_updater.update_status(sts, status)
+        self._recorder.event(sts, "Warning", "InvalidSpec", message)
 
     def _adopt_orphan_revisions(
         self, sts: Obj, selector: Mapping[str, Any] | None, can_adopt: Callable[[], None]

@@ -28,9 +28,12 @@ __all__ = [
     "COMPARED_FIELDS",
     "FAILED_CREATE_POD",
     "FAILED_UPDATE_POD",
+    "INVALID_SPEC",
     "ApiStatusUpdater",
     "StatusUpdater",
+    "clear_invalid_spec",
     "complete_rolling_update",
+    "invalid_spec_status",
     "set_condition",
     "status_changed",
 ]
@@ -55,6 +58,8 @@ collision count is written too so the next revision name is not recomputed from 
 
 FAILED_CREATE_POD = "FailedCreatePod"
 FAILED_UPDATE_POD = "FailedUpdatePod"
+INVALID_SPEC = "InvalidSpec"
+"""True while the spec cannot be acted on (message: what is wrong); False once it can."""
 
 _DEFAULTS: dict[str, Any] = {
     "observedGeneration": 0,
@@ -116,6 +121,29 @@ def set_condition(
         new = {"type": condition_type, "status": "True", "reason": reason, "message": message}
     set_status_condition(conditions, new, now=now)
     status["conditions"] = conditions
+
+
+def invalid_spec_status(
+    sts: Mapping[str, Any], message: str, now: datetime
+) -> dict[str, Any] | None:
+    """The status fields to write for a spec that cannot be acted on: ``observedGeneration``
+    and the ``InvalidSpec`` condition (True, ``message``), or None when the recorded status
+    says so already (then nothing is written, nor reported again)."""
+    previous = meta.status(sts)
+    status: Obj = {"observedGeneration": meta.generation(sts)}
+    set_condition(status, previous, INVALID_SPEC, (INVALID_SPEC, message), now)
+    if _value(status, "observedGeneration") > _value(previous, "observedGeneration"):
+        return status
+    return status if status["conditions"] != previous.get("conditions") else None
+
+
+def clear_invalid_spec(status: Obj, previous: Mapping[str, Any], now: datetime) -> None:
+    """Once the spec can be acted on again, turn a True ``InvalidSpec`` condition False
+    (nothing when there is none: apps/v1 statuses keep their upstream shape)."""
+    if is_status_condition_true(
+        status.get("conditions") or previous.get("conditions") or (), INVALID_SPEC
+    ):
+        set_condition(status, previous, INVALID_SPEC, None, now)
 
 
 _COMPARED_WHEN_RECORDED = frozenset({"availableReplicas"})

@@ -1,12 +1,11 @@
 """Pure helpers of the StatefulSet controller (upstream ``stateful_set_utils.go``; the
 enhanced kind's fields follow openkruise ``apps/v1beta1`` StatefulSet).
 
-Pods and sets are JSON dicts. The same helpers serve both kinds: an apps/v1 set never carries
-the enhanced fields (``reserveOrdinals``, ``rollingUpdate.podUpdatePolicy`` / ``paused`` /
-``unorderedUpdate`` / ``minReadySeconds`` / ``inPlaceUpdateStrategy``), so their accessors
-return the apps/v1 behaviour for it. Functions whose name starts with ``set_``/``update_``/``init_``
-change the pod they are given (callers pass their own copy, never a cached object); every
-other function leaves its arguments alone.
+Pods and sets are JSON dicts. The same helpers serve both kinds; what a sync reads of the
+spec (update strategy, the enhanced kind's fields) is read once, as a
+:class:`~controllers.statefulset.spec.SetSpec`. Functions whose name starts with
+``set_``/``update_``/``init_`` change the pod they are given (callers pass their own copy,
+never a cached object); every other function leaves its arguments alone.
 """
 
 from __future__ import annotations
@@ -16,9 +15,15 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from controllers.statefulset.spec import (
+    IN_PLACE_IF_POSSIBLE,
+    IN_PLACE_ONLY,
+    RECREATE,
+    ordinals_for,
+    parse_reserved_ordinals,
+)
 from kube_runtime import meta
 from kube_runtime.kinds import Kind, StatefulSet
-from kube_runtime.workloads.intstr import scaled_value
 from kube_runtime.workloads.pods import (
     is_available,
     is_healthy,
@@ -37,34 +42,26 @@ __all__ = [
     "POD_NAME_LABEL",
     "RECREATE",
     "SKIP_ORDERED_TEARDOWN_ANNOTATION",
-    "allows_burst",
     "end_ordinal",
-    "grace_period_seconds",
     "identity_matches",
+    "in_ordered_teardown",
     "is_enhanced",
     "is_member_of",
     "is_running_and_available",
     "is_unavailable",
     "kind_of",
-    "max_unavailable",
-    "min_ready_seconds",
     "new_stateful_set_pod",
     "new_versioned_pod",
     "ordered_teardown",
     "ordinal_of",
-    "partition",
-    "paused",
     "pod_name",
     "pod_revision",
-    "pod_update_policy",
-    "priority_strategy",
     "replica_count",
     "replica_ordinals",
     "reserved_ordinals",
     "set_key",
     "start_ordinal",
     "storage_matches",
-    "unordered_update",
     "update_identity",
     "update_storage",
 ]
@@ -81,9 +78,6 @@ ORDERED_TEARDOWN_FINALIZER = "apps.kube-runtime.io/ordered-teardown"
 SKIP_ORDERED_TEARDOWN_ANNOTATION = "apps.kube-runtime.io/skip-ordered-teardown"
 """``"true"`` on an enhanced set: no finalizer, deleting it leaves its pods to the garbage
 collector (the apps/v1 behaviour)."""
-RECREATE = "ReCreate"
-IN_PLACE_IF_POSSIBLE = "InPlaceIfPossible"
-IN_PLACE_ONLY = "InPlaceOnly"
 
 
 _NO_METADATA: Mapping[str, Any] = {}
@@ -143,33 +137,24 @@ def end_ordinal(sts: Mapping[str, Any]) -> int:
 def reserved_ordinals(sts: Mapping[str, Any]) -> frozenset[int]:
     """``spec.reserveOrdinals``: ints and ``"a-b"`` ranges (inclusive); ``ValueError`` for a
     malformed entry."""
-    reserved: set[int] = set()
-    for entry in meta.spec(sts).get("reserveOrdinals") or ():
-        if isinstance(entry, int):
-            reserved.add(entry)
-            continue
-        low, sep, high = str(entry).partition("-")
-        if not sep:
-            reserved.add(int(low))
-            continue
-        first, last = int(low), int(high)
-        if first > last:
-            raise ValueError(f"reserveOrdinals: empty range {entry!r}")
-        reserved.update(range(first, last + 1))
-    return frozenset(reserved)
+    return parse_reserved_ordinals(meta.spec(sts).get("reserveOrdinals"))
 
 
 def replica_ordinals(sts: Mapping[str, Any]) -> list[int]:
     """The ordinals of the set's replicas, ascending: ``replicas`` ordinals from
-    ``ordinals.start`` on, skipping the reserved ones (apps/v1: ``[start, start + replicas)``)."""
-    reserved = reserved_ordinals(sts)
-    ordinals: list[int] = []
-    ordinal, count = start_ordinal(sts), replica_count(sts)
-    while len(ordinals) < count:
-        if ordinal not in reserved:
-            ordinals.append(ordinal)
-        ordinal += 1
-    return ordinals
+    ``ordinals.start`` on, skipping the reserved ones (apps/v1: ``[start, start + replicas)``).
+    A sync reads them once, with the rest of the spec: :attr:`SetSpec.ordinals`."""
+    return ordinals_for(start_ordinal(sts), replica_count(sts), reserved_ordinals(sts))
+
+
+def in_ordered_teardown(sts: Mapping[str, Any]) -> bool:
+    """The set is being deleted and still carries :data:`ORDERED_TEARDOWN_FINALIZER`: its pods
+    go one at a time, highest ordinal first, before the finalizer is removed."""
+    return (
+        meta.is_deleting(sts)
+        and ordered_teardown(sts)
+        and ORDERED_TEARDOWN_FINALIZER in meta.finalizers(sts)
+    )
 
 
 def pod_name(sts: Mapping[str, Any], ordinal: int) -> str:
@@ -185,67 +170,6 @@ def ordinal_of(pod: Mapping[str, Any]) -> int:
 def is_member_of(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     """Whether the pod's name parses as ``<this set>-<ordinal>`` (the claim filter)."""
     return parse_ordinal(_pod_name(pod))[0] == _metadata(sts).get("name")
-
-
-def allows_burst(sts: Mapping[str, Any]) -> bool:
-    """``podManagementPolicy: Parallel``."""
-    return meta.spec(sts).get("podManagementPolicy") == "Parallel"
-
-
-def _strategy(sts: Mapping[str, Any]) -> Mapping[str, Any]:
-    return meta.spec(sts).get("updateStrategy") or {}
-
-
-def partition(sts: Mapping[str, Any]) -> int:
-    """``rollingUpdate.partition`` (0 when unset)."""
-    return int((_strategy(sts).get("rollingUpdate") or {}).get("partition") or 0)
-
-
-def _rolling(sts: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _strategy(sts).get("rollingUpdate") or {}
-
-
-def paused(sts: Mapping[str, Any]) -> bool:
-    """``rollingUpdate.paused``: the rolling update stops (creation and scaling go on)."""
-    return bool(_rolling(sts).get("paused"))
-
-
-def pod_update_policy(sts: Mapping[str, Any]) -> str:
-    """``rollingUpdate.podUpdatePolicy``: :data:`RECREATE` (default),
-    :data:`IN_PLACE_IF_POSSIBLE` or :data:`IN_PLACE_ONLY`."""
-    return str(_rolling(sts).get("podUpdatePolicy") or RECREATE)
-
-
-def unordered_update(sts: Mapping[str, Any]) -> bool:
-    """``rollingUpdate.unorderedUpdate`` is set: pods update in priority order, and
-    ``partition`` is the number of pods kept at the old revision."""
-    return _rolling(sts).get("unorderedUpdate") is not None
-
-
-def priority_strategy(sts: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """``rollingUpdate.unorderedUpdate.priorityStrategy``."""
-    strategy: Mapping[str, Any] | None = (_rolling(sts).get("unorderedUpdate") or {}).get(
-        "priorityStrategy"
-    )
-    return strategy
-
-
-def grace_period_seconds(sts: Mapping[str, Any]) -> int:
-    """``rollingUpdate.inPlaceUpdateStrategy.gracePeriodSeconds`` (0 when unset)."""
-    return int((_rolling(sts).get("inPlaceUpdateStrategy") or {}).get("gracePeriodSeconds") or 0)
-
-
-def min_ready_seconds(sts: Mapping[str, Any]) -> float:
-    """``spec.minReadySeconds`` (apps/v1), else ``rollingUpdate.minReadySeconds`` (Kruise)."""
-    return float(meta.spec(sts).get("minReadySeconds") or _rolling(sts).get("minReadySeconds") or 0)
-
-
-def max_unavailable(sts: Mapping[str, Any]) -> int:
-    """``rollingUpdate.maxUnavailable`` scaled against the replicas (rounded down), at least 1
-    (upstream ``getStatefulSetMaxUnavailable``); ``ValueError`` for a malformed value."""
-    value = (_strategy(sts).get("rollingUpdate") or {}).get("maxUnavailable")
-    scaled = scaled_value(1 if value is None else value, replica_count(sts), False)
-    return max(scaled, 1)
 
 
 def is_running_and_available(
@@ -357,7 +281,7 @@ def new_versioned_pod(
     ``start + partition``, or below ``start + status.currentReplicas`` without a
     ``rollingUpdate`` block), else from the update revision; labelled with that revision.
     ``current_needed`` overrides that choice (the unordered update decides by counts)."""
-    strategy = _strategy(current_set)
+    strategy = meta.spec(current_set).get("updateStrategy") or {}
     rolling = strategy.get("rollingUpdate")
     start = start_ordinal(current_set)
     current_replicas = int(meta.status(current_set).get("currentReplicas") or 0)
