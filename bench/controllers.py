@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from bench.embedded_server import Table, Target, log, pct
@@ -422,27 +423,38 @@ class Run:
         return self.milestones["converged"]
 
 
+@dataclass(frozen=True)
+class RunStart:
+    """Where a measured run starts: the server's request log, process and thread CPU, the clock."""
+
+    records: int
+    process_cpu: float
+    threads: dict[str, float]
+    started: float
+
+    @classmethod
+    def now(cls, cluster: EmbeddedCluster) -> RunStart:
+        return cls(len(cluster.api.records), time.process_time(), thread_cpu(), time.perf_counter())
+
+
 def finish_run(
     label: str,
     units: int,
     cluster: EmbeddedCluster,
     meter: CpuMeter,
-    record_start: int,
-    started: float,
+    start: RunStart,
     times: dict[str, float],
-    process_cpu_start: float,
     own: Sequence[tuple[str, str]],
-    threads_start: dict[str, float],
 ) -> Run:
     wait_quiet(cluster)
-    threads = {k: v - threads_start.get(k, 0.0) for k, v in thread_cpu().items()}
+    threads = {k: v - start.threads.get(k, 0.0) for k, v in thread_cpu().items()}
     cpu, wall, api_cpu, api_calls = meter.snapshot()
-    writes, own_writes, events = Writes.of(cluster, record_start).split(own)
+    writes, own_writes, events = Writes.of(cluster, start.records).split(own)
     meter.print_profile(label)
     return Run(
         label,
         units,
-        {k: t - started for k, t in times.items()},
+        {k: t - start.started for k, t in times.items()},
         writes,
         own_writes,
         events,
@@ -450,7 +462,7 @@ def finish_run(
         wall,
         api_cpu,
         api_calls,
-        time.process_time() - process_cpu_start,
+        time.process_time() - start.process_cpu,
         {k: v for k, v in threads.items() if v > 0},
     )
 
@@ -563,9 +575,7 @@ def run_statefulsets(ctx: ControllersContext, policy: str, sets: int) -> Run:
         meter.instrument(controller, manager_client)
         with running(manager):
             wait_workers(name)
-            record_start = len(cluster.api.records)
-            process_cpu, threads = time.process_time(), thread_cpu()
-            started = time.perf_counter()
+            start = RunStart.now(cluster)
             for i in range(sets):
                 client.create(statefulset(f"web-{i:03d}", replicas, policy), namespace=ns)
 
@@ -590,12 +600,9 @@ def run_statefulsets(ctx: ControllersContext, policy: str, sets: int) -> Run:
                 sets,
                 cluster,
                 meter,
-                record_start,
-                started,
+                start,
                 times,
-                process_cpu,
                 STS_OWN,
-                threads,
             )
             run.steady_cpu, run.steady_requests = steady_reconciles(
                 cluster, _unwrapped(controller), ns, sets
@@ -922,29 +929,19 @@ def scenario_cloneset(ctx: Any) -> None:
         meter = CpuMeter(ctx.profile)
         meter.instrument(controller, manager_client)
         with running(manager):
-            wait_workers(name)
-            record_start = len(cluster.api.records)
-            process_cpu, threads = time.process_time(), thread_cpu()
-            started = time.perf_counter()
-            client.create(cloneset(replicas), namespace=ns)
             totals = Progress(replicas, replicas, replicas)
-            times = track(
-                lambda: cs_progress(cluster, ns, replicas, IMAGE),
-                totals,
-                600,
-                f"a CloneSet of {replicas} to converge",
-            )
-            scale = finish_run(
-                f"scale 0 -> {replicas}",
-                replicas,
-                cluster,
-                meter,
-                record_start,
-                started,
-                times,
-                process_cpu,
-                CS_OWN,
-                threads,
+
+            def measure(start: RunStart, image: str, label: str, waiting_for: str) -> Run:
+                """The run from ``start`` until every pod is ready with ``image``."""
+                progress = partial(cs_progress, cluster, ns, replicas, image)
+                times = track(progress, totals, 600, waiting_for)
+                return finish_run(label, replicas, cluster, meter, start, times, CS_OWN)
+
+            wait_workers(name)
+            start = RunStart.now(cluster)
+            client.create(cloneset(replicas), namespace=ns)
+            scale = measure(
+                start, IMAGE, f"scale 0 -> {replicas}", f"a CloneSet of {replicas} to converge"
             )
 
             cluster.kubelet.settings.restart_delay = RESTART_DELAY
@@ -953,32 +950,18 @@ def scenario_cloneset(ctx: Any) -> None:
             pod_ids = {
                 p["metadata"]["name"]: p["metadata"]["uid"] for p in stored(cluster, "", "pods", ns)
             }
-            record_start = len(cluster.api.records)
-            process_cpu, threads = time.process_time(), thread_cpu()
-            started = time.perf_counter()
+            start = RunStart.now(cluster)
             patch = {
                 "spec": {
                     "template": {"spec": {"containers": [{"name": "web", "image": NEW_IMAGE}]}}
                 }
             }
             client.patch(CLONESET, "web", patch, namespace=ns)
-            times = track(
-                lambda: cs_progress(cluster, ns, replicas, NEW_IMAGE),
-                totals,
-                600,
-                f"an in-place update of {replicas} pods",
-            )
-            update = finish_run(
+            update = measure(
+                start,
+                NEW_IMAGE,
                 f"in-place update of {replicas} pods",
-                replicas,
-                cluster,
-                meter,
-                record_start,
-                started,
-                times,
-                process_cpu,
-                CS_OWN,
-                threads,
+                f"an in-place update of {replicas} pods",
             )
             poll_until(watcher.all_available, 60, "the watch to see every pod available")
             watcher.close()

@@ -696,8 +696,11 @@ def _missing() -> list[str]:
     return [f"{b} in {default_bin_dir()}" for b in missing]
 
 
-def run_workload(ctx: Any, workload: str, policy: str, sets: int) -> None:
+def run_workload(ctx: Any, policy: str) -> None:
+    """StatefulSets of ``policy`` (``Parallel`` or ``OrderedReady``), as many as the sizes say."""
     sizes = _sizes(ctx)
+    sets = sizes.parallel_sets if policy == "Parallel" else sizes.ordered_sets
+    workload = f"{policy} {sets} x {sizes.set_replicas}"
     missing = _missing()
     if missing:
         log(f"skipped: missing {', '.join(missing)} (build them: bash scripts/real-apiserver.sh)")
@@ -718,23 +721,11 @@ def _sizes(ctx: Any) -> ControllerSizes:
 
 
 def scenario_parallel(ctx: Any) -> None:
-    sizes = _sizes(ctx)
-    run_workload(
-        ctx,
-        f"Parallel {sizes.parallel_sets} x {sizes.set_replicas}",
-        "Parallel",
-        sizes.parallel_sets,
-    )
+    run_workload(ctx, "Parallel")
 
 
 def scenario_ordered(ctx: Any) -> None:
-    sizes = _sizes(ctx)
-    run_workload(
-        ctx,
-        f"OrderedReady {sizes.ordered_sets} x {sizes.set_replicas}",
-        "OrderedReady",
-        sizes.ordered_sets,
-    )
+    run_workload(ctx, "OrderedReady")
 
 
 SCENARIOS: dict[str, Callable[[Any], None]] = {

@@ -48,6 +48,14 @@ def scalar_type(node: Schema, imports: set[str]) -> Expr | None:
     return Atom(_BASIC[kind])
 
 
+#: The length and pattern keywords each annotation type carries, as ``Field`` arguments.
+_LENGTH_KEYWORDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "string": (("minLength", "min_length"), ("maxLength", "max_length"), ("pattern", "pattern")),
+    "list": (("minItems", "min_length"), ("maxItems", "max_length")),
+    "dict": (("minProperties", "min_length"), ("maxProperties", "max_length")),
+}
+
+
 def constraint_kwargs(node: Schema, python_type: str, skip: Set[str] = frozenset()) -> list[Pair]:
     """``Field`` keyword arguments for the validation keywords of ``node``.
 
@@ -68,21 +76,8 @@ def constraint_kwargs(node: Schema, python_type: str, skip: Set[str] = frozenset
             add("lt" if node.get("exclusiveMaximum") is True else "le", node["maximum"])
         if "multipleOf" in node:
             add("multiple_of", node["multipleOf"])
-    elif python_type == "string":
-        if "minLength" in node:
-            add("min_length", node["minLength"])
-        if "maxLength" in node:
-            add("max_length", node["maxLength"])
-        if "pattern" in node:
-            add("pattern", node["pattern"])
-    elif python_type == "list":
-        if "minItems" in node:
-            add("min_length", node["minItems"])
-        if "maxItems" in node:
-            add("max_length", node["maxItems"])
-    elif python_type == "dict":
-        if "minProperties" in node:
-            add("min_length", node["minProperties"])
-        if "maxProperties" in node:
-            add("max_length", node["maxProperties"])
+    else:
+        for keyword, key in _LENGTH_KEYWORDS.get(python_type, ()):
+            if keyword in node:
+                add(key, node[keyword])
     return out

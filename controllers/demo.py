@@ -41,6 +41,29 @@ def _ready(pod: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
+def _rolled_out(
+    client: Client, kind: str, name: str, selector: str, image: str
+) -> Callable[[], bool]:
+    """A check: workload ``kind``/``name`` observed its spec and its 3 pods (``selector``) are
+    all updated, ready and running ``image``."""
+
+    def check() -> bool:
+        obj = client.get(kind, name, NAMESPACE)
+        status = obj.get("status") or {}
+        pods = client.list(kinds.Pod, NAMESPACE, label_selector=selector)["items"]
+        return bool(
+            status.get("observedGeneration") == obj["metadata"]["generation"]
+            and status.get("updatedReadyReplicas") == 3 == status.get("readyReplicas")
+            and len(pods) == 3
+            and all(
+                _ready(p) and all(c.get("image") == image for c in p["status"]["containerStatuses"])
+                for p in pods
+            )
+        )
+
+    return check
+
+
 class _Progress:
     """Prints one line per change of the pods' state, with the time since the step began."""
 
@@ -227,22 +250,7 @@ def _cloneset_in_place(client: Client) -> str:
     kind = "apps.kube-runtime.io/v1alpha1/CloneSet"
 
     def converged(image: str) -> Callable[[], bool]:
-        def check() -> bool:
-            cs = client.get(kind, "cache", NAMESPACE)
-            status = cs.get("status") or {}
-            pods = client.list(kinds.Pod, NAMESPACE, label_selector="app=cache")["items"]
-            return bool(
-                status.get("observedGeneration") == cs["metadata"]["generation"]
-                and status.get("updatedReadyReplicas") == 3 == status.get("readyReplicas")
-                and len(pods) == 3
-                and all(
-                    _ready(p)
-                    and all(c.get("image") == image for c in p["status"]["containerStatuses"])
-                    for p in pods
-                )
-            )
-
-        return check
+        return _rolled_out(client, kind, "cache", "app=cache", image)
 
     def identities() -> dict[str, tuple[str, str]]:
         pods = client.list(kinds.Pod, NAMESPACE, label_selector="app=cache")["items"]
@@ -281,22 +289,7 @@ def _advanced_statefulset(client: Client) -> str:
         return client.list(kinds.Pod, NAMESPACE, label_selector="app=db")["items"]
 
     def converged(image: str) -> Callable[[], bool]:
-        def check() -> bool:
-            sts = client.get(ADVANCED, "db", NAMESPACE)
-            status = sts.get("status") or {}
-            current = pods()
-            return bool(
-                status.get("observedGeneration") == sts["metadata"]["generation"]
-                and status.get("updatedReadyReplicas") == 3 == status.get("readyReplicas")
-                and len(current) == 3
-                and all(
-                    _ready(p)
-                    and all(c.get("image") == image for c in p["status"]["containerStatuses"])
-                    for p in current
-                )
-            )
-
-        return check
+        return _rolled_out(client, ADVANCED, "db", "app=db", image)
 
     progress.step("enhanced StatefulSet scale up 0 -> 3 (Parallel)", converged("postgres:15"))
     before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in pods()}

@@ -31,11 +31,12 @@ programming errors. ``is_*`` predicates accept any exception and are False for i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 __all__ = [
+    "STATUS_REASONS",
     "AlreadyExists",
     "ApiConnectionError",
     "ApiError",
@@ -82,7 +83,8 @@ _GENERIC_MESSAGES = {
     503: "the server is currently unable to handle the request",
     504: "the server was unable to return a response in the time allotted, but may still be processing the request",
 }
-_REASONS = {
+#: The Status ``reason`` of each HTTP code, as client-go gives a body that is not a Status.
+STATUS_REASONS: Final[Mapping[int, str]] = {
     400: "BadRequest",
     401: "Unauthorized",
     403: "Forbidden",
@@ -279,7 +281,7 @@ def error_from_response(
             "metadata": {},
             "status": "Failure",
             "message": f"{generic} ({text})" if text else generic,
-            "reason": _REASONS.get(code, "Unknown" if code < 500 else "InternalError"),
+            "reason": STATUS_REASONS.get(code, "Unknown" if code < 500 else "InternalError"),
             "code": code,
         }
     return error_from_status(status, code=code, retry_after=retry_after)

@@ -158,27 +158,24 @@ class Admission:
             if pc is None:
                 raise forbidden(info, name, f"no PriorityClass with name {class_name} was found")
             priority, policy = pc.get("value", 0), pc.get("preemptionPolicy")
-        sent = spec.get("priority")
-        if sent is not None and sent != priority:
-            raise forbidden(
-                info,
-                name,
-                f"the integer value of priority ({sent}) must not be provided in pod spec; "
-                f"priority admission controller computed {priority} from the given "
-                "PriorityClass name",
-            )
+        _check_computed(info, name, "integer value of priority", spec.get("priority"), priority)
         spec["priority"] = priority
         if policy is not None:
-            sent_policy = spec.get("preemptionPolicy")
-            if sent_policy is not None and sent_policy != policy:
-                raise forbidden(
-                    info,
-                    name,
-                    f"the string value of PreemptionPolicy ({sent_policy}) must not be provided "
-                    f"in pod spec; priority admission controller computed {policy} from the "
-                    "given PriorityClass name",
-                )
+            _check_computed(
+                info, name, "string value of PreemptionPolicy", spec.get("preemptionPolicy"), policy
+            )
             spec["preemptionPolicy"] = policy
+
+
+def _check_computed(info: ResourceInfo, name: str, what: str, sent: Any, computed: Any) -> None:
+    """403 when the pod spec sends a value other than the one the plugin computed."""
+    if sent is not None and sent != computed:
+        raise forbidden(
+            info,
+            name,
+            f"the {what} ({sent}) must not be provided in pod spec; priority admission "
+            f"controller computed {computed} from the given PriorityClass name",
+        )
 
 
 def global_default(classes: Iterable[Obj]) -> Obj | None:

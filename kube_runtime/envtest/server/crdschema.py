@@ -246,15 +246,10 @@ def _json_str(s: str) -> str:
 
 
 def _go_value(v: Any) -> str:
-    """How field.Error.ErrorBody renders a bad value."""
-    if v is None:
-        return "null"
-    if v is True or v is False:
-        return "true" if v else "false"
+    """How field.Error.ErrorBody renders a bad value: strings quoted and floats as fmt's %v,
+    the rest (null, booleans, integers, objects, arrays) as JSON."""
     if isinstance(v, str):
         return _go_quote(v)
-    if isinstance(v, int):
-        return str(v)
     if isinstance(v, float):
         return _go_float(v)
     return _go_json(v)
@@ -1384,36 +1379,41 @@ _DNS1035_MSG: Final = (
 )
 
 
+def _present_string(v: Mapping[str, Any], key: str, path: str, errs: list[Cause]) -> str | None:
+    """``v[key]`` when it is a non-empty string; else None, once a value that is not a string or
+    is empty is reported (an absent key is the caller's to report)."""
+    if key not in v:
+        return None
+    value = v[key]
+    if not isinstance(value, str):
+        errs.append(_invalid(path, value, "must be a string"))
+    elif not value:
+        errs.append(Cause(path, REQUIRED, "Required value"))
+    else:
+        return value
+    return None
+
+
 def _check_embedded(v: Mapping[str, Any], path: str, errs: list[Cause]) -> None:
     api_path, kind_path = _child(path, "apiVersion"), _child(path, "kind")
     if "apiVersion" not in v:
         errs.append(Cause(api_path, REQUIRED, "Required value"))
     if "kind" not in v:
         errs.append(Cause(kind_path, REQUIRED, "Required value"))
-    if "apiVersion" in v:
-        api = v["apiVersion"]
-        if not isinstance(api, str):
-            errs.append(_invalid(api_path, api, "must be a string"))
-        elif not api:
-            errs.append(Cause(api_path, REQUIRED, "Required value"))
-        elif api != "/" and api.count("/") > 1:
-            errs.append(_invalid(api_path, api, f"unexpected GroupVersion string: {api}"))
-    if "kind" in v:
-        kind = v["kind"]
-        if not isinstance(kind, str):
-            errs.append(_invalid(kind_path, kind, "must be a string"))
-        elif not kind:
-            errs.append(Cause(kind_path, REQUIRED, "Required value"))
-        else:
-            lowered = kind.lower()
-            problems = []
-            if len(lowered) > 63:
-                problems.append("must be no more than 63 characters")
-            if _RX_DNS1035_LABEL.fullmatch(lowered) is None:
-                problems.append(_DNS1035_MSG)
-            if problems:
-                detail = "may have mixed case, but should otherwise match: " + ",".join(problems)
-                errs.append(_invalid(kind_path, kind, detail))
+    api = _present_string(v, "apiVersion", api_path, errs)
+    if api is not None and api != "/" and api.count("/") > 1:
+        errs.append(_invalid(api_path, api, f"unexpected GroupVersion string: {api}"))
+    kind = _present_string(v, "kind", kind_path, errs)
+    if kind is not None:
+        lowered = kind.lower()
+        problems = []
+        if len(lowered) > 63:
+            problems.append("must be no more than 63 characters")
+        if _RX_DNS1035_LABEL.fullmatch(lowered) is None:
+            problems.append(_DNS1035_MSG)
+        if problems:
+            detail = "may have mixed case, but should otherwise match: " + ",".join(problems)
+            errs.append(_invalid(kind_path, kind, detail))
     meta = v.get("metadata")
     if "metadata" in v and not isinstance(meta, Mapping):
         errs.append(_invalid(_child(path, "metadata"), meta, "must be an object"))

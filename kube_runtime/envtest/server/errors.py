@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kube_runtime.client.errors import ApiError, error_from_status
+from kube_runtime.client.errors import STATUS_REASONS, ApiError, error_from_status
 
 __all__ = [
     "STALE_MESSAGE",
@@ -31,22 +31,13 @@ __all__ = [
     "response_headers",
 ]
 
-#: The reason a Status gets when the raiser names none.
+#: The reason a Status gets when the raiser names none: client-go's, but a 410 is ``Expired`` (a
+#: watch from a compacted resourceVersion), plus the codes only the server answers with.
 _REASONS = {
-    400: "BadRequest",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "NotFound",
-    405: "MethodNotAllowed",
+    **STATUS_REASONS,
     406: "NotAcceptable",
-    409: "Conflict",
     410: "Expired",
     415: "UnsupportedMediaType",
-    422: "Invalid",
-    429: "TooManyRequests",
-    500: "InternalError",
-    503: "ServiceUnavailable",
-    504: "Timeout",
 }
 
 STALE_MESSAGE = (

@@ -28,6 +28,13 @@ _OK: tuple[tuple[str, str, str], ...] = (
 )  # fmt: skip
 
 
+def _some_remain(reason: str, what: str, counts: Counter[str], verb: str) -> tuple[str, str, str]:
+    """A failing condition listing what remains, sorted, as upstream words it: ``"<what>: a has
+    2 resource instances, b has 1 resource instances"``."""
+    listed = sorted(f"{name} {verb} {n} resource instances" for name, n in counts.items())
+    return "True", reason, f"{what}: {', '.join(listed)}"
+
+
 def _remaining(content: Iterable[tuple[ResourceInfo, Obj]]) -> dict[str, tuple[str, str, str]]:
     """The failing conditions (type -> status, reason, message) for what is left."""
     per_resource: Counter[str] = Counter()
@@ -38,18 +45,15 @@ def _remaining(content: Iterable[tuple[ResourceInfo, Obj]]) -> dict[str, tuple[s
             per_finalizer[finalizer] += 1
     failing: dict[str, tuple[str, str, str]] = {}
     if per_resource:
-        listed = sorted(f"{gr} has {n} resource instances" for gr, n in per_resource.items())
-        failing["NamespaceContentRemaining"] = (
-            "True",
-            "SomeResourcesRemain",
-            f"Some resources are remaining: {', '.join(listed)}",
+        failing["NamespaceContentRemaining"] = _some_remain(
+            "SomeResourcesRemain", "Some resources are remaining", per_resource, "has"
         )
     if per_finalizer:
-        listed = sorted(f"{f} in {n} resource instances" for f, n in per_finalizer.items())
-        failing["NamespaceFinalizersRemaining"] = (
-            "True",
+        failing["NamespaceFinalizersRemaining"] = _some_remain(
             "SomeFinalizersRemain",
-            f"Some content in the namespace has finalizers remaining: {', '.join(listed)}",
+            "Some content in the namespace has finalizers remaining",
+            per_finalizer,
+            "in",
         )
     return failing
 

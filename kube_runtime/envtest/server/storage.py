@@ -964,24 +964,21 @@ def _check_delete_preconditions(info: ResourceInfo, current: Stored, opts: Delet
     kind (``StatefulSet.apps``), not the resource, in the message.
     """
     meta = current.meta
-    qualified = f"{info.kind}.{info.group}" if info.group else info.kind
     if opts.uid and opts.uid != meta.get("uid"):
-        raise errors.conflict(
-            qualified,
-            info.group,
-            meta["name"],
+        failed = (
             f"the UID in the precondition ({opts.uid}) does not match the UID in record "
-            f"({meta.get('uid')}). The object might have been deleted and then recreated",
+            f"({meta.get('uid')}). The object might have been deleted and then recreated"
         )
-    if opts.resource_version and opts.resource_version != meta.get("resourceVersion"):
-        raise errors.conflict(
-            qualified,
-            info.group,
-            meta["name"],
+    elif opts.resource_version and opts.resource_version != meta.get("resourceVersion"):
+        failed = (
             f"the ResourceVersion in the precondition ({opts.resource_version}) does not match "
             f"the ResourceVersion in record ({meta.get('resourceVersion')}). "
-            "The object might have been modified",
+            "The object might have been modified"
         )
+    else:
+        return
+    qualified = f"{info.kind}.{info.group}" if info.group else info.kind
+    raise errors.conflict(qualified, info.group, meta["name"], failed)
 
 
 def _blockers(info: ResourceInfo, obj: Obj) -> list[str]:
