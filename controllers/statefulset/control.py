@@ -67,6 +67,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
+from controllers.statefulset.pvc import claims_for_pod
 from controllers.statefulset.spec import (
     IN_PLACE_IF_POSSIBLE,
     IN_PLACE_ONLY,
@@ -114,7 +115,6 @@ from kube_runtime.workloads.pods import (
     is_succeeded,
     is_terminating,
 )
-from kube_runtime.workloads.pvc import claims_for_pod
 from kube_runtime.workloads.revision import (
     apply_revision,
     resolve_revisions,

@@ -19,6 +19,13 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from controllers.statefulset.pvc import (
+    claim_owner_up_to_date,
+    claims_for_pod,
+    create_missing_claims,
+    has_stale_owner_ref,
+    update_claims_for_retention_policy,
+)
 from controllers.statefulset.utils import (
     identity_matches,
     set_key,
@@ -34,13 +41,6 @@ from kube_runtime.expectations import ScaleAction, ScaleExpectations
 from kube_runtime.kinds import PersistentVolumeClaim, Pod
 from kube_runtime.retry import retry_on_conflict
 from kube_runtime.workloads.pods import is_terminating
-from kube_runtime.workloads.pvc import (
-    claim_owner_up_to_date,
-    claims_for_pod,
-    create_missing_claims,
-    has_stale_owner_ref,
-    update_claims_for_retention_policy,
-)
 
 __all__ = ["StatefulPodControl", "deletion_token", "observe_pods", "set_key"]
 
@@ -129,14 +129,22 @@ class StatefulPodControl:
 
     def _current_claims(
         self, sts: Mapping[str, Any], pod: Mapping[str, Any]
-    ) -> Iterable[Mapping[str, Any]]:
+    ) -> list[Mapping[str, Any]]:
         """The pod's claims as the reader has them (missing ones skipped)."""
+        current: list[Mapping[str, Any]] = []
         for claim in claims_for_pod(sts, pod).values():
+            # Every pod, every sync: read our own claim dicts directly (no accessor).
+            claim_meta = claim["metadata"]
             try:
-                yield self._reader.get(PersistentVolumeClaim, meta.name(claim), meta.namespace(sts))
+                current.append(
+                    self._reader.get(
+                        PersistentVolumeClaim, claim_meta["name"], claim_meta["namespace"]
+                    )
+                )
             except Exception as err:
                 if not is_not_found(err):
                     raise
+        return current
 
     def claims_match_retention_policy(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
         """Whether every existing claim of the pod has the owners the policy asks for."""

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from controllers.statefulset.pvc import pod_volumes_for, storage_matches
 from controllers.statefulset.spec import (
     IN_PLACE_IF_POSSIBLE,
     IN_PLACE_ONLY,
@@ -30,7 +31,6 @@ from kube_runtime.workloads.pods import (
     is_running_and_ready,
     parse_ordinal,
 )
-from kube_runtime.workloads.pvc import pod_volumes_for, storage_matches
 from kube_runtime.workloads.revision import POD_REVISION_LABEL, pod_revision
 
 __all__ = [

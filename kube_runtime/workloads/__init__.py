@@ -2,8 +2,8 @@
 
 * :mod:`~kube_runtime.workloads.revision` — ControllerRevision history: hash, create with
   collision handling, rollback, truncation, patch/apply of the versioned spec;
-* :mod:`~kube_runtime.workloads.pvc` — per-ordinal and per-instance claims, creating them
-  before the pod, the retention policy as owner references;
+* :mod:`~kube_runtime.workloads.pvc` — claims from templates and a pod's volumes from its
+  claims (shared), the CloneSet's claims per instance id;
 * :mod:`~kube_runtime.workloads.pods` — pod state predicates, ordinals, upstream's order for
   choosing pods to delete;
 * :mod:`~kube_runtime.workloads.intstr` — int-or-percent values scaled to a total;

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from kube_runtime.client.errors import NotFound
-from kube_runtime.kinds import ControllerRevision, PersistentVolumeClaim, StatefulSet
-from kube_runtime.workloads.pvc import (
+from controllers.statefulset.pvc import (
     VolumeClaimError,
     claims_for_pod,
     create_missing_claims,
     update_claims_for_retention_policy,
 )
+from kube_runtime.client.errors import NotFound
+from kube_runtime.kinds import ControllerRevision, PersistentVolumeClaim, StatefulSet
 from kube_runtime.workloads.revision import (
     HASH_LABEL,
     POD_REVISION_LABEL,
