@@ -31,7 +31,7 @@ from typing import Any
 
 from controllers.cloneset.core import CloneSetView, SpecError
 from controllers.cloneset.pod_control import PodControl
-from controllers.cloneset.scale import Scaler
+from controllers.cloneset.scale import ExpectationDiffs, Scaler, calculate_diffs
 from controllers.cloneset.status import (
     FAILED_SCALE,
     FAILED_UPDATE,
@@ -89,18 +89,24 @@ class CloneSetControl:
         written."""
         current_name, update_name = meta.name(current), meta.name(update)
         current_cs = cs.at_revision(current)
+        diffs = ExpectationDiffs()
         scale_error: Exception | None = None
         update_error: Exception | None = None
         scaling = False
         delay = 0.0
         try:
-            scaling = self._scaler.scale(current_cs, cs, current_name, update_name, pods, claims)
+            # Both steps decide from the same pods: the update runs only when scaling wrote
+            # nothing, so one computation serves both.
+            diffs = calculate_diffs(cs, pods, current_name, update_name)
+            scaling = self._scaler.scale(
+                current_cs, cs, current_name, update_name, pods, claims, diffs
+            )
         except Exception as err:
             self._log.warning("%s: scaling failed: %s", cs.key, err)
             scale_error = err
         if not scaling and scale_error is None:
             try:
-                delay = self._updater.update(cs, current, update, revisions, pods)
+                delay = self._updater.update(cs, current, update, revisions, pods, diffs)
             except Exception as err:
                 self._log.warning("%s: updating failed: %s", cs.key, err)
                 update_error = err

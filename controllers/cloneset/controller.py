@@ -128,10 +128,11 @@ class CloneSetReconciler:
             self.control.report_invalid(obj, err)
             return None
 
-        owned = (INDEX_CONTROLLER_UID, cs.uid)
-        owned_pods = self._items(Pod, cs.namespace, index=owned)
-        claims = self._items(PersistentVolumeClaim, cs.namespace, index=owned)
-        self.expectations.observe_scale(key, [*owned_pods, *claims])
+        all_pods = self._items(Pod, cs.namespace)
+        claims = self._items(
+            PersistentVolumeClaim, cs.namespace, index=(INDEX_CONTROLLER_UID, cs.uid)
+        )
+        self.expectations.observe_scale(key, [*all_pods, *claims])
         scale = self.expectations.scale
         satisfied, waited, pending = scale.satisfied_expectations(key)
         wait = self._wait(
@@ -140,7 +141,7 @@ class CloneSetReconciler:
         if wait is not None:
             return wait
 
-        pods = self._claim_pods(cs, owned_pods)
+        pods = self._claim_pods(cs, all_pods)
         live_claims = [c for c in claims if not meta.is_deleting(c)]
         revisions = list_revisions(self._reader, obj, cs.selector_dict)
         current, update, collision_count = resolve_revisions(
@@ -155,23 +156,17 @@ class CloneSetReconciler:
             return wait
         return self.control.sync(cs, pods, live_claims, revisions, current, update, collision_count)
 
-    def _claim_pods(self, cs: CloneSetView, owned: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The set's active pods after adoption and release: of the pods it controls (by the
-        controller-uid index) and the orphans its selector matches. Claiming these is claiming
-        the namespace's pods, as upstream does (pods of other controllers are ignored), for
-        the cost of the set's own."""
-        orphans = [
-            p
-            for p in self._items(Pod, cs.namespace, label_selector=str(cs.selector))
-            if meta.controller_ref(p) is None
-        ]
-        candidates = [p for p in (*owned, *orphans) if is_active(p)]
+    def _claim_pods(self, cs: CloneSetView, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The set's active pods after adoption and release, from the namespace's ``pods``
+        (upstream claims them all; pods of other controllers are ignored). One pass over the
+        namespace costs less than the controller-uid index plus a selector scan for orphans
+        when the namespace holds mostly the set's own pods."""
         # claiming.Patcher spells patch_type as str, the Client protocol as a Literal: the
         # same method.
         patcher = cast(Patcher, self._client)
         can_adopt = recheck_controller(self._client, dict(cs.obj))
         manager = ControllerRefManager(patcher, dict(cs.obj), cs.selector, CLONESET, can_adopt)
-        return manager.claim(candidates)
+        return manager.claim([p for p in pods if is_active(p)])
 
     def _wait_for_pod_writes(
         self, key: str, pods: Sequence[Obj], update_name: str

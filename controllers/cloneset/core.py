@@ -257,7 +257,7 @@ class CloneSetView:
         """The pod carries the specified-delete label or is named in ``podsToDelete``."""
         if meta.labels(pod).get(SPECIFIED_DELETE_LABEL) is not None:
             return True
-        return meta.name(pod) in self._pods_to_delete_set
+        return bool(self._pods_to_delete_set) and meta.name(pod) in self._pods_to_delete_set
 
 
 CloneSetLike = CloneSetView | Obj

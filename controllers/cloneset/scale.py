@@ -235,10 +235,12 @@ class Scaler:
         update_revision: str,
         pods: Sequence[Obj],
         claims: Sequence[Obj],
+        diffs: ExpectationDiffs,
     ) -> bool:
         """One scaling step; True when something was written (the caller skips the update).
         ``current_cs`` is the set at its current revision (what old pods are made from),
-        ``claims`` the set's claims. Raises the first API error."""
+        ``claims`` the set's claims, ``diffs`` :func:`calculate_diffs` of ``pods`` (not
+        changed). Raises the first API error."""
         cs = update_cs
         to_delete = [p for p in pods if cs.is_specified_delete(p)]
         pre_delete = [p for p in pods if lifecycle.get_state(p) == lifecycle.PREPARING_DELETE]
@@ -246,7 +248,6 @@ class Scaler:
         if self._manage_preparing_delete(cs, pods, pre_delete, num_to_delete):
             return True
 
-        diffs = calculate_diffs(cs, pods, current_revision, update_revision)
         if diffs.scale_up_num > diffs.scale_up_limit:
             self._control.record(
                 cs.obj,
@@ -273,10 +274,9 @@ class Scaler:
 
         pre_delete_names = _names(pre_delete)
         specified = [p for p in to_delete if meta.name(p) not in pre_delete_names]
+        ready_limit = diffs.delete_ready_limit
         if specified:
-            chosen, diffs.delete_ready_limit = _within_ready_limit(
-                specified, diffs.delete_ready_limit
-            )
+            chosen, ready_limit = _within_ready_limit(specified, ready_limit)
             if self._delete_pods(cs, chosen, claims):
                 return True
 
@@ -294,7 +294,7 @@ class Scaler:
             candidates = choose_pods_to_delete(
                 diffs.scale_down_num, diffs.scale_down_num_old_revision, not_updated, updated
             )
-            chosen, _ = _within_ready_limit(candidates, diffs.delete_ready_limit)
+            chosen, _ = _within_ready_limit(candidates, ready_limit)
             return self._delete_pods(cs, chosen, claims)
         return False
 

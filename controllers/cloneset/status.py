@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, Protocol
 
-from controllers.cloneset import core
+from controllers.cloneset import core, lifecycle
 from controllers.cloneset.core import CloneSetView
 from kube_runtime import meta
 from kube_runtime.client.interfaces import Client
@@ -73,7 +73,10 @@ def calculate_status(
     }
     for pod in pods:
         ready = core.is_pod_update_ready(pod, 0, now)
-        available = core.is_pod_available(cs, pod, now)
+        if cs.min_ready_seconds == 0:  # the same check: spare it
+            available = ready and lifecycle.get_state(pod) in ("", lifecycle.NORMAL)
+        else:
+            available = core.is_pod_available(cs, pod, now)
         updated = core.is_updated(pod, update_revision)
         status["readyReplicas"] += ready
         status["availableReplicas"] += available

@@ -20,13 +20,12 @@ import functools
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from controllers.cloneset import core, lifecycle
 from controllers.cloneset.core import CloneSetView
 from controllers.cloneset.pod_control import PodControl
-from controllers.cloneset.scale import ExpectationDiffs, calculate_diffs
+from controllers.cloneset.scale import ExpectationDiffs
 from kube_runtime import meta
 from kube_runtime.workloads.inplace import (
     GRACE_ANNOTATION,
@@ -193,9 +192,10 @@ class Updater:
         update_revision: Obj,
         revisions: Sequence[Obj],
         pods: Sequence[Obj],
-        now: datetime | None = None,
+        diffs: ExpectationDiffs,
     ) -> float:
-        """One update step; returns seconds after which to look again (0: no need)."""
+        """One update step; returns seconds after which to look again (0: no need).
+        ``diffs`` is :func:`~controllers.cloneset.scale.calculate_diffs` of ``pods``."""
         requeue = 0.0
 
         def note(delay: float) -> None:
@@ -212,7 +212,6 @@ class Updater:
             return requeue
 
         update_name = meta.name(update_revision)
-        diffs = calculate_diffs(cs, pods, meta.name(current_revision), update_name, now=now)
         if diffs.update_num == 0:
             return requeue
         waiting = []
