@@ -1,10 +1,9 @@
-"""The StatefulSet algorithm on the enhanced kind against an in-memory API: reserveOrdinals,
+"""The StatefulSet algorithm on the enhanced kind against the FakeClient: reserveOrdinals,
 in-place updates, InPlaceOnly refusals, unordered updates, paused, ordered teardown, the
 status extras and conditions; and that apps/v1 sets get none of them."""
 
 from __future__ import annotations
 
-import copy
 from datetime import timedelta
 
 import pytest
@@ -16,49 +15,16 @@ from controllers.statefulset.utils import (
     replica_ordinals,
     reserved_ordinals,
 )
+from kube_runtime.kinds import Pod
 from kube_runtime.workloads.inplace import READINESS_GATE
 from kube_runtime.workloads.revision import POD_REVISION_LABEL
-from tests.unit.test_statefulset_fakes import NS, T0, FakeApi, Harness, make_set, ts
-
-
-class PatchingApi(FakeApi):
-    """FakeApi plus the pod patches in-place updates send (merge; containers by name;
-    status conditions by type)."""
-
-    def patch(self, kind, name, patch, *, namespace=None, patch_type="merge", subresource=None):
-        obj = self.objects[self._k(kind, namespace, name)]
-        for section in ("labels", "annotations"):
-            values = (patch.get("metadata") or {}).get(section)
-            if values:
-                current = obj["metadata"].setdefault(section, {})
-                for k, v in values.items():
-                    if v is None:
-                        current.pop(k, None)
-                    else:
-                        current[k] = v
-        for c in (patch.get("spec") or {}).get("containers") or ():
-            for have in obj["spec"]["containers"]:
-                if have["name"] == c["name"]:
-                    have.update(c)
-        for cond in (patch.get("status") or {}).get("conditions") or ():
-            conds = obj.setdefault("status", {}).setdefault("conditions", [])
-            conds[:] = [x for x in conds if x["type"] != cond["type"]] + [cond]
-        self.writes.append(("patch", obj["kind"], name))
-        return copy.deepcopy(obj)
+from tests.unit.test_statefulset_fakes import T0, Harness, make_set, ts
 
 
 class EnhancedHarness(Harness):
-    def __init__(self, sts):
-        super().__init__(sts)
-        self.api.__class__ = PatchingApi
-
-    @property
-    def sts(self):
-        return self.api.get(ENHANCED_STATEFULSET, self.name, NS)
-
     def set_ready(self, ordinal, ready=True, *, since=None):
         pod = self.pod(ordinal)
-        stamp = ts(since or self.api.now - timedelta(hours=1))
+        stamp = ts(since or self.now - timedelta(hours=1))
         conds = [c for c in pod.get("status", {}).get("conditions", []) if c["type"] != "Ready"]
         gate = next((c for c in conds if c["type"] == READINESS_GATE), None)
         gated = gate is None or gate["status"] == "True"
@@ -69,13 +35,14 @@ class EnhancedHarness(Harness):
                 "lastTransitionTime": stamp,
             }
         )
-        pod["status"] = {
+        status = {
             "phase": "Running",
             "conditions": conds,
             "containerStatuses": [
                 {"name": "c", "imageID": "id-" + pod["spec"]["containers"][0]["image"]}
             ],
         }
+        self.set_status(Pod, pod["metadata"]["name"], status)
 
 
 def enhanced(replicas=3, rolling=None, **spec):
@@ -183,7 +150,7 @@ def test_unordered_update_by_priority_keeps_partition_pods():
     h = EnhancedHarness(enhanced(3, rolling))
     h.converge()
     for ordinal, rank in ((0, "9"), (1, "1"), (2, "5")):
-        h.pod(ordinal)["metadata"]["labels"]["rank"] = rank
+        h.edit_pod(ordinal, lambda pod, rank=rank: pod["metadata"]["labels"].update(rank=rank))
     h.edit(set_image("nginx:2"))
     h.converge()
     # web-0 first, then web-2; partition 1 keeps one old pod: the lowest priority, web-1
@@ -202,16 +169,14 @@ def test_ordered_teardown_deletes_highest_first_one_at_a_time():
     sts["metadata"]["finalizers"] = [ORDERED_TEARDOWN_FINALIZER]
     h = EnhancedHarness(sts)
     h.converge()
-    h.api.graceful = True
-    deleting = h.sts
-    deleting["metadata"]["deletionTimestamp"] = ts(T0)
-    h.api.objects[("StatefulSet", NS, "web")] = deleting
+    h.graceful = True
+    h.mark_deleting(ENHANCED_STATEFULSET, "web")
     h.sync()
     h.sync()  # web-2 terminating: wait
     assert h.pod_writes("delete") == ["web-2"]
-    del h.api.objects[("Pod", NS, "web-2")]
+    h.remove_pod("web-2")
     h.sync()
-    del h.api.objects[("Pod", NS, "web-1")]
+    h.remove_pod("web-1")
     h.sync()
     assert h.pod_writes("delete") == ["web-2", "web-1", "web-0"]
     assert h.pod_writes("create") == ["web-0", "web-1", "web-2"]
@@ -220,9 +185,7 @@ def test_ordered_teardown_deletes_highest_first_one_at_a_time():
 def test_deleting_set_without_the_finalizer_is_left_alone():
     h = EnhancedHarness(enhanced(2))
     h.converge()
-    deleting = h.sts
-    deleting["metadata"]["deletionTimestamp"] = ts(T0)
-    h.api.objects[("StatefulSet", NS, "web")] = deleting
+    h.mark_deleting(ENHANCED_STATEFULSET, "web")
     h.sync()
     assert h.pod_writes("delete") == []
 
@@ -234,9 +197,9 @@ def test_volume_claims_status_reports_matching_claims():
     }
     h = EnhancedHarness(enhanced(2, templates=[template]))
     h.converge()
-    claims = h.api.items("PersistentVolumeClaim")
+    claims = h.claims()
     claims[0]["spec"]["resources"]["requests"]["storage"] = "2Gi"
-    h.control.update(h.sts, h.revisions(), h.pods(), h.api.items("PersistentVolumeClaim"))
+    h.control.update(h.sts, h.revisions(), h.pods(), claims)
     assert h.sts["status"]["volumeClaims"] == [
         {"volumeClaimName": "data", "compatibleReplicas": 1, "compatibleReadyReplicas": 1}
     ]

@@ -1,4 +1,4 @@
-"""The StatefulSet algorithm against an in-memory API (no server): one test per upstream case."""
+"""The StatefulSet algorithm against the FakeClient (no server): one test per upstream case."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 from controllers.statefulset.utils import POD_INDEX_LABEL, POD_NAME_LABEL
+from kube_runtime.kinds import StatefulSet
 from kube_runtime.workloads.revision import POD_REVISION_LABEL, revision_from_object
 from tests.unit.test_statefulset_fakes import NS, Harness, make_set
 
@@ -81,9 +82,9 @@ def test_parallel_creates_all_pods_without_waiting():
 def test_ordered_ready_waits_for_terminating_replica():
     h = Harness(make_set(2))
     h.converge()
-    h.api.graceful = True
-    h.pod(0)["metadata"]["deletionTimestamp"] = "2024-05-01T10:00:00Z"
-    h.api.objects.pop(("Pod", NS, "web-1"))
+    h.graceful = True
+    h.terminate_pod("web-0")
+    h.remove_pod("web-1")
     h.sync()
     assert h.pod_writes("create") == ["web-0", "web-1"]  # web-1 not recreated yet
 
@@ -120,7 +121,7 @@ def test_ordered_scale_down_highest_first_one_at_a_time():
 def test_ordered_scale_down_waits_for_terminating_pod():
     h = Harness(make_set(3))
     h.converge()
-    h.api.graceful = True
+    h.graceful = True
     h.edit(lambda s: s["spec"].update(replicas=1))
     h.sync()
     h.sync()
@@ -149,7 +150,7 @@ def test_scale_down_deletes_the_first_unhealthy_pod():
 def test_parallel_scale_down_deletes_all_condemned_at_once():
     h = Harness(make_set(5, policy="Parallel"))
     h.converge()
-    h.api.graceful = True
+    h.graceful = True
     h.edit(lambda s: s["spec"].update(replicas=1))
     h.set_ready(2, ready=False)
     h.sync()
@@ -163,7 +164,7 @@ def test_parallel_scale_down_deletes_all_condemned_at_once():
 def test_failed_pod_is_deleted_then_recreated(phase):
     h = Harness(make_set(3))
     h.converge()
-    h.pod(1)["status"]["phase"] = phase
+    h.set_phase(1, phase)
     h.sync()
     assert h.pod_writes("delete") == ["web-1"]
     assert h.pod_names() == ["web-0", "web-2"]
@@ -177,10 +178,13 @@ def test_identity_and_storage_are_repaired():
     templates = [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}]
     h = Harness(make_set(2, templates=templates))
     h.converge()
-    pod = h.pod(1)
-    del pod["metadata"]["labels"][POD_NAME_LABEL]
-    pod["spec"]["volumes"] = []
-    h.api.objects.pop(("PersistentVolumeClaim", NS, "data-web-1"))
+
+    def break_identity_and_storage(pod):
+        del pod["metadata"]["labels"][POD_NAME_LABEL]
+        pod["spec"]["volumes"] = []
+
+    h.edit_pod(1, break_identity_and_storage)
+    h.fake.direct.delete("v1/PersistentVolumeClaim", "data-web-1", NS)
     h.sync()
     assert h.pod_writes("update") == ["web-1"]
     pod = h.pod(1)
@@ -188,7 +192,7 @@ def test_identity_and_storage_are_repaired():
     assert pod["spec"]["volumes"] == [
         {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}}
     ]
-    assert ("PersistentVolumeClaim", NS, "data-web-1") in h.api.objects
+    assert h.claim("data-web-1") is not None
     h.sync()
     assert h.pod_writes("update") == ["web-1"]  # nothing more to repair
 
@@ -203,9 +207,7 @@ def test_claims_created_before_pods_and_never_deleted_without_policy():
     h = Harness(make_set(2, templates=templates))
     h.converge()
     creates = [
-        (k, n)
-        for v, k, n in h.api.writes
-        if v == "create" and k in ("Pod", "PersistentVolumeClaim")
+        (k, n) for v, k, n in h.writes if v == "create" and k in ("Pod", "PersistentVolumeClaim")
     ]
     assert creates == [
         ("PersistentVolumeClaim", "data-web-0"),
@@ -213,13 +215,13 @@ def test_claims_created_before_pods_and_never_deleted_without_policy():
         ("PersistentVolumeClaim", "data-web-1"),
         ("Pod", "web-1"),
     ]
-    claim = h.api.objects[("PersistentVolumeClaim", NS, "data-web-0")]
+    claim = h.claim("data-web-0")
     assert claim["metadata"]["labels"] == {"t": "x", "app": "web"}
     assert "ownerReferences" not in claim["metadata"]
     h.edit(lambda s: s["spec"].update(replicas=0))
     h.converge()
     assert h.pod_names() == []
-    assert not [w for w in h.api.writes if w[1] == "PersistentVolumeClaim" and w[0] != "create"]
+    assert not [w for w in h.writes if w[1] == "PersistentVolumeClaim" and w[0] != "create"]
 
 
 def test_retention_policy_when_scaled_delete_makes_the_pod_own_its_claims():
@@ -228,13 +230,13 @@ def test_retention_policy_when_scaled_delete_makes_the_pod_own_its_claims():
     h = Harness(make_set(2, templates=templates, persistentVolumeClaimRetentionPolicy=policy))
     h.converge()
     set_uid = h.sts["metadata"]["uid"]
-    refs = h.api.objects[("PersistentVolumeClaim", NS, "data-web-1")]["metadata"]["ownerReferences"]
+    refs = h.claim("data-web-1")["metadata"]["ownerReferences"]
     assert [(r["kind"], r["uid"]) for r in refs] == [("StatefulSet", set_uid)]
-    h.api.graceful = True
+    h.graceful = True
     h.edit(lambda s: s["spec"].update(replicas=1))
     pod_uid = h.pod(1)["metadata"]["uid"]
     h.sync()
-    refs = h.api.objects[("PersistentVolumeClaim", NS, "data-web-1")]["metadata"]["ownerReferences"]
+    refs = h.claim("data-web-1")["metadata"]["ownerReferences"]
     assert [(r["kind"], r["uid"]) for r in refs] == [("Pod", pod_uid)]
     assert h.pod_writes("delete") == ["web-1"]
 
@@ -243,7 +245,7 @@ def test_stale_claim_of_an_old_pod_blocks_creation():
     templates = [{"metadata": {"name": "data"}, "spec": {}}]
     policy = {"whenDeleted": "Retain", "whenScaled": "Delete"}
     h = Harness(make_set(1, templates=templates, persistentVolumeClaimRetentionPolicy=policy))
-    h.api.create(
+    h.seed(
         {
             "apiVersion": "v1",
             "kind": "PersistentVolumeClaim",
@@ -297,7 +299,7 @@ def test_recreated_pod_below_partition_takes_the_current_revision():
     h = Harness(make_set(3, strategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 3}}))
     h.converge()
     h.edit(set_image("nginx:2"))
-    h.api.objects.pop(("Pod", NS, "web-1"))
+    h.remove_pod("web-1")
     h.converge()
     assert image_of(h.pod(1)) == "nginx:1"
 
@@ -308,7 +310,7 @@ def test_on_delete_never_deletes_for_update_and_recreates_at_update_revision():
     h.edit(set_image("nginx:2"))
     h.converge()
     assert h.pod_writes("delete") == []
-    h.api.objects.pop(("Pod", NS, "web-1"))
+    h.remove_pod("web-1")
     h.converge()
     assert [image_of(h.pod(i)) for i in range(3)] == ["nginx:1", "nginx:2", "nginx:1"]
 
@@ -375,7 +377,7 @@ def test_collision_count_bumped_on_name_collision():
         "spec": {"template": {"$patch": "replace", "metadata": {"labels": {"other": "x"}}}}
     }
     squatter["metadata"]["ownerReferences"][0]["uid"] = "someone-else"
-    h.api.create(squatter)
+    h.seed(squatter)
     h.sync()
     status = h.sts["status"]
     assert status["collisionCount"] == 1
@@ -402,12 +404,12 @@ def test_history_truncated_to_limit_keeping_live_revisions():
 def test_min_ready_seconds_counts_available_and_requeues_when_next_is_available():
     h = Harness(make_set(2, minReadySeconds=10))
     h.sync()
-    h.set_ready(0, since=h.api.now - timedelta(seconds=4))
+    h.set_ready(0, since=h.now - timedelta(seconds=4))
     result = h.sync()
     assert h.pod_writes("create") == ["web-0"]  # OrderedReady waits for availability
     assert h.sts["status"]["readyReplicas"] == 1 and h.sts["status"]["availableReplicas"] == 0
     assert result.requeue_after == pytest.approx(6, abs=0.01)
-    h.api.now += timedelta(seconds=6.01)
+    h.now += timedelta(seconds=6.01)
     h.sync()
     assert h.pod_writes("create") == ["web-0", "web-1"]
     assert h.sts["status"]["availableReplicas"] == 1
@@ -417,18 +419,16 @@ def test_set_being_deleted_only_gets_status():
     h = Harness(make_set(3))
     h.sync()
     h.set_ready(0)
-    sts = h.sts
-    sts["metadata"]["deletionTimestamp"] = "2024-05-01T10:00:00Z"
-    h.api.objects[("StatefulSet", NS, "web")] = sts
-    writes = len(h.api.writes)
+    h.mark_deleting(StatefulSet, "web")
+    writes = len(h.writes)
     h.sync()
-    assert [w[0] for w in h.api.writes[writes:]] == ["update_status"]
+    assert [w[0] for w in h.writes[writes:]] == ["update_status"]
     assert h.sts["status"]["readyReplicas"] == 1
 
 
 def test_converged_set_writes_nothing():
     h = Harness(make_set(3))
     h.converge()
-    writes = len(h.api.writes)
+    writes = len(h.writes)
     h.sync()
-    assert len(h.api.writes) == writes
+    assert len(h.writes) == writes

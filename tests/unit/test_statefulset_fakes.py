@@ -1,119 +1,159 @@
-"""Helpers (no tests): an in-memory API for the StatefulSet control tests: enough of the client for the pod
-control, the revision history and the status updater, with every write recorded."""
+"""Helpers (no tests): the StatefulSet's control and reconciler over
+:class:`~kube_runtime.client.fake.FakeClient`, with the kubelet's part played by the test.
+
+The fake has the API server's semantics (resourceVersion, status subresource, generation,
+finalizers, selectors, indexes, strategic merge patches of pods). What it does not model, the
+harness adds in the open:
+
+* a pod's life (Pending -> Running and Ready, Failed, ...): the test writes its status
+  (:meth:`Harness.set_ready`, :meth:`Harness.set_phase`), as a kubelet would;
+* graceful deletion (``harness.graceful = True``): a deleted pod gets a test finalizer first,
+  so it stays with a ``deletionTimestamp`` until :meth:`Harness.remove_pod` plays the kubelet
+  that finishes it;
+* :attr:`Harness.writes`: the writes that succeeded, as ``(verb, kind, name)`` (the fake's
+  ``actions`` also list reads and failed calls).
+"""
 
 from __future__ import annotations
 
 import copy
-import itertools
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from types import SimpleNamespace
 from typing import Any
 
+from controllers.statefulset import models
 from controllers.statefulset.control import StatefulSetControl, SyncResult
 from controllers.statefulset.pod_control import StatefulPodControl
 from controllers.statefulset.status import ApiStatusUpdater
-from kube_runtime.client.errors import AlreadyExists, NotFound
-from kube_runtime.kinds import as_kind
+from controllers.statefulset.utils import ENHANCED_STATEFULSET
+from kube_runtime.client.fake import FakeClient, Interceptor
+from kube_runtime.kinds import (
+    ControllerRevision,
+    Kind,
+    PersistentVolumeClaim,
+    Pod,
+    StatefulSet,
+    as_kind,
+)
 
 T0 = datetime(2024, 5, 1, 10, 0, 0, tzinfo=timezone.utc)
 NS = "ns"
+GRACEFUL = "test.kube-runtime.io/graceful"
+"""The finalizer that stands for a kubelet still shutting a deleted pod down."""
+HOLD = "test.kube-runtime.io/hold"
+"""A finalizer that keeps a deleted set around (it is nobody's to remove)."""
 
 
 def ts(t: datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class FakeApi:
-    """Objects by (kind, namespace, name); ``writes`` lists (verb, kind, name)."""
-
-    def __init__(self) -> None:
-        self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
-        self.writes: list[tuple[str, str, str]] = []
-        self.graceful = False
-        self._uids = itertools.count(1)
-        self._rv = itertools.count(1)
-        self.now = T0
-
-    @staticmethod
-    def _k(kind: Any, namespace: Any, name: Any) -> tuple[str, str, str]:
-        return (as_kind(kind).kind, namespace or "", name)
-
-    def get(self, kind: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
-        try:
-            return copy.deepcopy(self.objects[self._k(kind, namespace, name)])
-        except KeyError:
-            raise NotFound(
-                {"code": 404, "reason": "NotFound", "message": f"{name} not found"}
-            ) from None
-
-    def list(self, kind: Any, namespace: str | None = None, **_: Any) -> dict[str, Any]:
-        k = as_kind(kind).kind
-        items = [
-            copy.deepcopy(o)
-            for (kk, ns, _n), o in self.objects.items()
-            if kk == k and ns == namespace
-        ]
-        return {"items": items}
-
-    def items(self, kind: str) -> list[dict[str, Any]]:
-        return [o for (k, _, _n), o in sorted(self.objects.items()) if k == kind]
-
-    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
-        obj = copy.deepcopy(obj)
-        meta = obj["metadata"]
-        key = (obj["kind"], meta.get("namespace") or "", meta["name"])
-        if key in self.objects:
-            raise AlreadyExists({"code": 409, "reason": "AlreadyExists", "message": "exists"})
-        meta["uid"] = f"uid-{next(self._uids)}"
-        meta["resourceVersion"] = str(next(self._rv))
-        meta["creationTimestamp"] = ts(self.now)
-        if obj["kind"] == "Pod":
-            obj.setdefault("status", {})["phase"] = "Pending"
-        self.objects[key] = obj
-        self.writes.append(("create", obj["kind"], meta["name"]))
-        return copy.deepcopy(obj)
-
-    def update(self, obj: dict[str, Any]) -> dict[str, Any]:
-        obj = copy.deepcopy(obj)
-        meta = obj["metadata"]
-        key = (obj["kind"], meta.get("namespace") or "", meta["name"])
-        if key not in self.objects:
-            raise NotFound({"code": 404, "reason": "NotFound", "message": "gone"})
-        obj["status"] = self.objects[key].get("status")
-        meta["resourceVersion"] = str(next(self._rv))
-        self.objects[key] = obj
-        self.writes.append(("update", obj["kind"], meta["name"]))
-        return copy.deepcopy(obj)
-
-    def status(self) -> Any:
-        return SimpleNamespace(update=self.update_status)
-
-    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
-        meta = obj["metadata"]
-        key = (obj["kind"], meta.get("namespace") or "", meta["name"])
-        self.objects[key]["status"] = copy.deepcopy(obj["status"])
-        self.writes.append(("update_status", obj["kind"], meta["name"]))
-        return copy.deepcopy(self.objects[key])
-
-    def delete(
-        self, kind: Any, name: str, namespace: str | None = None, **_: Any
-    ) -> dict[str, Any]:
-        key = self._k(kind, namespace, name)
-        if key not in self.objects:
-            raise NotFound({"code": 404, "reason": "NotFound", "message": "gone"})
-        self.writes.append(("delete", key[0], name))
-        if self.graceful and key[0] == "Pod":
-            self.objects[key]["metadata"]["deletionTimestamp"] = ts(self.now)
-            return copy.deepcopy(self.objects[key])
-        return self.objects.pop(key)
-
-
 class Recorder:
+    """An event recorder that keeps ``(type, reason, message)``."""
+
     def __init__(self) -> None:
         self.events: list[tuple[str, str, str]] = []
 
-    def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        self.events.append((type_, reason, message))
+    def event(self, obj: Any, type: str, reason: str, message: str) -> None:
+        self.events.append((type, reason, message))
+
+
+class Cluster:
+    """A FakeClient serving both StatefulSet kinds, recording successful writes, with
+    optional graceful pod deletion and a clock the test moves (``now``)."""
+
+    def __init__(self) -> None:
+        self.now = T0
+        self.graceful = False
+        self.writes: list[tuple[str, str, str]] = []
+        self.fake = FakeClient(
+            clock=lambda: self.now.timestamp(),
+            interceptor=Interceptor(
+                create=self._create,
+                update=self._update,
+                patch=self._patch,
+                delete=self._delete,
+                status_update=self._status_update,
+            ),
+        )
+        self.fake.register(models.StatefulSet)
+
+    # --- the recording seam ----------------------------------------------------------------
+
+    def _note(self, verb: str, obj: Any) -> Any:
+        self.writes.append((verb, obj["kind"], obj["metadata"]["name"]))
+        return obj
+
+    def _create(self, client: FakeClient, obj: Any, **options: Any) -> Any:
+        return self._note("create", client.create(obj, **options))
+
+    def _update(self, client: FakeClient, obj: Any, **options: Any) -> Any:
+        return self._note("update", client.update(obj, **options))
+
+    def _status_update(self, client: FakeClient, obj: Any, **options: Any) -> Any:
+        return self._note("update_status", client.status().update(obj, **options))
+
+    def _patch(self, client: FakeClient, kind: Any, name: str, patch: Any, **options: Any) -> Any:
+        return self._note("patch", client.patch(kind, name, patch, **options))
+
+    def _delete(
+        self, client: FakeClient, kind: Any, name: str, namespace: str | None = None, **options: Any
+    ) -> Any:
+        if self.graceful and as_kind(kind) == Pod:
+            current = client.get(Pod, name, namespace)
+            finalizers = [*(current["metadata"].get("finalizers") or ()), GRACEFUL]
+            client.patch(Pod, name, {"metadata": {"finalizers": finalizers}}, namespace=namespace)
+        result = client.delete(kind, name, namespace, **options)
+        self.writes.append(("delete", as_kind(kind).kind, name))
+        return result
+
+    # --- playing the kubelet and the user --------------------------------------------------
+
+    def get(self, kind: Kind, name: str) -> dict[str, Any]:
+        return self.fake.direct.get(kind, name, NS)
+
+    def items(self, kind: Kind) -> list[dict[str, Any]]:
+        return self.fake.direct.list(kind, NS)["items"]
+
+    def seed(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create ``obj`` as someone else would (not one of :attr:`writes`)."""
+        return self.fake.direct.create(obj)
+
+    def edit_object(self, kind: Kind, name: str, change: Callable[[dict[str, Any]], None]) -> None:
+        """Change an object as a user would (generation moves with the spec)."""
+        obj = self.get(kind, name)
+        change(obj)
+        self.fake.direct.update(obj)
+
+    def set_status(self, kind: Kind, name: str, status: dict[str, Any]) -> None:
+        obj = self.get(kind, name)
+        obj["status"] = status
+        self.fake.direct.status().update(obj)
+
+    def remove_pod(self, name: str) -> None:
+        """The pod is gone: a kubelet finished a graceful deletion, or someone deleted it."""
+        pod = self.get(Pod, name)
+        finalizers = [f for f in pod["metadata"].get("finalizers") or () if f != GRACEFUL]
+        if pod["metadata"].get("deletionTimestamp"):
+            self.fake.direct.patch(
+                Pod, name, {"metadata": {"finalizers": finalizers}}, namespace=NS
+            )
+        else:
+            self.fake.direct.delete(Pod, name, NS)
+
+    def terminate_pod(self, name: str) -> None:
+        """The pod is being deleted (by someone else) and its kubelet has not finished."""
+        pod = self.get(Pod, name)
+        finalizers = [*(pod["metadata"].get("finalizers") or ()), GRACEFUL]
+        self.fake.direct.patch(Pod, name, {"metadata": {"finalizers": finalizers}}, namespace=NS)
+        self.fake.direct.delete(Pod, name, NS)
+
+    def mark_deleting(self, kind: Kind, name: str) -> None:
+        """The set is deleted; a finalizer (its own, or a test one) keeps it around."""
+        obj = self.get(kind, name)
+        if not obj["metadata"].get("finalizers"):
+            self.fake.direct.patch(kind, name, {"metadata": {"finalizers": [HOLD]}}, namespace=NS)
+        self.fake.direct.delete(kind, name, NS)
 
 
 def make_set(
@@ -129,7 +169,7 @@ def make_set(
     sts: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
-        "metadata": {"name": name, "namespace": NS, "generation": 1},
+        "metadata": {"name": name, "namespace": NS},
         "spec": {
             "replicas": replicas,
             "serviceName": name,
@@ -149,34 +189,48 @@ def make_set(
     return sts
 
 
-class Harness:
-    """A set in a :class:`FakeApi` driven by the real pod control over it."""
+def ready_status(since: datetime, phase: str = "Running", ready: bool = True) -> dict[str, Any]:
+    return {
+        "phase": phase,
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True" if ready else "False",
+                "lastTransitionTime": ts(since),
+            }
+        ],
+    }
+
+
+class Harness(Cluster):
+    """A set in a :class:`Cluster` driven by the real control and pod control over it."""
 
     def __init__(self, sts: dict[str, Any]) -> None:
-        self.api = FakeApi()
+        super().__init__()
         self.recorder = Recorder()
         self.name = sts["metadata"]["name"]
-        self.api.create(sts)
-        self.pod_control = StatefulPodControl(self.api, self.recorder)
+        self.kind = ENHANCED_STATEFULSET if sts["apiVersion"] != "apps/v1" else StatefulSet
+        self.seed(sts)
+        self.pod_control = StatefulPodControl(self.fake, self.recorder)
         self.control = StatefulSetControl(
-            self.pod_control, ApiStatusUpdater(self.api), self.api, clock=lambda: self.api.now
+            self.pod_control, ApiStatusUpdater(self.fake), self.fake, clock=lambda: self.now
         )
 
     @property
     def sts(self) -> dict[str, Any]:
-        return self.api.get("apps/v1/StatefulSet", self.name, NS)
+        return self.get(self.kind, self.name)
 
-    def edit(self, fn: Any) -> None:
-        sts = self.sts
-        fn(sts)
-        sts["metadata"]["generation"] += 1
-        self.api.update(sts)
+    def edit(self, change: Callable[[dict[str, Any]], None]) -> None:
+        self.edit_object(self.kind, self.name, change)
 
     def pods(self) -> list[dict[str, Any]]:
-        return self.api.items("Pod")
+        return self.items(Pod)
 
     def pod(self, ordinal: int) -> dict[str, Any]:
-        return self.api.objects[("Pod", NS, f"{self.name}-{ordinal}")]
+        return self.get(Pod, f"{self.name}-{ordinal}")
+
+    def edit_pod(self, ordinal: int, change: Callable[[dict[str, Any]], None]) -> None:
+        self.edit_object(Pod, f"{self.name}-{ordinal}", change)
 
     def pod_names(self) -> list[str]:
         return sorted(
@@ -184,26 +238,28 @@ class Harness:
         )
 
     def revisions(self) -> list[dict[str, Any]]:
-        return self.api.items("ControllerRevision")
+        return self.items(ControllerRevision)
+
+    def claims(self) -> list[dict[str, Any]]:
+        return self.items(PersistentVolumeClaim)
+
+    def claim(self, name: str) -> dict[str, Any] | None:
+        return next((c for c in self.claims() if c["metadata"]["name"] == name), None)
 
     def sync(self) -> SyncResult:
-        return self.control.update(self.sts, self.revisions(), self.pods())
+        return self.control.update(self.sts, self.revisions(), self.pods(), self.claims())
 
     def pod_writes(self, verb: str) -> list[str]:
-        return [n for v, k, n in self.api.writes if v == verb and k == "Pod"]
+        return [n for v, k, n in self.writes if v == verb and k == "Pod"]
+
+    def set_phase(self, ordinal: int, phase: str) -> None:
+        status = copy.deepcopy(self.pod(ordinal)["status"])
+        status["phase"] = phase
+        self.set_status(Pod, f"{self.name}-{ordinal}", status)
 
     def set_ready(self, ordinal: int, ready: bool = True, *, since: datetime | None = None) -> None:
-        pod = self.pod(ordinal)
-        pod["status"] = {
-            "phase": "Running",
-            "conditions": [
-                {
-                    "type": "Ready",
-                    "status": "True" if ready else "False",
-                    "lastTransitionTime": ts(since or self.api.now - timedelta(hours=1)),
-                }
-            ],
-        }
+        status = ready_status(since or self.now - timedelta(hours=1), ready=ready)
+        self.set_status(Pod, f"{self.name}-{ordinal}", status)
 
     def all_ready(self) -> None:
         for pod in self.pods():
@@ -216,8 +272,8 @@ class Harness:
         """Sync and make everything ready until nothing changes."""
         for _ in range(rounds):
             self.all_ready()
-            before = len(self.api.writes)
+            before = len(self.writes)
             self.sync()
-            if len(self.api.writes) == before:
+            if len(self.writes) == before:
                 return
         raise AssertionError("did not converge")
