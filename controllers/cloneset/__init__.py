@@ -13,6 +13,7 @@ Modules, as the StatefulSet's:
 - :mod:`.pod_control`: every API side effect (pods, claims, lifecycle and in-place patches,
   events, expectation bookkeeping);
 - :mod:`.status`: computing and writing the status;
+- :mod:`.pvc`: the set's claims per pod instance id;
 - :mod:`.core`: the typed view of a CloneSet (:class:`~.core.CloneSetView`, over the models
   generated from the CRD in :mod:`.models`), spec validation, pod readiness, new pods.
 """

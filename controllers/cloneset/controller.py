@@ -26,19 +26,20 @@ import functools
 import logging
 import pathlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from controllers.cloneset.control import CloneSetControl
 from controllers.cloneset.core import CLONESET, CloneSetView, SpecError, validate
-from controllers.cloneset.pod_control import CloneSetPodControl, EventRecorder, Expectations
+from controllers.cloneset.pod_control import CloneSetPodControl, Expectations
 from controllers.cloneset.status import ApiStatusUpdater
 from kube_runtime import crds, meta
 from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID
-from kube_runtime.claiming import ControllerRefManager, Patcher, recheck_controller
+from kube_runtime.claiming import ControllerRefManager, recheck_controller
 from kube_runtime.client.errors import is_not_found
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
+from kube_runtime.events import Recorder
 from kube_runtime.expectations import wait_result
 from kube_runtime.kinds import KindLike, PersistentVolumeClaim, Pod
 from kube_runtime.reconcile import Request, Result
@@ -69,7 +70,7 @@ class CloneSetReconciler:
         self,
         client: Client,
         reader: Reader,
-        recorder: EventRecorder,
+        recorder: Recorder,
         *,
         logger: logging.Logger = log,
     ) -> None:
@@ -161,11 +162,8 @@ class CloneSetReconciler:
         (upstream claims them all; pods of other controllers are ignored). One pass over the
         namespace costs less than the controller-uid index plus a selector scan for orphans
         when the namespace holds mostly the set's own pods."""
-        # claiming.Patcher spells patch_type as str, the Client protocol as a Literal: the
-        # same method.
-        patcher = cast(Patcher, self._client)
         can_adopt = recheck_controller(self._client, dict(cs.obj))
-        manager = ControllerRefManager(patcher, dict(cs.obj), cs.selector, CLONESET, can_adopt)
+        manager = ControllerRefManager(self._client, dict(cs.obj), cs.selector, CLONESET, can_adopt)
         return manager.claim([p for p in pods if is_active(p)])
 
     def _wait_for_pod_writes(

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from controllers.cloneset import lifecycle
 from controllers.cloneset.models import CloneSetSpec, CloneSetSpecUpdateStrategy
+from controllers.cloneset.pvc import INSTANCE_ID_LABEL, instance_pod_volumes_for
 from kube_runtime import meta
 from kube_runtime.expectations import equal_to_revision_hash
 from kube_runtime.kinds import Kind
@@ -34,7 +35,6 @@ from kube_runtime.selectors import LabelSelector, label_selector_from_dict
 from kube_runtime.workloads.inplace import get_condition, inject_readiness_gate
 from kube_runtime.workloads.intstr import scaled_value
 from kube_runtime.workloads.pods import is_available, is_ready
-from kube_runtime.workloads.pvc import INSTANCE_ID_LABEL, instance_pod_volumes_for
 from kube_runtime.workloads.revision import POD_REVISION_LABEL, apply_revision
 
 __all__ = [

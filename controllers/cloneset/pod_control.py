@@ -31,9 +31,11 @@ from typing import Any, Protocol
 
 from controllers.cloneset import lifecycle
 from controllers.cloneset.core import CLONESET, SPECIFIED_DELETE_LABEL, CloneSetView
+from controllers.cloneset.pvc import instance_claims_for_pod
 from kube_runtime import meta
 from kube_runtime.client.errors import is_not_found
 from kube_runtime.client.interfaces import Client
+from kube_runtime.events import Recorder
 from kube_runtime.expectations import (
     ResourceVersionExpectations,
     ScaleAction,
@@ -42,12 +44,10 @@ from kube_runtime.expectations import (
 )
 from kube_runtime.kinds import Kind, PersistentVolumeClaim, Pod
 from kube_runtime.workloads.inplace import InPlaceControl, InPlaceSpec
-from kube_runtime.workloads.pvc import instance_claims_for_pod
 from kube_runtime.workloads.revision import truncate_history
 
 __all__ = [
     "CloneSetPodControl",
-    "EventRecorder",
     "Expectations",
     "PodControl",
 ]
@@ -55,12 +55,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 Obj = Mapping[str, Any]
-
-
-class EventRecorder(Protocol):
-    """Records an event on an object (:class:`kube_runtime.events.EventRecorder`)."""
-
-    def event(self, obj: Mapping[str, Any], type: str, reason: str, message: str) -> None: ...
 
 
 @dataclasses.dataclass
@@ -153,7 +147,7 @@ class CloneSetPodControl:
     def __init__(
         self,
         client: Client,
-        recorder: EventRecorder,
+        recorder: Recorder,
         expectations: Expectations | None = None,
         *,
         logger: logging.Logger = log,

@@ -26,13 +26,9 @@ from typing import Any
 from controllers.cloneset import core, lifecycle
 from controllers.cloneset.core import CloneSetLike, CloneSetView
 from controllers.cloneset.pod_control import PodControl
+from controllers.cloneset.pvc import available_instance_ids, claims_of_instance, instance_id
 from kube_runtime import meta
 from kube_runtime.workloads.pods import sort_active_pods
-from kube_runtime.workloads.pvc import (
-    INSTANCE_ID_LABEL,
-    available_instance_ids,
-    claims_of_instance,
-)
 
 __all__ = [
     "INITIAL_BATCH_SIZE",
@@ -212,10 +208,6 @@ def slow_start_batch(
     return done, None
 
 
-def _instance_id(obj: Obj) -> str:
-    return str(meta.labels(obj).get(INSTANCE_ID_LABEL) or "")
-
-
 def _names(objs: Sequence[Obj]) -> set[str]:
     return {meta.name(o) for o in objs}
 
@@ -344,7 +336,7 @@ class Scaler:
                 written, _ = self._control.update_pod_lifecycle(pod, lifecycle.PREPARING_DELETE)
                 modified = modified or written
                 continue
-            own_claims = claims_of_instance(_instance_id(pod), claims)
+            own_claims = claims_of_instance(instance_id(pod), claims)
             if self._control.delete_pod(cs, pod, own_claims):
                 modified = True
         return modified

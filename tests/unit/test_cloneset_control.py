@@ -22,6 +22,7 @@ from controllers.cloneset.control import CloneSetControl
 from controllers.cloneset.controller import CloneSetReconciler
 from controllers.cloneset.core import CLONESET, SPECIFIED_DELETE_LABEL, CloneSetView
 from controllers.cloneset.models import CloneSet
+from controllers.cloneset.pvc import INSTANCE_ID_LABEL
 from controllers.cloneset.update import UpdateError
 from kube_runtime import meta
 from kube_runtime.client.errors import Conflict
@@ -36,7 +37,6 @@ from kube_runtime.kinds import (
 )
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.workloads.inplace import READINESS_GATE, InPlaceSpec
-from kube_runtime.workloads.pvc import INSTANCE_ID_LABEL
 from kube_runtime.workloads.revision import POD_REVISION_LABEL
 
 NS = "ns"
