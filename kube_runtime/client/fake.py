@@ -106,6 +106,7 @@ from kube_runtime.client.interfaces import (
     SubResourceClient,
 )
 from kube_runtime.client.mapping import BUILTIN_RESOURCES, Resource, RestMapper
+from kube_runtime.client.registry import deleted_status, merge_update, scale_of
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.patch import (
     PatchError,
@@ -118,7 +119,6 @@ from kube_runtime.selectors import (
     FieldSelector,
     LabelSelector,
     SelectorError,
-    format_label_selector,
     object_fields,
     parse_field_selector,
     parse_label_selector,
@@ -192,16 +192,6 @@ _RETURNS_DELETED_OBJECT = frozenset(
 )
 #: Built-in kinds whose names are DNS-1123 labels (the rest: DNS-1123 subdomains).
 _LABEL_NAMED = frozenset({Kind("v1", "Namespace"), Kind("v1", "Service")})
-#: Metadata the server owns: an update cannot change it.
-_SERVER_OWNED_METADATA = (
-    "uid",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "namespace",
-    "name",
-    "generation",
-)
 #: Metadata a create cannot set.
 _SERVER_SET_ON_CREATE = (
     "uid",
@@ -210,12 +200,6 @@ _SERVER_SET_ON_CREATE = (
     "deletionGracePeriodSeconds",
     "selfLink",
 )
-#: Metadata a built-in kind's status write also takes from the stored object.
-_STATUS_KEEPS_METADATA: dict[Kind, tuple[str, ...]] = {
-    Kind("v1", "Pod"): ("ownerReferences",),
-    Kind("apps/v1", "Deployment"): ("labels",),
-    Kind("apps/v1", "ReplicaSet"): ("labels",),
-}
 _BUILTIN_INDEXES: dict[str, IndexFunc] = {
     INDEX_NAMESPACE: namespace_index,
     INDEX_CONTROLLER_UID: controller_uid_index,
@@ -412,15 +396,6 @@ def _selector_text(value: Selector | None) -> str:
     return ",".join(f"{k}={v}" for k, v in value.items())
 
 
-def _get_path(obj: Obj, path: str) -> Any:
-    value: Any = obj
-    for part in path.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
-
-
 def _set_path(obj: Obj, path: str, value: Any) -> None:
     parts = path.split(".")
     target = obj
@@ -430,14 +405,6 @@ def _set_path(obj: Obj, path: str, value: Any) -> None:
         target[part] = child
         target = child
     target[parts[-1]] = value
-
-
-def _keep_fields(meta: Obj, old_meta: Obj, names: Iterable[str]) -> None:
-    for name in names:
-        if name in old_meta:
-            meta[name] = old_meta[name]
-        else:
-            meta.pop(name, None)
 
 
 def _spec_changed(old: Obj, new: Obj) -> bool:
@@ -988,15 +955,7 @@ class FakeClient:
             return final
         if info.kind not in _RETURNS_DELETED_OBJECT:
             r = info.resource
-            details = _details(r.group, r.plural, name)
-            details["uid"] = _meta(final).get("uid")
-            return {
-                "kind": "Status",
-                "apiVersion": "v1",
-                "metadata": {},
-                "status": "Success",
-                "details": details,
-            }
+            return deleted_status(r.group, r.plural, name, _meta(final).get("uid"))
         if info.kind == Kind("v1", "Pod") and not _meta(final).get("deletionTimestamp"):
             meta = {**_meta(final), "deletionTimestamp": self._now()}
             meta["deletionGracePeriodSeconds"] = 0
@@ -1356,35 +1315,16 @@ class FakeClient:
     def _merge(self, info: _KindInfo, old: Obj, incoming: Obj, subresource: str | None) -> Obj:
         """The object to store when ``incoming`` replaces ``old`` (server-owned fields kept;
         status only, or everything but status, as the kind's status subresource says)."""
-        old_meta = old["metadata"]
-        if subresource == "status":
-            new = dict(old)
-            if "status" in incoming:
-                new["status"] = incoming["status"]
-            else:
-                new.pop("status", None)
-            in_meta = incoming.get("metadata")
-            if info.custom or not isinstance(in_meta, dict):
-                new["metadata"] = dict(old_meta)
-            else:
-                meta = dict(in_meta)
-                kept = _STATUS_KEEPS_METADATA.get(info.kind, ())
-                _keep_fields(meta, old_meta, (*_SERVER_OWNED_METADATA, "resourceVersion", *kept))
-                new["metadata"] = meta
-            return new
-        new = dict(incoming)
-        new["apiVersion"] = old["apiVersion"]
-        new["kind"] = info.resource.kind
-        in_meta = incoming.get("metadata")
-        meta = dict(in_meta) if isinstance(in_meta, dict) else {}
-        _keep_fields(meta, old_meta, _SERVER_OWNED_METADATA)
-        new["metadata"] = meta
-        if info.status:
-            if "status" in old:
-                new["status"] = old["status"]
-            else:
-                new.pop("status", None)
-        return new
+        r = info.resource
+        return merge_update(
+            old,
+            incoming,
+            status_write=subresource == "status",
+            group=r.group,
+            kind=r.kind,
+            custom=info.custom,
+            has_status=info.status,
+        )
 
     def _write(self, info: _KindInfo, current: Obj, new: Obj, dry_run: bool) -> Obj:
         """Store ``new`` as the next version of ``current`` (lock held); a copy back."""
@@ -1564,30 +1504,13 @@ class FakeClient:
     def _scale_of(self, info: _KindInfo, obj: Obj) -> Obj:
         assert info.scale is not None
         paths = info.scale
-        selector: str | None = None
-        if paths.label_selector:
-            if info.custom:
-                value = _get_path(obj, paths.label_selector)
-                selector = str(value) if value else None
-            else:
-                spec_selector = (obj.get("spec") or {}).get("selector")
-                if spec_selector:
-                    text = format_label_selector(spec_selector)
-                    selector = "" if text == "<none>" else text
-        meta = obj["metadata"]
-        scale: Obj = {
-            "kind": "Scale",
-            "apiVersion": "autoscaling/v1",
-            "metadata": {
-                k: meta[k]
-                for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                if k in meta
-            },
-            "spec": {"replicas": int(_get_path(obj, paths.spec_replicas) or 0)},
-            "status": {"replicas": int(_get_path(obj, paths.status_replicas) or 0)},
-        }
-        if selector:
-            scale["status"]["selector"] = selector
+        scale = scale_of(
+            obj,
+            spec_replicas=paths.spec_replicas,
+            status_replicas=paths.status_replicas,
+            label_selector=paths.label_selector,
+            custom=info.custom,
+        )
         return copy.deepcopy(scale)
 
     def _write_scale(

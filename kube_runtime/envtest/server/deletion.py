@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import orjson
 
+from kube_runtime.client.registry import deleted_status
 from kube_runtime.envtest.server import crds, errors
 from kube_runtime.envtest.server.http import Request, Response
 from kube_runtime.envtest.server.reads import matcher
@@ -52,17 +53,7 @@ RETURN_DELETED_OBJECT = frozenset(
 
 def _deleted_status(info: ResourceInfo, stored: Stored) -> Obj:
     """The Success Status kube-apiserver answers for an object deleted at once."""
-    details: Obj = {"name": stored.meta.get("name"), "kind": info.plural}
-    if info.group:
-        details["group"] = info.group
-    details["uid"] = stored.meta.get("uid")
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success",
-        "details": details,
-    }
+    return deleted_status(info.group, info.plural, stored.meta.get("name"), stored.meta.get("uid"))
 
 
 def _removed_pod(pod: Obj, clock: Callable[[], float]) -> Obj:

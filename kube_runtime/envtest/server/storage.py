@@ -42,6 +42,7 @@ from typing import Any, NamedTuple, Protocol
 
 import orjson
 
+from kube_runtime.client.registry import merge_update
 from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
@@ -580,47 +581,33 @@ class Store:
                     ],
                 )
             _check_uid(info, current, meta_in.get("uid"))
-            new = self._merge_update(info, current.obj, obj, subresource)
             return self._write_update(
-                info, current, new, dry_run=dry_run, subresource=subresource, fields=fields
+                info, current, obj, dry_run=dry_run, subresource=subresource, fields=fields
             )
-
-    def _merge_update(self, info: ResourceInfo, old: Obj, incoming: Obj, subresource: str) -> Obj:
-        """The object to store for an update of ``old`` with ``incoming`` (server-owned fields kept)."""
-        old_meta = old["metadata"]
-        if subresource == "status":
-            new = dict(old)
-            if "status" in incoming:
-                new["status"] = incoming["status"]
-            else:
-                new.pop("status", None)
-            new["metadata"] = _status_write_metadata(info, old_meta, incoming.get("metadata"))
-            return new
-        new = dict(incoming)
-        new["apiVersion"] = old["apiVersion"]
-        new["kind"] = info.kind
-        meta = dict(incoming.get("metadata") or {})
-        _keep_fields(meta, old_meta, _SERVER_OWNED_METADATA)
-        new["metadata"] = meta
-        if info.has_status:
-            if "status" in old:
-                new["status"] = old["status"]
-            else:
-                new.pop("status", None)
-        return new
 
     def _write_update(
         self,
         info: ResourceInfo,
         current: Stored,
-        new: Obj,
+        incoming: Obj,
         *,
         dry_run: bool = False,
         subresource: str = "",
         fields: FieldsHook | None = None,
     ) -> Stored:
-        """Validate and commit ``new`` as the next version of ``current`` (lock held)."""
+        """Validate and commit ``incoming`` (an update's body or a patch's result), merged
+        into ``current`` as :func:`~kube_runtime.client.registry.merge_update` says, as the
+        next version of ``current`` (lock held)."""
         old = current.obj
+        new = merge_update(  # positional arguments: a write's hot path
+            old,
+            incoming,
+            subresource == "status",
+            info.group,
+            info.kind,
+            info.custom,
+            info.has_status,
+        )
         meta = new["metadata"]
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
         self.strategy.prepare_update(info, new, old)
@@ -708,9 +695,8 @@ class Store:
                 raise errors.bad_request(
                     f"the name of the object ({pmeta.get('name')}) does not match the name on the URL ({name})"
                 )
-            new = self._merge_update(info, current.obj, patched, subresource)
             return self._write_update(
-                info, current, new, dry_run=dry_run, subresource=subresource, fields=fields
+                info, current, patched, dry_run=dry_run, subresource=subresource, fields=fields
             )
 
     def delete(
@@ -911,50 +897,6 @@ def _check_uid(info: ResourceInfo, current: Stored, uid: str | None) -> None:
             current.meta["name"],
             f"Precondition failed: UID in precondition: {uid}, UID in object meta: {current.meta.get('uid')}",
         )
-
-
-#: Metadata no update can change (the server sets it).
-_SERVER_OWNED_METADATA = (
-    "uid",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "namespace",
-    "name",
-    "generation",
-)
-#: Metadata a built-in kind's status strategy also takes from the stored object (kube-apiserver's
-#: ``PrepareForUpdate`` of pods, deployments and replica sets); every other built-in status
-#: write keeps the caller's labels, annotations, finalizers and owner references.
-_STATUS_KEEPS_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "Pod"): ("ownerReferences",),
-    ("apps", "Deployment"): ("labels",),
-    ("apps", "ReplicaSet"): ("labels",),
-}
-
-
-def _keep_fields(meta: Obj, old_meta: Obj, names: Iterable[str]) -> None:
-    """Set each of ``names`` in ``meta`` as in ``old_meta`` (absent there: absent here)."""
-    for name in names:
-        if name in old_meta:
-            meta[name] = old_meta[name]
-        else:
-            meta.pop(name, None)
-
-
-def _status_write_metadata(info: ResourceInfo, old_meta: Obj, incoming: Obj | None) -> Obj:
-    """The metadata stored by a write to the status subresource.
-
-    Custom resources keep all their metadata (kube-apiserver's ``ResetObjectMetaForStatus``);
-    built-in kinds take the caller's metadata but for what the server owns and what their
-    status strategy resets (:data:`_STATUS_KEEPS_METADATA`).
-    """
-    if info.custom or not incoming:
-        return dict(old_meta)
-    meta = dict(incoming)
-    kept = _STATUS_KEEPS_METADATA.get((info.group, info.kind), ())
-    _keep_fields(meta, old_meta, (*_SERVER_OWNED_METADATA, "resourceVersion", *kept))
-    return meta
 
 
 def _check_delete_preconditions(info: ResourceInfo, current: Stored, opts: DeleteOptions) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kube_runtime import selectors
+from kube_runtime.client import registry
 from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.http import Response
@@ -18,15 +18,6 @@ from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.responses import json_response, object_response
 from kube_runtime.envtest.server.routing import Route
 from kube_runtime.envtest.server.storage import FieldsHook, Obj, Store, now_rfc3339
-
-
-def _get_path(obj: Obj, path: str) -> Any:
-    cur: Any = obj
-    for part in path.lstrip(".").split("."):
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(part)
-    return cur
 
 
 def _set_path(obj: Obj, path: str, value: Any) -> None:
@@ -44,33 +35,13 @@ def _set_path(obj: Obj, path: str, value: Any) -> None:
 def scale_of(info: ResourceInfo, obj: Obj) -> Obj:
     """The ``autoscaling/v1`` Scale of ``obj``."""
     assert info.scale is not None
-    spec_replicas = _get_path(obj, info.scale.spec_replicas_path)
-    status_replicas = _get_path(obj, info.scale.status_replicas_path)
-    selector: str | None = None
-    if info.scale.label_selector_path:
-        if info.custom:
-            value = _get_path(obj, info.scale.label_selector_path)
-            selector = str(value) if value else None
-        else:
-            sel = (obj.get("spec") or {}).get("selector")
-            selector = selectors.format_label_selector(sel) if sel else None
-            if selector == "<none>":
-                selector = ""
-    meta = obj["metadata"]
-    scale: Obj = {
-        "kind": "Scale",
-        "apiVersion": "autoscaling/v1",
-        "metadata": {
-            k: meta[k]
-            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-            if k in meta
-        },
-        "spec": {"replicas": int(spec_replicas or 0)},
-        "status": {"replicas": int(status_replicas or 0)},
-    }
-    if selector:
-        scale["status"]["selector"] = selector
-    return scale
+    return registry.scale_of(
+        obj,
+        spec_replicas=info.scale.spec_replicas_path,
+        status_replicas=info.scale.status_replicas_path,
+        label_selector=info.scale.label_selector_path,
+        custom=info.custom,
+    )
 
 
 def write_scale(
