@@ -106,7 +106,7 @@ from kube_runtime.client.interfaces import (
     SubResourceClient,
 )
 from kube_runtime.client.mapping import BUILTIN_RESOURCES, Resource, RestMapper
-from kube_runtime.client.registry import deleted_status, merge_update, scale_of
+from kube_runtime.client.registry import ScalePaths, deleted_status, merge_update, scale_of
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.patch import (
     PatchError,
@@ -205,22 +205,6 @@ _BUILTIN_INDEXES: dict[str, IndexFunc] = {
     INDEX_CONTROLLER_UID: controller_uid_index,
     INDEX_LABEL: label_index,
 }
-
-
-@dataclass(frozen=True)
-class ScalePaths:
-    """Where a kind's ``scale`` subresource reads and writes (a CRD's ``scale`` paths;
-    a leading ``.`` is accepted). ``label_selector`` None: the Scale has no selector."""
-
-    spec_replicas: str = "spec.replicas"
-    status_replicas: str = "status.replicas"
-    label_selector: str | None = "status.selector"
-
-    def __post_init__(self) -> None:
-        for name in ("spec_replicas", "status_replicas", "label_selector"):
-            value = getattr(self, name)
-            if isinstance(value, str):
-                object.__setattr__(self, name, value.lstrip("."))
 
 
 @dataclass(frozen=True)
@@ -1503,15 +1487,7 @@ class FakeClient:
 
     def _scale_of(self, info: _KindInfo, obj: Obj) -> Obj:
         assert info.scale is not None
-        paths = info.scale
-        scale = scale_of(
-            obj,
-            spec_replicas=paths.spec_replicas,
-            status_replicas=paths.status_replicas,
-            label_selector=paths.label_selector,
-            custom=info.custom,
-        )
-        return copy.deepcopy(scale)
+        return copy.deepcopy(scale_of(obj, info.scale, info.custom))
 
     def _write_scale(
         self,

@@ -3,13 +3,15 @@
 The :class:`~kube_runtime.client.fake.FakeClient` and the embedded API server of
 :mod:`kube_runtime.envtest` follow the same rules for what an update keeps of the stored
 object (:func:`merge_update`), what a delete answers (:func:`deleted_status`) and what a
-``scale`` subresource shows (:func:`scale_of`); both take them from here. Objects are JSON
-dicts; nothing here copies deeply (callers copy what they hand out).
+``scale`` subresource shows (:func:`scale_of`, at a kind's :class:`ScalePaths`); both take
+them from here. Objects are JSON dicts; nothing here copies deeply (callers copy what they
+hand out).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from kube_runtime.selectors import format_label_selector
@@ -17,6 +19,7 @@ from kube_runtime.selectors import format_label_selector
 __all__ = [
     "SERVER_OWNED_METADATA",
     "STATUS_KEEPS_METADATA",
+    "ScalePaths",
     "deleted_status",
     "keep_fields",
     "merge_update",
@@ -122,27 +125,36 @@ def deleted_status(group: str, plural: str, name: str | None, uid: str | None) -
 
 def _get_path(obj: Obj, path: str) -> Any:
     value: Any = obj
-    for part in path.lstrip(".").split("."):
+    for part in path.split("."):
         if not isinstance(value, dict):
             return None
         value = value.get(part)
     return value
 
 
-def scale_of(
-    obj: Obj,
-    *,
-    spec_replicas: str,
-    status_replicas: str,
-    label_selector: str | None,
-    custom: bool,
-) -> Obj:
-    """The ``autoscaling/v1`` Scale of ``obj``, whose replicas (and selector, unless
-    ``label_selector`` is None) are at those dotted paths (a leading ``.`` is accepted).
+@dataclass(frozen=True)
+class ScalePaths:
+    """Where a kind's ``scale`` subresource reads and writes (a CRD's ``scale`` paths;
+    a leading ``.`` is accepted). ``label_selector`` None: the Scale has no selector."""
+
+    spec_replicas: str = "spec.replicas"
+    status_replicas: str = "status.replicas"
+    label_selector: str | None = "status.selector"
+
+    def __post_init__(self) -> None:
+        for name in ("spec_replicas", "status_replicas", "label_selector"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, value.lstrip("."))
+
+
+def scale_of(obj: Obj, paths: ScalePaths, custom: bool) -> Obj:
+    """The ``autoscaling/v1`` Scale of ``obj``, whose replicas and selector are at ``paths``.
 
     A built-in kind's selector is its ``spec.selector`` as a label selector string; a custom
-    kind's is the string at ``label_selector`` as stored.
+    kind's is the string at ``paths.label_selector`` as stored.
     """
+    label_selector = paths.label_selector
     selector: str | None = None
     if label_selector:
         if custom:
@@ -158,8 +170,8 @@ def scale_of(
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
         "metadata": {k: meta[k] for k in _SCALE_METADATA if k in meta},
-        "spec": {"replicas": int(_get_path(obj, spec_replicas) or 0)},
-        "status": {"replicas": int(_get_path(obj, status_replicas) or 0)},
+        "spec": {"replicas": int(_get_path(obj, paths.spec_replicas) or 0)},
+        "status": {"replicas": int(_get_path(obj, paths.status_replicas) or 0)},
     }
     if selector:
         scale["status"]["selector"] = selector

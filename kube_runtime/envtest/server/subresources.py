@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kube_runtime.client import registry
+from kube_runtime.client.registry import ScalePaths
 from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.http import Response
@@ -34,14 +35,10 @@ def _set_path(obj: Obj, path: str, value: Any) -> None:
 
 def scale_of(info: ResourceInfo, obj: Obj) -> Obj:
     """The ``autoscaling/v1`` Scale of ``obj``."""
-    assert info.scale is not None
-    return registry.scale_of(
-        obj,
-        spec_replicas=info.scale.spec_replicas_path,
-        status_replicas=info.scale.status_replicas_path,
-        label_selector=info.scale.label_selector_path,
-        custom=info.custom,
-    )
+    spec = info.scale
+    assert spec is not None
+    paths = ScalePaths(spec.spec_replicas_path, spec.status_replicas_path, spec.label_selector_path)
+    return registry.scale_of(obj, paths, info.custom)
 
 
 def write_scale(
