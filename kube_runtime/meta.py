@@ -44,6 +44,8 @@ _EMPTY: Mapping[str, Any] = {}
 
 
 def _as_mapping(obj: Any) -> Mapping[str, Any]:
+    if type(obj) is dict:  # the common case, without an abstract-class check (hot paths)
+        return obj
     if isinstance(obj, Mapping):
         return obj
     dump = getattr(obj, "model_dump", None)
@@ -55,12 +57,19 @@ def _as_mapping(obj: Any) -> Mapping[str, Any]:
 
 def section(obj: Any, field: str) -> Mapping[str, Any]:
     """``obj[field]`` when it is a mapping, else an empty mapping."""
-    value = _as_mapping(obj).get(field)
+    value = (obj if type(obj) is dict else _as_mapping(obj)).get(field)
+    if type(value) is dict:
+        return value
     return value if isinstance(value, Mapping) else _EMPTY
 
 
 def metadata(obj: Any) -> Mapping[str, Any]:
     """The object's ``metadata`` (empty when missing)."""
+    if type(obj) is dict:
+        value = obj.get("metadata")
+        if type(value) is dict:
+            return value
+        return value if isinstance(value, Mapping) else _EMPTY
     return section(obj, "metadata")
 
 
@@ -74,9 +83,19 @@ def status(obj: Any) -> Mapping[str, Any]:
     return section(obj, "status")
 
 
+def _field(obj: Any, field: str) -> Any:
+    """``metadata[field]`` (None when missing); a dict takes the fast path: accessors run
+    for every pod of every sync."""
+    if type(obj) is dict:
+        meta = obj.get("metadata")
+        if type(meta) is dict:
+            return meta.get(field)
+    return metadata(obj).get(field)
+
+
 def _str(obj: Any, field: str) -> str:
-    value = metadata(obj).get(field)
-    return value if isinstance(value, str) else ""
+    value = _field(obj, field)
+    return value if type(value) is str else ""
 
 
 def name(obj: Any) -> str:
@@ -112,7 +131,7 @@ def creation_timestamp(obj: Any) -> str:
 
 def deletion_timestamp(obj: Any) -> str | None:
     """``metadata.deletionTimestamp``, or None when the object is not being deleted."""
-    value = metadata(obj).get("deletionTimestamp")
+    value = _field(obj, "deletionTimestamp")
     return value if isinstance(value, str) and value else None
 
 
@@ -123,31 +142,35 @@ def is_deleting(obj: Any) -> bool:
 
 def generation(obj: Any) -> int:
     """``metadata.generation`` (0 when missing)."""
-    value = metadata(obj).get("generation")
+    value = _field(obj, "generation")
     return value if isinstance(value, int) else 0
 
 
 def labels(obj: Any) -> Mapping[str, str]:
     """``metadata.labels`` (empty when missing)."""
-    value = metadata(obj).get("labels")
+    value = _field(obj, "labels")
+    if type(value) is dict:
+        return value
     return value if isinstance(value, Mapping) else _EMPTY
 
 
 def annotations(obj: Any) -> Mapping[str, str]:
     """``metadata.annotations`` (empty when missing)."""
-    value = metadata(obj).get("annotations")
+    value = _field(obj, "annotations")
+    if type(value) is dict:
+        return value
     return value if isinstance(value, Mapping) else _EMPTY
 
 
 def finalizers(obj: Any) -> Sequence[str]:
     """``metadata.finalizers`` (empty when missing)."""
-    value = metadata(obj).get("finalizers")
+    value = _field(obj, "finalizers")
     return value if isinstance(value, list) else ()
 
 
 def owner_references(obj: Any) -> Sequence[Mapping[str, Any]]:
     """``metadata.ownerReferences`` (empty when missing)."""
-    value = metadata(obj).get("ownerReferences")
+    value = _field(obj, "ownerReferences")
     return value if isinstance(value, list) else ()
 
 
