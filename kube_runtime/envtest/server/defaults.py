@@ -515,8 +515,7 @@ def _default_service(service: JSONDict) -> None:
     spec = _obj(service, "spec")
     if spec is None:
         return
-    if not spec.get("sessionAffinity"):
-        spec["sessionAffinity"] = "None"
+    _fill_zero(spec, {"sessionAffinity": "None"})
     affinity = spec["sessionAffinity"]
     if affinity == "None":
         spec.pop("sessionAffinityConfig", None)
@@ -627,20 +626,25 @@ def _default_endpoints(endpoints: JSONDict) -> None:
 # apps/v1
 
 
-def _default_deployment(deployment: JSONDict) -> None:
-    spec = _obj(deployment, "spec")
-    if spec is None:
-        return
-    if spec.get("replicas") is None:
-        spec["replicas"] = 1
-    strategy = _obj(spec, "strategy")
+def _default_rolling_update(spec: JSONDict, field: str, rolling_defaults: JSONDict) -> None:
+    """A Deployment's or DaemonSet's update strategy: ``RollingUpdate`` unless set, whose
+    ``rollingUpdate`` gets ``rolling_defaults``."""
+    strategy = _obj(spec, field)
     if strategy is not None:
         if not strategy.get("type"):
             strategy["type"] = "RollingUpdate"
         if strategy["type"] == "RollingUpdate":
             rolling = _obj(strategy, "rollingUpdate")
             if rolling is not None:
-                _fill_nil(rolling, {"maxUnavailable": "25%", "maxSurge": "25%"})
+                _fill_nil(rolling, rolling_defaults)
+
+
+def _default_deployment(deployment: JSONDict) -> None:
+    spec = _obj(deployment, "spec")
+    if spec is None:
+        return
+    _fill_nil(spec, {"replicas": 1})
+    _default_rolling_update(spec, "strategy", {"maxUnavailable": "25%", "maxSurge": "25%"})
     _fill_nil(spec, {"revisionHistoryLimit": 10, "progressDeadlineSeconds": 600})
     _default_template(spec)
 
@@ -649,16 +653,8 @@ def _default_daemon_set(daemon_set: JSONDict) -> None:
     spec = _obj(daemon_set, "spec")
     if spec is None:
         return
-    strategy = _obj(spec, "updateStrategy")
-    if strategy is not None:
-        if not strategy.get("type"):
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = _obj(strategy, "rollingUpdate")
-            if rolling is not None:
-                _fill_nil(rolling, {"maxUnavailable": 1, "maxSurge": 0})
-    if spec.get("revisionHistoryLimit") is None:
-        spec["revisionHistoryLimit"] = 10
+    _default_rolling_update(spec, "updateStrategy", {"maxUnavailable": 1, "maxSurge": 0})
+    _fill_nil(spec, {"revisionHistoryLimit": 10})
     _default_template(spec)
 
 
@@ -666,8 +662,7 @@ def _default_stateful_set(stateful_set: JSONDict) -> None:
     spec = _obj(stateful_set, "spec")
     if spec is None:
         return
-    if not spec.get("podManagementPolicy"):
-        spec["podManagementPolicy"] = "OrderedReady"
+    _fill_zero(spec, {"podManagementPolicy": "OrderedReady"})
     strategy = _obj(spec, "updateStrategy")
     if strategy is not None:
         if not strategy.get("type"):
@@ -696,8 +691,7 @@ def _default_replica_set(replica_set: JSONDict) -> None:
     spec = _obj(replica_set, "spec")
     if spec is None:
         return
-    if spec.get("replicas") is None:
-        spec["replicas"] = 1
+    _fill_nil(spec, {"replicas": 1})
     _default_template(spec)
 
 
@@ -744,8 +738,7 @@ def _default_cron_job(cron_job: JSONDict) -> None:
     spec = _obj(cron_job, "spec")
     if spec is None:
         return
-    if not spec.get("concurrencyPolicy"):
-        spec["concurrencyPolicy"] = "Allow"
+    _fill_zero(spec, {"concurrencyPolicy": "Allow"})
     _fill_nil(
         spec, {"suspend": False, "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1}
     )
