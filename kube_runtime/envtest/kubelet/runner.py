@@ -8,11 +8,11 @@ import os
 import signal
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from kube_runtime.client import Client
 from kube_runtime.envtest.kubelet.apistore import ApiStore
-from kube_runtime.envtest.kubelet.simulator import DEFAULT_NODE_NAME, Kubelet
+from kube_runtime.envtest.kubelet.simulator import DEFAULT_NODE_NAME, Kubelet, KubeletOptions
 
 __all__ = ["ClientKubelet", "main"]
 
@@ -27,34 +27,20 @@ class ClientKubelet(Kubelet):
     """
 
     def __init__(
-        self,
-        client: Any,
-        *,
-        node_name: str = DEFAULT_NODE_NAME,
-        ready_after: float = 0.05,
-        restart_delay: float = 0.05,
-        grace_scale: float = 0.0,
-        max_grace: float = 1.0,
-        owns_client: bool = False,
+        self, client: Any, *, owns_client: bool = False, **options: Unpack[KubeletOptions]
     ) -> None:
+        """``options``: :class:`Kubelet`'s (node name and timings)."""
         self.api_store = ApiStore(client)
         self._owns_client = owns_client
-        super().__init__(
-            self.api_store,
-            node_name=node_name,
-            ready_after=ready_after,
-            restart_delay=restart_delay,
-            grace_scale=grace_scale,
-            max_grace=max_grace,
-        )
+        super().__init__(self.api_store, **options)
 
     @classmethod
     def from_kubeconfig(
-        cls, path: str | os.PathLike[str] | None = None, **kwargs: Any
+        cls, path: str | os.PathLike[str] | None = None, **options: Unpack[KubeletOptions]
     ) -> ClientKubelet:
         """A kubelet with its own client for the kubeconfig at ``path`` (closed on stop)."""
         client = Client.from_kubeconfig(str(path) if path is not None else None)
-        return cls(client, owns_client=True, **kwargs)
+        return cls(client, owns_client=True, **options)
 
     def start(self) -> None:
         self.api_store.start()

@@ -68,7 +68,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
@@ -90,6 +90,7 @@ __all__ = [
     "DEFAULT_NODE_NAME",
     "KUBELET_VERSION",
     "Kubelet",
+    "KubeletOptions",
     "KubeletSettings",
     "KubeletStore",
     "image_id",
@@ -189,6 +190,17 @@ class KubeletSettings:
     grace_scale: float = 0.0
     max_grace: float = 1.0
     node_name: str = DEFAULT_NODE_NAME
+
+
+class KubeletOptions(TypedDict, total=False):
+    """:class:`Kubelet`'s keyword arguments (its node name and :class:`KubeletSettings`), as a
+    subclass passes them on."""
+
+    node_name: str
+    ready_after: float
+    restart_delay: float
+    grace_scale: float
+    max_grace: float
 
 
 def image_id(image: str) -> str:
