@@ -785,6 +785,24 @@ def write_pods(
     return started, ended
 
 
+def write_pods_in(
+    mode: str,
+    cluster: EmbeddedCluster,
+    ns: str,
+    names: Sequence[str],
+    profiles: list[cProfile.Profile] | None,
+) -> tuple[float, float, float]:
+    """:func:`write_pods` in ``mode``: ``live`` (watchers get events while pods are written)
+    or ``burst`` (the server's loop held until all are written); returns (start, end, t0),
+    t0 the time delivery could begin (the start, or the loop's release)."""
+    if mode == "live":
+        started, ended = write_pods(cluster, ns, names, profiles)
+        return started, ended, started
+    with loop_held(cluster) as release:
+        started, ended = write_pods(cluster, ns, names, profiles)
+        return started, ended, release()
+
+
 @contextmanager
 def loop_held(cluster: EmbeddedCluster) -> Iterator[Callable[[], float]]:
     """Block the server's event loop until the returned ``release()`` is called.
@@ -879,13 +897,7 @@ def run_watch_case(ctx: Context, case: WatchCase, first: bool) -> WatchRun:
             w.start()
         with ctx.profiling(cluster, f"watch {case.label}", first=first) as extra:
             profiles = extra if ctx.profile and first else None
-            if case.mode == "live":
-                started, ended = write_pods(cluster, ns, names, profiles)
-                t0 = started
-            else:
-                with loop_held(cluster) as release:
-                    started, ended = write_pods(cluster, ns, names, profiles)
-                    t0 = release()
+            started, ended, t0 = write_pods_in(case.mode, cluster, ns, names, profiles)
             for w in watchers:
                 w.join()
         out.writes_per_s = case.events / (ended - started)

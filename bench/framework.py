@@ -35,7 +35,6 @@ from bench.embedded_server import (
     bench_cluster,
     core_api,
     log,
-    loop_held,
     make_namespace,
     open_watchers,
     pct,
@@ -45,7 +44,7 @@ from bench.embedded_server import (
     spread,
     typical_pod,
     warm_up_client,
-    write_pods,
+    write_pods_in,
 )
 from kube_runtime import kinds, metrics
 from kube_runtime.builder import Builder
@@ -207,12 +206,7 @@ def run_ingest(
         rv = cluster.store.resource_version
         (watcher,) = open_watchers(cluster, ns, rv, 1, n)
         watcher.start()
-        if case.mode == "live":
-            t0, _ = write_pods(cluster, ns, names, None)
-        else:
-            with loop_held(cluster) as release:
-                write_pods(cluster, ns, names, None)
-                t0 = release()
+        _, _, t0 = write_pods_in(case.mode, cluster, ns, names, None)
         watcher.join()
         return IngestRun(watcher.last_at - t0, watcher.last_at - t0)
 
@@ -235,12 +229,7 @@ def run_ingest(
         cluster.store.create(info, ns, typical_pod("canary"))
         wait_until(lambda: f"{ns}/canary" in informer.indexer, 30, "the canary pod")
         indexer = informer.indexer
-        if case.mode == "live":
-            t0, _ = write_pods(cluster, ns, names, None)
-        else:
-            with loop_held(cluster) as release:
-                write_pods(cluster, ns, names, None)
-                t0 = release()
+        _, _, t0 = write_pods_in(case.mode, cluster, ns, names, None)
         stored = wait_until(lambda: len(indexer) >= target, 120, f"{n} pods in the store")
         wait_until(lambda: bool(handler_done), 120, "the handler")
         return IngestRun(stored - t0, handler_done[0] - t0)

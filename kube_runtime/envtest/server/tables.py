@@ -54,26 +54,27 @@ def human_duration(seconds: float) -> str:
         return f"{whole}s"
     minutes = whole // 60
     if minutes < 10:
-        rest = whole % 60
-        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+        return _two_units(minutes, "m", whole % 60, "s")
     if minutes < 180:
         return f"{minutes}m"
     hours = whole // 3600
     if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h{rest}m" if rest else f"{hours}h"
+        return _two_units(hours, "h", minutes % 60, "m")
     if hours < 48:
         return f"{hours}h"
-    if hours < 24 * 8:
-        rest = hours % 24
-        return f"{hours // 24}d{rest}h" if rest else f"{hours // 24}d"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        years = hours // 24 // 365
-        return f"{years}y{days}d" if days else f"{years}y"
-    return f"{hours // 24 // 365}y"
+    days = hours // 24
+    if days < 8:
+        return _two_units(days, "d", hours % 24, "h")
+    if days < 365 * 2:
+        return f"{days}d"
+    if days < 365 * 8:
+        return _two_units(days // 365, "y", days % 365, "d")
+    return f"{days // 365}y"
+
+
+def _two_units(whole: int, unit: str, rest: int, rest_unit: str) -> str:
+    """``"5m10s"``, or ``"5m"`` when the rest is zero (as upstream)."""
+    return f"{whole}{unit}{rest}{rest_unit}" if rest else f"{whole}{unit}"
 
 
 def human_age(timestamp: Any, now: float | None = None) -> str:
@@ -406,14 +407,19 @@ def _replicas_ready(obj: Obj) -> str:
     return f"{ready}/{_int(_get(obj, 'spec', 'replicas'))}"
 
 
+#: The wide columns of a workload's pod template: its containers' names and images.
+_TEMPLATE_CONTAINER_COLUMNS = (
+    _wide("Containers", lambda o: layout_containers(_template_containers(o))[0]),
+    _wide("Images", lambda o: layout_containers(_template_containers(o))[1]),
+)
+
 DEPLOYMENT_COLUMNS = [
     NAME,
     _col("Ready", _replicas_ready),
     _col("Up-to-date", lambda o: _int(_get(o, "status", "updatedReplicas"))),
     _col("Available", lambda o: _int(_get(o, "status", "availableReplicas"))),
     AGE,
-    _wide("Containers", lambda o: layout_containers(_template_containers(o))[0]),
-    _wide("Images", lambda o: layout_containers(_template_containers(o))[1]),
+    *_TEMPLATE_CONTAINER_COLUMNS,
     _wide("Selector", lambda o: _selector_string(_get(o, "spec", "selector"))),
 ]
 
@@ -423,8 +429,7 @@ REPLICASET_COLUMNS = [
     _col("Current", lambda o: _int(_get(o, "status", "replicas")), "integer"),
     _col("Ready", lambda o: _int(_get(o, "status", "readyReplicas")), "integer"),
     AGE,
-    _wide("Containers", lambda o: layout_containers(_template_containers(o))[0]),
-    _wide("Images", lambda o: layout_containers(_template_containers(o))[1]),
+    *_TEMPLATE_CONTAINER_COLUMNS,
     _wide("Selector", lambda o: _formatted_selector(_get(o, "spec", "selector"))),
 ]
 
@@ -432,8 +437,7 @@ STATEFULSET_COLUMNS = [
     NAME,
     _col("Ready", _replicas_ready),
     AGE,
-    _wide("Containers", lambda o: layout_containers(_template_containers(o))[0]),
-    _wide("Images", lambda o: layout_containers(_template_containers(o))[1]),
+    *_TEMPLATE_CONTAINER_COLUMNS,
 ]
 
 
