@@ -48,6 +48,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from kube_runtime import meta
 from kube_runtime.client.errors import is_invalid, is_not_found
 from kube_runtime.client.interfaces import PatchType
 from kube_runtime.kinds import Kind, KindLike, as_kind
@@ -117,14 +118,15 @@ class ControllerRefManager:
         controller_kind: KindLike,
         can_adopt: Callable[[], None] | None = None,
     ) -> None:
-        metadata = controller.get("metadata") or {}
-        if not metadata.get("name") or not metadata.get("uid"):
+        metadata = meta.metadata(controller)  # one accessor call for the four fields
+        self._uid: str = metadata.get("uid") or ""
+        self._name: str = metadata.get("name") or ""
+        if not self._name or not self._uid:
             raise ValueError("the controller needs metadata.name and metadata.uid to claim objects")
         self._client = client
         self._controller = controller
-        self._uid: str = metadata["uid"]
-        self._name: str = metadata["name"]
         self._namespace: str = metadata.get("namespace") or ""
+        self._deleting = bool(metadata.get("deletionTimestamp"))
         self._selector = (
             selector if isinstance(selector, LabelSelector) else label_selector_from_dict(selector)
         )
@@ -145,6 +147,8 @@ class ControllerRefManager:
         """
 
         def match(obj: Obj) -> bool:
+            # claim() and claim_object() run for every candidate object of every sync: they
+            # read the objects as plain dicts (a kube_runtime.meta accessor costs ~4x).
             if not self._selector.matches((obj.get("metadata") or {}).get("labels")):
                 return False
             return all(f(obj) for f in filters)
@@ -203,12 +207,11 @@ class ControllerRefManager:
         when the patch fails (``Invalid`` if another controller got there first, a uid
         precondition failure if the object was re-created, ``NotFound`` if it is gone).
         """
-        metadata = obj.get("metadata") or {}
         try:
             self._check_can_adopt()
         except Exception as e:
             raise CannotAdoptError(
-                f"can't adopt {_kind_name(obj)} {_describe(obj)} ({metadata.get('uid')}): {e}"
+                f"can't adopt {_kind_name(obj)} {_describe(obj)} ({meta.uid(obj) or None}): {e}"
             ) from e
         ref = {
             "apiVersion": self._kind.api_version,
@@ -218,7 +221,7 @@ class ControllerRefManager:
             "controller": True,
             "blockOwnerDeletion": True,
         }
-        patch_meta = {"ownerReferences": [ref], "uid": metadata.get("uid")}
+        patch_meta = {"ownerReferences": [ref], "uid": meta.uid(obj) or None}
         log.info(
             "adopting %s %s for %s %s",
             _kind_name(obj),
@@ -228,9 +231,9 @@ class ControllerRefManager:
         )
         return self._client.patch(
             Kind.of(obj),
-            metadata.get("name") or "",
+            meta.name(obj),
             {"metadata": patch_meta},
-            namespace=metadata.get("namespace"),
+            namespace=meta.namespace(obj) or None,
             patch_type="strategic",
         )
 
@@ -240,10 +243,9 @@ class ControllerRefManager:
         ``NotFound`` (object gone) and ``Invalid`` (no such reference, or the object was
         re-created) are ignored; other errors are raised.
         """
-        metadata = obj.get("metadata") or {}
         patch_meta: dict[str, Any] = {
             "ownerReferences": [{"$patch": "delete", "uid": self._uid}],
-            "uid": metadata.get("uid"),
+            "uid": meta.uid(obj) or None,
         }
         log.info(
             "releasing %s %s from %s %s",
@@ -255,9 +257,9 @@ class ControllerRefManager:
         try:
             self._client.patch(
                 Kind.of(obj),
-                metadata.get("name") or "",
+                meta.name(obj),
                 {"metadata": patch_meta},
-                namespace=metadata.get("namespace"),
+                namespace=meta.namespace(obj) or None,
                 patch_type="strategic",
             )
         except Exception as e:
@@ -282,7 +284,7 @@ class ControllerRefManager:
                 raise self._can_adopt_error
 
     def _being_deleted(self) -> bool:
-        return bool((self._controller.get("metadata") or {}).get("deletionTimestamp"))
+        return self._deleting
 
     def _key(self) -> str:
         return f"{self._namespace}/{self._name}" if self._namespace else self._name
@@ -300,11 +302,9 @@ def recheck_deletion_timestamp(get_object: Callable[[], Obj]) -> Callable[[], No
             obj = get_object()
         except Exception as e:
             raise CannotAdoptError(f"can't recheck DeletionTimestamp: {e}") from e
-        metadata = obj.get("metadata") or {}
-        if metadata.get("deletionTimestamp"):
-            raise CannotAdoptError(
-                f"{_describe(obj)} has just been deleted at {metadata['deletionTimestamp']}"
-            )
+        deleted_at = meta.deletion_timestamp(obj)
+        if deleted_at is not None:
+            raise CannotAdoptError(f"{_describe(obj)} has just been deleted at {deleted_at}")
 
     return can_adopt
 
@@ -323,8 +323,8 @@ def recheck_controller(reader: Reader, controller: Obj) -> Callable[[], None]:
     direct client (``manager.api_reader``), never the cache: the point is to see changes the
     cache may not have delivered yet.
     """
-    metadata = controller.get("metadata") or {}
     kind = Kind.of(controller)
+    metadata = meta.metadata(controller)
     name, namespace, uid = (
         metadata.get("name") or "",
         metadata.get("namespace"),
@@ -333,7 +333,7 @@ def recheck_controller(reader: Reader, controller: Obj) -> Callable[[], None]:
 
     def get_fresh() -> Obj:
         fresh = reader.get(kind, name, namespace)
-        fresh_uid = (fresh.get("metadata") or {}).get("uid")
+        fresh_uid = meta.metadata(fresh).get("uid")
         if fresh_uid != uid:
             raise CannotAdoptError(
                 f"original {kind.kind} {_describe(controller)} is gone: "
@@ -356,5 +356,4 @@ def _kind_name(obj: Obj) -> str:
 
 
 def _describe(obj: Obj) -> str:
-    metadata = obj.get("metadata") or {}
-    return f"{metadata.get('namespace') or ''}/{metadata.get('name') or ''}"
+    return f"{meta.namespace(obj)}/{meta.name(obj)}"

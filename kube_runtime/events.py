@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol, runtime_checkable
 
+from kube_runtime import meta
 from kube_runtime.client.errors import (
     ApiConnectionError,
     is_not_found,
@@ -85,14 +86,17 @@ def _format_time(epoch_seconds: float) -> str:
 def object_reference(obj: Any) -> dict[str, Any]:
     """The ``v1.ObjectReference`` of an object (dict, or model with ``model_dump``)."""
     kind = Kind.of(obj)
-    data = obj if isinstance(obj, Mapping) else obj.model_dump(by_alias=True, exclude_none=True)
-    meta = data.get("metadata") or {}
-    if not meta.get("name"):
+    metadata = meta.metadata(obj)  # once: a model is dumped by each accessor call
+    if not metadata.get("name"):
         raise ValueError("object has no metadata.name")
-    ref: dict[str, Any] = {"apiVersion": kind.api_version, "kind": kind.kind, "name": meta["name"]}
+    ref: dict[str, Any] = {
+        "apiVersion": kind.api_version,
+        "kind": kind.kind,
+        "name": metadata["name"],
+    }
     for field in ("namespace", "uid", "resourceVersion"):
-        if meta.get(field):
-            ref[field] = meta[field]
+        if metadata.get(field):
+            ref[field] = metadata[field]
     return ref
 
 
@@ -207,12 +211,11 @@ class _Correlator:
         return seen
 
     def written(self, key: tuple[str, ...], event: Mapping[str, Any]) -> None:
-        meta = event.get("metadata") or {}
         self._observed.put(
             key,
             _Observed(
-                name=meta.get("name", ""),
-                namespace=meta.get("namespace", ""),
+                name=meta.name(event),
+                namespace=meta.namespace(event),
                 count=int(event.get("count") or 1),
                 first_timestamp=event.get("firstTimestamp") or "",
                 last=self._clock(),
@@ -424,7 +427,7 @@ class EventRecorder:
 
     def _write(self, event: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any] | None:
         """Patch (or create) with retries; the server's Event, or None when dropped."""
-        meta = event["metadata"]
+        name, namespace = event["metadata"]["name"], event["metadata"]["namespace"]
         pending_patch = patch
 
         def attempt() -> dict[str, Any]:
@@ -432,18 +435,14 @@ class EventRecorder:
             if pending_patch is not None:
                 try:
                     patched: dict[str, Any] = self.client.patch(
-                        Event,
-                        meta["name"],
-                        pending_patch,
-                        namespace=meta["namespace"],
-                        patch_type="merge",
+                        Event, name, pending_patch, namespace=namespace, patch_type="merge"
                     )
                     return patched
                 except Exception as e:
                     if not is_not_found(e):
                         raise
                     pending_patch = None  # the Event was deleted (TTL): create it again
-            created: dict[str, Any] = self.client.create(event, namespace=meta["namespace"])
+            created: dict[str, Any] = self.client.create(event, namespace=namespace)
             return created
 
         def transient(e: BaseException) -> bool:
@@ -457,7 +456,7 @@ class EventRecorder:
             log.error(
                 "unable to write event %s for %s/%s (dropped): %s",
                 event["reason"],
-                meta["namespace"],
+                namespace,
                 event["involvedObject"]["name"],
                 e,
             )
@@ -478,5 +477,5 @@ def _format(fmt: str, args: tuple[Any, ...]) -> str:
 
 def _name_of(obj: Any) -> str:
     if isinstance(obj, Mapping):
-        return str((obj.get("metadata") or {}).get("name"))
+        return meta.name(obj) or "<unnamed>"
     return type(obj).__name__

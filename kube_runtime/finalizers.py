@@ -22,25 +22,18 @@ controllerutil's):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from kube_runtime import controllerutil
+from kube_runtime import controllerutil, meta
 from kube_runtime.kinds import Kind
 from kube_runtime.retry import retry_on_conflict
 
 has_finalizer = controllerutil.contains_finalizer
 
 
-def _as_dict(obj: Any) -> Mapping[str, Any]:
-    if isinstance(obj, Mapping):
-        return obj
-    dumped: dict[str, Any] = obj.model_dump(by_alias=True, exclude_none=True)
-    return dumped
-
-
 def _finalizers(obj: Any) -> list[str]:
-    return list((_as_dict(obj).get("metadata") or {}).get("finalizers") or [])
+    return list(meta.finalizers(obj))
 
 
 def add_finalizer(client: Any, obj: Any, name: str) -> Any:
@@ -62,8 +55,7 @@ def _change_finalizers(
 ) -> Any:
     # A resource model's class makes the client answer with models too.
     kind: Any = type(obj) if hasattr(type(obj), "__kube_resource__") else Kind.of(obj)
-    meta = _as_dict(obj).get("metadata") or {}
-    name, namespace = meta.get("name"), meta.get("namespace")
+    name, namespace = meta.name(obj), meta.namespace(obj) or None
     if not name:
         raise ValueError("object has no metadata.name")
     first = True
@@ -78,7 +70,7 @@ def _change_finalizers(
         if not change(shadow):
             return current
         patch_meta: dict[str, Any] = {"finalizers": shadow["metadata"].get("finalizers", [])}
-        version = (_as_dict(current).get("metadata") or {}).get("resourceVersion")
+        version = meta.resource_version(current)
         if version:
             patch_meta["resourceVersion"] = version
         return client.patch(

@@ -106,6 +106,7 @@ class EnqueueRequestForOwner(_PerObject):
         self.owner_namespaced = owner_namespaced
 
     def requests(self, obj: Obj) -> Iterable[Request]:
+        # Every watch event of an owned kind: a plain dict read (an accessor costs ~4x).
         meta = obj.get("metadata") or {}
         namespace = meta.get("namespace") if self.owner_namespaced else None
         out = []

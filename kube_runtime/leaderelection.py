@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from kube_runtime import metrics
+from kube_runtime import meta, metrics
 from kube_runtime.client.errors import is_conflict, is_not_found
 from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import Lease
@@ -87,7 +87,7 @@ class LeaderElectionRecord:
 
     @classmethod
     def from_lease(cls, lease: dict[str, Any]) -> LeaderElectionRecord:
-        spec = lease.get("spec") or {}
+        spec = meta.spec(lease)
         return cls(
             holder_identity=spec.get("holderIdentity") or "",
             lease_duration_seconds=int(spec.get("leaseDurationSeconds") or 0),

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Mapping, MutableMapping
 from typing import Any, TypeVar
 
+from kube_runtime import meta
 from kube_runtime.claiming import (
     CannotAdoptError,
     ClaimError,
@@ -73,9 +74,8 @@ def owner_reference(
 
     ``controller`` / ``block_owner_deletion`` are left out when None.
     """
-    metadata = owner.get("metadata") or {}
     api_version, kind = owner.get("apiVersion"), owner.get("kind")
-    name, uid = metadata.get("name"), metadata.get("uid")
+    name, uid = meta.name(owner), meta.uid(owner)
     if not api_version or not kind:
         raise ValueError("owner has no apiVersion/kind; set both before referencing it")
     if not name or not uid:
@@ -165,7 +165,7 @@ def get_controller_of(obj: Mapping[str, Any]) -> dict[str, Any] | None:
 def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
     """Whether ``owner`` is ``obj``'s controller, by uid (apimachinery's ``IsControlledBy``)."""
     ref = get_controller_of(obj)
-    uid = (owner.get("metadata") or {}).get("uid")
+    uid = meta.uid(owner)
     return ref is not None and bool(uid) and ref.get("uid") == uid
 
 
@@ -177,12 +177,12 @@ def _owner_key(owner: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": owner.get("apiVersion") or "",
         "kind": owner.get("kind") or "",
-        "name": (owner.get("metadata") or {}).get("name") or "",
+        "name": meta.name(owner),
     }
 
 
-def _refs(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return list((obj.get("metadata") or {}).get("ownerReferences") or [])
+def _refs(obj: Mapping[str, Any]) -> list[Any]:
+    return list(meta.owner_references(obj))
 
 
 def _group(api_version: object) -> str:
@@ -218,14 +218,14 @@ def _upsert(obj: MutableMapping[str, Any], ref: dict[str, Any]) -> None:
 
 
 def _validate_scope(owner: Mapping[str, Any], obj: Mapping[str, Any]) -> None:
-    owner_ns = (owner.get("metadata") or {}).get("namespace") or ""
+    owner_ns = meta.namespace(owner)
     if not owner_ns:
         return  # a cluster-scoped owner may own anything
-    obj_ns = (obj.get("metadata") or {}).get("namespace") or ""
+    obj_ns = meta.namespace(obj)
     if not obj_ns:
         raise ValueError(
             f"cluster-scoped object {_key(obj)} cannot have a namespaced owner "
-            f"(owner {owner.get('kind')} {owner_ns}/{(owner.get('metadata') or {}).get('name')}); "
+            f"(owner {owner.get('kind')} {owner_ns}/{meta.name(owner)}); "
             "if the object is namespaced, set its metadata.namespace first"
         )
     if obj_ns != owner_ns:
@@ -236,7 +236,6 @@ def _validate_scope(owner: Mapping[str, Any], obj: Mapping[str, Any]) -> None:
 
 
 def _key(obj: Mapping[str, Any]) -> str:
-    metadata = obj.get("metadata") or {}
-    name = metadata.get("name") or metadata.get("generateName") or "<unnamed>"
-    namespace = metadata.get("namespace")
+    name = meta.name(obj) or meta.metadata(obj).get("generateName") or "<unnamed>"
+    namespace = meta.namespace(obj)
     return f"{namespace}/{name}" if namespace else str(name)

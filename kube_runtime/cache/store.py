@@ -113,6 +113,8 @@ class CacheMutationError(RuntimeError):
 
 
 # --- built-in index functions ----------------------------------------------------------------
+# Like object_key, they run for every object of every event and list: plain dict reads (a
+# kube_runtime.meta accessor costs about four times as much).
 
 
 def namespace_index(obj: Obj) -> list[str]:

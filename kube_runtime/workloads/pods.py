@@ -57,6 +57,10 @@ __all__ = [
 
 Obj = Mapping[str, Any]
 
+# Every function here runs for every pod of a sync, several times, and inside sort comparisons:
+# they read the dicts directly. A kube_runtime.meta accessor costs about four times a dict read
+# (0.5 us against 0.13 us for metadata.name), which shows in the sync of a converged set.
+
 DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
 
 # Upstream's podPhaseToOrdinal map; phases missing from it (Succeeded, Failed, "") read as 0.

@@ -96,7 +96,7 @@ def __getattr__(name: str) -> Any:
 
 def volume_claim_templates(workload: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     """The workload's ``spec.volumeClaimTemplates`` (empty when it has none)."""
-    # Runs for every pod on every sync: a plain dict read (a meta accessor costs ~10x).
+    # Runs for every pod on every sync: a plain dict read (a meta accessor costs ~4x).
     templates: Sequence[Mapping[str, Any]] = (workload.get("spec") or {}).get(
         "volumeClaimTemplates"
     ) or ()
@@ -117,7 +117,7 @@ def claim_from_template(
     claim["kind"] = PersistentVolumeClaim.kind
     claim_meta = claim.setdefault("metadata", {})
     claim_meta["name"] = name
-    # For every pod's claims on every sync: plain dict reads (a meta accessor costs ~10x).
+    # For every pod's claims on every sync: plain dict reads (a meta accessor costs ~4x).
     claim_meta["namespace"] = (workload.get("metadata") or {}).get("namespace")
     labels = dict(claim_meta.get("labels") or {})
     selector = (workload.get("spec") or {}).get("selector") or {}

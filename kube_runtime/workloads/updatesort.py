@@ -11,15 +11,12 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kube_runtime import meta
 from kube_runtime.selectors import label_selector_from_dict
 
 __all__ = ["priority_sort"]
 
 Obj = Mapping[str, Any]
-
-
-def _labels(pod: Obj) -> Mapping[str, str]:
-    return (pod.get("metadata") or {}).get("labels") or {}
 
 
 def _int_suffix(value: str) -> int:
@@ -58,8 +55,10 @@ def priority_sort(strategy: Obj | None, pods: Sequence[Obj], indexes: list[int])
                 return i, _int_suffix(labels[key])
         return -1, 0
 
+    labels = {i: meta.labels(pods[i]) for i in indexes}  # once per pod, not per comparison
+
     def compare(i: int, j: int) -> int:
-        li, lj = _labels(pods[i]), _labels(pods[j])
+        li, lj = labels[i], labels[j]
         if weights:
             wi, wj = weight(li), weight(lj)
             if wi != wj:

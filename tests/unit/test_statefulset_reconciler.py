@@ -167,6 +167,13 @@ def test_partition_keeps_the_lower_ordinals_at_the_old_revision() -> None:
     status = s.sts["status"]
     assert status["currentReplicas"] == 2 and status["updatedReplicas"] == 1
 
+    def lower_partition(sts: dict[str, Any]) -> None:
+        sts["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = 0
+
+    s.edit_object(StatefulSet, "web", lower_partition)  # a new generation: the spec is read again
+    s.converge()
+    assert s.done("delete") == ["web-2", "web-1", "web-0"]
+
 
 # --- ownership -----------------------------------------------------------------------------
 
