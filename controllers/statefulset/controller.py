@@ -120,8 +120,9 @@ class StatefulSetReconciler:
     ``client`` reaches the API: every write, and the few reads that must not come from a
     cache (the recheck before adopting, re-reads after a conflict). ``reader`` serves every
     other read: the manager's cache-backed client (``manager.client``) in a running
-    controller, which must have the cache's ``controller-uid`` index
-    (:data:`~kube_runtime.cache.INDEX_CONTROLLER_UID`). ``recorder`` records the events on the
+    controller (or a FakeClient in a test): pods are looked up by the cache's built-in
+    ``controller-uid`` and ``label`` indexes (:data:`~kube_runtime.cache.INDEX_CONTROLLER_UID`,
+    :data:`~kube_runtime.cache.INDEX_LABEL`). ``recorder`` records the events on the
     set; ``logger`` gets every record, each naming the set (``namespace/name``).
     """
 
