@@ -43,10 +43,11 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from kube_runtime import meta
 from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
+from kube_runtime.client.interfaces import Reader, Writer
 from kube_runtime.kinds import ControllerRevision, Kind
 from kube_runtime.retry import retry_on_conflict
 from kube_runtime.selectors import label_selector_from_dict
@@ -57,6 +58,8 @@ __all__ = [
     "POD_REVISION_LABEL",
     "REVISION_NAME_PREFIX_MAX",
     "SAFE_ALPHABET",
+    "CacheLister",
+    "ReadWriter",
     "TooManyCollisionsError",
     "apply_revision",
     "create_revision",
@@ -102,6 +105,18 @@ _GO_ESCAPES = {
     "\u2028": "\\u2028",
     "\u2029": "\\u2029",
 }
+
+
+class ReadWriter(Reader, Writer, Protocol):
+    """A client that reads and writes (every :class:`~kube_runtime.client.ClientInterface`)."""
+
+
+class CacheLister(Protocol):
+    """An informer cache's ``list``: the objects themselves, not a List object."""
+
+    def list(
+        self, kind: Kind, namespace: str | None = None, *, label_selector: str | None = None
+    ) -> list[Obj]: ...
 
 
 class TooManyCollisionsError(RuntimeError):
@@ -364,7 +379,9 @@ def _selector_text(selector: Any) -> str | None:
     return str(selector) or None
 
 
-def list_revisions(reader: Any, parent: Mapping[str, Any], selector: Any = None) -> list[Obj]:
+def list_revisions(
+    reader: Reader | CacheLister, parent: Mapping[str, Any], selector: Any = None
+) -> list[Obj]:
     """ControllerRevisions in the parent's namespace matching ``selector`` (a
     ``metav1.LabelSelector`` dict, a ``{key: value}`` dict or query text; default the
     parent's ``spec.selector``) that ``parent`` controls (by UID) or that have no controller.
@@ -390,7 +407,7 @@ def list_revisions(reader: Any, parent: Mapping[str, Any], selector: Any = None)
 
 
 def create_revision(
-    client: Any,
+    client: ReadWriter,
     parent: Mapping[str, Any],
     revision: Mapping[str, Any],
     collision_count: int,
@@ -439,7 +456,7 @@ def create_revision(
 
 
 def update_revision_number(
-    client: Any, revision: Mapping[str, Any], number: int, *, reader: Any = None
+    client: ReadWriter, revision: Mapping[str, Any], number: int, *, reader: Reader | None = None
 ) -> Obj:
     """Give ``revision`` the revision number ``number`` (a rollback); return the result.
 
@@ -473,7 +490,7 @@ def update_revision_number(
 
 
 def resolve_revisions(
-    client: Any,
+    client: ReadWriter,
     parent: Mapping[str, Any],
     revisions: Sequence[Mapping[str, Any]],
     *,
@@ -516,7 +533,7 @@ def resolve_revisions(
 
 
 def truncate_history(
-    client: Any,
+    client: Writer,
     revisions: Iterable[Mapping[str, Any]],
     live_pods: Iterable[Mapping[str, Any]],
     current: Mapping[str, Any] | None,
