@@ -152,6 +152,14 @@ def test_cached_client_reads_without_requests_and_writes_through(
     assert cached.api_reader is client
     client.create(cm("a", namespace, {"app": "x"}))
     cached.get(kinds.ConfigMap, "a", namespace)  # warm up: starts and syncs the informer
+    # ... and wait until its watch delivers: the watch request is counted when it answers.
+    client.patch(
+        kinds.ConfigMap, "a", {"metadata": {"annotations": {"w": "1"}}}, namespace=namespace
+    )
+    wait_for(
+        lambda: cached.get(kinds.ConfigMap, "a", namespace)["metadata"].get("annotations"),
+        timeout=10,
+    )
 
     before = rest_requests()
     for _ in range(20):
