@@ -13,24 +13,18 @@ Shared (any controller that gives each pod its own claims from ``spec.volumeClai
   (keyed by template name, in that order), then the pod's other volumes (a pod volume named
   like a template is replaced).
 
-CloneSet (openkruise ``cloneset_utils.go`` / ``cloneset_scale.go``): claims carry the
-``apps.kruise.io/cloneset-instance-id`` label of their pod; :func:`instance_claims_for_pod`
-builds them (``<template>-<cloneset>-<id>``, owned by the pod's controller), and
-:func:`available_instance_ids` reuses the ids of claims no pod uses before generating new ones.
-Only the CloneSet uses this half: it belongs in ``controllers.cloneset`` and moves there with
-that package's restructuring.
-
-The StatefulSet's half (claims per ordinal, creating missing claims, the retention policy as
-owner references) lives in ``controllers.statefulset.pvc``; its old names here
-(:data:`MOVED_TO_STATEFULSET`) still work for one release, with a ``DeprecationWarning``.
+Each controller's own half lives with it: the StatefulSet's claims per ordinal, creating
+missing claims and the retention policy in ``controllers.statefulset.pvc``; the CloneSet's
+claims per instance id in ``controllers.cloneset.pvc``. Their old names here
+(:data:`MOVED_TO_STATEFULSET`, :data:`MOVED_TO_CLONESET`) still work for one release, with a
+``DeprecationWarning``; the controller module is imported only when an old name is used.
 """
 
 from __future__ import annotations
 
 import copy
 import importlib
-import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kube_runtime import meta
@@ -38,26 +32,17 @@ from kube_runtime._moved import warn_moved
 from kube_runtime.kinds import PersistentVolumeClaim
 
 __all__ = [
-    "INSTANCE_ID_LABEL",
-    "INSTANCE_ID_LENGTH",
+    "MOVED_TO_CLONESET",
     "MOVED_TO_STATEFULSET",
-    "available_instance_ids",
     "claim_from_template",
-    "claims_of_instance",
-    "instance_claim_name",
-    "instance_claims_for_pod",
-    "instance_pod_volumes_for",
     "pod_volumes_with_claims",
     "volume_claim_templates",
 ]
 
 Obj = dict[str, Any]
 
-INSTANCE_ID_LABEL = "apps.kruise.io/cloneset-instance-id"
-INSTANCE_ID_LENGTH = 5
-_RAND_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
 _STATEFULSET_PVC = "controllers.statefulset.pvc"
+_CLONESET_PVC = "controllers.cloneset.pvc"
 MOVED_TO_STATEFULSET = frozenset(
     {
         "DELETE",
@@ -80,15 +65,31 @@ MOVED_TO_STATEFULSET = frozenset(
 )
 """Names that moved to ``controllers.statefulset.pvc`` (importable from here until the next
 release, with a ``DeprecationWarning``)."""
+MOVED_TO_CLONESET = frozenset(
+    {
+        "INSTANCE_ID_LABEL",
+        "INSTANCE_ID_LENGTH",
+        "available_instance_ids",
+        "claims_of_instance",
+        "instance_claim_name",
+        "instance_claims_for_pod",
+        "instance_pod_volumes_for",
+    }
+)
+"""Names that moved to ``controllers.cloneset.pvc`` (likewise)."""
 
 
 def __getattr__(name: str) -> Any:
     if name in MOVED_TO_STATEFULSET:
-        # Imported on use only: the framework does not depend on the controller.
-        module = importlib.import_module(_STATEFULSET_PVC)
-        warn_moved(f"{__name__}.{name}", f"{_STATEFULSET_PVC}.{name}")
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        target = _STATEFULSET_PVC
+    elif name in MOVED_TO_CLONESET:
+        target = _CLONESET_PVC
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # Imported on use only: the framework does not depend on the controllers.
+    module = importlib.import_module(target)
+    warn_moved(f"{__name__}.{name}", f"{target}.{name}")
+    return getattr(module, name)
 
 
 # --- shared --------------------------------------------------------------------------------
@@ -140,75 +141,3 @@ def pod_volumes_with_claims(
         if volume.get("name") not in claims:
             volumes.append(copy.deepcopy(dict(volume)))
     return volumes
-
-
-# --- CloneSet instance-id claims -----------------------------------------------------------
-
-
-def _instance_id(obj: Mapping[str, Any]) -> str:
-    return str(meta.labels(obj).get(INSTANCE_ID_LABEL) or "")
-
-
-def instance_claim_name(template: Mapping[str, Any], workload_name: str, instance_id: str) -> str:
-    """``<template name>-<cloneset name>-<instance id>``."""
-    return f"{meta.name(template)}-{workload_name}-{instance_id}"
-
-
-def instance_claims_for_pod(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Obj]:
-    """The claims a CloneSet pod implies, keyed by template name: named by the pod's
-    instance id, labelled with template labels + selector labels + the instance-id label, and
-    owned by the pod's controller (the CloneSet) when it has one."""
-    instance_id = _instance_id(pod)
-    ref = meta.controller_ref(pod)
-    controller = dict(ref) if ref is not None else None
-    claims: dict[str, Obj] = {}
-    for template in volume_claim_templates(workload):
-        claim = claim_from_template(
-            template,
-            instance_claim_name(template, meta.name(workload), instance_id),
-            workload,
-            {INSTANCE_ID_LABEL: instance_id},
-        )
-        if controller is not None:
-            claim_meta = claim["metadata"]
-            claim_meta["ownerReferences"] = [*(claim_meta.get("ownerReferences") or []), controller]
-        claims[meta.name(template)] = claim
-    return claims
-
-
-def instance_pod_volumes_for(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> list[Obj]:
-    """The CloneSet pod's new ``spec.volumes``: :func:`pod_volumes_with_claims` of its
-    instance-id claims."""
-    return pod_volumes_with_claims(instance_claims_for_pod(workload, pod), pod)
-
-
-def claims_of_instance(
-    instance_id: str, claims: Iterable[Mapping[str, Any]]
-) -> list[Mapping[str, Any]]:
-    """The claims labelled with ``instance_id`` (deleted together with its pod)."""
-    return [c for c in claims if instance_id and _instance_id(c) == instance_id]
-
-
-def available_instance_ids(
-    count: int,
-    pods: Iterable[Mapping[str, Any]],
-    claims: Iterable[Mapping[str, Any]],
-    *,
-    rng: random.Random | None = None,
-) -> list[str]:
-    """``count`` instance ids for new pods (openkruise ``getOrGenAvailableIDs``).
-
-    Ids of claims that no pod uses come first (sorted: their claims are reused), then fresh
-    random ids of :data:`INSTANCE_ID_LENGTH` characters that no pod or claim uses.
-    """
-    used_by_pods = {i for i in (_instance_id(p) for p in pods) if i}
-    claim_ids = {i for i in (_instance_id(c) for c in claims) if i}
-    existing = used_by_pods | claim_ids
-    ids = sorted(claim_ids - used_by_pods)[: max(count, 0)]
-    generator = rng or random.SystemRandom()
-    while len(ids) < count:
-        candidate = "".join(generator.choice(_RAND_ALPHABET) for _ in range(INSTANCE_ID_LENGTH))
-        if candidate not in existing:
-            existing.add(candidate)
-            ids.append(candidate)
-    return ids
