@@ -5,12 +5,15 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from kube_runtime.client.errors import is_already_exists
 from kube_runtime.kinds import CustomResourceDefinition
+
+if TYPE_CHECKING:
+    from kube_runtime.client.interfaces import Client
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +24,7 @@ def is_established(crd: dict[str, Any]) -> bool:
     return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
 
-def install_crd(client: Any, manifest: Path | dict[str, Any], *, timeout: float = 30.0) -> str:
+def install_crd(client: Client, manifest: Path | dict[str, Any], *, timeout: float = 30.0) -> str:
     """Create the CRD in ``manifest`` (a YAML file's first document, or the object) unless one
     of that name exists, then wait until it is Established; returns its name.
 

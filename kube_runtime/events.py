@@ -35,7 +35,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kube_runtime import meta
 from kube_runtime.client.errors import (
@@ -46,6 +46,9 @@ from kube_runtime.client.errors import (
 )
 from kube_runtime.kinds import Event, Kind
 from kube_runtime.retry import Backoff, retry_on
+
+if TYPE_CHECKING:
+    from kube_runtime.client.interfaces import Writer
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +235,7 @@ class EventRecorder:
 
     def __init__(
         self,
-        client: Any,
+        client: Writer,
         component: str,
         host: str | None = None,
         *,

@@ -23,11 +23,14 @@ controllerutil's):
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kube_runtime import controllerutil, meta
 from kube_runtime.kinds import Kind
 from kube_runtime.retry import retry_on_conflict
+
+if TYPE_CHECKING:
+    from kube_runtime.client.interfaces import Client
 
 has_finalizer = controllerutil.contains_finalizer
 
@@ -36,14 +39,14 @@ def _finalizers(obj: Any) -> list[str]:
     return list(meta.finalizers(obj))
 
 
-def add_finalizer(client: Any, obj: Any, name: str) -> Any:
+def add_finalizer(client: Client, obj: Any, name: str) -> Any:
     """Ensure ``name`` is among the object's finalizers (appended last); see the module doc."""
     return _change_finalizers(
         client, obj, lambda shadow: controllerutil.add_finalizer(shadow, name)
     )
 
 
-def remove_finalizer(client: Any, obj: Any, name: str) -> Any:
+def remove_finalizer(client: Client, obj: Any, name: str) -> Any:
     """Ensure ``name`` is not among the object's finalizers; see the module doc."""
     return _change_finalizers(
         client, obj, lambda shadow: controllerutil.remove_finalizer(shadow, name)
@@ -51,7 +54,7 @@ def remove_finalizer(client: Any, obj: Any, name: str) -> Any:
 
 
 def _change_finalizers(
-    client: Any, obj: Any, change: Callable[[MutableMapping[str, Any]], bool]
+    client: Client, obj: Any, change: Callable[[MutableMapping[str, Any]], bool]
 ) -> Any:
     # A resource model's class makes the client answer with models too.
     kind: Any = type(obj) if hasattr(type(obj), "__kube_resource__") else Kind.of(obj)

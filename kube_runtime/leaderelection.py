@@ -37,12 +37,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kube_runtime import meta, metrics
 from kube_runtime.client.errors import is_conflict, is_not_found
 from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import Lease
+
+if TYPE_CHECKING:
+    from kube_runtime.client.interfaces import Client
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +115,7 @@ class LeaderElectionRecord:
 class LeaseLock:
     """Reads and writes one Lease; updates carry the last read resourceVersion (optimistic lock)."""
 
-    def __init__(self, client: Any, namespace: str, name: str) -> None:
+    def __init__(self, client: Client, namespace: str, name: str) -> None:
         self.client = client
         self.namespace = namespace
         self.name = name
@@ -157,7 +160,7 @@ class LeaderElector:
 
     def __init__(
         self,
-        client: Any,
+        client: Client,
         namespace: str,
         name: str,
         identity: str,

@@ -13,9 +13,12 @@ import logging
 import queue
 import threading
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kube_runtime.kinds import KindLike, as_kind
+
+if TYPE_CHECKING:
+    from kube_runtime.cache import InformerCache, SharedInformer
 
 log = logging.getLogger(__name__)
 Obj = Mapping[str, Any]
@@ -60,10 +63,10 @@ class _InformerAdapter:
 class KindSource:
     """Events for every object of ``kind`` in ``cache`` (an ``InformerCache``)."""
 
-    def __init__(self, cache: Any, kind: KindLike) -> None:
+    def __init__(self, cache: InformerCache, kind: KindLike) -> None:
         self.cache = cache
         self.kind = as_kind(kind)
-        self._informer: Any = None
+        self._informer: SharedInformer | None = None
 
     def start(self, sink: EventSink, stop: threading.Event) -> None:
         self._informer = self.cache.informer_for(self.kind)

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kube_runtime.cache.informer import SharedInformer
-from kube_runtime.cache.reflector import BackoffPolicy
+from kube_runtime.cache.reflector import BackoffPolicy, ListerWatcher
 from kube_runtime.cache.store import INDEX_LABEL, INDEX_NAMESPACE, IndexFunc
 from kube_runtime.client.errors import NotFound
 from kube_runtime.kinds import Kind, KindLike, as_kind
@@ -78,7 +78,7 @@ class InformerCache:
 
     def __init__(
         self,
-        client: Any,
+        client: ListerWatcher,
         *,
         namespace: str | None = None,
         resync_period: float | None = None,

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kube_runtime import metrics
-from kube_runtime.cache.reflector import BackoffPolicy, Reflector
+from kube_runtime.cache.reflector import BackoffPolicy, ListerWatcher, Reflector
 from kube_runtime.cache.store import (
     CacheMutationError,
     DeletedFinalStateUnknown,
@@ -222,7 +222,7 @@ class SharedInformer:
 
     def __init__(
         self,
-        client: Any,
+        client: ListerWatcher,
         kind: KindLike,
         *,
         namespace: str | None = None,

@@ -34,13 +34,20 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from kube_runtime import meta, metrics
 from kube_runtime.kinds import Kind, KindLike, as_kind
 
-__all__ = ["BackoffPolicy", "ExponentialBackoff", "Reflector", "ReflectorSink"]
+__all__ = [
+    "BackoffPolicy",
+    "ExponentialBackoff",
+    "ListerWatcher",
+    "Reflector",
+    "ReflectorSink",
+    "WatchStream",
+]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +55,41 @@ Obj = dict[str, Any]
 
 # A stream that closes sooner than this without delivering anything is treated as an error.
 _SHORT_WATCH_SECONDS = 1.0
+
+
+class WatchStream(Protocol):
+    """An open watch: iterates events (``.type``, ``.object``); ``close()`` from any thread."""
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def close(self) -> None: ...
+
+
+class ListerWatcher(Protocol):
+    """What a reflector needs from a client: list and watch one kind (the REST
+    :class:`kube_runtime.client.Client` is one; tests pass in-memory sources)."""
+
+    def list(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        label_selector: str | Mapping[str, str] | None = None,
+        field_selector: str | Mapping[str, str] | None = None,
+        limit: int | None = None,
+    ) -> Mapping[str, Any]: ...
+
+    def watch(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | Mapping[str, str] | None = None,
+        field_selector: str | Mapping[str, str] | None = None,
+        allow_bookmarks: bool = True,
+        timeout_seconds: int | None = None,
+    ) -> WatchStream: ...
 
 
 class ReflectorSink(Protocol):
@@ -121,12 +163,13 @@ class Reflector:
     """List + watch one kind into a :class:`ReflectorSink` (see the module docstring).
 
     ``client`` is a :class:`kube_runtime.client.Client` or anything with its ``list`` and
-    ``watch`` methods. ``backoff`` defaults to a fresh :class:`ExponentialBackoff`.
+    ``watch`` methods (:class:`ListerWatcher`). ``backoff`` defaults to a fresh
+    :class:`ExponentialBackoff`.
     """
 
     def __init__(
         self,
-        client: Any,
+        client: ListerWatcher,
         kind: KindLike,
         sink: ReflectorSink,
         *,
