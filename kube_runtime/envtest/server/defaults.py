@@ -228,19 +228,28 @@ def _default_field_ref(field_ref: JSONDict) -> None:
         field_ref["apiVersion"] = "v1"
 
 
+# Probes are defaulted for every container of every pod written: plain ifs, no helper call.
 def _default_http_get(action: JSONDict) -> None:
-    _fill_zero(action, {"path": "/", "scheme": "HTTP"})
+    if not action.get("path"):
+        action["path"] = "/"
+    if not action.get("scheme"):
+        action["scheme"] = "HTTP"
 
 
 def _default_probe(probe: JSONDict) -> None:
-    _fill_zero(
-        probe,
-        {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
-    )
-    http_get = probe.get("httpGet")
+    get = probe.get
+    if not get("timeoutSeconds"):
+        probe["timeoutSeconds"] = 1
+    if not get("periodSeconds"):
+        probe["periodSeconds"] = 10
+    if not get("successThreshold"):
+        probe["successThreshold"] = 1
+    if not get("failureThreshold"):
+        probe["failureThreshold"] = 3
+    http_get = get("httpGet")
     if isinstance(http_get, dict):
         _default_http_get(http_get)
-    grpc = probe.get("grpc")
+    grpc = get("grpc")
     if isinstance(grpc, dict) and grpc.get("service") is None:
         grpc["service"] = ""
 

@@ -166,11 +166,12 @@ EMPTY_OMITTED: Final[dict[tuple[str, str], tuple[str, ...]]] = {
 
 
 def _drop_empty(parent: object, names: Iterable[str]) -> None:
-    if isinstance(parent, dict):
+    if type(parent) is dict:
         for name in names:
-            value = parent.get(name, 0)
-            if isinstance(value, (dict, list)) and not value:
-                del parent[name]
+            if name in parent:
+                value = parent[name]
+                if not value and type(value) in (dict, list):
+                    del parent[name]
 
 
 def normalize(group: str, kind: str, obj: Obj) -> None:
@@ -179,12 +180,20 @@ def normalize(group: str, kind: str, obj: Obj) -> None:
     data) and write the always-written scalars (in place), as kube-apiserver's encoding of
     a built-in kind would. Call it for built-in kinds only: custom resources are stored as
     sent."""
-    _drop_empty(obj.get("metadata"), EMPTY_METADATA_OMITTED)
-    _drop_empty(obj, EMPTY_OMITTED.get((group, kind), ()))
-    tree = _OMITTED.get((group, kind))
+    meta = obj.get("metadata")
+    if type(meta) is dict:
+        for name in EMPTY_METADATA_OMITTED:
+            value = meta.get(name)
+            if value is not None and not value and type(value) in (dict, list):
+                del meta[name]
+    key = (group, kind)
+    emptied = EMPTY_OMITTED.get(key)
+    if emptied is not None:
+        _drop_empty(obj, emptied)
+    tree = _OMITTED.get(key)
     if tree is not None:
         _drop_zeros(obj, tree)
-    for dotted, zero in ALWAYS_WRITTEN.get((group, kind), ()):
+    for dotted, zero in ALWAYS_WRITTEN.get(key, ()):
         *steps, name = dotted.split(".")
         parent = obj
         for step in steps:
