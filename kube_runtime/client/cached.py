@@ -73,6 +73,9 @@ class CachedClient:
         self.api_reader = client
         self.cache = cache
         self.uncached: frozenset[Kind] = frozenset(as_kind(k) for k in uncached)
+        # A kind's apiVersion and list kind, looked up once: lists run on every watch event
+        # of controllers that map events through the reader.
+        self._list_types: dict[Kind, tuple[str, str]] = {}
 
     @property
     def mapper(self) -> RestMapper:
@@ -132,11 +135,15 @@ class CachedClient:
         model = _model_class(kind)
         if model is not None:
             items = [model.model_validate(i) for i in items]
-        resource = self.api_reader.mapper.resource_for(kind)
-        rv = self.cache.informer_for(kind).last_sync_resource_version or ""
+        ref = as_kind(kind)
+        list_type = self._list_types.get(ref)
+        if list_type is None:
+            resource = self.api_reader.mapper.resource_for(kind)
+            list_type = self._list_types[ref] = (resource.api_version, resource.list_kind)
+        rv = self.cache.informer_for(ref).last_sync_resource_version or ""
         return {
-            "apiVersion": resource.api_version,
-            "kind": resource.list_kind,
+            "apiVersion": list_type[0],
+            "kind": list_type[1],
             "metadata": {"resourceVersion": rv},
             "items": items,
         }
