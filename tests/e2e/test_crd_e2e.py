@@ -678,6 +678,15 @@ def test_deleting_the_crd_stops_serving_and_deletes_objects(
     # The CRD's cleanup finalizer deletes its objects first (kube-apiserver polls for that
     # every 5 s), then the CRD goes.
     wait_for(gone, timeout=30, message="CRD deleted")
+
+    def not_found(call: Any) -> bool:
+        try:
+            call()
+        except ApiException as e:
+            return e.status == 404
+        return False
+
+    # kube-apiserver drops the kind's handlers a moment after the CRD is gone: wait for it.
     for call in (
         lambda: custom.list_namespaced_custom_object(group, V1, namespace, "widgets"),
         lambda: custom.get_namespaced_custom_object(group, V1, namespace, "widgets", "w0"),
@@ -686,9 +695,7 @@ def test_deleting_the_crd_stops_serving_and_deletes_objects(
         ),
         lambda: custom.get_api_resources(group, V1),
     ):
-        with pytest.raises(ApiException) as exc:
-            call()
-        assert exc.value.status == 404
+        wait_for(lambda call=call: not_found(call), timeout=10, message="404 once the CRD is gone")
     for path in (
         f"/apis/{group}",
         f"/apis/{group}/{V1}",
