@@ -81,7 +81,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Final, NoReturn, Self, TypeVar, overload
+from typing import Any, NoReturn, Self, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -106,7 +106,13 @@ from kube_runtime.client.interfaces import (
     SubResourceClient,
 )
 from kube_runtime.client.mapping import BUILTIN_RESOURCES, Resource, RestMapper
-from kube_runtime.client.registry import ScalePaths, deleted_status, merge_update, scale_of
+from kube_runtime.client.registry import (
+    ScalePaths,
+    deleted_status,
+    drop_empty_collections,
+    merge_update,
+    scale_of,
+)
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.patch import (
     PatchError,
@@ -450,27 +456,6 @@ class _State:
         self.faults = FaultQueue()
         self.interceptor = interceptor
         self.clock = clock
-
-
-_EMPTY_METADATA_OMITTED: Final = ("labels", "annotations", "finalizers", "ownerReferences")
-_EMPTY_OMITTED: Final[dict[str, tuple[str, ...]]] = {
-    "ConfigMap": ("data", "binaryData"),
-    "Secret": ("data", "stringData"),
-}
-
-
-def _drop_empty_collections(kind: str, obj: Obj) -> None:
-    """Drop empty maps and lists of omitempty fields, as the server's Go encoding of a
-    built-in kind does (``labels: {}`` is not stored)."""
-    for parent, names in (
-        (obj.get("metadata"), _EMPTY_METADATA_OMITTED),
-        (obj, _EMPTY_OMITTED.get(kind, ())),
-    ):
-        if isinstance(parent, dict):
-            for name in names:
-                value = parent.get(name, 0)
-                if isinstance(value, (dict, list)) and not value:
-                    del parent[name]
 
 
 class FakeClient:
@@ -1239,7 +1224,7 @@ class FakeClient:
             else:
                 body["status"] = dict(initial)
         if not info.custom:
-            _drop_empty_collections(info.resource.kind, body)
+            drop_empty_collections(info.resource.kind, body)
         if (ns, name) in bucket:
             raise already_exists(info.resource, name)
         if dry_run:
@@ -1316,7 +1301,7 @@ class FakeClient:
         meta = new["metadata"]
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if not info.custom:
-            _drop_empty_collections(info.resource.kind, new)
+            drop_empty_collections(info.resource.kind, new)
         if info.generation and _spec_changed(current, new):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if old_meta.get("deletionTimestamp"):

@@ -2,9 +2,10 @@
 
 The :class:`~kube_runtime.client.fake.FakeClient` and the embedded API server of
 :mod:`kube_runtime.envtest` follow the same rules for what an update keeps of the stored
-object (:func:`merge_update`), what a delete answers (:func:`deleted_status`) and what a
-``scale`` subresource shows (:func:`scale_of`, at a kind's :class:`ScalePaths`); both take
-them from here. Objects are JSON dicts; nothing here copies deeply (callers copy what they
+object (:func:`merge_update`), what a delete answers (:func:`deleted_status`), what a
+``scale`` subresource shows (:func:`scale_of`, at a kind's :class:`ScalePaths`) and which
+empty maps and lists a built-in kind's Go encoding drops (:func:`drop_empty_collections`);
+both take them from here. Objects are JSON dicts; nothing here copies deeply (callers copy what they
 hand out).
 """
 
@@ -21,6 +22,7 @@ __all__ = [
     "STATUS_KEEPS_METADATA",
     "ScalePaths",
     "deleted_status",
+    "drop_empty_collections",
     "keep_fields",
     "merge_update",
     "scale_of",
@@ -49,6 +51,30 @@ STATUS_KEEPS_METADATA: Final[Mapping[tuple[str, str], tuple[str, ...]]] = {
 }
 #: The metadata a Scale shows of its object.
 _SCALE_METADATA: Final = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+
+
+# Map and list fields tagged omitempty that are often sent empty: Go omits an empty one.
+EMPTY_METADATA_OMITTED: Final = ("labels", "annotations", "finalizers", "ownerReferences")
+EMPTY_OMITTED: Final[dict[str, tuple[str, ...]]] = {
+    "ConfigMap": ("data", "binaryData"),
+    "Secret": ("data", "stringData"),
+}
+
+
+def drop_empty_collections(kind: str, obj: Obj) -> None:
+    """Drop empty omitempty maps and lists of a built-in (core) kind, in place: metadata
+    labels, annotations, finalizers, owner references; a ConfigMap's or Secret's data. Runs
+    on every write of the embedded server: plain loops, no helper calls."""
+    meta = obj.get("metadata")
+    if type(meta) is dict:
+        for name in EMPTY_METADATA_OMITTED:
+            value = meta.get(name)
+            if value is not None and not value and type(value) in (dict, list):
+                del meta[name]
+    for name in EMPTY_OMITTED.get(kind, ()):
+        value = obj.get(name)
+        if value is not None and not value and type(value) in (dict, list):
+            del obj[name]
 
 
 def keep_fields(meta: Obj, old_meta: Obj, names: Iterable[str]) -> None:

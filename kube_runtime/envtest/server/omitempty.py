@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
+from kube_runtime.client.registry import drop_empty_collections
+
 Obj = dict[str, Any]
 
 # Scalars tagged omitempty in a container (core/v1 Container), relative to one container.
@@ -157,39 +159,14 @@ def _drop_zeros(obj: Obj, tree: _Tree) -> None:
                 _drop_zeros(child, node)
 
 
-# Map and list fields tagged omitempty that are often sent empty: Go omits an empty one.
-EMPTY_METADATA_OMITTED: Final = ("labels", "annotations", "finalizers", "ownerReferences")
-EMPTY_OMITTED: Final[dict[tuple[str, str], tuple[str, ...]]] = {
-    ("", "ConfigMap"): ("data", "binaryData"),
-    ("", "Secret"): ("data", "stringData"),
-}
-
-
-def _drop_empty(parent: object, names: Iterable[str]) -> None:
-    if type(parent) is dict:
-        for name in names:
-            if name in parent:
-                value = parent[name]
-                if not value and type(value) in (dict, list):
-                    del parent[name]
-
-
 def normalize(group: str, kind: str, obj: Obj) -> None:
     """Drop the zero-valued omitempty scalars of ``obj`` (and empty omitempty maps and lists:
     metadata labels, annotations, finalizers, owner references; a ConfigMap's or Secret's
     data) and write the always-written scalars (in place), as kube-apiserver's encoding of
     a built-in kind would. Call it for built-in kinds only: custom resources are stored as
     sent."""
-    meta = obj.get("metadata")
-    if type(meta) is dict:
-        for name in EMPTY_METADATA_OMITTED:
-            value = meta.get(name)
-            if value is not None and not value and type(value) in (dict, list):
-                del meta[name]
+    drop_empty_collections(kind, obj)
     key = (group, kind)
-    emptied = EMPTY_OMITTED.get(key)
-    if emptied is not None:
-        _drop_empty(obj, emptied)
     tree = _OMITTED.get(key)
     if tree is not None:
         _drop_zeros(obj, tree)
