@@ -41,7 +41,7 @@ from kube_runtime.client.interfaces import (
     StatusWriter,
     SubResourceClient,
 )
-from kube_runtime.client.mapping import RestMapper
+from kube_runtime.client.mapping import RestMapper, model_class
 from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike, as_kind
 
@@ -49,12 +49,6 @@ __all__ = ["CachedClient"]
 
 M = TypeVar("M", bound=BaseModel)
 Obj = dict[str, Any]
-
-
-def _model_class(kind: object) -> type[BaseModel] | None:
-    if isinstance(kind, type) and issubclass(kind, BaseModel):
-        return kind
-    return None
 
 
 def _selector_text(value: Selector | None) -> str | None:
@@ -98,7 +92,7 @@ class CachedClient:
         if not self.is_cached(kind):
             return self.api_reader.get(kind, name, namespace)
         obj = self.cache.get(kind, name, namespace)
-        model = _model_class(kind)
+        model = model_class(kind)
         return model.model_validate(obj) if model is not None else obj
 
     def list(
@@ -132,7 +126,7 @@ class CachedClient:
         )
         if limit:
             items = items[:limit]
-        model = _model_class(kind)
+        model = model_class(kind)
         if model is not None:
             items = [model.model_validate(i) for i in items]
         ref = as_kind(kind)

@@ -46,7 +46,7 @@ from kube_runtime import __version__
 from kube_runtime.client import config as _config
 from kube_runtime.client.errors import ApiConnectionError, Gone, error_from_response
 from kube_runtime.client.interfaces import IndexKey, StatusWriter, SubResourceClient
-from kube_runtime.client.mapping import Resource, RestMapper
+from kube_runtime.client.mapping import Resource, RestMapper, model_class
 from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike
 from kube_runtime.metrics import REST_LATENCY, REST_REQUESTS
@@ -88,12 +88,6 @@ def _selector(value: Selector | None) -> str | None:
     if value is None or isinstance(value, str):
         return value or None
     return ",".join(f"{k}={v}" for k, v in value.items()) or None
-
-
-def _model_class(kind: Any) -> type[BaseModel] | None:
-    if isinstance(kind, type) and issubclass(kind, BaseModel):
-        return kind
-    return None
 
 
 def _as_dict(obj: Any) -> Obj:
@@ -308,7 +302,7 @@ class Client:
         """One object; ``NotFound`` when it does not exist."""
         resource = self._resource(kind)
         self._require_namespace(resource, namespace, "get")
-        return self._decode(_model_class(kind), self.request("GET", resource.path(namespace, name)))
+        return self._decode(model_class(kind), self.request("GET", resource.path(namespace, name)))
 
     def list(
         self,
@@ -335,7 +329,7 @@ class Client:
                 "(CachedClient, FakeClient): the API server has no client-defined indexes"
             )
         resource = self._resource(kind)
-        model = _model_class(kind)
+        model = model_class(kind)
         path = resource.path(namespace)
         query: dict[str, Any] = {
             "labelSelector": _selector(label_selector),
@@ -485,13 +479,13 @@ class Client:
         self._require_namespace(resource, namespace, "create")
         query = {"fieldManager": field_manager, "dryRun": "All" if dry_run else None}
         data = self.request("POST", resource.path(namespace), query=query, body=body)
-        return self._decode(_model_class(type(obj)), data)
+        return self._decode(model_class(type(obj)), data)
 
     def _put(
         self, obj: Any, subresource: str | None, field_manager: str | None, dry_run: bool
     ) -> Any:
         return self._decode(
-            _model_class(type(obj)),
+            model_class(type(obj)),
             self._put_request(obj, None, subresource, field_manager, dry_run),
         )
 
@@ -600,7 +594,7 @@ class Client:
             force=force,
             dry_run=dry_run,
         )
-        return self._decode(_model_class(kind), data)
+        return self._decode(model_class(kind), data)
 
     def _patch_request(
         self,
@@ -678,7 +672,7 @@ class Client:
             force=force,
             dry_run=dry_run,
         )
-        return self._decode(_model_class(type(obj)), data)
+        return self._decode(model_class(type(obj)), data)
 
     def delete(
         self,

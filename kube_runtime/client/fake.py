@@ -105,7 +105,7 @@ from kube_runtime.client.interfaces import (
     StatusWriter,
     SubResourceClient,
 )
-from kube_runtime.client.mapping import BUILTIN_RESOURCES, Resource, RestMapper
+from kube_runtime.client.mapping import BUILTIN_RESOURCES, Resource, RestMapper, model_class
 from kube_runtime.client.registry import (
     ScalePaths,
     deleted_status,
@@ -343,12 +343,6 @@ def _no_route() -> ApiError:
 
 
 # ------------------------------------------------------------------------------ helpers
-
-
-def _model_class(kind: object) -> type[BaseModel] | None:
-    if isinstance(kind, type) and issubclass(kind, BaseModel):
-        return kind
-    return None
 
 
 def _decode(model: type[BaseModel] | None, data: Obj) -> Any:
@@ -674,7 +668,7 @@ class FakeClient:
         info = self._info(kind)
         with self._s.lock:
             current = self._current(info, self._namespace(info, namespace, "get"), name)
-            return _decode(_model_class(kind), copy.deepcopy(current))
+            return _decode(model_class(kind), copy.deepcopy(current))
 
     def list(
         self,
@@ -708,7 +702,7 @@ class FakeClient:
                 for obj in self._select(info, namespace, label_selector, field_selector, index)
             ]
             rv = str(self._s.rv)
-        model = _model_class(kind)
+        model = model_class(kind)
         return {
             "apiVersion": info.resource.api_version,
             "kind": info.resource.list_kind,
@@ -756,7 +750,7 @@ class FakeClient:
         body = _to_dict(obj)
         with self._s.lock:
             created = self._create(info, body, namespace, dry_run)
-        return _decode(_model_class(type(obj)), created)
+        return _decode(model_class(type(obj)), created)
 
     @overload
     def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
@@ -850,7 +844,7 @@ class FakeClient:
         data = self._patch(
             kind, name, patch, namespace, patch_type, subresource, field_manager, force, dry_run
         )
-        return _decode(_model_class(kind) if subresource != "scale" else None, data)
+        return _decode(model_class(kind) if subresource != "scale" else None, data)
 
     @overload
     def apply(
@@ -886,7 +880,7 @@ class FakeClient:
         namespace = self._namespace(info, _meta(body).get("namespace"), "patch")
         with self._s.lock:
             applied = self._apply(info, namespace, str(name), body, dry_run)
-        return _decode(_model_class(type(obj)), applied)
+        return _decode(model_class(type(obj)), applied)
 
     def delete(
         self,
@@ -1279,7 +1273,7 @@ class FakeClient:
                 )
             new = self._merge(info, current, body, subresource)
             written = self._write(info, current, new, dry_run)
-        return _decode(_model_class(type(obj)), written)
+        return _decode(model_class(type(obj)), written)
 
     def _merge(self, info: _KindInfo, old: Obj, incoming: Obj, subresource: str | None) -> Obj:
         """The object to store when ``incoming`` replaces ``old`` (server-owned fields kept;
@@ -1614,7 +1608,7 @@ class _FakeStatusWriter:
         data = fake._patch(
             kind, name, patch, namespace, patch_type, "status", field_manager, force, dry_run
         )
-        return _decode(_model_class(kind), data)
+        return _decode(model_class(kind), data)
 
 
 class _FakeSubResource:

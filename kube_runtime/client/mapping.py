@@ -21,10 +21,18 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from pydantic import BaseModel
+
 from kube_runtime.client.errors import NotFound
 from kube_runtime.kinds import Kind, KindLike, as_kind
 
-__all__ = ["BUILTIN_RESOURCES", "NoKindMatchError", "Resource", "RestMapper"]
+__all__ = [
+    "BUILTIN_RESOURCES",
+    "NoKindMatchError",
+    "Resource",
+    "RestMapper",
+    "model_class",
+]
 
 log = logging.getLogger(__name__)
 
@@ -229,3 +237,10 @@ class RestMapper:
         except NotFound:
             return {}
         return {r.kind: r for r in resources_from_discovery(doc if isinstance(doc, dict) else {})}
+
+
+def model_class(kind: object) -> type[BaseModel] | None:
+    """``kind`` when it is a pydantic model class (reads answer instances of it), else None."""
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return kind
+    return None
