@@ -1954,6 +1954,16 @@ def test_crd_deletion_while_objects_remain(backends: dict[str, Client]) -> None:
             return False
 
         wait_for(crd_gone, timeout=30, message="CRD gone")
+
+        def group_gone() -> bool:
+            try:
+                c.request("GET", f"/apis/{group}")
+            except ApiError as e:
+                return e.code == 404
+            return False
+
+        # kube-apiserver drops the group's discovery a moment after the CRD: wait for it.
+        wait_for(group_gone, timeout=30, message="group no longer served")
         r.step("list after", lambda: c.request("GET", base))
         r.step("group after", lambda: c.request("GET", f"/apis/{group}"))
 
