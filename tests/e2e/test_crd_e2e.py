@@ -701,8 +701,19 @@ def test_deleting_the_crd_stops_serving_and_deletes_objects(
         f"/apis/{group}/{V1}",
         f"/apis/{group}/{V1}/namespaces/{namespace}/widgets",
     ):
-        assert _page_not_found(api_client, path), path
-    assert not any(g.name == group for g in client.ApisApi(api_client).get_api_versions().groups)
+        # The aggregated discovery handlers are dropped asynchronously too.
+        wait_for(
+            lambda path=path: _page_not_found(api_client, path),
+            timeout=10,
+            message=f"{path}: 404 page not found once the CRD is gone",
+        )
+    wait_for(
+        lambda: (
+            not any(g.name == group for g in client.ApisApi(api_client).get_api_versions().groups)
+        ),
+        timeout=10,
+        message="group dropped from /apis",
+    )
 
     # Serving the kind again does not bring the old objects back.
     crds.create(body)
