@@ -25,23 +25,23 @@ Implements :class:`kube_runtime.client.interfaces.Client`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar, overload
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from kube_runtime.cache import InformerCache
+from kube_runtime.client.base import ClientBase
 from kube_runtime.client.client import Client
 from kube_runtime.client.interfaces import (
-    IndexKey,
     ObjectLike,
     PatchBody,
-    PatchType,
     Selector,
     StatusWriter,
     SubResourceClient,
 )
 from kube_runtime.client.mapping import RestMapper, model_class
+from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
 from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike, as_kind
 
@@ -58,7 +58,7 @@ def _selector_text(value: Selector | None) -> str | None:
     return ",".join(f"{k}={v}" for k, v in value.items()) or None
 
 
-class CachedClient:
+class CachedClient(ClientBase):
     """Reads from ``cache``, writes through ``client`` (see the module docstring)."""
 
     def __init__(
@@ -82,50 +82,26 @@ class CachedClient:
 
     # --- reads (cache) -------------------------------------------------------------------------
 
-    @overload
-    def get(self, kind: type[M], name: str, namespace: str | None = None) -> M: ...
-    @overload
-    def get(self, kind: Kind | str, name: str, namespace: str | None = None) -> Obj: ...
-
-    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Any:
-        """The object from the cache (a model when ``kind`` is a model class); ``NotFound``."""
+    def _do_get(self, kind: KindLike, name: str, namespace: str | None) -> Any:
         if not self.is_cached(kind):
             return self.api_reader.get(kind, name, namespace)
         obj = self.cache.get(kind, name, namespace)
         model = model_class(kind)
         return model.model_validate(obj) if model is not None else obj
 
-    def list(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        index: IndexKey | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-    ) -> Obj:
-        """A List dict of the cached objects matching the namespace, selectors and index."""
+    def _do_list(self, kind: KindLike, namespace: str | None, query: ListQuery) -> Obj:
+        # The cached objects matching the namespace, selectors and index.
         if not self.is_cached(kind):
-            return self.api_reader.list(
-                kind,
-                namespace,
-                label_selector=label_selector,
-                field_selector=field_selector,
-                index=index,
-                limit=limit,
-                resource_version=resource_version,
-            )
+            return self.api_reader._do_list(kind, namespace, query)
         items: list[Any] = self.cache.list(
             kind,
             namespace,
-            label_selector=label_selector,
-            field_selector=_selector_text(field_selector),
-            index=index,
+            label_selector=query.label_selector,
+            field_selector=_selector_text(query.field_selector),
+            index=query.index,
         )
-        if limit:
-            items = items[:limit]
+        if query.limit:
+            items = items[: query.limit]
         model = model_class(kind)
         if model is not None:
             items = [model.model_validate(i) for i in items]
@@ -144,188 +120,31 @@ class CachedClient:
 
     # --- writes, subresources and watches (API) ------------------------------------------------
 
-    @overload
-    def create(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
-    @overload
-    def create(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> Obj: ...
-
-    def create(
-        self,
-        obj: ObjectLike,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
+    def _do_create(
+        self, obj: ObjectLike, namespace: str | None, field_manager: str | None, dry_run: bool
     ) -> Any:
-        """Create through the API (:meth:`Client.create <kube_runtime.client.Client.create>`)."""
         return self.api_reader.create(
             obj, namespace=namespace, field_manager=field_manager, dry_run=dry_run
         )
 
-    @overload
-    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
-    @overload
-    def update(
-        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
-
-    def update(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Any:
-        """Update through the API (:meth:`Client.update <kube_runtime.client.Client.update>`)."""
+    def _do_update(self, obj: ObjectLike, field_manager: str | None, dry_run: bool) -> Any:
         return self.api_reader.update(obj, field_manager=field_manager, dry_run=dry_run)
 
-    @overload
-    def update_status(
-        self, obj: M, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> M: ...
-    @overload
-    def update_status(
-        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
+    def _do_patch(self, kind: KindLike, name: str, patch: PatchBody, options: PatchOptions) -> Any:
+        return self.api_reader._do_patch(kind, name, patch, options)
 
-    def update_status(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Any:
-        """``status().update(obj)`` (kept for existing callers)."""
-        return self.api_reader.update_status(obj, field_manager=field_manager, dry_run=dry_run)
-
-    @overload
-    def patch(
-        self,
-        kind: type[M],
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
-    @overload
-    def patch(
-        self,
-        kind: Kind | str,
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Obj: ...
-
-    def patch(
-        self,
-        kind: KindLike,
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Any:
-        """Patch through the API (:meth:`Client.patch <kube_runtime.client.Client.patch>`)."""
-        return self.api_reader.patch(
-            kind,
-            name,
-            patch,
-            namespace=namespace,
-            patch_type=patch_type,
-            subresource=subresource,
-            field_manager=field_manager,
-            force=force,
-            dry_run=dry_run,
-        )
-
-    @overload
-    def apply(
-        self, obj: M, *, field_manager: str, force: bool = True, dry_run: bool = False
-    ) -> M: ...
-    @overload
-    def apply(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        field_manager: str,
-        force: bool = True,
-        dry_run: bool = False,
-    ) -> Obj: ...
-
-    def apply(
-        self, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
-    ) -> Any:
-        """Server-side apply through the API (:meth:`Client.apply
-        <kube_runtime.client.Client.apply>`)."""
+    def _do_apply(self, obj: ObjectLike, field_manager: str, force: bool, dry_run: bool) -> Any:
         return self.api_reader.apply(obj, field_manager=field_manager, force=force, dry_run=dry_run)
 
-    def delete(
-        self,
-        kind: KindLike,
-        name: str,
-        namespace: str | None = None,
-        *,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        uid: str | None = None,
-        resource_version: str | None = None,
-        dry_run: bool = False,
+    def _do_delete(
+        self, kind: KindLike, name: str, namespace: str | None, options: DeleteOptions
     ) -> Obj:
-        """Delete through the API (:meth:`Client.delete <kube_runtime.client.Client.delete>`)."""
-        return self.api_reader.delete(
-            kind,
-            name,
-            namespace,
-            propagation_policy=propagation_policy,
-            grace_period_seconds=grace_period_seconds,
-            uid=uid,
-            resource_version=resource_version,
-            dry_run=dry_run,
-        )
+        return self.api_reader._do_delete(kind, name, namespace, options)
 
-    def delete_all_of(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        dry_run: bool = False,
+    def _do_delete_all_of(
+        self, kind: KindLike, namespace: str | None, query: ListQuery, options: DeleteOptions
     ) -> Obj:
-        """Delete a collection through the API (:meth:`Client.delete_all_of
-        <kube_runtime.client.Client.delete_all_of>`)."""
-        return self.api_reader.delete_all_of(
-            kind,
-            namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            propagation_policy=propagation_policy,
-            grace_period_seconds=grace_period_seconds,
-            dry_run=dry_run,
-        )
+        return self.api_reader._do_delete_all_of(kind, namespace, query, options)
 
     def status(self) -> StatusWriter:
         """The API's status writer (writes are never served by the cache)."""

@@ -35,7 +35,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 from urllib.parse import urlencode, urlparse
 
 import orjson
@@ -44,9 +44,17 @@ from pydantic import BaseModel
 
 from kube_runtime import __version__
 from kube_runtime.client import config as _config
+from kube_runtime.client import interfaces
+from kube_runtime.client.base import ClientBase
 from kube_runtime.client.errors import ApiConnectionError, Gone, error_from_response
-from kube_runtime.client.interfaces import IndexKey, StatusWriter, SubResourceClient
+from kube_runtime.client.interfaces import (
+    ObjectLike,
+    PatchBody,
+    StatusWriter,
+    SubResourceClient,
+)
 from kube_runtime.client.mapping import Resource, RestMapper, model_class
+from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
 from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike
 from kube_runtime.metrics import REST_LATENCY, REST_REQUESTS
@@ -111,7 +119,7 @@ def _with_type(obj: Obj, resource: Resource) -> Obj:
     return {"apiVersion": resource.api_version, "kind": resource.kind, **obj}
 
 
-class Client:
+class Client(ClientBase):
     """A thread-safe Kubernetes REST client over one urllib3 pool (see the module docstring).
 
     ``configuration``: a ``kubernetes.client.Configuration`` (None: the package default).
@@ -293,36 +301,19 @@ class Client:
 
     # ------------------------------------------------------------------ reads
 
-    @overload
-    def get(self, kind: type[M], name: str, namespace: str | None = None) -> M: ...
-    @overload
-    def get(self, kind: Kind | str, name: str, namespace: str | None = None) -> Obj: ...
-
-    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Any:
-        """One object; ``NotFound`` when it does not exist."""
+    def _do_get(self, kind: KindLike, name: str, namespace: str | None) -> Any:
         resource = self._resource(kind)
         self._require_namespace(resource, namespace, "get")
         return self._decode(model_class(kind), self.request("GET", resource.path(namespace, name)))
 
-    def list(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        index: IndexKey | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
-    ) -> Obj:
-        """All objects of a kind (namespace None: every namespace) as one List dict.
-
-        Pages of ``limit`` items (default ``page_size``, 500) are fetched through ``continue``
-        and joined; every item gets ``apiVersion``/``kind`` (the server leaves them out of list
-        items). ``metadata.resourceVersion`` is the first page's (see the module docstring).
-        ``index`` is a ``ValueError``: indexes live in a cache, not on the API server.
-        """
+    def _do_list(self, kind: KindLike, namespace: str | None, query: ListQuery) -> Obj:
+        # Pages of ``limit`` items (default ``page_size``, 500) are fetched through
+        # ``continue`` and joined; every item gets ``apiVersion``/``kind`` (the server leaves
+        # them out of list items). ``metadata.resourceVersion`` is the first page's (see the
+        # module docstring). ``index`` is a ``ValueError``: indexes live in a cache.
+        index = query.index
+        resource_version = query.resource_version
+        resource_version_match = query.resource_version_match
         if index is not None:
             raise ValueError(
                 f"list(index={index!r}): index lookups need a cache-backed reader "
@@ -331,10 +322,10 @@ class Client:
         resource = self._resource(kind)
         model = model_class(kind)
         path = resource.path(namespace)
-        query: dict[str, Any] = {
-            "labelSelector": _selector(label_selector),
-            "fieldSelector": _selector(field_selector),
-            "limit": limit or self.page_size,
+        params: dict[str, Any] = {
+            "labelSelector": _selector(query.label_selector),
+            "fieldSelector": _selector(query.field_selector),
+            "limit": query.limit or self.page_size,
             "resourceVersion": resource_version,
             "resourceVersionMatch": resource_version_match,
         }
@@ -342,19 +333,19 @@ class Client:
         items: list[Any] = []
         while True:
             try:
-                page = self.request("GET", path, query=query)
+                page = self.request("GET", path, query=params)
             except Gone:
                 if result is None:
                     raise
                 # The snapshot behind the continue token was compacted: list it all at once.
                 log.debug("list %s: continue expired, falling back to a full list", path)
-                query.update(
+                params.update(
                     limit=None,
                     resourceVersion=resource_version,
                     resourceVersionMatch=resource_version_match,
                 )
-                query.pop("continue", None)
-                result, items = self.request("GET", path, query=query), []
+                params.pop("continue", None)
+                result, items = self.request("GET", path, query=params), []
                 items.extend(result.get("items") or ())
                 break
             if result is None:
@@ -364,8 +355,8 @@ class Client:
             if not token:
                 break
             # A continue token carries its snapshot's version; the server rejects both.
-            query.update(resourceVersion=None, resourceVersionMatch=None)
-            query["continue"] = token
+            params.update(resourceVersion=None, resourceVersionMatch=None)
+            params["continue"] = token
         for item in items:  # fresh from the decoder: filling in place is safe
             item.setdefault("apiVersion", resource.api_version)
             item.setdefault("kind", resource.kind)
@@ -442,37 +433,10 @@ class Client:
 
     # ------------------------------------------------------------------ writes
 
-    @overload
-    def create(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
-    @overload
-    def create(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> Obj: ...
-
-    def create(
-        self,
-        obj: Any,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
+    def _do_create(
+        self, obj: ObjectLike, namespace: str | None, field_manager: str | None, dry_run: bool
     ) -> Any:
-        """POST a new object (``metadata.name`` or ``generateName``); ``AlreadyExists`` if taken.
-
-        ``namespace`` defaults to ``metadata.namespace``.
-        """
+        # POST; ``namespace`` defaults to ``metadata.namespace``.
         resource = self._resource(type(obj) if isinstance(obj, BaseModel) else Kind.of(obj))
         body = _with_type(_as_dict(obj), resource)
         namespace = namespace or _metadata(body).get("namespace")
@@ -508,107 +472,17 @@ class Client:
         )
         return data
 
-    @overload
-    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
-    @overload
-    def update(
-        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
-
-    def update(self, obj: Any, *, field_manager: str | None = None, dry_run: bool = False) -> Any:
-        """PUT the whole object; with ``metadata.resourceVersion`` set, a stale copy gets
-        ``Conflict``. Changes to ``status`` are ignored for kinds with a status subresource."""
+    def _do_update(self, obj: ObjectLike, field_manager: str | None, dry_run: bool) -> Any:
         return self._put(obj, None, field_manager, dry_run)
 
-    @overload
-    def update_status(
-        self, obj: M, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> M: ...
-    @overload
-    def update_status(
-        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
-
-    def update_status(
-        self, obj: Any, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Any:
-        """PUT to the ``status`` subresource (only ``status`` changes are kept)."""
-        return self._put(obj, "status", field_manager, dry_run)
-
-    @overload
-    def patch(
-        self,
-        kind: type[M],
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: str = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
-    @overload
-    def patch(
-        self,
-        kind: Kind | str,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: str = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Obj: ...
-
-    def patch(
-        self,
-        kind: KindLike,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: str = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Any:
-        """PATCH an object or its ``subresource`` (``status``, ``scale``).
-
-        ``patch_type``: ``merge`` (RFC 7386), ``strategic`` (built-in kinds only), ``json``
-        (RFC 6902; ``patch`` is a list of operations) or ``apply`` (server-side apply;
-        ``field_manager`` required, ``force`` takes over conflicting fields).
-        """
-        data = self._patch_request(
-            self._resource(kind),
-            name,
-            patch,
-            namespace=namespace,
-            patch_type=patch_type,
-            subresource=subresource,
-            field_manager=field_manager,
-            force=force,
-            dry_run=dry_run,
-        )
-        return self._decode(model_class(kind), data)
+    def _do_patch(self, kind: KindLike, name: str, patch: PatchBody, options: PatchOptions) -> Any:
+        data = self._patch_request(self._resource(kind), name, patch, options)
+        return self._decode(model_class(kind) if options.subresource != "scale" else None, data)
 
     def _patch_request(
-        self,
-        resource: Resource,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None,
-        patch_type: str,
-        subresource: str | None,
-        field_manager: str | None,
-        force: bool | None,
-        dry_run: bool,
+        self, resource: Resource, name: str, patch: Any, options: PatchOptions
     ) -> Obj:
+        patch_type = options.patch_type
         content_type = PATCH_CONTENT_TYPES.get(patch_type)
         if content_type is None:
             raise ValueError(
@@ -621,102 +495,53 @@ class Client:
         else:
             body = _as_dict(patch)
         if patch_type == "apply":
-            if not field_manager:
+            if not options.field_manager:
                 raise ValueError("a server-side apply patch needs field_manager")
-        elif force is not None:
+        elif options.force is not None:
             raise ValueError("force is only valid for patch_type='apply'")
-        if patch_type == "apply" and not subresource:
+        if patch_type == "apply" and not options.subresource:
             body = _with_type(body, resource)
-        self._require_namespace(resource, namespace, "patch")
+        self._require_namespace(resource, options.namespace, "patch")
         query = {
-            "fieldManager": field_manager,
-            "force": "true" if force else None,
-            "dryRun": "All" if dry_run else None,
+            "fieldManager": options.field_manager,
+            "force": "true" if options.force else None,
+            "dryRun": "All" if options.dry_run else None,
         }
         data: Obj = self.request(
             "PATCH",
-            resource.path(namespace, name, subresource),
+            resource.path(options.namespace, name, options.subresource),
             query=query,
             body=body,
             content_type=content_type,
         )
         return data
 
-    @overload
-    def apply(
-        self, obj: M, *, field_manager: str, force: bool = True, dry_run: bool = False
-    ) -> M: ...
-    @overload
-    def apply(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        field_manager: str,
-        force: bool = True,
-        dry_run: bool = False,
-    ) -> Obj: ...
-
-    def apply(
-        self, obj: Any, *, field_manager: str, force: bool = True, dry_run: bool = False
-    ) -> Any:
-        """Server-side apply of ``obj`` (the fields this manager owns), creating it if absent."""
+    def _do_apply(self, obj: ObjectLike, field_manager: str, force: bool, dry_run: bool) -> Any:
         resource, body, name, namespace = self._object_target(obj)
-        data = self._patch_request(
-            resource,
-            name,
-            body,
-            namespace=namespace,
-            patch_type="apply",
-            subresource=None,
-            field_manager=field_manager,
-            force=force,
-            dry_run=dry_run,
+        options = PatchOptions(namespace, "apply", None, field_manager, force, dry_run)
+        return self._decode(
+            model_class(type(obj)), self._patch_request(resource, name, body, options)
         )
-        return self._decode(model_class(type(obj)), data)
 
-    def delete(
-        self,
-        kind: KindLike,
-        name: str,
-        namespace: str | None = None,
-        *,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        uid: str | None = None,
-        resource_version: str | None = None,
-        dry_run: bool = False,
+    def _do_delete(
+        self, kind: KindLike, name: str, namespace: str | None, options: DeleteOptions
     ) -> Obj:
-        """DELETE one object; returns the server's body (the object, now terminating, or a
-        Status). ``uid``/``resource_version`` are preconditions (``Conflict`` when they do not
-        match); ``propagation_policy`` is ``Foreground``, ``Background`` or ``Orphan``."""
         resource = self._resource(kind)
         self._require_namespace(resource, namespace, "delete")
-        body = _delete_options(
-            propagation_policy, grace_period_seconds, uid, resource_version, dry_run
-        )
-        result: Obj = self.request("DELETE", resource.path(namespace, name), body=body)
+        result: Obj = self.request("DELETE", resource.path(namespace, name), body=options.body())
         return result
 
-    def delete_all_of(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        dry_run: bool = False,
+    def _do_delete_all_of(
+        self, kind: KindLike, namespace: str | None, query: ListQuery, options: DeleteOptions
     ) -> Obj:
-        """DELETE a collection (deletecollection): every matching object in ``namespace``."""
         resource = self._resource(kind)
         self._require_namespace(resource, namespace, "delete_all_of")
-        query = {
-            "labelSelector": _selector(label_selector),
-            "fieldSelector": _selector(field_selector),
+        params = {
+            "labelSelector": _selector(query.label_selector),
+            "fieldSelector": _selector(query.field_selector),
         }
-        body = _delete_options(propagation_policy, grace_period_seconds, None, None, dry_run)
-        result: Obj = self.request("DELETE", resource.path(namespace), query=query, body=body)
+        path = resource.path(namespace)
+        result: Obj = self.request("DELETE", path, query=params, body=options.body())
         return result
 
     # ------------------------------------------------------------------ subresources
@@ -733,144 +558,37 @@ class Client:
         return _SubResource(self, name)
 
 
-class _StatusWriter:
-    """:class:`~kube_runtime.client.interfaces.StatusWriter` over the REST client."""
+class _StatusWriter(interfaces.StatusWriter):
+    """:class:`~kube_runtime.client.interfaces.StatusWriter` over the REST client: PUT and
+    PATCH of the ``status`` subresource (only ``status`` changes are kept)."""
 
     def __init__(self, client: Client) -> None:
         self._client = client
 
-    @overload
-    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
-    @overload
-    def update(
-        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
+    def _do_update(self, obj: ObjectLike, field_manager: str | None, dry_run: bool) -> Any:
+        return self._client._put(obj, "status", field_manager, dry_run)
 
-    def update(self, obj: Any, *, field_manager: str | None = None, dry_run: bool = False) -> Any:
-        """PUT ``obj`` to its ``status`` subresource (only ``status`` changes are kept)."""
-        return self._client.update_status(obj, field_manager=field_manager, dry_run=dry_run)
-
-    @overload
-    def patch(
-        self,
-        kind: type[M],
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: str = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
-    @overload
-    def patch(
-        self,
-        kind: Kind | str,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: str = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Obj: ...
-
-    def patch(
-        self,
-        kind: KindLike,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: str = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Any:
-        """PATCH the ``status`` subresource (see :meth:`Client.patch`)."""
-        return self._client.patch(
-            kind,
-            name,
-            patch,
-            namespace=namespace,
-            patch_type=patch_type,
-            subresource="status",
-            field_manager=field_manager,
-            force=force,
-            dry_run=dry_run,
-        )
+    def _do_patch(self, kind: KindLike, name: str, patch: PatchBody, options: PatchOptions) -> Any:
+        return self._client._do_patch(kind, name, patch, options)
 
 
-class _SubResource:
+class _SubResource(interfaces.SubResourceClient):
     """:class:`~kube_runtime.client.interfaces.SubResourceClient` over the REST client."""
 
     def __init__(self, client: Client, name: str) -> None:
-        self._client = client
         self.name = name
+        self._client = client
 
-    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
-        """GET the subresource of one object (a dict: e.g. an ``autoscaling/v1`` Scale)."""
+    def _do_get(self, kind: KindLike, name: str, namespace: str | None) -> Obj:
         resource = self._client._resource(kind)
         self._client._require_namespace(resource, namespace, "get")
         data: Obj = self._client.request("GET", resource.path(namespace, name, self.name))
         return data
 
-    def update(
-        self,
-        obj: Any,
-        *,
-        body: Any = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
+    def _do_update(
+        self, obj: ObjectLike, body: ObjectLike | None, field_manager: str | None, dry_run: bool
     ) -> Obj:
-        """PUT ``body`` (None: ``obj``) to the subresource of ``obj``; the answer as a dict."""
         return self._client._put_request(obj, body, self.name, field_manager, dry_run)
 
-    def patch(
-        self,
-        kind: KindLike,
-        name: str,
-        patch: Any,
-        *,
-        namespace: str | None = None,
-        patch_type: str = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Obj:
-        """PATCH the subresource of one object; the answer as a dict."""
-        return self._client._patch_request(
-            self._client._resource(kind),
-            name,
-            patch,
-            namespace=namespace,
-            patch_type=patch_type,
-            subresource=self.name,
-            field_manager=field_manager,
-            force=force,
-            dry_run=dry_run,
-        )
-
-
-def _delete_options(
-    propagation_policy: str | None,
-    grace_period_seconds: int | None,
-    uid: str | None,
-    resource_version: str | None,
-    dry_run: bool,
-) -> Obj:
-    options: Obj = {"kind": "DeleteOptions", "apiVersion": "v1"}
-    if propagation_policy is not None:
-        options["propagationPolicy"] = propagation_policy
-    if grace_period_seconds is not None:
-        options["gracePeriodSeconds"] = grace_period_seconds
-    preconditions = {
-        k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v is not None
-    }
-    if preconditions:
-        options["preconditions"] = preconditions
-    if dry_run:
-        options["dryRun"] = ["All"]
-    return options
+    def _do_patch(self, kind: KindLike, name: str, patch: PatchBody, options: PatchOptions) -> Obj:
+        return self._client._patch_request(self._client._resource(kind), name, patch, options)

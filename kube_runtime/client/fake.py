@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import dataclasses
 import datetime as _dt
 import secrets
 import threading
@@ -81,7 +82,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, NoReturn, Self, TypeVar, overload
+from typing import Any, NoReturn, Self, TypeVar
 
 from pydantic import BaseModel
 
@@ -94,18 +95,20 @@ from kube_runtime.cache.store import (
     label_index,
     namespace_index,
 )
+from kube_runtime.client import interfaces
+from kube_runtime.client.base import ClientBase
 from kube_runtime.client.errors import ApiError, error_from_status
 from kube_runtime.client.interceptor import VERBS, Action, ErrorSource, FaultQueue, Interceptor
 from kube_runtime.client.interfaces import (
     IndexKey,
     ObjectLike,
     PatchBody,
-    PatchType,
     Selector,
     StatusWriter,
     SubResourceClient,
 )
 from kube_runtime.client.mapping import BUILTIN_RESOURCES, Resource, RestMapper, model_class
+from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
 from kube_runtime.client.registry import (
     ScalePaths,
     deleted_status,
@@ -452,7 +455,7 @@ class _State:
         self.clock = clock
 
 
-class FakeClient:
+class FakeClient(ClientBase):
     """An in-memory :class:`~kube_runtime.client.interfaces.Client` with API semantics.
 
     ``objects``: the initial state (dicts or models). They are stored as given - status,
@@ -655,13 +658,8 @@ class FakeClient:
 
     # --------------------------------------------------------------- reads
 
-    @overload
-    def get(self, kind: type[M], name: str, namespace: str | None = None) -> M: ...
-    @overload
-    def get(self, kind: Kind | str, name: str, namespace: str | None = None) -> Obj: ...
-
-    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Any:
-        """A copy of the stored object; ``NotFound`` (see ``interfaces.Reader.get``)."""
+    def _do_get(self, kind: KindLike, name: str, namespace: str | None) -> Any:
+        # A copy of the stored object.
         hook = self._door(Action("get", as_kind(kind), namespace, name), "get")
         if hook is not None:
             return hook(self.direct, kind, name, namespace)
@@ -670,36 +668,27 @@ class FakeClient:
             current = self._current(info, self._namespace(info, namespace, "get"), name)
             return _decode(model_class(kind), copy.deepcopy(current))
 
-    def list(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        index: IndexKey | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-    ) -> Obj:
-        """Matching objects as a List dict (see ``interfaces.Reader.list``); ``limit`` and
-        ``resource_version`` are ignored."""
+    def _do_list(self, kind: KindLike, namespace: str | None, query: ListQuery) -> Obj:
+        # ``limit`` and the resource versions are ignored.
         hook = self._door(Action("list", as_kind(kind), namespace), "list")
         if hook is not None:
             return hook(
                 self.direct,
                 kind,
                 namespace,
-                label_selector=label_selector,
-                field_selector=field_selector,
-                index=index,
-                limit=limit,
-                resource_version=resource_version,
+                label_selector=query.label_selector,
+                field_selector=query.field_selector,
+                index=query.index,
+                limit=query.limit,
+                resource_version=query.resource_version,
             )
         info = self._info(kind)
         with self._s.lock:
             items = [
                 copy.deepcopy(obj)
-                for obj in self._select(info, namespace, label_selector, field_selector, index)
+                for obj in self._select(
+                    info, namespace, query.label_selector, query.field_selector, query.index
+                )
             ]
             rv = str(self._s.rv)
         model = model_class(kind)
@@ -712,35 +701,10 @@ class FakeClient:
 
     # --------------------------------------------------------------- writes
 
-    @overload
-    def create(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
-    @overload
-    def create(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> Obj: ...
-
-    def create(
-        self,
-        obj: ObjectLike,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
+    def _do_create(
+        self, obj: ObjectLike, namespace: str | None, field_manager: str | None, dry_run: bool
     ) -> Any:
-        """Store a new object (see ``interfaces.Writer.create``); ``field_manager`` is
-        accepted and ignored."""
+        # ``field_manager`` is accepted and ignored (no managedFields here).
         hook = self._door(self._action_of("create", obj, namespace), "create")
         if hook is not None:
             return hook(
@@ -752,119 +716,23 @@ class FakeClient:
             created = self._create(info, body, namespace, dry_run)
         return _decode(model_class(type(obj)), created)
 
-    @overload
-    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
-    @overload
-    def update(
-        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
-
-    def update(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Any:
-        """Replace an object (see ``interfaces.Writer.update``)."""
+    def _do_update(self, obj: ObjectLike, field_manager: str | None, dry_run: bool) -> Any:
         hook = self._door(self._action_of("update", obj), "update")
         if hook is not None:
             return hook(self.direct, obj, field_manager=field_manager, dry_run=dry_run)
         return self._update(obj, None, dry_run)
 
-    @overload
-    def update_status(
-        self, obj: M, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> M: ...
-    @overload
-    def update_status(
-        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
-
-    def update_status(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Any:
-        """``status().update(obj)``, as the REST client's ``update_status``."""
-        return self.status().update(obj, field_manager=field_manager, dry_run=dry_run)
-
-    @overload
-    def patch(
-        self,
-        kind: type[M],
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
-    @overload
-    def patch(
-        self,
-        kind: Kind | str,
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Obj: ...
-
-    def patch(
-        self,
-        kind: KindLike,
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Any:
-        """Patch an object or its subresource (see ``interfaces.Writer.patch``)."""
-        action = Action("patch", as_kind(kind), namespace, name, subresource, obj=patch)
+    def _do_patch(self, kind: KindLike, name: str, patch: PatchBody, options: PatchOptions) -> Any:
+        action = Action("patch", as_kind(kind), options.namespace, name, options.subresource, patch)
         hook = self._door(action, "patch")
         if hook is not None:
-            return hook(
-                self.direct,
-                kind,
-                name,
-                patch,
-                namespace=namespace,
-                patch_type=patch_type,
-                subresource=subresource,
-                field_manager=field_manager,
-                force=force,
-                dry_run=dry_run,
-            )
-        data = self._patch(
-            kind, name, patch, namespace, patch_type, subresource, field_manager, force, dry_run
-        )
-        return _decode(model_class(kind) if subresource != "scale" else None, data)
+            return hook(self.direct, kind, name, patch, **options.keywords())
+        data = self._patch(kind, name, patch, options)
+        return _decode(model_class(kind) if options.subresource != "scale" else None, data)
 
-    @overload
-    def apply(
-        self, obj: M, *, field_manager: str, force: bool = True, dry_run: bool = False
-    ) -> M: ...
-    @overload
-    def apply(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        field_manager: str,
-        force: bool = True,
-        dry_run: bool = False,
-    ) -> Obj: ...
-
-    def apply(
-        self, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
-    ) -> Any:
-        """Simplified server-side apply (see the module docstring): create, or merge ``obj``
-        into the stored object."""
+    def _do_apply(self, obj: ObjectLike, field_manager: str, force: bool, dry_run: bool) -> Any:
+        # Simplified server-side apply (see the module docstring): create, or merge ``obj``
+        # into the stored object.
         hook = self._door(self._action_of("apply", obj), "apply")
         if hook is not None:
             return hook(self.direct, obj, field_manager=field_manager, force=force, dry_run=dry_run)
@@ -882,38 +750,19 @@ class FakeClient:
             applied = self._apply(info, namespace, str(name), body, dry_run)
         return _decode(model_class(type(obj)), applied)
 
-    def delete(
-        self,
-        kind: KindLike,
-        name: str,
-        namespace: str | None = None,
-        *,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        uid: str | None = None,
-        resource_version: str | None = None,
-        dry_run: bool = False,
+    def _do_delete(
+        self, kind: KindLike, name: str, namespace: str | None, options: DeleteOptions
     ) -> Obj:
-        """Delete an object (see ``interfaces.Writer.delete``); ``grace_period_seconds`` is
-        accepted and ignored (nothing waits: there is no kubelet)."""
+        # ``grace_period_seconds`` is accepted and ignored (nothing waits: no kubelet).
         hook = self._door(Action("delete", as_kind(kind), namespace, name), "delete")
         if hook is not None:
-            return hook(
-                self.direct,
-                kind,
-                name,
-                namespace,
-                propagation_policy=propagation_policy,
-                grace_period_seconds=grace_period_seconds,
-                uid=uid,
-                resource_version=resource_version,
-                dry_run=dry_run,
-            )
+            return hook(self.direct, kind, name, namespace, **dataclasses.asdict(options))
         info = self._info(kind)
         ns = self._namespace(info, namespace, "delete")
-        self._check_propagation(propagation_policy)
+        self._check_propagation(options.propagation_policy)
+        uid, rv, dry_run = options.uid, options.resource_version, options.dry_run
         with self._s.lock:
-            final, removed = self._delete(info, ns, name, uid, resource_version, dry_run)
+            final, removed = self._delete(info, ns, name, uid, rv, dry_run)
         if not removed:
             return final
         if info.kind not in _RETURNS_DELETED_OBJECT:
@@ -925,44 +774,37 @@ class FakeClient:
             return {**final, "metadata": meta}
         return final
 
-    def delete_all_of(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        dry_run: bool = False,
+    def _do_delete_all_of(
+        self, kind: KindLike, namespace: str | None, query: ListQuery, options: DeleteOptions
     ) -> Obj:
-        """Delete every match (see ``interfaces.Writer.delete_all_of``)."""
         hook = self._door(Action("delete_all_of", as_kind(kind), namespace), "delete_all_of")
         if hook is not None:
             return hook(
                 self.direct,
                 kind,
                 namespace,
-                label_selector=label_selector,
-                field_selector=field_selector,
-                propagation_policy=propagation_policy,
-                grace_period_seconds=grace_period_seconds,
-                dry_run=dry_run,
+                label_selector=query.label_selector,
+                field_selector=query.field_selector,
+                propagation_policy=options.propagation_policy,
+                grace_period_seconds=options.grace_period_seconds,
+                dry_run=options.dry_run,
             )
         info = self._info(kind)
         ns = self._namespace(info, namespace, "delete_all_of")
-        self._check_propagation(propagation_policy)
+        self._check_propagation(options.propagation_policy)
+        selected = (info, ns or None, query.label_selector, query.field_selector, None)
         with self._s.lock:
             # The server answers the list taken before deleting (no deletion marks), at its
             # resourceVersion; its items carry no apiVersion/kind.
             rv = str(self._s.rv)
             items = []
-            for obj in self._select(info, ns or None, label_selector, field_selector, None):
+            for obj in self._select(*selected):
                 meta = obj["metadata"]
                 items.append(
                     {k: copy.deepcopy(v) for k, v in obj.items() if k not in ("apiVersion", "kind")}
                 )
-                self._delete(info, meta.get("namespace", ""), meta["name"], None, None, dry_run)
+                ns_, name = meta.get("namespace", ""), meta["name"]
+                self._delete(info, ns_, name, None, None, options.dry_run)
         return {
             "apiVersion": info.resource.api_version,
             "kind": info.resource.list_kind,
@@ -1327,22 +1169,12 @@ class FakeClient:
 
     # --------------------------------------------------------------- patch / apply
 
-    def _patch(
-        self,
-        kind: KindLike,
-        name: str,
-        patch: object,
-        namespace: str | None,
-        patch_type: str,
-        subresource: str | None,
-        field_manager: str | None,
-        force: bool | None,
-        dry_run: bool,
-    ) -> Obj:
+    def _patch(self, kind: KindLike, name: str, patch: object, options: PatchOptions) -> Obj:
         """A patch of the object, its status or its scale; the result as a dict."""
-        _check_patch_options(patch, patch_type, field_manager, force)
+        patch_type, subresource, dry_run = options.patch_type, options.subresource, options.dry_run
+        _check_patch_options(patch, patch_type, options.field_manager, options.force)
         info = self._info(kind)
-        ns = self._namespace(info, namespace, "patch")
+        ns = self._namespace(info, options.namespace, "patch")
         doc = _patch_doc(patch, patch_type)
         if subresource == "scale":
             if info.scale is None:
@@ -1526,23 +1358,14 @@ def _apply_patch(current: Obj, doc: Any, patch_type: str, schema: Any) -> Obj:
     return result
 
 
-class _FakeStatusWriter:
-    """``FakeClient.status()``: writes of the status subresource."""
+class _FakeStatusWriter(interfaces.StatusWriter):
+    """``FakeClient.status()``: writes of the status subresource (interceptor hooks
+    ``status_update`` / ``status_patch``)."""
 
     def __init__(self, fake: FakeClient) -> None:
         self._fake = fake
 
-    @overload
-    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
-    @overload
-    def update(
-        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
-
-    def update(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Any:
-        """Replace the status (see ``interfaces.StatusWriter.update``)."""
+    def _do_update(self, obj: ObjectLike, field_manager: str | None, dry_run: bool) -> Any:
         fake = self._fake
         action = fake._action_of("update", obj, subresource="status")
         hook = fake._door(action, "status_update")
@@ -1550,76 +1373,24 @@ class _FakeStatusWriter:
             return hook(fake.direct, obj, field_manager=field_manager, dry_run=dry_run)
         return fake._update(obj, "status", dry_run)
 
-    @overload
-    def patch(
-        self,
-        kind: type[M],
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
-    @overload
-    def patch(
-        self,
-        kind: Kind | str,
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Obj: ...
-
-    def patch(
-        self,
-        kind: KindLike,
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Any:
-        """Patch the status (see ``interfaces.StatusWriter.patch``)."""
+    def _do_patch(self, kind: KindLike, name: str, patch: PatchBody, options: PatchOptions) -> Any:
         fake = self._fake
-        action = Action("patch", as_kind(kind), namespace, name, "status", obj=patch)
+        action = Action("patch", as_kind(kind), options.namespace, name, "status", obj=patch)
         hook = fake._door(action, "status_patch")
         if hook is not None:
-            return hook(
-                fake.direct,
-                kind,
-                name,
-                patch,
-                namespace=namespace,
-                patch_type=patch_type,
-                field_manager=field_manager,
-                force=force,
-                dry_run=dry_run,
-            )
-        data = fake._patch(
-            kind, name, patch, namespace, patch_type, "status", field_manager, force, dry_run
-        )
-        return _decode(model_class(kind), data)
+            return hook(fake.direct, kind, name, patch, **options.keywords(subresource=False))
+        return _decode(model_class(kind), fake._patch(kind, name, patch, options))
 
 
-class _FakeSubResource:
+class _FakeSubResource(interfaces.SubResourceClient):
     """``FakeClient.subresource(name)``: ``status`` and ``scale``."""
 
     def __init__(self, fake: FakeClient, name: str) -> None:
-        self._fake = fake
         self.name = name
+        self._fake = fake
 
-    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
-        """The subresource of one object (the object itself for ``status``; a ``Scale``)."""
+    def _do_get(self, kind: KindLike, name: str, namespace: str | None) -> Obj:
+        # The object itself for ``status``; a ``Scale``.
         fake = self._fake
         hook = fake._door(
             Action("get", as_kind(kind), namespace, name, self.name), "subresource_get"
@@ -1635,15 +1406,9 @@ class _FakeSubResource:
                 return fake._scale_of(info, fake._current(info, ns, name))
         raise _no_route()
 
-    def update(
-        self,
-        obj: ObjectLike,
-        *,
-        body: ObjectLike | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
+    def _do_update(
+        self, obj: ObjectLike, body: ObjectLike | None, field_manager: str | None, dry_run: bool
     ) -> Obj:
-        """PUT ``body`` (None: ``obj``) to the subresource of ``obj``."""
         fake = self._fake
         action = fake._action_of("update", obj, subresource=self.name)
         hook = fake._door(action, "subresource_update")
@@ -1664,35 +1429,11 @@ class _FakeSubResource:
         scale = _to_dict(body)
         return fake._write_scale(info, ns, str(meta.get("name")), lambda _: scale, dry_run)
 
-    def patch(
-        self,
-        kind: KindLike,
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Obj:
-        """Patch the subresource of one object; the result as a dict."""
+    def _do_patch(self, kind: KindLike, name: str, patch: PatchBody, options: PatchOptions) -> Obj:
         fake = self._fake
-        action = Action("patch", as_kind(kind), namespace, name, self.name, obj=patch)
+        action = Action("patch", as_kind(kind), options.namespace, name, self.name, obj=patch)
         hook = fake._door(action, "subresource_patch")
         if hook is not None:
-            return hook(
-                fake.direct,
-                self.name,
-                kind,
-                name,
-                patch,
-                namespace=namespace,
-                patch_type=patch_type,
-                field_manager=field_manager,
-                force=force,
-                dry_run=dry_run,
-            )
-        return fake._patch(
-            kind, name, patch, namespace, patch_type, self.name, field_manager, force, dry_run
-        )
+            keywords = options.keywords(subresource=False)
+            return hook(fake.direct, self.name, kind, name, patch, **keywords)
+        return fake._patch(kind, name, patch, options)

@@ -24,6 +24,13 @@ Implementations (each checked against these protocols by mypy, see
 * :class:`kube_runtime.client.fake.FakeClient` - in memory, with API semantics, for unit
   tests.
 
+The protocols also carry default implementations of their methods, as the
+:mod:`collections.abc` mixin methods do: a class that subclasses a protocol explicitly gets
+the typed public methods and implements only ``_do_*`` hooks (:mod:`kube_runtime.client.base`
+lists them; the options records are in :mod:`kube_runtime.client.options`). The three
+implementations above are written so. Implementing the methods directly works as well: the
+protocols are structural.
+
 The REST class keeps its name ``Client``; the protocol is ``interfaces.Client`` here and
 :data:`kube_runtime.client.ClientInterface` from the package. Annotate collaborators with
 the protocol::
@@ -61,6 +68,7 @@ from typing import Any, Literal, Protocol, TypeVar, overload, runtime_checkable
 
 from pydantic import BaseModel
 
+from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
 from kube_runtime.kinds import Kind, KindLike
 
 __all__ = [
@@ -104,17 +112,17 @@ class Reader(Protocol):
     @overload
     def get(self, kind: Kind | str, name: str, namespace: str | None = None) -> Obj: ...
 
-    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Any:
+    def get(self: Any, kind: KindLike, name: str, namespace: str | None = None) -> Any:
         """The object ``kind``/``namespace``/``name``; ``NotFound`` when there is none.
 
         ``namespace`` is required for namespaced kinds and ignored for cluster-scoped ones.
         Returns a model when ``kind`` is a model class, else a dict with ``apiVersion`` and
         ``kind`` set.
         """
-        ...
+        return self._do_get(kind, name, namespace)
 
     def list(
-        self,
+        self: Any,
         kind: KindLike,
         namespace: str | None = None,
         *,
@@ -122,6 +130,8 @@ class Reader(Protocol):
         field_selector: Selector | None = None,
         index: IndexKey | None = None,
         limit: int | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
     ) -> Obj:
         """The objects of ``kind`` in ``namespace`` (None: every namespace) as a List dict.
 
@@ -138,7 +148,10 @@ class Reader(Protocol):
         return every match (fetched page by page), the cache-backed reader at most
         ``limit`` items.
         """
-        ...
+        query = ListQuery(
+            label_selector, field_selector, index, limit, resource_version, resource_version_match
+        )
+        return self._do_list(kind, namespace, query)
 
 
 @runtime_checkable
@@ -165,7 +178,7 @@ class Writer(Protocol):
     ) -> Obj: ...
 
     def create(
-        self,
+        self: Any,
         obj: ObjectLike,
         *,
         namespace: str | None = None,
@@ -179,7 +192,7 @@ class Writer(Protocol):
         taken; ``Invalid`` when the object is (e.g. no name and no generateName).
         ``dry_run`` validates and returns the result without storing it.
         """
-        ...
+        return self._do_create(obj, namespace, field_manager, dry_run)
 
     @overload
     def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
@@ -189,7 +202,7 @@ class Writer(Protocol):
     ) -> Obj: ...
 
     def update(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
+        self: Any, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
     ) -> Any:
         """Replace the whole object (found by its kind, namespace and name).
 
@@ -200,7 +213,7 @@ class Writer(Protocol):
         changes nothing stores nothing (same ``resourceVersion``). ``NotFound`` when the
         object does not exist.
         """
-        ...
+        return self._do_update(obj, field_manager, dry_run)
 
     @overload
     def patch(
@@ -232,7 +245,7 @@ class Writer(Protocol):
     ) -> Obj: ...
 
     def patch(
-        self,
+        self: Any,
         kind: KindLike,
         name: str,
         patch: PatchBody,
@@ -253,7 +266,8 @@ class Writer(Protocol):
         A ``metadata.resourceVersion`` in the patch is a precondition (``Conflict`` when
         stale). ``NotFound`` when the object does not exist (apply creates it).
         """
-        ...
+        options = PatchOptions(namespace, patch_type, subresource, field_manager, force, dry_run)
+        return self._do_patch(kind, name, patch, options)
 
     @overload
     def apply(
@@ -270,15 +284,15 @@ class Writer(Protocol):
     ) -> Obj: ...
 
     def apply(
-        self, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
+        self: Any, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
     ) -> Any:
         """Server-side apply ``obj`` as ``field_manager`` (creating it if absent): the
         object's fields end up as ``obj`` states; ``force`` takes over fields other
         managers own."""
-        ...
+        return self._do_apply(obj, field_manager, force, dry_run)
 
     def delete(
-        self,
+        self: Any,
         kind: KindLike,
         name: str,
         namespace: str | None = None,
@@ -299,10 +313,13 @@ class Writer(Protocol):
         (``Conflict`` when they do not hold). ``propagation_policy``: ``Background``,
         ``Foreground`` or ``Orphan``. ``NotFound`` when there is no such object.
         """
-        ...
+        options = DeleteOptions(
+            propagation_policy, grace_period_seconds, uid, resource_version, dry_run
+        )
+        return self._do_delete(kind, name, namespace, options)
 
     def delete_all_of(
-        self,
+        self: Any,
         kind: KindLike,
         namespace: str | None = None,
         *,
@@ -314,7 +331,9 @@ class Writer(Protocol):
     ) -> Obj:
         """Delete every object of ``kind`` in ``namespace`` matching the selectors (each as
         :meth:`delete` would); returns a List dict of the deleted objects' last states."""
-        ...
+        query = ListQuery(label_selector, field_selector)
+        options = DeleteOptions(propagation_policy, grace_period_seconds, dry_run=dry_run)
+        return self._do_delete_all_of(kind, namespace, query, options)
 
 
 @runtime_checkable
@@ -333,12 +352,12 @@ class StatusWriter(Protocol):
     ) -> Obj: ...
 
     def update(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
+        self: Any, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
     ) -> Any:
         """Replace the status of ``obj`` (found by kind, namespace and name) with
         ``obj["status"]``; the spec is left as stored (``generation`` does not move). A
         ``metadata.resourceVersion`` makes it conditional (``Conflict`` when stale)."""
-        ...
+        return self._do_update(obj, field_manager, dry_run)
 
     @overload
     def patch(
@@ -368,7 +387,7 @@ class StatusWriter(Protocol):
     ) -> Obj: ...
 
     def patch(
-        self,
+        self: Any,
         kind: KindLike,
         name: str,
         patch: PatchBody,
@@ -381,7 +400,8 @@ class StatusWriter(Protocol):
     ) -> Any:
         """Patch the status subresource (as :meth:`Writer.patch`); changes outside
         ``status`` are dropped. Returns the whole object."""
-        ...
+        options = PatchOptions(namespace, patch_type, "status", field_manager, force, dry_run)
+        return self._do_patch(kind, name, patch, options)
 
 
 @runtime_checkable
@@ -392,12 +412,12 @@ class SubResourceClient(Protocol):
     kind); a subresource the kind does not have answers ``NotFound``.
     """
 
-    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
+    def get(self: Any, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
         """The subresource of object ``kind``/``namespace``/``name`` (e.g. its ``Scale``)."""
-        ...
+        return self._do_get(kind, name, namespace)
 
     def update(
-        self,
+        self: Any,
         obj: ObjectLike,
         *,
         body: ObjectLike | None = None,
@@ -410,10 +430,10 @@ class SubResourceClient(Protocol):
         (the ``status`` subresource takes the whole object). A ``metadata.resourceVersion``
         in what is sent is a precondition. Returns the server's answer.
         """
-        ...
+        return self._do_update(obj, body, field_manager, dry_run)
 
     def patch(
-        self,
+        self: Any,
         kind: KindLike,
         name: str,
         patch: PatchBody,
@@ -425,7 +445,8 @@ class SubResourceClient(Protocol):
         dry_run: bool = False,
     ) -> Obj:
         """Patch the subresource (``{"spec": {"replicas": 3}}`` on ``scale``); returns it."""
-        ...
+        options = PatchOptions(namespace, patch_type, self.name, field_manager, force, dry_run)
+        return self._do_patch(kind, name, patch, options)
 
 
 @runtime_checkable

@@ -107,13 +107,16 @@ def test_mypy_rejects_a_client_missing_a_method(
     bad.write_text(
         textwrap.dedent(
             """
+            from typing import Any
+
             from kube_runtime.client import interfaces
             from kube_runtime.client.fake import FakeClient
 
-            class NoStatus(FakeClient):
-                status = None
+            class ReadOnly:  # a structural client that forgot everything but get
+                def get(self, kind: Any, name: str, namespace: str | None = None) -> Any:
+                    return FakeClient().get(kind, name, namespace)
 
-            def check(c: NoStatus) -> interfaces.Client:
+            def check(c: ReadOnly) -> interfaces.Client:
                 return c
             """
         )
@@ -174,3 +177,28 @@ def test_implementations_take_every_protocol_parameter(rest: RestClient, index: 
 def test_rest_list_by_index_needs_a_cache(rest: RestClient) -> None:
     with pytest.raises(ValueError, match="index lookups need a cache-backed reader"):
         rest.list(kinds.Pod, "ns", index=("node", "n1"))
+
+
+def test_a_subclass_of_a_protocol_gets_the_public_methods_from_its_hooks() -> None:
+    """The protocols' default methods gather the keywords and call the ``_do_*`` hooks."""
+    from kube_runtime.client.options import ListQuery
+
+    calls: list[tuple[object, ...]] = []
+
+    class Mini(i.Reader):
+        def _do_get(self, kind: object, name: str, namespace: str | None) -> object:
+            calls.append(("get", kind, name, namespace))
+            return {"kind": "ConfigMap"}
+
+        def _do_list(self, kind: object, namespace: str | None, query: ListQuery) -> object:
+            calls.append(("list", kind, namespace, query))
+            return {"items": []}
+
+    reader = Mini()
+    assert isinstance(reader, i.Reader)
+    assert reader.get("v1/ConfigMap", "a", "ns") == {"kind": "ConfigMap"}
+    reader.list("v1/ConfigMap", "ns", label_selector={"app": "web"}, limit=3)
+    assert calls == [
+        ("get", "v1/ConfigMap", "a", "ns"),
+        ("list", "v1/ConfigMap", "ns", ListQuery(label_selector={"app": "web"}, limit=3)),
+    ]
