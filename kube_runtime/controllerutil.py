@@ -47,7 +47,8 @@ from pydantic import BaseModel
 from kube_runtime import ownership
 from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
 from kube_runtime.client.interfaces import Client
-from kube_runtime.kinds import Kind
+from kube_runtime.kinds import kind_for
+from kube_runtime.meta import metadata
 from kube_runtime.models import ObjectMeta
 from kube_runtime.ownership import AlreadyOwnedError
 from kube_runtime.retry import DEFAULT_RETRY, Backoff, retry_on
@@ -182,22 +183,8 @@ def _copy(obj: T) -> T:
     return copy.deepcopy(obj)
 
 
-def _kind_of(obj: Any) -> Any:
-    """What to pass the client as the kind: a model's class (answers come back as models)."""
-    return type(obj) if isinstance(obj, BaseModel) else Kind.of(obj)
-
-
-def _metadata(obj: Any) -> Mapping[str, Any]:
-    """``obj``'s metadata as a mapping, without copying the rest of the object."""
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else getattr(obj, "metadata", None)
-    if isinstance(meta, BaseModel):
-        dumped: dict[str, Any] = meta.model_dump(mode="json", by_alias=True, exclude_none=True)
-        return dumped
-    return meta if isinstance(meta, Mapping) else {}
-
-
 def _key(obj: Any) -> tuple[str, str | None]:
-    meta = _metadata(obj)
+    meta = metadata(obj)
     name = meta.get("name")
     if not name:
         raise ValueError("the object needs metadata.name (generateName cannot be looked up)")
@@ -228,7 +215,7 @@ def _retryable(err: BaseException) -> bool:
 
 
 def _resource_version(obj: Any) -> str:
-    version = _metadata(obj).get("resourceVersion")
+    version = metadata(obj).get("resourceVersion")
     if not version:
         raise ValueError("optimistic_lock needs the object's metadata.resourceVersion")
     return str(version)
@@ -256,6 +243,21 @@ def _merge_patch(
 # --- create or update / patch ------------------------------------------------------------------
 
 
+def _live_or_created(
+    client: ObjectClient, kind: Any, key: tuple[str, str | None], obj: T, mutate: Mutate[T]
+) -> tuple[T, bool]:
+    """``(live object, False)``; or, when there is none, ``(object created from
+    mutate(copy of obj), True)``. Errors other than ``NotFound`` propagate."""
+    try:
+        live: T = client.get(kind, *key)
+    except Exception as err:
+        if not is_not_found(err):
+            raise
+        created: T = client.create(cast(Any, _mutated(mutate, _copy(obj), key)))
+        return created, True
+    return live, False
+
+
 def create_or_update(
     client: ObjectClient,
     obj: T,
@@ -277,21 +279,17 @@ def create_or_update(
     name. ``Conflict`` / ``AlreadyExists`` are retried with ``backoff`` (see the module
     docstring); other errors propagate.
     """
-    kind = _kind_of(obj)
+    kind = kind_for(obj)
     key = _key(obj)
 
     def attempt() -> tuple[T, OperationResult]:
-        try:
-            live = client.get(kind, *key)
-        except Exception as err:
-            if not is_not_found(err):
-                raise
-            created: T = client.create(cast(Any, _mutated(mutate, _copy(obj), key)))
-            return created, OperationResult.CREATED
+        live, created = _live_or_created(client, kind, key, obj, mutate)
+        if created:
+            return live, OperationResult.CREATED
         desired = _mutated(mutate, _copy(live), key)
         if _json_equal(_wire(live), _wire(desired)):
             return live, OperationResult.UNCHANGED
-        updated: T = client.update(desired)
+        updated: T = client.update(cast(Any, desired))
         return updated, OperationResult.UPDATED
 
     return retry_on(_retryable, attempt, backoff)
@@ -322,20 +320,16 @@ def create_or_patch(
     (as controller-runtime's ``MergeFromWithOptimisticLock``). Returns the server's object
     after the last patch (the live object when unchanged).
     """
-    kind = _kind_of(obj)
+    kind = kind_for(obj)
     key = _key(obj)
     status_apart = _has_status_subresource(client, kind)
     object_patched = False  # kept across retries: a later try may only need the status
 
     def attempt() -> tuple[T, OperationResult]:
         nonlocal object_patched
-        try:
-            live = client.get(kind, *key)
-        except Exception as err:
-            if not is_not_found(err):
-                raise
-            created: T = client.create(cast(Any, _mutated(mutate, _copy(obj), key)))
-            return created, OperationResult.CREATED
+        live, created = _live_or_created(client, kind, key, obj, mutate)
+        if created:
+            return live, OperationResult.CREATED
         desired = _mutated(mutate, _copy(live), key)
         before, after = _wire(live), _wire(desired)
         before_status = {"status": before.pop("status")} if "status" in before else {}
@@ -411,7 +405,7 @@ def patch_status(
     patch = merge_patch_for(old, new)
     if not patch:
         return obj
-    kind = _kind_of(obj)
+    kind = kind_for(obj)
     subresource = "status" if _has_status_subresource(client, kind) else None
     patched: T = _merge_patch(
         client,

@@ -58,6 +58,14 @@ class Kind:
 KindLike = Kind | str | type
 
 
+def kind_for(obj: Any) -> KindLike:
+    """What to pass a client as the kind of ``obj``: the model class for a resource model
+    (answers then come back as that model), else :meth:`Kind.of` of the object."""
+    if hasattr(type(obj), "__kube_resource__"):
+        return type(obj)
+    return Kind.of(obj)
+
+
 def as_kind(value: KindLike) -> Kind:
     """Normalise a :data:`KindLike` to a :class:`Kind` (TypeError/ValueError when it is none)."""
     if isinstance(value, Kind):

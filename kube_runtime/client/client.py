@@ -56,7 +56,7 @@ from kube_runtime.client.interfaces import (
 from kube_runtime.client.mapping import Resource, RestMapper, model_class
 from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
 from kube_runtime.client.watch import Watch
-from kube_runtime.kinds import Kind, KindLike
+from kube_runtime.kinds import KindLike, kind_for
 from kube_runtime.metrics import REST_LATENCY, REST_REQUESTS
 
 __all__ = ["PATCH_CONTENT_TYPES", "Client", "Selector"]
@@ -287,7 +287,7 @@ class Client(ClientBase):
 
     def _object_target(self, obj: Any) -> tuple[Resource, Obj, str, str | None]:
         """Resource, JSON body, name and namespace of an object to write."""
-        resource = self._resource(type(obj) if isinstance(obj, BaseModel) else Kind.of(obj))
+        resource = self._resource(kind_for(obj))
         body = _with_type(_as_dict(obj), resource)
         meta = _metadata(body)
         name = meta.get("name")
@@ -437,7 +437,7 @@ class Client(ClientBase):
         self, obj: ObjectLike, namespace: str | None, field_manager: str | None, dry_run: bool
     ) -> Any:
         # POST; ``namespace`` defaults to ``metadata.namespace``.
-        resource = self._resource(type(obj) if isinstance(obj, BaseModel) else Kind.of(obj))
+        resource = self._resource(kind_for(obj))
         body = _with_type(_as_dict(obj), resource)
         namespace = namespace or _metadata(body).get("namespace")
         self._require_namespace(resource, namespace, "create")

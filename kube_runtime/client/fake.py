@@ -116,7 +116,7 @@ from kube_runtime.client.registry import (
     merge_update,
     scale_of,
 )
-from kube_runtime.kinds import Kind, KindLike, as_kind
+from kube_runtime.kinds import Kind, KindLike, as_kind, kind_for
 from kube_runtime.patch import (
     PatchError,
     apply_json_patch,
@@ -360,13 +360,6 @@ def _to_dict(obj: object) -> Obj:
     if isinstance(obj, Mapping):
         return copy.deepcopy(dict(obj))
     raise TypeError(f"expected a dict or a resource model, got {type(obj).__name__}")
-
-
-def _kind_of(obj: object) -> KindLike:
-    """The kind of an object to write: its model class, else its apiVersion/kind."""
-    if isinstance(obj, BaseModel) and hasattr(type(obj), "__kube_resource__"):
-        return type(obj)
-    return Kind.of(obj)
 
 
 def _meta(obj: Obj) -> Obj:
@@ -649,7 +642,7 @@ class FakeClient(ClientBase):
         meta = _meta(body)
         return Action(
             verb,
-            as_kind(_kind_of(obj)),
+            as_kind(kind_for(obj)),
             namespace or meta.get("namespace"),
             meta.get("name") or None,
             subresource,
@@ -672,16 +665,7 @@ class FakeClient(ClientBase):
         # ``limit`` and the resource versions are ignored.
         hook = self._door(Action("list", as_kind(kind), namespace), "list")
         if hook is not None:
-            return hook(
-                self.direct,
-                kind,
-                namespace,
-                label_selector=query.label_selector,
-                field_selector=query.field_selector,
-                index=query.index,
-                limit=query.limit,
-                resource_version=query.resource_version,
-            )
+            return hook(self.direct, kind, namespace, **dataclasses.asdict(query))
         info = self._info(kind)
         with self._s.lock:
             items = [
@@ -710,7 +694,7 @@ class FakeClient(ClientBase):
             return hook(
                 self.direct, obj, namespace=namespace, field_manager=field_manager, dry_run=dry_run
             )
-        info = self._info(_kind_of(obj))
+        info = self._info(kind_for(obj))
         body = _to_dict(obj)
         with self._s.lock:
             created = self._create(info, body, namespace, dry_run)
@@ -738,7 +722,7 @@ class FakeClient(ClientBase):
             return hook(self.direct, obj, field_manager=field_manager, force=force, dry_run=dry_run)
         if not field_manager:
             raise ValueError("a server-side apply patch needs field_manager")
-        info = self._info(_kind_of(obj))
+        info = self._info(kind_for(obj))
         body = _to_dict(obj)
         body.setdefault("apiVersion", info.resource.api_version)
         body.setdefault("kind", info.resource.kind)
@@ -926,7 +910,7 @@ class FakeClient(ClientBase):
     # --------------------------------------------------------------- seeding
 
     def _seed(self, obj: ObjectLike) -> None:
-        info = self._info(_kind_of(obj))
+        info = self._info(kind_for(obj))
         body = _to_dict(obj)
         body["apiVersion"] = info.resource.api_version
         body["kind"] = info.resource.kind
@@ -1078,7 +1062,7 @@ class FakeClient(ClientBase):
 
     def _update(self, obj: ObjectLike, subresource: str | None, dry_run: bool) -> Any:
         """PUT ``obj`` (to its status when ``subresource`` is "status")."""
-        info = self._info(_kind_of(obj))
+        info = self._info(kind_for(obj))
         if subresource == "status" and not info.status:
             raise _no_route()
         body = _to_dict(obj)
@@ -1419,7 +1403,7 @@ class _FakeSubResource(interfaces.SubResourceClient):
         if self.name == "status":
             result = fake._update(obj if body is None else body, "status", dry_run)
             return _to_dict(result)
-        info = fake._info(_kind_of(obj))
+        info = fake._info(kind_for(obj))
         if self.name != "scale" or info.scale is None:
             raise _no_route()
         if body is None:
