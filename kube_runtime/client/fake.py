@@ -283,38 +283,31 @@ def _named(resource: Resource) -> str:
     return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
 
 
+def _about(kind: KindLike | Resource, name: str, code: int, reason: str, text: str) -> ApiError:
+    """The server's error ``code``/``reason`` about one object; ``text`` has ``{what}`` where
+    the message names it (``pods "x"``)."""
+    r = _resource_of(kind)
+    what = f'{_named(r)} "{name}"'
+    return _error(code, reason, text.replace("{what}", what), _details(r.group, r.plural, name))
+
+
 def not_found(kind: KindLike | Resource, name: str) -> ApiError:
     """The server's 404 for object ``name`` of ``kind`` (``pods "x" not found``).
 
     ``kind`` is a built-in kind, a model class or a :class:`Resource` (for other kinds).
     """
-    r = _resource_of(kind)
-    return _error(
-        404, "NotFound", f'{_named(r)} "{name}" not found', _details(r.group, r.plural, name)
-    )
+    return _about(kind, name, 404, "NotFound", "{what} not found")
 
 
 def already_exists(kind: KindLike | Resource, name: str) -> ApiError:
     """The server's 409 AlreadyExists for a create of a taken name."""
-    r = _resource_of(kind)
-    return _error(
-        409,
-        "AlreadyExists",
-        f'{_named(r)} "{name}" already exists',
-        _details(r.group, r.plural, name),
-    )
+    return _about(kind, name, 409, "AlreadyExists", "{what} already exists")
 
 
 def conflict(kind: KindLike | Resource, name: str, why: str = STALE_MESSAGE) -> ApiError:
     """The server's 409 Conflict (by default: a stale resourceVersion), e.g. for
     :meth:`FakeClient.fail_next`."""
-    r = _resource_of(kind)
-    return _error(
-        409,
-        "Conflict",
-        f'Operation cannot be fulfilled on {_named(r)} "{name}": {why}',
-        _details(r.group, r.plural, name),
-    )
+    return _about(kind, name, 409, "Conflict", "Operation cannot be fulfilled on {what}: " + why)
 
 
 def _invalid(info: _KindInfo, name: str, causes: list[tuple[str, str, str]]) -> ApiError:
