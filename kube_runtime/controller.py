@@ -36,6 +36,8 @@ from kube_runtime.reconcile import Reconciler, Request, Result, TerminalError
 from kube_runtime.source import Source
 from kube_runtime.workqueue import RateLimiter, WorkQueue, default_controller_rate_limiter
 
+#: How often a controller waiting for its caches to sync checks whether it was stopped.
+_SYNC_POLL = 0.1
 log = logging.getLogger(__name__)
 Obj = Mapping[str, Any]
 
@@ -120,14 +122,8 @@ class Controller:
         self._started.set()
         for w in self._watches:
             w.source.start(w, stop)
-        deadline = time.monotonic() + self.cache_sync_timeout
-        for w in self._watches:
-            if not w.source.wait_for_sync(max(0.0, deadline - time.monotonic())):
-                self.queue.shutdown()
-                raise CacheSyncTimeout(
-                    f"controller {self.name!r}: timed out after {self.cache_sync_timeout:.0f}s "
-                    f"waiting for {w.source!r} to sync; check the API server and RBAC (list/watch)"
-                )
+        if not self._wait_for_sync(stop):
+            return  # stopped before the caches synced: nothing was started
         metrics.MAX_CONCURRENT_RECONCILES.labels(self.name).set(self.max_concurrent_reconciles)
         log.info("controller %s: starting %d worker(s)", self.name, self.max_concurrent_reconciles)
         for i in range(self.max_concurrent_reconciles):
@@ -140,6 +136,26 @@ class Controller:
         for t in self._workers:
             t.join()
         log.info("controller %s: stopped", self.name)
+
+    def _wait_for_sync(self, stop: threading.Event) -> bool:
+        """Wait for every source to sync; False when ``stop`` is set first (the queue is shut
+        down), ``CacheSyncTimeout`` after ``cache_sync_timeout``."""
+        deadline = time.monotonic() + self.cache_sync_timeout
+        for w in self._watches:
+            while not w.source.wait_for_sync(
+                min(_SYNC_POLL, max(0.0, deadline - time.monotonic()))
+            ):
+                if stop.is_set():
+                    self.queue.shutdown()
+                    return False
+                if time.monotonic() >= deadline:
+                    self.queue.shutdown()
+                    raise CacheSyncTimeout(
+                        f"controller {self.name!r}: timed out after {self.cache_sync_timeout:.0f}s "
+                        f"waiting for {w.source!r} to sync; check the API server and RBAC "
+                        "(list/watch)"
+                    )
+        return True
 
     def _worker(self) -> None:
         while True:

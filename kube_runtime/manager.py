@@ -262,6 +262,7 @@ class Manager:
     def _shutdown(self, elector_stop: threading.Event, elector: threading.Thread | None) -> None:
         log.info("manager: stopping runnables (timeout %.0fs)", self.graceful_shutdown_timeout)
         self._runnable_stop.set()
+        self.cache.interrupt_waits()  # reconciles waiting on a cache that cannot sync end now
         deadline = time.monotonic() + self.graceful_shutdown_timeout
         with self._lock:
             threads = list(self._threads)

@@ -41,7 +41,7 @@ from kube_runtime.selectors import (
     parse_label_selector,
 )
 
-__all__ = ["InformerCache", "not_found"]
+__all__ = ["CacheStopping", "InformerCache", "not_found"]
 
 Obj = dict[str, Any]
 LabelSelectorLike = str | Mapping[str, str] | LabelSelector
@@ -73,6 +73,14 @@ def as_label_selector(selector: LabelSelectorLike | None) -> LabelSelector | Non
     return label_selector_from_dict({"matchLabels": dict(selector)})
 
 
+#: How often a read waiting for an informer to sync checks for :meth:`InformerCache.interrupt_waits`.
+_WAIT_SLICE = 0.1
+
+
+class CacheStopping(RuntimeError):
+    """A read waited for an informer to sync while the cache was being stopped."""
+
+
 class InformerCache:
     """Shared informers by kind plus reads from them (see the module docstring)."""
 
@@ -94,6 +102,7 @@ class InformerCache:
         self._informers: dict[Kind, SharedInformer] = {}
         self._started = False
         self._stopped = False
+        self._interrupted = threading.Event()
 
     # --- informers ---------------------------------------------------------------------------
 
@@ -133,8 +142,15 @@ class InformerCache:
         for informer in informers:
             informer.start()
 
+    def interrupt_waits(self) -> None:
+        """Make reads waiting for an informer to sync give up at once (``CacheStopping``),
+        and later ones not wait: a manager calls this first when it stops, so that a
+        reconcile stuck on a kind whose list keeps failing (403, 404) lets its worker end."""
+        self._interrupted.set()
+
     def stop(self) -> None:
         """Stop every informer (their watches are closed and threads joined)."""
+        self._interrupted.set()
         with self._lock:
             self._stopped = True
             informers = list(self._informers.values())
@@ -216,8 +232,14 @@ class InformerCache:
         informer = self.informer_for(kind)
         if not informer.started:
             informer.start()
-        if not informer.wait_for_sync(self.sync_timeout):
-            raise TimeoutError(f"the cache of {kind} did not sync within {self.sync_timeout}s")
+        if informer.has_synced():
+            return informer
+        deadline = time.monotonic() + self.sync_timeout
+        while not informer.wait_for_sync(min(_WAIT_SLICE, max(0.0, deadline - time.monotonic()))):
+            if self._interrupted.is_set():
+                raise CacheStopping(f"the cache is stopping: {kind} was not synced")
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"the cache of {kind} did not sync within {self.sync_timeout}s")
         return informer
 
     def _check_namespace(self, namespace: str | None) -> None:

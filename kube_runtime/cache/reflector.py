@@ -215,11 +215,13 @@ class Reflector:
     def run(self, stop: threading.Event) -> None:
         """List and watch until ``stop`` is set (never raises; errors are logged and retried)."""
         need_list = True
+        reported: str | None = None  # the failure last logged: repeats are logged at debug
         while not stop.is_set():
             try:
                 if need_list:
                     self._list()
                     need_list = False
+                    reported = None
                 self._watch_once(stop)
             except Exception as exc:
                 if stop.is_set():
@@ -231,8 +233,7 @@ class Reflector:
                     if self._events_since_list:
                         continue  # right after a list, a 410 must not make us spin: back off
                 else:
-                    log.warning("%s: %s failed: %s", self.kind,
-                                "list" if need_list else "watch", exc)  # fmt: skip
+                    reported = _report_failure(self.kind, need_list, exc, reported)
                 stop.wait(self.backoff.next_delay())
         log.debug("%s: reflector stopped", self.kind)
 
@@ -312,3 +313,22 @@ class Reflector:
         if rv:
             self._last_rv = rv
         self._events_since_list += 1
+
+
+def _report_failure(kind: object, listing: bool, exc: Exception, reported: str | None) -> str:
+    """Log a failed list or watch once: a failure with the same text as the last one logged
+    goes to debug (the retries go on with backoff). A 403 says what to grant. Returns the
+    text logged."""
+    verb = "list" if listing else "watch"
+    text = f"{kind}: {verb} failed: {exc}"
+    if text == reported:
+        log.debug("%s (again)", text)
+    elif getattr(exc, "code", None) == 403:
+        log.error(
+            "%s; retrying with backoff. The controller's identity needs list and watch on "
+            "this kind (`kube-runtime rbac CONTROLLER` prints the rules it declares)",
+            text,
+        )
+    else:
+        log.warning("%s", text)
+    return text
