@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from kube_runtime import rbac
 from kube_runtime.controller import Controller
 from kube_runtime.handlers import (
     EnqueueRequestForObject,
@@ -123,6 +124,7 @@ class Builder:
         name = self._name or (self._for[0].kind.lower() if self._for else None)
         if not name:
             raise ValueError("name the controller with named() when it has no for_() kind")
+        self._check_permissions(name)
         controller = Controller(name, reconciler, **self._options)
         cache = self._manager.cache
         if self._for is not None:
@@ -144,6 +146,19 @@ class Builder:
             controller.watch(source, handler, *preds, *self._filters)
         self._manager.add(controller)
         return controller
+
+    def _check_permissions(self, name: str) -> None:
+        """Inside a ``setup`` decorated with :func:`kube_runtime.rbac.requires`: every kind
+        this controller watches must be readable under the declared rules."""
+        if rbac.declared() is None:
+            return
+        watched = [k for k, _ in ([self._for] if self._for else [])]
+        watched += [k for k, _ in self._owns]
+        watched += [s.kind for s, _, _ in self._watches if isinstance(s, KindSource)]
+        mapper = self._manager.api_reader.mapper
+        for kind in watched:
+            resource = mapper.resource_for(kind)
+            rbac.check_readable(resource.group, resource.plural, f"controller {name!r}")
 
     def complete(self, reconciler: Reconciler | ReconcileFn) -> Controller:
         """Same as :meth:`build` (controller-runtime's name for it)."""

@@ -139,7 +139,10 @@ class RealCluster:
 
     ``controllers``: the kube-controller-manager controllers to run (empty: no
     controller manager). ``kubelet``: run the client-based simulated kubelet.
-    ``pod_ready_after``: its start delay. ``extra_apiserver_args`` are appended as given.
+    ``pod_ready_after``: its start delay. ``extra_apiserver_args`` are appended as given (a
+    list flag given again is appended to, not replaced). ``authorization_mode``: kube-apiserver's
+    ``--authorization-mode`` (``RBAC`` to test permissions; the admin token is in
+    ``system:masters`` and stays allowed).
     """
 
     def __init__(
@@ -153,6 +156,7 @@ class RealCluster:
         extra_apiserver_args: Sequence[str] = (),
         kube_api_qps: float | None = None,
         kube_api_burst: int | None = None,
+        authorization_mode: str = "AlwaysAllow",
     ) -> None:
         self.bin_dir = bin_dir or default_bin_dir()
         missing = missing_binaries(self.bin_dir)
@@ -164,6 +168,7 @@ class RealCluster:
         self.controllers = tuple(controllers)
         self.pod_ready_after = pod_ready_after
         self.extra_apiserver_args = tuple(extra_apiserver_args)
+        self.authorization_mode = authorization_mode
         self.kube_api_qps = kube_api_qps
         self.kube_api_burst = kube_api_burst
         self.workdir = Path(tempfile.mkdtemp(prefix="kube-runtime-real-"))
@@ -284,7 +289,7 @@ class RealCluster:
             f"--tls-cert-file={tls / 'server.crt'}",
             f"--tls-private-key-file={tls / 'server.key'}",
             f"--token-auth-file={d / 'tokens.csv'}",
-            "--authorization-mode=AlwaysAllow",
+            f"--authorization-mode={self.authorization_mode}",
             "--disable-admission-plugins=ServiceAccount",
             "--endpoint-reconciler-type=none",
             f"--service-cluster-ip-range={SERVICE_CIDR}",

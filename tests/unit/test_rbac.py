@@ -1,0 +1,148 @@
+"""Permissions as code: rules, normalisation, rendering, the watch check, the CLI."""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kube_runtime import kinds, rbac
+from kube_runtime.builder import Builder
+from kube_runtime.cli import main
+from kube_runtime.client.fake import FakeClient
+from kube_runtime.manager import Manager
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_rule_flattens_verb_groups_and_matches_like_the_authorizer() -> None:
+    r = rbac.rule("apps", "statefulsets", rbac.CACHE, "patch")
+    assert r == rbac.Rule(("apps",), ("statefulsets",), ("list", "watch", "patch"))
+    assert r.allows("apps", "statefulsets", "patch")
+    assert not r.allows("apps", "statefulsets", "get")
+    assert not r.allows("", "statefulsets", "list")
+    assert not r.allows("apps", "statefulsets/status", "list")  # subresources are separate
+    named = rbac.rule("coordination.k8s.io", "leases", "update", names=["mine"])
+    assert named.allows("coordination.k8s.io", "leases", "update", "mine")
+    assert not named.allows("coordination.k8s.io", "leases", "update", "theirs")
+    assert rbac.Rule(("*",), ("*",), ("*",)).allows("x", "y", "z")
+    with pytest.raises(ValueError, match="no verbs"):
+        rbac.rule("", "pods")
+
+
+def test_normalize_merges_verbs_then_resources_sharing_them() -> None:
+    rules = [
+        rbac.rule("", "pods", "list"),
+        rbac.rule("", "pods", "watch", "list"),
+        rbac.rule("", "configmaps", "watch", "list"),
+        rbac.rule("apps", "statefulsets", "get"),
+    ]
+    assert rbac.normalize(rules) == [
+        rbac.Rule(("",), ("configmaps", "pods"), ("list", "watch")),
+        rbac.Rule(("apps",), ("statefulsets",), ("get",)),
+    ]
+    assert rbac.normalize(reversed(rules)) == rbac.normalize(rules)  # order-independent
+
+
+def test_render_grants_the_rules_events_and_the_lease_to_the_service_account() -> None:
+    objects = rbac.render(
+        [rbac.rule("", "pods", rbac.CACHE)], name="m", namespace="sys", service_account="sa"
+    )
+    assert [o["kind"] for o in objects] == [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+    ]
+    cluster_role, binding, role, role_binding = objects
+    assert {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]} in (
+        cluster_role["rules"]
+    )
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "sa", "namespace": "sys"}]
+    assert binding["roleRef"]["name"] == "m"
+    assert role["metadata"] == {"name": "m-leader-election", "namespace": "sys"}
+    assert role["rules"] == [
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "verbs": ["create", "get", "update"],
+        }
+    ]
+    assert role_binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": "m-leader-election",
+    }
+    plain = rbac.render([], name="m", namespace="sys", service_account="sa", leader_election=False)
+    assert [o["kind"] for o in plain] == ["ClusterRole", "ClusterRoleBinding"]
+
+
+def _manager() -> Manager:
+    return Manager(FakeClient(), metrics_bind_address="0", health_probe_bind_address="0")  # type: ignore[arg-type]
+
+
+def test_a_decorated_setup_fails_on_a_watch_it_did_not_declare() -> None:
+    @rbac.requires(rbac.rule("apps", "statefulsets", rbac.CACHE))
+    def setup(manager: Manager) -> Any:
+        return Builder(manager).for_(kinds.StatefulSet).owns(kinds.Pod).complete(lambda r: None)
+
+    with pytest.raises(rbac.MissingPermissionError, match=r"pods\.core.*list, watch"):
+        setup(_manager())
+    assert rbac.declared() is None  # the declaration is only active while setup runs
+
+    @rbac.requires(rbac.rule("apps", "statefulsets", rbac.CACHE), rbac.rule("", "pods", rbac.CACHE))
+    def complete_setup(manager: Manager) -> Any:
+        return Builder(manager).for_(kinds.StatefulSet).owns(kinds.Pod).complete(lambda r: None)
+
+    assert complete_setup(_manager()) is not None
+    assert rbac.rules_of(type("Entry", (), {"setup": staticmethod(complete_setup)})) == (
+        rbac.rule("apps", "statefulsets", rbac.CACHE),
+        rbac.rule("", "pods", rbac.CACHE),
+    )
+
+
+def test_undecorated_setups_are_not_checked() -> None:
+    builder = Builder(_manager()).for_(kinds.StatefulSet).owns(kinds.Pod)
+    assert builder.complete(lambda r: None) is not None
+
+
+def _rbac_cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["rbac", *argv])
+    return code, out.getvalue()
+
+
+def test_the_bundled_controllers_declare_rules_for_everything_they_watch() -> None:
+    for name in ("statefulset", "cloneset"):
+        code, text = _rbac_cli(name)
+        assert code == 0
+        role = next(o for o in yaml.safe_load_all(text) if o["kind"] == "ClusterRole")
+        granted = {
+            (g, r, v)
+            for rule in role["rules"]
+            for g in rule["apiGroups"]
+            for r in rule["resources"]
+            for v in rule["verbs"]
+        }
+        assert ("", "pods", "list") in granted and ("", "pods", "watch") in granted
+
+
+def test_deploy_rbac_yaml_is_what_the_cli_prints_now() -> None:
+    code, text = _rbac_cli("statefulset", "cloneset")
+    assert code == 0
+    on_disk = (ROOT / "deploy" / "rbac.yaml").read_text()
+    assert on_disk == text, (
+        "deploy/rbac.yaml is stale: run `kube-runtime rbac statefulset cloneset > deploy/rbac.yaml`"
+    )
+
+
+def test_the_cli_names_a_controller_without_declarations(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["rbac", "no-such-controller"]) == 2
+    assert "no controller named 'no-such-controller'" in capsys.readouterr().err
