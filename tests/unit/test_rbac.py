@@ -146,3 +146,20 @@ def test_the_cli_names_a_controller_without_declarations(
 ) -> None:
     assert main(["rbac", "no-such-controller"]) == 2
     assert "no controller named 'no-such-controller'" in capsys.readouterr().err
+
+
+def test_the_readme_example_declares_what_it_says() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("**Permissions (RBAC).**") :]
+    code = section[
+        section.index("```python") + len("```python") : section.index(
+            "```\n", section.index("```python")
+        )
+    ]
+    scope: dict[str, Any] = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    declared = rbac.rules_of(type("Entry", (), {"setup": staticmethod(scope["setup"])}))
+    assert declared is not None
+    assert rbac.allows(declared, "example.com", "widgets", "watch")
+    assert rbac.allows(declared, "", "configmaps", "delete")
+    assert not rbac.allows(declared, "example.com", "widgets", "delete")
