@@ -249,7 +249,7 @@ def setup(
 
     Entry point of ``kube-runtime run cloneset``. The reconciler writes through
     ``manager.api_reader``, reads through ``manager.client`` (the cache) and records events as
-    ``cloneset-controller``. The CRD (``crd.yaml`` / ``deploy/cloneset-crd.yaml``) must be
+    ``cloneset-controller``. The CRD (``crd.yaml`` / ``deploy/crd/cloneset-crd.yaml``) must be
     installed, as kruise requires; ``install_crd=True`` installs it first when missing (handy on
     the embedded cluster).
     """

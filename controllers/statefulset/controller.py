@@ -484,7 +484,7 @@ def setup(
         enhanced = _served(api, ENHANCED_STATEFULSET)
         if not enhanced:
             log.info(
-                "%s is not served (install deploy/statefulset-crd.yaml): only apps/v1 "
+                "%s is not served (install deploy/crd/statefulset-crd.yaml): only apps/v1 "
                 "StatefulSets are reconciled",
                 ENHANCED_STATEFULSET,
             )

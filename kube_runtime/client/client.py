@@ -171,9 +171,12 @@ class Client(ClientBase):
         return cls(_config.load_kubeconfig(path, context), **kwargs)
 
     @classmethod
-    def in_cluster(cls, **kwargs: Any) -> Client:
-        """A client for the pod's own cluster (service-account token and CA)."""
-        return cls(_config.load_in_cluster(), **kwargs)
+    def in_cluster(
+        cls, *, token_path: str | None = None, ca_path: str | None = None, **kwargs: Any
+    ) -> Client:
+        """A client for the pod's own cluster (service-account token and CA; see
+        :func:`kube_runtime.client.config.load_in_cluster` for the paths)."""
+        return cls(_config.load_in_cluster(token_path, ca_path), **kwargs)
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> Client:

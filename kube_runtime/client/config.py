@@ -65,10 +65,21 @@ def in_cluster_available() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
 
 
-def load_in_cluster() -> Any:
-    """A Configuration from the pod's service account (token refreshed as it rotates)."""
+#: Where a pod's ServiceAccount token and the cluster CA are mounted.
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def load_in_cluster(token_path: str | None = None, ca_path: str | None = None) -> Any:
+    """A Configuration from the pod's service account: ``$KUBERNETES_SERVICE_HOST`` and
+    ``_PORT``, the token (re-read as it rotates) and the CA in :data:`SERVICE_ACCOUNT_DIR`
+    (``token_path`` / ``ca_path`` point elsewhere, e.g. in a test)."""
+    from kubernetes.config.incluster_config import InClusterConfigLoader
+
     cfg = k8s_client.Configuration()
-    k8s_config.load_incluster_config(client_configuration=cfg)
+    InClusterConfigLoader(
+        token_filename=token_path or f"{SERVICE_ACCOUNT_DIR}/token",
+        cert_filename=ca_path or f"{SERVICE_ACCOUNT_DIR}/ca.crt",
+    ).load_and_set(cfg)
     return cfg
 
 

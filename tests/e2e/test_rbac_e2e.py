@@ -105,7 +105,7 @@ def admin(rbac_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Client
         }
     )
     for crd in ("statefulset-crd.yaml", "cloneset-crd.yaml"):
-        client.create(yaml.safe_load((ROOT / "deploy" / crd).read_text()))
+        client.create(yaml.safe_load((ROOT / "deploy" / "crd" / crd).read_text()))
     for kind in (ENHANCED_STATEFULSET, CLONESET):
         wait_for(lambda kind=kind: _served(client, kind), TIMEOUT, message=f"{kind} served")
     return client

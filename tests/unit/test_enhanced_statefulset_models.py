@@ -22,7 +22,7 @@ def test_models_are_fresh():
 
 
 def test_deploy_manifest_is_the_package_crd():
-    assert (ROOT / "deploy" / "statefulset-crd.yaml").read_text() == (
+    assert (ROOT / "deploy" / "crd" / "statefulset-crd.yaml").read_text() == (
         PACKAGE / "crd.yaml"
     ).read_text()
 

@@ -135,9 +135,9 @@ def test_the_bundled_controllers_declare_rules_for_everything_they_watch() -> No
 def test_deploy_rbac_yaml_is_what_the_cli_prints_now() -> None:
     code, text = _rbac_cli("statefulset", "cloneset")
     assert code == 0
-    on_disk = (ROOT / "deploy" / "rbac.yaml").read_text()
+    on_disk = (ROOT / "deploy" / "rbac" / "rbac.yaml").read_text()
     assert on_disk == text, (
-        "deploy/rbac.yaml is stale: run `kube-runtime rbac statefulset cloneset > deploy/rbac.yaml`"
+        "deploy/rbac.yaml is stale: run `kube-runtime rbac statefulset cloneset > deploy/rbac/rbac.yaml`"
     )
 
 

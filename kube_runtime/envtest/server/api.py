@@ -106,8 +106,9 @@ class ApiServer:
         started = time.perf_counter()
         try:
             if self.token is not None and request.path.rstrip("/") not in nonresource.OPEN_PATHS:
-                auth = request.headers.get("authorization", "")
-                if auth != f"Bearer {self.token}":
+                # As kube-apiserver's bearer authenticator: the scheme in any case.
+                scheme, _, credential = request.headers.get("authorization", "").partition(" ")
+                if scheme.lower() != "bearer" or credential.strip() != self.token:
                     raise errors.api_error(401, "Unauthorized", "Unauthorized")
             response = self._dispatch(request)
         except ApiError as e:
