@@ -129,6 +129,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         leader_election=args.leader_elect,
         leader_election_id=args.leader_election_id,
         leader_election_namespace=args.leader_election_namespace,
+        lease_duration=args.lease_duration,
+        renew_deadline=args.renew_deadline,
+        retry_period=args.retry_period,
         metrics_bind_address=f":{args.metrics_port}" if args.metrics_port else "0",
         health_probe_bind_address=f":{args.health_port}" if args.health_port else "0",
     )
@@ -206,6 +209,21 @@ def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.Argu
     p.add_argument("--leader-elect", action="store_true", help="campaign for a Lease first")
     p.add_argument("--leader-election-id", default="kube-runtime-controllers")
     p.add_argument("--leader-election-namespace", help="default: the pod's namespace or default")
+    p.add_argument(
+        "--lease-duration",
+        type=float,
+        default=15.0,
+        help="seconds a follower waits after the last renewal it saw (client-go: 15)",
+    )
+    p.add_argument(
+        "--renew-deadline",
+        type=float,
+        default=10.0,
+        help="seconds the leader keeps retrying a renewal; past it, it stops (client-go: 10)",
+    )
+    p.add_argument(
+        "--retry-period", type=float, default=2.0, help="seconds between attempts (client-go: 2)"
+    )
     p.add_argument("--metrics-port", type=int, default=8080, help="0 disables /metrics")
     p.add_argument("--health-port", type=int, default=8081, help="0 disables /healthz, /readyz")
     p.set_defaults(func=cmd_run)

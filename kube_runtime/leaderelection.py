@@ -23,8 +23,20 @@ Contract (client-go ``tools/leaderelection`` + ``resourcelock/leaselock.go``):
   never led, as in client-go); ``on_new_leader(identity)`` is called, in its own thread, each
   time the observed holder changes (the first observation included).
 
-This guarantees no fencing: for a short while two processes may both think they lead when
-the API server is slow; keep ``lease_duration`` comfortably above ``renew_deadline``.
+* Candidates also watch the Lease: a follower tries at once when it is released or changes
+  (a released Lease is taken within moments, not at the next ``retry_period``), and a leader
+  is deposed the moment the watch shows a newer version naming another holder.
+
+Fencing, as far as Kubernetes allows. :meth:`LeaderElector.holds_lease_safely` is True only
+while this process leads and its last successful renewal was sent less than
+``renew_deadline`` ago by its own clock (others wait ``lease_duration`` from a later moment).
+A :class:`~kube_runtime.manager.Manager` checks it before sending every write (the REST
+client's ``write_guard``) and stops its controllers at the first refusal, so a leader resumed
+after a pause longer than that (SIGSTOP, a frozen VM) writes nothing. What remains: a write
+already on the wire when the pause began can still arrive, and the API server has no fencing
+tokens to reject it; writes are idempotent level-driven updates guarded by resourceVersions,
+which is what keeps that window harmless in practice. Keep ``lease_duration`` comfortably
+above ``renew_deadline``.
 """
 
 from __future__ import annotations
@@ -53,6 +65,20 @@ JITTER_FACTOR = 1.2
 """Maximum extra wait between acquire attempts, as a fraction of ``retry_period`` (client-go)."""
 
 MICROTIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+_PAUSE_SLICE = 0.05
+"""How often a waiting elector looks at its stop, deposed and Lease-changed signals (s)."""
+
+
+def _newer(lease: dict[str, Any], than: dict[str, Any] | None) -> bool:
+    """Whether ``lease`` is a later version than ``than`` (resourceVersions compared as the
+    integers both API servers use; unknown order counts as newer)."""
+    if than is None:
+        return True
+    a, b = meta.resource_version(lease), meta.resource_version(than)
+    if a.isdigit() and b.isdigit():
+        return int(a) > int(b)
+    return a != b
 
 
 class Clock(Protocol):
@@ -217,6 +243,12 @@ class LeaderElector:
         # Bumped when a renewal round gives up, so a write still in flight cannot
         # make this elector believe it leads again.
         self._epoch = 0
+        # Local monotonic time at which the last successful acquire/renew request was sent:
+        # every other candidate measures expiry from a later moment (when it saw that write).
+        self._renew_sent = float("-inf")
+        self._deposed = threading.Event()  # another holder observed while leading
+        self._lease_watch: Any = None
+        self._wakeup = threading.Event()  # the Lease changed: try now instead of waiting
         metrics.LEADER_STATUS.labels(name=name).set(0)
 
     # --- observed state ---------------------------------------------------------------------
@@ -225,6 +257,20 @@ class LeaderElector:
         """True while :meth:`run` leads: the lease was acquired and every renewal kept it."""
         with self._state:
             return self._leading and self._observed.holder_identity == self.identity
+
+    def holds_lease_safely(self) -> bool:
+        """True while this candidate leads and can prove its lease unexpired: its last
+        successful renewal was *sent* less than ``renew_deadline`` ago by this process's
+        clock (other candidates wait ``lease_duration`` from a later moment, so the margin is
+        ``lease_duration - renew_deadline``). False from the moment another holder is
+        observed, and after a pause (SIGSTOP, a long GC, a suspended VM) longer than that.
+        Writes on behalf of a leader are checked against this before they are sent."""
+        with self._state:
+            leading = self._leading and self._observed.holder_identity == self.identity
+            sent = self._renew_sent
+        if not leading or self._deposed.is_set():
+            return False
+        return self._clock.monotonic() < sent + self.renew_deadline
 
     def _holds(self) -> bool:
         """The last observed holder is this candidate (client-go's ``IsLeader``)."""
@@ -261,12 +307,18 @@ class LeaderElector:
         return self._attempt(self._epoch)
 
     def _attempt(self, epoch: int) -> bool:
+        sent = self._clock.monotonic()
         try:
-            return self._try_acquire_or_renew(epoch)
+            held = self._try_acquire_or_renew(epoch)
         except Exception as e:
             level = logging.INFO if is_conflict(e) else logging.WARNING
             log.log(level, "leader election %s: lease write failed: %s", self._lock.describe(), e)
             return False
+        if held:
+            with self._state:
+                if epoch == self._epoch and self._observed.holder_identity == self.identity:
+                    self._renew_sent = max(self._renew_sent, sent)
+        return held
 
     def _try_acquire_or_renew(self, epoch: int) -> bool:
         stamp = format_micro_time(self._clock.now())
@@ -339,6 +391,14 @@ class LeaderElector:
         Blocks the calling thread. ``on_started_leading(leading_stop)`` runs in its own thread
         once the lease is held; ``leading_stop`` is set when leadership ends for any reason.
         """
+        watch_stop = threading.Event()
+        watcher = threading.Thread(
+            target=self._watch_lease,
+            args=(watch_stop,),
+            name=f"lease-watch-{self.name}",
+            daemon=True,
+        )
+        watcher.start()
         try:
             if not self._acquire(stop):
                 return
@@ -352,7 +412,10 @@ class LeaderElector:
             leader.start()
             try:
                 self._renew(stop)
-                self._record_event("stopped leading")
+                if stop.is_set() and self.holds_lease_safely():
+                    # Only a leader that stops on purpose says so: a deposed or expired one
+                    # writes nothing at all (another holds the lease now; see Fencing).
+                    self._record_event("stopped leading")
             finally:
                 with self._state:
                     self._leading = False
@@ -360,6 +423,8 @@ class LeaderElector:
             if self.release_on_cancel:
                 self.release()
         finally:
+            watch_stop.set()
+            self._close_lease_watch()
             metrics.LEADER_STATUS.labels(name=self.name).set(0)
             try:
                 self._on_stopped_leading()
@@ -383,23 +448,28 @@ class LeaderElector:
                 )
                 return True
             period = self.retry_period * (1.0 + random.random() * JITTER_FACTOR)
-            stop.wait(period)
+            self._pause(stop, period, wake_on_change=True)
         return False
 
     def _renew(self, stop: threading.Event) -> None:
-        """Renew every ``retry_period`` until a renewal misses ``renew_deadline`` or ``stop``."""
+        """Renew every ``retry_period`` until a renewal misses ``renew_deadline``, another
+        holder is observed, or ``stop``."""
         while not stop.is_set():
             deadline = self._clock.monotonic() + self.renew_deadline
             renewed = False
-            while not stop.is_set():
+            while not stop.is_set() and not self._deposed.is_set():
                 remaining = deadline - self._clock.monotonic()
                 if remaining <= 0:
                     break
                 if self._attempt_before(remaining):
                     renewed = True
                     break
-                stop.wait(min(self.retry_period, max(0.0, deadline - self._clock.monotonic())))
+                self._pause(
+                    stop, min(self.retry_period, max(0.0, deadline - self._clock.monotonic()))
+                )
             self._maybe_report_transition()
+            if self._deposed.is_set():
+                renewed = False
             if not renewed:
                 with self._state:
                     self._epoch += 1
@@ -410,7 +480,81 @@ class LeaderElector:
                         self.renew_deadline,
                     )
                 return
-            stop.wait(self.retry_period)
+            self._pause(stop, self.retry_period)
+
+    def _pause(
+        self, stop: threading.Event, seconds: float, *, wake_on_change: bool = False
+    ) -> None:
+        """Wait ``seconds`` (real time), less when ``stop`` is set or this leader is deposed,
+        or, with ``wake_on_change``, when the Lease watch saw the Lease change."""
+        deadline = time.monotonic() + seconds
+        while not stop.is_set() and not self._deposed.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            if wake_on_change:
+                if self._wakeup.wait(min(left, _PAUSE_SLICE)):
+                    self._wakeup.clear()
+                    return
+            else:
+                stop.wait(min(left, _PAUSE_SLICE))
+
+    # --- the Lease watch -------------------------------------------------------------------
+
+    def _watch_lease(self, stop: threading.Event) -> None:
+        """Watch the Lease: a follower tries at once when it is released or changes hands; a
+        leader is deposed the moment a newer version names another holder."""
+        watch_fn = getattr(self._lock.client, "watch", None)
+        if watch_fn is None:
+            return  # a client without watches (the fake): polling every retry_period only
+        while not stop.is_set():
+            try:
+                watch = watch_fn(
+                    Lease,
+                    self._lock.namespace,
+                    field_selector=f"metadata.name={self.name}",
+                    timeout_seconds=300,
+                )
+            except Exception as e:
+                log.debug("leader election %s: lease watch failed: %s", self._lock.describe(), e)
+                stop.wait(self.retry_period)
+                continue
+            with self._state:
+                self._lease_watch = watch
+            try:
+                for event in watch:
+                    if stop.is_set():
+                        break
+                    if isinstance(event.object, dict) and event.type in ("ADDED", "MODIFIED"):
+                        self._on_lease_seen(event.object)
+            except Exception as e:
+                log.debug("leader election %s: lease watch ended: %s", self._lock.describe(), e)
+            finally:
+                watch.close()
+
+    def _close_lease_watch(self) -> None:
+        with self._state:
+            watch, self._lease_watch = self._lease_watch, None
+        if watch is not None:
+            watch.close()
+
+    def _on_lease_seen(self, lease: dict[str, Any]) -> None:
+        holder = LeaderElectionRecord.from_lease(lease).holder_identity
+        with self._state:
+            leading = self._leading
+            own = self._lock.lease
+        if not leading:
+            self._wakeup.set()
+            return
+        if holder == self.identity or not _newer(lease, own):
+            return  # our own write, or an event older than our last write
+        log.warning(
+            "leader election %s: %r holds the lease now: %s stops leading at once",
+            self._lock.describe(),
+            holder,
+            self.identity,
+        )
+        self._deposed.set()
 
     def _attempt_before(self, timeout: float) -> bool:
         """One renewal that must finish within ``timeout`` seconds (a hung request counts as failed)."""

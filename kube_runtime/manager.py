@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from kube_runtime.cache import InformerCache
-from kube_runtime.client import Client
+from kube_runtime.client import Client, WriteRefused
 from kube_runtime.client.cached import CachedClient
 from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import KindLike
@@ -121,6 +121,8 @@ class Manager:
         self._started = False
         self._error: BaseException | None = None
         self._lost_leadership = False
+        self._elector: LeaderElector | None = None
+        self._fenced = False
         self._recorders: dict[str, EventRecorder] = {}
         self._healthz: dict[str, Check] = {"ping": lambda: None}
         self._readyz: dict[str, Check] = {"informers": self._check_cache_synced}
@@ -231,6 +233,27 @@ class Manager:
             if self._needs_leader(r):
                 self._launch(r)
 
+    def _guard_write(self, method: str, path: str) -> None:
+        """The REST client's write guard under leader election: once this manager has been
+        elected, a write is sent only while the elector can prove its lease (fencing)."""
+        elector = self._elector
+        if elector is None or not self.elected.is_set() or elector.holds_lease_safely():
+            return
+        with self._lock:
+            first = not self._fenced and not self._stop.is_set()  # not a normal shutdown
+            self._fenced = True
+        if first:
+            log.error(
+                "leader election: lease %s/%s no longer provably held by %s; refusing writes "
+                "and stopping the manager",
+                self.leader_election_namespace,
+                self.leader_election_id,
+                self.identity,
+            )
+            self._lost_leadership = True
+            self.stop()
+        raise WriteRefused(f"{method} {path}: not sent, this process no longer leads")
+
     def _make_elector(self) -> LeaderElector:
         lease_duration, renew_deadline, retry_period = self._lease_timing
 
@@ -245,8 +268,14 @@ class Manager:
                 self.stop()
 
         assert self.leader_election_id is not None
-        return LeaderElector(
-            self.api_reader,
+        # The Lease has a client of its own: its renewals are not queued behind the
+        # controllers' requests, and the write guard below does not apply to them.
+        election_client: Any = self.api_reader
+        if isinstance(self.api_reader, Client):
+            election_client = Client(self.api_reader.configuration)
+            self.api_reader.write_guard = self._guard_write
+        self._elector = LeaderElector(
+            election_client,
             self.leader_election_namespace,
             self.leader_election_id,
             self.identity,
@@ -256,8 +285,18 @@ class Manager:
             on_started_leading=on_started,
             on_stopped_leading=on_stopped,
             release_on_cancel=True,
-            event_recorder=self.get_event_recorder(self.leader_election_id),
+            event_recorder=self._election_recorder(election_client),
         )
+        return self._elector
+
+    def _election_recorder(self, client: Any) -> EventRecorder:
+        """The recorder of the election's own events ("became leader", "stopped leading"):
+        it writes through the election client, which the write guard does not fence."""
+        assert self.leader_election_id is not None
+        recorder = EventRecorder(client, self.leader_election_id)
+        with self._lock:
+            self._recorders[f"leader-election:{self.leader_election_id}"] = recorder
+        return recorder
 
     def _shutdown(self, elector_stop: threading.Event, elector: threading.Thread | None) -> None:
         log.info("manager: stopping runnables (timeout %.0fs)", self.graceful_shutdown_timeout)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlencode, urlparse
 
@@ -159,6 +159,10 @@ class Client(ClientBase):
         self.user_agent = user_agent or f"kube-runtime/{__version__}"
         self.page_size = page_size
         self.mapper = RestMapper(self)
+        #: Called with (method, path) before every request that is not a GET; it raises
+        #: (:class:`~kube_runtime.client.errors.WriteRefused`) to stop the write from being
+        #: sent. A leader-electing manager installs one (see :mod:`kube_runtime.leaderelection`).
+        self.write_guard: Callable[[str, str], None] | None = None
 
     # ------------------------------------------------------------------ construction
 
@@ -233,6 +237,8 @@ class Client(ClientBase):
         are None are left out. ``accept`` replaces the ``Accept`` header (e.g. to ask for a
         ``meta.k8s.io`` Table as ``kubectl get`` does).
         """
+        if method != "GET" and self.write_guard is not None:
+            self.write_guard(method, path)
         url = self._url(path, query)
         payload = None if body is None else body if isinstance(body, bytes) else orjson.dumps(body)
         headers = self._headers(content_type if payload is not None else None)

@@ -51,6 +51,7 @@ __all__ = [
     "ServerTimeout",
     "TooManyRequests",
     "Unauthorized",
+    "WriteRefused",
     "error_from_response",
     "error_from_status",
     "is_already_exists",
@@ -339,3 +340,8 @@ def is_server_timeout(err: BaseException) -> bool:
 def suggests_client_delay(err: BaseException) -> float | None:
     """The delay in seconds the server asked for (429, some 5xx), or None."""
     return err.retry_after if isinstance(err, ApiError) else None
+
+
+class WriteRefused(RuntimeError):
+    """A write the client refused to send: its ``write_guard`` said no (for example, this
+    process no longer holds its leader-election Lease). Nothing reached the API server."""
