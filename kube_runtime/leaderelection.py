@@ -392,24 +392,12 @@ class LeaderElector:
         once the lease is held; ``leading_stop`` is set when leadership ends for any reason.
         """
         watch_stop = threading.Event()
-        watcher = threading.Thread(
-            target=self._watch_lease,
-            args=(watch_stop,),
-            name=f"lease-watch-{self.name}",
-            daemon=True,
-        )
-        watcher.start()
+        _start_thread(self._watch_lease, watch_stop, f"lease-watch-{self.name}")
         try:
             if not self._acquire(stop):
                 return
             leading_stop = threading.Event()
-            leader = threading.Thread(
-                target=self._run_started_leading,
-                args=(leading_stop,),
-                name=f"leader-{self.name}",
-                daemon=True,
-            )
-            leader.start()
+            _start_thread(self._run_started_leading, leading_stop, f"leader-{self.name}")
             try:
                 self._renew(stop)
                 if stop.is_set() and self.holds_lease_safely():
@@ -642,3 +630,10 @@ class LeaderElector:
             self._on_new_leader(holder)
         except Exception:
             log.exception("leader election %s: on_new_leader failed", self._lock.describe())
+
+
+def _start_thread(
+    target: Callable[[threading.Event], None], event: threading.Event, name: str
+) -> None:
+    """Run ``target(event)`` on a new daemon thread called ``name``."""
+    threading.Thread(target=target, args=(event,), name=name, daemon=True).start()
