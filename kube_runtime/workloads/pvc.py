@@ -15,9 +15,9 @@ Shared (any controller that gives each pod its own claims from ``spec.volumeClai
 
 Each controller's own half lives with it: the StatefulSet's claims per ordinal, creating
 missing claims and the retention policy in ``controllers.statefulset.pvc``; the CloneSet's
-claims per instance id in ``controllers.cloneset.pvc``. Their old names here
-(:data:`MOVED_TO_STATEFULSET`, :data:`MOVED_TO_CLONESET`) still work for one release, with a
-``DeprecationWarning``; the controller module is imported only when an old name is used.
+claims per instance id in ``controllers.cloneset.pvc`` (:data:`MOVED_TO`). Their old names
+here still work for one release, with a ``DeprecationWarning``; the controller modules are
+imported only when a name this module does not define is asked for.
 """
 
 from __future__ import annotations
@@ -32,8 +32,7 @@ from kube_runtime._moved import warn_moved
 from kube_runtime.kinds import PersistentVolumeClaim
 
 __all__ = [
-    "MOVED_TO_CLONESET",
-    "MOVED_TO_STATEFULSET",
+    "MOVED_TO",
     "claim_from_template",
     "pod_volumes_with_claims",
     "volume_claim_templates",
@@ -41,55 +40,20 @@ __all__ = [
 
 Obj = dict[str, Any]
 
-_STATEFULSET_PVC = "controllers.statefulset.pvc"
-_CLONESET_PVC = "controllers.cloneset.pvc"
-MOVED_TO_STATEFULSET = frozenset(
-    {
-        "DELETE",
-        "RETAIN",
-        "VolumeClaimError",
-        "claim_name",
-        "claim_owner_up_to_date",
-        "claims_for_pod",
-        "create_missing_claims",
-        "has_non_controller_owner",
-        "has_owner_ref",
-        "has_stale_owner_ref",
-        "has_unexpected_controller",
-        "pod_volumes_for",
-        "retention_policy",
-        "storage_matches",
-        "update_claim_owner_refs",
-        "update_claims_for_retention_policy",
-    }
-)
-"""Names that moved to ``controllers.statefulset.pvc`` (importable from here until the next
-release, with a ``DeprecationWarning``)."""
-MOVED_TO_CLONESET = frozenset(
-    {
-        "INSTANCE_ID_LABEL",
-        "INSTANCE_ID_LENGTH",
-        "available_instance_ids",
-        "claims_of_instance",
-        "instance_claim_name",
-        "instance_claims_for_pod",
-        "instance_pod_volumes_for",
-    }
-)
-"""Names that moved to ``controllers.cloneset.pvc`` (likewise)."""
+#: Where this module's claim-per-ordinal and claim-per-instance halves went.
+MOVED_TO = ("controllers.statefulset.pvc", "controllers.cloneset.pvc")
 
 
 def __getattr__(name: str) -> Any:
-    if name in MOVED_TO_STATEFULSET:
-        target = _STATEFULSET_PVC
-    elif name in MOVED_TO_CLONESET:
-        target = _CLONESET_PVC
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # Imported on use only: the framework does not depend on the controllers.
-    module = importlib.import_module(target)
-    warn_moved(f"{__name__}.{name}", f"{target}.{name}")
-    return getattr(module, name)
+    # An old name: found in a module of MOVED_TO's ``__all__``, imported on use only (the
+    # framework does not depend on the controllers).
+    if not name.startswith("__"):
+        for target in MOVED_TO:
+            module = importlib.import_module(target)
+            if name in getattr(module, "__all__", ()):
+                warn_moved(f"{__name__}.{name}", f"{target}.{name}")
+                return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --- shared --------------------------------------------------------------------------------
