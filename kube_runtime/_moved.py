@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-__all__ = ["install", "warn_moved"]
+__all__ = ["install", "moved_attribute", "warn_moved"]
 
 
 def warn_moved(old: str, new: str, *, stacklevel: int = 3) -> None:
@@ -29,6 +29,19 @@ def warn_moved(old: str, new: str, *, stacklevel: int = 3) -> None:
         DeprecationWarning,
         stacklevel=stacklevel,
     )
+
+
+def moved_attribute(module: str, name: str, homes: Sequence[str]) -> Any:
+    """For a module's ``__getattr__``: ``name`` that moved from ``module`` to the first of
+    ``homes`` whose ``__all__`` lists it (imported only now), with :func:`warn_moved`.
+    ``AttributeError`` for any other name (private and dunder names never import a home)."""
+    if not name.startswith("_"):
+        for home in homes:
+            target = importlib.import_module(home)
+            if name in getattr(target, "__all__", ()):
+                warn_moved(f"{module}.{name}", f"{home}.{name}", stacklevel=4)
+                return getattr(target, name)
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
 
 class _AliasLoader(importlib.abc.Loader):

@@ -45,14 +45,13 @@ look-ups and set membership tests, without allocating in the common case.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from kube_runtime._moved import warn_moved
+from kube_runtime._moved import moved_attribute
 from kube_runtime.validation import label_value_errors as _label_value_errors
 from kube_runtime.validation import qualified_name_errors as _qualified_name_errors
 
@@ -76,42 +75,14 @@ class SelectorError(ValueError):
     """An invalid label or field selector; the message says what is wrong and where."""
 
 
-# Names that moved out, by new home (resolved by ``__getattr__`` for one release).
-_MOVED: Final[dict[str, str]] = {
-    **dict.fromkeys(
-        (
-            "DNS1123_LABEL_FMT",
-            "DNS1123_LABEL_MAX_LENGTH",
-            "DNS1123_SUBDOMAIN_FMT",
-            "DNS1123_SUBDOMAIN_MAX_LENGTH",
-            "LABEL_VALUE_FMT",
-            "LABEL_VALUE_MAX_LENGTH",
-            "QUALIFIED_NAME_FMT",
-            "QUALIFIED_NAME_MAX_LENGTH",
-            "VALIDATOR_CACHE_SIZE",
-            "dns1123_label_errors",
-            "dns1123_subdomain_errors",
-            "label_value_errors",
-            "max_len_error",
-            "qualified_name_errors",
-            "regex_error",
-        ),
-        "kube_runtime.validation",
-    ),
-    # The server's field label table, imported only when an old name is used.
-    **dict.fromkeys(
-        ("check_field_selector", "supported_fields"), "kube_runtime.envtest.server.fieldlabels"
-    ),
-}
+#: Where names that moved out of this module went (resolved by ``__getattr__`` for one
+#: release): the name validators, and the server's field label table (imported on use only).
+MOVED_TO = ("kube_runtime.validation", "kube_runtime.envtest.server.fieldlabels")
 
 
 def __getattr__(name: str) -> Any:
     """A name that moved out of this module, with a ``DeprecationWarning`` naming its new path."""
-    home = _MOVED.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warn_moved(f"{__name__}.{name}", f"{home}.{name}")
-    return getattr(importlib.import_module(home), name)
+    return moved_attribute(__name__, name, MOVED_TO)
 
 
 # --------------------------------------------------------------------------------------

@@ -23,12 +23,11 @@ imported only when a name this module does not define is asked for.
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kube_runtime import meta
-from kube_runtime._moved import warn_moved
+from kube_runtime._moved import moved_attribute
 from kube_runtime.kinds import PersistentVolumeClaim
 
 __all__ = [
@@ -45,15 +44,7 @@ MOVED_TO = ("controllers.statefulset.pvc", "controllers.cloneset.pvc")
 
 
 def __getattr__(name: str) -> Any:
-    # An old name: found in a module of MOVED_TO's ``__all__``, imported on use only (the
-    # framework does not depend on the controllers).
-    if not name.startswith("__"):
-        for target in MOVED_TO:
-            module = importlib.import_module(target)
-            if name in getattr(module, "__all__", ()):
-                warn_moved(f"{__name__}.{name}", f"{target}.{name}")
-                return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return moved_attribute(__name__, name, MOVED_TO)
 
 
 # --- shared --------------------------------------------------------------------------------
