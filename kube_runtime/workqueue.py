@@ -65,57 +65,60 @@ class RateLimiter(Protocol):
         """How many failures of ``item`` are remembered."""
 
 
-class ItemExponentialFailureRateLimiter:
-    """Per item: ``base * 2**failures`` seconds, capped at ``maximum`` (never overflows)."""
+class _PerItemFailures:
+    """The failure count per item that per-item rate limiters keep (thread-safe)."""
 
-    def __init__(self, base: float = 0.005, maximum: float = 1000.0) -> None:
-        self.base = base
-        self.maximum = maximum
+    def __init__(self) -> None:
         self._failures: dict[Hashable, int] = {}
         self._lock = threading.Lock()
 
-    def when(self, item: Hashable) -> float:
+    def _count_failure(self, item: Hashable) -> int:
+        """Record one more failure of ``item``; the count before it."""
         with self._lock:
-            exponent = self._failures.get(item, 0)
-            self._failures[item] = exponent + 1
+            before = self._failures.get(item, 0)
+            self._failures[item] = before + 1
+        return before
+
+    def forget(self, item: Hashable) -> None:
+        """Stop tracking ``item``."""
+        with self._lock:
+            self._failures.pop(item, None)
+
+    def num_requeues(self, item: Hashable) -> int:
+        """How many failures of ``item`` are remembered."""
+        with self._lock:
+            return self._failures.get(item, 0)
+
+
+class ItemExponentialFailureRateLimiter(_PerItemFailures):
+    """Per item: ``base * 2**failures`` seconds, capped at ``maximum`` (never overflows)."""
+
+    def __init__(self, base: float = 0.005, maximum: float = 1000.0) -> None:
+        super().__init__()
+        self.base = base
+        self.maximum = maximum
+
+    def when(self, item: Hashable) -> float:
+        exponent = self._count_failure(item)
         try:
             delay = math.ldexp(self.base, exponent)
         except OverflowError:
             return self.maximum
         return min(delay, self.maximum)
 
-    def forget(self, item: Hashable) -> None:
-        with self._lock:
-            self._failures.pop(item, None)
 
-    def num_requeues(self, item: Hashable) -> int:
-        with self._lock:
-            return self._failures.get(item, 0)
-
-
-class ItemFastSlowRateLimiter:
+class ItemFastSlowRateLimiter(_PerItemFailures):
     """Per item: ``fast_delay`` for the first ``max_fast_attempts`` failures, then ``slow_delay``."""
 
     def __init__(self, fast_delay: float, slow_delay: float, max_fast_attempts: int) -> None:
+        super().__init__()
         self.fast_delay = fast_delay
         self.slow_delay = slow_delay
         self.max_fast_attempts = max_fast_attempts
-        self._failures: dict[Hashable, int] = {}
-        self._lock = threading.Lock()
 
     def when(self, item: Hashable) -> float:
-        with self._lock:
-            failures = self._failures.get(item, 0) + 1
-            self._failures[item] = failures
+        failures = self._count_failure(item) + 1
         return self.fast_delay if failures <= self.max_fast_attempts else self.slow_delay
-
-    def forget(self, item: Hashable) -> None:
-        with self._lock:
-            self._failures.pop(item, None)
-
-    def num_requeues(self, item: Hashable) -> int:
-        with self._lock:
-            return self._failures.get(item, 0)
 
 
 class BucketRateLimiter:
