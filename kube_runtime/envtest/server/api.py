@@ -9,6 +9,7 @@ and handled by verb in :mod:`.reads`, :mod:`.watch`, :mod:`.writes` and :mod:`.d
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from collections.abc import Callable
@@ -31,6 +32,8 @@ from kube_runtime.envtest.server.writes import Writes
 
 __all__ = ["ApiServer", "RequestRecord", "Route"]
 
+log = logging.getLogger(__name__)
+
 Handler = Callable[[Request, Route], Response | StreamResponse]
 
 
@@ -42,6 +45,17 @@ class RequestRecord:
     resource: str
     status: int
     seconds: float
+
+
+def _internal_error(e: Exception) -> ApiError:
+    """kube-apiserver's 500 for an unexpected failure (``Internal error occurred: ...``)."""
+    detail = f"{type(e).__name__}: {e}"
+    return errors.api_error(
+        500,
+        f"Internal error occurred: {detail}",
+        "InternalError",
+        {"causes": [{"message": detail}]},
+    )
 
 
 class ApiServer:
@@ -115,6 +129,11 @@ class ApiServer:
             response = error_response(e)
         except (ValueError, selectors.SelectorError) as e:
             response = error_response(errors.bad_request(str(e)))
+        except Exception as e:  # the last line of defence: a Status, never a dropped request
+            # Writes commit as their very last step (Store._commit), so a failure before it
+            # leaves nothing behind; one after it (a hook) leaves a readable object.
+            log.exception("internal error serving %s %s", request.method, request.target)
+            response = error_response(_internal_error(e))
         if self.record_requests and isinstance(response, Response):
             self.records.append(
                 RequestRecord(

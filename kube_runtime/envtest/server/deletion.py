@@ -10,11 +10,10 @@ CRD's first DELETE only marks it; the CRD finalizer removes its objects, then th
 from __future__ import annotations
 
 from collections.abc import Callable
-
-import orjson
+from typing import Any
 
 from kube_runtime.client.registry import deleted_status
-from kube_runtime.envtest.server import crds, errors
+from kube_runtime.envtest.server import bodylimits, crds, errors, shapes
 from kube_runtime.envtest.server.http import Request, Response
 from kube_runtime.envtest.server.reads import matcher
 from kube_runtime.envtest.server.resources import ResourceInfo
@@ -76,46 +75,84 @@ def _removed_pod(pod: Obj, clock: Callable[[], float]) -> Obj:
     return {**pod, "metadata": stamped}
 
 
-def _orphan_false(request: Request) -> bool:
+def _orphan_false(request: Request, body: Any) -> bool:
     """Whether a DELETE set ``orphanDependents: false`` (query parameter or DeleteOptions body)."""
     if request.param("orphanDependents") in ("0", "false", "False"):
         return True
-    try:
-        body = orjson.loads(request.body) if request.body else None
-    except orjson.JSONDecodeError:
-        return False
     return isinstance(body, dict) and body.get("orphanDependents") is False
 
 
-def delete_options(request: Request) -> DeleteOptions:
-    """The request's DeleteOptions (body, then query parameters); 400 for a bad policy."""
+_POLICIES = ("Foreground", "Background", "Orphan")
+
+
+def _invalid_options(field: str, reason: str, message: str) -> errors.ApiError:
+    """422 for DeleteOptions kube-apiserver's validation refuses."""
+    return errors.api_error(
+        422,
+        f'DeleteOptions.meta.k8s.io "" is invalid: {field}: {message}',
+        "Invalid",
+        {
+            "group": "meta.k8s.io",
+            "kind": "DeleteOptions",
+            "causes": [{"reason": reason, "message": message, "field": field}],
+        },
+    )
+
+
+def decode_delete_options(request: Request) -> Any:
+    """The DeleteOptions body (None without one); 400 when it does not decode as one."""
+    if not request.body:
+        return None
+    body = bodylimits.decode_json(request.body, "DeleteOptions")
+    if body is not None:
+        shapes.check_delete_options(body)
+    return body
+
+
+def delete_options(request: Request, body: Any = None) -> DeleteOptions:
+    """The request's DeleteOptions (``body`` decoded, then query parameters); 400 for a
+    value that does not decode, 422 for an unsupported policy or dry-run value."""
     opts = DeleteOptions()
-    if request.body:
-        try:
-            body = orjson.loads(request.body)
-        except orjson.JSONDecodeError:
-            raise errors.bad_request("the delete options could not be decoded") from None
-        if isinstance(body, dict):
-            pre = body.get("preconditions") or {}
-            opts.uid = pre.get("uid")
-            opts.resource_version = pre.get("resourceVersion")
-            opts.propagation = body.get("propagationPolicy")
-            if body.get("orphanDependents") is True and not opts.propagation:
-                opts.propagation = "Orphan"
-            if body.get("gracePeriodSeconds") is not None:
-                opts.grace_seconds = int(body["gracePeriodSeconds"])
-            if "All" in (body.get("dryRun") or []):
-                opts.dry_run = True
+    if isinstance(body, dict):
+        pre = body.get("preconditions") or {}
+        opts.uid = pre.get("uid") or None
+        opts.resource_version = pre.get("resourceVersion") or None
+        opts.propagation = body.get("propagationPolicy")
+        if body.get("orphanDependents") is True and not opts.propagation:
+            opts.propagation = "Orphan"
+        if body.get("gracePeriodSeconds") is not None:
+            opts.grace_seconds = body["gracePeriodSeconds"]
+        dry_run = body.get("dryRun") or []
+        bad = [v for v in dry_run if v != "All"]
+        if bad:
+            shown = ", ".join(f'"{v}"' for v in dry_run)
+            raise _invalid_options(
+                "dryRun",
+                "FieldValueNotSupported",
+                f'Unsupported value: []string{{{shown}}}: supported values: "All"',
+            )
+        opts.dry_run = bool(dry_run)
     if request.param("propagationPolicy"):
         opts.propagation = request.param("propagationPolicy")
-    if request.param("gracePeriodSeconds"):
-        opts.grace_seconds = int(request.param("gracePeriodSeconds") or 0)
+    grace = request.param("gracePeriodSeconds")
+    if grace:
+        try:
+            opts.grace_seconds = int(grace)
+        except ValueError:
+            raise errors.bad_request(
+                f'strconv.ParseInt: parsing "{grace}": invalid syntax'
+            ) from None
     if request.param("orphanDependents") in TRUE and not opts.propagation:
         opts.propagation = "Orphan"
     if request.param("dryRun") == "All":
         opts.dry_run = True
-    if opts.propagation not in (None, "Orphan", "Background", "Foreground"):
-        raise errors.bad_request(f"invalid propagationPolicy: {opts.propagation}")
+    if opts.propagation is not None and opts.propagation not in _POLICIES:
+        supported = ", ".join(f'"{p}"' for p in _POLICIES)
+        raise _invalid_options(
+            "propagationPolicy",
+            "FieldValueNotSupported",
+            f'Unsupported value: "{opts.propagation}": supported values: {supported}, "nil"',
+        )
     return opts
 
 
@@ -130,7 +167,8 @@ class Deletion:
         assert route.name is not None
         if route.subresource:
             raise errors.method_not_allowed("delete is not supported on subresources")
-        opts = delete_options(request)
+        body = decode_delete_options(request)
+        opts = delete_options(request, body)
         info = route.info
         is_crd = info.key == crds.CRD_KEY
         stored, removed = self.store.delete(
@@ -145,12 +183,12 @@ class Deletion:
             return json_response(200, _removed_pod(stored.obj, self.store.clock))
         # kube-apiserver answers 202 only for a pending deletion asked with orphanDependents=false.
         return object_response(
-            route, stored, 202 if not removed and _orphan_false(request) else 200
+            route, stored, 202 if not removed and _orphan_false(request, body) else 200
         )
 
     def deletecollection(self, request: Request, route: Route) -> Response:
         matches = matcher(request, route)
-        opts = delete_options(request)
+        opts = delete_options(request, decode_delete_options(request))
         listed, deleted = self.store.delete_collection(route.info, route.namespace, matches, opts)
         if not opts.dry_run:
             for s in deleted:

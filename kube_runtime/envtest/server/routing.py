@@ -86,6 +86,7 @@ def verb(request: Request, route: Route) -> str:
     if (
         not found
         or (found == "create" and route.name and not binding)
+        or (found in ("update", "patch") and not route.name)
         or (binding and found != "create")
     ):
         raise errors.method_not_allowed()

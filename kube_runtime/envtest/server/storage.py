@@ -44,6 +44,7 @@ import orjson
 
 from kube_runtime.client.registry import merge_update
 from kube_runtime.envtest.server import errors
+from kube_runtime.envtest.server.bodylimits import check_object_size
 from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 from kube_runtime.validation import no_new_finalizers_message
@@ -285,12 +286,22 @@ class Store:
     def _commit(
         self, info: ResourceInfo, key: tuple[str, str], type_: str, new: Obj, old: Stored | None
     ) -> Stored:
-        """Assign the next resourceVersion to ``new``, store or remove it, record and fan out."""
-        self._rv += 1
-        rv = self._rv
+        """Assign the next resourceVersion to ``new``, store or remove it, record and fan out.
+
+        A new version is encoded first, and nothing changes when it cannot be (500) or is
+        larger than etcd stores (413): every committed object can be read back.
+        """
+        rv = self._rv + 1
         meta = new["metadata"]
         meta["resourceVersion"] = str(rv)
         stored = Stored(new)
+        if type_ != DELETED:
+            try:
+                raw = stored.raw
+            except (TypeError, orjson.JSONEncodeError) as e:
+                raise api_error(500, f"Internal error occurred: cannot encode: {e}") from None
+            check_object_size(raw)
+        self._rv = rv
         bucket = self._buckets.get(info.key) or self._bucket(info)
         uid = meta.get("uid", "")
         refs_before = old.obj["metadata"].get("ownerReferences") if old is not None else None

@@ -12,10 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-import yaml
 
 from kube_runtime import patch
-from kube_runtime.envtest.server import errors, fieldmanager, subresources
+from kube_runtime.envtest.server import bodylimits, errors, fieldmanager, shapes, subresources
 from kube_runtime.envtest.server.http import Request, Response
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.responses import JSON, object_response
@@ -60,19 +59,63 @@ def _invalid_patch_options(field: str, reason: str, detail: str) -> errors.ApiEr
     )
 
 
-def decode_body(request: Request) -> Obj:
-    """The request body as a JSON object (YAML for the YAML content types); 400 otherwise."""
+def _body_kind(route: Route) -> tuple[str, str]:
+    """The (group, kind) a write's body holds: the subresource's own kind or the resource's."""
+    if route.subresource == "scale":
+        return "autoscaling", "Scale"
+    if route.subresource == "binding":
+        return "", "Binding"
+    return route.info.group, route.info.kind
+
+
+def decode_body(request: Request, route: Route) -> Obj:
+    """The request body as the route's object (YAML for the YAML content types), within the
+    limits of :mod:`.bodylimits` and with the JSON types of :mod:`.shapes`; 400 otherwise.
+    A ``null`` body is an empty object, as Go decodes it."""
     ctype = request.headers.get("content-type", JSON).split(";")[0].strip()
-    try:
-        if ctype in ("application/yaml", _APPLY):
-            data = yaml.safe_load(request.body.decode())
-        else:
-            data = orjson.loads(request.body or b"null")
-    except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as e:
-        raise errors.bad_request(f"the request body could not be decoded: {e}") from None
-    if not isinstance(data, dict):
-        raise errors.bad_request("the request body must be a JSON object")
+    group, kind = _body_kind(route)
+    if ctype in ("application/yaml", _APPLY):
+        data = bodylimits.decode_yaml(request.body, kind)
+    else:
+        data = bodylimits.decode_json(request.body, kind)
+    if data is None:
+        data = {}
+    shapes.check_object(
+        group, route.version, kind, data, custom=route.info.custom and not route.subresource
+    )
+    assert isinstance(data, dict)
     return data
+
+
+def _check_patched(route: Route, group: str, kind: str, result: Any, custom: bool) -> None:
+    """422 when a patch produced a value of the wrong JSON type (kube-apiserver cannot decode
+    the patched object: it names the ``patch`` as the invalid field)."""
+    if isinstance(result, dict):
+        found = shapes.mismatch(group, kind, result, custom=custom)
+        if found is None:
+            return
+        problem = (
+            f'{kind} in version "{route.version}" cannot be handled as a {kind}: {found.message()}'
+        )
+    else:
+        problem = (
+            "couldn't get version/kind; json parse error: the patched object is no JSON object"
+        )
+    shown = orjson.dumps(result).decode(errors="replace")
+    if len(shown) > 256:
+        shown = shown[:256] + "..."
+    raise errors.invalid(
+        route.info.kind,
+        route.info.group,
+        route.name or "",
+        [
+            errors.Cause(
+                "patch",
+                "FieldValueInvalid",
+                f'Invalid value: "{shown}": {problem}',
+            )
+        ],
+    )
 
 
 def _check_kind(route: Route, body: Obj) -> None:
@@ -134,7 +177,7 @@ class Writes:
         return hook
 
     def create(self, request: Request, route: Route) -> Response:
-        body = decode_body(request)
+        body = decode_body(request, route)
         if route.subresource == "binding":
             return subresources.bind_pod(self.store, route, body)
         if route.subresource:
@@ -159,7 +202,7 @@ class Writes:
 
     def update(self, request: Request, route: Route) -> Response:
         assert route.name is not None
-        body = decode_body(request)
+        body = decode_body(request, route)
         dry_run = request.param("dryRun") == "All"
         if route.subresource == "scale":
             return subresources.write_scale(
@@ -185,15 +228,14 @@ class Writes:
         if ctype not in _PATCH_TYPES:
             raise _unsupported_media_type(", ".join(_PATCH_TYPES))
         dry_run = request.param("dryRun") == "All"
-        try:
-            doc: Any = (
-                yaml.safe_load(request.body.decode())
-                if ctype == _APPLY
-                else orjson.loads(request.body or b"null")
-            )
-        except (orjson.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as e:
-            raise errors.bad_request(f"the patch could not be decoded: {e}") from None
         info = route.info
+        group, kind = _body_kind(route)
+        doc: Any = (
+            bodylimits.decode_yaml(request.body, kind)
+            if ctype == _APPLY
+            else bodylimits.decode_json(request.body, kind)
+        )
+        custom = info.custom and route.subresource != "scale"
         schema = None
         if ctype == _STRATEGIC:
             schema = patch.strategic_schema_for(
@@ -219,8 +261,7 @@ class Writes:
                     result = patch.apply_merge_patch(current, doc)
             except patch.PatchError as e:
                 raise errors.api_error(e.code, str(e)) from None
-            if not isinstance(result, dict):
-                raise errors.bad_request("the patch must produce a JSON object")
+            _check_patched(route, group, kind, result, custom)
             return result
 
         force = request.param("force")
@@ -243,6 +284,7 @@ class Writes:
         info = route.info
         if not isinstance(doc, dict):
             raise errors.bad_request("the applied configuration must be an object")
+        shapes.check_object(info.group, route.version, info.kind, doc, custom=info.custom)
         manager = request.param("fieldManager")
         if not manager:
             raise _invalid_patch_options("fieldManager", "Required", "is required for apply patch")

@@ -1,0 +1,262 @@
+"""Decoding request bodies within the limits kube-apiserver enforces, before any logic runs.
+
+Every body a handler reads goes through :func:`decode_json` or :func:`decode_yaml`, so what
+reaches the storage is a tree of ``dict``/``list``/``str``/``int``/``float``/``bool``/``None``
+that encodes back to JSON: nothing is committed that cannot be read back.
+
+* Size: a body over :data:`MAX_BODY_BYTES` (3 MiB) is answered 413, as kube-apiserver's
+  handlers do (``Request entity too large: limit is 3145728``). An object whose encoding is
+  over :data:`MAX_OBJECT_BYTES` (etcd's default ``--max-request-bytes``, 1.5 MiB) is refused
+  by the storage (:func:`check_object_size`) with 413 ``etcdserver: request is too large``
+  (kube-apiserver 1.20 answers 500 there, with gRPC's own message past 2 MiB).
+* Nesting: kube-apiserver's decoders stop at 10,000 levels (400 ``exceeded max depth``). This
+  server, whose encoder and recursive walks stop far earlier, refuses nesting deeper than
+  :data:`MAX_DEPTH` with the same answer (a documented deviation). A JSON body is parsed by
+  orjson, which stops at 1,024 levels by itself; only a body with more than
+  :data:`MAX_DEPTH` brackets is walked (iteratively) to measure its depth.
+* Text: JSON strings with invalid UTF-8 or a lone UTF-16 surrogate escape (``"\\ud800"``)
+  decode with U+FFFD in their place, as Go's decoder does; a YAML body with a surrogate
+  escape is refused (400, as go-yaml refuses it).
+* Numbers: a JSON integer beyond the 64-bit range is a float (as the unstructured decoder
+  makes it); a YAML integer beyond it too, one beyond the float range a string (go-yaml's
+  resolution); ``.inf``/``.nan`` are refused (JSON cannot hold them). YAML keys that are not
+  strings become strings, timestamps and binary scalars strings, as ``sigs.k8s.io/yaml``
+  converts YAML to JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import json
+import math
+from typing import Any
+
+import orjson
+import yaml
+
+from kube_runtime.envtest.server import errors
+
+__all__ = [
+    "KUBE_MAX_DEPTH",
+    "MAX_BODY_BYTES",
+    "MAX_DEPTH",
+    "MAX_OBJECT_BYTES",
+    "check_body_size",
+    "check_object_size",
+    "decode_json",
+    "decode_yaml",
+    "depth_error",
+]
+
+#: kube-apiserver's ``MaxRequestBodyBytes``: larger bodies are answered 413.
+MAX_BODY_BYTES = 3 * 1024 * 1024
+#: etcd's default ``--max-request-bytes``: larger objects are not stored.
+MAX_OBJECT_BYTES = 1536 * 1024
+#: The nesting kube-apiserver's JSON and YAML decoders accept.
+KUBE_MAX_DEPTH = 10_000
+#: The nesting this server accepts (containers, the body itself included): its JSON encoder
+#: stops at 254 levels, and a watch event or a Table wraps an object in a few more.
+MAX_DEPTH = 200
+
+_INT64_MIN = -(2**63)
+_UINT64_MAX = 2**64 - 1
+_FFFD = "\ufffd"
+
+
+def check_body_size(body: bytes) -> None:
+    """413 for a body over kube-apiserver's 3 MiB limit."""
+    if len(body) > MAX_BODY_BYTES:
+        raise errors.api_error(
+            413, f"Request entity too large: limit is {MAX_BODY_BYTES}", "RequestEntityTooLarge"
+        )
+
+
+def check_object_size(raw: bytes) -> None:
+    """413 for an encoded object over etcd's request limit (checked before it is stored)."""
+    if len(raw) > MAX_OBJECT_BYTES:
+        raise errors.api_error(413, "etcdserver: request is too large", "RequestEntityTooLarge")
+
+
+def depth_error(kind: str, what: str = "json parse error", char: str = "[") -> errors.ApiError:
+    """kube-apiserver's 400 for a body nested deeper than its decoder takes."""
+    return errors.bad_request(
+        f"the object provided is unrecognized (must be of type {kind}): couldn't get "
+        f"version/kind; {what}: invalid character '{char}' exceeded max depth"
+    )
+
+
+def _too_deep(data: Any) -> bool:
+    """Whether ``data`` nests more than :data:`MAX_DEPTH` containers (iterative walk)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
+    return False
+
+
+def _json_depth_ok(body: bytes) -> bool:
+    """Whether the brackets of a JSON text (outside strings) nest at most :data:`MAX_DEPTH`."""
+    depth = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > MAX_DEPTH:
+                return False
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return True
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"invalid character '{name[0]}' looking for beginning of value")
+
+
+def _lenient_json(body: bytes, kind: str) -> Any:
+    """Go's reading of a JSON text orjson refuses for its text: invalid UTF-8 and lone
+    surrogate escapes become U+FFFD (rare: the slow path)."""
+    if not _json_depth_ok(body):
+        raise depth_error(kind)
+    text = body.decode("utf-8", "replace")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as e:
+        raise errors.bad_request(f"the request body could not be decoded: {e}") from None
+    return _normalize(data, kind, yaml_source=False)
+
+
+def decode_json(body: bytes, kind: str) -> Any:
+    """A JSON body as Python data within the limits above; 400 when it is not JSON.
+
+    ``kind`` names what the body should hold, for kube-apiserver's wording of errors.
+    """
+    check_body_size(body)
+    if not body.strip():
+        raise errors.bad_request(
+            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
+            "version/kind; json parse error: unexpected end of JSON input"
+        )
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as e:
+        message = str(e)
+        if message.startswith("depth limit exceeded"):
+            raise depth_error(kind) from None
+        if "surrogate" in message or "UTF-8" in message:
+            return _lenient_json(body, kind)
+        raise errors.bad_request(f"the request body could not be decoded: {e}") from None
+    if (body.count(b"{") + body.count(b"[") > MAX_DEPTH) and _too_deep(data):
+        raise depth_error(kind)
+    return data
+
+
+def decode_yaml(body: bytes, kind: str) -> Any:
+    """A YAML body as JSON-compatible Python data (``sigs.k8s.io/yaml``'s conversion)."""
+    check_body_size(body)
+    try:
+        data = yaml.safe_load(body.decode())
+    except RecursionError:
+        raise errors.bad_request(
+            f"the object provided is unrecognized (must be of type {kind}): "
+            f"yaml: exceeded max depth of {KUBE_MAX_DEPTH}"
+        ) from None
+    except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:
+        raise errors.bad_request(f"the request body could not be decoded: {e}") from None
+    return _normalize(data, kind, yaml_source=True)
+
+
+def _yaml_key(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    if isinstance(key, str):
+        return key
+    return str(_scalar(key, True))
+
+
+def _scalar(value: Any, yaml_source: bool) -> Any:
+    """One scalar as JSON can hold it (or an ApiError-raising ValueError for inf/nan)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        if _INT64_MIN <= value <= _UINT64_MAX:
+            return value
+        try:
+            return float(value)
+        except OverflowError:
+            return str(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        text = "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+        raise ValueError(f"json: unsupported value: {text}")
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    return str(value)
+
+
+def _fix_text(text: str, yaml_source: bool) -> str:
+    if text.isascii() or not any("\ud800" <= c <= "\udfff" for c in text):
+        return text
+    if yaml_source:
+        raise ValueError("yaml: found invalid Unicode character escape code")
+    return "".join(_FFFD if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
+def _normalize(data: Any, kind: str, *, yaml_source: bool) -> Any:
+    """Make decoded data JSON-compatible in place (iterative; checks the depth too)."""
+    root: list[Any] = [data]
+    stack: list[tuple[Any, int]] = [(root, 0)]
+    try:
+        while stack:
+            container, depth = stack.pop()
+            if depth > MAX_DEPTH:
+                raise depth_error(kind, "yaml" if yaml_source else "json parse error")
+            if isinstance(container, dict):
+                if not all(type(k) is str for k in container) or not all(
+                    k.isascii() for k in container
+                ):
+                    items = [
+                        (_fix_text(_yaml_key(k), yaml_source), v) for k, v in container.items()
+                    ]
+                    container.clear()
+                    container.update(items)
+                keys: Any = list(container)
+            else:
+                keys = range(len(container))
+            for k in keys:
+                v = container[k]
+                if isinstance(v, (dict, list)):
+                    stack.append((v, depth + 1))
+                elif isinstance(v, (set, frozenset)):
+                    container[k] = dict.fromkeys(v)
+                    stack.append((container[k], depth + 1))
+                elif isinstance(v, str):
+                    container[k] = _fix_text(v, yaml_source)
+                else:
+                    container[k] = _scalar(v, yaml_source)
+    except ValueError as e:
+        raise errors.bad_request(
+            f"the object provided is unrecognized (must be of type {kind}): {e}"
+        ) from None
+    return root[0]
