@@ -271,3 +271,18 @@ def test_the_store_commits_nothing_it_cannot_encode_or_etcd_would_refuse() -> No
     store.create(info, "n", {"metadata": {"name": "ok"}})
     assert [s.meta["name"] for s in store.list(info, "n").items] == ["ok"]
     assert store.resource_version == rv + 1
+
+
+def test_status_can_be_left_out_where_the_stored_one_is_kept() -> None:
+    obj = {"spec": {"containers": []}, "status": {"conditions": "x"}}
+    assert shapes.mismatch("", "Pod", obj) is not None
+    assert shapes.mismatch("", "Pod", obj, status=False) is None
+
+
+def test_a_wide_body_with_many_brackets_is_measured_not_refused() -> None:
+    body = orjson.dumps({"metadata": {"name": "x"}, "f": [{"a": [{}]} for _ in range(300)]})
+    assert len(bodylimits.decode_json(body, "X")["f"]) == 300
+    deep = orjson.loads(_nest(bodylimits.MAX_DEPTH - 1))
+    assert bodylimits.decode_json(orjson.dumps({"a": deep}), "X") == {"a": deep}
+    too_deep = orjson.dumps({"a": orjson.loads(_nest(bodylimits.MAX_DEPTH))})
+    assert _error(bodylimits.decode_json, too_deep, "X").code == 400

@@ -200,23 +200,40 @@ class _Either(_T):
             raise ShapeError(value, self.go)
 
 
+def _scalar_type(t: _T) -> type | None:
+    """The one Python type a ``string`` or ``bool`` field takes (checked inline, no call)."""
+    if type(t) is _Str:
+        return str
+    if type(t) is _Bool:
+        return bool
+    return None
+
+
 class _List(_T):
-    __slots__ = ("item",)
+    __slots__ = ("item", "scalar")
 
     def __init__(self, go: str, item: _T) -> None:
         super().__init__(go or f"[]{item.go}")
         self.item = item
+        self.scalar = _scalar_type(item)
 
     def check(self, value: Any) -> None:
         if value is None:
             return
         if type(value) is not list:
             raise ShapeError(value, self.go)
+        scalar = self.scalar
         check = self.item.check
         for i, item in enumerate(value):
             if item is None:
                 value[i] = self.item.zero()
                 continue
+            if scalar is not None:
+                if type(item) is scalar:
+                    continue
+                e = ShapeError(item, self.item.go)
+                e.parts.append(i)
+                raise e
             try:
                 check(item)
             except ShapeError as e:
@@ -225,19 +242,23 @@ class _List(_T):
 
 
 class _Map(_T):
-    __slots__ = ("item",)
+    __slots__ = ("item", "scalar")
 
     def __init__(self, item: _T) -> None:
         super().__init__(f"map[string]{item.go}")
         self.item = item
+        self.scalar = _scalar_type(item)
 
     def check(self, value: Any) -> None:
         if value is None:
             return
         if type(value) is not dict:
             raise ShapeError(value, self.go)
+        scalar = self.scalar
         check = self.item.check
         for key, item in value.items():
+            if scalar is not None and type(item) is scalar:
+                continue
             if item is None:
                 value[key] = self.item.zero()
                 continue
@@ -249,33 +270,50 @@ class _Map(_T):
 
 
 class _Struct(_T):
-    __slots__ = ("fields", "name")
+    """A Go struct: its string and bool fields are checked inline, the others by their type."""
+
+    __slots__ = ("fields", "kinds", "name")
 
     def __init__(self, go: str, fields: dict[str, _T] | None = None) -> None:
         super().__init__(go)
         self.name = go.rpartition(".")[2]
         self.fields: dict[str, _T] = fields or {}
+        # field -> str or bool (checked inline) or its _T; built at first use (the recursive
+        # JSONSchemaProps gets its fields after creation)
+        self.kinds: dict[str, Any] | None = None
 
     def zero(self) -> Any:
         return {}
+
+    def _kinds(self) -> dict[str, Any]:
+        kinds = {key: _scalar_type(t) or t for key, t in self.fields.items()}
+        self.kinds = kinds
+        return kinds
 
     def check(self, value: Any) -> None:
         if value is None:
             return
         if type(value) is not dict:
             raise ShapeError(value, self.go)
-        fields = self.fields
+        kinds = self.kinds
+        if kinds is None:
+            kinds = self._kinds()
         for key, item in value.items():
-            t = fields.get(key)
-            if t is None:
+            t = kinds.get(key)
+            if t is None or t is type(item) or item is None:
                 continue
-            try:
-                t.check(item)
-            except ShapeError as e:
-                e.parts.append(key)
-                if not e.struct:
-                    e.struct = self.name
-                raise
+            if t is str or t is bool:
+                e = ShapeError(item, self.fields[key].go)
+            else:
+                try:
+                    t.check(item)
+                    continue
+                except ShapeError as raised:
+                    e = raised
+            e.parts.append(key)
+            if not e.struct:
+                e.struct = self.name
+            raise e
 
 
 S = _Str("string")
@@ -897,9 +935,22 @@ DELETE_OPTIONS = _st(
 _KINDS[("meta.k8s.io", "DeleteOptions")] = DELETE_OPTIONS
 
 
-def mismatch(group: str, kind: str, obj: Any, *, custom: bool = False) -> ShapeError | None:
-    """The first value of ``obj`` whose JSON type its Go field does not take (None: none)."""
-    struct = _CUSTOM if custom else _KINDS.get((group, kind), _CUSTOM)
+_WITHOUT_STATUS = {
+    key: _Struct(struct.go, {k: t for k, t in struct.fields.items() if k != "status"})
+    for key, struct in _KINDS.items()
+}
+
+
+def mismatch(
+    group: str, kind: str, obj: Any, *, custom: bool = False, status: bool = True
+) -> ShapeError | None:
+    """The first value of ``obj`` whose JSON type its Go field does not take (None: none).
+
+    ``status=False`` leaves the status out: a write to the main resource of a kind with a
+    status subresource keeps the stored status whatever the body holds.
+    """
+    table = _KINDS if status else _WITHOUT_STATUS
+    struct = _CUSTOM if custom else table.get((group, kind), _CUSTOM)
     try:
         struct.check(obj)
     except ShapeError as e:
@@ -920,9 +971,12 @@ def _type_meta_error(kind: str, obj: dict[str, Any]) -> errors.ApiError | None:
     return None
 
 
-def check_object(group: str, version: str, kind: str, obj: Any, *, custom: bool = False) -> None:
+def check_object(
+    group: str, version: str, kind: str, obj: Any, *, custom: bool = False, status: bool = True
+) -> None:
     """400 BadRequest, worded as kube-apiserver's decoder, when ``obj`` (a request body)
-    has a value of the wrong JSON type in a field of ``kind``'s Go type."""
+    has a value of the wrong JSON type in a field of ``kind``'s Go type (``status`` as for
+    :func:`mismatch`)."""
     if type(obj) is not dict:
         got = ShapeError(obj, "").json_kind.split(" ")[0] if obj is not None else "null"
         raise errors.bad_request(
@@ -934,7 +988,7 @@ def check_object(group: str, version: str, kind: str, obj: Any, *, custom: bool 
     type_meta = _type_meta_error(kind, obj)
     if type_meta is not None:
         raise type_meta
-    found = mismatch(group, kind, obj, custom=custom)
+    found = mismatch(group, kind, obj, custom=custom, status=status)
     if found is not None:
         raise _bad_request(kind, version, found)
 

@@ -80,8 +80,15 @@ def decode_body(request: Request, route: Route) -> Obj:
         data = bodylimits.decode_json(request.body, kind)
     if data is None:
         data = {}
+    main = not route.subresource
     shapes.check_object(
-        group, route.version, kind, data, custom=route.info.custom and not route.subresource
+        group,
+        route.version,
+        kind,
+        data,
+        custom=route.info.custom and main,
+        # the main resource of a kind with a status subresource keeps the stored status
+        status=not (main and route.info.has_status and request.method == "PUT"),
     )
     assert isinstance(data, dict)
     return data
@@ -91,7 +98,8 @@ def _check_patched(route: Route, group: str, kind: str, result: Any, custom: boo
     """422 when a patch produced a value of the wrong JSON type (kube-apiserver cannot decode
     the patched object: it names the ``patch`` as the invalid field)."""
     if isinstance(result, dict):
-        found = shapes.mismatch(group, kind, result, custom=custom)
+        status = route.subresource == "status" or not route.info.has_status
+        found = shapes.mismatch(group, kind, result, custom=custom, status=status)
         if found is None:
             return
         problem = (
