@@ -19,6 +19,7 @@ no message on the valid path.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kube_runtime.envtest.server import errors
@@ -209,64 +210,60 @@ def _scalar_type(t: _T) -> type | None:
     return None
 
 
-class _List(_T):
+class _Items(_T):
+    """A list or a map of one item type: ``null`` items become the item's zero value."""
+
     __slots__ = ("item", "scalar")
 
     def __init__(self, go: str, item: _T) -> None:
-        super().__init__(go or f"[]{item.go}")
+        super().__init__(go)
         self.item = item
         self.scalar = _scalar_type(item)
+
+    def _check_items(self, value: Any, pairs: Iterable[tuple[Any, Any]]) -> None:
+        scalar = self.scalar
+        check = self.item.check
+        for at, item in pairs:
+            if type(item) is scalar:
+                continue
+            if item is None:
+                value[at] = self.item.zero()
+                continue
+            try:
+                if scalar is not None:
+                    raise ShapeError(item, self.item.go)
+                check(item)
+            except ShapeError as e:
+                e.parts.append(at)
+                raise
+
+
+class _List(_Items):
+    __slots__ = ()
+
+    def __init__(self, go: str, item: _T) -> None:
+        super().__init__(go or f"[]{item.go}", item)
 
     def check(self, value: Any) -> None:
         if value is None:
             return
         if type(value) is not list:
             raise ShapeError(value, self.go)
-        scalar = self.scalar
-        check = self.item.check
-        for i, item in enumerate(value):
-            if item is None:
-                value[i] = self.item.zero()
-                continue
-            if scalar is not None:
-                if type(item) is scalar:
-                    continue
-                e = ShapeError(item, self.item.go)
-                e.parts.append(i)
-                raise e
-            try:
-                check(item)
-            except ShapeError as e:
-                e.parts.append(i)
-                raise
+        self._check_items(value, enumerate(value))
 
 
-class _Map(_T):
-    __slots__ = ("item", "scalar")
+class _Map(_Items):
+    __slots__ = ()
 
     def __init__(self, item: _T) -> None:
-        super().__init__(f"map[string]{item.go}")
-        self.item = item
-        self.scalar = _scalar_type(item)
+        super().__init__(f"map[string]{item.go}", item)
 
     def check(self, value: Any) -> None:
         if value is None:
             return
         if type(value) is not dict:
             raise ShapeError(value, self.go)
-        scalar = self.scalar
-        check = self.item.check
-        for key, item in value.items():
-            if scalar is not None and type(item) is scalar:
-                continue
-            if item is None:
-                value[key] = self.item.zero()
-                continue
-            try:
-                check(item)
-            except ShapeError as e:
-                e.parts.append(key)
-                raise
+        self._check_items(value, value.items())
 
 
 class _Struct(_T):
