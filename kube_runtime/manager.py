@@ -99,6 +99,10 @@ class Manager:
         if leader_election and not leader_election_id:
             raise ValueError("leader_election=True needs leader_election_id (the Lease's name)")
         self.api_reader: Client = client if client is not None else Client.from_env()
+        if leader_election and isinstance(self.api_reader, Client):
+            # Its writes get fenced (see _guard_write): a client of its own, so that the one
+            # passed in (often shared, as in tests) is left as it was.
+            self.api_reader = self.api_reader.clone()
         self.cache = InformerCache(
             self.api_reader, namespace=namespace, resync_period=resync_period
         )
@@ -272,7 +276,7 @@ class Manager:
         # controllers' requests, and the write guard below does not apply to them.
         election_client: Any = self.api_reader
         if isinstance(self.api_reader, Client):
-            election_client = Client(self.api_reader.configuration)
+            election_client = self.api_reader.clone()
             self.api_reader.write_guard = self._guard_write
         self._elector = LeaderElector(
             election_client,

@@ -147,6 +147,7 @@ class Client(ClientBase):
         self._pool = _config.pool_manager(configuration)
         self._credentials = _config.Credentials(configuration)
         self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
         self._timeout = urllib3.Timeout(connect=connect_timeout, read=read_timeout)
         # Connection failures are retried (nothing was sent); a broken read only for
         # idempotent methods, once (a pooled keep-alive connection the server just closed).
@@ -188,6 +189,17 @@ class Client(ClientBase):
         if _config.in_cluster_available():
             return cls.in_cluster(**kwargs)
         return cls.from_kubeconfig(**kwargs)
+
+    def clone(self) -> Client:
+        """A new client with the same configuration and settings and a pool of its own
+        (no ``write_guard``): for a component that must not share, or change, another's."""
+        return type(self)(
+            self.configuration,
+            connect_timeout=self._connect_timeout,
+            read_timeout=self._read_timeout,
+            page_size=self.page_size,
+            user_agent=self.user_agent,
+        )
 
     def close(self) -> None:
         """Close pooled connections (open watches keep theirs until closed)."""

@@ -86,3 +86,19 @@ def test_before_election_writes_are_not_fenced() -> None:
     manager = _manager()
     manager._elector = Elector(safe=False)  # type: ignore[assignment]
     manager._guard_write("POST", "/api/v1/namespaces/x/events")  # not elected yet: allowed
+
+
+def test_the_client_passed_in_is_left_unfenced() -> None:
+    config = Configuration()
+    config.host = "http://127.0.0.1:9"
+    shared = Client(config)
+    manager = Manager(
+        shared,
+        leader_election=True,
+        leader_election_id="fencing",
+        leader_election_namespace="default",
+        metrics_bind_address="0",
+    )
+    manager._make_elector()  # what start() does: the guard goes on the manager's own client
+    assert manager.api_reader is not shared and manager.api_reader.write_guard is not None
+    assert shared.write_guard is None  # shared with others (tests, other managers): unchanged
