@@ -193,8 +193,9 @@ def manager_rules() -> tuple[Rule, ...]:
 
 
 def leader_election_rules() -> tuple[Rule, ...]:
-    """Rules for leader election in the manager's namespace (a Role there): the Lease."""
-    return (rule("coordination.k8s.io", "leases", "get", "create", "update"),)
+    """Rules for leader election in the manager's namespace (a Role there): the Lease, which
+    candidates also watch (a released Lease is taken at once, a deposed leader stops)."""
+    return (rule("coordination.k8s.io", "leases", "get", "create", "update", "watch"),)
 
 
 def normalize(rules: Iterable[Rule]) -> list[Rule]:

@@ -69,7 +69,7 @@ def test_render_grants_the_rules_events_and_the_lease_to_the_service_account() -
         {
             "apiGroups": ["coordination.k8s.io"],
             "resources": ["leases"],
-            "verbs": ["create", "get", "update"],
+            "verbs": ["create", "get", "update", "watch"],
         }
     ]
     assert role_binding["roleRef"] == {
