@@ -206,12 +206,16 @@ def _manager(client: Client, controller: str) -> Manager:
 
 
 def _audit(path: Path, since: int = 0) -> list[dict[str, Any]]:
-    """Audit events of the ServiceAccount from byte offset ``since``."""
+    """Audit events of the ServiceAccount from byte offset ``since``: complete lines only (the
+    API server may be writing the last one while we read)."""
     if not path.exists():
         return []
     with path.open("rb") as f:
         f.seek(since)
-        return [e for e in map(json.loads, f.read().splitlines()) if e["user"]["username"] == USER]
+        data = f.read()
+    complete = data[: data.rfind(b"\n") + 1]
+    events = map(json.loads, complete.splitlines())
+    return [e for e in events if e["user"]["username"] == USER]
 
 
 def _grant_of(event: dict[str, Any]) -> tuple[str, str, str]:
