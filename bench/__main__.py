@@ -83,7 +83,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ctx = controllers.ControllersContext(
         embedded_server.QUICK if args.quick else embedded_server.FULL,
         args.profile,
-        framework=framework.QUICK if args.quick else framework.FULL,
         controllers=controllers.QUICK if args.quick else controllers.FULL,
     )
     info = embedded_server.machine_info()

@@ -59,45 +59,44 @@ MERGE_PATCH = "application/merge-patch+json"
 
 @dataclass(frozen=True)
 class Sizes:
-    create: int
-    update: int
-    list_sizes: tuple[int, ...]
-    list_reps: tuple[int, ...]
-    watch_events: int
-    fanout_watchers: int
-    fanout_events: int
-    replay_events: int
-    deser_pods: int
-    deser_reps: int
-    rounds: int
+    """Sizes of the server and framework suites' scenarios; the defaults are the full run's."""
+
+    create: int = 2_000
+    update: int = 2_000
+    list_sizes: tuple[int, ...] = (1_000, 5_000)
+    list_reps: tuple[int, ...] = (20, 6)
+    watch_events: int = 20_000
+    fanout_watchers: int = 10
+    fanout_events: int = 4_000
+    replay_events: int = 20_000
+    deser_pods: int = 1_000
+    deser_reps: int = 5
+    rounds: int = 3
+    # the framework suite (bench.framework)
+    ingest_pods: int = 5_000
+    queue_items: int = 100_000
+    memory_pods: int = 5_000
+    memory_running_pods: int = 5_000
+    steady_objects: int = 1_000
+    resync_period: float = 8.0
 
 
-FULL = Sizes(
-    create=2_000,
-    update=2_000,
-    list_sizes=(1_000, 5_000),
-    list_reps=(20, 6),
-    watch_events=20_000,
-    fanout_watchers=10,
-    fanout_events=4_000,
-    replay_events=20_000,
-    deser_pods=1_000,
-    deser_reps=5,
-    rounds=3,
-)
-
+FULL = Sizes()
 QUICK = Sizes(
     create=300,
     update=300,
-    list_sizes=(1_000, 5_000),
     list_reps=(3, 2),
     watch_events=3_000,
-    fanout_watchers=10,
     fanout_events=500,
     replay_events=3_000,
-    deser_pods=1_000,
     deser_reps=1,
     rounds=1,
+    ingest_pods=1_000,
+    queue_items=10_000,
+    memory_pods=500,
+    memory_running_pods=300,
+    steady_objects=200,
+    resync_period=2.0,
 )
 
 

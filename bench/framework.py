@@ -24,7 +24,7 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -72,49 +72,9 @@ MEMORY_TARGET_RATIO = 2.0
 # --------------------------------------------------------------------------- sizes
 
 
-@dataclass(frozen=True)
-class FrameworkSizes:
-    ingest_pods: int
-    queue_items: int
-    memory_pods: int
-    memory_running_pods: int
-    steady_objects: int
-    resync_period: float
-    deser_pods: int
-    deser_reps: int
-    rounds: int
-
-
-FULL = FrameworkSizes(
-    ingest_pods=5_000,
-    queue_items=100_000,
-    memory_pods=5_000,
-    memory_running_pods=5_000,
-    steady_objects=1_000,
-    resync_period=8.0,
-    deser_pods=1_000,
-    deser_reps=5,
-    rounds=3,
-)
-
-QUICK = FrameworkSizes(
-    ingest_pods=1_000,
-    queue_items=10_000,
-    memory_pods=500,
-    memory_running_pods=300,
-    steady_objects=200,
-    resync_period=2.0,
-    deser_pods=1_000,
-    deser_reps=1,
-    rounds=1,
-)
-
-
 @dataclass
 class FrameworkContext(Context):
-    """The server suite's context plus this suite's sizes (one report for both)."""
-
-    framework: FrameworkSizes = field(default=FULL)
+    """The server suite's context (its ``sizes`` hold this suite's too; one report for both)."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -255,7 +215,7 @@ def time_initial_list(client: Client, ns: str, share: bool | None) -> float:
 
 
 def scenario_informer(ctx: FrameworkContext) -> None:
-    sizes = ctx.framework
+    sizes = ctx.sizes
     n, rounds = sizes.ingest_pods, sizes.rounds
     table = ctx.table(
         "informer",
@@ -406,7 +366,7 @@ def run_queue(load: QueueLoad, workers: int, n: int, named: bool) -> tuple[float
 
 
 def scenario_queue(ctx: FrameworkContext) -> None:
-    sizes = ctx.framework
+    sizes = ctx.sizes
     n, rounds = sizes.queue_items, sizes.rounds
     table = ctx.table(
         "queue",
@@ -595,7 +555,7 @@ def diverse_running_pods(cluster: EmbeddedCluster, ns: str, count: int) -> None:
 
 
 def scenario_memory(ctx: FrameworkContext) -> None:
-    sizes = ctx.framework
+    sizes = ctx.sizes
     table = ctx.table(
         "memory",
         "F3. memory per cached pod: an `InformerCache` holding typical pods, vs the pods' JSON",
@@ -769,7 +729,7 @@ def source_config_map(name: str, i: int) -> Obj:
 
 
 def scenario_steady(ctx: FrameworkContext) -> None:
-    sizes = ctx.framework
+    sizes = ctx.sizes
     n, period = sizes.steady_objects, sizes.resync_period
     table = ctx.table(
         "steady",
@@ -903,7 +863,7 @@ def scenario_steady(ctx: FrameworkContext) -> None:
 
 
 def scenario_deserialize_framework(ctx: FrameworkContext) -> None:
-    sizes = ctx.framework
+    sizes = ctx.sizes
     n, reps = sizes.deser_pods, sizes.deser_reps
     table = ctx.table(
         "deserialize-framework",

@@ -52,11 +52,11 @@ from kube_runtime import meta
 from kube_runtime.client.errors import is_invalid, is_not_found
 from kube_runtime.client.interfaces import PatchType
 from kube_runtime.kinds import Kind, KindLike, as_kind
+from kube_runtime.meta import Obj
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 Filter = Callable[[Obj], bool]
 """An extra predicate an object must pass to be claimed (e.g. "name is <set>-<ordinal>")."""
 

@@ -465,13 +465,7 @@ def set_controller_reference(
     reference the API would refuse (cross-namespace, namespaced owner of a cluster-scoped
     object, an owner without uid).
     """
-    return _on_metadata(
-        obj,
-        "ownerReferences",
-        lambda o: ownership.set_controller_reference(
-            _as_mapping(owner), o, block_owner_deletion=block_owner_deletion
-        ),
-    )[0]
+    return _reference(ownership.set_controller_reference, owner, obj, block_owner_deletion)
 
 
 def set_owner_reference(
@@ -479,13 +473,21 @@ def set_owner_reference(
 ) -> Obj:
     """Add or replace a non-controller reference to ``owner`` on ``obj`` (in place); returns
     ``obj``. :func:`kube_runtime.ownership.set_owner_reference` for dicts and models."""
-    return _on_metadata(
-        obj,
-        "ownerReferences",
-        lambda o: ownership.set_owner_reference(
-            _as_mapping(owner), o, block_owner_deletion=block_owner_deletion
-        ),
-    )[0]
+    return _reference(ownership.set_owner_reference, owner, obj, block_owner_deletion)
+
+
+def _reference(
+    setter: Callable[..., Any],
+    owner: Mapping[str, Any] | BaseModel,
+    obj: Obj,
+    block_owner_deletion: bool | None,
+) -> Obj:
+    """Apply an :mod:`kube_runtime.ownership` reference ``setter`` to ``obj``'s metadata."""
+
+    def edit(refs_holder: Any) -> Any:
+        return setter(_as_mapping(owner), refs_holder, block_owner_deletion=block_owner_deletion)
+
+    return _on_metadata(obj, "ownerReferences", edit)[0]
 
 
 def remove_owner_reference(owner: Mapping[str, Any] | BaseModel, obj: Obj) -> bool:

@@ -13,13 +13,12 @@ same request many times is cheap and correct. Objects are the cache's shared dic
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from kube_runtime.kinds import KindLike, as_kind
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.reconcile import Request
-
-Obj = Mapping[str, Any]
 
 
 class Queue(Protocol):

@@ -16,9 +16,11 @@ call works on both.
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 __all__ = [
+    "Obj",
+    "ObjView",
     "annotations",
     "controller_ref",
     "controller_uid",
@@ -39,6 +41,12 @@ __all__ = [
     "status",
     "uid",
 ]
+
+Obj: TypeAlias = dict[str, Any]
+"""A Kubernetes object (or list, or ``Status``) as JSON: what the API, the cache and a watch
+hand out."""
+ObjView: TypeAlias = Mapping[str, Any]
+"""An object that is only read: any mapping with the object's JSON shape."""
 
 _EMPTY: Mapping[str, Any] = {}
 

@@ -11,10 +11,10 @@ creates, deletes and generic events through.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-Obj = Mapping[str, Any]
+from kube_runtime.meta import ObjView as Obj
 
 
 class Predicate:
@@ -114,35 +114,26 @@ class AnnotationsChanged(Predicate):
         )
 
 
-class _And(Predicate):
-    def __init__(self, preds: tuple[Predicate, ...]) -> None:
+class _Combined(Predicate):
+    """Every event passes through each of ``preds``; ``combine`` (``all`` or ``any``) decides."""
+
+    def __init__(
+        self, preds: tuple[Predicate, ...], combine: Callable[[Iterable[bool]], bool]
+    ) -> None:
         self.preds = preds
+        self.combine = combine
 
     def create(self, obj: Obj) -> bool:
-        return all(p.create(obj) for p in self.preds)
+        return self.combine(p.create(obj) for p in self.preds)
 
     def update(self, old: Obj, new: Obj) -> bool:
-        return all(p.update(old, new) for p in self.preds)
+        return self.combine(p.update(old, new) for p in self.preds)
 
     def delete(self, obj: Obj) -> bool:
-        return all(p.delete(obj) for p in self.preds)
+        return self.combine(p.delete(obj) for p in self.preds)
 
     def generic(self, obj: Obj) -> bool:
-        return all(p.generic(obj) for p in self.preds)
-
-
-class _Or(_And):
-    def create(self, obj: Obj) -> bool:
-        return any(p.create(obj) for p in self.preds)
-
-    def update(self, old: Obj, new: Obj) -> bool:
-        return any(p.update(old, new) for p in self.preds)
-
-    def delete(self, obj: Obj) -> bool:
-        return any(p.delete(obj) for p in self.preds)
-
-    def generic(self, obj: Obj) -> bool:
-        return any(p.generic(obj) for p in self.preds)
+        return self.combine(p.generic(obj) for p in self.preds)
 
 
 class _Not(Predicate):
@@ -164,12 +155,12 @@ class _Not(Predicate):
 
 def and_(*preds: Predicate) -> Predicate:
     """Passes an event only when every predicate passes it (no predicates: everything passes)."""
-    return _And(preds)
+    return _Combined(preds, all)
 
 
 def or_(*preds: Predicate) -> Predicate:
     """Passes an event when any predicate passes it (no predicates: nothing passes)."""
-    return _Or(preds)
+    return _Combined(preds, any)
 
 
 def not_(pred: Predicate) -> Predicate:

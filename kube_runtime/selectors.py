@@ -819,6 +819,23 @@ def unsupported_field_label(group: str, kind: str, label: str, *, custom: bool =
     )
 
 
+_POD_SPEC_STRING_FIELDS: Final = (
+    "nodeName",
+    "restartPolicy",
+    "schedulerName",
+    "serviceAccountName",
+)
+_INVOLVED_OBJECT_FIELDS: Final = (
+    "kind",
+    "namespace",
+    "name",
+    "uid",
+    "apiVersion",
+    "resourceVersion",
+    "fieldPath",
+)
+
+
 def object_fields(obj: Mapping[str, Any]) -> dict[str, str]:
     """The selectable fields of ``obj`` (upstream ``*ToSelectableFields``).
 
@@ -839,10 +856,8 @@ def object_fields(obj: Mapping[str, Any]) -> dict[str, str]:
             pod_ip = _s(_m(pod_ips[0]).get("ip"))
         else:
             pod_ip = _s(status.get("podIP"))
-        fields["spec.nodeName"] = _s(spec.get("nodeName"))
-        fields["spec.restartPolicy"] = _s(spec.get("restartPolicy"))
-        fields["spec.schedulerName"] = _s(spec.get("schedulerName"))
-        fields["spec.serviceAccountName"] = _s(spec.get("serviceAccountName"))
+        for key in _POD_SPEC_STRING_FIELDS:
+            fields["spec." + key] = _s(spec.get(key))
         fields["spec.hostNetwork"] = _go_bool(spec.get("hostNetwork"))
         fields["status.phase"] = _s(status.get("phase"))
         fields["status.podIP"] = pod_ip
@@ -852,13 +867,8 @@ def object_fields(obj: Mapping[str, Any]) -> dict[str, str]:
         involved = _m(obj.get("involvedObject") or obj.get("regarding"))
         reporting = _s(obj.get("reportingComponent") or obj.get("reportingController"))
         source = _s(_m(obj.get("source")).get("component")) or reporting
-        fields["involvedObject.kind"] = _s(involved.get("kind"))
-        fields["involvedObject.namespace"] = _s(involved.get("namespace"))
-        fields["involvedObject.name"] = _s(involved.get("name"))
-        fields["involvedObject.uid"] = _s(involved.get("uid"))
-        fields["involvedObject.apiVersion"] = _s(involved.get("apiVersion"))
-        fields["involvedObject.resourceVersion"] = _s(involved.get("resourceVersion"))
-        fields["involvedObject.fieldPath"] = _s(involved.get("fieldPath"))
+        for key in _INVOLVED_OBJECT_FIELDS:
+            fields["involvedObject." + key] = _s(involved.get(key))
         fields["reason"] = _s(obj.get("reason"))
         fields["reportingComponent"] = reporting
         fields["source"] = source

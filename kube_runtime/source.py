@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kube_runtime.kinds import KindLike, as_kind
+from kube_runtime.meta import ObjView as Obj
 
 if TYPE_CHECKING:
     from kube_runtime.cache import InformerCache, SharedInformer
 
 log = logging.getLogger(__name__)
-Obj = Mapping[str, Any]
 
 
 class EventSink(Protocol):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Final
 
@@ -93,33 +93,45 @@ def max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
 
 
+def _bounded_pattern_errors(
+    value: str, max_length: int, pattern: re.Pattern[str], pattern_error: Callable[[str], str]
+) -> tuple[str, ...]:
+    """Upstream's usual pair of checks: at most ``max_length`` characters, and a full match of
+    ``pattern`` (``pattern_error(value)`` is the message when it does not match)."""
+    if len(value) <= max_length and pattern.fullmatch(value):
+        return _NO_ERRORS
+    errs: list[str] = []
+    if len(value) > max_length:
+        errs.append(max_len_error(max_length))
+    if not pattern.fullmatch(value):
+        errs.append(pattern_error(value))
+    return tuple(errs)
+
+
+def _dns1123_label_pattern_error(value: str) -> str:
+    if _DNS1123_SUBDOMAIN_RE.fullmatch(value):
+        return "must not contain dots"
+    return regex_error(_DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc")
+
+
 @lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
 def dns1123_label_errors(value: str) -> tuple[str, ...]:
     """Upstream ``IsDNS1123Label``: ``()`` when ``value`` is a valid RFC 1123 label."""
-    if len(value) <= DNS1123_LABEL_MAX_LENGTH and _DNS1123_LABEL_RE.fullmatch(value):
-        return _NO_ERRORS
-    errs: list[str] = []
-    if len(value) > DNS1123_LABEL_MAX_LENGTH:
-        errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
-    if not _DNS1123_LABEL_RE.fullmatch(value):
-        if _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-            errs.append("must not contain dots")
-        else:
-            errs.append(regex_error(_DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return tuple(errs)
+    return _bounded_pattern_errors(
+        value, DNS1123_LABEL_MAX_LENGTH, _DNS1123_LABEL_RE, _dns1123_label_pattern_error
+    )
+
+
+def _dns1123_subdomain_pattern_error(_: str) -> str:
+    return regex_error(_DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com")
 
 
 @lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
 def dns1123_subdomain_errors(value: str) -> tuple[str, ...]:
     """Upstream ``IsDNS1123Subdomain``: ``()`` when ``value`` is a valid RFC 1123 subdomain."""
-    if len(value) <= DNS1123_SUBDOMAIN_MAX_LENGTH and _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        return _NO_ERRORS
-    errs: list[str] = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return tuple(errs)
+    return _bounded_pattern_errors(
+        value, DNS1123_SUBDOMAIN_MAX_LENGTH, _DNS1123_SUBDOMAIN_RE, _dns1123_subdomain_pattern_error
+    )
 
 
 @lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
@@ -162,17 +174,16 @@ def qualified_name_errors(value: str) -> tuple[str, ...]:
     return tuple(errs)
 
 
+def _label_value_pattern_error(_: str) -> str:
+    return regex_error(_LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
+
+
 @lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
 def label_value_errors(value: str) -> tuple[str, ...]:
     """Upstream ``IsValidLabelValue``: empty, or a qualified-name-like string of <= 63 chars."""
-    if len(value) <= LABEL_VALUE_MAX_LENGTH and _LABEL_VALUE_RE.fullmatch(value):
-        return _NO_ERRORS
-    errs: list[str] = []
-    if len(value) > LABEL_VALUE_MAX_LENGTH:
-        errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(regex_error(_LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return tuple(errs)
+    return _bounded_pattern_errors(
+        value, LABEL_VALUE_MAX_LENGTH, _LABEL_VALUE_RE, _label_value_pattern_error
+    )
 
 
 def no_new_finalizers_message(added: Iterable[str]) -> str:

@@ -26,11 +26,10 @@ An invalid spec (:meth:`CloneSetControl.report_invalid`) gets one Warning event 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from controllers.cloneset.core import CloneSetView, SpecError
-from controllers.cloneset.pod_control import PodControl
+from controllers.cloneset.pod_control import PodControl, PodControlStep
 from controllers.cloneset.scale import ExpectationDiffs, Scaler, calculate_diffs
 from controllers.cloneset.status import (
     FAILED_SCALE,
@@ -42,6 +41,7 @@ from controllers.cloneset.status import (
 )
 from controllers.cloneset.update import UpdateError, Updater
 from kube_runtime import meta
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.reconcile import Result
 from kube_runtime.workloads.pods import is_available
 
@@ -49,7 +49,6 @@ __all__ = ["DEFAULT_HISTORY_LIMIT", "CloneSetControl"]
 
 log = logging.getLogger(__name__)
 
-Obj = Mapping[str, Any]
 
 DEFAULT_HISTORY_LIMIT = 10
 _AVAILABLE_SLACK = 0.05
@@ -57,7 +56,7 @@ _AVAILABLE_SLACK = 0.05
 after ``readySince + minReadySeconds``."""
 
 
-class CloneSetControl:
+class CloneSetControl(PodControlStep):
     """The sync of one CloneSet, over a pod control and a status updater."""
 
     def __init__(
@@ -67,9 +66,8 @@ class CloneSetControl:
         *,
         logger: logging.Logger = log,
     ) -> None:
-        self.pod_control = pod_control
+        super().__init__(pod_control, logger=logger)
         self.status_updater = status_updater
-        self._log = logger
         self._scaler = Scaler(pod_control, logger=logger)
         self._updater = Updater(pod_control, logger=logger)
 

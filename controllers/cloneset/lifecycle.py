@@ -11,11 +11,12 @@ preparing state until the user's controller removes them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime, timezone
+from enum import StrEnum
 from typing import Any, Final
 
 from kube_runtime import meta
+from kube_runtime.meta import ObjView as Obj
 
 __all__ = [
     "LIFECYCLE_STATE_LABEL",
@@ -25,22 +26,33 @@ __all__ = [
     "PREPARING_UPDATE",
     "UPDATED",
     "UPDATING",
+    "LifecycleState",
     "get_state",
     "is_pod_all_hooked",
     "is_pod_hooked",
     "state_patch",
 ]
 
-Obj = Mapping[str, Any]
 
 LIFECYCLE_STATE_LABEL: Final = "lifecycle.apps.kruise.io/state"
 LIFECYCLE_TIMESTAMP_ANNOTATION: Final = "lifecycle.apps.kruise.io/timestamp"
 
-NORMAL: Final = "Normal"
-PREPARING_UPDATE: Final = "PreparingUpdate"
-UPDATING: Final = "Updating"
-UPDATED: Final = "Updated"
-PREPARING_DELETE: Final = "PreparingDelete"
+
+class LifecycleState(StrEnum):
+    """The values of the state label (Kruise ``appspub.LifecycleStateType``)."""
+
+    NORMAL = "Normal"
+    PREPARING_UPDATE = "PreparingUpdate"
+    UPDATING = "Updating"
+    UPDATED = "Updated"
+    PREPARING_DELETE = "PreparingDelete"
+
+
+NORMAL: Final = LifecycleState.NORMAL
+PREPARING_UPDATE: Final = LifecycleState.PREPARING_UPDATE
+UPDATING: Final = LifecycleState.UPDATING
+UPDATED: Final = LifecycleState.UPDATED
+PREPARING_DELETE: Final = LifecycleState.PREPARING_DELETE
 
 
 def get_state(pod: Obj) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Iterable, Mapping, Sequence, Set
-from typing import Any, Protocol
+from typing import Protocol
 
 from controllers.cloneset import lifecycle
 from controllers.cloneset.core import CLONESET, SPECIFIED_DELETE_LABEL, CloneSetView
@@ -43,6 +43,7 @@ from kube_runtime.expectations import (
     UpdateExpectations,
 )
 from kube_runtime.kinds import Kind, PersistentVolumeClaim, Pod
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads.inplace import InPlaceControl, InPlaceSpec
 from kube_runtime.workloads.revision import truncate_history
 
@@ -50,11 +51,10 @@ __all__ = [
     "CloneSetPodControl",
     "Expectations",
     "PodControl",
+    "PodControlStep",
 ]
 
 log = logging.getLogger(__name__)
-
-Obj = Mapping[str, Any]
 
 
 @dataclasses.dataclass
@@ -138,6 +138,15 @@ class PodControl(Protocol):
         limit: int,
     ) -> None:
         """Delete the oldest revisions that no pod uses beyond ``limit``."""
+
+
+class PodControlStep:
+    """A step of a CloneSet sync (scale, update, the whole sync): it decides, and writes
+    through :attr:`pod_control`; :attr:`_log` is the logger its messages go to."""
+
+    def __init__(self, pod_control: PodControl, *, logger: logging.Logger = log) -> None:
+        self.pod_control = pod_control
+        self._log = logger
 
 
 class CloneSetPodControl:
@@ -227,7 +236,9 @@ class CloneSetPodControl:
             Pod, meta.name(pod), lifecycle.state_patch(state), namespace=meta.namespace(pod)
         )
         self._expect_version(updated)
-        self._log.info("%s: lifecycle %r -> %r", meta.key(pod), lifecycle.get_state(pod), state)
+        self._log.info(
+            "%s: lifecycle %r -> %r", meta.key(pod), lifecycle.get_state(pod), str(state)
+        )
         return True, updated
 
     def mark_specified_delete(self, cs: CloneSetView, pod: Obj, revision: str) -> None:

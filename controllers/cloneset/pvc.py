@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from kube_runtime import meta
+from kube_runtime.meta import Obj
 from kube_runtime.workloads.pvc import (
     claim_from_template,
     pod_volumes_with_claims,
@@ -37,7 +38,6 @@ __all__ = [
     "instance_pod_volumes_for",
 ]
 
-Obj = dict[str, Any]
 
 INSTANCE_ID_LABEL: Final = "apps.kruise.io/cloneset-instance-id"
 INSTANCE_ID_LENGTH: Final = 5

@@ -18,16 +18,16 @@ moves to PreparingDelete instead. Ready pods are deleted only within the delete-
 from __future__ import annotations
 
 import dataclasses
-import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
 
 from controllers.cloneset import core, lifecycle
 from controllers.cloneset.core import CloneSetLike, CloneSetView
-from controllers.cloneset.pod_control import PodControl
+from controllers.cloneset.pod_control import PodControlStep
 from controllers.cloneset.pvc import available_instance_ids, claims_of_instance, instance_id
 from kube_runtime import meta
+from kube_runtime.meta import ObjView as Obj
+from kube_runtime.workloads.batches import call_each
 from kube_runtime.workloads.pods import sort_active_pods
 
 __all__ = [
@@ -39,9 +39,6 @@ __all__ = [
     "slow_start_batch",
 ]
 
-log = logging.getLogger(__name__)
-
-Obj = Mapping[str, Any]
 
 INITIAL_BATCH_SIZE = 1
 
@@ -195,12 +192,7 @@ def slow_start_batch(
     done = 0
     batch = min(count, initial)
     while batch > 0:
-        errors: list[BaseException] = []
-        for i in range(done, done + batch):
-            try:
-                fn(i)
-            except Exception as err:
-                errors.append(err)
+        errors = call_each(fn, range(done, done + batch))
         done += batch - len(errors)
         if errors:
             return done, errors[0]
@@ -212,12 +204,8 @@ def _names(objs: Sequence[Obj]) -> set[str]:
     return {meta.name(o) for o in objs}
 
 
-class Scaler:
+class Scaler(PodControlStep):
     """The scaling step of a sync: decides, and writes through ``pod_control``."""
-
-    def __init__(self, pod_control: PodControl, *, logger: logging.Logger = log) -> None:
-        self._control = pod_control
-        self._log = logger
 
     def scale(
         self,
@@ -241,7 +229,7 @@ class Scaler:
             return True
 
         if diffs.scale_up_num > diffs.scale_up_limit:
-            self._control.record(
+            self.pod_control.record(
                 cs.obj,
                 "Warning",
                 "ScaleUpLimited",
@@ -305,7 +293,7 @@ class Scaler:
                 break
             if cs.is_specified_delete(pod):
                 continue
-            written, _ = self._control.update_pod_lifecycle(pod, lifecycle.NORMAL)
+            written, _ = self.pod_control.update_pod_lifecycle(pod, lifecycle.NORMAL)
             modified = modified or written
             diff -= 1
         return modified
@@ -320,7 +308,7 @@ class Scaler:
         successes, error = slow_start_batch(
             len(pods),
             INITIAL_BATCH_SIZE,
-            lambda i: self._control.create_pod(cs, pods[i], existing),
+            lambda i: self.pod_control.create_pod(cs, pods[i], existing),
         )
         if error is not None:
             raise error
@@ -333,11 +321,11 @@ class Scaler:
         modified = False
         for pod in pods:
             if lifecycle.is_pod_hooked(hook, pod):
-                written, _ = self._control.update_pod_lifecycle(pod, lifecycle.PREPARING_DELETE)
+                written, _ = self.pod_control.update_pod_lifecycle(pod, lifecycle.PREPARING_DELETE)
                 modified = modified or written
                 continue
             own_claims = claims_of_instance(instance_id(pod), claims)
-            if self._control.delete_pod(cs, pod, own_claims):
+            if self.pod_control.delete_pod(cs, pod, own_claims):
                 modified = True
         return modified
 

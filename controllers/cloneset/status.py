@@ -21,6 +21,7 @@ from kube_runtime import meta
 from kube_runtime.client.interfaces import Client
 from kube_runtime.conditions import remove_status_condition, set_status_condition
 from kube_runtime.expectations import ResourceVersionExpectations
+from kube_runtime.meta import ObjView as Obj
 
 __all__ = [
     "FAILED_SCALE",
@@ -35,7 +36,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Obj = Mapping[str, Any]
 
 FAILED_SCALE: Final = "FailedScale"
 FAILED_UPDATE: Final = "FailedUpdate"

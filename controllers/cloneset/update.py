@@ -17,16 +17,15 @@ recreates it. ``InPlaceOnly`` never recreates: it reports an error instead.
 from __future__ import annotations
 
 import functools
-import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from controllers.cloneset import core, lifecycle
 from controllers.cloneset.core import CloneSetView
-from controllers.cloneset.pod_control import PodControl
+from controllers.cloneset.pod_control import PodControlStep
 from controllers.cloneset.scale import ExpectationDiffs
 from kube_runtime import meta
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads.inplace import (
     GRACE_ANNOTATION,
     InPlaceSpec,
@@ -44,10 +43,6 @@ __all__ = [
     "scatter_sort",
     "sort_update_indexes",
 ]
-
-log = logging.getLogger(__name__)
-
-Obj = Mapping[str, Any]
 
 
 def _labels(pod: Obj) -> Mapping[str, str]:
@@ -178,12 +173,8 @@ class UpdateError(RuntimeError):
     """A pod could not be updated as the strategy demands (InPlaceOnly, impossible in place)."""
 
 
-class Updater:
+class Updater(PodControlStep):
     """The update step of a sync: decides, and writes through ``pod_control``."""
-
-    def __init__(self, pod_control: PodControl, *, logger: logging.Logger = log) -> None:
-        self._control = pod_control
-        self._log = logger
 
     def update(
         self,
@@ -233,7 +224,7 @@ class Updater:
 
     def _refresh(self, cs: CloneSetView, pod: Obj) -> tuple[bool, float]:
         """Advance in-place updates and the lifecycle states that follow them."""
-        written, delay = self._control.refresh_in_place(pod)
+        written, delay = self.pod_control.refresh_in_place(pod)
         if written:
             return True, delay
         hook = cs.in_place_update_hook
@@ -247,7 +238,7 @@ class Updater:
         elif state == lifecycle.UPDATED and (not hook or lifecycle.is_pod_all_hooked(hook, pod)):
             new_state = lifecycle.NORMAL
         if new_state:
-            written, _ = self._control.update_pod_lifecycle(pod, new_state)
+            written, _ = self.pod_control.update_pod_lifecycle(pod, new_state)
             if written:
                 return True, delay
         return False, delay
@@ -272,7 +263,7 @@ class Updater:
             self._log.info("%s: pod %s cannot be updated in place; recreating it", cs.key, name)
         if core.SPECIFIED_DELETE_LABEL in meta.labels(pod):
             return 0.0
-        self._control.mark_specified_delete(cs, pod, target_name)
+        self.pod_control.mark_specified_delete(cs, pod, target_name)
         return 0.0
 
     def _update_in_place(self, cs: CloneSetView, pod: Obj, spec: InPlaceSpec) -> float:
@@ -281,7 +272,7 @@ class Updater:
         hook = cs.in_place_update_hook
         state = lifecycle.get_state(pod)
         if state in ("", lifecycle.NORMAL) and lifecycle.is_pod_hooked(hook, pod):
-            self._control.update_pod_lifecycle(pod, lifecycle.PREPARING_UPDATE)
+            self.pod_control.update_pod_lifecycle(pod, lifecycle.PREPARING_UPDATE)
             return 0.0
         if state == lifecycle.PREPARING_UPDATE and lifecycle.is_pod_hooked(hook, pod):
             return 0.0
@@ -289,4 +280,4 @@ class Updater:
             raise UpdateError(
                 f"not allowed to update pod {meta.name(pod)} in place in state {state}"
             )
-        return self._control.update_in_place(cs, pod, spec, cs.grace_period_seconds)
+        return self.pod_control.update_in_place(cs, pod, spec, cs.grace_period_seconds)

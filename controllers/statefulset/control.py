@@ -98,7 +98,9 @@ from controllers.statefulset.utils import (
 from kube_runtime import meta
 from kube_runtime.client.errors import is_not_found
 from kube_runtime.client.interfaces import Client
+from kube_runtime.meta import Obj
 from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.workloads.batches import call_each
 from kube_runtime.workloads.inplace import (
     InPlaceControl,
     calculate_in_place_spec,
@@ -127,7 +129,6 @@ __all__ = ["PodControl", "StatefulSetControl", "SyncResult", "compute_status"]
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 Pod = Mapping[str, Any]
 
 MAX_BATCH_SIZE = 500
@@ -222,12 +223,7 @@ def _run_for_all(count: int, fn: Callable[[int], bool], monotonic: bool) -> bool
     index, batch = 0, 1
     while index < count:
         size = min(batch, count - index, MAX_BATCH_SIZE)
-        errors: list[BaseException] = []
-        for i in range(index, index + size):
-            try:
-                fn(i)
-            except Exception as err:
-                errors.append(err)
+        errors = call_each(fn, range(index, index + size))
         if errors:
             raise errors[0] if len(errors) == 1 else _StepError(errors)
         index += size

@@ -39,14 +39,13 @@ from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.events import Recorder
 from kube_runtime.expectations import ScaleAction, ScaleExpectations
 from kube_runtime.kinds import PersistentVolumeClaim, Pod
+from kube_runtime.meta import Obj
 from kube_runtime.retry import retry_on_conflict
 from kube_runtime.workloads.pods import is_terminating
 
 __all__ = ["StatefulPodControl", "deletion_token", "observe_pods", "set_key"]
 
 log = logging.getLogger(__name__)
-
-Obj = dict[str, Any]
 
 
 def deletion_token(pod: Mapping[str, Any]) -> str:

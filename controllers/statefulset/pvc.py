@@ -51,6 +51,7 @@ from kube_runtime import meta
 from kube_runtime.client.errors import is_already_exists, is_not_found
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.kinds import Kind, PersistentVolumeClaim, Pod, StatefulSet
+from kube_runtime.meta import Obj
 from kube_runtime.retry import retry_on_conflict
 from kube_runtime.workloads.pods import parse_ordinal, pod_in_ordinal_range
 from kube_runtime.workloads.pvc import (
@@ -71,6 +72,8 @@ __all__ = [
     "has_owner_ref",
     "has_stale_owner_ref",
     "has_unexpected_controller",
+    "plain_metadata",
+    "plain_name",
     "pod_volumes_for",
     "retention_policy",
     "storage_matches",
@@ -80,7 +83,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 Ref = Mapping[str, Any]
 
 RETAIN = "Retain"
@@ -89,21 +91,28 @@ DELETE = "Delete"
 _NO_METADATA: Mapping[str, Any] = {}
 
 
-def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    # Per pod and claim on every sync: a plain dict read (see the module docstring).
+def plain_metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj``'s metadata by a plain dict read (``{}`` when absent).
+
+    For the helpers that run for every pod and claim on every sync (here and in
+    :mod:`controllers.statefulset.utils`): a :mod:`kube_runtime.meta` accessor costs about
+    four times as much (0.5 us against 0.13 us for metadata.name), which shows in the sync of
+    a converged set of 100 pods. Everything else uses :mod:`kube_runtime.meta`.
+    """
     return obj.get("metadata") or _NO_METADATA
 
 
-def _name(obj: Mapping[str, Any]) -> str:
-    return str(_metadata(obj).get("name") or "")
+def plain_name(obj: Mapping[str, Any]) -> str:
+    """``metadata.name`` of ``obj`` (``""`` when absent), as :func:`plain_metadata` reads it."""
+    return str(plain_metadata(obj).get("name") or "")
 
 
 def _uid(obj: Mapping[str, Any]) -> Any:
-    return _metadata(obj).get("uid")
+    return plain_metadata(obj).get("uid")
 
 
 def _refs(obj: Mapping[str, Any]) -> list[Ref]:
-    return list(_metadata(obj).get("ownerReferences") or [])
+    return list(plain_metadata(obj).get("ownerReferences") or [])
 
 
 class VolumeClaimError(RuntimeError):
@@ -119,7 +128,7 @@ class VolumeClaimError(RuntimeError):
 
 def claim_name(template: Mapping[str, Any], set_name: str, ordinal: int) -> str:
     """``<template name>-<set name>-<ordinal>``."""
-    return f"{_name(template)}-{set_name}-{ordinal}"
+    return f"{plain_name(template)}-{set_name}-{ordinal}"
 
 
 def claims_for_pod(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Obj]:
@@ -128,10 +137,10 @@ def claims_for_pod(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[
     templates = volume_claim_templates(workload)
     if not templates:
         return {}
-    _, ordinal = parse_ordinal(_name(pod))
-    set_name = _name(workload)
+    _, ordinal = parse_ordinal(plain_name(pod))
+    set_name = plain_name(workload)
     return {
-        _name(t): claim_from_template(t, claim_name(t, set_name, ordinal), workload)
+        plain_name(t): claim_from_template(t, claim_name(t, set_name, ordinal), workload)
         for t in templates
     }
 
@@ -145,14 +154,16 @@ def pod_volumes_for(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> list
 
 def storage_matches(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     """Whether every claim template has a pod volume of its name using the pod's claim."""
-    _, ordinal = parse_ordinal(_name(pod))
+    _, ordinal = parse_ordinal(plain_name(pod))
     if ordinal < 0:
         return False
     volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or ()}
     for template in volume_claim_templates(workload):
-        volume = volumes.get(_name(template))
+        volume = volumes.get(plain_name(template))
         source = (volume or {}).get("persistentVolumeClaim")
-        if not source or source.get("claimName") != claim_name(template, _name(workload), ordinal):
+        if not source or source.get("claimName") != claim_name(
+            template, plain_name(workload), ordinal
+        ):
             return False
     return True
 
@@ -219,7 +230,7 @@ def _matches_ref(ref: Ref, obj: Mapping[str, Any], kind: Kind) -> bool:
     return (
         ref.get("apiVersion") == kind.api_version
         and ref.get("kind") == kind.kind
-        and ref.get("name") == _name(obj)
+        and ref.get("name") == plain_name(obj)
     )
 
 

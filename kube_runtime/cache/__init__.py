@@ -4,41 +4,13 @@ Objects handed out by anything in this package are shared with every other reade
 mutate them; deep-copy before changing. See ``docs/framework.md`` ("Cache").
 """
 
+from kube_runtime.cache import informer, reflector, store
 from kube_runtime.cache.cache import InformerCache
-from kube_runtime.cache.informer import (
-    HandlerRegistration,
-    ResourceEventHandler,
-    ResourceEventHandlerFuncs,
-    SharedInformer,
-)
-from kube_runtime.cache.reflector import BackoffPolicy, ExponentialBackoff, Reflector, ReflectorSink
-from kube_runtime.cache.store import (
-    INDEX_CONTROLLER_UID,
-    INDEX_LABEL,
-    INDEX_NAMESPACE,
-    CacheMutationError,
-    DeletedFinalStateUnknown,
-    Indexer,
-    IndexFunc,
-    object_key,
-)
+from kube_runtime.cache.informer import *  # noqa: F403 (handlers, SharedInformer)
+from kube_runtime.cache.reflector import *  # noqa: F403 (Reflector, backoff)
+from kube_runtime.cache.store import *  # noqa: F403 (Indexer, index names, object_key)
 
-__all__ = [
-    "INDEX_CONTROLLER_UID",
-    "INDEX_LABEL",
-    "INDEX_NAMESPACE",
-    "BackoffPolicy",
-    "CacheMutationError",
-    "DeletedFinalStateUnknown",
-    "ExponentialBackoff",
-    "HandlerRegistration",
-    "IndexFunc",
-    "Indexer",
-    "InformerCache",
-    "Reflector",
-    "ReflectorSink",
-    "ResourceEventHandler",
-    "ResourceEventHandlerFuncs",
-    "SharedInformer",
-    "object_key",
-]
+__all__ = ["InformerCache"]
+__all__ += informer.__all__
+__all__ += reflector.__all__
+__all__ += store.__all__

@@ -25,13 +25,13 @@ import builtins
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from kube_runtime.cache.informer import SharedInformer
 from kube_runtime.cache.reflector import BackoffPolicy, ListerWatcher
 from kube_runtime.cache.store import INDEX_LABEL, INDEX_NAMESPACE, IndexFunc
 from kube_runtime.client.errors import NotFound
 from kube_runtime.kinds import Kind, KindLike, as_kind
+from kube_runtime.meta import Obj
 from kube_runtime.selectors import (
     FieldSelector,
     LabelSelector,
@@ -43,7 +43,6 @@ from kube_runtime.selectors import (
 
 __all__ = ["CacheStopping", "InformerCache", "not_found"]
 
-Obj = dict[str, Any]
 LabelSelectorLike = str | Mapping[str, str] | LabelSelector
 
 

@@ -44,6 +44,7 @@ from kube_runtime.cache.store import (
     object_key,
 )
 from kube_runtime.kinds import Kind, KindLike, as_kind
+from kube_runtime.meta import Obj
 
 __all__ = [
     "HandlerRegistration",
@@ -54,7 +55,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 
 # How often the mutation detector re-checks the whole store (client-go: every second).
 _MUTATION_CHECK_PERIOD = 1.0

@@ -35,10 +35,12 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
 from kube_runtime import meta, metrics
 from kube_runtime.kinds import Kind, KindLike, as_kind
+from kube_runtime.meta import Obj
 
 __all__ = [
     "BackoffPolicy",
@@ -51,7 +53,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 
 # A stream that closes sooner than this without delivering anything is treated as an error.
 _SHORT_WATCH_SECONDS = 1.0
@@ -110,6 +111,7 @@ class BackoffPolicy(Protocol):
     def next_delay(self) -> float: ...
 
 
+@dataclass
 class ExponentialBackoff:
     """client-go's exponential backoff manager: ``initial * factor**n`` seconds, jittered.
 
@@ -118,35 +120,28 @@ class ExponentialBackoff:
     reflector was healthy meanwhile), the sequence starts again from ``initial``.
     """
 
-    def __init__(
-        self,
-        initial: float = 0.8,
-        maximum: float = 30.0,
-        *,
-        factor: float = 2.0,
-        jitter: float = 1.0,
-        reset_after: float = 120.0,
-        clock: Callable[[], float] = time.monotonic,
-        rand: Callable[[], float] = random.random,
-    ) -> None:
-        self.initial = initial
-        self.maximum = maximum
-        self.factor = factor
-        self.jitter = jitter
-        self.reset_after = reset_after
-        self._clock = clock
-        self._rand = rand
-        self._current = initial
-        self._last: float | None = None
+    initial: float = 0.8
+    maximum: float = 30.0
+    _: KW_ONLY
+    factor: float = 2.0
+    jitter: float = 1.0
+    reset_after: float = 120.0
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+    rand: Callable[[], float] = field(default=random.random, repr=False)
+    _current: float = field(init=False, repr=False)
+    _last: float | None = field(init=False, default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self._current = self.initial
 
     def next_delay(self) -> float:
-        now = self._clock()
+        now = self.clock()
         if self._last is not None and now - self._last > self.reset_after:
             self._current = self.initial
         self._last = now
         delay = self._current
         self._current = min(self._current * self.factor, self.maximum)
-        return min(delay * (1.0 + self.jitter * self._rand()), self.maximum)
+        return min(delay * (1.0 + self.jitter * self.rand()), self.maximum)
 
 
 def _is_gone(exc: BaseException) -> bool:
@@ -247,13 +242,13 @@ class Reflector:
 
     # --- steps -------------------------------------------------------------------------------
 
+    def _selectors(self) -> dict[str, Any]:
+        """The list and watch keywords that select this reflector's objects."""
+        return {"label_selector": self.label_selector, "field_selector": self.field_selector}
+
     def _list(self) -> None:
         result = self.client.list(
-            self.kind,
-            self.namespace,
-            label_selector=self.label_selector,
-            field_selector=self.field_selector,
-            limit=self.page_size,
+            self.kind, self.namespace, limit=self.page_size, **self._selectors()
         )
         self._lists_metric.inc()
         items = result.get("items") or []
@@ -272,10 +267,9 @@ class Reflector:
             self.kind,
             self.namespace,
             resource_version=self._last_rv,
-            label_selector=self.label_selector,
-            field_selector=self.field_selector,
             allow_bookmarks=True,
             timeout_seconds=timeout,
+            **self._selectors(),
         )
         with self._lock:
             closing = self._closing or stop.is_set()

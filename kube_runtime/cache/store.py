@@ -40,6 +40,8 @@ from typing import Any
 
 import orjson
 
+from kube_runtime.meta import Obj
+
 __all__ = [
     "INDEX_CONTROLLER_UID",
     "INDEX_LABEL",
@@ -59,7 +61,6 @@ __all__ = [
     "share_values",
 ]
 
-Obj = dict[str, Any]
 IndexFunc = Callable[[Obj], list[str]]
 
 INDEX_NAMESPACE = "namespace"

@@ -44,11 +44,11 @@ from kube_runtime.client.mapping import RestMapper, model_class
 from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
 from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike, as_kind
+from kube_runtime.meta import Obj
 
 __all__ = ["CachedClient"]
 
 M = TypeVar("M", bound=BaseModel)
-Obj = dict[str, Any]
 
 
 def _selector_text(value: Selector | None) -> str | None:

@@ -46,6 +46,7 @@ from kube_runtime import __version__
 from kube_runtime.client import config as _config
 from kube_runtime.client import interfaces
 from kube_runtime.client.base import ClientBase
+from kube_runtime.client.closing import ClosesOnExit
 from kube_runtime.client.errors import ApiConnectionError, Gone, error_from_response
 from kube_runtime.client.interfaces import (
     ObjectLike,
@@ -57,6 +58,7 @@ from kube_runtime.client.mapping import Resource, RestMapper, model_class
 from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
 from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import KindLike, kind_for
+from kube_runtime.meta import Obj
 from kube_runtime.metrics import REST_LATENCY, REST_REQUESTS
 
 __all__ = ["PATCH_CONTENT_TYPES", "Client", "Selector"]
@@ -65,7 +67,6 @@ log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 Selector = str | Mapping[str, str]
-Obj = dict[str, Any]
 
 PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
@@ -119,7 +120,7 @@ def _with_type(obj: Obj, resource: Resource) -> Obj:
     return {"apiVersion": resource.api_version, "kind": resource.kind, **obj}
 
 
-class Client(ClientBase):
+class Client(ClosesOnExit, ClientBase):
     """A thread-safe Kubernetes REST client over one urllib3 pool (see the module docstring).
 
     ``configuration``: a ``kubernetes.client.Configuration`` (None: the package default).
@@ -204,12 +205,6 @@ class Client(ClientBase):
     def close(self) -> None:
         """Close pooled connections (open watches keep theirs until closed)."""
         self._pool.clear()
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"Client({self._base!r})"

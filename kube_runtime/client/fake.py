@@ -117,6 +117,7 @@ from kube_runtime.client.registry import (
     scale_of,
 )
 from kube_runtime.kinds import Kind, KindLike, as_kind, kind_for
+from kube_runtime.meta import Obj
 from kube_runtime.patch import (
     PatchError,
     apply_json_patch,
@@ -153,7 +154,6 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
-Obj = dict[str, Any]
 
 #: kube-apiserver's message for a write with a stale resourceVersion.
 STALE_MESSAGE = (

@@ -70,6 +70,7 @@ from pydantic import BaseModel
 
 from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
 from kube_runtime.kinds import Kind, KindLike
+from kube_runtime.meta import Obj as Obj
 
 __all__ = [
     "Client",
@@ -87,8 +88,6 @@ __all__ = [
 
 M = TypeVar("M", bound=BaseModel)
 
-#: A Kubernetes object, list or Status as JSON.
-Obj = dict[str, Any]
 #: What a write accepts: a JSON object, or a typed resource model.
 ObjectLike = Mapping[str, Any] | BaseModel
 #: A label or field selector: query text (``"app=web,tier!=db"``) or ``{key: value}``

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kube_runtime.meta import Obj
+
 if TYPE_CHECKING:
     from kube_runtime.client.interfaces import IndexKey, PatchType, Selector
 
 __all__ = ["DeleteOptions", "ListQuery", "PatchOptions"]
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kube_runtime.meta import Obj
 from kube_runtime.selectors import format_label_selector
 
 __all__ = [
@@ -28,7 +29,6 @@ __all__ = [
     "scale_of",
 ]
 
-Obj = dict[str, Any]
 
 #: Metadata no update can change (the server sets it).
 SERVER_OWNED_METADATA: Final = (

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import orjson
 import urllib3
 
+from kube_runtime.client.closing import ClosesOnExit
 from kube_runtime.client.errors import error_from_status
 
 __all__ = ["Watch", "WatchEvent"]
@@ -44,7 +45,7 @@ class WatchEvent(NamedTuple):
     object: dict[str, Any]
 
 
-class Watch(Iterator[WatchEvent]):
+class Watch(ClosesOnExit, Iterator[WatchEvent]):
     """An open watch; iterate it, and ``close()`` it (or use it as a context manager).
 
     ``response`` is a urllib3 response opened with ``preload_content=False``. ``description``
@@ -137,12 +138,6 @@ class Watch(Iterator[WatchEvent]):
                 self._finish()
             finally:
                 self._reading.release()
-
-    def __enter__(self) -> Watch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __del__(self) -> None:
         if not self._finished:

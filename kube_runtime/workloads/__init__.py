@@ -9,7 +9,8 @@
 * :mod:`~kube_runtime.workloads.intstr` — int-or-percent values scaled to a total;
 * :mod:`~kube_runtime.workloads.inplace` — in-place update of pods: feasibility, the
   ``InPlaceUpdateReady`` readiness gate, grace period, image patch, completion check;
-* :mod:`~kube_runtime.workloads.updatesort` — update order by priority strategy.
+* :mod:`~kube_runtime.workloads.updatesort` — update order by priority strategy;
+* :mod:`~kube_runtime.workloads.batches` — slow-start batches that go on past a failure.
 
 Import from the submodules; nothing is re-exported here.
 """

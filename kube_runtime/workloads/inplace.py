@@ -28,6 +28,7 @@ from typing import Any, Final
 from kube_runtime import meta
 from kube_runtime.client.interfaces import Writer
 from kube_runtime.kinds import Pod
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads.pods import parse_time
 from kube_runtime.workloads.revision import POD_REVISION_LABEL
 
@@ -46,7 +47,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Obj = Mapping[str, Any]
 
 READINESS_GATE: Final = "InPlaceUpdateReady"
 STATE_ANNOTATION: Final = "apps.kruise.io/inplace-update-state"

@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from kube_runtime.meta import ObjView as Obj
+
 __all__ = [
     "DELETION_COST_ANNOTATION",
     "active_pods_less",
@@ -55,7 +57,6 @@ __all__ = [
     "sort_active_pods_with_ranks",
 ]
 
-Obj = Mapping[str, Any]
 
 # Every function here runs for every pod of a sync, several times, and inside sort comparisons:
 # they read the dicts directly. A kube_runtime.meta accessor costs about four times a dict read

@@ -29,6 +29,7 @@ from typing import Any
 from kube_runtime import meta
 from kube_runtime._moved import moved_attribute
 from kube_runtime.kinds import PersistentVolumeClaim
+from kube_runtime.meta import Obj
 
 __all__ = [
     "MOVED_TO",
@@ -37,7 +38,6 @@ __all__ = [
     "volume_claim_templates",
 ]
 
-Obj = dict[str, Any]
 
 #: Where this module's claim-per-ordinal and claim-per-instance halves went.
 MOVED_TO = ("controllers.statefulset.pvc", "controllers.cloneset.pvc")

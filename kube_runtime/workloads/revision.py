@@ -49,6 +49,7 @@ from kube_runtime import meta
 from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
 from kube_runtime.client.interfaces import Reader, Writer
 from kube_runtime.kinds import ControllerRevision, Kind
+from kube_runtime.meta import Obj
 from kube_runtime.retry import retry_on_conflict
 from kube_runtime.selectors import label_selector_from_dict
 from kube_runtime.workloads.pods import parse_time
@@ -83,7 +84,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 
 HASH_LABEL = "controller.kubernetes.io/hash"
 """Label on a ControllerRevision holding the hash its name ends with."""

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from kube_runtime import meta
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.selectors import label_selector_from_dict
 
 __all__ = ["priority_sort"]
-
-Obj = Mapping[str, Any]
 
 
 def _int_suffix(value: str) -> int:

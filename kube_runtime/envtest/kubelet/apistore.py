@@ -48,10 +48,10 @@ from kube_runtime.envtest.server.storage import (
     Stored,
 )
 from kube_runtime.kinds import Kind
+from kube_runtime.meta import Obj
 
 __all__ = ["MUTATE_ATTEMPTS", "ApiStore"]
 
-Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 
 #: How often ``mutate`` re-reads and retries after a 409 before giving up.

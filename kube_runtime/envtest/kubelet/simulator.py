@@ -79,6 +79,7 @@ from kube_runtime.envtest.server.storage import (
     Stored,
     now_rfc3339,
 )
+from kube_runtime.meta import Obj
 
 __all__ = [
     "ANNOTATION_CRASH_LOOP",
@@ -96,7 +97,6 @@ __all__ = [
     "image_id",
 ]
 
-Obj = dict[str, Any]
 
 _log = logging.getLogger(__name__)
 

@@ -44,8 +44,7 @@ from typing import Any
 
 from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.resources import ResourceInfo
-
-Obj = dict[str, Any]
+from kube_runtime.meta import Obj
 
 PVC_PROTECTION_FINALIZER = "kubernetes.io/pvc-protection"
 PV_PROTECTION_FINALIZER = "kubernetes.io/pv-protection"

@@ -110,6 +110,18 @@ def _obj(parent: JSONDict, key: str) -> JSONDict | None:
     return value if isinstance(value, dict) else None
 
 
+def _on_spec(default_spec: Callable[[JSONDict], None]) -> Callable[[JSONDict], None]:
+    """A defaulter of a kind whose defaults all live under ``spec``, from one of the spec: an
+    object without a ``spec`` object is left as it is."""
+
+    def default(obj: JSONDict) -> None:
+        spec = _obj(obj, "spec")
+        if spec is not None:
+            default_spec(spec)
+
+    return default
+
+
 def _sub(parent: JSONDict | None, key: str) -> JSONDict | None:
     """An optional struct-valued field: the dict when present, else None (never created)."""
     if parent is None:
@@ -344,16 +356,16 @@ def _default_scale_io(source: JSONDict) -> None:
 
 
 def _default_pvc_spec(spec: JSONDict) -> None:
-    if spec.get("volumeMode") is None:
-        spec["volumeMode"] = "Filesystem"
+    _fill_nil(spec, {"volumeMode": "Filesystem"})
+
+
+_default_claim_template = _on_spec(_default_pvc_spec)
 
 
 def _default_ephemeral(source: JSONDict) -> None:
     template = _sub(source, "volumeClaimTemplate")
     if template is not None:
-        spec = _obj(template, "spec")
-        if spec is not None:
-            _default_pvc_spec(spec)
+        _default_claim_template(template)
 
 
 def _noop(_: JSONDict) -> None:
@@ -443,15 +455,17 @@ def _default_pod_spec(spec: JSONDict) -> None:
                     _default_container(container)
 
 
+_default_pod_template_spec = _on_spec(_default_pod_spec)
+"""Defaults a PodTemplateSpec (its ``spec``, a PodSpec)."""
+
+
 def _default_template(holder: JSONDict | None) -> None:
     """The PodSpec inside ``holder.template`` (a PodTemplateSpec, never nil in Go)."""
     if holder is None:
         return
     template = _obj(holder, "template")
     if template is not None:
-        spec = _obj(template, "spec")
-        if spec is not None:
-            _default_pod_spec(spec)
+        _default_pod_template_spec(template)
 
 
 def _requests_from_limits(container: JSONDict) -> None:
@@ -471,10 +485,8 @@ def _requests_from_limits(container: JSONDict) -> None:
             requests[name] = quantity
 
 
-def _default_pod(pod: JSONDict) -> None:
-    spec = _obj(pod, "spec")
-    if spec is None:
-        return
+@_on_spec
+def _default_pod(spec: JSONDict) -> None:
     host_network = spec.get("hostNetwork") is True
     for key in ("containers", "initContainers"):
         containers = spec.get(key)
@@ -584,9 +596,7 @@ def _default_pvc(claim: JSONDict) -> None:
     status = _obj(claim, "status")
     if status is not None and not status.get("phase"):
         status["phase"] = "Pending"
-    spec = _obj(claim, "spec")
-    if spec is not None:
-        _default_pvc_spec(spec)
+    _default_claim_template(claim)
 
 
 _PV_SOURCES: dict[str, _Defaulter] = {
@@ -648,29 +658,23 @@ def _default_rolling_update(spec: JSONDict, field: str, rolling_defaults: JSONDi
                 _fill_nil(rolling, rolling_defaults)
 
 
-def _default_deployment(deployment: JSONDict) -> None:
-    spec = _obj(deployment, "spec")
-    if spec is None:
-        return
+@_on_spec
+def _default_deployment(spec: JSONDict) -> None:
     _fill_nil(spec, {"replicas": 1})
     _default_rolling_update(spec, "strategy", {"maxUnavailable": "25%", "maxSurge": "25%"})
     _fill_nil(spec, {"revisionHistoryLimit": 10, "progressDeadlineSeconds": 600})
     _default_template(spec)
 
 
-def _default_daemon_set(daemon_set: JSONDict) -> None:
-    spec = _obj(daemon_set, "spec")
-    if spec is None:
-        return
+@_on_spec
+def _default_daemon_set(spec: JSONDict) -> None:
     _default_rolling_update(spec, "updateStrategy", {"maxUnavailable": 1, "maxSurge": 0})
     _fill_nil(spec, {"revisionHistoryLimit": 10})
     _default_template(spec)
 
 
-def _default_stateful_set(stateful_set: JSONDict) -> None:
-    spec = _obj(stateful_set, "spec")
-    if spec is None:
-        return
+@_on_spec
+def _default_stateful_set(spec: JSONDict) -> None:
     _fill_zero(spec, {"podManagementPolicy": "OrderedReady"})
     strategy = _obj(spec, "updateStrategy")
     if strategy is not None:
@@ -696,10 +700,8 @@ def _default_stateful_set(stateful_set: JSONDict) -> None:
         _default_pvc(claim)
 
 
-def _default_replica_set(replica_set: JSONDict) -> None:
-    spec = _obj(replica_set, "spec")
-    if spec is None:
-        return
+@_on_spec
+def _default_replica_set(spec: JSONDict) -> None:
     _fill_nil(spec, {"replicas": 1})
     _default_template(spec)
 
@@ -743,10 +745,8 @@ def _default_job(job: JSONDict) -> None:
     _default_template(spec)
 
 
-def _default_cron_job(cron_job: JSONDict) -> None:
-    spec = _obj(cron_job, "spec")
-    if spec is None:
-        return
+@_on_spec
+def _default_cron_job(spec: JSONDict) -> None:
     _fill_zero(spec, {"concurrencyPolicy": "Allow"})
     _fill_nil(
         spec, {"suspend": False, "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1}
@@ -771,10 +771,8 @@ def _default_role_binding(binding: JSONDict) -> None:
             subject["apiGroup"] = _RBAC_GROUP
 
 
-def _default_network_policy(policy: JSONDict) -> None:
-    spec = _obj(policy, "spec")
-    if spec is None:
-        return
+@_on_spec
+def _default_network_policy(spec: JSONDict) -> None:
     if not spec.get("policyTypes"):
         types = ["Ingress"]
         if spec.get("egress"):
@@ -798,8 +796,7 @@ def _default_storage_class(storage_class: JSONDict) -> None:
 
 
 def _default_priority_class(priority_class: JSONDict) -> None:
-    if priority_class.get("preemptionPolicy") is None:
-        priority_class["preemptionPolicy"] = "PreemptLowerPriority"
+    _fill_nil(priority_class, {"preemptionPolicy": "PreemptLowerPriority"})
 
 
 def _default_endpoint_slice(slice_: JSONDict) -> None:

@@ -48,6 +48,7 @@ import orjson
 from kube_runtime import patch as _patch
 from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.resources import ResourceInfo
+from kube_runtime.meta import Obj
 
 __all__ = [
     "FNode",
@@ -65,7 +66,6 @@ __all__ = [
     "validate_field_manager",
 ]
 
-Obj = dict[str, Any]
 FieldSet = dict[str, Any]
 """A field set in ``fieldsV1`` form (see the module docstring)."""
 

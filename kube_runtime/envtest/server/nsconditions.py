@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from kube_runtime.envtest.server.resources import ResourceInfo
-
-Obj = dict[str, Any]
+from kube_runtime.meta import Obj
 
 #: (type, reason, message) of each condition when all is well, in upstream's order.
 _OK: tuple[tuple[str, str, str], ...] = (

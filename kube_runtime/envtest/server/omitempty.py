@@ -17,8 +17,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from kube_runtime.client.registry import drop_empty_collections
-
-Obj = dict[str, Any]
+from kube_runtime.meta import Obj
 
 # Scalars tagged omitempty in a container (core/v1 Container), relative to one container.
 _CONTAINER: Final = (("stdin", False), ("stdinOnce", False), ("tty", False), ("workingDir", ""))

@@ -94,12 +94,8 @@ def _q(value: str) -> str:
 
 def _fmt(value: Any) -> str:
     """Render a rejected value roughly as Go's ``field.Error`` does."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)  # null, true, false
     if isinstance(value, str):
         return _q(value)
     if isinstance(value, (int, float, Decimal)):
