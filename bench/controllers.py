@@ -642,7 +642,7 @@ def shared_table(ctx: ControllersContext, title: str, columns: list[str]) -> Tab
     for table in ctx.tables:
         if table.title == title:
             return table
-    return ctx.table("controllers", title, columns)
+    return ctx.table("controllers", title, " | ".join(columns))
 
 
 def report_statefulsets(ctx: ControllersContext, runs: list[Run]) -> None:
@@ -979,19 +979,7 @@ def report_cloneset(
         "controllers",
         f"CloneSet: 1 set x {n} replicas, then an in-place image update (InPlaceIfPossible, "
         f"maxUnavailable 20% = {bound}; kubelet restart delay {RESTART_DELAY:g} s)",
-        [
-            "phase",
-            "all pods written s",
-            "all pods ready s",
-            "converged s",
-            "pods/s",
-            "controller writes",
-            "minimum",
-            "by verb",
-            "failed writes",
-            "event writes",
-            "max unavailable",
-        ],
+        "phase | all pods written s | all pods ready s | converged s | pods/s | controller writes | minimum | by verb | failed writes | event writes | max unavailable",
     )
     for run in (scale, update):
         table.add(
@@ -1160,15 +1148,7 @@ def scenario_asts_rollout(ctx: Any) -> None:
         f"enhanced StatefulSet: rollout of a new image to {replicas} replicas (Parallel, "
         f"maxUnavailable 10% = {bound}; kubelet restart delay {RESTART_DELAY:g} s), "
         f"{ASTS_ROUNDS} interleaved rounds",
-        [
-            "podUpdatePolicy",
-            "rollout s (median)",
-            "range s",
-            "pods recreated",
-            "max unavailable",
-            "writes (median)",
-            "writes by verb (last round)",
-        ],
+        "podUpdatePolicy | rollout s (median) | range s | pods recreated | max unavailable | writes (median) | writes by verb (last round)",
     )
     medians = {}
     for policy, rs in runs.items():

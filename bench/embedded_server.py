@@ -293,8 +293,9 @@ class Context:
     tables: list[Table] = field(default_factory=list)
     targets: list[Target] = field(default_factory=list)
 
-    def table(self, scenario: str, title: str, columns: list[str]) -> Table:
-        t = Table(scenario, title, columns)
+    def table(self, scenario: str, title: str, columns: str) -> Table:
+        """A new result table of ``scenario``; ``columns`` are the headers, ``" | "`` apart."""
+        t = Table(scenario, title, columns.split(" | "))
         self.tables.append(t)
         return t
 
@@ -458,15 +459,7 @@ def scenario_create(ctx: Context) -> None:
         "create",
         f"1. create: {n:,} typical pods per round, {rounds} round(s) per row (interleaved), "
         "`CoreV1Api.create_namespaced_pod(_preload_content=False)`",
-        [
-            "client threads",
-            "pods",
-            "creates/s (median of rounds)",
-            "creates/s range",
-            "server median ms",
-            "server p90 ms",
-            "server p99 ms",
-        ],
+        "client threads | pods | creates/s (median of rounds) | creates/s range | server median ms | server p90 ms | server p99 ms",
     )
     configs = (1, 4)
     rates: dict[int, list[float]] = {t: [] for t in configs}
@@ -534,15 +527,7 @@ def scenario_update(ctx: Context) -> None:
         "update",
         f"2. update: {n:,} replaces (PUT with the current resourceVersion) and {n:,} merge "
         f"patches per round, {rounds} round(s), 1 client thread",
-        [
-            "operation",
-            "requests",
-            "requests/s (median of rounds)",
-            "requests/s range",
-            "server median ms",
-            "server p90 ms",
-            "server p99 ms",
-        ],
+        "operation | requests | requests/s (median of rounds) | requests/s range | server median ms | server p90 ms | server p99 ms",
     )
     ops = ("replace (PUT)", "merge patch")
     rates: dict[str, list[float]] = {op: [] for op in ops}
@@ -599,16 +584,7 @@ def scenario_list(ctx: Context) -> None:
     table = ctx.table(
         "list",
         "3. list: all pods of a namespace, CoreV1Api.list_namespaced_pod(_preload_content=False), body read, not parsed",
-        [
-            "pods",
-            "body MB",
-            "first list s (client)",
-            "first list s (server)",
-            "lists",
-            "list s median (client)",
-            "list s median (server)",
-            "list s p90 (server)",
-        ],
+        "pods | body MB | first list s (client) | first list s (server) | lists | list s median (client) | list s median (server) | list s p90 (server)",
     )
     with bench_cluster() as cluster:
         api = core_api(cluster)
@@ -912,7 +888,7 @@ def write_breakdown(ctx: Context) -> None:
         "watch",
         f"4b. the write path behind the live rows: `cluster.store.create` of {n:,} typical pods, "
         "no watcher",
-        ["part", "us per create", "share"],
+        "part | us per create | share",
     )
     parts = {
         "defaulting (`strategy.prepare_create`)": 0.0,
@@ -979,15 +955,7 @@ def scenario_watch(ctx: Context) -> None:
         "watch",
         "4. watch: typical-pod ADDED events to raw urllib3 watchers, writes through "
         f"`cluster.store.create` ({rounds} round(s), interleaved, fresh cluster each)",
-        [
-            "case",
-            "watchers",
-            "events per watcher",
-            "writes/s (median)",
-            "delivery s (median)",
-            "events/s aggregate (median)",
-            "events/s range",
-        ],
+        "case | watchers | events per watcher | writes/s (median) | delivery s (median) | events/s aggregate (median) | events/s range",
     )
     fan = sizes.fanout_watchers
     cases = [
@@ -1094,12 +1062,7 @@ def scenario_deserialize(ctx: Context) -> None:
         "deserialize",
         f"5. official client models vs raw JSON: list of {n:,} typical pods "
         f"(the three paths interleaved, {reps} run(s) each)",
-        [
-            "client path",
-            "s per list (median)",
-            "vs raw + orjson.loads",
-            "server s per list (median)",
-        ],
+        "client path | s per list (median) | vs raw + orjson.loads | server s per list (median)",
     )
     with bench_cluster() as cluster:
         api = core_api(cluster)

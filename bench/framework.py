@@ -221,13 +221,7 @@ def scenario_informer(ctx: FrameworkContext) -> None:
         "informer",
         f"F1. informer ingest: {n:,} typical-pod ADDED events into a `SharedInformer` on pods "
         f"({rounds} round(s), cases interleaved)",
-        [
-            "case",
-            "events/s into the store (median)",
-            "events/s range",
-            "events/s through a handler (median)",
-            "vs raw watcher",
-        ],
+        "case | events/s into the store (median) | events/s range | events/s through a handler (median) | vs raw watcher",
     )
     cases = [
         IngestCase(mode, consumer, share)
@@ -239,7 +233,7 @@ def scenario_informer(ctx: FrameworkContext) -> None:
         "informer",
         f"F1b. initial list + replace: a new informer on {n + 1:,} existing pods "
         f"({rounds} round(s))",
-        ["path", "seconds (median)", "pods/s (median)", "vs `Client.list` alone"],
+        "path | seconds (median) | pods/s (median) | vs `Client.list` alone",
     )
     list_paths: list[tuple[str, bool | None]] = [
         ("`Client.list` alone (paged, 500 per page)", None),
@@ -372,14 +366,7 @@ def scenario_queue(ctx: FrameworkContext) -> None:
         "queue",
         f"F2. `WorkQueue` throughput: {n:,} items offered by one producer thread while "
         f"workers `get` + `done` ({rounds} round(s), interleaved)",
-        [
-            "load",
-            "workers",
-            "metrics",
-            "items/s (median)",
-            "items/s range",
-            "items processed (median)",
-        ],
+        "load | workers | metrics | items/s (median) | items/s range | items processed (median)",
     )
     configs = [
         (load, workers, named)
@@ -559,17 +546,7 @@ def scenario_memory(ctx: FrameworkContext) -> None:
     table = ctx.table(
         "memory",
         "F3. memory per cached pod: an `InformerCache` holding typical pods, vs the pods' JSON",
-        [
-            "pods",
-            "store",
-            "count",
-            "JSON B/pod",
-            "traced B/pod",
-            "traced / JSON",
-            "objects only B/pod",
-            "objects / JSON",
-            "sync s (untraced)",
-        ],
+        "pods | store | count | JSON B/pod | traced B/pod | traced / JSON | objects only B/pod | objects / JSON | sync s (untraced)",
     )
     variants = [
         ("as created (Pending, unscheduled)", sizes.memory_pods, "created"),
@@ -735,16 +712,7 @@ def scenario_steady(ctx: FrameworkContext) -> None:
         "steady",
         f"F4. steady state: a Builder-made controller mirroring {n:,} ConfigMaps (owned copies), "
         f"then a full informer resync (`Manager(resync_period={period:g})`)",
-        [
-            "phase",
-            "reconciles",
-            "objects reconciled",
-            "API requests (client)",
-            "API requests (server)",
-            "writes",
-            "seconds",
-            "reconciles/s",
-        ],
+        "phase | reconciles | objects reconciled | API requests (client) | API requests (server) | writes | seconds | reconciles/s",
     )
     with bench_cluster(history_size=4 * n + 1_000) as cluster:
         ns = "steady"
@@ -869,7 +837,7 @@ def scenario_deserialize_framework(ctx: FrameworkContext) -> None:
         "deserialize-framework",
         f"F5. `Client.list` (raw JSON dicts) vs the official client's models: {n:,} typical "
         f"pods ({reps} run(s) each, interleaved)",
-        ["client path", "s per list (median)", "vs `Client.list`"],
+        "client path | s per list (median) | vs `Client.list`",
     )
     with bench_cluster() as cluster:
         api = core_api(cluster)

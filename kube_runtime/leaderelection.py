@@ -181,6 +181,27 @@ class LeaseLock:
         self._lease = self.client.update(lease)
 
 
+def check_timings(lease_duration: float, renew_deadline: float, retry_period: float) -> None:
+    """``ValueError`` unless the timings are what client-go's ``NewLeaderElector`` accepts:
+    all positive, ``lease_duration > renew_deadline > JITTER_FACTOR * retry_period``."""
+    if lease_duration <= 0:
+        raise ValueError("lease_duration must be greater than zero")
+    if renew_deadline <= 0:
+        raise ValueError("renew_deadline must be greater than zero")
+    if retry_period <= 0:
+        raise ValueError("retry_period must be greater than zero")
+    if lease_duration <= renew_deadline:
+        raise ValueError(
+            f"lease_duration ({lease_duration}) must be greater than "
+            f"renew_deadline ({renew_deadline})"
+        )
+    if renew_deadline <= JITTER_FACTOR * retry_period:
+        raise ValueError(
+            f"renew_deadline ({renew_deadline}) must be greater than "
+            f"retry_period * {JITTER_FACTOR} ({retry_period * JITTER_FACTOR:g})"
+        )
+
+
 class LeaderElector:
     """One candidate in the election for the Lease ``namespace/name``; see the module docstring."""
 
@@ -201,26 +222,11 @@ class LeaderElector:
         clock: Clock | None = None,
         event_recorder: EventRecorder | None = None,
     ) -> None:
-        if lease_duration <= 0:
-            raise ValueError("lease_duration must be greater than zero")
-        if renew_deadline <= 0:
-            raise ValueError("renew_deadline must be greater than zero")
-        if retry_period <= 0:
-            raise ValueError("retry_period must be greater than zero")
-        if lease_duration <= renew_deadline:
-            raise ValueError(
-                f"lease_duration ({lease_duration}) must be greater than "
-                f"renew_deadline ({renew_deadline})"
-            )
-        if renew_deadline <= JITTER_FACTOR * retry_period:
-            raise ValueError(
-                f"renew_deadline ({renew_deadline}) must be greater than "
-                f"retry_period * {JITTER_FACTOR} ({retry_period * JITTER_FACTOR:g})"
-            )
         if not identity:
             raise ValueError("identity must not be empty")
         if not callable(on_started_leading) or not callable(on_stopped_leading):
             raise ValueError("on_started_leading and on_stopped_leading must be callables")
+        check_timings(lease_duration, renew_deadline, retry_period)
         self.name = name
         self.identity = identity
         self.lease_duration = lease_duration

@@ -44,6 +44,7 @@ from kube_runtime import meta
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.reconcile import Result
 from kube_runtime.workloads.pods import is_available
+from kube_runtime.workloads.revision import live_revision_names, revisions_to_truncate
 
 __all__ = ["DEFAULT_HISTORY_LIMIT", "CloneSetControl"]
 
@@ -117,13 +118,10 @@ class CloneSetControl(PodControlStep):
         self.status_updater.update_status(cs.obj, status)
         self._truncate_pods_to_delete(cs, pods)
         limit = cs.revision_history_limit
-        self.pod_control.truncate_history(
-            revisions,
-            pods,
-            current,
-            update,
-            DEFAULT_HISTORY_LIMIT if limit is None else int(limit),
-        )
+        limit = DEFAULT_HISTORY_LIMIT if limit is None else int(limit)
+        live = live_revision_names(pods, current, update)
+        for revision in revisions_to_truncate(revisions, live, limit):
+            self.pod_control.delete_revision(revision)
         if scale_error is not None:
             raise scale_error
         if update_error is not None:

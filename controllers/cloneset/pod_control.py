@@ -45,7 +45,7 @@ from kube_runtime.expectations import (
 from kube_runtime.kinds import Kind, PersistentVolumeClaim, Pod
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads.inplace import InPlaceControl, InPlaceSpec
-from kube_runtime.workloads.revision import truncate_history
+from kube_runtime.workloads.revision import delete_revision
 
 __all__ = [
     "CloneSetPodControl",
@@ -129,15 +129,8 @@ class PodControl(Protocol):
     def truncate_pods_to_delete(self, cs: CloneSetView, kept: list[str]) -> None:
         """Shorten ``scaleStrategy.podsToDelete`` to ``kept``."""
 
-    def truncate_history(
-        self,
-        revisions: Sequence[Obj],
-        pods: Sequence[Obj],
-        current: Obj,
-        update: Obj,
-        limit: int,
-    ) -> None:
-        """Delete the oldest revisions that no pod uses beyond ``limit``."""
+    def delete_revision(self, revision: Obj) -> None:
+        """Delete a ControllerRevision of the set's history (gone already: no error)."""
 
 
 class PodControlStep:
@@ -308,12 +301,5 @@ class CloneSetPodControl:
         )
         self._log.info("%s: podsToDelete truncated to %s", cs.key, kept)
 
-    def truncate_history(
-        self,
-        revisions: Sequence[Obj],
-        pods: Sequence[Obj],
-        current: Obj,
-        update: Obj,
-        limit: int,
-    ) -> None:
-        truncate_history(self._client, revisions, pods, current, update, limit)
+    def delete_revision(self, revision: Obj) -> None:
+        delete_revision(self._client, revision)

@@ -756,16 +756,14 @@ class FakeClient(ClientBase):
     ) -> Obj:
         hook = self._door(Action("delete_all_of", as_kind(kind), namespace), "delete_all_of")
         if hook is not None:
-            return hook(
-                self.direct,
-                kind,
-                namespace,
-                label_selector=query.label_selector,
-                field_selector=query.field_selector,
-                propagation_policy=options.propagation_policy,
-                grace_period_seconds=options.grace_period_seconds,
-                dry_run=options.dry_run,
-            )
+            # delete_all_of takes the selectors and no preconditions
+            selection = {
+                "label_selector": query.label_selector,
+                "field_selector": query.field_selector,
+            }
+            deletion = dataclasses.asdict(options)
+            del deletion["uid"], deletion["resource_version"]
+            return hook(self.direct, kind, namespace, **selection, **deletion)
         info = self._info(kind)
         ns = self._namespace(info, namespace, "delete_all_of")
         self._check_propagation(options.propagation_policy)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
@@ -64,11 +64,13 @@ __all__ = [
     "TooManyCollisionsError",
     "apply_revision",
     "create_revision",
+    "delete_revision",
     "equal_revision",
     "find_equal_revisions",
     "go_json",
     "hash_revision",
     "list_revisions",
+    "live_revision_names",
     "new_revision",
     "next_revision_number",
     "pod_revision",
@@ -76,6 +78,7 @@ __all__ = [
     "revision_from_object",
     "revision_name",
     "revision_patch",
+    "revisions_to_truncate",
     "safe_encode",
     "sort_revisions",
     "truncate_history",
@@ -532,6 +535,41 @@ def resolve_revisions(
     return current, update, collision_count
 
 
+def live_revision_names(
+    live_pods: Iterable[Mapping[str, Any]],
+    *revisions: Mapping[str, Any] | None,
+) -> set[str]:
+    """The names of the revisions in use: those of ``live_pods`` (their
+    ``controller-revision-hash`` label) and ``revisions`` (the current and update ones)."""
+    live = {pod_revision(pod) for pod in live_pods}
+    live.update(meta.name(r) for r in revisions if r is not None)
+    return live
+
+
+def revisions_to_truncate(
+    revisions: Iterable[Mapping[str, Any]], live: Set[str], limit: int
+) -> list[Mapping[str, Any]]:
+    """The oldest revisions not named in ``live`` beyond ``limit``, oldest first: what
+    :func:`truncate_history` deletes (live revisions never count against the limit, as in
+    upstream ``truncateHistory``)."""
+    history = [  # every revision on every sync: plain dict reads
+        r for r in sort_revisions(revisions) if (r.get("metadata") or {}).get("name") not in live
+    ]
+    excess = len(history) - max(int(limit), 0)
+    return history[: max(excess, 0)]
+
+
+def delete_revision(client: Writer, revision: Mapping[str, Any]) -> None:
+    """Delete ``revision``; one already gone (NotFound) counts as deleted."""
+    name, namespace = meta.name(revision), meta.namespace(revision) or None
+    try:
+        client.delete(ControllerRevision, name, namespace)
+    except Exception as err:
+        if not is_not_found(err):
+            raise
+    log.info("deleted revision %s/%s", namespace, name)
+
+
 def truncate_history(
     client: Writer,
     revisions: Iterable[Mapping[str, Any]],
@@ -540,28 +578,11 @@ def truncate_history(
     update: Mapping[str, Any] | None,
     limit: int,
 ) -> list[Mapping[str, Any]]:
-    """Delete the oldest non-live revisions beyond ``limit``; return the deleted ones.
-
-    Live = used by a pod of ``live_pods`` (its ``controller-revision-hash`` label), or the
-    ``current`` or ``update`` revision; live revisions never count against the limit
-    (upstream ``truncateHistory``). A revision already gone (NotFound) counts as deleted.
-    """
-    live = {pod_revision(pod) for pod in live_pods}
-    for revision in (current, update):
-        if revision is not None:
-            live.add(meta.name(revision))
-    history = [  # every revision on every sync: plain dict reads
-        r for r in sort_revisions(revisions) if (r.get("metadata") or {}).get("name") not in live
-    ]
-    excess = len(history) - max(int(limit), 0)
-    deleted: list[Mapping[str, Any]] = []
-    for revision in history[: max(excess, 0)]:
-        name, namespace = meta.name(revision), meta.namespace(revision) or None
-        try:
-            client.delete(ControllerRevision, name, namespace)
-        except Exception as err:
-            if not is_not_found(err):
-                raise
-        log.info("deleted revision %s/%s (history limit %d)", namespace, name, limit)
-        deleted.append(revision)
-    return deleted
+    """Delete the oldest non-live revisions beyond ``limit`` (:func:`revisions_to_truncate`);
+    return the deleted ones. A revision already gone (NotFound) counts as deleted."""
+    doomed = revisions_to_truncate(
+        revisions, live_revision_names(live_pods, current, update), limit
+    )
+    for revision in doomed:
+        delete_revision(client, revision)
+    return doomed

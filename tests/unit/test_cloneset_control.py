@@ -733,8 +733,8 @@ class RecordingPodControl:
     def truncate_pods_to_delete(self, cs: CloneSetView, kept: list[str]) -> None:
         self.calls.append(("truncate", kept))
 
-    def truncate_history(self, *args: Any) -> None:
-        pass
+    def delete_revision(self, revision: Mapping[str, Any]) -> None:
+        self.calls.append(("delete-revision", meta.name(revision)))
 
 
 class RecordingStatus:
@@ -829,3 +829,22 @@ def test_control_truncates_pods_to_delete_naming_no_pod():
     cs = make_cs(1, scaleStrategy={"podsToDelete": ["web-gone", "web-a"]})
     _, calls, _ = control_sync(cs, [pod("web-a", "web-1", **{SPECIFIED_DELETE_LABEL: "x"})])
     assert ("truncate", ["web-a"]) in calls
+
+
+def test_control_deletes_only_the_oldest_unused_revisions_beyond_the_limit():
+    revisions = [{**rev(f"web-{n}", f"nginx:{n}"), "revision": n} for n in range(1, 6)]
+    current, update = revisions[3], revisions[4]  # web-4 and web-5
+    pods = [pod("web-a", "web-4"), pod("web-b", "web-2")]  # web-2 is live through a pod
+    pod_control, status = RecordingPodControl(), RecordingStatus()
+    control = CloneSetControl(pod_control, status)
+    control.sync(
+        CloneSetView.of(make_cs(2, revisionHistoryLimit=1)),
+        pods,
+        [],
+        revisions,
+        current,
+        update,
+        0,
+    )
+    deleted = [name for call, name in pod_control.calls if call == "delete-revision"]
+    assert deleted == ["web-1"]  # web-3 is the one kept; web-2, -4, -5 are live

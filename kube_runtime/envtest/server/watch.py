@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import orjson
@@ -79,37 +80,28 @@ class Watches:
             self._sessions.discard(session)
 
 
+@dataclass(eq=False)
 class _WatchSession:
     """One watch stream."""
 
-    def __init__(
-        self,
-        watches: Watches,
-        route: Route,
-        matches: Callable[[Obj], bool],
-        *,
-        since: str,
-        bookmarks: bool,
-        initial_events: bool,
-        table: bool,
-        include_object: str | None,
-        timeout: float,
-        drop_every: int | None,
-    ) -> None:
-        self.watches = watches
-        self.route = route
-        self.matches = matches
-        self.since = since
-        self.bookmarks = bookmarks
-        self.initial_events = initial_events
-        self.table = table
-        self.include_object = include_object
-        self.timeout = timeout
-        self.drop_every = drop_every
-        self.sent = 0
-        self.stream: Stream | None = None
-        self.handle: Any = None
-        self.api_version = route.info.api_version(route.version)
+    watches: Watches
+    route: Route
+    matches: Callable[[Obj], bool]
+    _: KW_ONLY
+    since: str
+    bookmarks: bool
+    initial_events: bool
+    table: bool
+    include_object: str | None
+    timeout: float
+    drop_every: int | None
+    sent: int = field(default=0, init=False)
+    stream: Stream | None = field(default=None, init=False)
+    handle: Any = field(default=None, init=False)
+    api_version: str = field(default="", init=False)
+
+    def __post_init__(self) -> None:
+        self.api_version = self.route.info.api_version(self.route.version)
 
     def start(self, stream: Stream) -> None:
         self.stream = stream
