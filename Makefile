@@ -8,7 +8,7 @@ KUBECTL_CACHE ?= $(HOME)/.cache/kube-runtime
 # Where `make real-apiserver` caches etcd, kube-apiserver and kube-controller-manager 1.20.
 REAL_CACHE ?= $(HOME)/.cache/kube-runtime/k8s-1.20
 
-.PHONY: run test test-real real-apiserver unit e2e lint typecheck bench bench-real kubectl clean
+.PHONY: run test test-real real-apiserver unit e2e lint typecheck bench bench-real chaos kubectl clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -59,6 +59,10 @@ bench: $(STAMP)
 # Our StatefulSet controller vs kube-controller-manager 1.20 on the real backend (minutes).
 bench-real: $(STAMP) real-apiserver
 	$(BIN)/python -m bench real
+
+# A seeded fault campaign over the bundled controllers (minutes; not part of `make test`).
+chaos: $(STAMP)
+	$(BIN)/python -m bench.chaos
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -57,6 +57,13 @@ class Faults:
         self._latency: list[_Latency] = []
         self._random = random.Random(seed)
         self.watch_drop_every: int | None = None
+        #: How many errors the rules have injected so far.
+        self.injected = 0
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart the random choices of probabilistic rules from ``seed`` (repeatable runs)."""
+        with self._lock:
+            self._random.seed(seed)
 
     def fail(
         self,
@@ -102,6 +109,7 @@ class Faults:
                     rule.times -= 1
                     if rule.times <= 0:
                         self._rules.remove(rule)
+                self.injected += 1
                 return rule.error()
         return None
 
