@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -76,3 +77,41 @@ def test_token_is_required() -> None:
         assert client.VersionApi(bad).get_code().major == "1"
         good.close()
         bad.close()
+
+
+def test_install_crd_rides_out_transient_errors(client: Any, faults: Any) -> None:
+    """`kube-runtime run --install-crds` exited with a traceback when the API server answered
+    a CRD create or read with 409, 429 or 500 (found by `make chaos`): now it waits."""
+    from kube_runtime import crds, kinds
+
+    name = f"widgets{uuid.uuid4().hex[:8]}.chaos.example.com"
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": name},
+        "spec": {
+            "group": "chaos.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": name.split(".")[0], "kind": "Widget" + name[7:15].upper()},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                }
+            ],
+        },
+    }
+    faults.fail("customresourcedefinitions", "create", 429, times=1, retry_after=0)
+    faults.fail("customresourcedefinitions", "create", 500, times=1)
+    faults.fail("customresourcedefinitions", "create", 409, times=1)
+    faults.fail("customresourcedefinitions", "get", 503, times=2)
+    try:
+        assert crds.install_crd(client, crd, timeout=20) == name
+        assert faults.injected == 5
+        # a CRD that exists already is left alone, also when the first create fails
+        faults.fail("customresourcedefinitions", "create", 500, times=1)
+        assert crds.install_crd(client, crd, timeout=20) == name
+    finally:
+        client.delete(kinds.CustomResourceDefinition, name)
