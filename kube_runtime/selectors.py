@@ -35,8 +35,9 @@ Field selectors (``k8s.io/apimachinery/pkg/fields`` semantics):
 Label keys and values are checked with :mod:`kube_runtime.validation`. Moved out of this
 module (the old names keep working for one release, with a ``DeprecationWarning``): the
 string validators (``qualified_name_errors``, ``label_value_errors``, ``dns1123_*``, ...) to
-:mod:`kube_runtime.validation`; ``supported_fields`` and ``check_field_selector`` (which field
-labels the embedded API server accepts) to ``kube_runtime.envtest.server.fieldlabels``.
+:mod:`kube_runtime.validation`. :func:`supported_fields` and :func:`check_field_selector` say
+which field labels a kind accepts, as kube-apiserver decides it; the cache and the embedded
+server both refuse the others with the server's message.
 
 Matching is the hot path (every object of a list, every watch event): a selector is
 compiled once into a flat plan, and :meth:`LabelSelector.matches` only does dictionary
@@ -49,6 +50,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final
 
 from kube_runtime._moved import moved_attribute
@@ -62,11 +64,13 @@ __all__ = [
     "LabelSelector",
     "Requirement",
     "SelectorError",
+    "check_field_selector",
     "format_label_selector",
     "label_selector_from_dict",
     "object_fields",
     "parse_field_selector",
     "parse_label_selector",
+    "supported_fields",
     "unsupported_field_label",
 ]
 
@@ -77,7 +81,7 @@ class SelectorError(ValueError):
 
 #: Where names that moved out of this module went (resolved by ``__getattr__`` for one
 #: release): the name validators, and the server's field label table (imported on use only).
-MOVED_TO = ("kube_runtime.validation", "kube_runtime.envtest.server.fieldlabels")
+MOVED_TO = ("kube_runtime.validation",)
 
 
 def __getattr__(name: str) -> Any:
@@ -880,3 +884,21 @@ def object_fields(obj: Mapping[str, Any]) -> dict[str, str]:
     elif kind == "Node":
         fields["spec.unschedulable"] = _go_bool(_m(obj.get("spec")).get("unschedulable"))
     return fields
+
+
+@lru_cache(maxsize=1024)
+def supported_fields(kind: str) -> frozenset[str]:
+    """Field labels a field selector may use for ``kind`` (kube-apiserver's label
+    conversions): exactly the fields :func:`object_fields` extracts for it."""
+    return frozenset(object_fields({"kind": kind}))
+
+
+def check_field_selector(
+    selector: FieldSelector, kind: str, group: str = "", *, custom: bool = False
+) -> None:
+    """Raise :class:`SelectorError` with kube-apiserver's message
+    (:func:`unsupported_field_label`) when ``selector`` uses a label ``kind`` lacks."""
+    allowed = supported_fields(kind)
+    for name, _, _ in selector.terms:
+        if name not in allowed:
+            raise SelectorError(unsupported_field_label(group, kind, name, custom=custom))

@@ -29,12 +29,15 @@ from collections.abc import Iterable, Mapping
 from kube_runtime.cache.informer import SharedInformer
 from kube_runtime.cache.reflector import BackoffPolicy, ListerWatcher
 from kube_runtime.cache.store import INDEX_LABEL, INDEX_NAMESPACE, IndexFunc
-from kube_runtime.client.errors import NotFound
+from kube_runtime.client.errors import NotFound, error_from_status
+from kube_runtime.client.mapping import BUILTIN_RESOURCES
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
 from kube_runtime.selectors import (
     FieldSelector,
     LabelSelector,
+    SelectorError,
+    check_field_selector,
     label_selector_from_dict,
     object_fields,
     parse_field_selector,
@@ -44,6 +47,8 @@ from kube_runtime.selectors import (
 __all__ = ["CacheStopping", "InformerCache", "not_found"]
 
 LabelSelectorLike = str | Mapping[str, str] | LabelSelector
+
+_BUILTIN_KINDS = frozenset((r.group, r.kind) for r in BUILTIN_RESOURCES)
 
 
 def not_found(kind: Kind, name: str) -> NotFound:
@@ -196,11 +201,7 @@ class InformerCache:
         informer = self._synced_informer(as_kind(kind))
         self._check_namespace(namespace)
         labels = as_label_selector(label_selector)
-        fields = (
-            parse_field_selector(field_selector)
-            if isinstance(field_selector, str)
-            else field_selector
-        )
+        fields = _field_selector(field_selector, informer.kind)
         indexer = informer.indexer
         candidates: Iterable[Obj]
         if index is not None:
@@ -246,3 +247,18 @@ class InformerCache:
             raise ValueError(
                 f"namespace {namespace!r} is not cached: this cache holds {self.namespace!r} only"
             )
+
+
+def _field_selector(selector: str | FieldSelector | None, kind: Kind) -> FieldSelector | None:
+    """``selector`` parsed and checked as the API server checks it: a label the kind does not
+    support raises the server's 400 ``BadRequest`` (never an empty answer)."""
+    if selector is None:
+        return None
+    try:
+        parsed = parse_field_selector(selector) if isinstance(selector, str) else selector
+        custom = (kind.group, kind.kind) not in _BUILTIN_KINDS
+        check_field_selector(parsed, kind.kind, kind.group, custom=custom)
+    except SelectorError as err:
+        status = {"kind": "Status", "status": "Failure", "reason": "BadRequest", "code": 400}
+        raise error_from_status({**status, "message": str(err)}) from None
+    return parsed

@@ -20,6 +20,7 @@ from kube_runtime.cache import InformerCache
 from kube_runtime.client import (
     AlreadyExists,
     ApiError,
+    BadRequest,
     Client,
     ClientInterface,
     Conflict,
@@ -373,3 +374,21 @@ def test_errors_are_the_same_types_from_both(client: Client, namespace: str) -> 
                 namespace=namespace,
             )
         c.patch(kinds.ConfigMap, "y", {"metadata": {"finalizers": []}}, namespace=namespace)
+
+
+def test_cached_client_refuses_an_unsupported_field_selector_as_the_api_does(
+    client: Client, namespace: str
+) -> None:
+    """The cache answered an empty list where the API server answers 400 (issue 21)."""
+    cache = InformerCache(client, namespace=namespace)
+    cached = CachedClient(client, cache)
+    try:
+        for kind, label in ((kinds.Pod, "spec.foo"), (kinds.ConfigMap, "data.k")):
+            with pytest.raises(BadRequest) as from_api:
+                client.list(kind, namespace, field_selector=f"{label}=x")
+            with pytest.raises(BadRequest) as from_cache:
+                cached.list(kind, namespace, field_selector=f"{label}=x")
+            assert from_cache.value.message == from_api.value.message
+        assert cached.list(kinds.Pod, namespace, field_selector="spec.nodeName=x")["items"] == []
+    finally:
+        cache.stop()

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from kube_runtime import selectors, validation
-from kube_runtime.envtest.server import fieldlabels
 from kube_runtime.envtest.server.fieldlabels import check_field_selector, supported_fields
 from kube_runtime.selectors import (
     EVERYTHING,
@@ -595,8 +594,6 @@ def test_validators_are_memoized_and_immutable(fn: Any) -> None:
         ("dns1123_label_errors", validation),
         ("dns1123_subdomain_errors", validation),
         ("VALIDATOR_CACHE_SIZE", validation),
-        ("supported_fields", fieldlabels),
-        ("check_field_selector", fieldlabels),
     ],
 )
 def test_moved_names_still_resolve_with_a_deprecation_warning(name: str, home: ModuleType) -> None:
