@@ -60,10 +60,23 @@ def from_cluster(name: str, kubeconfig: str | None = None, context: str | None =
     (resourceVersion, managedFields) does not make a generated module stale.
     """
     from kube_runtime import kinds
-    from kube_runtime.client import Client
+    from kube_runtime.client import ApiConnectionError, ApiError, Client, NotFound
 
-    with Client.from_kubeconfig(kubeconfig, context) as client:
-        crd = client.get(kinds.CustomResourceDefinition, name)
+    try:
+        client = Client.from_kubeconfig(kubeconfig, context)
+    except Exception as err:  # the kubernetes package's ConfigException, a missing file, ...
+        where = kubeconfig or "$KUBECONFIG or ~/.kube/config"
+        raise CrdError(f"cannot use the kubeconfig ({where}): {err}") from None
+    try:
+        with client:
+            crd = client.get(kinds.CustomResourceDefinition, name)
+    except NotFound:
+        raise CrdError(
+            f"CRD {name} not found in the cluster (the name is <plural>.<group>, as "
+            "`kubectl get crd` lists it)"
+        ) from None
+    except (ApiError, ApiConnectionError) as err:
+        raise CrdError(f"cannot read CRD {name} from the cluster: {err}") from None
     data = json.dumps(crd.get("spec"), sort_keys=True, separators=(",", ":")).encode()
     return Source(f"cluster:{name}", data, tuple(_crds([crd])))
 

@@ -150,6 +150,8 @@ def embedded_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def kubeconfig(embedded_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Path of a kubeconfig file for the session cluster (bearer token, CA; mode 0600): for
+    kubectl, subprocesses and any client that reads kubeconfigs."""
     path: Path = embedded_cluster.write_kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig")
     return path
 

@@ -135,3 +135,16 @@ def test_stale_check_against_a_changed_crd(
     client.update(crd)
     assert main([*args, "-o", str(out), "--check"]) == 1
     assert "is stale" in capsys.readouterr().err
+
+
+def test_from_cluster_mistakes_are_one_line_errors(
+    kubeconfig: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--from-cluster` printed a traceback for an unknown CRD or an unusable kubeconfig."""
+    assert main(["--from-cluster", "nope.example.com", "--kubeconfig", str(kubeconfig)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "CRD nope.example.com not found in the cluster" in err
+    missing = tmp_path / "no-such-kubeconfig"
+    assert main(["--from-cluster", "nope.example.com", "--kubeconfig", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot use the kubeconfig ({missing})" in err
