@@ -426,8 +426,8 @@ def run_once(
                 )
             seconds = time.monotonic() - started
             watcher.armed = False
+            injected = cluster.faults.injected
             cluster.faults.clear()
-            injected = _injected(cluster)
         finally:
             controllers.stop()
             cluster.store.remove_listener(watcher)
@@ -461,10 +461,6 @@ def _resource_of(cluster: EmbeddedCluster, kind: Kind) -> Any:
 def _evict(cluster: EmbeddedCluster, infos: Sequence[Any]) -> None:
     for info in infos:
         cluster.store.evict_history(info)
-
-
-def _injected(cluster: EmbeddedCluster) -> int:
-    return cluster.faults.injected
 
 
 def _set_image(client: Client, scenario: Scenario, namespace: str, image: str) -> Obj:

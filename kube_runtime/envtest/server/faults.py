@@ -90,10 +90,12 @@ class Faults:
         self.watch_drop_every = events
 
     def clear(self) -> None:
+        """Remove every rule and latency, stop cutting watches, reset :attr:`injected`."""
         with self._lock:
             self._rules.clear()
             self._latency.clear()
             self.watch_drop_every = None
+            self.injected = 0
 
     def check(self, resource: str, verb: str) -> ApiError | None:
         """The injected error for this call, if a rule fires (consuming one of its ``times``)."""
