@@ -7,8 +7,10 @@ Mirrors controller-runtime's ``internal/controller``. Contract:
 * ``max_concurrent_reconciles`` worker threads take requests; the queue guarantees one request
   is never reconciled by two workers at once.
 * The reconcile result is applied as described in :mod:`kube_runtime.reconcile`. An exception
-  never kills a worker: it is logged with its traceback, counted, and the request is retried
-  with per-item exponential backoff. A :class:`~kube_runtime.reconcile.TerminalError` is not
+  never kills a worker: it is logged (one line each time; an exception that is not an API
+  error also with its traceback, at most once a minute per object and error, see
+  :class:`TracebackLimiter`), counted, and the request is retried with per-item exponential
+  backoff (client-go's defaults). A :class:`~kube_runtime.reconcile.TerminalError` is not
   retried.
 * Every log record made during a reconcile carries the controller name and the object key
   (see :mod:`kube_runtime.logs`).
@@ -27,6 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cachetools import TTLCache
+
 from kube_runtime import metrics
 from kube_runtime.client.errors import ApiError
 from kube_runtime.handlers import EventHandler
@@ -40,6 +44,26 @@ from kube_runtime.workqueue import RateLimiter, WorkQueue, default_controller_ra
 _SYNC_POLL = 0.1
 log = logging.getLogger(__name__)
 Obj = Mapping[str, Any]
+
+
+class TracebackLimiter:
+    """Says whether a failure deserves its traceback in the log: the first time its key is
+    seen within ``period`` seconds (a failure repeated by the retries of one object logs its
+    traceback once a minute, and one line each time). At most ``size`` keys are remembered."""
+
+    def __init__(
+        self, period: float = 60.0, size: int = 10_000, clock: Any = time.monotonic
+    ) -> None:
+        self._seen: TTLCache[Any, bool] = TTLCache(maxsize=size, ttl=period, timer=clock)
+        self._lock = threading.Lock()
+
+    def first(self, key: Any) -> bool:
+        """True when ``key`` was not seen within the period (and remember it now)."""
+        with self._lock:
+            if key in self._seen:
+                return False
+            self._seen[key] = True
+            return True
 
 
 class CacheSyncTimeout(RuntimeError):
@@ -100,6 +124,7 @@ class Controller:
         self._workers: list[threading.Thread] = []
         self._active = 0
         self._active_lock = threading.Lock()
+        self._tracebacks = TracebackLimiter()
 
     # --- wiring --------------------------------------------------------------------------------
     def watch(self, source: Source, handler: EventHandler, *predicates: Predicate) -> None:
@@ -189,13 +214,18 @@ class Controller:
                 return
             except Exception as e:
                 metrics.RECONCILE_ERRORS.labels(self.name).inc()
-                if not isinstance(e, ApiError):
+                panic = not isinstance(e, ApiError)
+                if panic:
                     # Not an API failure: most likely a bug in the reconciler (Go's "panic").
                     metrics.RECONCILE_PANICS.labels(self.name).inc()
                 metrics.RECONCILE_TOTAL.labels(self.name, "error").inc()
-                log.exception(
-                    "reconcile failed (%d earlier failures in a row); retrying with backoff",
+                log.error(
+                    "reconcile failed (%d earlier failures in a row); retrying with backoff: "
+                    "%s: %s",
                     self.queue.num_requeues(request),
+                    type(e).__name__,
+                    e,
+                    exc_info=panic and self._tracebacks.first((request.key, type(e), str(e))),
                 )
                 self.queue.add_rate_limited(request)
                 return

@@ -107,6 +107,9 @@ class EmbeddedCluster:
         self.http.call_later(self.api.bookmark_interval, self._bookmark_tick)
 
     def stop(self) -> None:
+        """Stop serving; the TLS directory with the server's private key is deleted."""
+        if self.certs is not None:
+            self.certs.remove()
         if not self._running:
             return
         self._running = False

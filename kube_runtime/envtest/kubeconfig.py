@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from kube_runtime.envtest.secretfiles import write_private
+
 __all__ = ["kubeconfig", "write_kubeconfig"]
 
 
@@ -42,9 +44,7 @@ def kubeconfig(
 
 
 def write_kubeconfig(config: dict[str, Any], path: str | os.PathLike[str]) -> Path:
-    """Write ``config`` as YAML to ``path`` (mode 0600, parents created); return the path."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(yaml.safe_dump(config, sort_keys=False))
-    target.chmod(0o600)
-    return target
+    """Write ``config`` as YAML to ``path``, mode 0600 from the first byte (atomically; a
+    symlink at ``path`` is replaced, never followed; see :mod:`.secretfiles`); return the
+    path."""
+    return write_private(path, yaml.safe_dump(config, sort_keys=False).encode())

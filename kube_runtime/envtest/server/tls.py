@@ -7,8 +7,10 @@ The kubeconfig carries the CA, so clients verify the server as they would a real
 
 from __future__ import annotations
 
+import atexit
 import datetime as _dt
 import ipaddress
+import shutil
 import ssl
 import tempfile
 from dataclasses import dataclass
@@ -19,13 +21,24 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from kube_runtime.envtest.secretfiles import write_private
+
 
 @dataclass(frozen=True)
 class ServingCerts:
+    """A CA and a server certificate and key, also written to ``directory``; ``owned``:
+    the directory was made for them (and :meth:`remove` deletes it)."""
+
     ca_pem: bytes
     cert_pem: bytes
     key_pem: bytes
     directory: Path
+    owned: bool = False
+
+    def remove(self) -> None:
+        """Delete the directory with the private key if :func:`generate` made it (idempotent)."""
+        if self.owned:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     @property
     def ca_file(self) -> Path:
@@ -42,9 +55,15 @@ def _name(common_name: str) -> x509.Name:
 
 
 def generate(directory: Path | None = None) -> ServingCerts:
-    """A new CA and a server certificate for 127.0.0.1 / ::1 / localhost, written to ``directory``."""
+    """A new CA and a server certificate for 127.0.0.1 / ::1 / localhost, written to
+    ``directory`` (the key mode 0600 from the first byte). Without ``directory``, a new
+    private one (0700) that :meth:`ServingCerts.remove` deletes, and at the latest the
+    interpreter's exit."""
+    owned = directory is None
     target = Path(directory or tempfile.mkdtemp(prefix="kube-runtime-tls-"))
     target.mkdir(parents=True, exist_ok=True)
+    if owned:
+        atexit.register(shutil.rmtree, target, ignore_errors=True)
     now = _dt.datetime.now(_dt.timezone.utc)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_cert = (
@@ -105,10 +124,9 @@ def generate(directory: Path | None = None) -> ServingCerts:
             serialization.NoEncryption(),
         ),
         directory=target,
+        owned=owned,
     )
     (target / "ca.crt").write_bytes(certs.ca_pem)
     (target / "server.crt").write_bytes(certs.cert_pem)
-    key_file = target / "server.key"
-    key_file.write_bytes(certs.key_pem)
-    key_file.chmod(0o600)
+    write_private(target / "server.key", certs.key_pem)
     return certs
