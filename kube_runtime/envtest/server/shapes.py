@@ -957,13 +957,15 @@ class _NotCompiled(Exception):
     """A table the fast path does not cover (a recursive struct): the walker decides."""
 
 
+#: The table types that compile to one Python type.
+_SIMPLE: dict[type, Any] = {_Str: str, _Bool: bool, _Any: Any, _Opaque: dict}
+
+
 def _compiled(t: _T, building: set[int]) -> Any:
     """The msgspec type deciding what ``t.check`` accepts (None list items excepted)."""
     kind = type(t)
-    if kind is _Str:
-        return str
-    if kind is _Bool:
-        return bool
+    if kind in _SIMPLE:
+        return _SIMPLE[kind]
     if kind is _Int:
         assert isinstance(t, _Int)
         return Annotated[int, Meta(ge=t.lo, le=t.hi)]
@@ -975,10 +977,6 @@ def _compiled(t: _T, building: set[int]) -> Any:
         if t.strings:
             return str | int | float if t.floats else str | int
         return float
-    if kind is _Any:
-        return Any
-    if kind is _Opaque:
-        return dict
     if kind is _List:
         assert isinstance(t, _List)
         return list[_compiled(t.item, building)]  # type: ignore[misc]
