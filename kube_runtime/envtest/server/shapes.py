@@ -996,7 +996,8 @@ def _compiled(t: _T, building: set[int]) -> Any:
             ]
         finally:
             building.discard(id(t))
-        return msgspec.defstruct(t.name or "Struct", fields, kw_only=True, rename=names)
+        # gc=False: these trees are short-lived and acyclic; untracked, they trigger no GC
+        return msgspec.defstruct(t.name or "Struct", fields, kw_only=True, rename=names, gc=False)
     raise _NotCompiled(t.go)  # _Either: JSON schema props (CRDs), walked
 
 
