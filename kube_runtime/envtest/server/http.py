@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import ssl
 import threading
 import time
@@ -185,6 +186,91 @@ class Handler(Protocol):
     def __call__(self, request: Request) -> Response | StreamResponse: ...
 
 
+class _Malformed(Exception):
+    """Framing the server refuses: answered ``status`` and the connection closed."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+_TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _request_line(line: str) -> tuple[str, str, str]:
+    parts = line.split(" ")
+    if len(parts) != 3 or not parts[1] or not _TOKEN.fullmatch(parts[0].encode("latin-1")):
+        raise _Malformed(400, "malformed HTTP request")
+    method, target, version = parts
+    if version not in ("HTTP/1.1", "HTTP/1.0"):
+        if version.startswith("HTTP/"):
+            raise _Malformed(505, f"unsupported protocol version {version!r}")
+        raise _Malformed(400, "malformed HTTP version")
+    return method, target, version
+
+
+def _header_fields(lines: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for line in lines:
+        name, colon, value = line.partition(":")
+        if not colon or not _TOKEN.fullmatch(name.encode("latin-1")):
+            raise _Malformed(400, f"malformed MIME header line: {line[:80]!r}")
+        key, value = name.lower(), value.strip()
+        if key == "content-length" and key in headers and headers[key] != value:
+            raise _Malformed(400, "message cannot contain multiple Content-Length headers")
+        headers[key] = value
+    return headers
+
+
+def _content_length(value: str | None) -> int:
+    if value is None or value == "":
+        return 0
+    if not value.isascii() or not value.isdigit():
+        raise _Malformed(400, f"bad Content-Length {value!r}")
+    length = int(value)
+    if length > _MAX_BODY:
+        raise _Malformed(413, f"request body over {_MAX_BODY} bytes")
+    return length
+
+
+def _dechunk(buf: bytearray, pos: int) -> tuple[bytearray, int] | None:
+    """A complete chunked body from ``pos`` and the position after it (None: not complete)."""
+    body = bytearray()
+    while True:
+        nl = buf.find(b"\r\n", pos)
+        if nl < 0:
+            if len(buf) - pos > 1024:
+                raise _Malformed(400, "chunk size line too long")
+            return None
+        size_text = bytes(buf[pos:nl]).split(b";")[0].strip()
+        if not size_text or len(size_text) > 16 or not _HEX.fullmatch(size_text):
+            raise _Malformed(400, "invalid byte in chunk length")
+        size = int(size_text, 16)
+        if len(body) + size > _MAX_BODY:
+            raise _Malformed(413, f"request body over {_MAX_BODY} bytes")
+        start = nl + 2
+        if size == 0:
+            if buf[start : start + 2] == b"\r\n":
+                return body, start + 2
+            trailer_end = buf.find(b"\r\n\r\n", start)
+            if trailer_end < 0:
+                return None
+            return body, trailer_end + 4
+        if len(buf) < start + size + 2:
+            return None
+        if buf[start + size : start + size + 2] != b"\r\n":
+            raise _Malformed(400, "malformed chunked encoding")
+        body += buf[start : start + size]
+        pos = start + size + 2
+
+
+_HEX = re.compile(rb"[0-9A-Fa-f]+")
+#: The largest request body buffered (kube-apiserver's 3 MiB limit, and room for framing);
+#: the handlers answer 413 from 3 MiB with kube-apiserver's Status.
+_MAX_BODY = 3 * 1024 * 1024 + 64 * 1024
+
+
 class _Connection(asyncio.Protocol):
     def __init__(self, server: HttpServer) -> None:
         self.server = server
@@ -234,45 +320,40 @@ class _Connection(asyncio.Protocol):
 
     def process(self) -> None:
         while not self.busy and self.stream is None and self.transport is not None:
-            request = self._parse()
+            try:
+                request = self._parse()
+            except _Malformed as bad:
+                self._fail(bad.status, bad.reason)
+                return
             if request is None:
                 return
             self._handle(request)
 
     def _parse(self) -> Request | None:
+        """The next complete request in the buffer (None: not complete yet); :class:`_Malformed`
+        for framing Go's server refuses (then the connection is answered and closed)."""
         buf = self.buffer
         end = buf.find(b"\r\n\r\n")
         if end < 0:
             if len(buf) > _MAX_HEADER:
-                self._fail(431)
+                raise _Malformed(431, "request header fields too large")
             return None
-        head = bytes(buf[:end]).decode("latin-1")
-        lines = head.split("\r\n")
-        try:
-            method, target, version = lines[0].split(" ", 2)
-        except ValueError:
-            self._fail(400)
-            return None
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
+        if end > _MAX_HEADER:
+            raise _Malformed(431, "request header fields too large")
+        lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
+        method, target, version = _request_line(lines[0])
+        headers = _header_fields(lines[1:])
         pos = end + 4
-        if headers.get("transfer-encoding", "").lower() == "chunked":
-            body = bytearray()
-            while True:
-                nl = buf.find(b"\r\n", pos)
-                if nl < 0:
-                    return None
-                size = int(bytes(buf[pos:nl]).split(b";")[0], 16)
-                if len(buf) < nl + 2 + size + 2:
-                    return None
-                body += buf[nl + 2 : nl + 2 + size]
-                pos = nl + 2 + size + 2
-                if size == 0:
-                    break
+        if "transfer-encoding" in headers:
+            coding = headers["transfer-encoding"].lower()
+            if coding != "chunked":
+                raise _Malformed(501, f"unsupported transfer encoding: {coding!r}")
+            chunked = _dechunk(buf, pos)  # a Content-Length beside it is ignored (RFC 9112)
+            if chunked is None:
+                return None
+            body, pos = chunked
         else:
-            length = int(headers.get("content-length") or 0)
+            length = _content_length(headers.get("content-length"))
             if len(buf) < pos + length:
                 return None
             body = buf[pos : pos + length]
@@ -282,8 +363,13 @@ class _Connection(asyncio.Protocol):
         self.keep_alive = conn != "close" and (version == "HTTP/1.1" or conn == "keep-alive")
         return Request(method.upper(), target, headers, bytes(body), received=time.perf_counter())
 
-    def _fail(self, status: int) -> None:
-        self.write(_head(status, "text/plain", 0, {"Connection": "close"}))
+    def _fail(self, status: int, reason: str = "") -> None:
+        """Answer ``status`` with Go's plain-text body and close the connection."""
+        self.buffer.clear()
+        body = f"{status} {HTTPStatus(status).phrase}: {reason}".encode() if reason else b""
+        self.write(
+            _head(status, "text/plain; charset=utf-8", len(body), {"Connection": "close"}) + body
+        )
         if self.transport is not None:
             self.transport.close()
 
