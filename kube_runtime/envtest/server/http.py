@@ -23,6 +23,7 @@ Contracts:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import ssl
@@ -280,6 +281,10 @@ class _Connection(asyncio.Protocol):
         self.busy = False
         self.keep_alive = True
         self.writing_paused = False
+        #: When the connection last started a request or finished an answer (monotonic).
+        self.active = 0.0
+        #: The class of the request whose answer is delayed (while ``busy``).
+        self.mutating = False
 
     def call_soon(self, fn: Callable[[], None]) -> None:
         self.server.call_soon(fn)
@@ -305,18 +310,35 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        self.active = time.monotonic()
+        if len(self.server.connections) >= self.server.max_connections:
+            self.server.refused_connections += 1
+            transport.abort()  # over the cap: no answer, no buffer, no log line each
+            return
         self.server.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.server.connections.discard(self)
+        if self.busy:
+            self.server.delayed[self.mutating] -= 1
+            self.busy = False
         self.transport = None
         if self.stream is not None:
             self.stream._finish()
             self.stream = None
 
     def data_received(self, data: bytes) -> None:
+        if not self.buffer:
+            self.active = time.monotonic()  # a new request starts: its head is timed from here
         self.buffer += data
         self.process()
+
+    def idle_for(self, now: float) -> tuple[str, float] | None:
+        """``("idle", s)`` for a keep-alive connection waiting for a request, ``("head", s)``
+        for one whose request head is incomplete; None while a request or stream is served."""
+        if self.busy or self.stream is not None or self.transport is None:
+            return None
+        return ("head" if self.buffer else "idle"), now - self.active
 
     def process(self) -> None:
         while not self.busy and self.stream is None and self.transport is not None:
@@ -374,6 +396,10 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
     def _handle(self, request: Request) -> None:
+        limited = self.server.over_inflight_bound(request)
+        if limited is not None:
+            self._send(limited, request)
+            return
         try:
             response = self.server.handler(request)
         except Exception:
@@ -387,6 +413,8 @@ class _Connection(asyncio.Protocol):
             return
         if response.delay > 0:
             self.busy = True
+            self.mutating = request.method not in _READ_METHODS
+            self.server.delayed[self.mutating] += 1
             if self.transport is not None:
                 self.transport.pause_reading()
             self.server.call_later(response.delay, lambda: self._send_delayed(response, request))
@@ -394,6 +422,8 @@ class _Connection(asyncio.Protocol):
         self._send(response, request)
 
     def _send_delayed(self, response: Response, request: Request) -> None:
+        if self.busy:
+            self.server.delayed[self.mutating] -= 1
         self.busy = False
         if self.transport is not None:
             self.transport.resume_reading()
@@ -409,6 +439,7 @@ class _Connection(asyncio.Protocol):
             _head(response.status, response.content_type, len(response.body), headers) + body
         )
         self.server.observe(request, response.status)
+        self.active = time.monotonic()
         if not self.keep_alive and self.transport is not None:
             self.transport.close()
 
@@ -455,6 +486,33 @@ def _head(status: int, content_type: str, length: int | None, headers: dict[str,
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
+_READ_METHODS = frozenset(("GET", "HEAD", "OPTIONS"))
+#: How often idle and slow connections are looked for (and loop errors summarised).
+_SWEEP_EVERY = 5.0
+_TOO_MANY_REQUESTS = (
+    b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+    b'"message":"Too many requests, please try again later.","reason":"TooManyRequests",'
+    b'"details":{"retryAfterSeconds":1},"code":429}\n'
+)
+
+
+def _default_max_connections() -> int:
+    """Open connections allowed: 4,096, or fewer when the process may not open that many
+    files (the soft limit is raised to the hard one first); some are kept for everything else."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY or soft < hard:
+            target = 65_536 if hard == resource.RLIM_INFINITY else hard
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except ImportError:  # not a POSIX system
+        return 4_096
+    return max(64, min(4_096, soft - 256))
+
+
 class HttpServer:
     """Serves ``handler`` on ``host:port`` (port 0 picks a free one) from a background thread."""
 
@@ -465,8 +523,27 @@ class HttpServer:
         port: int = 0,
         observe: Callable[[Request, int], None] | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        *,
+        max_connections: int | None = None,
+        idle_timeout: float = 90.0,
+        header_timeout: float = 60.0,
+        max_requests_inflight: int = 400,
+        max_mutating_requests_inflight: int = 200,
     ) -> None:
         self.handler = handler
+        self.max_connections = max_connections or _default_max_connections()
+        self.idle_timeout = idle_timeout
+        self.header_timeout = header_timeout
+        #: Seconds between looks for idle and slow connections.
+        self.sweep_every = _SWEEP_EVERY
+        self.max_requests_inflight = max_requests_inflight
+        self.max_mutating_requests_inflight = max_mutating_requests_inflight
+        #: Connections closed at once because :attr:`max_connections` were open.
+        self.refused_connections = 0
+        #: Requests answered 429 by the in-flight bound.
+        self.throttled_requests = 0
+        #: Requests taken whose answer is delayed, by class (mutating or not).
+        self.delayed: dict[bool, int] = {False: 0, True: 0}
         self.ssl_context = ssl_context
         self.host = host
         self.port = port
@@ -478,6 +555,9 @@ class HttpServer:
         self._server: asyncio.AbstractServer | None = None
         self._started = threading.Event()
         self._error: BaseException | None = None
+        self._sweeper: asyncio.TimerHandle | None = None
+        self._reported_refusals = 0
+        self._loop_errors: dict[str, tuple[int, float]] = {}
 
     @property
     def url(self) -> str:
@@ -492,6 +572,59 @@ class HttpServer:
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
         return self.loop.call_later(delay, fn)
+
+    def over_inflight_bound(self, request: Request) -> Response | None:
+        """kube-apiserver's ``--max-requests-inflight`` / ``--max-mutating-requests-inflight``:
+        a 429 (``Retry-After: 1``) when as many requests of its class are in flight.
+
+        Handlers run one at a time on the loop, so a request is in flight here from when it is
+        taken until its answer is sent: the current one plus those whose answer is delayed
+        (fault-injected latency). Watches and other long-running requests do not count, as
+        upstream."""
+        mutating = request.method not in _READ_METHODS
+        bound = self.max_mutating_requests_inflight if mutating else self.max_requests_inflight
+        if bound <= 0 or 1 + self.delayed[mutating] <= bound:
+            return None  # 0: no bound, as upstream
+        if not mutating and (request.param("watch") in ("true", "1") or "/watch/" in request.path):
+            return None  # long-running
+        self.throttled_requests += 1
+        return Response(429, _TOO_MANY_REQUESTS, headers={"Retry-After": "1"})
+
+    def sweep(self) -> None:
+        """Close keep-alive connections idle for :attr:`idle_timeout` and those whose
+        request head is not complete after :attr:`header_timeout` (slow clients); then look
+        again in :attr:`sweep_every` seconds. Runs on the loop (``call_soon(sweep)``)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        now = time.monotonic()
+        for conn in list(self.connections):
+            state = conn.idle_for(now)
+            if state is None or conn.transport is None:
+                continue
+            what, seconds = state
+            if seconds > (self.header_timeout if what == "head" else self.idle_timeout):
+                conn.transport.close()
+        if self.refused_connections != self._reported_refusals:
+            log.warning(
+                "refused %d connection(s) over the cap of %d open connections",
+                self.refused_connections - self._reported_refusals,
+                self.max_connections,
+            )
+            self._reported_refusals = self.refused_connections
+        self._sweeper = self.loop.call_later(self.sweep_every, self.sweep)
+
+    def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+        """The loop's errors (accept failures such as EMFILE, ...) at most once per kind every
+        :data:`_SWEEP_EVERY` seconds, with how many there were: never a log flood."""
+        key = str(context.get("message", ""))
+        now = time.monotonic()
+        count, last = self._loop_errors.get(key, (0, -1e9))
+        if now - last >= _SWEEP_EVERY:
+            exc = context.get("exception")
+            log.error("event loop: %s%s (%d more since)", key, f": {exc!r}" if exc else "", count)
+            self._loop_errors[key] = (0, now)
+        else:
+            self._loop_errors[key] = (count + 1, last)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="embedded-apiserver", daemon=True)
@@ -511,6 +644,7 @@ class HttpServer:
                     self.host,
                     self.port,
                     reuse_address=True,
+                    backlog=4096,  # as Go (somaxconn): bursts of connects wait for no SYN retry
                     ssl=self.ssl_context,
                 )
             )
@@ -520,6 +654,8 @@ class HttpServer:
             self._error = e
             self._started.set()
             return
+        self.loop.set_exception_handler(self._loop_error)
+        self._sweeper = self.loop.call_later(self.sweep_every, self.sweep)
         self._started.set()
         self.loop.run_forever()
         self.loop.close()
@@ -539,6 +675,8 @@ class HttpServer:
             for conn in list(self.connections):
                 if conn.transport is not None:
                     conn.transport.close()
+            if self._sweeper is not None:
+                self._sweeper.cancel()
             self.loop.call_later(0.05, self.loop.stop)
             done.set()
 
