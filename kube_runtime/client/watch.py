@@ -104,21 +104,24 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
         event = orjson.loads(line)
         kind, obj = event.get("type"), event.get("object")
         if kind == "ERROR":
-            self._finish()
+            # The server ends the stream here, its end unread: the connection is not reusable.
+            self._finish(discard=True)
             raise error_from_status(obj if isinstance(obj, dict) else {"message": str(obj)})
         if not isinstance(kind, str) or not isinstance(obj, dict):
             raise ValueError(f"watch {self._description}: malformed event {line[:200]!r}")
         return WatchEvent(kind, obj)
 
-    def _finish(self) -> None:
-        """Release the connection; idempotent and safe from the reader and ``close()``."""
+    def _finish(self, discard: bool = False) -> None:
+        """Release the connection (closed first when ``discard`` or after ``close()``: a
+        pooled connection must not hold the rest of a stream); idempotent and safe from the
+        reader and ``close()``."""
         with self._finish_lock:
             if self._finished:
                 return
             self._finished = True
             self._pending.clear()
             try:
-                if self._closed.is_set():
+                if discard or self._closed.is_set():
                     self._response.close()
                 self._response.release_conn()
             except Exception as err:  # a broken connection needs no clean release

@@ -2,9 +2,9 @@
 
 Registered in the ``kube_runtime.commands`` entry-point group (see :mod:`kube_runtime.cli`):
 
-* ``kube-runtime cluster [--port N] [--kubeconfig PATH] [--pod-ready-after S] [--no-auth]``
-  serves an embedded cluster (API server + simulated kubelet) until Ctrl-C or SIGTERM and
-  writes a kubeconfig for it;
+* ``kube-runtime cluster [--port N] [--kubeconfig PATH] [--pod-ready-after S] [--no-auth]
+  [--data-dir DIR]`` serves an embedded cluster (API server + simulated kubelet) until Ctrl-C
+  or SIGTERM and writes a kubeconfig for it; with ``--data-dir`` its state is kept on disk;
 * ``kube-runtime kubelet --kubeconfig PATH`` runs the simulated kubelet against any API
   server (:func:`kube_runtime.envtest.kubelet.main`).
 """
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from kube_runtime.cli import Command
 from kube_runtime.envtest.cluster import EmbeddedCluster
+from kube_runtime.envtest.server.persist import JournalError
 
 __all__ = ["CLUSTER", "KUBELET", "serve_until_signal"]
 
@@ -58,6 +59,12 @@ def _cluster_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-auth", action="store_true", help="serve without bearer-token authentication"
     )
+    p.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep the cluster's state in DIR (SQLite) and start from it: acknowledged writes "
+        "survive restarts and SIGKILL (default: memory only)",
+    )
     return p
 
 
@@ -68,7 +75,16 @@ def cluster_main(argv: Sequence[str]) -> int:
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     token = None if args.no_auth else EmbeddedCluster.new_token()
-    cluster = EmbeddedCluster(port=args.port, token=token, pod_ready_after=args.pod_ready_after)
+    try:
+        cluster = EmbeddedCluster(
+            port=args.port,
+            token=token,
+            pod_ready_after=args.pod_ready_after,
+            data_dir=args.data_dir,
+        )
+    except JournalError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     try:
         cluster.start()
     except RuntimeError as e:

@@ -4,6 +4,8 @@ simulated kubelet together.
 ``EmbeddedCluster`` starts everything on loopback (port 0 picks a free port), writes a
 kubeconfig that kubectl and the official client accept, and stops cleanly (open watch
 streams end with a terminating chunk). Use it as a context manager or via the pytest plugin.
+With ``data_dir`` its state lives on disk too (:mod:`.server.persist`) and survives a restart
+or a SIGKILL of the process.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from kube_runtime.client import Client
 from kube_runtime.envtest.kubeconfig import kubeconfig, write_kubeconfig
 from kube_runtime.envtest.server import tls as tls_certs
 from kube_runtime.envtest.server.api import ApiServer
-from kube_runtime.envtest.server.crds import CrdServing
+from kube_runtime.envtest.server.crds import CRD_KEY, CrdServing, resource_from_crd
 from kube_runtime.envtest.server.faults import Faults
 from kube_runtime.envtest.server.gc import GarbageCollector
 from kube_runtime.envtest.server.http import HttpServer
+from kube_runtime.envtest.server.persist import Journal, Record
 from kube_runtime.envtest.server.pvcprotection import PvcProtectionController
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
-from kube_runtime.envtest.server.storage import Store
+from kube_runtime.envtest.server.storage import Store, Stored
 from kube_runtime.envtest.server.strategy import KubeStrategy
 from kube_runtime.envtest.server.tls import ServingCerts
 
@@ -40,6 +43,10 @@ class EmbeddedCluster:
     authenticated cluster is served over TLS (kubectl sends tokens only over TLS); ``tls``
     forces TLS on or off.
     ``pod_ready_after``: seconds a new pod spends Pending before Running and Ready.
+    ``data_dir``: keep the state in this directory (created when absent) and start from what
+    it holds; every acknowledged write survives the death of the process (see
+    :mod:`.server.persist`). :class:`~.server.persist.JournalError` when it is unusable or
+    in use by another cluster.
     """
 
     def __init__(
@@ -52,15 +59,24 @@ class EmbeddedCluster:
         history_size: int = 20_000,
         bookmark_interval: float = 1.0,
         tls: bool | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
     ) -> None:
+        self.registry = Registry()
+        self.store = Store(self.registry, KubeStrategy(), history_size=history_size)
+        self.crd_serving = CrdServing(self.store)
+        self.journal: Journal | None = None
+        if data_dir is not None:
+            self.journal = Journal.open(data_dir)
+            try:
+                self._restore(self.journal)
+            except BaseException:
+                self.journal.close()
+                raise
         self.certs: ServingCerts | None = None
         if tls if tls is not None else token is not None:
             self.certs = tls_certs.generate()
-        self.registry = Registry()
-        self.store = Store(self.registry, KubeStrategy(), history_size=history_size)
         self.faults = Faults()
         self.token = token
-        self.crd_serving = CrdServing(self.store)
         self.api = ApiServer(
             self.store,
             self.faults,
@@ -79,6 +95,37 @@ class EmbeddedCluster:
 
             self.kubelet = Kubelet(self.store, ready_after=pod_ready_after)
         self._running = False
+
+    # ------------------------------------------------------------ persistence
+
+    def _restore(self, journal: Journal) -> None:
+        """Load what ``journal`` holds, then record every later commit in it.
+
+        Custom objects are loaded under the kind their CRD describes (or, when no CRD serves
+        it any more, a stand-in named after the object), then every CRD is served again as
+        after a write of it; the GC, the kubelet and the other workers seed from the store
+        when they start.
+        """
+        records = list(journal.records())
+        custom: dict[tuple[str, str], ResourceInfo] = {}
+        for record in records:
+            if (record.group, record.resource) == CRD_KEY:
+                info = resource_from_crd(Stored.decode(record.body).obj)
+                if info is not None:
+                    custom.setdefault(info.key, info)
+
+        def loaded(record: Record) -> tuple[ResourceInfo, Stored]:
+            stored = Stored.decode(record.body)
+            key = (record.group, record.resource)
+            info = self.registry.by_key(*key) or custom.get(key)
+            return info or _stand_in(key, stored), stored
+
+        self.store.load(map(loaded, records), journal.resource_version())
+        self.store.journal = journal
+        crd_info = self.registry.by_key(*CRD_KEY)
+        assert crd_info is not None
+        for crd in self.store.objects(crd_info):
+            self.crd_serving("restore", crd.obj)
 
     # ------------------------------------------------------------- lifecycle
 
@@ -111,6 +158,7 @@ class EmbeddedCluster:
         if self.certs is not None:
             self.certs.remove()
         if not self._running:
+            self._close_journal()
             return
         self._running = False
         if self.kubelet is not None:
@@ -119,6 +167,12 @@ class EmbeddedCluster:
         self.crd_serving.stop()
         self.gc.stop()
         self.http.stop()
+        self._close_journal()
+
+    def _close_journal(self) -> None:
+        if self.journal is not None:
+            with self.store.lock:  # not in the middle of a commit
+                self.journal.close()
 
     def __enter__(self) -> EmbeddedCluster:
         return self.start()
@@ -172,3 +226,19 @@ class EmbeddedCluster:
     @staticmethod
     def new_token() -> str:
         return secrets.token_urlsafe(24)
+
+
+def _stand_in(key: tuple[str, str], stored: Stored) -> ResourceInfo:
+    """A kind for stored custom objects no CRD serves (kept, as etcd keeps them)."""
+    kind = str(stored.obj.get("kind") or key[1])
+    version = str(stored.obj.get("apiVersion") or "v1").rpartition("/")[2]
+    return ResourceInfo(
+        group=key[0],
+        versions=(version,),
+        kind=kind,
+        plural=key[1],
+        singular=kind.lower(),
+        namespaced=bool(stored.meta.get("namespace")),
+        tracks_generation=True,
+        custom=True,
+    )

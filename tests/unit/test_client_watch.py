@@ -72,7 +72,7 @@ def test_error_event_raises_typed_error() -> None:
     assert next(w).type == "ADDED"
     with pytest.raises(Gone, match="too old"):
         next(w)
-    assert resp.released
+    assert resp.released and resp.closed  # the stream's unread end never goes back to the pool
     other = {"type": "ERROR", "object": {"kind": "Status", "code": 500, "message": "boom"}}
     with pytest.raises(ServerError):
         next(Watch(ScriptedResponse(orjson.dumps(other) + b"\n")))

@@ -285,6 +285,14 @@ class CrdServing(StoreWorker[str]):
             # Terminating: keep serving what is served, without create while Terminating.
             key = self._served.get(name)
             current = registry.by_key(*key) if key is not None else None
+            if key is None and (_condition(crd, "Established") or {}).get("status") == "True":
+                # Restored from a data directory while terminating: it was served before.
+                current = resource_from_crd(crd)
+                taken = registry.by_key(*current.key) if current is not None else None
+                if current is not None and taken is not None and not taken.custom:
+                    current = None  # a built-in kind's name: never served
+                if current is not None:
+                    self._served[name] = current.key
             if current is not None and current.custom:
                 full = resource_from_crd(crd)
                 verbs = TERMINATING_VERBS if is_terminating(crd) else (full or current).verbs

@@ -77,6 +77,15 @@ class GarbageCollector(StoreWorker[Item]):
         ):
             put(("object", uid))
 
+    def _seed(self) -> None:
+        """Look at every object with owners or a deletion mark already stored (a cluster
+        restored from its data directory), as the collector's first informer list does."""
+        for info in self.store.registry:
+            for stored in self.store.objects(info):
+                meta = stored.meta
+                if meta.get("ownerReferences") or meta.get("deletionTimestamp"):
+                    self.enqueue(("object", str(meta.get("uid", ""))))
+
     def _handle(self, item: Item) -> None:
         kind, key = item
         if kind == "owner-gone":

@@ -14,6 +14,9 @@ Contracts:
   duplicated between the two.
 * Listeners (watchers, the garbage collector, the kubelet) are called under the store lock
   and must only enqueue: never block and never call back into the store.
+* Persistence (optional): with a :class:`~.persist.Journal`, every commit is recorded on disk
+  before anything changes in memory; a write the journal refuses answers 500 and changes
+  nothing. :meth:`Store.load` restores a journal's objects at start.
 * Deletion follows kube-apiserver: preconditions, graceful deletion for pods, finalizers
   block removal (``deletionTimestamp`` set instead), and the propagation policy becomes the
   ``orphan`` / ``foregroundDeletion`` finalizer that :mod:`.gc` acts on.
@@ -46,6 +49,7 @@ from kube_runtime.client.registry import merge_update
 from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.bodylimits import check_object_size
 from kube_runtime.envtest.server.errors import ApiError, api_error
+from kube_runtime.envtest.server.persist import Journal, JournalError
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 from kube_runtime.validation import no_new_finalizers_message
 
@@ -109,6 +113,13 @@ class Stored:
         self.obj = obj
         self._raw: bytes | None = None
         self._untyped_raw: bytes | None = None
+
+    @classmethod
+    def decode(cls, raw: bytes) -> Stored:
+        """The version whose JSON encoding is ``raw`` (as :attr:`raw` wrote it)."""
+        stored = cls(orjson.loads(raw))
+        stored._raw = raw
+        return stored
 
     @property
     def raw(self) -> bytes:
@@ -247,8 +258,11 @@ class Store:
         *,
         history_size: int = 20_000,
         clock: Callable[[], float] | None = None,
+        journal: Journal | None = None,
     ) -> None:
         self.registry = registry
+        #: Where every commit is recorded before it takes effect (None: memory only).
+        self.journal = journal
         self.strategy: Strategy = strategy or PlainStrategy()
         self.history_size = history_size
         self.clock: Callable[[], float] = clock or time.time
@@ -258,6 +272,7 @@ class Store:
         self._by_uid: dict[str, tuple[ResourceInfo, str, str]] = {}
         self._dependents: dict[str, set[str]] = {}
         self._listeners: list[Callable[[Event], None]] = []
+        self._oldest_rv = 0  # watches from before it get 410 (a restored store's start)
 
     # ----------------------------------------------------------------- basics
 
@@ -268,7 +283,7 @@ class Store:
     def _bucket(self, info: ResourceInfo) -> _Bucket:
         b = self._buckets.get(info.key)
         if b is None:
-            b = self._buckets[info.key] = _Bucket()
+            b = self._buckets[info.key] = _Bucket(evicted_rv=self._oldest_rv)
         return b
 
     def add_listener(self, fn: Callable[[Event], None]) -> None:
@@ -301,6 +316,8 @@ class Store:
             except (TypeError, orjson.JSONEncodeError) as e:
                 raise api_error(500, f"Internal error occurred: cannot encode: {e}") from None
             check_object_size(raw)
+        if self.journal is not None:
+            self._record(info, key, type_, stored)
         self._rv = rv
         bucket = self._buckets.get(info.key) or self._bucket(info)
         uid = meta.get("uid", "")
@@ -325,6 +342,39 @@ class Store:
         for listener in self._listeners:
             listener(event)
         return stored
+
+    def _record(self, info: ResourceInfo, key: tuple[str, str], type_: str, new: Stored) -> None:
+        """Write ``new`` (a tombstone for DELETED) to the journal; 500 and nothing changed
+        when that fails."""
+        assert self.journal is not None
+        try:
+            self.journal.record(info.key, key, new.rv, None if type_ == DELETED else new.raw)
+        except JournalError as e:
+            raise api_error(500, f"Internal error occurred: {e}") from None
+
+    def load(self, objects: Iterable[tuple[ResourceInfo, Stored]], resource_version: int) -> None:
+        """Fill an empty store with persisted objects (a restart on a data directory).
+
+        No events are sent and the history starts empty: a watch from a resourceVersion
+        older than ``resource_version`` (or the newest object's) gets 410 Expired, as after a
+        compaction, and new writes continue from there."""
+        with self.lock:
+            if self._rv:
+                raise RuntimeError("Store.load needs an empty store")
+            top = resource_version
+            for info, stored in objects:
+                meta = stored.meta
+                key = (meta.get("namespace") or "", meta["name"])
+                self._bucket(info).objects[key] = stored
+                uid = meta.get("uid", "")
+                self._by_uid[uid] = (info, key[0], key[1])
+                refs = meta.get("ownerReferences")
+                if refs:
+                    self._index_owners(uid, None, refs)
+                top = max(top, stored.rv)
+            self._rv = self._oldest_rv = top
+            for bucket in self._buckets.values():
+                bucket.evicted_rv = top
 
     def _index_owners(self, uid: str, refs_before: Any, refs_after: Any) -> None:
         """Move ``uid`` between owners' dependent sets as its ownerReferences changed."""
