@@ -24,7 +24,7 @@ from kube_runtime.envtest.server.crds import CRD_KEY, CrdServing, resource_from_
 from kube_runtime.envtest.server.faults import Faults
 from kube_runtime.envtest.server.gc import GarbageCollector
 from kube_runtime.envtest.server.http import HttpServer
-from kube_runtime.envtest.server.persist import Journal, Record
+from kube_runtime.envtest.server.persist import Journal, Record, Synchronous
 from kube_runtime.envtest.server.pvcprotection import PvcProtectionController
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 from kube_runtime.envtest.server.storage import Store, Stored
@@ -46,7 +46,8 @@ class EmbeddedCluster:
     ``data_dir``: keep the state in this directory (created when absent) and start from what
     it holds; every acknowledged write survives the death of the process (see
     :mod:`.server.persist`). :class:`~.server.persist.JournalError` when it is unusable or
-    in use by another cluster.
+    in use by another cluster. ``data_sync="FULL"``: an fsync per write, which also survives
+    an operating-system crash or a power loss.
     """
 
     def __init__(
@@ -60,13 +61,14 @@ class EmbeddedCluster:
         bookmark_interval: float = 1.0,
         tls: bool | None = None,
         data_dir: str | os.PathLike[str] | None = None,
+        data_sync: Synchronous = "NORMAL",
     ) -> None:
         self.registry = Registry()
         self.store = Store(self.registry, KubeStrategy(), history_size=history_size)
         self.crd_serving = CrdServing(self.store)
         self.journal: Journal | None = None
         if data_dir is not None:
-            self.journal = Journal.open(data_dir)
+            self.journal = Journal.open(data_dir, synchronous=data_sync)
             try:
                 self._restore(self.journal)
             except BaseException:

@@ -23,6 +23,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -177,8 +178,8 @@ class Writer:
     def run(self, client: Client, stop: threading.Event) -> None:
         while not stop.is_set():
             name = self.rng.choice(self.names())
-            current = self.acked.get(name)
-            if current is None:
+            want: dict[str, str] | None
+            if self.acked.get(name) is None:
                 op, want = "create", self.data()
             elif self.rng.random() < 0.2:
                 op, want = "delete", ABSENT
@@ -206,6 +207,10 @@ class Writer:
                 self.objects.pop(name, None)
             else:
                 self.objects[name] = got
+
+
+def _written(writers: list[Writer], at_least: int) -> bool:
+    return sum(w.writes for w in writers) >= at_least
 
 
 @dataclass
@@ -266,8 +271,9 @@ def test_acknowledged_writes_survive_sigkill(server: Server) -> None:
             t.start()
         # the kill comes after a random number of writes, while every writer has one in flight
         target = sum(w.writes for w in writers) + rng.randint(10, 200)
-        wait_for(lambda t=target: sum(w.writes for w in writers) >= t, timeout=30)
+        wait_for(partial(_written, writers, target), timeout=30)
         server.kill()
+        stop.set()
         tally.kills += 1
         for t in threads:
             t.join(15)
@@ -356,7 +362,8 @@ def test_a_restarted_cluster_serves_custom_resources_and_finishes_a_crd_deletion
 
 
 def test_a_restarted_cluster_collects_what_its_garbage_collector_missed(tmp_path: Path) -> None:
-    cluster = EmbeddedCluster(data_dir=tmp_path, kubelet=False)  # not started: no collector
+    # not started: no collector; an fsync per write (data_sync) changes nothing else
+    cluster = EmbeddedCluster(data_dir=tmp_path, kubelet=False, data_sync="FULL")
     ns = cluster.resource("", "namespaces")
     cms = cluster.resource("", "configmaps")
     cluster.store.create(ns, None, {"metadata": {"name": NS}})

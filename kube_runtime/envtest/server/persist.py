@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["DATABASE", "Journal", "JournalError", "Record"]
+__all__ = ["DATABASE", "Journal", "JournalError", "Record", "Synchronous"]
 
 #: The database's file name inside the data directory.
 DATABASE = "cluster.db"
@@ -49,6 +49,7 @@ _DELETE = "DELETE FROM objects WHERE grp = ? AND resource = ? AND namespace = ? 
 _COUNTER = "UPDATE counters SET value = ? WHERE name = 'resourceVersion'"
 
 Synchronous = Literal["NORMAL", "FULL"]
+"""SQLite's ``synchronous`` settings a journal accepts (see the module's docstring)."""
 
 
 class JournalError(Exception):
