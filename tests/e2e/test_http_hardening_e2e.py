@@ -72,7 +72,7 @@ def test_health_answers_while_1500_idle_and_200_slow_clients_hold_connections(
 def test_connections_over_the_cap_are_refused_and_the_server_goes_on(
     cluster: EmbeddedCluster,
 ) -> None:
-    cluster.http.max_connections = 20
+    cluster.http.limits.max_connections = 20
     held = [connect(cluster) for _ in range(30)]
     try:
         deadline = time.monotonic() + 10
@@ -90,9 +90,9 @@ def test_connections_over_the_cap_are_refused_and_the_server_goes_on(
 
 
 def test_idle_and_slow_header_connections_are_closed(cluster: EmbeddedCluster) -> None:
-    cluster.http.idle_timeout = 0.3
-    cluster.http.header_timeout = 0.3
-    cluster.http.sweep_every = 0.05
+    cluster.http.limits.idle_timeout = 0.3
+    cluster.http.limits.header_timeout = 0.3
+    cluster.http.limits.sweep_every = 0.05
     cluster.http.call_soon(cluster.http.sweep)  # the new period from now on
     idle, slow = connect(cluster), connect(cluster)
     slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # never finished
@@ -112,7 +112,7 @@ def test_idle_and_slow_header_connections_are_closed(cluster: EmbeddedCluster) -
 def test_requests_beyond_the_inflight_bound_get_429_with_retry_after(
     cluster: EmbeddedCluster,
 ) -> None:
-    cluster.http.max_mutating_requests_inflight = 2
+    cluster.http.limits.max_mutating_requests_inflight = 2
     cluster.faults.add_latency(0.5, "configmaps", "create")
     body = orjson.dumps({"metadata": {"generateName": "c-"}})
     request = (

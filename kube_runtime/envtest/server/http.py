@@ -311,7 +311,7 @@ class _Connection(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         self.active = time.monotonic()
-        if len(self.server.connections) >= self.server.max_connections:
+        if len(self.server.connections) >= self.server.limits.max_connections:
             self.server.refused_connections += 1
             transport.abort()  # over the cap: no answer, no buffer, no log line each
             return
@@ -513,6 +513,23 @@ def _default_max_connections() -> int:
     return max(64, min(4_096, soft - 256))
 
 
+@dataclass
+class ServerLimits:
+    """What :class:`HttpServer` bounds (kube-apiserver's defaults where it has them)."""
+
+    #: Open connections; over it a new one is dropped at once (see :func:`_default_max_connections`).
+    max_connections: int = field(default_factory=lambda: _default_max_connections())
+    #: Seconds a keep-alive connection may wait for its next request.
+    idle_timeout: float = 90.0
+    #: Seconds a request head may take to arrive (slow clients).
+    header_timeout: float = 60.0
+    #: ``--max-requests-inflight`` / ``--max-mutating-requests-inflight`` (0: no bound).
+    max_requests_inflight: int = 400
+    max_mutating_requests_inflight: int = 200
+    #: Seconds between looks for idle and slow connections.
+    sweep_every: float = _SWEEP_EVERY
+
+
 class HttpServer:
     """Serves ``handler`` on ``host:port`` (port 0 picks a free one) from a background thread."""
 
@@ -524,20 +541,11 @@ class HttpServer:
         observe: Callable[[Request, int], None] | None = None,
         ssl_context: ssl.SSLContext | None = None,
         *,
-        max_connections: int | None = None,
-        idle_timeout: float = 90.0,
-        header_timeout: float = 60.0,
-        max_requests_inflight: int = 400,
-        max_mutating_requests_inflight: int = 200,
+        limits: ServerLimits | None = None,
     ) -> None:
         self.handler = handler
-        self.max_connections = max_connections or _default_max_connections()
-        self.idle_timeout = idle_timeout
-        self.header_timeout = header_timeout
-        #: Seconds between looks for idle and slow connections.
-        self.sweep_every = _SWEEP_EVERY
-        self.max_requests_inflight = max_requests_inflight
-        self.max_mutating_requests_inflight = max_mutating_requests_inflight
+        #: The bounds this server keeps (may be changed while it runs).
+        self.limits = limits if limits is not None else ServerLimits()
         #: Connections closed at once because :attr:`max_connections` were open.
         self.refused_connections = 0
         #: Requests answered 429 by the in-flight bound.
@@ -582,7 +590,11 @@ class HttpServer:
         (fault-injected latency). Watches and other long-running requests do not count, as
         upstream."""
         mutating = request.method not in _READ_METHODS
-        bound = self.max_mutating_requests_inflight if mutating else self.max_requests_inflight
+        bound = (
+            self.limits.max_mutating_requests_inflight
+            if mutating
+            else self.limits.max_requests_inflight
+        )
         if bound <= 0 or 1 + self.delayed[mutating] <= bound:
             return None  # 0: no bound, as upstream
         if not mutating and (request.param("watch") in ("true", "1") or "/watch/" in request.path):
@@ -602,16 +614,18 @@ class HttpServer:
             if state is None or conn.transport is None:
                 continue
             what, seconds = state
-            if seconds > (self.header_timeout if what == "head" else self.idle_timeout):
+            if seconds > (
+                self.limits.header_timeout if what == "head" else self.limits.idle_timeout
+            ):
                 conn.transport.close()
         if self.refused_connections != self._reported_refusals:
             log.warning(
                 "refused %d connection(s) over the cap of %d open connections",
                 self.refused_connections - self._reported_refusals,
-                self.max_connections,
+                self.limits.max_connections,
             )
             self._reported_refusals = self.refused_connections
-        self._sweeper = self.loop.call_later(self.sweep_every, self.sweep)
+        self._sweeper = self.loop.call_later(self.limits.sweep_every, self.sweep)
 
     def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
         """The loop's errors (accept failures such as EMFILE, ...) at most once per kind every
@@ -655,7 +669,7 @@ class HttpServer:
             self._started.set()
             return
         self.loop.set_exception_handler(self._loop_error)
-        self._sweeper = self.loop.call_later(self.sweep_every, self.sweep)
+        self._sweeper = self.loop.call_later(self.limits.sweep_every, self.sweep)
         self._started.set()
         self.loop.run_forever()
         self.loop.close()
