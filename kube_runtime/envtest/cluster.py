@@ -156,7 +156,8 @@ class EmbeddedCluster:
         self.http.call_later(self.api.bookmark_interval, self._bookmark_tick)
 
     def stop(self) -> None:
-        """Stop serving; the TLS directory with the server's private key is deleted."""
+        """Stop serving; the TLS directory with the server's private key is deleted, and a
+        data directory is released (a new ``EmbeddedCluster`` on it carries on)."""
         if self.certs is not None:
             self.certs.remove()
         if not self._running:
