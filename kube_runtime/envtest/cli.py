@@ -3,8 +3,9 @@
 Registered in the ``kube_runtime.commands`` entry-point group (see :mod:`kube_runtime.cli`):
 
 * ``kube-runtime cluster [--port N] [--kubeconfig PATH] [--pod-ready-after S] [--no-auth]
-  [--data-dir DIR]`` serves an embedded cluster (API server + simulated kubelet) until Ctrl-C
-  or SIGTERM and writes a kubeconfig for it; with ``--data-dir`` its state is kept on disk;
+  [--data-dir DIR] [--max-requests-inflight N] [--max-mutating-requests-inflight N]`` serves
+  an embedded cluster (API server + simulated kubelet) until Ctrl-C or SIGTERM and writes a
+  kubeconfig for it; with ``--data-dir`` its state is kept on disk;
 * ``kube-runtime kubelet --kubeconfig PATH`` runs the simulated kubelet against any API
   server (:func:`kube_runtime.envtest.kubelet.main`).
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from kube_runtime.cli import Command
 from kube_runtime.envtest.cluster import EmbeddedCluster
+from kube_runtime.envtest.server.http import ServerLimits
 from kube_runtime.envtest.server.persist import JournalError
 
 __all__ = ["CLUSTER", "KUBELET", "serve_until_signal"]
@@ -65,6 +67,20 @@ def _cluster_parser() -> argparse.ArgumentParser:
         help="keep the cluster's state in DIR (SQLite) and start from it: acknowledged writes "
         "survive restarts and SIGKILL (default: memory only)",
     )
+    p.add_argument(
+        "--max-requests-inflight",
+        type=int,
+        default=ServerLimits.max_requests_inflight,
+        metavar="N",
+        help="as kube-apiserver's: reads in flight before 429 (0: no bound; default %(default)s)",
+    )
+    p.add_argument(
+        "--max-mutating-requests-inflight",
+        type=int,
+        default=ServerLimits.max_mutating_requests_inflight,
+        metavar="N",
+        help="as kube-apiserver's: writes in flight before 429 (0: no bound; default %(default)s)",
+    )
     return p
 
 
@@ -81,6 +97,10 @@ def cluster_main(argv: Sequence[str]) -> int:
             token=token,
             pod_ready_after=args.pod_ready_after,
             data_dir=args.data_dir,
+            limits=ServerLimits(
+                max_requests_inflight=args.max_requests_inflight,
+                max_mutating_requests_inflight=args.max_mutating_requests_inflight,
+            ),
         )
     except JournalError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -23,7 +23,7 @@ from kube_runtime.envtest.server.api import ApiServer
 from kube_runtime.envtest.server.crds import CRD_KEY, CrdServing, resource_from_crd
 from kube_runtime.envtest.server.faults import Faults
 from kube_runtime.envtest.server.gc import GarbageCollector
-from kube_runtime.envtest.server.http import HttpServer
+from kube_runtime.envtest.server.http import HttpServer, ServerLimits
 from kube_runtime.envtest.server.persist import Journal, Record, Synchronous
 from kube_runtime.envtest.server.pvcprotection import PvcProtectionController
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
@@ -48,6 +48,8 @@ class EmbeddedCluster:
     :mod:`.server.persist`). :class:`~.server.persist.JournalError` when it is unusable or
     in use by another cluster. ``data_sync="FULL"``: an fsync per write, which also survives
     an operating-system crash or a power loss.
+    ``limits``: the HTTP server's bounds (in-flight requests, connections, timeouts; see
+    :class:`~.server.http.ServerLimits`), kube-apiserver's defaults when None.
     """
 
     def __init__(
@@ -62,6 +64,7 @@ class EmbeddedCluster:
         tls: bool | None = None,
         data_dir: str | os.PathLike[str] | None = None,
         data_sync: Synchronous = "NORMAL",
+        limits: ServerLimits | None = None,
     ) -> None:
         self.registry = Registry()
         self.store = Store(self.registry, KubeStrategy(), history_size=history_size)
@@ -87,7 +90,10 @@ class EmbeddedCluster:
             bookmark_interval=bookmark_interval,
         )
         self.http = HttpServer(
-            self.api, port=port, ssl_context=self.certs.server_context() if self.certs else None
+            self.api,
+            port=port,
+            ssl_context=self.certs.server_context() if self.certs else None,
+            limits=limits,
         )
         self.gc = GarbageCollector(self.store)
         self.pvc_protection = PvcProtectionController(self.store)
