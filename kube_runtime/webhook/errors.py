@@ -1,0 +1,228 @@
+"""What a defaulter or validator raises to refuse a request, and the Status it becomes.
+
+controller-runtime's handlers turn a returned error into the admission response: an error
+carrying an API Status (``apierrors.APIStatus``) is answered with that Status, any other error
+with ``Denied(err.Error())`` (code 403, reason ``Forbidden``). The Python spellings:
+
+* :class:`Denied` -- ``raise Denied("replicas may not shrink")``: code 403, reason Forbidden;
+* :class:`Invalid` -- ``raise Invalid("spec.replicas", "must be at least 0", value=-3)``, or
+  several :class:`FieldError` at once: code 422, reason Invalid, the field causes and the
+  message apimachinery's ``NewInvalid`` gives (``Greeting.example.io "hello" is invalid:
+  spec.replicas: Invalid value: -3: must be at least 0``);
+* any :class:`~kube_runtime.client.errors.ApiError` (for instance one a client call raised):
+  its Status as it is.
+
+Each may carry ``warnings`` for the response. Any other exception is a bug in the webhook:
+the handler answers 500 (controller-runtime's recovered panic) and logs the traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = [
+    "OMIT",
+    "AdmissionError",
+    "Denied",
+    "FieldError",
+    "Invalid",
+    "go_value",
+]
+
+
+class _Omit:
+    def __repr__(self) -> str:
+        return "OMIT"
+
+
+OMIT: Final = _Omit()
+"""A :class:`FieldError` value that is not shown (apimachinery's ``omitValue``)."""
+
+# field.ErrorType -> its canonical text (ErrorType.String()).
+_TYPE_TEXT: Final = {
+    "FieldValueNotFound": "Not found",
+    "FieldValueRequired": "Required value",
+    "FieldValueDuplicate": "Duplicate value",
+    "FieldValueInvalid": "Invalid value",
+    "FieldValueNotSupported": "Unsupported value",
+    "FieldValueForbidden": "Forbidden",
+    "FieldValueTooLong": "Too long",
+    "FieldValueTooMany": "Too many",
+    "InternalError": "Internal error",
+    "FieldValueTypeInvalid": "Invalid value",
+}
+# Types whose body never shows the value.
+_VALUELESS: Final = frozenset(
+    {"FieldValueRequired", "FieldValueForbidden", "FieldValueTooLong", "InternalError"}
+)
+
+
+def go_value(value: Any) -> str:
+    """A bad value as ``field.Error`` prints it: strings quoted, numbers and booleans plain,
+    null as ``null``, anything else as JSON."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isfinite(value) and value == int(value) and abs(value) < 1e21:
+            return str(int(value))
+        return repr(value)
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One field-level problem (apimachinery's ``field.Error``).
+
+    ``type`` is the cause type (``FieldValueInvalid``, ...); ``field`` the path
+    (``spec.template.spec.containers[0].image``); ``value`` the offending value or
+    :data:`OMIT`. Build them with the class methods, named as apimachinery's constructors.
+    """
+
+    type: str
+    field: str
+    detail: str = ""
+    value: Any = OMIT
+
+    def body(self) -> str:
+        """The message without the field (``ErrorBody``), as a Status cause carries it."""
+        text = _TYPE_TEXT.get(self.type, self.type)
+        if self.type not in _VALUELESS and self.value is not OMIT:
+            text = f"{text}: {go_value(self.value)}"
+        if self.detail:
+            text = f"{text}: {self.detail}"
+        return text
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.body()}"
+
+    @classmethod
+    def invalid(cls, field: str, value: Any, detail: str) -> FieldError:
+        """A malformed value (``field.Invalid``)."""
+        return cls("FieldValueInvalid", field, detail, value)
+
+    @classmethod
+    def required(cls, field: str, detail: str = "") -> FieldError:
+        """A value that must be given (``field.Required``)."""
+        return cls("FieldValueRequired", field, detail)
+
+    @classmethod
+    def forbidden(cls, field: str, detail: str) -> FieldError:
+        """A value not permitted here (``field.Forbidden``)."""
+        return cls("FieldValueForbidden", field, detail)
+
+    @classmethod
+    def not_supported(cls, field: str, value: Any, supported: Iterable[str]) -> FieldError:
+        """A value outside an enumeration (``field.NotSupported``)."""
+        quoted = ", ".join(json.dumps(v) for v in supported)
+        return cls(
+            "FieldValueNotSupported",
+            field,
+            f"supported values: {quoted}" if quoted else "",
+            value,
+        )
+
+    @classmethod
+    def duplicate(cls, field: str, value: Any) -> FieldError:
+        """A value that must be unique (``field.Duplicate``)."""
+        return cls("FieldValueDuplicate", field, "", value)
+
+    @classmethod
+    def too_long(cls, field: str, max_length: int) -> FieldError:
+        """A value longer than allowed (``field.TooLong``)."""
+        return cls("FieldValueTooLong", field, f"must have at most {max_length} bytes")
+
+    @classmethod
+    def too_many(cls, field: str, actual: int, max_items: int) -> FieldError:
+        """A list with too many items (``field.TooMany``)."""
+        return cls("FieldValueTooMany", field, f"must have at most {max_items} items", actual)
+
+    @classmethod
+    def not_found(cls, field: str, value: Any) -> FieldError:
+        """A reference to something that does not exist (``field.NotFound``)."""
+        return cls("FieldValueNotFound", field, "", value)
+
+
+class AdmissionError(Exception):
+    """Base of the refusals a defaulter or validator raises; ``warnings`` go in the answer."""
+
+    def __init__(self, message: str, *, warnings: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.warnings: list[str] = list(warnings)
+
+    def status(self, group: str, kind: str, name: str) -> dict[str, Any]:
+        """The ``meta/v1 Status`` of the response, for an object of ``group``/``kind``."""
+        raise NotImplementedError
+
+
+class Denied(AdmissionError):
+    """Refuse the request: code 403, reason ``Forbidden`` (controller-runtime ``Denied``)."""
+
+    def status(self, group: str, kind: str, name: str) -> dict[str, Any]:
+        """Code 403, reason Forbidden, the message as given."""
+        status: dict[str, Any] = {"metadata": {}, "code": 403, "reason": "Forbidden"}
+        if self.message:
+            status["message"] = self.message
+        return status
+
+
+class Invalid(AdmissionError):
+    """Refuse the request for invalid fields: code 422, reason ``Invalid``, one cause per
+    field (apimachinery ``NewInvalid``).
+
+    ``Invalid("spec.replicas", "must be at least 0", value=-3)`` names one field;
+    ``Invalid(errors=[FieldError.required("spec.image"), ...])`` several. The message names
+    the object's kind and name, which the handler knows: ``str(error)`` lists the fields only.
+    """
+
+    def __init__(
+        self,
+        field: str | None = None,
+        detail: str = "",
+        *,
+        value: Any = OMIT,
+        errors: Iterable[FieldError] = (),
+        warnings: Iterable[str] = (),
+    ) -> None:
+        found = list(errors)
+        if field is not None:
+            found.insert(0, FieldError.invalid(field, value, detail))
+        if not found:
+            raise ValueError("Invalid needs a field or errors=[FieldError, ...]")
+        self.errors: Sequence[FieldError] = tuple(found)
+        super().__init__(_aggregate(self.errors), warnings=warnings)
+
+    def status(self, group: str, kind: str, name: str) -> dict[str, Any]:
+        """Code 422, reason Invalid, one cause per field, the message naming the object."""
+        qualified = f"{kind}.{group}" if group else kind
+        return {
+            "metadata": {},
+            "status": "Failure",
+            "message": f"{qualified} {json.dumps(name)} is invalid: {self.message}",
+            "reason": "Invalid",
+            "details": {
+                "name": name,
+                "group": group,
+                "kind": kind,
+                "causes": [
+                    {"reason": e.type, "message": e.body(), "field": e.field} for e in self.errors
+                ],
+            },
+            "code": 422,
+        }
+
+
+def _aggregate(errors: Sequence[FieldError]) -> str:
+    """utilerrors.Aggregate's text: one message alone, several in brackets (duplicates once)."""
+    texts = list(dict.fromkeys(str(e) for e in errors))
+    return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
