@@ -51,7 +51,9 @@ _BUILTINS = RestMapper(None)
 def server_for(manager: Manager, **options: Any) -> Server:
     """The webhook server of ``manager``: made with ``options`` (see
     :class:`~kube_runtime.webhook.server.Server`) and added to the manager on the first
-    call, the same one afterwards (options then are a ValueError: they would be ignored)."""
+    call, the same one afterwards (options then are a ValueError: they would be ignored).
+    The manager's ``/readyz`` gets a ``webhook`` check, failing until the server serves:
+    a replica takes admission traffic only once it can answer it."""
     with _servers_lock:
         server = _servers.get(manager)
         if server is not None:
@@ -64,6 +66,7 @@ def server_for(manager: Manager, **options: Any) -> Server:
         server = Server(**options)
         _servers[manager] = server
     manager.add(server)
+    manager.add_readyz_check("webhook", server.started_check)
     return server
 
 

@@ -113,8 +113,12 @@ def certs(tmp_path: Path) -> Iterator[tls.ServingCerts]:
 
 
 @pytest.fixture
-def server(client: Any, certs: tls.ServingCerts) -> Iterator[webhook.Server]:
-    manager = Manager(client, metrics_bind_address="0")
+def manager(client: Any) -> Manager:
+    return Manager(client, metrics_bind_address="0", health_probe_bind_address="127.0.0.1:0")
+
+
+@pytest.fixture
+def server(manager: Manager, certs: tls.ServingCerts) -> Iterator[webhook.Server]:
     server = webhook.server_for(
         manager,
         host="127.0.0.1",
@@ -236,3 +240,19 @@ def test_a_certificate_replaced_on_disk_is_served_to_new_connections(
     assert server.cert_watcher is not None and server.cert_watcher.reloads >= 1
     with pytest.raises(ssl.SSLCertVerificationError):
         Https(server.address, certs.ca_file).post(path, body)
+
+
+def test_the_manager_is_ready_once_the_server_serves(
+    manager: Manager, server: webhook.Server, wait_for: Any
+) -> None:
+    def readyz() -> str:
+        assert manager.health_probe_address is not None
+        conn = http.client.HTTPConnection(*manager.health_probe_address, timeout=10)
+        try:
+            conn.request("GET", "/readyz?verbose")
+            response = conn.getresponse()
+            return response.read().decode() if response.status == 200 else ""
+        finally:
+            conn.close()
+
+    assert "[+]webhook ok" in wait_for(readyz, message="the manager's /readyz")
