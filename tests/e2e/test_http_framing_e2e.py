@@ -1,6 +1,7 @@
 """Invalid HTTP framing is answered 400/413/501/505 and the connection closed, as Go's
 net/http server (kube-apiserver) answers it, never an exception in the server's event loop
-(issue 18 part 2). Status codes are compared on both backends."""
+(issue 18 part 2). Status codes are compared on both backends; so is the answer to plain HTTP
+on the TLS port (issue 18 part 3)."""
 
 from __future__ import annotations
 
@@ -80,4 +81,42 @@ def test_the_server_still_serves_after_them(embedded_cluster: Any, client: Any) 
     for _, payload, _ in CASES + EMBEDDED_ONLY:
         if isinstance(embedded_cluster, EmbeddedCluster) or (_, payload, _) in CASES:
             _answer(embedded_cluster, payload)
+    assert client.get("v1/Namespace", "default")["metadata"]["name"] == "default"
+
+
+#: Go's net/http answer to plain HTTP on its TLS port, for the five request starts it knows.
+HTTPS_ONLY = b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+PLAIN_ON_TLS = [
+    ("GET", b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", HTTPS_ONLY),
+    ("HEAD", b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n", HTTPS_ONLY),
+    ("OPTIONS", b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", HTTPS_ONLY),
+    ("POST", POST + b"Content-Length: 2\r\n\r\n{}", HTTPS_ONLY),
+    ("PUT", b"PUT /api/v1/namespaces/x HTTP/1.1\r\nContent-Length: 0\r\n\r\n", HTTPS_ONLY),
+    ("DELETE is not one of them", b"DELETE /api/v1/namespaces/x HTTP/1.1\r\n\r\n", b""),
+    ("neither TLS nor HTTP", b"hello, anyone there?\r\n", b""),
+]
+
+
+def _plain_answer(cluster: Any, payload: bytes) -> bytes:
+    url = urlsplit(cluster.url)
+    with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+        sock.sendall(payload)
+        data = b""
+        try:
+            while chunk := sock.recv(4096):
+                data += chunk
+        except ConnectionResetError:
+            pass
+    return data
+
+
+@pytest.mark.parametrize(
+    ("what", "payload", "expected"), PLAIN_ON_TLS, ids=[c[0] for c in PLAIN_ON_TLS]
+)
+def test_plain_http_on_the_tls_port(
+    embedded_cluster: Any, client: Any, what: str, payload: bytes, expected: bytes
+) -> None:
+    if urlsplit(embedded_cluster.url).scheme != "https":
+        pytest.skip("the cluster is served over plain HTTP")
+    assert _plain_answer(embedded_cluster, payload) == expected  # and closed
     assert client.get("v1/Namespace", "default")["metadata"]["name"] == "default"

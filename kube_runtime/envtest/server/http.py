@@ -18,6 +18,8 @@ Contracts:
   stream and are flushed when the transport drains, so a slow watcher never makes the
   transport buffer the whole backlog.
 * ``stop()`` ends every open stream cleanly (terminating chunk) before closing sockets.
+* Over TLS a connection's first bytes are looked at before the handshake (:class:`_TlsSniffer`):
+  plain HTTP gets Go's ``400 ... HTTPS server`` answer, as from kube-apiserver.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import re
 import ssl
 import threading
 import time
+from asyncio import sslproto
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -513,6 +516,120 @@ def _default_max_connections() -> int:
     return max(64, min(4_096, soft - 256))
 
 
+#: Go's net/http answer when the first bytes on its TLS port are a plain HTTP request.
+HTTP_ON_TLS_PORT = (
+    b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+)
+#: The request starts Go recognises as plain HTTP (its ``tlsRecordHeaderLooksLikeHTTP``).
+_HTTP_STARTS = frozenset((b"GET /", b"HEAD ", b"POST ", b"PUT /", b"OPTIO"))
+#: First bytes of the records a TLS server reads on from a new client: alert and handshake.
+_TLS_RECORD_TYPES = frozenset((0x15, 0x16))
+
+
+class _TlsSniffer(asyncio.Protocol):
+    """The first protocol of a connection on the TLS port: it looks at the first bytes.
+
+    As Go's ``net/http`` over ``crypto/tls``: when the first byte starts a TLS alert or
+    handshake record, the connection is handed to asyncio's TLS protocol (the bytes read so far
+    are fed to it, its handshake bounded by :attr:`ServerLimits.tls_handshake_timeout`) over
+    a :class:`_Connection`; when the first five bytes start a plain HTTP request Go knows, the
+    client gets :data:`HTTP_ON_TLS_PORT` and the connection is closed; anything else is
+    closed without an answer. A connection is counted in :attr:`HttpServer.opening` from
+    accept to the end of its handshake (against :attr:`ServerLimits.max_connections` too),
+    and one that sends nothing is closed after the handshake timeout.
+    """
+
+    def __init__(self, server: HttpServer) -> None:
+        self.server = server
+        self.transport: asyncio.Transport | None = None
+        self.head = bytearray()
+        self.timer: asyncio.TimerHandle | None = None
+        self.counted = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        server = self.server
+        self.transport = transport
+        if len(server.connections) + server.opening >= server.limits.max_connections:
+            server.refused_connections += 1
+            transport.abort()
+            return
+        server.opening += 1
+        self.counted = True
+        self.timer = server.loop.call_later(server.limits.tls_handshake_timeout, self._timeout)
+
+    def _timeout(self) -> None:
+        if self.transport is not None:
+            self.server.failed_handshakes += 1
+            self.transport.abort()
+
+    def _uncount(self) -> None:
+        if self.counted:
+            self.counted = False
+            self.server.opening -= 1
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._uncount()
+        self.transport = None
+
+    def data_received(self, data: bytes) -> None:
+        transport = self.transport
+        if transport is None:
+            return
+        self.head += data
+        if self.head[0] in _TLS_RECORD_TYPES:
+            self._start_tls(transport)
+        elif len(self.head) >= 5:
+            self._uncount()
+            self.transport = None
+            if bytes(self.head[:5]) in _HTTP_STARTS:
+                self.server.plain_http_on_tls += 1
+                transport.write(HTTP_ON_TLS_PORT)
+                transport.close()  # after the answer is sent
+            else:
+                transport.abort()  # neither TLS nor HTTP
+
+    def _start_tls(self, transport: asyncio.Transport) -> None:
+        """Hand the connection to asyncio's TLS protocol (what ``loop.start_tls`` does, with
+        the bytes already read fed to it first)."""
+        server = self.server
+        assert server.ssl_context is not None
+        self.transport = None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        app = _Connection(server)
+        handshake: asyncio.Future[None] = server.loop.create_future()
+        tls = sslproto.SSLProtocol(
+            server.loop,
+            app,
+            server.ssl_context,
+            handshake,
+            server_side=True,
+            # seconds as a float, whatever the stubs say (asyncio compares it to a float)
+            ssl_handshake_timeout=server.limits.tls_handshake_timeout,  # type: ignore[arg-type]
+        )
+
+        def handshake_over(done: asyncio.Future[None]) -> None:
+            self._uncount()
+            if done.cancelled() or done.exception() is not None or app.transport is None:
+                server.failed_handshakes += 1
+
+        handshake.add_done_callback(handshake_over)
+        transport.set_protocol(tls)
+        tls.connection_made(transport)
+        data = memoryview(bytes(self.head))
+        while data and not transport.is_closing():
+            buffer = tls.get_buffer(len(data))
+            n = min(len(buffer), len(data))
+            buffer[:n] = data[:n]
+            tls.buffer_updated(n)
+            data = data[n:]
+
+
 @dataclass
 class ServerLimits:
     """What :class:`HttpServer` bounds (kube-apiserver's defaults where it has them)."""
@@ -526,6 +643,9 @@ class ServerLimits:
     #: ``--max-requests-inflight`` / ``--max-mutating-requests-inflight`` (0: no bound).
     max_requests_inflight: int = 400
     max_mutating_requests_inflight: int = 200
+    #: Seconds a TLS connection may take to send its first bytes, and then to finish its
+    #: handshake.
+    tls_handshake_timeout: float = 10.0
     #: Seconds between looks for idle and slow connections.
     sweep_every: float = _SWEEP_EVERY
 
@@ -552,6 +672,12 @@ class HttpServer:
         self.throttled_requests = 0
         #: Requests taken whose answer is delayed, by class (mutating or not).
         self.delayed: dict[bool, int] = {False: 0, True: 0}
+        #: Connections on the TLS port not served yet: before or in their handshake.
+        self.opening = 0
+        #: TLS handshakes that failed or timed out.
+        self.failed_handshakes = 0
+        #: Plain HTTP requests on the TLS port, answered :data:`HTTP_ON_TLS_PORT`.
+        self.plain_http_on_tls = 0
         self.ssl_context = ssl_context
         self.host = host
         self.port = port
@@ -652,14 +778,14 @@ class HttpServer:
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
         try:
+            tls = self.ssl_context is not None
             self._server = self.loop.run_until_complete(
                 self.loop.create_server(
-                    lambda: _Connection(self),
+                    (lambda: _TlsSniffer(self)) if tls else (lambda: _Connection(self)),
                     self.host,
                     self.port,
                     reuse_address=True,
                     backlog=4096,  # as Go (somaxconn): bursts of connects wait for no SYN retry
-                    ssl=self.ssl_context,
                 )
             )
             sock = self._server.sockets[0]
