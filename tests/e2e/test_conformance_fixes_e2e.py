@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from kube_runtime.client import Client
+import pytest
+
+from kube_runtime.client import ApiError, Client
 
 
 def test_delete_answers_status_unless_the_resource_returns_the_object(
@@ -62,3 +64,37 @@ def test_pod_removed_at_once_is_answered_stamped(client: Client, namespace: str)
     assert answer["kind"] == "Pod"
     assert answer["metadata"]["deletionTimestamp"]
     assert answer["metadata"]["deletionGracePeriodSeconds"] == 0
+
+
+def test_pod_volume_mounts_name_a_volume_with_a_unique_path(client: Client, namespace: str) -> None:
+    """Upstream ``ValidateVolumeMounts`` (found by the bad-specs corpus, issue 18 part 5)."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": namespace},
+        "spec": {
+            "volumes": [{"name": "data", "emptyDir": {}}],
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "nginx",
+                    "volumeMounts": [
+                        {"name": "nope", "mountPath": "/a"},
+                        {"name": "data", "mountPath": "/b"},
+                        {"name": "data", "mountPath": "/b"},
+                    ],
+                }
+            ],
+        },
+    }
+    with pytest.raises(ApiError) as caught:
+        client.create(pod)
+    assert caught.value.code == 422
+    causes = {(c["field"], c["reason"]) for c in caught.value.causes}
+    assert causes == {
+        ("spec.containers[0].volumeMounts[0].name", "FieldValueNotFound"),
+        ("spec.containers[0].volumeMounts[2].mountPath", "FieldValueInvalid"),
+    }
+    assert 'volumeMounts[0].name: Not found: "nope"' in caught.value.status["message"]
+    pod["spec"]["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/b"}]
+    assert client.create(pod)["metadata"]["name"] == "p"

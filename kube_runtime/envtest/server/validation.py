@@ -58,6 +58,7 @@ __all__ = [
     "DUPLICATE",
     "FORBIDDEN",
     "INVALID",
+    "NOT_FOUND",
     "NOT_SUPPORTED",
     "REQUIRED",
     "TOO_LONG",
@@ -79,6 +80,7 @@ REQUIRED: Final = "FieldValueRequired"
 INVALID: Final = "FieldValueInvalid"
 NOT_SUPPORTED: Final = "FieldValueNotSupported"
 DUPLICATE: Final = "FieldValueDuplicate"
+NOT_FOUND: Final = "FieldValueNotFound"
 TOO_LONG: Final = "FieldValueTooLong"
 FORBIDDEN: Final = "FieldValueForbidden"
 
@@ -127,6 +129,10 @@ def _not_supported(path: str, value: Any, valid: Sequence[str]) -> Cause:
     if valid:
         body += ": supported values: " + ", ".join(_q(v) for v in valid)
     return Cause(path, NOT_SUPPORTED, body)
+
+
+def _not_found(path: str, value: Any) -> Cause:
+    return Cause(path, NOT_FOUND, f"Not found: {_fmt(value)}")
 
 
 def _duplicate(path: str, value: Any) -> Cause:
@@ -678,8 +684,11 @@ def _validate_container_ports(out: list[Cause], container_path: str, ports: Any)
             )
 
 
-def _validate_container(out: list[Cause], path: str, raw: Any, is_pod: bool) -> str:
-    """Checks common to containers and init containers; returns the name (or "")."""
+def _validate_container(
+    out: list[Cause], path: str, raw: Any, is_pod: bool, volumes: set[str]
+) -> str:
+    """Checks common to containers and init containers (``volumes``: the pod's volume
+    names); returns the name (or "")."""
     container = raw if type(raw) is dict else _map(raw)
     get = container.get
     name = get("name")
@@ -704,12 +713,53 @@ def _validate_container(out: list[Cause], path: str, raw: Any, is_pod: bool) -> 
         out.append(_not_supported(f"{path}.imagePullPolicy", pull_policy, _PULL_POLICIES))
     if "ports" in container:
         _validate_container_ports(out, path, container["ports"])
+    mounts = get("volumeMounts")
+    if mounts:
+        _validate_volume_mounts(out, f"{path}.volumeMounts", mounts, volumes)
     return name
+
+
+def _volume_names(out: list[Cause], path: str, raw: Any) -> set[str]:
+    """Upstream ``ValidateVolumes``, its name rules: each volume's name, a unique DNS label."""
+    names: set[str] = set()
+    for i, volume in enumerate(_list_field(out, path, raw)):
+        name = _map(volume).get("name")
+        if not name:
+            out.append(_required(f"{path}[{i}].name"))
+        elif not isinstance(name, str):
+            out.append(_invalid(f"{path}[{i}].name", name, "must be a string"))
+        elif name in names:
+            out.append(_duplicate(f"{path}[{i}].name", name))
+        else:
+            for msg in dns1123_label_errors(name):
+                out.append(_invalid(f"{path}[{i}].name", name, msg))
+            names.add(name)
+    return names
+
+
+def _validate_volume_mounts(out: list[Cause], path: str, raw: Any, volumes: set[str]) -> None:
+    """Upstream ``ValidateVolumeMounts``: each mount names a volume of the pod and has a
+    unique ``mountPath``."""
+    paths: set[str] = set()
+    for i, mount in enumerate(_list_field(out, path, raw)):
+        mount = _map(mount)
+        name, mount_path = mount.get("name"), mount.get("mountPath")
+        if not name:
+            out.append(_required(f"{path}[{i}].name"))
+        elif name not in volumes:
+            out.append(_not_found(f"{path}[{i}].name", name))
+        if not mount_path:
+            out.append(_required(f"{path}[{i}].mountPath"))
+        elif mount_path in paths:
+            out.append(_invalid(f"{path}[{i}].mountPath", mount_path, "must be unique"))
+        elif isinstance(mount_path, str):
+            paths.add(mount_path)
 
 
 def _validate_pod_spec(out: list[Cause], path: str, spec: Mapping[str, Any], is_pod: bool) -> None:
     """Upstream ``ValidatePodSpec``, restricted to the rules listed in the module doc."""
     get = spec.get
+    volumes = _volume_names(out, f"{path}.volumes", get("volumes")) if get("volumes") else set()
     containers = get("containers")
     if type(containers) is not list:
         containers = _list_field(out, f"{path}.containers", containers)
@@ -717,7 +767,7 @@ def _validate_pod_spec(out: list[Cause], path: str, spec: Mapping[str, Any], is_
     if not containers:
         out.append(_required(f"{path}.containers"))
     for i, raw in enumerate(containers):
-        name = _validate_container(out, f"{path}.containers[{i}]", raw, is_pod)
+        name = _validate_container(out, f"{path}.containers[{i}]", raw, is_pod, volumes)
         if name in names:
             out.append(_duplicate(f"{path}.containers[{i}].name", name))
         else:
@@ -725,7 +775,7 @@ def _validate_pod_spec(out: list[Cause], path: str, spec: Mapping[str, Any], is_
     init_containers = get("initContainers")
     if init_containers:
         for i, raw in enumerate(_list_field(out, f"{path}.initContainers", init_containers)):
-            name = _validate_container(out, f"{path}.initContainers[{i}]", raw, is_pod)
+            name = _validate_container(out, f"{path}.initContainers[{i}]", raw, is_pod, volumes)
             if name in names:
                 out.append(_duplicate(f"{path}.initContainers[{i}].name", name))
             elif name:
