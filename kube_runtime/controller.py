@@ -96,6 +96,18 @@ class _Watch:
             self.handler.generic(obj, self.controller.queue)
 
 
+def _is_api_failure(error: BaseException) -> bool:
+    """Whether ``error`` is, or was raised from, an API error (not a reconciler bug)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ApiError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
 class Controller:
     """Runs one reconciler over the requests its watches produce (see the module docstring)."""
 
@@ -214,7 +226,7 @@ class Controller:
                 return
             except Exception as e:
                 metrics.RECONCILE_ERRORS.labels(self.name).inc()
-                panic = not isinstance(e, ApiError)
+                panic = not _is_api_failure(e)
                 if panic:
                     # Not an API failure: most likely a bug in the reconciler (Go's "panic").
                     metrics.RECONCILE_PANICS.labels(self.name).inc()

@@ -33,9 +33,10 @@ from kube_runtime.expectations import equal_to_revision_hash
 from kube_runtime.kinds import Kind
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
 from kube_runtime.workloads.inplace import get_condition, inject_readiness_gate
-from kube_runtime.workloads.intstr import scaled_value
+from kube_runtime.workloads.intstr import int_or_percent_error, scaled_value
 from kube_runtime.workloads.pods import is_available, is_ready
 from kube_runtime.workloads.revision import POD_REVISION_LABEL, apply_revision
+from kube_runtime.workloads.templates import template_problems
 
 __all__ = [
     "CLONESET",
@@ -304,9 +305,13 @@ def scale_max_unavailable(cs: CloneSetLike) -> int | None:
 def validate(cs: CloneSetLike) -> CloneSetView:
     """The set's view, or :class:`SpecError` for specs upstream's webhook rejects and that
     this controller cannot act on: a spec the CRD's schema rejects, a bad selector (or one not
-    matching the template), malformed int-or-percent values, an unknown strategy, InPlaceOnly
+    matching the template), a template or volumeClaimTemplates of the wrong shape
+    (:func:`~kube_runtime.workloads.templates.template_problems`), malformed int-or-percent values, an unknown strategy, InPlaceOnly
     with maxSurge."""
     view = view_of(cs)
+    problems = template_problems(meta.spec(view.obj))
+    if problems:
+        raise SpecError("; ".join(problems))
     raw_selector = view.selector_dict
     try:
         selector = view.selector
@@ -318,6 +323,15 @@ def validate(cs: CloneSetLike) -> CloneSetView:
         raise SpecError("selector does not match the template's labels")
     if view.replicas < 0:
         raise SpecError("replicas must not be negative")
+    for path, number in (
+        ("revisionHistoryLimit", view.spec.revision_history_limit),
+        ("minReadySeconds", view.spec.min_ready_seconds),
+        ("progressDeadlineSeconds", view.spec.progress_deadline_seconds),
+    ):
+        if number is not None and number < 0:
+            raise SpecError(f"{path}: Invalid value: {number}: must be greater than or equal to 0")
+    if any(not name for name in view.pods_to_delete or ()):
+        raise SpecError("scaleStrategy.podsToDelete: Invalid value: '': a pod name is required")
     strategy = view.update_strategy
     kind = view.strategy_type
     if kind not in _STRATEGIES:
@@ -334,12 +348,9 @@ def validate(cs: CloneSetLike) -> CloneSetView:
     ):
         if raw is None:
             continue
-        try:
-            value = scaled_value(raw, view.replicas, True)
-        except ValueError as err:
-            raise SpecError(f"{path}: {err}") from None
-        if value < 0:
-            raise SpecError(f"{path} must not be negative")
+        error = int_or_percent_error(raw)
+        if error is not None:
+            raise SpecError(f"{path}: {error}")
     if kind == IN_PLACE_ONLY and strategy.max_surge not in (None, 0, "0%"):
         raise SpecError("updateStrategy.maxSurge is not allowed with type InPlaceOnly")
     if view.max_surge == 0 and view.max_unavailable < 1 and strategy.max_unavailable is not None:

@@ -120,9 +120,26 @@ def set_condition(status: dict[str, Any], kind: str, error: BaseException | str 
         status.pop("conditions", None)
 
 
+def _without_messages(status: Mapping[str, Any]) -> dict[str, Any]:
+    plain = dict(status)
+    if "conditions" in plain:
+        plain["conditions"] = [
+            {k: v for k, v in c.items() if k not in ("message", "lastTransitionTime")}
+            for c in plain["conditions"] or ()
+        ]
+    return plain
+
+
 def status_changed(cs: Obj, status: Mapping[str, Any]) -> bool:
-    """Whether ``status`` differs from the stored one."""
-    return dict(meta.status(cs)) != dict(status)
+    """Whether ``status`` differs from the stored one, conditions compared by type, status
+    and reason: a failure that repeats with another message (a pod name drawn anew at each
+    attempt) is not a change, so a failing set's retries write nothing, and its own status
+    write never wakes it before its backoff is over. Any other change writes the whole status,
+    new messages included."""
+    stored = meta.status(cs)
+    if dict(stored) == dict(status):
+        return False
+    return _without_messages(stored) != _without_messages(status)
 
 
 class StatusUpdater(Protocol):

@@ -263,6 +263,9 @@ class StatefulSetReconciler:
             spec = self._spec(sts)
         except InvalidSpecError as err:
             self._report_invalid_spec(sts, err)
+            # A set being deleted whose spec cannot be acted on is not torn down in order:
+            # its finalizer goes and the garbage collector deletes its pods.
+            self._finish_teardown(sts, [])
             return None
         namespace = request.namespace
         all_pods = self._candidate_pods(sts, selector, namespace)

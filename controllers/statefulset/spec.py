@@ -30,7 +30,9 @@ from pydantic import ValidationError
 
 from controllers.statefulset.models import StatefulSetSpecUpdateStrategyRollingUpdate
 from kube_runtime import meta
-from kube_runtime.workloads.intstr import scaled_value
+from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.workloads.intstr import int_or_percent_error, scaled_value
+from kube_runtime.workloads.templates import template_problems
 
 __all__ = [
     "DEFAULT_REVISION_HISTORY_LIMIT",
@@ -42,6 +44,7 @@ __all__ = [
     "SetSpec",
     "ordinals_for",
     "parse_reserved_ordinals",
+    "spec_field_errors",
 ]
 
 RollingUpdate = StatefulSetSpecUpdateStrategyRollingUpdate
@@ -102,6 +105,93 @@ def _rolling_update(raw: Any) -> RollingUpdate:
         raise InvalidSpecError(problems) from None
 
 
+_POD_MANAGEMENT = ("OrderedReady", "Parallel")
+_UPDATE_TYPES = ("RollingUpdate", "OnDelete")
+_POD_UPDATE_POLICIES = (RECREATE, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY)
+_RETENTION = ("Delete", "Retain")
+
+
+def _nonnegative(path: str, value: Any) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        return f"{path}: Invalid value: {value}: must be greater than or equal to 0"
+    return None
+
+
+def _one_of(path: str, value: Any, allowed: tuple[str, ...]) -> str | None:
+    if value is None or value == "" or value in allowed:
+        return None
+    supported = ", ".join(f"{a!r}" for a in allowed)
+    return f"{path}: Unsupported value: {value!r}: supported values: {supported}"
+
+
+def spec_field_errors(spec: Mapping[str, Any]) -> list[str]:
+    """What OpenKruise's validating webhook (and apps/v1 validation) rejects in a set's spec
+    that the CRD's schema lets through: negative counts, unknown enum values, malformed or
+    negative int-or-percent values, a ``maxUnavailable`` that rounds to 0. One message per
+    field, with its path; empty when the spec's values are acceptable. (The selector is
+    checked by the reconciler, the template's shape by :func:`template_problems`.)"""
+    strategy = spec.get("updateStrategy") or {}
+    rolling = strategy.get("rollingUpdate") or {}
+    retention = spec.get("persistentVolumeClaimRetentionPolicy") or {}
+    found = [
+        _nonnegative("spec.replicas", spec.get("replicas")),
+        _nonnegative("spec.revisionHistoryLimit", spec.get("revisionHistoryLimit")),
+        _nonnegative("spec.minReadySeconds", spec.get("minReadySeconds")),
+        _nonnegative("spec.ordinals.start", (spec.get("ordinals") or {}).get("start")),
+        _one_of("spec.podManagementPolicy", spec.get("podManagementPolicy"), _POD_MANAGEMENT),
+        _one_of("spec.updateStrategy.type", strategy.get("type"), _UPDATE_TYPES),
+        _nonnegative(f"{_ROLLING_PATH}.partition", rolling.get("partition")),
+        _nonnegative(f"{_ROLLING_PATH}.minReadySeconds", rolling.get("minReadySeconds")),
+        _one_of(
+            f"{_ROLLING_PATH}.podUpdatePolicy", rolling.get("podUpdatePolicy"), _POD_UPDATE_POLICIES
+        ),
+        _one_of(
+            "spec.persistentVolumeClaimRetentionPolicy.whenDeleted",
+            retention.get("whenDeleted"),
+            _RETENTION,
+        ),
+        _one_of(
+            "spec.persistentVolumeClaimRetentionPolicy.whenScaled",
+            retention.get("whenScaled"),
+            _RETENTION,
+        ),
+    ]
+    for path, value in (
+        (f"{_ROLLING_PATH}.maxUnavailable", rolling.get("maxUnavailable")),
+        (
+            "spec.scaleStrategy.maxUnavailable",
+            (spec.get("scaleStrategy") or {}).get("maxUnavailable"),
+        ),
+    ):
+        if value is None:
+            continue
+        error = int_or_percent_error(value)
+        if error is None and path.startswith(_ROLLING_PATH) and scaled_value(value, 1, True) < 1:
+            error = f"Invalid value: {value!r}: must not round to 0 (at least one pod at a time)"
+        found.append(None if error is None else f"{path}: {error}")
+    found.append(_selector_mismatch(spec))
+    return [e for e in found if e is not None]
+
+
+def _selector_mismatch(spec: Mapping[str, Any]) -> str | None:
+    """apps/v1's ``selector does not match template labels`` (a selector that does not parse
+    is the reconciler's to report)."""
+    template = spec.get("template")
+    if not isinstance(template, Mapping):
+        return None
+    try:
+        selector = label_selector_from_dict(spec.get("selector"))
+    except ValueError:
+        return None
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if selector.matches_nothing() or selector.matches(labels):
+        return None
+    return (
+        f"spec.template.metadata.labels: Invalid value: {dict(labels)!r}: "
+        "`selector` does not match template `labels`"
+    )
+
+
 @dataclasses.dataclass(slots=True)
 class SetSpec:
     """What one sync reads of a set's spec (see the module docstring). Read-only by
@@ -152,6 +242,11 @@ class SetSpec:
         hold up the set's deletion.
         """
         spec = meta.spec(sts)
+        problems = template_problems(spec)
+        if not problems and not teardown:
+            problems = spec_field_errors(spec)
+        if problems:
+            raise InvalidSpecError("; ".join(problems))
         strategy = spec.get("updateStrategy") or {}
         rolling = _rolling_update(strategy.get("rollingUpdate"))
         replicas_value = spec.get("replicas")

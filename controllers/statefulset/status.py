@@ -123,6 +123,16 @@ def set_condition(
     status["conditions"] = conditions
 
 
+_REQUIRED_COUNTS = (
+    "replicas",
+    "readyReplicas",
+    "currentReplicas",
+    "updatedReplicas",
+    "availableReplicas",
+)
+"""Status counts apps/v1 always serializes and the enhanced kind's schema requires."""
+
+
 def invalid_spec_status(
     sts: Mapping[str, Any], message: str, now: datetime
 ) -> dict[str, Any] | None:
@@ -131,6 +141,8 @@ def invalid_spec_status(
     says so already (then nothing is written, nor reported again)."""
     previous = meta.status(sts)
     status: Obj = {"observedGeneration": meta.generation(sts)}
+    for count in _REQUIRED_COUNTS:  # a set with no status yet: schemas require the counts
+        status[count] = previous.get(count) or 0
     set_condition(status, previous, INVALID_SPEC, (INVALID_SPEC, message), now)
     if _value(status, "observedGeneration") > _value(previous, "observedGeneration"):
         return status

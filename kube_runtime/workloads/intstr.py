@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["IntOrPercent", "is_percent", "scaled_value"]
+__all__ = ["IntOrPercent", "int_or_percent_error", "is_percent", "scaled_value"]
 
 IntOrPercent = int | str
 
@@ -47,3 +47,20 @@ def scaled_value(value: IntOrPercent, total: int, round_up: bool) -> int:
         )
     product = int(match.group(1)) * total
     return -(-product // 100) if round_up else product // 100
+
+
+def int_or_percent_error(value: object) -> str | None:
+    """Why ``value`` is not a non-negative int or percentage (upstream
+    ``ValidatePositiveIntOrPercent``), or None when it is one."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return f"must be an integer or a percentage like '25%', not {value!r}"
+    if isinstance(value, str):
+        match = _PERCENT.fullmatch(value)
+        if match is None:
+            return f"Invalid value: {value!r}: must be an integer or percentage (e.g '5%')"
+        number = int(match.group(1))
+    else:
+        number = value
+    if number < 0:
+        return f"Invalid value: {value!r}: must be greater than or equal to 0"
+    return None
