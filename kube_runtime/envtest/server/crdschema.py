@@ -58,7 +58,9 @@ Upstream quirks kept on purpose: a JSON array passes the type check of a string 
 format; ``null`` never satisfies an ``enum``; a ``min``/``maxProperties`` failure stops checking
 that object's fields; integers are compared with ``int(minimum)``/``int(maximum)``.
 
-Not implemented: CEL ``x-kubernetes-validations``, validation ratcheting on update, full
+CEL ``x-kubernetes-validations`` rules are evaluated after the schema (:mod:`.celrules`).
+
+Not implemented: validation ratcheting on update, full
 ObjectMeta validation of embedded resources. Deliberate deviations from upstream quirks:
 ``anyOf``/``oneOf``/``allOf``/``not`` failures carry the node's path as field (upstream reports
 ``<nil>``); compound values in messages are rendered as JSON (upstream prints Go syntax); enum
@@ -76,6 +78,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Final
 
+from kube_runtime.envtest.server import celrules
 from kube_runtime.envtest.server.validation import Cause
 
 __all__ = ["CompiledSchema", "apply_defaults", "compile_schema", "prune", "validate"]
@@ -906,10 +909,11 @@ def _set_key(v: Any) -> Any:
 class CompiledSchema:
     """A CRD version's structural schema, compiled once; pass it to prune/apply_defaults/validate."""
 
-    __slots__ = ("_root",)
+    __slots__ = ("_cel", "_root")
 
-    def __init__(self, root: _Node | None) -> None:
+    def __init__(self, root: _Node | None, cel: celrules.CelNode | None = None) -> None:
         self._root = root
+        self._cel = cel
 
     @property
     def preserves_everything(self) -> bool:
@@ -936,7 +940,7 @@ def compile_schema(openapi_v3_schema: Mapping[str, Any] | None) -> CompiledSchem
             k: meta_props[k] for k in ("name", "generateName") if k in meta_props
         }
         root.vprops = {**root.props, "metadata": _Node(restricted)}
-    return CompiledSchema(root)
+    return CompiledSchema(root, celrules.compile_validator(openapi_v3_schema))
 
 
 # --------------------------------------------------------------------------------------------
@@ -1103,13 +1107,19 @@ def _default(x: Any, s: _Node) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def validate(obj: Mapping[str, Any], schema: CompiledSchema) -> list[Cause]:
-    """Validate ``obj`` against the schema; ``[]`` when valid. Never mutates ``obj``."""
+def validate(
+    obj: Mapping[str, Any], schema: CompiledSchema, old: Mapping[str, Any] | None = None
+) -> list[Cause]:
+    """Validate ``obj`` against the schema, then its CEL rules (:mod:`.celrules`; ``old``: the
+    stored object on an update, for transition rules); ``[]`` when valid. Never mutates
+    ``obj``. As upstream, the CEL rules are skipped when a value has the wrong type."""
     root = schema._root
     if root is None:
         return []
     errs: list[Cause] = []
     _check(obj, root, "", errs)
+    if schema._cel is not None and not any(c.reason == TYPE_INVALID for c in errs):
+        errs += [Cause(*failure) for failure in celrules.validate(schema._cel, obj, old)]
     if len(errs) < 2:
         return errs
     seen: set[tuple[str, str, str]] = set()

@@ -81,7 +81,7 @@ class KubeStrategy:
             )
             schema = info.schemas.get(info.version)
             if schema is not None:
-                causes += crdschema.validate(obj, schema)
+                causes += crdschema.validate(obj, schema, old)
         else:
             causes = validation.validate(
                 info.group,

@@ -43,6 +43,7 @@ from functools import lru_cache
 from typing import Any, Final, TypeGuard
 
 from kube_runtime import selectors
+from kube_runtime.envtest.server import celrules
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.validation import (
     VALIDATOR_CACHE_SIZE,
@@ -1590,7 +1591,10 @@ def _crd_schema(out: list[Cause], path: str, schema: Mapping[str, Any]) -> None:
 def _structural_types(out: list[Cause], path: str, schema: Mapping[str, Any]) -> None:
     """A structural schema gives every specified field and array item a type (unless it is
     int-or-string or preserves unknown fields; an embedded resource must be an object), as
-    kube-apiserver requires of v1 CRDs."""
+    kube-apiserver requires of v1 CRDs; its CEL rules compile."""
+    for field_path, message in celrules.rule_compile_errors(path, schema):
+        reason = REQUIRED if message == "Required value" else INVALID
+        out.append(Cause(field_path, reason, message))
     children: list[tuple[str, Any, str]] = [
         (f"{path}.properties[{name}]", sub, "object fields")
         for name, sub in _map(schema.get("properties")).items()
