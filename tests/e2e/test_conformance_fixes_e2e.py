@@ -95,6 +95,9 @@ def test_pod_volume_mounts_name_a_volume_with_a_unique_path(client: Client, name
         ("spec.containers[0].volumeMounts[0].name", "FieldValueNotFound"),
         ("spec.containers[0].volumeMounts[2].mountPath", "FieldValueInvalid"),
     }
-    assert 'volumeMounts[0].name: Not found: "nope"' in caught.value.status["message"]
+    assert caught.value.message == (
+        'Pod "p" is invalid: [spec.containers[0].volumeMounts[0].name: Not found: "nope", '
+        'spec.containers[0].volumeMounts[2].mountPath: Invalid value: "/b": must be unique]'
+    )  # apimachinery's aggregate: more than one error in brackets
     pod["spec"]["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/b"}]
     assert client.create(pod)["metadata"]["name"] == "p"

@@ -110,7 +110,9 @@ def conflict(resource: str, group: str, name: str, why: str) -> ApiError:
 def invalid(kind: str, group: str, name: str, causes: Iterable[Cause]) -> ApiError:
     """422 Invalid naming each cause's field in the message and in ``details.causes``."""
     cause_list = [{"reason": c.reason, "message": c.message, "field": c.field} for c in causes]
-    summary = ", ".join(f"{c['field']}: {c['message']}" for c in cause_list)
+    # apimachinery's aggregate: distinct messages joined, in brackets when more than one
+    lines = list(dict.fromkeys(f"{c['field']}: {c['message']}" for c in cause_list))
+    summary = lines[0] if len(lines) == 1 else "[" + ", ".join(lines) + "]"
     gk = f"{kind}.{group}" if group else kind
     details = _details(group, kind, name)
     details["causes"] = cause_list
