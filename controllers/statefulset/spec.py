@@ -248,7 +248,10 @@ class SetSpec:
         if problems:
             raise InvalidSpecError("; ".join(problems))
         strategy = spec.get("updateStrategy") or {}
-        rolling = _rolling_update(strategy.get("rollingUpdate"))
+        raw_rolling = strategy.get("rollingUpdate")
+        if teardown and isinstance(raw_rolling, Mapping):  # not used: may be malformed
+            raw_rolling = {k: v for k, v in raw_rolling.items() if k != "maxUnavailable"}
+        rolling = _rolling_update(raw_rolling)
         replicas_value = spec.get("replicas")
         replicas = 1 if replicas_value is None else int(replicas_value)
         start = int((spec.get("ordinals") or {}).get("start") or 0)

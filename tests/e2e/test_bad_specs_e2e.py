@@ -158,3 +158,55 @@ def test_a_rejected_pod_template_backs_off_per_item(
             e["reason"] for e in events.get((kind.kind, f"rejected-{kind.kind.lower()}"), [])
         )
         assert reasons["FailedCreate"] >= 1, reasons
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field", "words"),
+    [
+        ("replicas", -3, "spec.replicas", "should be greater than or equal to 0"),
+        ("podManagementPolicy", "Sometimes", "spec.podManagementPolicy", "Unsupported value"),
+        (
+            "updateStrategy",
+            {"rollingUpdate": {"maxUnavailable": "lots"}},
+            "spec.updateStrategy.rollingUpdate.maxUnavailable",
+            "should match",
+        ),
+        (
+            "persistentVolumeClaimRetentionPolicy",
+            {"whenDeleted": "Shred"},
+            "spec.persistentVolumeClaimRetentionPolicy.whenDeleted",
+            "Unsupported value",
+        ),
+    ],
+)
+def test_the_enhanced_statefulset_schema_refuses_at_admission(
+    client: Client, namespace: str, crds: None, path: str, value: Any, field: str, words: str
+) -> None:
+    """Issue 17 part 3: enums, minimums and int-or-percent patterns in the CRD's schema, so
+    the API refuses what OpenKruise's webhook refuses, with the field path (both backends)."""
+    obj = good(ENHANCED_STATEFULSET, "refused", namespace)
+    obj["spec"][path] = value
+    with pytest.raises(ApiError) as caught:
+        client.create(obj)
+    assert caught.value.code == 422
+    assert any(c.get("field") == field and words in c["message"] for c in caught.value.causes), (
+        caught.value.causes
+    )
+
+
+@pytest.mark.embedded_only("CEL rules need kube-apiserver 1.25+")
+def test_the_enhanced_statefulset_cel_rules(client: Client, namespace: str, crds: None) -> None:
+    obj = good(ENHANCED_STATEFULSET, "cel", namespace)
+    obj["spec"]["updateStrategy"] = {"rollingUpdate": {"maxUnavailable": "0%"}}
+    with pytest.raises(ApiError) as caught:
+        client.create(obj)
+    assert [c["field"] for c in caught.value.causes] == ["spec.updateStrategy.rollingUpdate"]
+    obj["spec"]["updateStrategy"] = {"rollingUpdate": {"maxUnavailable": 2}}
+    created = client.create(obj)
+    created["spec"]["selector"] = {"matchLabels": {"app": "other"}}
+    created["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
+    with pytest.raises(ApiError) as caught:
+        client.update(created)
+    assert [(c["field"], c["message"]) for c in caught.value.causes] == [
+        ("spec", 'Invalid value: "object": selector is immutable')
+    ]
