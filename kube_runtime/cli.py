@@ -11,14 +11,17 @@
 
   The entry point names an object with ``setup(manager, *, max_concurrent_reconciles)``
   (a module or a class instance) and, optionally, ``install_crd(client)`` (called for
-  ``--install-crds``): see :class:`ControllerEntry`.
+  ``--install-crds``) and ``setup_webhooks(manager)`` (called for ``--webhook-port N``, which
+  serves admission webhooks over HTTPS with ``tls.crt``/``tls.key`` from
+  ``--webhook-cert-dir``): see :class:`ControllerEntry`.
 * ``kube-runtime rbac NAME...`` prints the ClusterRole, Role and bindings those controllers
   need (:mod:`kube_runtime.rbac`: the rules their ``setup`` declares, plus events and the
   leader-election Lease).
 * Every other sub-command comes from the group ``kube_runtime.commands``
   (:data:`COMMANDS_GROUP`): an entry point names a :class:`Command` (its help line and a
   ``main(argv) -> exit code``). This distribution registers ``cluster`` and ``kubelet`` (the
-  test cluster, :mod:`kube_runtime.envtest`), ``codegen`` (:mod:`codegen`) and ``demo``.
+  test cluster, :mod:`kube_runtime.envtest`), ``codegen`` (:mod:`codegen`), ``demo`` and
+  ``webhook-config`` (:mod:`kube_runtime.webhook.command`).
 
 The framework imports neither the test cluster, nor a controller, nor the code generator:
 they are loaded only when their command runs.
@@ -32,6 +35,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -60,7 +64,9 @@ class ControllerEntry(Protocol):
     """What a ``kube_runtime.controllers`` entry point names (a module fits).
 
     ``setup`` registers the controller's watches with the manager; it may also define
-    ``install_crd(client)``, which ``kube-runtime run --install-crds`` calls first.
+    ``install_crd(client)``, which ``kube-runtime run --install-crds`` calls first, and
+    ``setup_webhooks(manager)``, which ``kube-runtime run --webhook-port N`` calls after
+    making the manager's webhook server (:func:`kube_runtime.webhook.server_for`).
     """
 
     def setup(self, manager: Manager, *, max_concurrent_reconciles: int) -> object: ...
@@ -106,6 +112,27 @@ def _commands() -> dict[str, EntryPoint]:
     return _group(COMMANDS_GROUP)
 
 
+DEFAULT_WEBHOOK_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
+"""Where ``kube-runtime run --webhook-port`` reads ``tls.crt``/``tls.key`` by default (as
+controller-runtime's webhook server)."""
+
+
+def _webhook_certs_present(cert_dir: str) -> bool:
+    directory = Path(cert_dir)
+    return (directory / "tls.crt").is_file() and (directory / "tls.key").is_file()
+
+
+def _serve_webhooks(manager: Any, entries: Sequence[Any], port: int, cert_dir: str) -> None:
+    """The webhook server on ``port`` with each controller's ``setup_webhooks`` (if any)."""
+    from kube_runtime import webhook
+
+    webhook.server_for(manager, port=port, cert_dir=cert_dir)
+    for entry in entries:
+        setup = getattr(entry, "setup_webhooks", None)
+        if callable(setup):
+            setup(manager)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``kube-runtime run``: the named controllers in one manager until a signal."""
     from kube_runtime import logs
@@ -117,6 +144,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         entries = [load_controller(name) for name in args.controllers]
     except (KeyError, TypeError) as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    if args.webhook_port and not _webhook_certs_present(args.webhook_cert_dir):
+        print(
+            f"error: --webhook-port needs a serving certificate: no tls.crt and tls.key in "
+            f"{args.webhook_cert_dir} (give --webhook-cert-dir, or leave --webhook-port out)",
+            file=sys.stderr,
+        )
         return 2
     client: Client
     if args.kubeconfig or args.context:
@@ -140,6 +174,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.install_crds and callable(install):
             install(client)
         entry.setup(manager, max_concurrent_reconciles=args.workers)
+    if args.webhook_port:
+        _serve_webhooks(manager, entries, args.webhook_port, args.webhook_cert_dir)
     try:
         manager.start()
     except LeaderElectionLost as e:
@@ -223,6 +259,17 @@ def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.Argu
     )
     p.add_argument(
         "--retry-period", type=float, default=2.0, help="seconds between attempts (client-go: 2)"
+    )
+    p.add_argument(
+        "--webhook-port",
+        type=int,
+        default=0,
+        help="serve the controllers' admission webhooks over HTTPS on this port (default 0: off)",
+    )
+    p.add_argument(
+        "--webhook-cert-dir",
+        default=DEFAULT_WEBHOOK_CERT_DIR,
+        help="directory with tls.crt and tls.key for the webhooks (default %(default)s)",
     )
     p.add_argument("--metrics-port", type=int, default=8080, help="0 disables /metrics")
     p.add_argument("--health-port", type=int, default=8081, help="0 disables /healthz, /readyz")

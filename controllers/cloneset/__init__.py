@@ -16,9 +16,18 @@ Modules, as the StatefulSet's:
 - :mod:`.pvc`: the set's claims per pod instance id;
 - :mod:`.core`: the typed view of a CloneSet (:class:`~.core.CloneSetView`, over the models
   generated from the CRD in :mod:`.models`), spec validation, pod readiness, new pods.
+
+:func:`setup_webhooks` serves its validating webhook (:mod:`.webhooks`).
 """
 
 from controllers.cloneset.controller import CloneSetReconciler, install_crd, setup
 from controllers.cloneset.core import CLONESET
+from controllers.cloneset.webhooks import setup_webhooks
 
-__all__ = ["CLONESET", "CloneSetReconciler", "install_crd", "setup"]
+__all__ = [
+    "CLONESET",
+    "CloneSetReconciler",
+    "install_crd",
+    "setup",
+    "setup_webhooks",
+]

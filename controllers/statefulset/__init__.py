@@ -9,9 +9,18 @@ with a :class:`~kube_runtime.manager.Manager` (both kinds when the CRD is served
 (API side effects and events), :mod:`.status` (status writes), :mod:`.spec` (the spec a sync
 acts on, read once and checked), :mod:`.utils` (pure helpers), :mod:`.models` (typed models
 of the enhanced kind, generated).
+
+:func:`setup_webhooks` serves its validating webhook (:mod:`.webhooks`).
 """
 
 from controllers.statefulset.controller import StatefulSetReconciler, install_crd, setup
 from controllers.statefulset.utils import ENHANCED_STATEFULSET
+from controllers.statefulset.webhooks import setup_webhooks
 
-__all__ = ["ENHANCED_STATEFULSET", "StatefulSetReconciler", "install_crd", "setup"]
+__all__ = [
+    "ENHANCED_STATEFULSET",
+    "StatefulSetReconciler",
+    "install_crd",
+    "setup",
+    "setup_webhooks",
+]

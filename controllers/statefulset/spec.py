@@ -169,19 +169,28 @@ def spec_field_errors(spec: Mapping[str, Any]) -> list[str]:
         if error is None and path.startswith(_ROLLING_PATH) and scaled_value(value, 1, True) < 1:
             error = f"Invalid value: {value!r}: must not round to 0 (at least one pod at a time)"
         found.append(None if error is None else f"{path}: {error}")
-    found.append(_selector_mismatch(spec))
+    found.append(_selector_problem(spec))
+    try:
+        parse_reserved_ordinals(spec.get("reserveOrdinals"))
+    except (ValueError, TypeError) as err:
+        found.append(f"spec.reserveOrdinals: Invalid value: {err}")
     return [e for e in found if e is not None]
 
 
-def _selector_mismatch(spec: Mapping[str, Any]) -> str | None:
-    """apps/v1's ``selector does not match template labels`` (a selector that does not parse
-    is the reconciler's to report)."""
+def _selector_problem(spec: Mapping[str, Any]) -> str | None:
+    """apps/v1's selector rules: not empty, well formed, and matching the template's
+    labels."""
+    if "selector" not in spec:
+        return None  # required by the schema (and the reconciler reports a missing one)
+    raw = spec.get("selector")
+    if not raw:
+        return "spec.selector: Invalid value: {}: empty selector is invalid for statefulset"
+    try:
+        selector = label_selector_from_dict(raw)
+    except ValueError as err:
+        return f"spec.selector: Invalid value: {err}"
     template = spec.get("template")
     if not isinstance(template, Mapping):
-        return None
-    try:
-        selector = label_selector_from_dict(spec.get("selector"))
-    except ValueError:
         return None
     labels = (template.get("metadata") or {}).get("labels") or {}
     if selector.matches_nothing() or selector.matches(labels):

@@ -74,7 +74,12 @@ def _run_target(target: str, manager: Manager) -> None:
             raise TypeError(f"{target} is not a function of a manager")
         fn(manager)
         return
-    load_controller(target).setup(manager, max_concurrent_reconciles=1)
+    entry = load_controller(target)
+    setup_webhooks = getattr(entry, "setup_webhooks", None)
+    if callable(setup_webhooks):  # its webhooks, without its controller
+        setup_webhooks(manager)
+    else:
+        entry.setup(manager, max_concurrent_reconciles=1)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -106,6 +106,18 @@ class FieldError:
         return f"{self.field}: {self.body()}"
 
     @classmethod
+    def parse(cls, message: str) -> FieldError:
+        """A field error from its text, ``"<field>: <type text>[: <rest>]"`` (what
+        ``str(FieldError)`` gives, and the wording validation code often returns): the type
+        read off the text after the field, the rest kept as the detail. Text after the field
+        that names no type is an ``Invalid value`` detail."""
+        field, _, body = message.partition(": ")
+        for error_type, text in _TYPE_TEXT.items():
+            if body == text or body.startswith(text + ": "):
+                return cls(error_type, field, body[len(text) + 2 :])
+        return cls("FieldValueInvalid", field, body)
+
+    @classmethod
     def invalid(cls, field: str, value: Any, detail: str) -> FieldError:
         """A malformed value (``field.Invalid``)."""
         return cls("FieldValueInvalid", field, detail, value)

@@ -1,0 +1,120 @@
+"""The bundled controllers' validating webhooks (issue 17 part 3), asked through their
+endpoints without a socket, and `kube-runtime run --webhook-port` without certificates."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from controllers import cloneset, statefulset
+from controllers.cloneset import CLONESET
+from controllers.statefulset import ENHANCED_STATEFULSET
+from kube_runtime import Manager, webhook
+from kube_runtime.cli import main
+from kube_runtime.client.fake import FakeClient
+from kube_runtime.kinds import Kind
+from tests.e2e.bad_specs import CORPUS, good
+
+STS_PATH = "/validate-apps-kube-runtime-io-v1beta1-statefulset"
+CS_PATH = "/validate-apps-kube-runtime-io-v1alpha1-cloneset"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> webhook.Server:
+    manager = Manager(FakeClient(), metrics_bind_address="0")  # type: ignore[arg-type]
+    server = webhook.server_for(manager, port=0, cert_dir=str(tmp_path))
+    statefulset.setup_webhooks(manager)
+    cloneset.setup_webhooks(manager)
+    return server
+
+
+def ask(server: webhook.Server, kind: Kind, operation: str, obj: Any, old: Any = None) -> Any:
+    path = STS_PATH if kind == ENHANCED_STATEFULSET else CS_PATH
+    plural = "statefulsets" if kind == ENHANCED_STATEFULSET else "clonesets"
+    request = {
+        "uid": str(uuid.uuid4()),
+        "kind": {"group": kind.group, "version": kind.version, "kind": kind.kind},
+        "resource": {"group": kind.group, "version": kind.version, "resource": plural},
+        "name": obj["metadata"]["name"],
+        "namespace": "ns",
+        "operation": operation,
+        "object": obj,
+        "oldObject": old,
+    }
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+    endpoint = server.endpoint(path)
+    assert endpoint is not None, server.paths
+    reply = endpoint.serve("POST", "application/json", orjson.dumps(review))
+    return orjson.loads(reply.body)["response"]
+
+
+def test_good_sets_are_allowed(server: webhook.Server) -> None:
+    for kind in (ENHANCED_STATEFULSET, CLONESET):
+        assert ask(server, kind, "CREATE", good(kind, "web", "ns"))["allowed"]
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "change"),
+    [entry for entry in CORPUS if entry[1] in (ENHANCED_STATEFULSET, CLONESET)],
+    ids=[f"{k.kind}-{n}" for n, k, _ in CORPUS if k in (ENHANCED_STATEFULSET, CLONESET)],
+)
+def test_the_corpus_is_refused_unless_only_the_pod_api_can_tell(
+    server: webhook.Server, name: str, kind: Kind, change: Any
+) -> None:
+    obj = good(kind, "web", "ns")
+    change(obj["spec"], "web")
+    answer = ask(server, kind, "CREATE", obj)
+    pod_level = name in {
+        "no-containers",
+        "container-name-invalid",
+        "container-no-image",
+        "mount-of-no-volume",
+        "containers-string",
+        "containers-of-strings",
+        "service-name-invalid",
+        "selector-bad-label",
+        "selector-bad-operator",
+    }
+    if pod_level:
+        return  # the API refuses the pods (FailedCreate): not this webhook's to say
+    assert not answer["allowed"], (name, answer)
+    status = answer["status"]
+    if kind == ENHANCED_STATEFULSET:
+        assert status["code"] == 422 and status["details"]["causes"], status
+        assert all(c["field"].startswith("spec") for c in status["details"]["causes"])
+    else:
+        assert status["code"] == 403 and "invalid CloneSet spec" in status["message"]
+
+
+def test_selector_changes_are_refused(server: webhook.Server) -> None:
+    for kind in (ENHANCED_STATEFULSET, CLONESET):
+        old = good(kind, "web", "ns")
+        new = good(kind, "web", "ns")
+        new["spec"]["selector"] = {"matchLabels": {"app": "web", "tier": "x"}}
+        new["spec"]["template"]["metadata"]["labels"]["tier"] = "x"
+        answer = ask(server, kind, "UPDATE", new, old)
+        assert not answer["allowed"]
+        assert answer["status"]["details"]["causes"][0]["field"] == "spec.selector"
+
+
+def test_run_with_a_webhook_port_needs_certificates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "statefulset", "--webhook-port", "9443", "--webhook-cert-dir", str(tmp_path)]
+    assert main(argv) == 2
+    assert "--webhook-port needs a serving certificate" in capsys.readouterr().err
+
+
+def test_webhook_config_of_the_bundled_controllers(capsys: pytest.CaptureFixture[str]) -> None:
+    """`kube-runtime webhook-config statefulset cloneset` (as the README shows) registers their
+    webhooks only, not their controllers (which would need a cluster)."""
+    assert main(["webhook-config", "statefulset", "cloneset", "--url", "https://h:9443"]) == 0
+    printed = capsys.readouterr().out
+    assert "kind: ValidatingWebhookConfiguration" in printed
+    assert (
+        f"url: https://h:9443{STS_PATH}" in printed and f"url: https://h:9443{CS_PATH}" in printed
+    )
