@@ -38,6 +38,7 @@ from controllers.cloneset.status import (
     calculate_status,
     invalid_spec_status,
     set_condition,
+    status_changed,
 )
 from controllers.cloneset.update import UpdateError, Updater
 from kube_runtime import meta
@@ -130,11 +131,15 @@ class CloneSetControl(PodControlStep):
         return Result(requeue_after=delay) if delay > 0 else None
 
     def report_invalid(self, cs: Obj, err: SpecError) -> None:
-        """An invalid spec: a Warning event and a ``FailedScale`` condition (status written
-        when it changed), nothing else."""
+        """An invalid spec: a Warning event and a ``FailedScale`` condition, once per spec
+        generation (nothing when the recorded status says so already), nothing else."""
+        status = invalid_spec_status(cs, str(err))
+        if not status_changed(cs, status):
+            self._log.debug("%s: invalid spec, reported already: %s", meta.key(cs), err)
+            return
         self._log.warning("%s: invalid spec: %s", meta.key(cs), err)
         self.pod_control.record(cs, "Warning", "InvalidSpec", str(err))
-        self.status_updater.update_status(cs, invalid_spec_status(cs, str(err)))
+        self.status_updater.update_status(cs, status)
 
     def _truncate_pods_to_delete(self, cs: CloneSetView, pods: Sequence[Obj]) -> None:
         listed = cs.pods_to_delete

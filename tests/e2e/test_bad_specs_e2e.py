@@ -210,3 +210,41 @@ def test_the_enhanced_statefulset_cel_rules(client: Client, namespace: str, crds
     assert [(c["field"], c["message"]) for c in caught.value.causes] == [
         ("spec", 'Invalid value: "object": selector is immutable')
     ]
+
+
+def test_an_invalid_spec_is_reported_once_and_not_retried(
+    client: Client, namespace: str, manager: Manager
+) -> None:
+    """Issue 17 part 4: an invalid set gets one Warning event and its condition, then rests
+    until its spec changes, however much else happens meanwhile (a good set of each kind
+    converging here)."""
+    names = {ENHANCED_STATEFULSET: "bad-sts", CLONESET: "bad-cs"}
+    for kind, name in names.items():
+        obj = good(kind, name, namespace)
+        obj["spec"]["template"]["metadata"]["labels"] = "app=x"
+        client.create(obj)
+        client.create(good(kind, f"ok-{name}", namespace, replicas=2))
+
+    def invalid_events() -> tuple[bool, dict[str, list[int]]]:
+        found = {
+            name: [e.get("count", 1) for e in evs if e["reason"] == "InvalidSpec"]
+            for (_, name), evs in _warnings(client, namespace).items()
+            if name in names.values()
+        }
+        return len(found) == 2 and all(found.values()), found
+
+    _wait("an InvalidSpec event for each invalid set", invalid_events)
+
+    def goods_ready() -> tuple[bool, list[Any]]:
+        ready = [
+            (client.get(kind, f"ok-{name}", namespace).get("status") or {}).get("readyReplicas")
+            for kind, name in names.items()
+        ]
+        return ready == [2, 2], ready
+
+    _wait("the good sets to converge", goods_ready)
+    done, counts = invalid_events()
+    assert done and counts == {"bad-sts": [1], "bad-cs": [1]}, counts
+    for kind, name in names.items():
+        conditions = (client.get(kind, name, namespace).get("status") or {}).get("conditions")
+        assert any(c["status"] == "True" and "template" in c["message"] for c in conditions or [])
