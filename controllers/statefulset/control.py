@@ -41,7 +41,9 @@ extensions (openkruise ``statefulset/stateful_set_control.go``):
   ordinals are condemned. New pods get the ``InPlaceUpdateReady`` readiness gate, and every
   pass first advances in-place updates (grace periods, the gate's condition) through the
   shared :class:`~kube_runtime.workloads.inplace.InPlaceControl`.
-- ``rollingUpdate.paused`` skips step 6. ``unorderedUpdate`` picks the pods to update by
+- ``rollingUpdate.paused`` skips step 6. Step 6 first deletes replicas labelled
+  ``apps.kruise.io/specified-delete`` within ``maxUnavailable``, whatever the partition
+  (Kruise ``handleSpecifiedDeletedPods``); they come back at their ordinal's revision. ``unorderedUpdate`` picks the pods to update by
   ``priorityStrategy`` (ties: higher ordinal first) and keeps ``partition`` pods at the old
   revision, wherever they are. ``podUpdatePolicy`` InPlaceIfPossible / InPlaceOnly updates a
   pod in place when only images and template metadata changed (it counts as unavailable until
@@ -83,6 +85,7 @@ from controllers.statefulset.status import (
     status_changed,
 )
 from controllers.statefulset.utils import (
+    SPECIFIED_DELETE_LABEL,
     identity_matches,
     in_ordered_teardown,
     is_enhanced,
@@ -265,6 +268,8 @@ class _Pass:
         self.failures: dict[str, tuple[str, str]] = {}
         """Condition type -> (reason, message) of what failed this pass."""
         self.rollout_checked = False
+        #: Replicas deleted this pass for their specified-delete label (enhanced kind).
+        self.specified_deleted: set[str] = set()
         self.current_set = apply_revision(sts, current)
         self.update_set = apply_revision(sts, update)
         self.status: Obj = {
@@ -460,11 +465,16 @@ class _Pass:
         parallel = not self.monotonic
         unavailable = 0
         unavailable_old = 0
+        unavailable_names: set[str] = set()
         for pod in replicas:
             if self._unavailable(pod):
                 unavailable += 1
+                unavailable_names.add(meta.name(pod))
                 if parallel and self._old(pod) and not is_terminating(pod):
                     unavailable_old += 1
+        if self.enhanced:
+            self.specified_deleted = self._delete_specified(budget, unavailable_names)
+            unavailable = len(unavailable_names)
         self.rollout_checked = True
         if unavailable >= budget and unavailable_old == 0:
             self.log.debug(
@@ -475,6 +485,7 @@ class _Pass:
             )
             return
         targets = self._unordered_targets() if self.spec.unordered else self._ordered_targets()
+        targets = [p for p in targets if meta.name(p) not in self.specified_deleted]
         try:
             if parallel:
                 for pod in targets:
@@ -495,6 +506,30 @@ class _Pass:
             self.log.warning("%s: %s", self.key, message)
             self.failures[FAILED_UPDATE_POD] = ("InPlaceOnly", message)
             self.pods_api.record(sts, "Warning", FAILED_UPDATE_POD, message)
+
+    def _delete_specified(self, budget: int, unavailable: set[str]) -> set[str]:
+        """Kruise ``handleSpecifiedDeletedPods``: replicas labelled
+        :data:`~controllers.statefulset.utils.SPECIFIED_DELETE_LABEL` are deleted, highest
+        ordinal first, within ``maxUnavailable`` (an unavailable one always; the partition
+        does not hold them back), each then counted unavailable (``unavailable`` grows); the
+        names deleted. A missing ordinal is recreated at the revision the partition gives it."""
+        deleted: set[str] = set()
+        for pod in reversed(self.replicas):
+            if SPECIFIED_DELETE_LABEL not in meta.labels(pod) or is_terminating(pod):
+                continue
+            name = meta.name(pod)
+            if len(unavailable) >= budget and name not in unavailable:
+                continue
+            self.log.info("%s: deleting pod %s (%s)", self.key, name, SPECIFIED_DELETE_LABEL)
+            self.pods_api.delete_pod(self.sts, pod)
+            deleted.add(name)
+            unavailable.add(name)
+            revision = pod_revision(pod)
+            field = {self.current_name: "currentReplicas", self.update_name: "updatedReplicas"}
+            if revision in field:
+                counted = field[revision]
+                self.status[counted] = int(self.status.get(counted) or 0) - 1
+        return deleted
 
     def _unavailable(self, pod: Pod) -> bool:
         if is_unavailable(pod, self.min_ready, self.now):

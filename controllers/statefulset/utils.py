@@ -43,6 +43,7 @@ __all__ = [
     "POD_NAME_LABEL",
     "RECREATE",
     "SKIP_ORDERED_TEARDOWN_ANNOTATION",
+    "SPECIFIED_DELETE_LABEL",
     "end_ordinal",
     "identity_matches",
     "in_ordered_teardown",
@@ -73,6 +74,9 @@ POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 
 ENHANCED_STATEFULSET = Kind("apps.kube-runtime.io/v1beta1", "StatefulSet")
 """The enhanced kind: Kruise's Advanced StatefulSet (``apps.kruise.io/v1beta1``) in our group."""
+SPECIFIED_DELETE_LABEL = "apps.kruise.io/specified-delete"
+"""On a replica of an enhanced set: delete it (within ``maxUnavailable``, whatever the
+partition); it is recreated at the revision its ordinal gets (Kruise's label, as the CloneSet's)."""
 ORDERED_TEARDOWN_FINALIZER = "apps.kube-runtime.io/ordered-teardown"
 """Put on enhanced sets: deleting one scales it to 0 in reverse ordinal order first."""
 SKIP_ORDERED_TEARDOWN_ANNOTATION = "apps.kube-runtime.io/skip-ordered-teardown"

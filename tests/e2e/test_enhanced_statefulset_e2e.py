@@ -438,3 +438,61 @@ def test_one_setup_serves_both_kinds(client, namespace, manager, wait_for):
     }
     classic = client.get(kinds.StatefulSet, "classic", namespace)
     assert "finalizers" not in classic["metadata"]
+
+
+# --- specified delete (Kruise test/e2e/apps/statefulset.go, testWithSpecifiedDeleted) ----------
+
+
+def test_specified_delete_recreates_at_the_partitions_revision(
+    client, namespace, manager, wait_for
+):
+    """Kruise's scenario: 4 replicas; pod 1 labelled ``apps.kruise.io/specified-delete`` is
+    deleted and recreated; after an image update with partition 2, pod 2 (above the partition)
+    and then pod 1 (below it) are deleted the same way: pods 2 and 3 end at the update revision,
+    pods 0 and 1 at the current one."""
+    client.create(make_asts(namespace, 4))
+    sts = wait_for(converged(client, namespace, names(4)), TIMEOUT)
+    current = sts["status"]["currentRevision"]
+
+    def specified_delete(name: str) -> dict:
+        old_uid = live_pods(client, namespace)[name]["metadata"]["uid"]
+        client.patch(
+            kinds.Pod,
+            name,
+            {"metadata": {"labels": {"apps.kruise.io/specified-delete": "true"}}},
+            namespace=namespace,
+        )
+
+        def recreated() -> dict | None:
+            pod = live_pods(client, namespace).get(name)
+            return pod if pod and pod["metadata"]["uid"] != old_uid and is_ready(pod) else None
+
+        return wait_for(recreated, TIMEOUT)
+
+    specified_delete("web-1")
+    assert live_pods(client, namespace)["web-1"]["metadata"]["labels"][REVISION] == current
+    patch_rolling(client, namespace, {"partition": 2}, image="nginx:2")
+    specified_delete("web-2")
+
+    def rolled() -> dict | None:
+        sts = get_set(client, namespace)
+        status = sts.get("status") or {}
+        if status.get("observedGeneration") != sts["metadata"]["generation"]:
+            return None
+        pods = live_pods(client, namespace)
+        update = status.get("updateRevision")
+        done = update != current and all(
+            pods.get(f"web-{i}", {}).get("metadata", {}).get("labels", {}).get(REVISION) == update
+            for i in (2, 3)
+        )
+        return status if done and status.get("readyReplicas") == 4 else None
+
+    status = wait_for(rolled, TIMEOUT)
+    update = status["updateRevision"]
+    assert status["currentRevision"] == current
+    pod = specified_delete("web-1")
+    assert pod["metadata"]["labels"][REVISION] == current  # below the partition
+    revisions = {
+        n: p["metadata"]["labels"][REVISION] for n, p in live_pods(client, namespace).items()
+    }
+    assert revisions == {"web-0": current, "web-1": current, "web-2": update, "web-3": update}

@@ -235,3 +235,24 @@ def test_status_changed_compares_extra_fields():
     sts = {"status": {"replicas": 1, "updatedReadyReplicas": 0}}
     assert status_changed(sts, {"replicas": 1, "updatedReadyReplicas": 1})
     assert not status_changed(sts, {"replicas": 1, "updatedReadyReplicas": 0})
+
+
+def test_specified_delete_within_max_unavailable_whatever_the_partition():
+    """Kruise ``handleSpecifiedDeletedPods``: labelled replicas are deleted highest first while
+    the unavailable count allows (an unavailable one always), partition or not; apps/v1 sets
+    ignore the label."""
+    h = EnhancedHarness(enhanced(4, {"partition": 4}, policy="Parallel"))
+    h.converge()
+    label = {"metadata": {"labels": {"apps.kruise.io/specified-delete": "true"}}}
+    for ordinal in (1, 3):
+        h.edit_pod(ordinal, lambda p: p["metadata"]["labels"].update(label["metadata"]["labels"]))
+    h.sync()
+    assert h.pod_writes("delete") == ["web-3"]  # maxUnavailable 1: the highest first
+    h.converge()
+    assert h.pod_writes("delete")[:2] == ["web-3", "web-1"]
+    assert "apps.kruise.io/specified-delete" not in h.pod(1)["metadata"]["labels"]
+    plain = EnhancedHarness(make_set(2))
+    plain.converge()
+    plain.edit_pod(1, lambda p: p["metadata"]["labels"].update(label["metadata"]["labels"]))
+    plain.converge()
+    assert plain.pod_writes("delete") == []
