@@ -14,11 +14,15 @@ Age); other kinds the default convertor's Name and Created At.
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 import time
 from collections.abc import Callable, Mapping
 from decimal import ROUND_UP, Decimal, InvalidOperation
 from typing import Any, NamedTuple
+
+from jsonpath_ng import ext as jsonpath_ext
 
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import Obj, parse_rfc3339
@@ -755,24 +759,69 @@ DEFAULT_COLUMNS: list[Column] = [
 ]
 
 
+_MISSING: Any = object()
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled_path(path: str) -> Any:
+    """A printer column's ``jsonPath`` as kubectl's dialect reads it (``{...}`` optional, a
+    leading ``.`` for the root), compiled by jsonpath-ng's extended parser (filters
+    ``[?(@.type=="Ready")]``, wildcards ``[*]``, slices, recursive descent); None when it
+    does not parse (the column is then empty, as upstream's default convertor)."""
+    text = path.strip()
+    if text.startswith("{") and text.endswith("}"):
+        text = text[1:-1].strip()
+    if not text.startswith("$"):
+        text = "$" + (text if text.startswith((".", "[")) else "." + text)
+    try:
+        return jsonpath_ext.parse(text)
+    except Exception:  # jsonpath-ng raises several exception types for bad paths
+        return None
+
+
 def _json_path(obj: Obj, path: str) -> Any:
-    """The simple JSONPath subset CRD printer columns use: ``.a.b``, ``.a[0].b``."""
-    cur: Any = obj
-    for raw in path.strip().lstrip(".").split("."):
-        if not raw:
-            continue
-        name, _, index = raw.partition("[")
-        if name:
-            cur = cur.get(name) if isinstance(cur, dict) else None
-        if index:
-            try:
-                i = int(index.rstrip("]"))
-            except ValueError:
-                return None
-            cur = cur[i] if isinstance(cur, list) and -len(cur) <= i < len(cur) else None
-        if cur is None:
-            return None
-    return cur
+    """The first value ``path`` finds in ``obj`` (upstream's table convertor takes the first
+    result), or :data:`_MISSING`."""
+    compiled = _compiled_path(path)
+    if compiled is None:
+        return _MISSING
+    try:
+        found = compiled.find(obj)
+    except Exception:  # a filter comparing values of different types, ...
+        return _MISSING
+    return found[0].value if found else _MISSING
+
+
+def _go_text(value: Any) -> str:
+    """A value as client-go's JSONPath printer writes it: strings raw, booleans and numbers
+    as Go prints them, objects and lists as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _typed_cell(column_type: str, value: Any) -> Any:
+    """Upstream ``cellForJSONValue``: the value when it fits the column's type, else None."""
+    if value is None or value is _MISSING:
+        return None
+    if column_type == "string":
+        return _go_text(value)
+    if column_type == "integer" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    if column_type == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if column_type == "boolean" and isinstance(value, bool):
+        return value
+    if column_type == "date" and isinstance(value, str):
+        age = human_age(value)
+        return age if age != "<unknown>" else "<invalid>"
+    return None
 
 
 def _custom_columns(info: ResourceInfo) -> list[Column]:
@@ -790,7 +839,7 @@ def _custom_columns(info: ResourceInfo) -> list[Column]:
                 str(spec.get("type", "string")),
                 str(spec.get("format", "")),
                 prio,
-                _path_cell(path),
+                _path_cell(path, str(spec.get("type", "string"))),
             )
         )
     if not info.printer_columns:
@@ -798,17 +847,11 @@ def _custom_columns(info: ResourceInfo) -> list[Column]:
     return cols
 
 
-def _path_cell(path: str) -> Callable[[Obj], Any]:
+def _path_cell(path: str, column_type: str) -> Callable[[Obj], Any]:
     def cell(obj: Obj) -> Any:
-        return _render(_json_path(obj, path))
+        return _typed_cell(column_type, _json_path(obj, path))
 
     return cell
-
-
-def _render(value: Any) -> Any:
-    if value is None:
-        return "<none>"
-    return value
 
 
 def columns_for(info: ResourceInfo) -> list[Column]:
