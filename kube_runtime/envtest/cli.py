@@ -3,7 +3,8 @@
 Registered in the ``kube_runtime.commands`` entry-point group (see :mod:`kube_runtime.cli`):
 
 * ``kube-runtime cluster [--port N] [--kubeconfig PATH] [--pod-ready-after S] [--no-auth]
-  [--data-dir DIR] [--max-requests-inflight N] [--max-mutating-requests-inflight N]`` serves
+  [--data-dir DIR] [--watch-history-size N] [--watch-history-age S]
+  [--max-requests-inflight N] [--max-mutating-requests-inflight N]`` serves
   an embedded cluster (API server + simulated kubelet) until Ctrl-C or SIGTERM and writes a
   kubeconfig for it; with ``--data-dir`` its state is kept on disk;
 * ``kube-runtime kubelet --kubeconfig PATH`` runs the simulated kubelet against any API
@@ -68,6 +69,22 @@ def _cluster_parser() -> argparse.ArgumentParser:
         "survive restarts and SIGKILL (default: memory only)",
     )
     p.add_argument(
+        "--watch-history-size",
+        type=int,
+        default=20_000,
+        metavar="N",
+        help="events of each resource kept for watches; a watch from before them gets 410 "
+        "(default %(default)s)",
+    )
+    p.add_argument(
+        "--watch-history-age",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="seconds of events kept for watches (default 0: no age bound; kube-apiserver's "
+        "watch cache keeps 75 s or more)",
+    )
+    p.add_argument(
         "--max-requests-inflight",
         type=int,
         default=ServerLimits.max_requests_inflight,
@@ -97,6 +114,8 @@ def cluster_main(argv: Sequence[str]) -> int:
             token=token,
             pod_ready_after=args.pod_ready_after,
             data_dir=args.data_dir,
+            history_size=args.watch_history_size,
+            history_age=args.watch_history_age or None,
             limits=ServerLimits(
                 max_requests_inflight=args.max_requests_inflight,
                 max_mutating_requests_inflight=args.max_mutating_requests_inflight,

@@ -50,6 +50,10 @@ class EmbeddedCluster:
     an operating-system crash or a power loss.
     ``limits``: the HTTP server's bounds (in-flight requests, connections, timeouts; see
     :class:`~.server.http.ServerLimits`), kube-apiserver's defaults when None.
+    ``history_size`` / ``history_age``: the watch window of each resource, in events and in
+    seconds (None: no age bound); a watch from a resourceVersion before it gets 410 Expired, as
+    from kube-apiserver's watch cache. The pytest fixtures use a small window (see
+    :mod:`kube_runtime.envtest.plugin`) so that clients' 410 handling runs in tests.
     """
 
     def __init__(
@@ -60,6 +64,7 @@ class EmbeddedCluster:
         pod_ready_after: float = 0.05,
         kubelet: bool = True,
         history_size: int = 20_000,
+        history_age: float | None = None,
         bookmark_interval: float = 1.0,
         tls: bool | None = None,
         data_dir: str | os.PathLike[str] | None = None,
@@ -67,7 +72,9 @@ class EmbeddedCluster:
         limits: ServerLimits | None = None,
     ) -> None:
         self.registry = Registry()
-        self.store = Store(self.registry, KubeStrategy(), history_size=history_size)
+        self.store = Store(
+            self.registry, KubeStrategy(), history_size=history_size, history_age=history_age
+        )
         self.crd_serving = CrdServing(self.store)
         self.journal: Journal | None = None
         if data_dir is not None:

@@ -4,6 +4,11 @@ Inert until used: loading the plugin (installing kube-runtime registers it throu
 ``pytest11`` entry point) adds the ``--backend`` option and two markers, and changes nothing
 else in a session. The cluster starts when a test first asks for one of its fixtures.
 
+The embedded session cluster keeps a small watch window (:data:`WATCH_HISTORY_SIZE` events
+and :data:`WATCH_HISTORY_AGE` seconds per resource, as kube-apiserver's watch cache: a watch
+from an older resourceVersion gets 410 Expired); the ini options
+``kube_runtime_watch_history_size`` and ``kube_runtime_watch_history_age`` change it.
+
 Two backends serve the same fixtures, chosen with ``--backend`` or ``$KUBE_RUNTIME_BACKEND``:
 
 * ``embedded`` (default): the in-process :class:`~kube_runtime.envtest.cluster.EmbeddedCluster`;
@@ -35,6 +40,10 @@ BACKEND_ENV = "KUBE_RUNTIME_BACKEND"
 BACKENDS = ("embedded", "real")
 #: The version of the real backend's binaries (``needs_k8s`` compares against it).
 REAL_VERSION = (1, 20)
+#: The session cluster's watch window: small, as kube-apiserver's watch cache is, so that a
+#: client's handling of 410 Expired runs in tests (ini options ``kube_runtime_watch_history_*``).
+WATCH_HISTORY_SIZE = 1_000
+WATCH_HISTORY_AGE = 75.0
 #: Attributes of ``EmbeddedCluster`` that have no counterpart on a real cluster.
 EMBEDDED_ONLY_ATTRIBUTES = frozenset(
     {"store", "registry", "api", "http", "gc", "faults", "resource", "crds"}
@@ -48,6 +57,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=BACKENDS,
         default=None,
         help=f"cluster backend of the fixtures (default: ${BACKEND_ENV} or embedded)",
+    )
+    parser.addini(
+        "kube_runtime_watch_history_size",
+        f"events of each resource the embedded cluster keeps for watches (default "
+        f"{WATCH_HISTORY_SIZE}); a watch from before them gets 410 Expired",
+        default=str(WATCH_HISTORY_SIZE),
+    )
+    parser.addini(
+        "kube_runtime_watch_history_age",
+        f"seconds of events the embedded cluster keeps for watches (default "
+        f"{WATCH_HISTORY_AGE:g}; 0: no age bound)",
+        default=str(WATCH_HISTORY_AGE),
     )
 
 
@@ -140,7 +161,14 @@ def embedded_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
         return
     from kube_runtime.envtest.cluster import EmbeddedCluster
 
-    cluster = EmbeddedCluster(token=EmbeddedCluster.new_token(), pod_ready_after=0.02)
+    config = request.config
+    age = float(config.getini("kube_runtime_watch_history_age"))
+    cluster = EmbeddedCluster(
+        token=EmbeddedCluster.new_token(),
+        pod_ready_after=0.02,
+        history_size=int(config.getini("kube_runtime_watch_history_size")),
+        history_age=age if age > 0 else None,
+    )
     cluster.start()
     try:
         yield cluster

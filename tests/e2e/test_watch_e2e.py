@@ -215,3 +215,31 @@ def test_injected_watch_drops(api_client: Any, namespace: str, faults: Any) -> N
         raw_watch(api_client, f"/api/v1/namespaces/{namespace}/configmaps", resourceVersion=rv)
     )
     assert [e["object"]["metadata"]["name"] for e in events] == ["d0", "d1"]
+
+
+def test_history_window_bounded_by_age() -> None:
+    """``history_age``: events older than the bound leave the window (kube-apiserver's watch
+    cache keeps a bounded time of history), so a watch from before them gets 410 Expired."""
+    with EmbeddedCluster(kubelet=False, history_age=75) as cluster:
+        now = [1_000.0]
+        cluster.store.monotonic = lambda: now[0]
+        api_client = cluster.api_client()
+        core = client.CoreV1Api(api_client)
+        start = core.list_namespaced_config_map("default").metadata.resource_version
+        core.create_namespaced_config_map("default", cm("old"))
+        path = "/api/v1/namespaces/default/configmaps"
+        ev = next(raw_watch(api_client, path, resourceVersion=start))
+        assert (ev["type"], ev["object"]["metadata"]["name"]) == ("ADDED", "old")
+        now[0] += 76
+        ev = next(raw_watch(api_client, path, resourceVersion=start))
+        assert ev["type"] == "ERROR" and ev["object"]["code"] == 410
+        api_client.close()
+
+
+def test_the_session_cluster_keeps_a_small_window(embedded_cluster: Any) -> None:
+    """The fixtures' window is kube-apiserver-sized, so a client's 410 handling runs in
+    tests (ini options kube_runtime_watch_history_size / _age)."""
+    from kube_runtime.envtest.plugin import WATCH_HISTORY_AGE, WATCH_HISTORY_SIZE
+
+    store = embedded_cluster.store
+    assert (store.history_size, store.history_age) == (WATCH_HISTORY_SIZE, WATCH_HISTORY_AGE)

@@ -211,6 +211,8 @@ class _Bucket:
 
     objects: dict[tuple[str, str], Stored] = field(default_factory=dict)
     history: deque[Event] = field(default_factory=deque)
+    #: When each event of ``history`` was committed (monotonic clock), for the age bound.
+    times: deque[float] = field(default_factory=deque)
     evicted_rv: int = 0
     watches: list[_Watch] = field(default_factory=list)
 
@@ -257,6 +259,7 @@ class Store:
         strategy: Strategy | None = None,
         *,
         history_size: int = 20_000,
+        history_age: float | None = None,
         clock: Callable[[], float] | None = None,
         journal: Journal | None = None,
     ) -> None:
@@ -264,7 +267,14 @@ class Store:
         #: Where every commit is recorded before it takes effect (None: memory only).
         self.journal = journal
         self.strategy: Strategy = strategy or PlainStrategy()
+        #: The watch window of each resource: at most this many events...
         self.history_size = history_size
+        #: ...and none older than this many seconds (None: no age bound). A watch from a
+        #: resourceVersion before the window gets 410 Expired, as from kube-apiserver's watch
+        #: cache (which keeps a bounded number of events, and 75 s of them at least).
+        self.history_age = history_age
+        #: The clock of the age bound (tests may replace it).
+        self.monotonic: Callable[[], float] = time.monotonic
         self.clock: Callable[[], float] = clock or time.time
         self.lock = threading.RLock()
         self._rv = 0
@@ -335,8 +345,12 @@ class Store:
         event = Event(type_, info, stored, old, rv)
         history = bucket.history
         history.append(event)
+        bucket.times.append(self.monotonic())
         if len(history) > self.history_size:
             bucket.evicted_rv = history.popleft().rv
+            bucket.times.popleft()
+        if self.history_age is not None:
+            self._trim(bucket)
         for w in bucket.watches:
             self._fan_out(w, event)
         for listener in self._listeners:
@@ -522,6 +536,8 @@ class Store:
                     start = int(since)
                 except ValueError:
                     raise errors.bad_request(f"invalid resource version: {since!r}") from None
+                if self.history_age is not None:
+                    self._trim(bucket)
                 if start < bucket.evicted_rv:
                     raise errors.gone(f"too old resource version: {start} ({bucket.evicted_rv})")
                 replay: list[Event] = []
@@ -534,6 +550,15 @@ class Store:
             bucket.watches.append(w)
             return WatchHandle(self, bucket, w)
 
+    def _trim(self, bucket: _Bucket) -> None:
+        """Drop the events older than :attr:`history_age` (under the lock)."""
+        assert self.history_age is not None
+        oldest = self.monotonic() - self.history_age
+        times, history = bucket.times, bucket.history
+        while times and times[0] < oldest:
+            times.popleft()
+            bucket.evicted_rv = history.popleft().rv
+
     def evict_history(self, info: ResourceInfo) -> None:
         """Forget the whole event window of a resource (tests use it to force 410 Gone)."""
         with self.lock:
@@ -541,6 +566,7 @@ class Store:
             if bucket.history:
                 bucket.evicted_rv = bucket.history[-1].rv
                 bucket.history.clear()
+                bucket.times.clear()
             else:
                 bucket.evicted_rv = self._rv
 
