@@ -1290,7 +1290,7 @@ class FakeClient(ClientBase):
             scale = change(self._scale_of(info, current))
             if not isinstance(scale, dict):
                 raise _bad_request("the scale must be a JSON object")
-            replicas = (scale.get("spec") or {}).get("replicas")
+            replicas = (scale.get("spec") or {}).get("replicas", 0)  # omitempty: absent is 0
             if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
                 scale_info = _KindInfo(
                     Resource("autoscaling", "v1", "Scale", "scale", True), False, False, False, None

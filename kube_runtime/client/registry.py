@@ -178,7 +178,8 @@ def scale_of(obj: Obj, paths: ScalePaths, custom: bool) -> Obj:
     """The ``autoscaling/v1`` Scale of ``obj``, whose replicas and selector are at ``paths``.
 
     A built-in kind's selector is its ``spec.selector`` as a label selector string; a custom
-    kind's is the string at ``paths.label_selector`` as stored.
+    kind's is the string at ``paths.label_selector`` as stored. As Go encodes it,
+    ``spec.replicas`` is left out when 0 (a reader takes a missing one as 0).
     """
     label_selector = paths.label_selector
     selector: str | None = None
@@ -192,11 +193,13 @@ def scale_of(obj: Obj, paths: ScalePaths, custom: bool) -> Obj:
                 text = format_label_selector(spec_selector)
                 selector = "" if text == "<none>" else text
     meta = obj["metadata"]
+    replicas = int(_get_path(obj, paths.spec_replicas) or 0)
     scale: Obj = {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
         "metadata": {k: meta[k] for k in _SCALE_METADATA if k in meta},
-        "spec": {"replicas": int(_get_path(obj, paths.spec_replicas) or 0)},
+        # ScaleSpec.replicas is omitempty: 0 is not written (kube-apiserver answers spec: {})
+        "spec": {"replicas": replicas} if replicas else {},
         "status": {"replicas": int(_get_path(obj, paths.status_replicas) or 0)},
     }
     if selector:

@@ -57,7 +57,8 @@ def write_scale(
         scale = change(scale_of(info, current))
         if not isinstance(scale, dict):
             raise errors.bad_request("the scale must be a JSON object")
-        replicas = (scale.get("spec") or {}).get("replicas")
+        # omitempty: a Scale without spec.replicas asks for 0, as Go decodes it
+        replicas = (scale.get("spec") or {}).get("replicas", 0)
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
             raise errors.invalid(
                 "Scale",
