@@ -348,3 +348,29 @@ def test_get_and_get_wide_print_the_server_columns(kubectl: Any, node_port: int)
     kubectl("create", "configmap", "wcm", "--from-literal=a=1", "--from-literal=b=2")
     header, row = _header_and_row(kubectl("get", "configmaps", "-o", "wide"), "wcm")
     assert header == ["NAME", "DATA", "AGE"] and row.split()[1] == "2"
+
+
+@pytest.mark.needs_k8s("1.26", "aggregated discovery (apidiscovery.k8s.io) is served from 1.26")
+def test_aggregated_discovery(kubectl: Any, client: Any) -> None:
+    """``/api`` and ``/apis`` as APIGroupDiscoveryList for clients that ask first (current
+    kubectl does, with ``v2`` then ``v2beta1``), the unaggregated documents for the others."""
+    accept = (
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+        "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
+        "application/json"
+    )
+    apis = client.request("GET", "/apis", accept=accept)
+    assert (apis["kind"], apis["apiVersion"]) == ("APIGroupDiscoveryList", "apidiscovery.k8s.io/v2")
+    apps = next(g for g in apis["items"] if g["metadata"].get("name") == "apps")
+    v1 = next(v for v in apps["versions"] if v["version"] == "v1")
+    sts = next(r for r in v1["resources"] if r["resource"] == "statefulsets")
+    assert sts["responseKind"] == {"group": "apps", "version": "v1", "kind": "StatefulSet"}
+    assert sts["scope"] == "Namespaced" and "sts" in sts["shortNames"]
+    subresources = {s["subresource"]: s["responseKind"]["kind"] for s in sts["subresources"]}
+    assert subresources == {"status": "StatefulSet", "scale": "Scale"}
+    core = client.request("GET", "/api", accept=accept)
+    (group,) = core["items"]
+    assert "name" not in group["metadata"] and group["versions"][0]["version"] == "v1"
+    assert client.request("GET", "/apis")["kind"] == "APIGroupList"  # without asking
+    resources = kubectl("api-resources", "--api-group=apps", "-o", "name")
+    assert "statefulsets.apps" in resources.split()

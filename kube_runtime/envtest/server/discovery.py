@@ -1,12 +1,16 @@
 """Discovery documents (``/api``, ``/apis``, ``/apis/{group}/{version}``...) built from the registry.
 
 The shapes follow kube-apiserver's unaggregated discovery (``APIVersions``, ``APIGroupList``,
-``APIGroup``, ``APIResourceList``); kubectl and client-go fall back to these when the server
-does not offer aggregated discovery.
+``APIGroup``, ``APIResourceList``) and, when a client asks for it in ``Accept`` (current
+kubectl and client-go do, first), its aggregated discovery: ``/api`` and ``/apis`` as one
+``apidiscovery.k8s.io`` ``APIGroupDiscoveryList`` each (v2, or v2beta1 as 1.26-1.29 serve it),
+every group, version and resource with its subresources in one document
+(:func:`aggregated_media_type`, :func:`aggregated_discovery`).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from typing import Any
 
@@ -68,8 +72,6 @@ def api_group(registry: Registry, group: str) -> dict[str, Any] | None:
 
 def _storage_hash(info: ResourceInfo) -> str:
     digest = hashlib.sha256(f"{info.group}/{info.version}/{info.kind}".encode()).digest()
-    import base64
-
     return base64.b64encode(digest[:8]).decode()
 
 
@@ -144,4 +146,86 @@ def api_resource_list(registry: Registry, group: str, version: str) -> dict[str,
         "apiVersion": "v1",
         "groupVersion": f"{group}/{version}" if group else version,
         "resources": resources,
+    }
+
+
+_AGGREGATED_VERSIONS = ("v2", "v2beta1")
+
+
+def aggregated_media_type(accept: str) -> str | None:
+    """The aggregated-discovery version ``accept`` asks for first (``"v2"`` or
+    ``"v2beta1"``), None when it asks for the unaggregated documents."""
+    for clause in accept.split(","):
+        params = dict(part.strip().split("=", 1) for part in clause.split(";")[1:] if "=" in part)
+        if params.get("g") == "apidiscovery.k8s.io" and params.get("as") == "APIGroupDiscoveryList":
+            version = params.get("v")
+            if version in _AGGREGATED_VERSIONS:
+                return version
+        elif clause.split(";", 1)[0].strip() in ("application/json", "*/*"):
+            return None
+    return None
+
+
+def aggregated_content_type(version: str) -> str:
+    """The ``Content-Type`` of an aggregated discovery document of ``version``."""
+    return f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
+
+
+def _kind_ref(group: str, version: str, kind: str) -> dict[str, str]:
+    return {"group": group, "version": version, "kind": kind}
+
+
+def _resource_discovery(info: ResourceInfo, version: str) -> dict[str, Any]:
+    """One ``APIResourceDiscovery``: the resource and its subresources."""
+    main, *subs = _resource_entries(info)
+    entry: dict[str, Any] = {
+        "resource": info.plural,
+        "responseKind": _kind_ref(info.group, version, info.kind),
+        "scope": "Namespaced" if info.namespaced else "Cluster",
+        "singularResource": info.singular,
+        "verbs": main["verbs"],
+    }
+    for key in ("shortNames", "categories"):
+        if key in main:
+            entry[key] = main[key]
+    if subs:
+        entry["subresources"] = [
+            {
+                "subresource": sub["name"].split("/", 1)[1],
+                "responseKind": _kind_ref(
+                    sub.get("group", info.group), sub.get("version", version), sub["kind"]
+                ),
+                "verbs": sub["verbs"],
+            }
+            for sub in subs
+        ]
+    return entry
+
+
+def aggregated_discovery(registry: Registry, *, core: bool, version: str) -> dict[str, Any]:
+    """``/api`` (``core``) or ``/apis`` as an ``APIGroupDiscoveryList`` of ``version``: each
+    group with its versions (preferred first), each version with every resource."""
+    items = []
+    for group, versions in registry.groups():
+        if bool(group) == core:
+            continue
+        entries = [
+            {
+                "version": v,
+                "resources": [
+                    _resource_discovery(info, v) for info in registry.resources_in(group, v)
+                ],
+                "freshness": "Current",
+            }
+            for v in versions
+        ]
+        metadata: dict[str, Any] = {"creationTimestamp": None}
+        if group:
+            metadata["name"] = group
+        items.append({"metadata": metadata, "versions": entries})
+    return {
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": f"apidiscovery.k8s.io/{version}",
+        "metadata": {},
+        "items": items,
     }

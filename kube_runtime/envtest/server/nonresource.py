@@ -7,6 +7,8 @@ nothing serves, in the form kube-apiserver's handler chain gives it.
 
 from __future__ import annotations
 
+import orjson
+
 from kube_runtime.envtest.server import discovery, errors, openapi
 from kube_runtime.envtest.server.http import Request, Response
 from kube_runtime.envtest.server.resources import Registry
@@ -22,9 +24,14 @@ def serve(registry: Registry, address: str, request: Request, path: str) -> Resp
         return Response(200, b"ok", "text/plain")
     if path == "/version":
         return json_response(200, discovery.SERVER_VERSION)
-    if path == "/api":
-        return json_response(200, discovery.api_versions(address))
-    if path == "/apis":
+    if path in ("/api", "/apis"):
+        version = discovery.aggregated_media_type(request.headers.get("accept", ""))
+        if version is not None:
+            listed = discovery.aggregated_discovery(registry, core=path == "/api", version=version)
+            content_type = discovery.aggregated_content_type(version)
+            return Response(200, orjson.dumps(listed), content_type, {})
+        if path == "/api":
+            return json_response(200, discovery.api_versions(address))
         return json_response(200, discovery.api_group_list(registry))
     if path.startswith("/openapi"):
         return openapi.serve(registry, path, request.headers.get("accept", ""))
