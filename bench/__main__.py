@@ -22,12 +22,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import controllers, embedded_server, framework, real_controllers
+from bench import controllers, embedded_server, framework, real_controllers, scale
 
 SUITES: dict[str, dict[str, Callable[[Any], None]]] = {
     "server": dict(embedded_server.SCENARIOS),
     "framework": dict(framework.SCENARIOS),
     "controllers": dict(controllers.SCENARIOS),
+    "scale": dict(scale.SCENARIOS),
     "real": dict(real_controllers.SCENARIOS),
 }
 DEFAULT_SUITES = ("server", "framework", "controllers")
