@@ -2,8 +2,8 @@
 
 Watches (:func:`setup`): StatefulSets; Pods and ControllerRevisions by controller owner;
 Pods without a controller wake every set of their namespace whose selector matches them (so
-orphans get adopted); PersistentVolumeClaims wake the sets whose selector matches their
-labels (claims carry the selector's labels).
+orphans get adopted); a PersistentVolumeClaim wakes the set whose claim template made it
+(found by the claim's name, :meth:`StatefulSetReconciler.sets_of_claim`).
 
 A sync (:meth:`StatefulSetReconciler.reconcile`) reads the set from the cache, parses its
 selector (an invalid one gets a Warning event and no retry), reads its spec once
@@ -166,6 +166,34 @@ class StatefulSetReconciler:
         for sts in self._reader.list(self.kind, meta.namespace(obj))["items"]:
             selector = self._parsed_selector(sts)
             if selector is not None and not selector.matches_nothing() and selector.matches(labels):
+                requests.append(Request.for_object(sts))
+        return requests
+
+    def sets_of_claim(self, claim: Obj) -> list[Request]:
+        """The set whose claim template made ``claim``: claims are named
+        ``<template>-<set>-<ordinal>``, so the candidates are read from the cache by name (a
+        few lookups per event, whatever the number of sets) and kept when one of their claim
+        templates has that name. Upstream reacts to no claim event at all; waking the set
+        keeps ``status.volumeClaims`` and a deleted claim's re-creation prompt."""
+        stem, sep, ordinal = meta.name(claim).rpartition("-")
+        if not sep or not ordinal.isdigit():
+            return []
+        namespace = meta.namespace(claim)
+        parts = stem.split("-")
+        requests = []
+        for i in range(1, len(parts)):
+            template, set_name = "-".join(parts[:i]), "-".join(parts[i:])
+            try:
+                sts = self._reader.get(self.kind, set_name, namespace)
+            except Exception as err:
+                if is_not_found(err):
+                    continue
+                raise
+            templates = meta.spec(sts).get("volumeClaimTemplates") or ()
+            if any(
+                isinstance(t, dict) and (t.get("metadata") or {}).get("name") == template
+                for t in templates
+            ):
                 requests.append(Request.for_object(sts))
         return requests
 
@@ -431,7 +459,7 @@ def _register(manager: Manager, kind: Kind, name: str, workers: int) -> Controll
         .owns(Pod)
         .owns(ControllerRevision)
         .watches(Pod, reconciler.orphan_pod_requests)
-        .watches(PersistentVolumeClaim, reconciler.sets_selecting)
+        .watches(PersistentVolumeClaim, reconciler.sets_of_claim)
         .with_options(max_concurrent_reconciles=workers)
         .complete(reconciler)
     )

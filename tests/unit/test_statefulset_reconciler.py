@@ -291,3 +291,19 @@ def test_a_deleted_set_is_forgotten() -> None:
     s = Setup(make_set(1))
     s.fake.direct.delete(StatefulSet, "web", NS)
     assert s.reconcile() is None
+
+
+def test_a_claim_wakes_the_set_whose_template_made_it_found_by_name() -> None:
+    """``sets_of_claim``: ``<template>-<set>-<ordinal>`` read back by name lookups (dashes in
+    both names), not by matching every set's selector (issue 19: that scan made CPU per pod
+    grow with the number of sets)."""
+    claim_template = {"metadata": {"name": "data-vol"}, "spec": {}}
+    setup = Setup(make_set(1, name="my-web", templates=[claim_template]))
+    setup.seed(make_set(1, name="other"))
+    found = setup.reconciler.sets_of_claim(
+        {"metadata": {"name": "data-vol-my-web-0", "namespace": NS, "labels": {"app": "x"}}}
+    )
+    assert [(r.namespace, r.name) for r in found] == [(NS, "my-web")]
+    for name in ("data-vol-other-0", "data-vol-my-web", "cache-my-web-0", "unrelated"):
+        claim = {"metadata": {"name": name, "namespace": NS, "labels": {"app": "my-web"}}}
+        assert setup.reconciler.sets_of_claim(claim) == [], name
