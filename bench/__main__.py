@@ -22,11 +22,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import controllers, embedded_server, framework, real_controllers, scale
+from bench import cache_memory, controllers, embedded_server, framework, real_controllers, scale
 
 SUITES: dict[str, dict[str, Callable[[Any], None]]] = {
     "server": dict(embedded_server.SCENARIOS),
-    "framework": dict(framework.SCENARIOS),
+    "framework": {**framework.SCENARIOS, **cache_memory.SCENARIOS},
     "controllers": dict(controllers.SCENARIOS),
     "scale": dict(scale.SCENARIOS),
     "real": dict(real_controllers.SCENARIOS),

@@ -47,10 +47,13 @@ from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
 
 __all__ = [
+    "LAST_APPLIED_ANNOTATION",
     "HandlerRegistration",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
     "SharedInformer",
+    "Transform",
+    "strip_managed_fields",
 ]
 
 log = logging.getLogger(__name__)
@@ -193,30 +196,67 @@ def _resource_version(obj: Obj) -> Any:
     return (obj.get("metadata") or {}).get("resourceVersion")
 
 
-class _Sink:
-    """The reflector's view of an informer (keeps replace/add/update/delete off its API)."""
+LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
 
-    def __init__(self, informer: SharedInformer) -> None:
+Transform = Callable[[Obj], Obj]
+"""A function applied to every object before it enters an informer's store (client-go's
+``TransformFunc``): it returns what is stored, and must not change its argument in place
+(the object may be shared with its source)."""
+
+
+def strip_managed_fields(obj: Obj) -> Obj:
+    """The default :data:`Transform` (controller-runtime's ``TransformStripManagedFields``,
+    plus kubectl's last-applied annotation): ``metadata.managedFields`` and the
+    ``kubectl.kubernetes.io/last-applied-configuration`` annotation are dropped, often most
+    of a small object's size and read by no controller. Writing a cached object back is
+    safe: an update without ``managedFields`` keeps the server's."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict):
+        return obj
+    annotations = metadata.get("annotations")
+    last_applied = isinstance(annotations, dict) and LAST_APPLIED_ANNOTATION in annotations
+    if "managedFields" not in metadata and not last_applied:
+        return obj
+    # Shallow copies of what changes: the object may be shared with its source.
+    metadata = {k: v for k, v in metadata.items() if k != "managedFields"}
+    if last_applied and isinstance(annotations, dict):
+        kept = {k: v for k, v in annotations.items() if k != LAST_APPLIED_ANNOTATION}
+        if kept:
+            metadata["annotations"] = kept
+        else:
+            del metadata["annotations"]
+    return {**obj, "metadata": metadata}
+
+
+class _Sink:
+    """The reflector's view of an informer (keeps replace/add/update/delete off its API);
+    objects go through the informer's transform first."""
+
+    def __init__(self, informer: SharedInformer, transform: Transform | None) -> None:
         self._informer = informer
+        self._transform = transform
 
     def replace(self, objs: list[Obj], resource_version: str) -> None:
-        self._informer._on_replace(objs)
+        transform = self._transform
+        self._informer._on_replace(objs if transform is None else [transform(o) for o in objs])
 
     def add(self, obj: Obj) -> None:
-        self._informer._on_upsert(obj)
+        self._informer._on_upsert(obj if self._transform is None else self._transform(obj))
 
     def update(self, obj: Obj) -> None:
-        self._informer._on_upsert(obj)
+        self._informer._on_upsert(obj if self._transform is None else self._transform(obj))
 
     def delete(self, obj: Obj) -> None:
-        self._informer._on_delete(obj)
+        self._informer._on_delete(obj if self._transform is None else self._transform(obj))
 
 
 class SharedInformer:
     """List+watch one kind into :attr:`indexer` and fan events out to handlers.
 
     ``indexers`` are added to the built-in indexes. ``backoff`` and ``min_watch_timeout``
-    go to the :class:`~kube_runtime.cache.reflector.Reflector`. Start with :meth:`start`
+    go to the :class:`~kube_runtime.cache.reflector.Reflector`. ``transform`` is applied to
+    every object before it is stored (default :func:`strip_managed_fields`; None keeps
+    objects as the API sends them). Start with :meth:`start`
     (idempotent), stop with :meth:`stop` (an informer is not restartable).
     """
 
@@ -233,6 +273,7 @@ class SharedInformer:
         page_size: int = 500,
         backoff: BackoffPolicy | None = None,
         min_watch_timeout: float = 300.0,
+        transform: Transform | None = strip_managed_fields,
     ) -> None:
         self.kind: Kind = as_kind(kind)
         self.namespace = namespace
@@ -241,7 +282,7 @@ class SharedInformer:
         self.reflector = Reflector(
             client,
             self.kind,
-            _Sink(self),
+            _Sink(self, transform),
             namespace=namespace,
             label_selector=label_selector,
             field_selector=field_selector,

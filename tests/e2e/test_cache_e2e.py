@@ -193,3 +193,44 @@ def test_cached_client_reads_without_requests_and_writes_through(
     assert cached.get(kinds.Secret, "s", namespace)["metadata"]["name"] == "s"
     assert rest_requests() == before + 1
     assert kinds.Secret not in {inf.kind for inf in cache.informers()}
+
+
+def test_the_informer_stores_objects_without_managed_fields_by_default(
+    client: Any, namespace: str
+) -> None:
+    """Issue 19 part 5: ``strip_managed_fields`` is the informers' default transform (an
+    applied object's managedFields and last-applied annotation never enter the cache);
+    ``transform=None`` keeps them."""
+    from kube_runtime.cache import LAST_APPLIED_ANNOTATION, SharedInformer
+    from kube_runtime.kinds import ConfigMap
+
+    applied = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "applied",
+            "namespace": namespace,
+            "annotations": {LAST_APPLIED_ANNOTATION: "{}", "keep": "me"},
+        },
+        "data": {"k": "v"},
+    }
+    client.apply(applied, field_manager="test")
+    informers = [
+        SharedInformer(client, ConfigMap, namespace=namespace),
+        SharedInformer(client, ConfigMap, namespace=namespace, transform=None),
+    ]
+    try:
+        for informer in informers:
+            informer.start()
+            assert informer.wait_for_sync(10)
+        stripped = informers[0].indexer.get(f"{namespace}/applied")
+        raw = informers[1].indexer.get(f"{namespace}/applied")
+        assert stripped is not None and raw is not None
+        assert "managedFields" not in stripped["metadata"]
+        assert stripped["metadata"]["annotations"] == {"keep": "me"}
+        assert raw["metadata"]["managedFields"] and LAST_APPLIED_ANNOTATION in (
+            raw["metadata"]["annotations"]
+        )
+    finally:
+        for informer in informers:
+            informer.stop()
