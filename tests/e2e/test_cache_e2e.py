@@ -228,8 +228,9 @@ def test_the_informer_stores_objects_without_managed_fields_by_default(
         assert stripped is not None and raw is not None
         assert "managedFields" not in stripped["metadata"]
         assert stripped["metadata"]["annotations"] == {"keep": "me"}
-        assert raw["metadata"]["managedFields"] and LAST_APPLIED_ANNOTATION in (
-            raw["metadata"]["annotations"]
+        assert (
+            raw["metadata"]["managedFields"]
+            and LAST_APPLIED_ANNOTATION in (raw["metadata"]["annotations"])
         )
     finally:
         for informer in informers:
