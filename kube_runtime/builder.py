@@ -15,6 +15,10 @@
   (read from the cache, a private copy; a model when ``for_`` was given a model class).
 * the controller's name defaults to the lower-cased ``for_`` kind and must be unique in the
   manager (it labels metrics and logs).
+* on a manager with sharding (:mod:`kube_runtime.sharding`), the ``for_`` and ``owns`` kinds
+  are sharded: the cache holds this replica's objects only, and the reconciler is wrapped in
+  a :class:`~kube_runtime.sharding.ShardGate` (drain answers, moves); ``watches`` kinds are
+  cached whole. ``with_options(sharded=False)`` opts a controller out.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ class Builder:
         self._watches: list[tuple[Source, EventHandler, tuple[Predicate, ...]]] = []
         self._filters: list[Predicate] = []
         self._options: dict[str, Any] = {}
+        self._sharded = True
 
     def named(self, name: str) -> Builder:
         self._name = name
@@ -105,7 +110,12 @@ class Builder:
         rate_limiter: RateLimiter | None = None,
         need_leader_election: bool | None = None,
         cache_sync_timeout: float | None = None,
+        sharded: bool | None = None,
     ) -> Builder:
+        """Controller options; ``sharded=False`` keeps a controller on a sharded manager
+        whole (it sees every object and must then be the only replica's, or idempotent)."""
+        if sharded is not None:
+            self._sharded = sharded
         given = {
             "max_concurrent_reconciles": max_concurrent_reconciles,
             "rate_limiter": rate_limiter,
@@ -117,15 +127,25 @@ class Builder:
 
     def build(self, reconciler: Reconciler | ReconcileFn) -> Controller:
         """Create the controller with its watches and add it to the manager."""
-        if not isinstance(reconciler, Reconciler):
-            reconciler = _FunctionReconciler(reconciler)
+        inner: Reconciler = (
+            reconciler if isinstance(reconciler, Reconciler) else _FunctionReconciler(reconciler)
+        )
         if self._for is None and not self._watches:
             raise ValueError("a controller needs for_() or at least one watches()")
         name = self._name or (self._for[0].kind.lower() if self._for else None)
         if not name:
             raise ValueError("name the controller with named() when it has no for_() kind")
         self._check_permissions(name)
-        controller = Controller(name, reconciler, **self._options)
+        sharding = getattr(self._manager, "sharding", None)
+        if sharding is not None and self._sharded and self._for is not None:
+            inner = sharding.gate(
+                inner,
+                self._for[0],
+                tuple(k for k, _ in self._owns),
+                reader=self._manager.client,
+                writer=self._manager.api_reader,
+            )
+        controller = Controller(name, inner, **self._options)
         cache = self._manager.cache
         if self._for is not None:
             kind, preds = self._for

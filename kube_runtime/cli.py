@@ -14,6 +14,10 @@
   ``--install-crds``) and ``setup_webhooks(manager)`` (called for ``--webhook-port N``, which
   serves admission webhooks over HTTPS with ``tls.crt``/``tls.key`` from
   ``--webhook-cert-dir``): see :class:`ControllerEntry`.
+* ``kube-runtime run NAME... --shards N|auto`` runs this process as one shard of the ring
+  ``--shard-ring`` (:mod:`kube_runtime.sharding`): run several replicas and each reconciles
+  its share of the objects. ``auto`` assigns as soon as one shard is ready; ``N`` holds the
+  first assignment back until N are (for at most one lease duration).
 * ``kube-runtime rbac NAME...`` prints the ClusterRole, Role and bindings those controllers
   need (:mod:`kube_runtime.rbac`: the rules their ``setup`` declares, plus events and the
   leader-election Lease).
@@ -152,6 +156,24 @@ def cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    sharding = None
+    if args.shards:
+        from kube_runtime.sharding import Sharding
+
+        if args.shards != "auto" and not (args.shards.isdigit() and int(args.shards) >= 1):
+            print(f"error: --shards takes a number of replicas or 'auto', not {args.shards!r}",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        if args.leader_elect:
+            logging.getLogger(__name__).warning(
+                "--leader-elect is ignored with --shards: every replica runs its shard "
+                "(the sharder elects its own leader)"
+            )
+        sharding = Sharding(
+            ring=args.shard_ring,
+            lease_namespace=args.leader_election_namespace,
+            min_shards=1 if args.shards == "auto" else int(args.shards),
+        )
     client: Client
     if args.kubeconfig or args.context:
         client = Client.from_kubeconfig(args.kubeconfig, args.context)
@@ -160,7 +182,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     manager = Manager(
         client,
         namespace=args.namespace,
-        leader_election=args.leader_elect,
+        leader_election=args.leader_elect and sharding is None,
         leader_election_id=args.leader_election_id,
         leader_election_namespace=args.leader_election_namespace,
         lease_duration=args.lease_duration,
@@ -168,6 +190,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         retry_period=args.retry_period,
         metrics_bind_address=f":{args.metrics_port}" if args.metrics_port else "0",
         health_probe_bind_address=f":{args.health_port}" if args.health_port else "0",
+        sharding=sharding,
+        identity=args.identity,
     )
     for entry in entries:
         install = getattr(entry, "install_crd", None)
@@ -259,6 +283,19 @@ def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.Argu
     )
     p.add_argument(
         "--retry-period", type=float, default=2.0, help="seconds between attempts (client-go: 2)"
+    )
+    p.add_argument(
+        "--shards",
+        metavar="N|auto",
+        help="run as one shard of a ring of replicas (off by default); N: wait for N "
+        "replicas before the first assignment, auto: assign at once",
+    )
+    p.add_argument(
+        "--shard-ring", default="kube-runtime", help="the ring's name (default %(default)s)"
+    )
+    p.add_argument(
+        "--identity",
+        help="this replica's identity, its shard id with --shards (default: hostname + random)",
     )
     p.add_argument(
         "--webhook-port",

@@ -8,6 +8,9 @@ Mirrors controller-runtime's ``pkg/manager``. Lifecycle of :meth:`Manager.start`
 4. with leader election on, campaign for the Lease ``leader_election_id``; once elected (or
    at once without leader election) set :attr:`elected` and start the runnables that need it
    (controllers need it unless built with ``need_leader_election=False``);
+   With ``sharding=`` (:class:`~kube_runtime.sharding.Sharding`), the Lease is this replica's
+   shard Lease instead (named after its shard id, labelled for the ring): controllers start
+   once it is held and their writes are fenced by it; a sharder campaigns on the side;
 5. block until :meth:`stop`, SIGINT/SIGTERM (when started on the main thread), a runnable
    failing, or leadership being lost;
 6. shut down: signal every runnable to stop (controllers stop intake and finish in-flight
@@ -37,6 +40,7 @@ from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import KindLike
 from kube_runtime.leaderelection import LeaderElector
 from kube_runtime.serving import Check, EndpointServer, parse_bind_address
+from kube_runtime.sharding import Sharder, Sharding, ShardRuntime, ensure_shard_lease, shard_id
 
 log = logging.getLogger(__name__)
 
@@ -95,11 +99,17 @@ class Manager:
         metrics_bind_address: str = ":8080",
         health_probe_bind_address: str = "0",
         graceful_shutdown_timeout: float = 30.0,
+        sharding: Sharding | None = None,
     ) -> None:
+        if leader_election and sharding is not None:
+            raise ValueError(
+                "leader_election and sharding exclude each other: with sharding every replica "
+                "runs the controllers for its own shard (the sharder elects its own leader)"
+            )
         if leader_election and not leader_election_id:
             raise ValueError("leader_election=True needs leader_election_id (the Lease's name)")
         self.api_reader: Client = client if client is not None else Client.from_env()
-        if leader_election and isinstance(self.api_reader, Client):
+        if (leader_election or sharding is not None) and isinstance(self.api_reader, Client):
             # Its writes get fenced (see _guard_write): a client of its own, so that the one
             # passed in (often shared, as in tests) is left as it was.
             self.api_reader = self.api_reader.clone()
@@ -112,6 +122,15 @@ class Manager:
         self.leader_election_id = leader_election_id
         self.leader_election_namespace = leader_election_namespace or _default_namespace()
         self.identity = identity or f"{socket.gethostname()}_{uuid.uuid4()}"
+        #: This replica's sharding (None when off): see :mod:`kube_runtime.sharding`.
+        self.sharding: ShardRuntime | None = None
+        self.sharder: Sharder | None = None
+        if sharding is not None:
+            if identity is None:  # a shard id is a label value: short, and unique per process
+                self.identity = f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+            self.identity = shard_id(self.identity)
+            self.sharding = ShardRuntime(sharding, self.identity, self.cache)
+            self.sharding.label_creations(self.api_reader)
         self._lease_timing = (lease_duration, renew_deadline, retry_period)
         self.metrics_bind_address = metrics_bind_address
         self.health_probe_bind_address = health_probe_bind_address
@@ -133,6 +152,33 @@ class Manager:
         self._servers: list[EndpointServer] = []
         self.metrics_address: tuple[str, int] | None = None
         self.health_probe_address: tuple[str, int] | None = None
+        if sharding is not None and sharding.run_sharder:
+            assert self.sharding is not None
+            self.sharder = Sharder(
+                self.api_reader,
+                ring=sharding.ring,
+                kinds=self.sharding.ring_kinds,
+                lease_namespace=self._lease_namespace(),
+                namespace=namespace,
+                identity=self.identity,
+                lease_duration=lease_duration,
+                renew_deadline=renew_deadline,
+                retry_period=retry_period,
+                min_shards=sharding.min_shards,
+            )
+            self.add(self.sharder)
+
+    def _lease_name(self) -> str:
+        """The Lease this manager holds: its shard Lease with sharding, else the leader's."""
+        if self.sharding is not None:
+            return self.identity
+        assert self.leader_election_id is not None
+        return self.leader_election_id
+
+    def _lease_namespace(self) -> str:
+        if self.sharding is not None and self.sharding.config.lease_namespace:
+            return self.sharding.config.lease_namespace
+        return self.leader_election_namespace
 
     # --- composition ---------------------------------------------------------------------------
     def add(self, runnable: Runnable) -> None:
@@ -185,10 +231,13 @@ class Manager:
             for r in list(self._runnables):
                 if not self._needs_leader(r):
                     self._launch(r)
-            if self.leader_election:
+            if self.leader_election or self.sharding is not None:
                 elector = self._make_elector()
                 elector_thread = threading.Thread(
-                    target=elector.run, args=(elector_stop,), name="leader-election", daemon=True
+                    target=self._run_elector,
+                    args=(elector, elector_stop),
+                    name="leader-election",
+                    daemon=True,
                 )
                 elector_thread.start()
             else:
@@ -199,8 +248,7 @@ class Manager:
             restore()
         if self._lost_leadership:
             raise LeaderElectionLost(
-                f"leader election lost for lease {self.leader_election_namespace}/"
-                f"{self.leader_election_id}"
+                f"leader election lost for lease {self._lease_namespace()}/{self._lease_name()}"
             )
         if self._error is not None:
             raise self._error
@@ -250,19 +298,40 @@ class Manager:
             log.error(
                 "leader election: lease %s/%s no longer provably held by %s; refusing writes "
                 "and stopping the manager",
-                self.leader_election_namespace,
-                self.leader_election_id,
+                self._lease_namespace(),
+                self._lease_name(),
                 self.identity,
             )
             self._lost_leadership = True
             self.stop()
         raise WriteRefused(f"{method} {path}: not sent, this process no longer leads")
 
+    def _run_elector(self, elector: LeaderElector, stop: threading.Event) -> None:
+        """Campaign with ``elector``; a shard first makes sure its Lease carries the ring's
+        label (retrying until the API answers or the manager stops)."""
+        if self.sharding is not None:
+            while not stop.is_set():
+                try:
+                    ensure_shard_lease(
+                        elector._lock.client,
+                        self._lease_namespace(),
+                        self._lease_name(),
+                        self.sharding.config.ring,
+                    )
+                    break
+                except Exception as e:
+                    log.warning("sharding: cannot create shard Lease %s: %s", self.identity, e)
+                    stop.wait(self._lease_timing[2])
+            if stop.is_set():
+                elector._on_stopped_leading()
+                return
+        elector.run(stop)
+
     def _make_elector(self) -> LeaderElector:
         lease_duration, renew_deadline, retry_period = self._lease_timing
 
         def on_started(_leader_stop: threading.Event) -> None:
-            log.info("became leader of lease %s as %s", self.leader_election_id, self.identity)
+            log.info("became leader of lease %s as %s", self._lease_name(), self.identity)
             self._become_leader()
 
         def on_stopped() -> None:
@@ -271,7 +340,6 @@ class Manager:
                 self._lost_leadership = True
                 self.stop()
 
-        assert self.leader_election_id is not None
         # The Lease has a client of its own: its renewals are not queued behind the
         # controllers' requests, and the write guard below does not apply to them.
         election_client: Any = self.api_reader
@@ -280,8 +348,8 @@ class Manager:
             self.api_reader.write_guard = self._guard_write
         self._elector = LeaderElector(
             election_client,
-            self.leader_election_namespace,
-            self.leader_election_id,
+            self._lease_namespace(),
+            self._lease_name(),
             self.identity,
             lease_duration=lease_duration,
             renew_deadline=renew_deadline,
@@ -296,10 +364,10 @@ class Manager:
     def _election_recorder(self, client: Any) -> EventRecorder:
         """The recorder of the election's own events ("became leader", "stopped leading"):
         it writes through the election client, which the write guard does not fence."""
-        assert self.leader_election_id is not None
-        recorder = EventRecorder(client, self.leader_election_id)
+        name = self._lease_name()
+        recorder = EventRecorder(client, name)
         with self._lock:
-            self._recorders[f"leader-election:{self.leader_election_id}"] = recorder
+            self._recorders[f"leader-election:{name}"] = recorder
         return recorder
 
     def _shutdown(self, elector_stop: threading.Event, elector: threading.Thread | None) -> None:

@@ -17,6 +17,10 @@ Contract (controller-runtime ``pkg/cache`` informer cache):
   write's response or wait for the cache to catch up.
 * A cache built with ``namespace=`` lists and watches that namespace only; reading another
   namespace is a ``ValueError``.
+* :meth:`InformerCache.set_label_selector` (before the kind's informer exists) makes that
+  kind's informer list and watch only matching objects (controller-runtime's ``ByObject``
+  label selectors): the cache then holds, and its readers see, only those. Sharding
+  (:mod:`kube_runtime.sharding`) selects each replica's shard this way.
 """
 
 from __future__ import annotations
@@ -104,6 +108,7 @@ class InformerCache:
         self._backoff = backoff
         self._lock = threading.Lock()
         self._informers: dict[Kind, SharedInformer] = {}
+        self._label_selectors: dict[Kind, str] = {}
         self._started = False
         self._stopped = False
         self._interrupted = threading.Event()
@@ -122,6 +127,7 @@ class InformerCache:
                     self.client,
                     k,
                     namespace=self.namespace,
+                    label_selector=self._label_selectors.get(k),
                     resync_period=self.resync_period,
                     backoff=self._backoff,
                 )
@@ -129,6 +135,25 @@ class InformerCache:
                 if self._started:
                     informer.start()
             return informer
+
+    def set_label_selector(self, kind: KindLike, selector: str) -> None:
+        """List and watch only ``kind`` objects matching ``selector`` (query text): call it
+        before anything uses the kind. ``ValueError`` once the kind's informer exists with
+        another selector (an informer cannot change what it watches)."""
+        k = as_kind(kind)
+        with self._lock:
+            informer = self._informers.get(k)
+            if informer is not None and self._label_selectors.get(k) != selector:
+                raise ValueError(
+                    f"the informer of {k} already exists "
+                    f"(selector {self._label_selectors.get(k)!r}): set {selector!r} before it is used"
+                )
+            self._label_selectors[k] = selector
+
+    def label_selector(self, kind: KindLike) -> str | None:
+        """The label selector ``kind`` 's informer lists with (None: every object)."""
+        with self._lock:
+            return self._label_selectors.get(as_kind(kind))
 
     def informers(self) -> builtins.list[SharedInformer]:
         with self._lock:

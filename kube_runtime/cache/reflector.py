@@ -174,6 +174,7 @@ class Reflector:
         page_size: int = 500,
         backoff: BackoffPolicy | None = None,
         min_watch_timeout: float = 300.0,
+        metrics_label: str | None = None,
     ) -> None:
         self.client = client
         self.kind: Kind = as_kind(kind)
@@ -190,7 +191,7 @@ class Reflector:
         self._watch: Any = None
         self._closing = False
         self._events_since_list = 0
-        kind_label = str(self.kind)
+        kind_label = metrics_label or str(self.kind)
         self._lists_metric = metrics.INFORMER_LISTS.labels(kind=kind_label)
         self._event_metrics = {
             t: metrics.INFORMER_EVENTS.labels(kind=kind_label, type=t)

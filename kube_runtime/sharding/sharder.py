@@ -1,0 +1,718 @@
+"""The sharder: assigns a ring's objects to live shards and moves them with a drain handshake.
+
+One replica of the ring runs it at a time (the holder of the Lease ``<ring>-sharder``, a small
+leader election among the replicas; its writes are fenced by that Lease as a leader's are).
+
+:class:`Assigner` is the state machine, one primary object at a time (:meth:`Assigner.sync`):
+
+* no live shard: nothing (the object waits);
+* unassigned (no shard label): its owned objects get the target shard's label first, then
+  the object gets the label and the ``moved`` annotation (how far the owned objects' relabels
+  went, so the new shard reconciles only once its cache holds them);
+* assigned to the target: owned objects that do not carry the label get it (objects created
+  before sharding was turned on), a stale drain label is removed;
+* assigned to another *ready* shard: the drain label is set; the shard, at its next reconcile
+  of the object (so never during one), removes both labels instead of reconciling
+  (:class:`~kube_runtime.sharding.shard.ShardGate`): the object is unassigned and handled
+  as above. It is never reconciled by two shards at once: the old one stopped before the
+  labels went, the new one starts after the label came;
+* assigned to an *expired* shard: its Lease is taken over first (holder
+  :data:`~kube_runtime.sharding.ring.SHARDER_HOLDER`), so the shard, if only paused, can
+  never renew it and its writes are refused; then the object moves without a drain (nobody
+  can answer one). A released Lease (clean stop) or one already taken over is dead: move.
+
+:class:`Sharder` runs it: metadata-only reflectors of the primary and owned kinds (a uid index
+for owned objects) and of the ring's Leases, a work queue of primary keys, and a ticker that
+notices Leases expiring (no event says so) and re-queues every object when the set of ready
+shards changes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kube_runtime import meta
+from kube_runtime.cache.reflector import Reflector
+from kube_runtime.client.errors import WriteRefused, is_conflict, is_not_found
+from kube_runtime.kinds import Kind, Lease
+from kube_runtime.leaderelection import LeaderElector, format_micro_time
+from kube_runtime.sharding.ring import (
+    DEAD,
+    EXPIRED,
+    READY,
+    RING_LABEL,
+    SHARDER_HOLDER,
+    LeaseTracker,
+    ShardState,
+    drain_label,
+    format_moved,
+    moved_annotation,
+    object_key,
+    shard_for,
+    shard_label,
+)
+from kube_runtime.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
+
+__all__ = ["Assigner", "ClientView", "MetadataView", "RingKinds", "Sharder", "View"]
+
+log = logging.getLogger(__name__)
+
+Obj = Mapping[str, Any]
+
+# Outcomes of Assigner.sync (for logs, metrics and tests).
+ASSIGNED = "assigned"
+DRAIN_REQUESTED = "drain-requested"
+DRAINING = "draining"
+FENCED = "fenced"
+GONE = "gone"
+IN_PLACE = "in-place"
+NO_SHARDS = "no-shards"
+RETRY = "retry"
+
+
+@dataclass(frozen=True)
+class RingKinds:
+    """A primary kind of the ring and the kinds its objects own (they follow its shard)."""
+
+    primary: Kind
+    owned: tuple[Kind, ...] = ()
+
+
+class View(Protocol):
+    """What the assigner reads: the objects of the ring's kinds (metadata is enough)."""
+
+    def get(self, kind: Kind, namespace: str | None, name: str) -> Obj | None:
+        """The object, or None."""
+
+    def keys(self, kind: Kind) -> list[tuple[str | None, str]]:
+        """Every (namespace, name) of ``kind``."""
+
+    def owned(self, kind: Kind, namespace: str | None, owner_uid: str) -> list[Obj]:
+        """The ``kind`` objects whose controller is ``owner_uid``."""
+
+    def wait_seen(self, kind: Kind, resource_version: int, timeout: float) -> bool:
+        """True once the view holds every ``kind`` write up to ``resource_version``."""
+
+    def leases(self) -> list[Obj]:
+        """The ring's shard Leases."""
+
+
+class ClientView:
+    """A :class:`View` reading straight from a client (each call a list): for tests on the
+    fake client and for small rings; :class:`MetadataView` is what the sharder runs on."""
+
+    def __init__(self, client: Any, ring: str, lease_namespace: str) -> None:
+        self.client = client
+        self.ring = ring
+        self.lease_namespace = lease_namespace
+
+    def _items(self, kind: Kind, namespace: str | None = None, **kw: Any) -> list[Obj]:
+        result = self.client.list(kind, namespace, **kw)
+        items = result.get("items") if isinstance(result, Mapping) else result
+        return [meta.metadata(o) and o for o in (items or [])]
+
+    def get(self, kind: Kind, namespace: str | None, name: str) -> Obj | None:
+        try:
+            obj: Obj = self.client.get(kind, name, namespace)
+            return obj
+        except Exception as e:
+            if is_not_found(e):
+                return None
+            raise
+
+    def keys(self, kind: Kind) -> list[tuple[str | None, str]]:
+        return [(meta.namespace(o) or None, meta.name(o)) for o in self._items(kind)]
+
+    def owned(self, kind: Kind, namespace: str | None, owner_uid: str) -> list[Obj]:
+        return [o for o in self._items(kind, namespace) if meta.controller_uid(o) == owner_uid]
+
+    def wait_seen(self, kind: Kind, resource_version: int, timeout: float) -> bool:
+        return True
+
+    def leases(self) -> list[Obj]:
+        return self._items(Lease, self.lease_namespace, label_selector=f"{RING_LABEL}={self.ring}")
+
+
+def _metadata_only(obj: Obj) -> dict[str, Any]:
+    """What the sharder keeps of an object: its metadata without managed fields."""
+    md = dict(obj.get("metadata") or {})
+    md.pop("managedFields", None)
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": md}
+
+
+def _lease(obj: Obj) -> dict[str, Any]:
+    """What the sharder keeps of a shard Lease: metadata and spec."""
+    return {**_metadata_only(obj), "spec": dict(obj.get("spec") or {})}
+
+
+class _Store:
+    """One kind's metadata, indexed by controller uid; a reflector's sink."""
+
+    def __init__(self, kind: Kind, on_change: Callable[[Obj | None, Obj], None]) -> None:
+        self.kind = kind
+        self._keep = _lease if kind == Lease else _metadata_only
+        self._lock = threading.Lock()
+        self._seen = threading.Condition(self._lock)
+        self.objects: dict[tuple[str | None, str], dict[str, Any]] = {}
+        self.by_owner: dict[str, set[tuple[str | None, str]]] = defaultdict(set)
+        self.rv = 0
+        self._on_change = on_change
+
+    @staticmethod
+    def _key(obj: Obj) -> tuple[str | None, str]:
+        md = obj.get("metadata") or {}
+        return (md.get("namespace") or None, str(md.get("name") or ""))
+
+    def _index(self, key: tuple[str | None, str], old: Obj | None, new: Obj | None) -> None:
+        if old is not None:
+            uid = meta.controller_uid(old)
+            if uid:
+                self.by_owner[uid].discard(key)
+                if not self.by_owner[uid]:
+                    del self.by_owner[uid]
+        if new is not None:
+            uid = meta.controller_uid(new)
+            if uid:
+                self.by_owner[uid].add(key)
+
+    def _advance(self, rv: str | None) -> None:
+        if rv and rv.isdigit():
+            self.rv = max(self.rv, int(rv))
+        self._seen.notify_all()
+
+    def replace(self, objs: list[dict[str, Any]], resource_version: str) -> Any:
+        changed: list[tuple[Obj | None, Obj]] = []
+        with self._lock:
+            old_objects = self.objects
+            self.objects = {}
+            self.by_owner = defaultdict(set)
+            for raw in objs:
+                obj = self._keep(raw)
+                key = self._key(obj)
+                self.objects[key] = obj
+                self._index(key, None, obj)
+                before = old_objects.get(key)
+                if before is None or meta.resource_version(before) != meta.resource_version(obj):
+                    changed.append((before, obj))
+            for key, gone in old_objects.items():
+                if key not in self.objects:
+                    changed.append((gone, gone))
+            self._advance(resource_version)
+        for was, now in changed:
+            self._on_change(was, now)
+
+    def add(self, obj: dict[str, Any]) -> Any:
+        self._upsert(obj)
+
+    def update(self, obj: dict[str, Any]) -> Any:
+        self._upsert(obj)
+
+    def _upsert(self, raw: Obj) -> None:
+        obj = self._keep(raw)
+        key = self._key(obj)
+        with self._lock:
+            old = self.objects.get(key)
+            self.objects[key] = obj
+            self._index(key, old, obj)
+            self._advance(meta.resource_version(obj))
+        self._on_change(old, obj)
+
+    def delete(self, raw: dict[str, Any]) -> Any:
+        obj = self._keep(raw)
+        key = self._key(obj)
+        with self._lock:
+            gone = self.objects.pop(key, None)
+            self._index(key, gone, None)
+            self._advance(meta.resource_version(obj))
+        self._on_change(gone, obj)
+
+    def wait_seen(self, rv: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self.rv < rv:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._seen.wait(left)
+            return True
+
+
+class MetadataView:
+    """The sharder's :class:`View`: metadata-only reflectors (list+watch) of the ring's kinds
+    and Leases, each event also reported to ``on_change(kind, old, new)``."""
+
+    def __init__(
+        self,
+        client: Any,
+        kinds: Iterable[Kind],
+        *,
+        ring: str,
+        lease_namespace: str,
+        namespace: str | None,
+        on_change: Callable[[Kind, Obj | None, Obj], None],
+    ) -> None:
+        self._stores: dict[Kind, _Store] = {}
+        self._reflectors: list[Reflector] = []
+        all_kinds = [*dict.fromkeys(kinds), Lease]
+        for kind in all_kinds:
+            store = _Store(kind, lambda old, new, k=kind: on_change(k, old, new))  # type: ignore[misc]
+            self._stores[kind] = store
+            is_lease = kind == Lease
+            self._reflectors.append(
+                Reflector(
+                    client,
+                    kind,
+                    store,
+                    namespace=lease_namespace if is_lease else namespace,
+                    label_selector=f"{RING_LABEL}={ring}" if is_lease else None,
+                    metrics_label=f"sharder:{kind}",
+                )
+            )
+        self._stop = threading.Event()
+
+    def start(self) -> None:
+        """Start listing and watching (each reflector on a thread of its own)."""
+        for reflector in self._reflectors:
+            threading.Thread(
+                target=reflector.run,
+                args=(self._stop,),
+                name=f"sharder-{reflector.kind}",
+                daemon=True,
+            ).start()
+
+    def wait_for_sync(self, stop: threading.Event) -> bool:
+        """Wait until every reflector listed once; False when ``stop`` came first."""
+        while not stop.is_set():
+            if all(r.has_synced for r in self._reflectors):
+                return True
+            stop.wait(0.05)
+        return False
+
+    def stop(self) -> None:
+        """Stop the reflectors."""
+        self._stop.set()
+        for reflector in self._reflectors:
+            reflector.close_watch()
+
+    def count(self, kind: Kind) -> int:
+        """How many ``kind`` objects the view holds."""
+        return len(self._stores[kind].objects)
+
+    # --- View ---
+    def get(self, kind: Kind, namespace: str | None, name: str) -> Obj | None:
+        return self._stores[kind].objects.get((namespace or None, name))
+
+    def keys(self, kind: Kind) -> list[tuple[str | None, str]]:
+        store = self._stores[kind]
+        with store._lock:
+            return list(store.objects)
+
+    def owned(self, kind: Kind, namespace: str | None, owner_uid: str) -> list[Obj]:
+        store = self._stores[kind]
+        with store._lock:
+            keys = list(store.by_owner.get(owner_uid, ()))
+            return [store.objects[k] for k in keys if k in store.objects]
+
+    def wait_seen(self, kind: Kind, resource_version: int, timeout: float) -> bool:
+        return self._stores[kind].wait_seen(resource_version, timeout)
+
+    def leases(self) -> list[Obj]:
+        store = self._stores[Lease]
+        with store._lock:
+            return list(store.objects.values())
+
+
+def _rv(obj: Obj) -> int:
+    value = meta.resource_version(obj)
+    return int(value) if value.isdigit() else 0
+
+
+@dataclass
+class Assigner:
+    """The assignment and drain state machine (see the module docstring).
+
+    ``client`` writes (labels, the ``moved`` annotation, shard Lease take-overs); ``view``
+    reads. ``tracker`` judges shard Leases; ``min_shards`` holds the first assignments back
+    until that many shards are ready (or ``startup_grace`` seconds passed), so that replicas
+    starting together do not move every object twice.
+    """
+
+    client: Any
+    view: View
+    ring: str
+    kinds: Sequence[RingKinds]
+    tracker: LeaseTracker = field(default_factory=LeaseTracker)
+    min_shards: int = 1
+    startup_grace: float = 15.0
+    seen_timeout: float = 10.0
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
+        self.shard_key = shard_label(self.ring)
+        self.drain_key = drain_label(self.ring)
+        self.moved_key = moved_annotation(self.ring)
+        self._started = self.clock()
+        self._owned = {rk.primary: rk.owned for rk in self.kinds}
+
+    # --- the ring ---
+    def shard_states(self) -> dict[str, ShardState]:
+        """Every shard Lease of the ring and its state now."""
+        return self.tracker.states(self.view.leases())
+
+    def ready_shards(self, states: Mapping[str, ShardState] | None = None) -> tuple[str, ...]:
+        """The shards objects may be assigned to (empty while held back, see ``min_shards``)."""
+        states = self.shard_states() if states is None else states
+        ready = tuple(sorted(n for n, s in states.items() if s.state == READY))
+        if len(ready) < self.min_shards and self.clock() - self._started < self.startup_grace:
+            return ()
+        return ready
+
+    # --- one object ---
+    def sync(self, kind: Kind, namespace: str | None, name: str) -> str:
+        """Move ``kind`` object ``namespace/name`` one step towards its target shard; returns
+        what happened (``assigned``, ``drain-requested``, ``draining``, ``in-place``, ...).
+        Raises on API errors (the caller retries)."""
+        obj = self.view.get(kind, namespace, name)
+        if obj is None:
+            return GONE
+        states = self.shard_states()
+        ready = self.ready_shards(states)
+        target = shard_for(object_key(namespace, name), ready)
+        if target is None:
+            return NO_SHARDS
+        labels = meta.labels(obj)
+        current = labels.get(self.shard_key) or None
+        draining = self.drain_key in labels
+        if current == target:
+            if draining:  # the ring changed back before the shard answered: cancel the drain
+                self._patch_labels(kind, obj, {self.drain_key: None}, precondition=True)
+                return IN_PLACE
+            self._move_owned(kind, obj, None, target)
+            return IN_PLACE
+        if current is not None:
+            state = states.get(current)
+            if state is not None and state.state == READY:
+                if draining:
+                    return DRAINING
+                self._patch_labels(kind, obj, {self.drain_key: "true"}, precondition=True)
+                log.info(
+                    "sharding %s: %s %s moves %s -> %s: drain requested",
+                    self.ring,
+                    kind.kind,
+                    object_key(namespace, name),
+                    current,
+                    target,
+                )
+                return DRAIN_REQUESTED
+            if state is not None and state.state == EXPIRED:
+                self._fence(state)
+                return FENCED
+        moved = self._move_owned(kind, obj, current, target)
+        patch: dict[str, Any] = {
+            "metadata": {
+                "resourceVersion": meta.resource_version(obj),
+                "labels": {self.shard_key: target, self.drain_key: None},
+                "annotations": {self.moved_key: format_moved(moved) if moved else None},
+            }
+        }
+        self.client.patch(kind, name, patch, namespace=namespace)
+        log.info(
+            "sharding %s: %s %s assigned to %s (from %s)",
+            self.ring,
+            kind.kind,
+            object_key(namespace, name),
+            target,
+            current or "none",
+        )
+        return ASSIGNED
+
+    def _patch_labels(
+        self, kind: Kind, obj: Obj, labels: Mapping[str, str | None], *, precondition: bool
+    ) -> Obj:
+        md: dict[str, Any] = {"labels": dict(labels)}
+        if precondition:
+            md["resourceVersion"] = meta.resource_version(obj)
+        result: Obj = self.client.patch(
+            kind, meta.name(obj), {"metadata": md}, namespace=meta.namespace(obj) or None
+        )
+        return result
+
+    def _fence(self, state: ShardState) -> None:
+        """Take an expired shard's Lease over (optimistically: a renewal that got in first
+        makes this a conflict, and the shard is ready again)."""
+        lease = {k: v for k, v in state.lease.items() if k != "status"}
+        spec = dict(lease.get("spec") or {})
+        stamp = format_micro_time(_utcnow())
+        spec.update(
+            holderIdentity=SHARDER_HOLDER,
+            acquireTime=stamp,
+            renewTime=stamp,
+            leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1,
+        )
+        lease = {**lease, "apiVersion": Lease.api_version, "kind": Lease.kind, "spec": spec}
+        self.client.update(lease)
+        log.warning(
+            "sharding %s: shard %s stopped renewing its Lease: taken over, its objects move",
+            self.ring,
+            state.name,
+        )
+
+    def _move_owned(
+        self, kind: Kind, owner: Obj, current: str | None, target: str
+    ) -> dict[str, int]:
+        """Give every object ``owner`` controls the ``target`` label; per kind, the
+        resourceVersion of the last relabel (nothing for kinds that needed none)."""
+        moved: dict[str, int] = {}
+        uid = meta.uid(owner)
+        namespace = meta.namespace(owner) or None
+        for owned_kind in self._owned.get(kind, ()):
+            fresh_read = False
+            for _ in range(5):
+                objs = self.view.owned(owned_kind, namespace, uid)
+                if (
+                    not objs
+                    and current is not None
+                    and not fresh_read
+                    and owned_kind.kind not in moved
+                ):
+                    # None known: the old shard's last creates may not have reached the view
+                    # yet. A fresh read of what it labelled settles that (rarely needed:
+                    # otherwise the relabels below are what the view catches up to).
+                    fresh_read = True
+                    listed = self.client.list(
+                        owned_kind, namespace, label_selector=f"{self.shard_key}={current}"
+                    )
+                    items = listed.get("items") if isinstance(listed, Mapping) else listed
+                    objs = [o for o in items or () if meta.controller_uid(o) == uid]
+                stray = [o for o in objs if meta.labels(o).get(self.shard_key) != target]
+                if not stray:
+                    break
+                last = 0
+                for o in stray:
+                    try:
+                        done = self._patch_labels(
+                            owned_kind, o, {self.shard_key: target}, precondition=False
+                        )
+                    except Exception as e:
+                        if is_not_found(e):
+                            continue
+                        raise
+                    last = max(last, _rv(done))
+                if last:
+                    moved[owned_kind.kind] = max(moved.get(owned_kind.kind, 0), last)
+                    # Once the view has seen our last relabel, it holds everything written
+                    # before it, including the old shard's last creates: look again.
+                    if not self.view.wait_seen(owned_kind, last, self.seen_timeout):
+                        raise TimeoutError(f"the sharder's view of {owned_kind} lags behind")
+        return moved
+
+
+def _utcnow() -> Any:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc)
+
+
+class Sharder:
+    """The sharder runnable (``need_leader_election = False``: every replica campaigns for
+    the ``<ring>-sharder`` Lease; the holder assigns). See the module docstring."""
+
+    need_leader_election = False
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        ring: str,
+        kinds: Callable[[], Sequence[RingKinds]],
+        lease_namespace: str,
+        namespace: str | None,
+        identity: str,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        min_shards: int = 1,
+        workers: int = 2,
+    ) -> None:
+        self.client = client
+        self.ring = ring
+        self._kinds = kinds
+        self.lease_namespace = lease_namespace
+        self.namespace = namespace
+        self.identity = identity
+        self.timings = (lease_duration, renew_deadline, retry_period)
+        self.min_shards = min_shards
+        self.workers = workers
+        self.leading = threading.Event()
+        self.assigner: Assigner | None = None
+        self.view: MetadataView | None = None
+        self.elector: LeaderElector | None = None
+        self.outcomes: dict[str, int] = defaultdict(int)
+        self._last_cleanup = float("-inf")
+
+    def __repr__(self) -> str:
+        return f"Sharder({self.ring})"
+
+    def start(self, stop: threading.Event) -> None:
+        """Campaign for ``<ring>-sharder`` until ``stop``; run the assignment while leading."""
+        lease_duration, renew_deadline, retry_period = self.timings
+        while not stop.is_set():
+            client = self.client.clone() if hasattr(self.client, "clone") else self.client
+            election_client = self.client.clone() if hasattr(self.client, "clone") else self.client
+            elector = LeaderElector(
+                election_client,
+                self.lease_namespace,
+                f"{self.ring}-sharder",
+                self.identity,
+                lease_duration=lease_duration,
+                renew_deadline=renew_deadline,
+                retry_period=retry_period,
+                on_started_leading=lambda leading_stop, c=client: self._lead(c, leading_stop),  # type: ignore[misc]
+                on_stopped_leading=lambda: None,
+            )
+            self.elector = elector
+
+            def guard(method: str, path: str, elector: LeaderElector = elector) -> None:
+                if not elector.holds_lease_safely():
+                    raise WriteRefused(f"{method} {path}: not sent, this replica no longer shards")
+
+            if hasattr(client, "write_guard"):
+                client.write_guard = guard
+            elector.run(stop)
+            stop.wait(retry_period)
+
+    def _lead(self, client: Any, leading_stop: threading.Event) -> None:
+        kinds = list(self._kinds())
+        queue: WorkQueue[tuple[Kind, str | None, str]] = WorkQueue(
+            name=f"sharder-{self.ring}", rate_limiter=ItemExponentialFailureRateLimiter(0.01, 5.0)
+        )
+        primaries = {rk.primary for rk in kinds}
+        owner_kind: dict[Kind, list[Kind]] = defaultdict(list)
+        for rk in kinds:
+            for k in rk.owned:
+                owner_kind[k].append(rk.primary)
+        wake = threading.Event()
+
+        def on_change(kind: Kind, old: Obj | None, new: Obj) -> None:
+            if kind == Lease:
+                wake.set()
+            elif kind in primaries:
+                queue.add((kind, meta.namespace(new) or None, meta.name(new)))
+            else:  # an owned object: its owner, which it follows
+                ref = meta.controller_ref(new)
+                if ref is None:
+                    return
+                for primary in owner_kind.get(kind, ()):
+                    if ref.get("kind") == primary.kind:
+                        queue.add((primary, meta.namespace(new) or None, str(ref.get("name"))))
+
+        all_kinds = [rk.primary for rk in kinds] + [k for rk in kinds for k in rk.owned]
+        view = MetadataView(
+            client,
+            all_kinds,
+            ring=self.ring,
+            lease_namespace=self.lease_namespace,
+            namespace=self.namespace,
+            on_change=on_change,
+        )
+        assigner = Assigner(
+            client,
+            view,
+            self.ring,
+            kinds,
+            min_shards=self.min_shards,
+            startup_grace=self.timings[0],
+        )
+        self.view, self.assigner = view, assigner
+        view.start()
+        try:
+            if not view.wait_for_sync(leading_stop):
+                return
+            self.leading.set()
+            log.info("sharding %s: %s runs the sharder", self.ring, self.identity)
+            for i in range(self.workers):
+                threading.Thread(
+                    target=self._work,
+                    args=(queue, assigner, leading_stop),
+                    name=f"sharder-{i}",
+                    daemon=True,
+                ).start()
+            last: tuple[str, ...] | None = None
+            while not leading_stop.is_set():
+                ready = assigner.ready_shards()
+                if ready != last:
+                    log.info("sharding %s: ready shards %s", self.ring, ", ".join(ready) or "none")
+                    last = ready
+                    for kind in primaries:
+                        for ns, name in view.keys(kind):
+                            queue.add((kind, ns, name))
+                self._forget_dead(assigner)
+                wake.wait(0.25)
+                wake.clear()
+        finally:
+            self.leading.clear()
+            queue.shutdown()
+            view.stop()
+
+    def _forget_dead(self, assigner: Assigner) -> None:
+        """Delete dead shard Leases no object is assigned to any more (after a lease
+        duration, so a shard that was only paused finds its Lease taken, not gone)."""
+        assert self.view is not None
+        now = assigner.clock()
+        if now - self._last_cleanup < self.timings[0]:
+            return
+        self._last_cleanup = now
+        for st in assigner.shard_states().values():
+            if st.state != DEAD or now - st.since < self.timings[0]:
+                continue
+            if self._assigned_any(assigner, st.name):
+                continue
+            try:
+                assigner.client.delete(Lease, st.name, self.lease_namespace)
+                log.info("sharding %s: deleted the Lease of dead shard %s", self.ring, st.name)
+            except Exception as e:
+                log.debug("sharding %s: deleting Lease %s: %s", self.ring, st.name, e)
+
+    def _assigned_any(self, assigner: Assigner, shard: str) -> bool:
+        assert self.view is not None
+        for rk in assigner.kinds:
+            for kind in (rk.primary, *rk.owned):
+                for ns, name in self.view.keys(kind):
+                    obj = self.view.get(kind, ns, name)
+                    if obj is not None and meta.labels(obj).get(assigner.shard_key) == shard:
+                        return True
+        return False
+
+    def _work(
+        self,
+        queue: WorkQueue[tuple[Kind, str | None, str]],
+        assigner: Assigner,
+        stop: threading.Event,
+    ) -> None:
+        while True:
+            item, shutdown = queue.get()
+            if shutdown or item is None:
+                return
+            if stop.is_set():  # no longer the sharder: what is left is the next one's
+                queue.done(item)
+                continue
+            kind, ns, name = item
+            try:
+                outcome = assigner.sync(kind, ns, name)
+                self.outcomes[outcome] += 1
+                if outcome in (NO_SHARDS, FENCED):
+                    queue.add_after(item, 0.5 if outcome == NO_SHARDS else 0.05)
+                queue.forget(item)
+            except Exception as e:
+                level = logging.DEBUG if is_conflict(e) else logging.WARNING
+                log.log(level, "sharding %s: %s %s/%s: %s", self.ring, kind.kind, ns, name, e)
+                self.outcomes[RETRY] += 1
+                queue.add_rate_limited(item)
+            finally:
+                queue.done(item)

@@ -1,0 +1,241 @@
+"""Sharding on a cluster: three in-process managers share the StatefulSet controller's objects.
+
+Each replica's cache must hold only its shard's sets and pods; a replica that stops hands its
+objects over (they converge on the others); a replica that joins takes its share with the drain
+handshake; and no set is reconciled by two replicas at once (every reconcile is recorded with
+its start and end, and the intervals of one set on different replicas never overlap).
+Short leases (2 s) keep hand-overs quick; every wait is on a condition.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from controllers.statefulset import setup
+from kube_runtime import Manager, kinds, meta
+from kube_runtime.envtest.managers import RunningManager, running
+from kube_runtime.reconcile import Reconciler, Request, Result
+from kube_runtime.sharding import RING_LABEL, Sharding, shard_for, shard_label
+
+FAST = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.3}
+TIMEOUT = 60
+
+
+@dataclass
+class Journal:
+    """Every reconcile of a set that the replica holds: (replica, key, start, end)."""
+
+    entries: list[tuple[str, str, float, float]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def overlaps(self) -> list[tuple[Any, Any]]:
+        """Pairs of reconciles of one set by two replicas whose intervals intersect."""
+        with self.lock:
+            entries = sorted(self.entries, key=lambda e: (e[1], e[2]))
+        out = []
+        for _key, group in itertools.groupby(entries, key=lambda e: e[1]):
+            spans = list(group)
+            for a, b in itertools.combinations(spans, 2):
+                if a[0] != b[0] and a[2] < b[3] and b[2] < a[3]:
+                    out.append((a, b))
+        return out
+
+    def replicas_of(self, key: str) -> set[str]:
+        with self.lock:
+            return {e[0] for e in self.entries if e[1] == key}
+
+
+class Recording:
+    """Wraps a reconciler: records the reconciles of objects present in the replica's cache."""
+
+    def __init__(self, inner: Reconciler, replica: str, manager: Manager, journal: Journal):
+        self.inner, self.replica, self.manager, self.journal = inner, replica, manager, journal
+
+    def reconcile(self, request: Request) -> Result | None:
+        start = time.monotonic()
+        try:
+            return self.inner.reconcile(request)
+        finally:
+            try:
+                self.manager.cache.get(kinds.StatefulSet, request.name, request.namespace)
+                held = True
+            except Exception:
+                held = False
+            if held:
+                with self.journal.lock:
+                    self.journal.entries.append(
+                        (self.replica, request.key, start, time.monotonic())
+                    )
+
+
+@pytest.fixture
+def ring(namespace: str) -> str:
+    return f"r{abs(hash(namespace)) % 10**8}"
+
+
+@pytest.fixture
+def replicas(
+    client: Any, namespace: str, ring: str
+) -> Iterator[Callable[[str], tuple[Manager, RunningManager]]]:
+    journal = Journal()
+    stack = contextlib.ExitStack()
+
+    def start(identity: str) -> tuple[Manager, RunningManager]:
+        m = Manager(
+            client,
+            namespace=namespace,
+            identity=identity,
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            graceful_shutdown_timeout=10,
+            sharding=Sharding(ring, lease_namespace=namespace),
+            **FAST,
+        )
+        controller = setup(m, name=f"sts-{identity}-{namespace}", enhanced=False)
+        gate: Any = controller.reconciler
+        gate.inner = Recording(gate.inner, identity, m, journal)
+        runner = stack.enter_context(running(m))
+        return m, runner
+
+    start.journal = journal  # type: ignore[attr-defined]
+    with stack:
+        yield start
+
+
+def make_sts(namespace: str, name: str, replicas: int = 1) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "serviceName": name,
+            "replicas": replicas,
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1"}]},
+            },
+        },
+    }
+
+
+def names_split(namespace: str, shards: list[str], per_shard: int) -> list[str]:
+    """Set names such that each of ``shards`` gets at least ``per_shard`` of them."""
+    out: list[str] = []
+    count = dict.fromkeys(shards, 0)
+    for i in itertools.count():
+        name = f"s{i}"
+        owner = shard_for(f"{namespace}/{name}", shards)
+        assert owner is not None
+        if count[owner] < per_shard:
+            count[owner] += 1
+            out.append(name)
+        if all(c >= per_shard for c in count.values()):
+            return out
+    raise AssertionError("unreachable")
+
+
+def ready_shards(client: Any, namespace: str, ring: str) -> set[str]:
+    leases = client.list(kinds.Lease, namespace, label_selector=f"{RING_LABEL}={ring}")["items"]
+    return {
+        meta.name(lease)
+        for lease in leases
+        if (lease.get("spec") or {}).get("holderIdentity") == meta.name(lease)
+    }
+
+
+def converged(client: Any, namespace: str, names: list[str], replicas: int) -> bool:
+    for name in names:
+        status = client.get(kinds.StatefulSet, name, namespace).get("status") or {}
+        if status.get("readyReplicas") != replicas or status.get("replicas") != replicas:
+            return False
+    pods = client.list(kinds.Pod, namespace)["items"]
+    return len(pods) == replicas * len(names)
+
+
+def placement(client: Any, namespace: str, ring: str) -> dict[str, str | None]:
+    key = shard_label(ring)
+    return {
+        meta.name(s): meta.labels(s).get(key)
+        for s in client.list(kinds.StatefulSet, namespace)["items"]
+    }
+
+
+def caches_hold_own(managers: dict[str, Manager], client: Any, namespace: str, ring: str) -> bool:
+    """Each replica's cache holds exactly the sets and pods labelled with its shard."""
+    key = shard_label(ring)
+    for kind in (kinds.StatefulSet, kinds.Pod):
+        stored = client.list(kind, namespace)["items"]
+        for identity, m in managers.items():
+            want = {meta.name(o) for o in stored if meta.labels(o).get(key) == identity}
+            have = {meta.name(o) for o in m.cache.list(kind, namespace)}
+            if want != have:
+                return False
+    return True
+
+
+def test_objects_split_move_on_leave_and_join(
+    client: Any, namespace: str, ring: str, replicas: Any, wait_for: Any
+) -> None:
+    journal: Journal = replicas.journal
+    managers: dict[str, Manager] = {}
+    runners: dict[str, RunningManager] = {}
+    for identity in ("shard-a", "shard-b", "shard-c"):
+        managers[identity], runners[identity] = replicas(identity)
+    wait_for(lambda: ready_shards(client, namespace, ring) == set(managers), timeout=TIMEOUT)
+
+    names = names_split(namespace, sorted(managers), per_shard=3)
+    for name in names:
+        client.create(make_sts(namespace, name))
+    wait_for(lambda: converged(client, namespace, names, 1), timeout=TIMEOUT)
+    want = {n: shard_for(f"{namespace}/{n}", sorted(managers)) for n in names}
+    wait_for(lambda: placement(client, namespace, ring) == want, timeout=TIMEOUT)
+    wait_for(lambda: caches_hold_own(managers, client, namespace, ring), timeout=TIMEOUT)
+    for identity, m in managers.items():  # the work really split: each holds a third
+        assert len(m.cache.list(kinds.StatefulSet, namespace)) == 3, identity
+        assert len(m.cache.list(kinds.Pod, namespace)) == 3, identity
+    # Every pod carries its set's shard.
+    for pod in client.list(kinds.Pod, namespace)["items"]:
+        owner = meta.controller_ref(pod)
+        assert owner is not None
+        assert meta.labels(pod).get(shard_label(ring)) == want[owner["name"]]
+
+    # A replica leaves: its sets move to the others and converge after a scale-up.
+    runners.pop("shard-c").stop()
+    managers.pop("shard-c")
+    want = {n: shard_for(f"{namespace}/{n}", sorted(managers)) for n in names}
+    wait_for(lambda: placement(client, namespace, ring) == want, timeout=TIMEOUT)
+    wait_for(lambda: caches_hold_own(managers, client, namespace, ring), timeout=TIMEOUT)
+    for name in names:
+        client.patch(kinds.StatefulSet, name, {"spec": {"replicas": 2}}, namespace=namespace)
+    wait_for(lambda: converged(client, namespace, names, 2), timeout=TIMEOUT)
+
+    # A replica joins: its share moves to it through the drain handshake.
+    managers["shard-d"], runners["shard-d"] = replicas("shard-d")
+    want = {n: shard_for(f"{namespace}/{n}", sorted(managers)) for n in names}
+    assert "shard-d" in want.values()
+    wait_for(lambda: placement(client, namespace, ring) == want, timeout=TIMEOUT)
+    wait_for(lambda: caches_hold_own(managers, client, namespace, ring), timeout=TIMEOUT)
+    for name in names:
+        client.patch(kinds.StatefulSet, name, {"spec": {"replicas": 3}}, namespace=namespace)
+    wait_for(lambda: converged(client, namespace, names, 3), timeout=TIMEOUT)
+    moved = [n for n in names if want[n] == "shard-d"]
+    assert all("shard-d" in journal.replicas_of(f"{namespace}/{n}") for n in moved)
+    drained = sum(
+        gate.drained for m in managers.values() if m.sharding for gate in m.sharding.gates
+    )
+    assert drained >= len(moved)
+
+    # Never two replicas on one set at once; no duplicate pods (names are ordinals).
+    assert journal.overlaps() == []
+    pods = client.list(kinds.Pod, namespace)["items"]
+    assert sorted(meta.name(p) for p in pods) == sorted(f"{n}-{i}" for n in names for i in range(3))

@@ -1,0 +1,297 @@
+"""The assignment and drain state machine (Assigner + ShardGate) on the fake client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kube_runtime import meta
+from kube_runtime.cache import InformerCache
+from kube_runtime.client.errors import Conflict
+from kube_runtime.client.fake import FakeClient
+from kube_runtime.kinds import ControllerRevision, Lease, Pod, StatefulSet
+from kube_runtime.reconcile import Request, Result
+from kube_runtime.sharding import RING_LABEL, Sharding, ShardRuntime, shard_for
+from kube_runtime.sharding.ring import SHARDER_HOLDER, LeaseTracker, drain_label, shard_label
+from kube_runtime.sharding.shard import ShardGate
+from kube_runtime.sharding.sharder import (
+    ASSIGNED,
+    DRAIN_REQUESTED,
+    DRAINING,
+    FENCED,
+    IN_PLACE,
+    NO_SHARDS,
+    Assigner,
+    ClientView,
+    RingKinds,
+)
+
+RING = "ring"
+NS = "ns"
+KEY = shard_label(RING)
+DRAIN = drain_label(RING)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def lease(name: str, holder: str | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": name, "namespace": NS, "labels": {RING_LABEL: RING}},
+        "spec": {"holderIdentity": name if holder is None else holder, "leaseDurationSeconds": 10},
+    }
+
+
+def renew(client: FakeClient, name: str) -> None:
+    """What a shard's renewal does to its Lease: a new renewTime, so a new resourceVersion."""
+    current = client.get(Lease, name, NS)
+    stamp = str(int(current["spec"].get("renewTime") or 0) + 1)
+    client.update({**current, "spec": {**current["spec"], "renewTime": stamp}})
+
+
+def sts(name: str, shard: str | None = None, **labels: str) -> dict[str, Any]:
+    if shard:
+        labels[KEY] = shard
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}", "labels": labels},
+        "spec": {"selector": {"matchLabels": {"app": name}}},
+    }
+
+
+def owned(kind: str, name: str, owner: str, shard: str | None = None) -> dict[str, Any]:
+    labels = {"app": owner, **({KEY: shard} if shard else {})}
+    return {
+        "apiVersion": "v1" if kind == "Pod" else "apps/v1",
+        "kind": kind,
+        "metadata": {
+            "name": name,
+            "namespace": NS,
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "name": owner,
+                    "uid": f"uid-{owner}",
+                    "controller": True,
+                }
+            ],
+        },
+    }
+
+
+def name_on(target: str, shards: list[str]) -> str:
+    """A set name whose target among ``shards`` is ``target``."""
+    for i in range(1000):
+        if shard_for(f"{NS}/set-{i}", shards) == target:
+            return f"set-{i}"
+    raise AssertionError("no such name")
+
+
+def assigner(client: FakeClient, clock: Clock, **kw: Any) -> Assigner:
+    return Assigner(
+        client,
+        ClientView(client, RING, NS),
+        RING,
+        [RingKinds(StatefulSet, (Pod, ControllerRevision))],
+        tracker=LeaseTracker(clock=clock),
+        clock=clock,
+        **kw,
+    )
+
+
+def labels(client: FakeClient, kind: Any, name: str) -> dict[str, str]:
+    return dict(meta.labels(client.get(kind, name, NS)))
+
+
+def test_unassigned_object_gets_its_shard_owned_objects_first() -> None:
+    name = name_on("b", ["a", "b"])
+    client = FakeClient(
+        [
+            lease("a"),
+            lease("b"),
+            sts(name),
+            owned("Pod", f"{name}-0", name),
+            owned("ControllerRevision", f"{name}-r1", name),
+            owned("Pod", "other-0", "other"),
+        ]
+    )
+    a = assigner(client, Clock())
+    assert a.sync(StatefulSet, NS, name) == ASSIGNED
+    assert labels(client, StatefulSet, name)[KEY] == "b"
+    assert labels(client, Pod, f"{name}-0")[KEY] == "b"
+    assert labels(client, ControllerRevision, f"{name}-r1")[KEY] == "b"
+    assert KEY not in labels(client, Pod, "other-0")  # not its pod
+    moved = meta.annotations(client.get(StatefulSet, name, NS))[f"moved.kube-runtime.io/{RING}"]
+    pod_rv = meta.resource_version(client.get(Pod, f"{name}-0", NS))
+    assert f"Pod={pod_rv}" in moved
+    # In place: nothing more to write.
+    rv = meta.resource_version(client.get(StatefulSet, name, NS))
+    assert a.sync(StatefulSet, NS, name) == IN_PLACE
+    assert meta.resource_version(client.get(StatefulSet, name, NS)) == rv
+
+
+def test_no_ready_shard_no_assignment_and_min_shards_holds_back() -> None:
+    client = FakeClient([sts("x")])
+    clock = Clock()
+    assert assigner(client, clock).sync(StatefulSet, NS, "x") == NO_SHARDS
+    client.create(lease("a"))
+    held = assigner(client, clock, min_shards=2, startup_grace=15.0)
+    assert held.sync(StatefulSet, NS, "x") == NO_SHARDS
+    clock.now += 16  # the grace is over: one shard is enough
+    renew(client, "a")
+    assert held.sync(StatefulSet, NS, "x") == ASSIGNED
+
+
+def gate_for(client: FakeClient, shard: str, inner: Any, seen: Any = None) -> ShardGate:
+    return ShardGate(
+        inner,
+        kind=StatefulSet,
+        owned=(Pod, ControllerRevision),
+        reader=client,
+        writer=client,
+        ring=RING,
+        shard=shard,
+        seen=seen or (lambda kind, rv: True),
+    )
+
+
+class Inner:
+    def __init__(self) -> None:
+        self.calls: list[Request] = []
+
+    def reconcile(self, request: Request) -> Result | None:
+        self.calls.append(request)
+        return None
+
+
+def test_move_between_ready_shards_drains_first() -> None:
+    name = name_on("b", ["a", "b"])
+    client = FakeClient(
+        [lease("a"), lease("b"), sts(name, "a"), owned("Pod", f"{name}-0", name, "a")]
+    )
+    a = assigner(client, Clock())
+    assert a.sync(StatefulSet, NS, name) == DRAIN_REQUESTED
+    assert labels(client, StatefulSet, name)[KEY] == "a"  # still a's: a is told, not bypassed
+    assert labels(client, StatefulSet, name)[DRAIN] == "true"
+    assert labels(client, Pod, f"{name}-0")[KEY] == "a"
+    assert a.sync(StatefulSet, NS, name) == DRAINING  # waits for a's answer
+
+    # b does not touch it (not its label); a answers instead of reconciling.
+    inner_a, inner_b = Inner(), Inner()
+    request = Request(name, NS)
+    assert gate_for(client, "b", inner_b).reconcile(request) is None
+    gate_a = gate_for(client, "a", inner_a)
+    assert gate_a.reconcile(request) is None
+    assert inner_a.calls == [] and inner_b.calls == [] and gate_a.drained == 1
+    assert KEY not in labels(client, StatefulSet, name)
+    assert DRAIN not in labels(client, StatefulSet, name)
+
+    assert a.sync(StatefulSet, NS, name) == ASSIGNED
+    assert labels(client, StatefulSet, name)[KEY] == "b"
+    assert labels(client, Pod, f"{name}-0")[KEY] == "b"
+    assert gate_for(client, "a", inner_a).reconcile(request) is None  # no longer a's
+    assert gate_for(client, "b", inner_b).reconcile(request) is None
+    assert inner_a.calls == [] and inner_b.calls == [request]
+
+
+def test_drain_cancelled_when_the_ring_changes_back() -> None:
+    name = name_on("a", ["a"])
+    client = FakeClient([lease("a"), sts(name, "a", **{DRAIN: "true"})])
+    assert assigner(client, Clock()).sync(StatefulSet, NS, name) == IN_PLACE
+    assert labels(client, StatefulSet, name) == {KEY: "a"}
+
+
+def test_expired_shard_is_fenced_then_its_objects_move_without_drain() -> None:
+    name = name_on("b", ["a", "b"])
+    client = FakeClient(
+        [lease("a"), lease("b"), sts(name, "a"), owned("Pod", f"{name}-0", name, "a")]
+    )
+    clock = Clock()
+    a = assigner(client, clock)
+    assert a.sync(StatefulSet, NS, name) == DRAIN_REQUESTED
+    clock.now += 11  # a stopped renewing; b renewed
+    renew(client, "b")
+    assert a.sync(StatefulSet, NS, name) == FENCED
+    assert client.get(Lease, "a", NS)["spec"]["holderIdentity"] == SHARDER_HOLDER
+    assert a.sync(StatefulSet, NS, name) == ASSIGNED
+    assert labels(client, StatefulSet, name)[KEY] == "b"
+    assert DRAIN not in labels(client, StatefulSet, name)
+    assert labels(client, Pod, f"{name}-0")[KEY] == "b"
+
+
+def test_fencing_loses_to_a_renewal() -> None:
+    client = FakeClient([lease("a"), sts("x", "a")])
+    clock = Clock()
+    a = assigner(client, clock)
+    states = a.shard_states()
+    clock.now += 11
+    states = a.shard_states()
+    renew(client, "a")  # a renews after the sharder read it
+    with pytest.raises(Conflict):
+        a._fence(states["a"])
+    assert client.get(Lease, "a", NS)["spec"]["holderIdentity"] == "a"
+
+
+def test_released_shard_objects_move_at_once() -> None:
+    client = FakeClient([lease("a", holder=""), lease("b"), sts("x", "a")])
+    assert assigner(client, Clock()).sync(StatefulSet, NS, "x") == ASSIGNED
+    assert labels(client, StatefulSet, "x")[KEY] == "b"
+
+
+def test_stale_view_of_owned_objects_read_fresh_from_the_old_shard() -> None:
+    """The view knows no pod of the set (its last create not seen yet): the sharder reads
+    what the old shard labelled and moves it before the set."""
+    name = name_on("b", ["b"])
+    client = FakeClient([lease("b"), sts(name, "a"), owned("Pod", f"{name}-0", name, "a")])
+    view = ClientView(client, RING, NS)
+    view.owned = lambda kind, namespace, uid: []  # type: ignore[method-assign]
+    a = Assigner(
+        client, view, RING, [RingKinds(StatefulSet, (Pod,))], tracker=LeaseTracker(Clock())
+    )
+    assert a.sync(StatefulSet, NS, name) == ASSIGNED
+    assert labels(client, Pod, f"{name}-0")[KEY] == "b"
+
+
+def test_gate_waits_for_the_cache_to_hold_moved_owned_objects() -> None:
+    client = FakeClient([sts("x", "b")])
+    client.patch(
+        StatefulSet,
+        "x",
+        {"metadata": {"annotations": {f"moved.kube-runtime.io/{RING}": "Pod=500"}}},
+        namespace=NS,
+    )
+    seen_up_to = {"rv": 400}
+    inner = Inner()
+    gate = gate_for(client, "b", inner, seen=lambda kind, rv: seen_up_to["rv"] >= rv)
+    result = gate.reconcile(Request("x", NS))
+    assert isinstance(result, Result) and result.requeue_after and inner.calls == []
+    seen_up_to["rv"] = 500
+    assert gate.reconcile(Request("x", NS)) is None and len(inner.calls) == 1
+    gone = Request("gone", NS)  # deletions still reach the reconciler
+    gate.reconcile(gone)
+    assert inner.calls[-1] == gone
+
+
+def test_creations_for_primary_objects_carry_the_shard() -> None:
+    client = FakeClient()
+    runtime = ShardRuntime(Sharding(RING), "shard-1", InformerCache(client))
+    runtime.register(StatefulSet, (Pod,))
+    runtime.label_creations(client)
+    assert InformerCache.label_selector(runtime.cache, Pod) == f"{KEY}=shard-1"
+    client.create(owned("Pod", "p-0", "web"))
+    bare = owned("Pod", "q-0", "web")
+    bare["metadata"]["ownerReferences"][0]["kind"] = "ReplicaSet"
+    client.create(bare)
+    assert labels(client, Pod, "p-0")[KEY] == "shard-1"
+    assert KEY not in labels(client, Pod, "q-0")
