@@ -194,24 +194,6 @@ def test_the_enhanced_statefulset_schema_refuses_at_admission(
     )
 
 
-@pytest.mark.embedded_only("CEL rules need kube-apiserver 1.25+")
-def test_the_enhanced_statefulset_cel_rules(client: Client, namespace: str, crds: None) -> None:
-    obj = good(ENHANCED_STATEFULSET, "cel", namespace)
-    obj["spec"]["updateStrategy"] = {"rollingUpdate": {"maxUnavailable": "0%"}}
-    with pytest.raises(ApiError) as caught:
-        client.create(obj)
-    assert [c["field"] for c in caught.value.causes] == ["spec.updateStrategy.rollingUpdate"]
-    obj["spec"]["updateStrategy"] = {"rollingUpdate": {"maxUnavailable": 2}}
-    created = client.create(obj)
-    created["spec"]["selector"] = {"matchLabels": {"app": "other"}}
-    created["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
-    with pytest.raises(ApiError) as caught:
-        client.update(created)
-    assert [(c["field"], c["message"]) for c in caught.value.causes] == [
-        ("spec", 'Invalid value: "object": selector is immutable')
-    ]
-
-
 def test_an_invalid_spec_is_reported_once_and_not_retried(
     client: Client, namespace: str, manager: Manager
 ) -> None:
