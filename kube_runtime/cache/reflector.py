@@ -159,7 +159,8 @@ class Reflector:
 
     ``client`` is a :class:`kube_runtime.client.Client` or anything with its ``list`` and
     ``watch`` methods (:class:`ListerWatcher`). ``backoff`` defaults to a fresh
-    :class:`ExponentialBackoff`.
+    :class:`ExponentialBackoff`. ``metrics_label`` replaces the kind in the ``kind`` label of
+    its metrics (the sharder's metadata watches count apart from the controllers').
     """
 
     def __init__(

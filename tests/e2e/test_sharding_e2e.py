@@ -97,7 +97,9 @@ def replicas(
             health_probe_bind_address="0",
             graceful_shutdown_timeout=10,
             sharding=Sharding(ring, lease_namespace=namespace),
-            **FAST,
+            lease_duration=FAST["lease_duration"],
+            renew_deadline=FAST["renew_deadline"],
+            retry_period=FAST["retry_period"],
         )
         controller = setup(m, name=f"sts-{identity}-{namespace}", enhanced=False)
         gate: Any = controller.reconciler
@@ -239,3 +241,53 @@ def test_objects_split_move_on_leave_and_join(
     assert journal.overlaps() == []
     pods = client.list(kinds.Pod, namespace)["items"]
     assert sorted(meta.name(p) for p in pods) == sorted(f"{n}-{i}" for n in names for i in range(3))
+
+
+def test_a_shard_that_cannot_renew_is_fenced_and_its_objects_move(
+    client: Any, namespace: str, ring: str, replicas: Any, wait_for: Any
+) -> None:
+    """A partitioned replica (its Lease writes fail): it stops itself at its renew deadline
+    without releasing; the sharder (on the other replica) sees the Lease expire, takes it
+    over, and moves its sets without a drain (nobody can answer one)."""
+    journal: Journal = replicas.journal
+    started = {name: replicas(name) for name in ("shard-a", "shard-b")}
+    wait_for(lambda: ready_shards(client, namespace, ring) == set(started), timeout=TIMEOUT)
+
+    def sharder_of() -> str | None:
+        for name, (m, _) in started.items():
+            if m.sharder is not None and m.sharder.leading.is_set():
+                return name
+        return None
+
+    keeper = wait_for(sharder_of, timeout=TIMEOUT)
+    victim = next(n for n in started if n != keeper)
+    names = names_split(namespace, sorted(started), per_shard=2)
+    for name in names:
+        client.create(make_sts(namespace, name))
+    wait_for(lambda: converged(client, namespace, names, 1), timeout=TIMEOUT)
+    wait_for(lambda: None not in placement(client, namespace, ring).values(), timeout=TIMEOUT)
+    theirs = [n for n, s in placement(client, namespace, ring).items() if s == victim]
+    assert len(theirs) == 2
+
+    manager, runner = started[victim]
+    assert manager._elector is not None
+
+    def partitioned(*_args: Any, **_kw: Any) -> Any:
+        raise ConnectionError("partitioned")
+
+    manager._elector._lock.update = partitioned
+    manager._elector._lock.get = partitioned
+    cut = time.monotonic()
+    wait_for(lambda: not runner.thread.is_alive(), timeout=TIMEOUT)  # it stopped itself
+    wait_for(lambda: set(placement(client, namespace, ring).values()) == {keeper}, timeout=TIMEOUT)
+    moved_after = time.monotonic() - cut
+    lease = client.get(kinds.Lease, victim, namespace)
+    assert lease["spec"]["holderIdentity"] == "kube-runtime-sharder"
+    # One lease duration after its last renewal, plus the sharder's reaction (slack for a
+    # loaded machine).
+    assert moved_after < FAST["lease_duration"] + 5.0
+    for name in names:
+        client.patch(kinds.StatefulSet, name, {"spec": {"replicas": 2}}, namespace=namespace)
+    wait_for(lambda: converged(client, namespace, names, 2), timeout=TIMEOUT)
+    assert all(keeper in journal.replicas_of(f"{namespace}/{n}") for n in theirs)
+    assert journal.overlaps() == []

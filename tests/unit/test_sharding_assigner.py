@@ -255,7 +255,7 @@ def test_stale_view_of_owned_objects_read_fresh_from_the_old_shard() -> None:
     name = name_on("b", ["b"])
     client = FakeClient([lease("b"), sts(name, "a"), owned("Pod", f"{name}-0", name, "a")])
     view = ClientView(client, RING, NS)
-    view.owned = lambda kind, namespace, uid: []  # type: ignore[method-assign]
+    view.owned = lambda kind, namespace, owner_uid: []  # type: ignore[method-assign]
     a = Assigner(
         client, view, RING, [RingKinds(StatefulSet, (Pod,))], tracker=LeaseTracker(Clock())
     )
