@@ -22,13 +22,22 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import cache_memory, controllers, embedded_server, framework, real_controllers, scale
+from bench import (
+    cache_memory,
+    controllers,
+    embedded_server,
+    framework,
+    real_controllers,
+    scale,
+    sharding,
+)
 
 SUITES: dict[str, dict[str, Callable[[Any], None]]] = {
     "server": dict(embedded_server.SCENARIOS),
     "framework": {**framework.SCENARIOS, **cache_memory.SCENARIOS},
     "controllers": dict(controllers.SCENARIOS),
     "scale": dict(scale.SCENARIOS),
+    "sharding": dict(sharding.SCENARIOS),
     "real": dict(real_controllers.SCENARIOS),
 }
 DEFAULT_SUITES = ("server", "framework", "controllers")

@@ -1,0 +1,391 @@
+"""Sharding (issue 20 part 4): ``python -m bench sharding`` converges the same workload with 1,
+2 and 4 replicas of ``kube-runtime run statefulset cloneset --shards N``, the embedded API
+server (and its simulated kubelet) in a process of its own and each replica in its own.
+
+For each replica count it reports, per replica, what does not depend on the number of cores:
+CPU seconds (``/proc/PID/stat``, from the first create until every pod is ready), watch
+events received by its controllers' informers, reconciles, and objects cached at the end
+(``kube_runtime_informer_events_total``, ``controller_runtime_reconcile_total`` and
+``kube_runtime_informer_objects`` from its ``/metrics``; the sharder's own metadata watches,
+labelled ``sharder:<kind>``, are counted apart). The row "1 (off)" is one replica without
+sharding, the baseline the goal (each of N replicas at most 1.1/N of it) refers to. Wall time
+is reported too, but on 2 shared cores more processes do not mean more CPU.
+
+Then the failover: with 4 replicas, every set's template changes (a rolling update) and one
+replica that does not run the sharder is killed (SIGKILL) at once; reported: the time until
+every set has rolled out, and the pods per set at the end (no duplicates).
+
+Sizes: 200 StatefulSets of 5 and 100 CloneSets of 10 (``--quick``: 40 of 5 and 20 of 10).
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.embedded_server import Context, log
+from bench.scale import _NAMESPACE, _cpu_seconds, _free_port, _up, _wait
+from kube_runtime import kinds, meta
+from kube_runtime.client import Client
+from kube_runtime.sharding import RING_LABEL
+
+REPLICAS = (1, 2, 4)
+LEASE = ("--lease-duration=4", "--renew-deadline=3", "--retry-period=0.5")
+DEADLINE = 900.0
+RING = "kube-runtime"
+_LINE = re.compile(r"^([a-z_]+)\{([^}]*)\}\s+([0-9.e+-]+)$")
+
+
+def _metrics(port: int) -> dict[str, float]:
+    """Sums of the replica's metrics that the table reports."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    out = dict.fromkeys(("events", "sharder_events", "reconciles", "objects"), 0.0)
+    for line in text.splitlines():
+        match = _LINE.match(line)
+        if not match:
+            continue
+        name, labels, value = match.group(1), match.group(2), float(match.group(3))
+        sharder = 'kind="sharder:' in labels
+        if name == "kube_runtime_informer_events_total" and 'type="BOOKMARK"' not in labels:
+            out["sharder_events" if sharder else "events"] += value
+        elif name == "controller_runtime_reconcile_total":
+            out["reconciles"] += value
+        elif name == "kube_runtime_informer_objects" and not sharder:
+            out["objects"] += value
+    return out
+
+
+@dataclass
+class Replica:
+    identity: str
+    proc: subprocess.Popen[bytes]
+    metrics_port: int
+    cpu0: float = 0.0
+    base: dict[str, float] = field(default_factory=dict)
+
+
+class Cluster:
+    """The server in one process, replicas in others; all stopped on exit."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.kubeconfig = workdir / "kubeconfig"
+        port = _free_port()
+        self.out = (workdir / "log").open("ab")
+        self.cli = [sys.executable, "-m", "kube_runtime.cli"]
+        self.server = subprocess.Popen(
+            [
+                *self.cli,
+                "cluster",
+                f"--port={port}",
+                f"--kubeconfig={self.kubeconfig}",
+                "--no-auth",
+                "--pod-ready-after=0",
+            ],
+            stdout=self.out,
+            stderr=self.out,
+        )
+        _wait("the server", lambda: _up(f"http://127.0.0.1:{port}/healthz"), 60)
+        _wait("the kubeconfig", self.kubeconfig.exists, 10)
+        self.client = Client.from_kubeconfig(str(self.kubeconfig))
+        self.client.create(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": _NAMESPACE}}
+        )
+        self.replicas: list[Replica] = []
+
+    def start(self, identity: str, shards: int | None) -> Replica:
+        metrics_port, health_port = _free_port(), _free_port()
+        args = [
+            *self.cli,
+            "run",
+            "statefulset",
+            "cloneset",
+            f"--kubeconfig={self.kubeconfig}",
+            f"--namespace={_NAMESPACE}",
+            "--install-crds",
+            f"--metrics-port={metrics_port}",
+            f"--health-port={health_port}",
+            f"--identity={identity}",
+            f"--leader-election-namespace={_NAMESPACE}",
+            *LEASE,
+        ]
+        if shards is not None:
+            args.append(f"--shards={shards}")
+        proc = subprocess.Popen(args, stdout=self.out, stderr=self.out)
+        replica = Replica(identity, proc, metrics_port)
+        _wait(f"{identity} up", lambda: _up(f"http://127.0.0.1:{health_port}/readyz"), 60)
+        self.replicas.append(replica)
+        return replica
+
+    def ready_shards(self) -> set[str]:
+        leases = self.client.list(kinds.Lease, _NAMESPACE, label_selector=f"{RING_LABEL}={RING}")[
+            "items"
+        ]
+        return {
+            meta.name(x)
+            for x in leases
+            if (x.get("spec") or {}).get("holderIdentity") == meta.name(x)
+        }
+
+    def sharder(self) -> str:
+        try:
+            lease = self.client.get(kinds.Lease, f"{RING}-sharder", _NAMESPACE)
+        except Exception:
+            return ""
+        return str((lease.get("spec") or {}).get("holderIdentity") or "")
+
+    def stop(self) -> None:
+        for proc in [r.proc for r in self.replicas] + [self.server]:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in [r.proc for r in self.replicas] + [self.server]:
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.client.close()
+
+
+def _workloads(kind: str, count: int, pods: int) -> tuple[str, Callable[[str], dict[str, Any]]]:
+    template = {"spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}
+
+    def make(name: str) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "replicas": pods,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, **template},
+        }
+        if kind == "StatefulSet":
+            spec.update(serviceName=name, podManagementPolicy="Parallel")
+            api = "apps/v1"
+        else:
+            api = "apps.kube-runtime.io/v1alpha1"
+        return {
+            "apiVersion": api,
+            "kind": kind,
+            "metadata": {"name": name, "namespace": _NAMESPACE},
+            "spec": spec,
+        }
+
+    api = "apis/apps/v1" if kind == "StatefulSet" else "apis/apps.kube-runtime.io/v1alpha1"
+    plural = "statefulsets" if kind == "StatefulSet" else "clonesets"
+    return f"/{api}/namespaces/{_NAMESPACE}/{plural}", make
+
+
+def _status_sum(client: Client, path: str, field_name: str) -> int:
+    items = client.request("GET", path)["items"]
+    return sum(int((o.get("status") or {}).get(field_name) or 0) for o in items)
+
+
+def _rolled_out(client: Client, path: str, total: int) -> bool:
+    items = client.request("GET", path)["items"]
+    for o in items:
+        status = o.get("status") or {}
+        if status.get("observedGeneration") != meta.generation(o):
+            return False
+        want = int((o.get("spec") or {}).get("replicas") or 0)
+        if (
+            int(status.get("updatedReplicas") or 0) != want
+            or int(status.get("readyReplicas") or 0) != want
+        ):
+            return False
+    return bool(items) and _pods(client) == total
+
+
+def _pods(client: Client) -> int:
+    return len(client.list(kinds.Pod, _NAMESPACE)["items"])
+
+
+def _run(
+    ctx: Any, kind: str, count: int, pods: int, replicas: int, sharded: bool
+) -> list[tuple[Any, ...]]:
+    """One convergence; rows of the table (one per replica)."""
+    path, make = _workloads(kind, count, pods)
+    with tempfile.TemporaryDirectory(prefix="bench-sharding-") as tmp:
+        cluster = Cluster(Path(tmp))
+        try:
+            for i in range(replicas):
+                cluster.start(f"shard-{i}", replicas if sharded else None)
+            if sharded:
+                _wait("shards ready", lambda: len(cluster.ready_shards()) == replicas, 60)
+                _wait("the sharder", lambda: bool(cluster.sharder()), 60)
+            for r in cluster.replicas:
+                r.cpu0 = _cpu_seconds(r.proc.pid)
+                r.base = _metrics(r.metrics_port)
+            started = time.perf_counter()
+            for i in range(count):
+                cluster.client.create(make(f"w{i}"))
+            total = count * pods
+            _wait(
+                f"{total} ready pods",
+                lambda: _status_sum(cluster.client, path, "readyReplicas") >= total,
+                DEADLINE,
+            )
+            wall = time.perf_counter() - started
+            time.sleep(2.0)  # the last status writes and their events
+            rows = []
+            for r in cluster.replicas:
+                now = _metrics(r.metrics_port)
+                rows.append(
+                    (
+                        f"{replicas}" if sharded else "1 (off)",
+                        r.identity
+                        + (" (sharder)" if sharded and cluster.sharder() == r.identity else ""),
+                        f"{wall:.1f}",
+                        f"{_cpu_seconds(r.proc.pid) - r.cpu0:.1f}",
+                        int(now["events"] - r.base["events"]),
+                        int(now["reconciles"] - r.base["reconciles"]),
+                        int(now["objects"]),
+                        int(now["sharder_events"] - r.base["sharder_events"]),
+                    )
+                )
+            return rows
+        finally:
+            cluster.stop()
+
+
+def _set_done(o: dict[str, Any]) -> bool:
+    status = o.get("status") or {}
+    want = int((o.get("spec") or {}).get("replicas") or 0)
+    return (
+        status.get("observedGeneration") == meta.generation(o)
+        and int(status.get("updatedReplicas") or 0) == want
+        and int(status.get("readyReplicas") or 0) == want
+    )
+
+
+@dataclass
+class Failover:
+    plain: float  # a rollout of every set, all replicas up
+    moved: float  # after the kill: until every set of the killed replica had a new shard
+    victims_done: float  # ... until those sets had rolled out
+    others_done: float  # ... until the other sets had rolled out
+    victims: int
+    pods: int
+    most: int  # the most pods any one set had at the end
+
+
+def _failover(kind: str, count: int, pods: int) -> Failover:
+    """4 replicas; a rollout of every set, then a second one with a non-sharder replica
+    SIGKILLed as it begins (see :class:`Failover`)."""
+    path, make = _workloads(kind, count, pods)
+    key = f"shard.kube-runtime.io/{RING}"
+    with tempfile.TemporaryDirectory(prefix="bench-sharding-") as tmp:
+        cluster = Cluster(Path(tmp))
+        try:
+            for i in range(4):
+                cluster.start(f"shard-{i}", 4)
+            _wait("shards ready", lambda: len(cluster.ready_shards()) == 4, 60)
+            for i in range(count):
+                cluster.client.create(make(f"w{i}"))
+            total = count * pods
+            _wait("ready", lambda: _rolled_out(cluster.client, path, total), DEADLINE)
+            api_kind = kinds.Kind(make("x")["apiVersion"], kind)
+
+            def rollout(value: str) -> None:
+                for i in range(count):
+                    cluster.client.patch(
+                        api_kind,
+                        f"w{i}",
+                        {"spec": {"template": {"metadata": {"annotations": {"rollout": value}}}}},
+                        namespace=_NAMESPACE,
+                    )
+
+            started = time.perf_counter()
+            rollout("1")
+            _wait("rolled out", lambda: _rolled_out(cluster.client, path, total), DEADLINE)
+            plain = time.perf_counter() - started
+
+            victim = next(r for r in cluster.replicas if r.identity != cluster.sharder())
+            items = cluster.client.request("GET", path)["items"]
+            theirs = {meta.name(o) for o in items if meta.labels(o).get(key) == victim.identity}
+            started = time.perf_counter()
+            rollout("2")
+            victim.proc.send_signal(signal.SIGKILL)
+            victim.proc.wait()
+            moved = victims_done = others_done = 0.0
+            deadline = started + DEADLINE
+            while not (moved and victims_done and others_done):
+                if time.perf_counter() > deadline:
+                    raise TimeoutError("the rollout after the kill did not finish")
+                items = cluster.client.request("GET", path)["items"]
+                now = time.perf_counter() - started
+                mine = [o for o in items if meta.name(o) in theirs]
+                rest = [o for o in items if meta.name(o) not in theirs]
+                if not moved and all(
+                    meta.labels(o).get(key) not in (None, victim.identity) for o in mine
+                ):
+                    moved = now
+                if not victims_done and all(_set_done(o) for o in mine):
+                    victims_done = now
+                if not others_done and all(_set_done(o) for o in rest):
+                    others_done = now
+                time.sleep(0.1)
+            _wait("all pods", lambda: _rolled_out(cluster.client, path, total), DEADLINE)
+            per_set: dict[str, int] = {}
+            for pod in cluster.client.list(kinds.Pod, _NAMESPACE)["items"]:
+                ref = meta.controller_ref(pod)
+                if ref is not None:
+                    per_set[str(ref.get("name"))] = per_set.get(str(ref.get("name")), 0) + 1
+            return Failover(
+                plain,
+                moved,
+                victims_done,
+                others_done,
+                len(theirs),
+                _pods(cluster.client),
+                max(per_set.values()),
+            )
+        finally:
+            cluster.stop()
+
+
+def _scenario(ctx: Any, kind: str, count: int, pods: int) -> None:
+    quick = getattr(ctx, "controllers", None) is not None and ctx.controllers.parallel_sets <= 20
+    if quick:
+        count = max(4, count // 5)
+    title = f"sharding: {count} {kind}s of {pods} ({count * pods} pods), replicas 1, 2, 4"
+    table = ctx.table(
+        "sharding",
+        title,
+        "replicas | replica | wall s | CPU s | events | reconciles | cached objects | "
+        "sharder events",
+    )
+    for replicas, sharded in [(1, False), *[(n, True) for n in REPLICAS]]:
+        log(f"{title}: {replicas} replica(s){' sharded' if sharded else ''}")
+        for row in _run(ctx, kind, count, pods, replicas, sharded):
+            table.add(*row)
+    log(f"{title}: failover")
+    f = _failover(kind, count, pods)
+    table.notes.append(
+        f"Failover, 4 replicas (lease 4 s): a rollout of every set took {f.plain:.1f} s. In the "
+        f"next one a replica holding {f.victims} sets was SIGKILLed as it began: its sets had a "
+        f"new shard after {f.moved:.1f} s and had rolled out after {f.victims_done:.1f} s, the "
+        f"others after {f.others_done:.1f} s; {f.pods} pods at the end, at most {f.most} per "
+        f"set (spec: {pods})."
+    )
+
+
+def scenario_sharding_sts(ctx: Context) -> None:
+    _scenario(ctx, "StatefulSet", 200, 5)
+
+
+def scenario_sharding_cloneset(ctx: Context) -> None:
+    _scenario(ctx, "CloneSet", 100, 10)
+
+
+SCENARIOS: dict[str, Callable[[Any], None]] = {
+    "sharding-sts": scenario_sharding_sts,
+    "sharding-cloneset": scenario_sharding_cloneset,
+}
