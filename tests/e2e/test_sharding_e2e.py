@@ -19,6 +19,9 @@ from typing import Any
 
 import pytest
 
+from controllers.cloneset import CLONESET
+from controllers.cloneset import install_crd as install_cloneset_crd
+from controllers.cloneset import setup as setup_cloneset
 from controllers.statefulset import setup
 from kube_runtime import Manager, kinds, meta
 from kube_runtime.envtest.managers import RunningManager, running
@@ -56,8 +59,11 @@ class Journal:
 class Recording:
     """Wraps a reconciler: records the reconciles of objects present in the replica's cache."""
 
-    def __init__(self, inner: Reconciler, replica: str, manager: Manager, journal: Journal):
+    def __init__(
+        self, inner: Reconciler, replica: str, manager: Manager, journal: Journal, kind: Any
+    ) -> None:
         self.inner, self.replica, self.manager, self.journal = inner, replica, manager, journal
+        self.kind = kind
 
     def reconcile(self, request: Request) -> Result | None:
         start = time.monotonic()
@@ -65,7 +71,7 @@ class Recording:
             return self.inner.reconcile(request)
         finally:
             try:
-                self.manager.cache.get(kinds.StatefulSet, request.name, request.namespace)
+                self.manager.cache.get(self.kind, request.name, request.namespace)
                 held = True
             except Exception:
                 held = False
@@ -88,7 +94,7 @@ def replicas(
     journal = Journal()
     stack = contextlib.ExitStack()
 
-    def start(identity: str) -> tuple[Manager, RunningManager]:
+    def start(identity: str, controller: str = "statefulset") -> tuple[Manager, RunningManager]:
         m = Manager(
             client,
             namespace=namespace,
@@ -101,9 +107,14 @@ def replicas(
             renew_deadline=FAST["renew_deadline"],
             retry_period=FAST["retry_period"],
         )
-        controller = setup(m, name=f"sts-{identity}-{namespace}", enhanced=False)
-        gate: Any = controller.reconciler
-        gate.inner = Recording(gate.inner, identity, m, journal)
+        if controller == "statefulset":
+            made = setup(m, name=f"sts-{identity}-{namespace}", enhanced=False)
+            kind: Any = kinds.StatefulSet
+        else:
+            made = setup_cloneset(m, name=f"cs-{identity}-{namespace}")
+            kind = CLONESET
+        gate: Any = made.reconciler
+        gate.inner = Recording(gate.inner, identity, m, journal, kind)
         runner = stack.enter_context(running(m))
         return m, runner
 
@@ -290,4 +301,85 @@ def test_a_shard_that_cannot_renew_is_fenced_and_its_objects_move(
         client.patch(kinds.StatefulSet, name, {"spec": {"replicas": 2}}, namespace=namespace)
     wait_for(lambda: converged(client, namespace, names, 2), timeout=TIMEOUT)
     assert all(keeper in journal.replicas_of(f"{namespace}/{n}") for n in theirs)
+    assert journal.overlaps() == []
+
+
+def make_cs(namespace: str, name: str, replicas: int) -> dict[str, Any]:
+    return {
+        "apiVersion": CLONESET.api_version,
+        "kind": CLONESET.kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1"}]},
+            },
+        },
+    }
+
+
+def cs_converged(client: Any, namespace: str, names: list[str], replicas: int) -> bool:
+    for name in names:
+        status = client.get(CLONESET, name, namespace).get("status") or {}
+        if status.get("readyReplicas") != replicas or status.get("replicas") != replicas:
+            return False
+    return len(client.list(kinds.Pod, namespace)["items"]) == replicas * len(names)
+
+
+def test_clonesets_move_on_join_without_duplicate_pods(
+    client: Any, namespace: str, ring: str, replicas: Any, wait_for: Any
+) -> None:
+    """CloneSet pods have random names: a set reconciled on a partial view of its pods would
+    create extra ones. Two replicas, then a third joins and takes its share by drains while
+    the sets scale: the pods per set never exceed the spec."""
+    install_cloneset_crd(client)
+    journal: Journal = replicas.journal
+    managers = {n: replicas(n, "cloneset")[0] for n in ("shard-a", "shard-b")}
+    wait_for(lambda: ready_shards(client, namespace, ring) == set(managers), timeout=TIMEOUT)
+    names = names_split(namespace, ["shard-a", "shard-b", "shard-c"], per_shard=2)
+    for name in names:
+        client.create(make_cs(namespace, name, 2))
+    wait_for(lambda: cs_converged(client, namespace, names, 2), timeout=TIMEOUT)
+
+    most: dict[str, int] = {}
+    stop = threading.Event()
+
+    def count_pods() -> None:  # the most pods each set ever had, sampled while it all moves
+        while not stop.is_set():
+            per_set: dict[str, int] = {}
+            for pod in client.list(kinds.Pod, namespace)["items"]:
+                ref = meta.controller_ref(pod)
+                if ref is not None and not meta.deletion_timestamp(pod):
+                    per_set[str(ref["name"])] = per_set.get(str(ref["name"]), 0) + 1
+            for name, n in per_set.items():
+                most[name] = max(most.get(name, 0), n)
+            stop.wait(0.05)
+
+    sampler = threading.Thread(target=count_pods, daemon=True)
+    sampler.start()
+    managers["shard-c"] = replicas("shard-c", "cloneset")[0]
+    for name in names:
+        client.patch(CLONESET, name, {"spec": {"replicas": 3}}, namespace=namespace)
+    want = {n: shard_for(f"{namespace}/{n}", sorted(managers)) for n in names}
+    key = shard_label(ring)
+
+    def placed() -> bool:
+        sets = client.list(CLONESET, namespace)["items"]
+        return {meta.name(s): meta.labels(s).get(key) for s in sets} == want
+
+    wait_for(placed, timeout=TIMEOUT)
+    wait_for(lambda: cs_converged(client, namespace, names, 3), timeout=TIMEOUT)
+    stop.set()
+    sampler.join(5)
+    assert max(most.values()) <= 3, most
+    for pod in client.list(kinds.Pod, namespace)["items"]:
+        ref = meta.controller_ref(pod)
+        assert ref is not None and meta.labels(pod).get(key) == want[ref["name"]]
+    for identity, m in managers.items():
+        held = {meta.name(o) for o in m.cache.list(CLONESET, namespace)}
+        assert held == {n for n, s in want.items() if s == identity}
+    moved = [n for n in names if want[n] == "shard-c"]
+    assert moved and all("shard-c" in journal.replicas_of(f"{namespace}/{n}") for n in moved)
     assert journal.overlaps() == []
