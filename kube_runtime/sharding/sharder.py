@@ -29,6 +29,7 @@ shards changes.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -139,24 +140,47 @@ class ClientView:
         return self._items(Lease, self.lease_namespace, label_selector=f"{RING_LABEL}={self.ring}")
 
 
-def _metadata_only(obj: Obj) -> dict[str, Any]:
-    """What the sharder keeps of an object: its metadata without managed fields."""
-    md = dict(obj.get("metadata") or {})
-    md.pop("managedFields", None)
-    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": md}
+_KEPT = ("name", "namespace", "uid", "resourceVersion")
+
+
+def slim(obj: Obj, label_keys: Sequence[str]) -> dict[str, Any]:
+    """What the sharder keeps of a ring object: name, namespace, uid, resourceVersion, the
+    ring's labels (``label_keys``) and the controller reference; about a third of the
+    memory of the whole metadata."""
+    md = obj.get("metadata") or {}
+    out: dict[str, Any] = {k: md[k] for k in _KEPT if k in md}
+    labels = md.get("labels") or {}
+    kept = {k: labels[k] for k in label_keys if k in labels}
+    if kept:
+        out["labels"] = kept
+    ref = meta.controller_ref(obj)
+    if ref is not None:
+        out["ownerReferences"] = [
+            {k: ref[k] for k in ("apiVersion", "kind", "name", "uid", "controller") if k in ref}
+        ]
+    return {"metadata": out}
 
 
 def _lease(obj: Obj) -> dict[str, Any]:
     """What the sharder keeps of a shard Lease: metadata and spec."""
-    return {**_metadata_only(obj), "spec": dict(obj.get("spec") or {})}
+    md = dict(obj.get("metadata") or {})
+    md.pop("managedFields", None)
+    return {"metadata": md, "spec": dict(obj.get("spec") or {})}
 
 
 class _Store:
     """One kind's metadata, indexed by controller uid; a reflector's sink."""
 
-    def __init__(self, kind: Kind, on_change: Callable[[Obj | None, Obj], None]) -> None:
+    def __init__(
+        self,
+        kind: Kind,
+        on_change: Callable[[Obj | None, Obj], None],
+        label_keys: Sequence[str] = (),
+    ) -> None:
         self.kind = kind
-        self._keep = _lease if kind == Lease else _metadata_only
+        self._keep: Callable[[Obj], dict[str, Any]] = (
+            _lease if kind == Lease else functools.partial(slim, label_keys=tuple(label_keys))
+        )
         self._lock = threading.Lock()
         self._seen = threading.Condition(self._lock)
         self.objects: dict[tuple[str | None, str], dict[str, Any]] = {}
@@ -261,7 +285,11 @@ class MetadataView:
         self._reflectors: list[Reflector] = []
         all_kinds = [*dict.fromkeys(kinds), Lease]
         for kind in all_kinds:
-            store = _Store(kind, lambda old, new, k=kind: on_change(k, old, new))  # type: ignore[misc]
+            store = _Store(
+                kind,
+                lambda old, new, k=kind: on_change(k, old, new),  # type: ignore[misc]
+                (shard_label(ring), drain_label(ring)),
+            )
             self._stores[kind] = store
             is_lease = kind == Lease
             self._reflectors.append(
