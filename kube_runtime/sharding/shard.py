@@ -24,6 +24,7 @@ from kube_runtime import meta
 from kube_runtime.client.errors import is_already_exists, is_not_found
 from kube_runtime.kinds import Kind, Lease
 from kube_runtime.reconcile import Reconciler, Request, Result
+from kube_runtime.sharding import metrics as shard_metrics
 from kube_runtime.sharding.ring import (
     RING_LABEL,
     check_ring_name,
@@ -122,6 +123,7 @@ class ShardGate:
         self.reader = reader
         self.writer = writer
         self.shard = shard
+        self.ring = ring
         self.shard_key = shard_label(ring)
         self.drain_key = drain_label(ring)
         self.moved_key = moved_annotation(ring)
@@ -147,6 +149,7 @@ class ShardGate:
                 }
                 self.writer.patch(self.kind, request.name, patch, namespace=request.namespace)
                 self.drained += 1
+                shard_metrics.DRAINS.labels(self.ring, self.shard).inc()
                 log.info("shard %s: drained %s %s", self.shard, self.kind.kind, request.key)
             return None
         if labels.get(self.shard_key) != self.shard:

@@ -43,6 +43,7 @@ from kube_runtime.cache.reflector import Reflector
 from kube_runtime.client.errors import WriteRefused, is_conflict, is_not_found
 from kube_runtime.kinds import Kind, Lease
 from kube_runtime.leaderelection import LeaderElector, format_micro_time
+from kube_runtime.sharding import metrics as shard_metrics
 from kube_runtime.sharding.ring import (
     DEAD,
     EXPIRED,
@@ -627,10 +628,32 @@ class Sharder:
                 owner_kind[k].append(rk.primary)
         wake = threading.Event()
 
+        key = shard_label(self.ring)
+        counts: dict[str, int] = defaultdict(int)
+        count_lock = threading.Lock()
+
+        def count(kind: Kind, old: Obj | None, new: Obj) -> None:
+            """Objects per shard, kept up to date from the events (no scan)."""
+            view = self.view
+            deleted = (
+                view is not None
+                and view.get(kind, meta.namespace(new) or None, meta.name(new)) is None
+            )
+            before = None if old is None else meta.labels(old).get(key, "")
+            after = None if deleted else meta.labels(new).get(key, "")
+            if before == after:
+                return
+            with count_lock:
+                for shard, delta in ((before, -1), (after, 1)):
+                    if shard is not None:
+                        counts[shard] += delta
+                        shard_metrics.OBJECTS.labels(self.ring, shard).set(counts[shard])
+
         def on_change(kind: Kind, old: Obj | None, new: Obj) -> None:
             if kind == Lease:
                 wake.set()
             elif kind in primaries:
+                count(kind, old, new)
                 queue.add((kind, meta.namespace(new) or None, meta.name(new)))
             else:  # an owned object: its owner, which it follows
                 ref = meta.controller_ref(new)
@@ -673,7 +696,12 @@ class Sharder:
                 ).start()
             last: tuple[str, ...] | None = None
             while not leading_stop.is_set():
-                ready = assigner.ready_shards()
+                states = assigner.shard_states()
+                for state in (READY, EXPIRED, DEAD):
+                    shard_metrics.SHARDS.labels(self.ring, state).set(
+                        sum(1 for st in states.values() if st.state == state)
+                    )
+                ready = assigner.ready_shards(states)
                 if ready != last:
                     log.info("sharding %s: ready shards %s", self.ring, ", ".join(ready) or "none")
                     last = ready
@@ -687,6 +715,8 @@ class Sharder:
             self.leading.clear()
             queue.shutdown()
             view.stop()
+            for shard in list(counts):  # another replica's sharder reports from now on
+                shard_metrics.OBJECTS.remove(self.ring, shard)
 
     def _forget_dead(self, assigner: Assigner) -> None:
         """Delete dead shard Leases no object is assigned to any more (after a lease
@@ -734,6 +764,7 @@ class Sharder:
             try:
                 outcome = assigner.sync(kind, ns, name)
                 self.outcomes[outcome] += 1
+                shard_metrics.SYNCS.labels(self.ring, outcome).inc()
                 if outcome in (NO_SHARDS, FENCED):
                     queue.add_after(item, 0.5 if outcome == NO_SHARDS else 0.05)
                 queue.forget(item)
@@ -741,6 +772,7 @@ class Sharder:
                 level = logging.DEBUG if is_conflict(e) else logging.WARNING
                 log.log(level, "sharding %s: %s %s/%s: %s", self.ring, kind.kind, ns, name, e)
                 self.outcomes[RETRY] += 1
+                shard_metrics.SYNCS.labels(self.ring, RETRY).inc()
                 queue.add_rate_limited(item)
             finally:
                 queue.done(item)

@@ -25,6 +25,7 @@ from controllers.cloneset import setup as setup_cloneset
 from controllers.statefulset import setup
 from kube_runtime import Manager, kinds, meta
 from kube_runtime.envtest.managers import RunningManager, running
+from kube_runtime.metrics import REGISTRY
 from kube_runtime.reconcile import Reconciler, Request, Result
 from kube_runtime.sharding import RING_LABEL, Sharding, shard_for, shard_label
 
@@ -382,4 +383,21 @@ def test_clonesets_move_on_join_without_duplicate_pods(
         assert held == {n for n, s in want.items() if s == identity}
     moved = [n for n in names if want[n] == "shard-c"]
     assert moved and all("shard-c" in journal.replicas_of(f"{namespace}/{n}") for n in moved)
+
+    def exported() -> dict[str, float | None]:  # the sharder's objects-per-shard gauge
+        return {
+            shard: REGISTRY.get_sample_value(
+                "kube_runtime_sharding_objects", {"ring": ring, "shard": shard}
+            )
+            for shard in managers
+        }
+
+    expected = {s: float(sum(1 for v in want.values() if v == s)) for s in managers}
+    wait_for(lambda: exported() == expected, timeout=TIMEOUT)
+    drains = sum(
+        REGISTRY.get_sample_value("kube_runtime_sharding_drains_total", {"ring": ring, "shard": s})
+        or 0.0
+        for s in managers
+    )
+    assert drains >= len(moved)
     assert journal.overlaps() == []
