@@ -37,6 +37,7 @@ __all__ = [
     "SHARD_LABEL_PREFIX",
     "LeaseTracker",
     "ShardState",
+    "Targets",
     "check_ring_name",
     "drain_label",
     "format_moved",
@@ -125,6 +126,64 @@ def shard_for(key: str, shards: Iterable[str]) -> str | None:
         if best is None or candidate > best:
             best = candidate
     return None if best is None else best[1]
+
+
+class Targets:
+    """:func:`shard_for` with memory: a key's target is kept and, when the set of shards
+    changes, brought up to date incrementally instead of recomputed over every shard.
+
+    Exact, not approximate: if ``t`` was the top shard of ``key`` among ``P`` and the shards
+    become ``C`` (``J`` joined, ``L`` left), then either ``t`` left (recompute over ``C``)
+    or the top among ``C`` is the top among ``{t}`` and ``J``. So after a join a key costs
+    two hashes instead of one per shard, and after a leave only the leaver's keys are
+    rehashed. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._shards: tuple[str, ...] = ()
+        self._version = 0
+        self._history: list[tuple[frozenset[str], frozenset[str]]] = []  # per version: J, L
+        self._memo: dict[str, tuple[int, str]] = {}
+
+    def target(self, key: str, shards: Iterable[str]) -> str | None:
+        """The top shard of ``key`` among ``shards`` (the same answer as :func:`shard_for`)."""
+        # A tuple is taken as given (the sharder passes the same sorted one every time).
+        ready = shards if type(shards) is tuple else tuple(sorted(set(shards)))
+        with self._lock:
+            if ready != self._shards:
+                before, after = set(self._shards), set(ready)
+                if before != after:
+                    self._history.append((frozenset(after - before), frozenset(before - after)))
+                    self._version += 1
+                    if not ready:  # nothing to keep a target against
+                        self._memo.clear()
+                self._shards = ready
+            version, history = self._version, self._history
+            memo = self._memo.get(key)
+        if not ready:
+            return None
+        if memo is None:
+            best = shard_for(key, ready)
+        else:
+            best = memo[1]
+            for joined, left in history[memo[0] : version]:
+                if best in left:
+                    best = shard_for(key, ready)
+                    break
+                for shard in joined:
+                    if (score(shard, key), shard) > (score(best, key), best):
+                        best = shard
+        assert best is not None
+        with self._lock:
+            if self._version == version:
+                self._memo[key] = (version, best)
+        return best
+
+    def forget(self, key: str) -> None:
+        """Drop ``key`` (its object is gone)."""
+        with self._lock:
+            self._memo.pop(key, None)
 
 
 def format_moved(moved: Mapping[str, int]) -> str:

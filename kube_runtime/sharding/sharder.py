@@ -35,7 +35,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from kube_runtime import meta
@@ -52,11 +52,11 @@ from kube_runtime.sharding.ring import (
     SHARDER_HOLDER,
     LeaseTracker,
     ShardState,
+    Targets,
     drain_label,
     format_moved,
     moved_annotation,
     object_key,
-    shard_for,
     shard_label,
 )
 from kube_runtime.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
@@ -381,6 +381,10 @@ class Assigner:
     startup_grace: float = 15.0
     seen_timeout: float = 10.0
     clock: Callable[[], float] = time.monotonic
+    state_ttl: float = 0.1
+    """How long the shard states are reused (every sync needs them: judging 100 Leases costs
+    ~0.1 ms, a pass over a million objects would spend 100 s on it); a Lease event makes the
+    next sync judge them again at once."""
 
     def __post_init__(self) -> None:
         self.shard_key = shard_label(self.ring)
@@ -388,16 +392,49 @@ class Assigner:
         self.moved_key = moved_annotation(self.ring)
         self._started = self.clock()
         self._owned = {rk.primary: rk.owned for rk in self.kinds}
+        self.targets = Targets()
+        self._states_lock = threading.Lock()
+        self._lease_epoch = 0
+        self._fenced: set[str] = set()  # Leases taken over, until the view shows it
+        self._states: tuple[float, int, dict[str, ShardState], tuple[str, ...]] | None = None
 
     # --- the ring ---
+    def leases_changed(self) -> None:
+        """A shard Lease changed: judge the states again at the next sync."""
+        with self._states_lock:
+            self._lease_epoch += 1
+
+    def _judged(self) -> tuple[dict[str, ShardState], tuple[str, ...]]:
+        now = self.clock()
+        with self._states_lock:
+            cached, epoch = self._states, self._lease_epoch
+        if cached is not None and cached[1] == epoch and now - cached[0] < self.state_ttl:
+            return cached[2], cached[3]
+        states = self.tracker.states(self.view.leases())
+        with self._states_lock:
+            fenced = set(self._fenced)
+        for name in fenced:
+            st = states.get(name)
+            if st is None or st.state != EXPIRED:
+                with self._states_lock:
+                    self._fenced.discard(name)  # the view caught up (or it came back)
+            else:
+                states[name] = replace(st, state=DEAD)
+        ready = tuple(sorted(n for n, s in states.items() if s.state == READY))
+        with self._states_lock:
+            self._states = (now, epoch, states, ready)
+        return states, ready
+
     def shard_states(self) -> dict[str, ShardState]:
-        """Every shard Lease of the ring and its state now."""
-        return self.tracker.states(self.view.leases())
+        """Every shard Lease of the ring and its state (judged at most ``state_ttl`` ago)."""
+        return self._judged()[0]
 
     def ready_shards(self, states: Mapping[str, ShardState] | None = None) -> tuple[str, ...]:
         """The shards objects may be assigned to (empty while held back, see ``min_shards``)."""
-        states = self.shard_states() if states is None else states
-        ready = tuple(sorted(n for n, s in states.items() if s.state == READY))
+        if states is None:
+            ready = self._judged()[1]
+        else:
+            ready = tuple(sorted(n for n, s in states.items() if s.state == READY))
         if len(ready) < self.min_shards and self.clock() - self._started < self.startup_grace:
             return ()
         return ready
@@ -409,10 +446,11 @@ class Assigner:
         Raises on API errors (the caller retries)."""
         obj = self.view.get(kind, namespace, name)
         if obj is None:
+            self.targets.forget(object_key(namespace, name))
             return GONE
-        states = self.shard_states()
-        ready = self.ready_shards(states)
-        target = shard_for(object_key(namespace, name), ready)
+        states, _ = self._judged()
+        ready = self.ready_shards()
+        target = self.targets.target(object_key(namespace, name), ready)
         if target is None:
             return NO_SHARDS
         labels = meta.labels(obj)
@@ -486,6 +524,9 @@ class Assigner:
         )
         lease = {**lease, "apiVersion": Lease.api_version, "kind": Lease.kind, "spec": spec}
         self.client.update(lease)
+        with self._states_lock:
+            self._fenced.add(state.name)
+            self._lease_epoch += 1
         log.warning(
             "sharding %s: shard %s stopped renewing its Lease: taken over, its objects move",
             self.ring,
@@ -651,6 +692,8 @@ class Sharder:
 
         def on_change(kind: Kind, old: Obj | None, new: Obj) -> None:
             if kind == Lease:
+                if self.assigner is not None:
+                    self.assigner.leases_changed()
                 wake.set()
             elif kind in primaries:
                 count(kind, old, new)

@@ -14,6 +14,7 @@ from kube_runtime.sharding.ring import (
     READY,
     SHARDER_HOLDER,
     LeaseTracker,
+    Targets,
     check_ring_name,
     format_moved,
     parse_moved,
@@ -110,3 +111,50 @@ def test_lease_states_by_observed_time() -> None:
     leases[0] = lease("a", "a", 4)  # renewed: a new resourceVersion
     assert tracker.states(leases)["a"].state == READY
     assert tracker.states([]) == {}
+
+
+def test_targets_follow_ring_changes_exactly() -> None:
+    """Targets (memoized, updated incrementally) always agree with shard_for, over random
+    joins, leaves, an empty ring and keys first seen at any point."""
+    rng = random.Random(7)
+    targets = Targets()
+    pool = [f"shard-{i}" for i in range(12)]
+    ring = pool[:4]
+    keys = KEYS[:400]
+    for step in range(60):
+        change = rng.random()
+        if change < 0.4 and len(ring) < len(pool):
+            ring = [*ring, rng.choice([s for s in pool if s not in ring])]
+        elif change < 0.8 and ring:
+            ring = [s for s in ring if s != rng.choice(ring)]
+        elif change < 0.85:
+            ring = []
+        sample = rng.sample(keys, 100) if step % 3 else keys
+        for key in sample:
+            assert targets.target(key, ring) == shard_for(key, ring), (step, key, ring)
+
+
+def test_targets_join_costs_two_hashes_per_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kube_runtime.sharding import ring as ring_module
+
+    shards = [f"shard-{i}" for i in range(50)]
+    moved = sum(1 for k in KEYS[:1000] if shard_for(k, [*shards, "shard-new"]) == "shard-new")
+    targets = Targets()
+    for key in KEYS[:1000]:
+        targets.target(key, shards)
+    calls = 0
+    real = ring_module.score
+
+    def counting(shard: str, key: str) -> int:
+        nonlocal calls
+        calls += 1
+        return real(shard, key)
+
+    monkeypatch.setattr(ring_module, "score", counting)
+    for key in KEYS[:1000]:
+        targets.target(key, [*shards, "shard-new"])
+    assert calls == 2 * 1000  # instead of 51 per key
+    calls = 0
+    for key in KEYS[:1000]:
+        targets.target(key, shards)  # the newcomer leaves: only its keys are rehashed
+    assert moved and calls == 50 * moved
