@@ -112,8 +112,10 @@ class Builder:
         cache_sync_timeout: float | None = None,
         sharded: bool | None = None,
     ) -> Builder:
-        """Controller options; ``sharded=False`` keeps a controller on a sharded manager
-        whole (it sees every object and must then be the only replica's, or idempotent)."""
+        """Controller options. ``sharded=False`` on a sharded manager: no shard gate, and the
+        controller's ``for_``/``owns`` kinds are not narrowed for it (it reconciles on every
+        replica, so it must be idempotent); a kind another controller of the manager shards
+        is cached sharded for all of them, one informer per kind."""
         if sharded is not None:
             self._sharded = sharded
         given = {
