@@ -625,6 +625,7 @@ class Sharder:
         self.elector: LeaderElector | None = None
         self.outcomes: dict[str, int] = defaultdict(int)
         self._last_cleanup = float("-inf")
+        self._counts: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"Sharder({self.ring})"
@@ -671,6 +672,7 @@ class Sharder:
 
         key = shard_label(self.ring)
         counts: dict[str, int] = defaultdict(int)
+        self._counts = counts
         count_lock = threading.Lock()
 
         def count(kind: Kind, old: Obj | None, new: Obj) -> None:
@@ -762,8 +764,9 @@ class Sharder:
                 shard_metrics.OBJECTS.remove(self.ring, shard)
 
     def _forget_dead(self, assigner: Assigner) -> None:
-        """Delete dead shard Leases no object is assigned to any more (after a lease
-        duration, so a shard that was only paused finds its Lease taken, not gone)."""
+        """Delete dead shard Leases no primary object is assigned to any more (after a lease
+        duration, so a shard that was only paused finds its Lease taken, not gone); the
+        counts come from the events, no scan."""
         assert self.view is not None
         now = assigner.clock()
         if now - self._last_cleanup < self.timings[0]:
@@ -772,23 +775,13 @@ class Sharder:
         for st in assigner.shard_states().values():
             if st.state != DEAD or now - st.since < self.timings[0]:
                 continue
-            if self._assigned_any(assigner, st.name):
+            if self._counts.get(st.name, 0) > 0:  # primary objects still labelled for it
                 continue
             try:
                 assigner.client.delete(Lease, st.name, self.lease_namespace)
                 log.info("sharding %s: deleted the Lease of dead shard %s", self.ring, st.name)
             except Exception as e:
                 log.debug("sharding %s: deleting Lease %s: %s", self.ring, st.name, e)
-
-    def _assigned_any(self, assigner: Assigner, shard: str) -> bool:
-        assert self.view is not None
-        for rk in assigner.kinds:
-            for kind in (rk.primary, *rk.owned):
-                for ns, name in self.view.keys(kind):
-                    obj = self.view.get(kind, ns, name)
-                    if obj is not None and meta.labels(obj).get(assigner.shard_key) == shard:
-                        return True
-        return False
 
     def _work(
         self,

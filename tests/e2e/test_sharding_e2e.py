@@ -249,6 +249,20 @@ def test_objects_split_move_on_leave_and_join(
     )
     assert drained >= len(moved)
 
+    # The Lease of the replica that left is deleted once no set refers to it.
+    wait_for(
+        lambda: (
+            "shard-c"
+            not in {
+                meta.name(x)
+                for x in client.list(kinds.Lease, namespace, label_selector=f"{RING_LABEL}={ring}")[
+                    "items"
+                ]
+            }
+        ),
+        timeout=TIMEOUT,
+    )
+
     # Never two replicas on one set at once; no duplicate pods (names are ordinals).
     assert journal.overlaps() == []
     pods = client.list(kinds.Pod, namespace)["items"]
