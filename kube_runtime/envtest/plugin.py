@@ -25,7 +25,9 @@ cluster fixture (``store``, ``api``, ...).
 from __future__ import annotations
 
 import os
+import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +59,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=BACKENDS,
         default=None,
         help=f"cluster backend of the fixtures (default: ${BACKEND_ENV} or embedded)",
+    )
+    parser.addini(
+        "kube_runtime_namespace_wait",
+        "seconds the namespace fixture waits for its namespace to be gone, warning when an "
+        "object's finalizer keeps it terminating (default 0: no wait)",
+        default="0",
     )
     parser.addini(
         "kube_runtime_watch_history_size",
@@ -216,9 +224,39 @@ def api_client(embedded_cluster: Any) -> Iterator[Any]:
         client.close()
 
 
+def _namespace_wait(config: pytest.Config, embedded: bool) -> float:
+    """Seconds the ``namespace`` fixture waits for its namespace to be gone."""
+    raw = str(config.getini("kube_runtime_namespace_wait")).strip().lower()
+    return max(0.0, float(raw or 0))
+
+
+def _wait_namespace_gone(cluster: Any, name: str, seconds: float) -> None:
+    """Wait until the namespace is gone; warn (naming what holds it) when it is not."""
+    info = cluster.resource("", "namespaces")
+    deadline = time.monotonic() + seconds
+    while True:
+        stored = cluster.store.try_get(info, None, name)
+        if stored is None:
+            return
+        if time.monotonic() > deadline:
+            conditions = stored.obj.get("status", {}).get("conditions") or []
+            held = "; ".join(str(c.get("message")) for c in conditions if c.get("status") == "True")
+            warnings.warn(
+                f"namespace {name} is still terminating {seconds:g} s after the test: "
+                f"{held or 'its content is being deleted'} (an object with a finalizer no "
+                "controller removes?)",
+                stacklevel=1,
+            )
+            return
+        time.sleep(0.01)
+
+
 @pytest.fixture
 def namespace(embedded_cluster: Any, request: pytest.FixtureRequest) -> Iterator[str]:
-    """A fresh namespace for one test, deleted (with its content) afterwards."""
+    """A fresh namespace for one test, deleted (with its content) afterwards. With the ini
+    option ``kube_runtime_namespace_wait = SECONDS`` the fixture also waits until it is gone
+    and, on the embedded cluster, warns naming what holds it when an object's finalizer keeps
+    it terminating (off by default: a suite that leaves finalizers on purpose would wait)."""
     from kube_runtime.envtest.cluster import EmbeddedCluster
 
     name = f"t-{uuid.uuid4().hex[:10]}"
@@ -232,6 +270,10 @@ def namespace(embedded_cluster: Any, request: pytest.FixtureRequest) -> Iterator
                 embedded_cluster.store.delete(info, None, name)
             except Exception:
                 pass
+            else:
+                wait = _namespace_wait(request.config, embedded=True)
+                if wait > 0:
+                    _wait_namespace_gone(embedded_cluster, name, wait)
         return
     c: Client = request.getfixturevalue("client")
     c.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
@@ -242,6 +284,14 @@ def namespace(embedded_cluster: Any, request: pytest.FixtureRequest) -> Iterator
             c.delete("v1/Namespace", name)
         except Exception:
             pass
+        else:
+            deadline = time.monotonic() + _namespace_wait(request.config, embedded=False)
+            while time.monotonic() < deadline:
+                try:
+                    c.get("v1/Namespace", name)
+                except Exception:
+                    break
+                time.sleep(0.2)
 
 
 @pytest.fixture
