@@ -142,9 +142,14 @@ class ApiServer:
             )
         return response
 
+    def _crd_objects(self) -> list[Obj]:
+        """The stored CustomResourceDefinitions (for the OpenAPI documents)."""
+        info = self.registry.by_key(*crds.CRD_KEY)
+        return [] if info is None else [s.obj for s in self.store.list(info, None).items]
+
     def _dispatch(self, request: Request) -> Response | StreamResponse:
         path = request.path.rstrip("/") or "/"
-        answer = nonresource.serve(self.registry, self.address, request, path)
+        answer = nonresource.serve(self.registry, self.address, request, path, self._crd_objects)
         if answer is not None:
             return answer
         parts = path.strip("/").split("/")

@@ -18,8 +18,17 @@ from kube_runtime.envtest.server.responses import error_response, json_response
 OPEN_PATHS = ("/healthz", "/livez", "/readyz", "/version")
 
 
-def serve(registry: Registry, address: str, request: Request, path: str) -> Response | None:
-    """The answer for a non-resource ``path`` (without its trailing ``/``), None for others."""
+def serve(
+    registry: Registry,
+    address: str,
+    request: Request,
+    path: str,
+    crds: openapi.CrdSource | None = None,
+) -> Response | None:
+    """The answer for a non-resource ``path`` (without its trailing ``/``), None for others.
+
+    ``crds`` gives the stored CustomResourceDefinitions, whose schemas the OpenAPI documents
+    publish."""
     if path in ("/healthz", "/livez", "/readyz"):
         return Response(200, b"ok", "text/plain")
     if path == "/version":
@@ -34,7 +43,7 @@ def serve(registry: Registry, address: str, request: Request, path: str) -> Resp
             return json_response(200, discovery.api_versions(address))
         return json_response(200, discovery.api_group_list(registry))
     if path.startswith("/openapi"):
-        return openapi.serve(registry, path, request.headers.get("accept", ""))
+        return openapi.serve(registry, request, path, crds)
     if path == "/":
         return json_response(200, discovery.root_paths(registry))
     parts = path.strip("/").split("/")

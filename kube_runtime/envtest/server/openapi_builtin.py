@@ -1,0 +1,158 @@
+"""The OpenAPI definitions of the built-in kinds, from Kubernetes' own published spec.
+
+Source: the ``kubernetes-validate`` package (PyPI), which ships, for every Kubernetes minor
+release, the definitions of kube-apiserver's OpenAPI document converted to JSON Schema
+(``kubernetes-json-schema/v1.N.0-local/_definitions.json``). It is regenerated from
+Kubernetes' ``api/openapi-spec`` for each release, so descriptions, required fields,
+formats, the ``x-kubernetes-group-version-kind`` of each kind and the strategic-merge
+metadata (``x-kubernetes-patch-strategy`` / ``-patch-merge-key``, list types) stay in step
+with Kubernetes; nothing here is written by hand. The ``kubernetes`` client's models were the
+other candidate, but they carry no patch strategies, merge keys, list types or required
+fields, and kubectl computes ``apply`` patches from exactly those.
+
+The release read is the one :data:`~.discovery.SERVER_VERSION` reports (the newest shipped
+when the package has no such release). :func:`definitions` undoes the JSON Schema
+conversion to give OpenAPI v2 schema objects (a single type instead of ``[T, "null"]``,
+references under ``#/definitions/``, ``int-or-string`` and ``Quantity`` as kube-apiserver
+writes them), loaded once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from kube_runtime.envtest.server.discovery import SERVER_VERSION
+
+__all__ = ["V2_PREFIX", "definitions", "kind_definitions", "referenced", "spec_release"]
+
+#: Where an OpenAPI v2 reference points.
+V2_PREFIX = "#/definitions/"
+_SOURCE_PREFIX = "#/$defs/"
+_SCHEMA_ROOT = "kubernetes-json-schema"
+
+#: Definitions kube-apiserver publishes as plain strings (JSON Schema writes them as oneOf).
+_STRING_TYPES = {
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString": "int-or-string",
+    "io.k8s.apimachinery.pkg.api.resource.Quantity": "",
+}
+
+
+def _release_dirs() -> dict[tuple[int, int], Any]:
+    root = importlib.resources.files("kubernetes_validate") / _SCHEMA_ROOT
+    found: dict[tuple[int, int], Any] = {}
+    for entry in root.iterdir():
+        m = re.fullmatch(r"v(\d+)\.(\d+)\.\d+-local", entry.name)
+        if m:
+            found[(int(m.group(1)), int(m.group(2)))] = entry
+    return found
+
+
+@functools.cache
+def spec_release() -> str:
+    """The directory name of the Kubernetes release the definitions come from."""
+    found = _release_dirs()
+    wanted = (int(SERVER_VERSION["major"]), int(str(SERVER_VERSION["minor"]).rstrip("+")))
+    chosen = found.get(wanted) or found[max(found)]
+    return str(chosen.name)
+
+
+def _convert(node: Any, *, top_level_kind: bool = False) -> Any:
+    """One JSON Schema node as an OpenAPI v2 schema (enums kept: v3 publishes them)."""
+    if isinstance(node, list):
+        return [_convert(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "$ref":
+            out[key] = V2_PREFIX + str(value).removeprefix(_SOURCE_PREFIX)
+        elif key == "type" and isinstance(value, list):
+            kept = [t for t in value if t != "null"]
+            if kept:
+                out[key] = kept[0]
+        elif key == "properties":
+            props = {}
+            for name, prop in value.items():
+                converted = _convert(prop)
+                if top_level_kind and name in ("apiVersion", "kind"):
+                    converted.pop("enum", None)  # added by the JSON Schema conversion
+                props[name] = converted
+            out[key] = props
+        elif key in ("$schema", "$id"):
+            continue
+        else:
+            out[key] = _convert(value)
+    return out
+
+
+@functools.cache
+def definitions() -> dict[str, dict[str, Any]]:
+    """Every built-in definition by its OpenAPI name (``io.k8s.api.core.v1.Pod``), v2 form.
+
+    Shared by every caller: never mutate what it returns.
+    """
+    found = _release_dirs()
+    entry = next(e for e in found.values() if e.name == spec_release())
+    raw = orjson.loads((entry / "_definitions.json").read_bytes())["$defs"]
+    out: dict[str, dict[str, Any]] = {}
+    for name, schema in raw.items():
+        if name in _STRING_TYPES:
+            converted: dict[str, Any] = {"type": "string"}
+            if _STRING_TYPES[name]:
+                converted["format"] = _STRING_TYPES[name]
+            if "description" in schema:
+                converted["description"] = schema["description"]
+        else:
+            converted = _convert(schema, top_level_kind="x-kubernetes-group-version-kind" in schema)
+        out[name] = converted
+    return out
+
+
+@functools.cache
+def _by_gvk() -> dict[tuple[str, str, str], str]:
+    index: dict[tuple[str, str, str], str] = {}
+    for name, schema in definitions().items():
+        for gvk in schema.get("x-kubernetes-group-version-kind") or ():
+            index.setdefault((gvk["group"], gvk["version"], gvk["kind"]), name)
+    return index
+
+
+def kind_definitions(group: str, version: str, kind: str) -> str | None:
+    """The definition name of a built-in kind (``apps``, ``v1``, ``StatefulSet``), or None."""
+    return _by_gvk().get((group, version, kind))
+
+
+def _refs(node: Any, into: set[str]) -> None:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(V2_PREFIX):
+            into.add(ref[len(V2_PREFIX) :])
+        for value in node.values():
+            _refs(value, into)
+    elif isinstance(node, list):
+        for value in node:
+            _refs(value, into)
+
+
+def referenced(roots: Iterable[str], extra: Iterable[dict[str, Any]] = ()) -> list[str]:
+    """Built-in definition names reachable from ``roots`` and from references in ``extra``."""
+    defs = definitions()
+    todo: set[str] = set(roots)
+    for node in extra:
+        _refs(node, todo)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in defs:
+            continue
+        seen.add(name)
+        found: set[str] = set()
+        _refs(defs[name], found)
+        todo |= found - seen
+    return sorted(seen)
