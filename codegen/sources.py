@@ -2,7 +2,8 @@
 
 A :class:`Source` keeps the raw bytes (hashed into the generated header), a label for the
 header (a file's base name, so the output does not depend on the working directory) and the
-CustomResourceDefinition documents it holds. Other documents in a file are ignored.
+CustomResourceDefinition documents it holds. Other documents in a file are ignored. Files are
+read as YAML 1.2 (``yes``, ``on``, ``=`` are strings), as kubectl and kube-apiserver read them.
 """
 
 from __future__ import annotations
@@ -14,11 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from codegen.yaml12 import YamlError, load_all
 
 __all__ = ["CrdError", "Source", "from_cluster", "from_file", "from_text"]
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class CrdError(ValueError):
@@ -37,10 +36,12 @@ class Source:
 
 
 def from_text(label: str, data: bytes) -> Source:
-    """Parse a manifest (YAML documents or one JSON object / List) into a Source."""
+    """Parse a manifest (YAML documents or one JSON object / List) into a Source.
+
+    YAML is read as YAML 1.2, as Kubernetes reads it (:mod:`codegen.yaml12`)."""
     try:
-        documents = list(yaml.load_all(data, Loader=_Loader))
-    except yaml.YAMLError as err:
+        documents = load_all(data)
+    except YamlError as err:
         raise CrdError(f"{label}: not YAML/JSON: {err}") from None
     crds = tuple(_crds(documents))
     if not crds:
