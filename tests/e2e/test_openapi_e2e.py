@@ -271,3 +271,30 @@ def test_explain_custom_resource(kubectl: Any, gizmo_group: str, api_client: Any
         timeout=30,
         message="the new field in kubectl explain",
     )
+
+
+def test_kubectl_1_20_validates_against_the_v2_document(kubeconfig: Path, tmp_path: Path) -> None:
+    """kubectl 1.20 has no server-side validation: ``--validate`` (on by default) checks the
+    manifest against ``/openapi/v2`` itself, so an unknown field is refused before sending."""
+    binary = _BINARIES["debian-1.20"]
+    if binary is None:
+        pytest.skip("kubectl (debian-1.20) not installed: run `make kubectl`")
+    manifest = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "validated"},
+            "data": {"a": "1"},
+            "spec": {"foo": 1},
+        }
+    )
+    cmd = [binary, "--kubeconfig", str(kubeconfig), "--cache-dir", str(tmp_path)]
+    proc = subprocess.run(
+        [*cmd, "apply", "--validate=true", "--dry-run=client", "-f", "-"],
+        input=manifest,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode != 0
+    assert 'unknown field "spec" in io.k8s.api.core.v1.ConfigMap' in proc.stderr

@@ -14,7 +14,14 @@ from typing import Any
 import orjson
 
 from kube_runtime import patch
-from kube_runtime.envtest.server import bodylimits, errors, fieldmanager, shapes, subresources
+from kube_runtime.envtest.server import (
+    bodylimits,
+    errors,
+    fieldmanager,
+    fieldvalidation,
+    shapes,
+    subresources,
+)
 from kube_runtime.envtest.server.http import Request, Response
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.responses import JSON, object_response
@@ -197,6 +204,14 @@ class Writes:
                 "create not allowed while custom resource definition is terminating",
                 {"group": route.info.group, "kind": route.info.plural},
             )
+        found = fieldvalidation.check(
+            request,
+            route.info,
+            route.version,
+            route.info.kind,
+            body,
+            fieldvalidation.json_body(request),
+        )
         body.setdefault("apiVersion", route.info.api_version(route.version))
         dry_run = request.param("dryRun") == "All"
         stored = self.store.create(
@@ -206,7 +221,7 @@ class Writes:
             dry_run=dry_run,
             fields=self._fields_hook(request, route),
         )
-        return self._answer("create", route, stored, dry_run)
+        return fieldvalidation.add_warnings(self._answer("create", route, stored, dry_run), found)
 
     def update(self, request: Request, route: Route) -> Response:
         assert route.name is not None
@@ -219,6 +234,14 @@ class Writes:
         if route.subresource == "finalize":
             return subresources.finalize_namespace(self.store, route, body)
         _check_kind(route, body)
+        found = fieldvalidation.check(
+            request,
+            route.info,
+            route.version,
+            route.info.kind,
+            body,
+            fieldvalidation.json_body(request),
+        )
         stored = self.store.update(
             route.info,
             route.namespace,
@@ -228,7 +251,7 @@ class Writes:
             dry_run=dry_run,
             fields=self._fields_hook(request, route),
         )
-        return self._answer("update", route, stored, dry_run)
+        return fieldvalidation.add_warnings(self._answer("update", route, stored, dry_run), found)
 
     def patch(self, request: Request, route: Route) -> Response:
         assert route.name is not None
@@ -270,7 +293,11 @@ class Writes:
             except patch.PatchError as e:
                 raise errors.api_error(e.code, str(e)) from None
             _check_patched(route, group, kind, result, custom)
+            found[:] = fieldvalidation.check(request, info, route.version, kind, result, body)
             return result
+
+        found: list[str] = []
+        body = request.body if ctype in (_STRATEGIC, "application/merge-patch+json") else None
 
         force = request.param("force")
         if ctype == _APPLY and route.subresource != "scale":
@@ -281,8 +308,10 @@ class Writes:
             )
         hook = self._fields_hook(request, route)
         if route.subresource == "scale":
-            return subresources.write_scale(self.store, route, apply, dry_run, hook)
-        return self._mutate(route, apply, dry_run, hook)
+            response = subresources.write_scale(self.store, route, apply, dry_run, hook)
+        else:
+            response = self._mutate(route, apply, dry_run, hook)
+        return fieldvalidation.add_warnings(response, found)
 
     def _apply(
         self, request: Request, route: Route, doc: Any, force: bool, dry_run: bool

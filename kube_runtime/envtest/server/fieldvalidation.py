@@ -1,0 +1,218 @@
+"""Server-side field validation: the ``fieldValidation`` query parameter of create, update
+and patch (kube-apiserver 1.25+; the default is ``Warn``).
+
+A field is *unknown* when the kind's schema has no such field: for a built-in kind, its
+OpenAPI definition (:mod:`.openapi_builtin`, Kubernetes' published spec); for a custom
+resource, what pruning would drop under the CRD's structural schema, plus unknown fields of
+``metadata`` (checked against ``ObjectMeta``). A field is *duplicate* when a JSON object of
+the body names it twice. Each is reported by its path, e.g. ``spec.containers[0].foo``.
+
+* ``Strict``: 400 BadRequest, ``<Kind> in version "v1" cannot be handled as a <Kind>:
+  strict decoding error: unknown field "spec.foo", duplicate field "spec.bar"``.
+* ``Warn``: the unknown fields are dropped and each finding comes back as a ``Warning:
+  299 - "unknown field \\"spec.foo\\""`` response header.
+* ``Ignore``: dropped silently.
+
+:func:`mode` reads the parameter (422 for any other value), :func:`check` does the work on a
+decoded body, and :func:`warning_header` words the findings for the response.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from kube_runtime.envtest.server import crdschema, errors, openapi_builtin
+from kube_runtime.envtest.server.http import Request, Response
+from kube_runtime.envtest.server.resources import ResourceInfo
+
+__all__ = [
+    "add_warnings",
+    "check",
+    "duplicate_fields",
+    "json_body",
+    "mode",
+    "unknown_fields",
+    "warning_header",
+]
+
+STRICT, WARN, IGNORE = "Strict", "Warn", "Ignore"
+_MODES = (IGNORE, STRICT, WARN)
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+_OPTIONS = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions"}
+
+
+def mode(request: Request) -> str:
+    """The request's ``fieldValidation`` (``Warn`` when absent); 422 for an unknown value."""
+    value = request.param("fieldValidation")
+    if value is None or value == "":
+        return WARN
+    if value not in _MODES:
+        options = _OPTIONS.get(request.method, "CreateOptions")
+        supported = ", ".join(f'"{m}"' for m in ("", *_MODES))
+        cause = errors.Cause(
+            "fieldValidation",
+            "FieldValueNotSupported",
+            f'Unsupported value: "{value}": supported values: {supported}',
+        )
+        raise errors.invalid(options, "meta.k8s.io", "", [cause])
+    return value
+
+
+def _child(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _walk_builtin(
+    value: Any, schema: dict[str, Any], path: str, found: list[str], drop: bool
+) -> None:
+    defs = openapi_builtin.definitions()
+    ref = schema.get("$ref")
+    while ref is not None:
+        schema = defs.get(ref.removeprefix(openapi_builtin.V2_PREFIX), {})
+        ref = schema.get("$ref")
+    if type(value) is dict:
+        props = schema.get("properties")
+        if props is not None:
+            for key in list(value):
+                sub = props.get(key)
+                if sub is None:
+                    found.append(_child(path, key))
+                    if drop:
+                        del value[key]
+                else:
+                    _walk_builtin(value[key], sub, _child(path, key), found, drop)
+            return
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for key, item in value.items():
+                _walk_builtin(item, extra, _child(path, key), found, drop)
+    elif type(value) is list:
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                _walk_builtin(item, items, f"{path}[{i}]", found, drop)
+
+
+def _removed(before: Any, after: Any, path: str, found: list[str]) -> None:
+    """Paths present in ``before`` and gone from ``after`` (what pruning dropped)."""
+    if type(before) is dict and type(after) is dict:
+        for key, value in before.items():
+            if key not in after:
+                found.append(_child(path, key))
+            else:
+                _removed(value, after[key], _child(path, key), found)
+    elif type(before) is list and type(after) is list and len(before) == len(after):
+        for i, (b, a) in enumerate(zip(before, after, strict=True)):
+            _removed(b, a, f"{path}[{i}]", found)
+
+
+def unknown_fields(
+    info: ResourceInfo, version: str, kind: str, obj: Any, *, drop: bool
+) -> list[str]:
+    """The unknown fields of ``obj`` (of ``kind``, a built-in or ``info``'s custom kind), in
+    document order; with ``drop`` they are removed from ``obj`` (built-in kinds; a custom
+    resource's are pruned by the store)."""
+    found: list[str] = []
+    if type(obj) is not dict:
+        return found
+    if info.custom and kind == info.kind:
+        schema = info.schemas.get(version)
+        if schema is not None and not schema.preserves_everything:
+            pruned = crdschema.prune(copy.deepcopy(obj), schema)
+            _removed({k: v for k, v in obj.items() if k != "metadata"}, pruned, "", found)
+        meta = obj.get("metadata")
+        if type(meta) is dict:
+            _walk_builtin(
+                meta, {"$ref": openapi_builtin.V2_PREFIX + _OBJECT_META}, "metadata", found, drop
+            )
+        order = {key: i for i, key in enumerate(obj)}  # document order, as the decoder reports
+        found.sort(key=lambda p: order.get(p.split(".", 1)[0].split("[", 1)[0], len(order)))
+        return found
+    group = "autoscaling" if kind == "Scale" else info.group
+    scale_version = "v1" if kind == "Scale" else version
+    name = openapi_builtin.kind_definitions(group, scale_version, kind)
+    if name is not None:
+        _walk_builtin(obj, {"$ref": openapi_builtin.V2_PREFIX + name}, "", found, drop)
+    return found
+
+
+def duplicate_fields(body: bytes) -> list[str]:
+    """Fields a JSON ``body`` names twice in one object, by path; [] for anything else."""
+    if b'"' not in body:
+        return []
+    repeated: dict[int, list[str]] = {}
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            seen: set[str] = set()
+            dups: list[str] = []
+            for key, _ in pairs:
+                if key in seen and key not in dups:
+                    dups.append(key)
+                seen.add(key)
+            repeated[id(obj)] = dups
+        return obj
+
+    try:
+        data = json.loads(body, object_pairs_hook=hook)
+    except (ValueError, RecursionError):
+        return []
+    if not repeated:
+        return []
+    found: list[str] = []
+
+    def walk(value: Any, path: str) -> None:
+        if type(value) is dict:
+            found.extend(_child(path, key) for key in repeated.get(id(value), ()))
+            for key, item in value.items():
+                walk(item, _child(path, key))
+        elif type(value) is list:
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]")
+
+    walk(data, "")
+    return found
+
+
+def check(
+    request: Request, info: ResourceInfo, version: str, kind: str, obj: Any, body: bytes | None
+) -> list[str]:
+    """Field validation of a write whose decoded object is ``obj`` (``body``: the raw JSON
+    to look for duplicate fields in, None when it is not JSON). Unknown fields of a built-in
+    kind are dropped from ``obj``. Returns the warnings; raises 400 under ``Strict``."""
+    wanted = mode(request)
+    strict = wanted == STRICT
+    unknown = unknown_fields(info, version, kind, obj, drop=not strict)
+    if wanted == IGNORE:
+        return []
+    findings = [f'unknown field "{p}"' for p in unknown]
+    if body is not None:
+        findings += [f'duplicate field "{p}"' for p in duplicate_fields(body)]
+    if strict and findings:
+        raise errors.bad_request(
+            f'{kind} in version "{version}" cannot be handled as a {kind}: '
+            f"strict decoding error: {', '.join(findings)}"
+        )
+    return findings
+
+
+def json_body(request: Request) -> bytes | None:
+    """The request body when it is JSON (where duplicate fields are looked for), else None."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip()
+    return request.body if ctype.endswith("json") else None
+
+
+def add_warnings(response: Response, findings: list[str]) -> Response:
+    """``response`` with a ``Warning`` header for ``findings`` (none: unchanged)."""
+    if findings:
+        response.headers["Warning"] = warning_header(findings)
+    return response
+
+
+def warning_header(findings: list[str]) -> str:
+    """The ``Warning`` header value carrying ``findings`` (code 299, agent ``-``)."""
+    quoted = (f.replace("\\", "\\\\").replace('"', '\\"') for f in findings)
+    return ", ".join(f'299 - "{q}"' for q in quoted)

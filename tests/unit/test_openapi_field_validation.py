@@ -1,0 +1,99 @@
+"""Field validation's parts without a server: unknown fields against the built-in kinds'
+OpenAPI definitions and a CRD schema, duplicate JSON fields by path, the Warning header."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kube_runtime.envtest.server import fieldvalidation
+from kube_runtime.envtest.server.crds import resource_from_crd
+from kube_runtime.envtest.server.resources import SERVED_BUILTINS, ResourceInfo
+
+
+def _builtin(group: str, plural: str) -> ResourceInfo:
+    return next(i for i in SERVED_BUILTINS if (i.group, i.plural) == (group, plural))
+
+
+def test_unknown_fields_of_a_builtin_kind_by_path_and_dropped() -> None:
+    sts: dict[str, Any] = {
+        "metadata": {"name": "a", "labelz": {}},
+        "spec": {
+            "replicas": 1,
+            "template": {
+                "metadata": {"labels": {"free": "form"}},
+                "spec": {"containers": [{"name": "c", "imag": "x"}]},
+            },
+            "volumeClaimTemplates": [{"spec": {"resources": {"requests": {"storage": "1Gi"}}}}],
+        },
+        "extra": 1,
+    }
+    info = _builtin("apps", "statefulsets")
+    found = fieldvalidation.unknown_fields(info, "v1", "StatefulSet", sts, drop=True)
+    assert found == ["metadata.labelz", "spec.template.spec.containers[0].imag", "extra"]
+    assert "extra" not in sts and "labelz" not in sts["metadata"]
+    assert sts["spec"]["template"]["spec"]["containers"] == [{"name": "c"}]
+    # Maps (labels, requests) take any key.
+    assert sts["spec"]["template"]["metadata"]["labels"] == {"free": "form"}
+
+
+def test_unknown_fields_of_a_custom_resource_follow_pruning() -> None:
+    crd = {
+        "metadata": {"name": "things.x.example.com"},
+        "spec": {
+            "group": "x.example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "things", "kind": "Thing"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {
+                                    "type": "object",
+                                    "properties": {
+                                        "items": {
+                                            "type": "array",
+                                            "items": {
+                                                "type": "object",
+                                                "properties": {"a": {"type": "string"}},
+                                            },
+                                        },
+                                        "free": {
+                                            "type": "object",
+                                            "x-kubernetes-preserve-unknown-fields": True,
+                                        },
+                                    },
+                                }
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    info = resource_from_crd(crd)
+    assert info is not None
+    obj = {
+        "apiVersion": "x.example.com/v1",
+        "kind": "Thing",
+        "metadata": {"name": "t", "bogus": 1},
+        "spec": {"items": [{"a": "x", "b": 1}], "free": {"anything": 1}, "c": 2},
+    }
+    found = fieldvalidation.unknown_fields(info, "v1", "Thing", obj, drop=False)
+    assert found == ["metadata.bogus", "spec.items[0].b", "spec.c"]
+
+
+def test_duplicate_fields_by_path() -> None:
+    body = b'{"a":1,"spec":{"x":[{"k":1,"k":2}],"y":1,"y":2},"a":3}'
+    assert fieldvalidation.duplicate_fields(body) == ["a", "spec.y", "spec.x[0].k"]
+    assert fieldvalidation.duplicate_fields(b'{"a":1}') == []
+    assert fieldvalidation.duplicate_fields(b"not json") == []
+
+
+def test_warning_header_quotes_each_finding() -> None:
+    header = fieldvalidation.warning_header(['unknown field "a"', 'duplicate field "b"'])
+    assert header == '299 - "unknown field \\"a\\"", 299 - "duplicate field \\"b\\""'
