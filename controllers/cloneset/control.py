@@ -9,15 +9,18 @@ the pods one step toward the spec. Writes go through a
 
 Decisions, in upstream's order:
 
-1. Scale (:class:`~controllers.cloneset.scale.Scaler`); when scaling wrote nothing (and did
-   not fail), update (:class:`~controllers.cloneset.update.Updater`).
+1. Scale (:class:`~controllers.cloneset.scale.Scaler`), counting a pod held in
+   PreparingUpdate as updated (upstream's ``PreparingUpdateAsUpdate``); when scaling wrote
+   nothing (and did not fail), update (:class:`~controllers.cloneset.update.Updater`),
+   counting pods by revision only.
 2. Status from the pods, with ``FailedScale`` / ``FailedUpdate`` conditions carrying the
-   step's error (removed once a step succeeds); written only when it changed, also when a
-   step failed (the error is raised after).
+   step's error (removed once a step succeeds) and the ``Progressing`` condition of
+   ``progressDeadlineSeconds``; written only when it changed, also when a step failed (the
+   error is raised after).
 3. ``podsToDelete`` entries naming no pod are dropped; revisions beyond
    ``revisionHistoryLimit`` (default 10) that no pod uses are deleted.
-4. Requeue for in-place grace periods and for the moment the next pod becomes available
-   under ``minReadySeconds``.
+4. Requeue for in-place grace periods, for the moment the next pod becomes available
+   under ``minReadySeconds`` and for the progress deadline.
 
 An invalid spec (:meth:`CloneSetControl.report_invalid`) gets one Warning event and a
 ``FailedScale`` condition, nothing else; the caller does not retry it.
@@ -28,7 +31,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from controllers.cloneset.core import CloneSetView, SpecError
+from controllers.cloneset.core import CloneSetView, SpecError, is_updated
+from controllers.cloneset.lifecycle import PREPARING_UPDATE, get_state
 from controllers.cloneset.pod_control import PodControl, PodControlStep
 from controllers.cloneset.scale import ExpectationDiffs, Scaler, calculate_diffs
 from controllers.cloneset.status import (
@@ -38,6 +42,7 @@ from controllers.cloneset.status import (
     calculate_status,
     invalid_spec_status,
     set_condition,
+    set_progressing,
     status_changed,
 )
 from controllers.cloneset.update import UpdateError, Updater
@@ -66,10 +71,12 @@ class CloneSetControl(PodControlStep):
         pod_control: PodControl,
         status_updater: StatusUpdater,
         *,
+        preparing_update_as_update: bool = True,
         logger: logging.Logger = log,
     ) -> None:
         super().__init__(pod_control, logger=logger)
         self.status_updater = status_updater
+        self.preparing_update_as_update = preparing_update_as_update
         self._scaler = Scaler(pod_control, logger=logger)
         self._updater = Updater(pod_control, logger=logger)
 
@@ -97,10 +104,15 @@ class CloneSetControl(PodControlStep):
         try:
             # Both steps decide from the same pods: the update runs only when scaling wrote
             # nothing, so one computation serves both.
-            diffs = calculate_diffs(cs, pods, current_name, update_name)
+            diffs = calculate_diffs(
+                cs, pods, current_name, update_name, is_pod_update=self._is_pod_update
+            )
             scaling = self._scaler.scale(
                 current_cs, cs, current_name, update_name, pods, claims, diffs
             )
+            if self.preparing_update_as_update:
+                # the update counts a pod by its revision only (upstream's nil isPodUpdate)
+                diffs = calculate_diffs(cs, pods, current_name, update_name)
         except Exception as err:
             self._log.warning("%s: scaling failed: %s", cs.key, err)
             scale_error = err
@@ -116,6 +128,7 @@ class CloneSetControl(PodControlStep):
         status = calculate_status(cs, pods, current_name, update_name, collision_count)
         set_condition(status, FAILED_SCALE, scale_error)
         set_condition(status, FAILED_UPDATE, update_error)
+        progress_delay = set_progressing(cs, status)
         self.status_updater.update_status(cs.obj, status)
         self._truncate_pods_to_delete(cs, pods)
         limit = cs.revision_history_limit
@@ -128,7 +141,18 @@ class CloneSetControl(PodControlStep):
         if update_error is not None:
             raise update_error
         delay = _min_positive(delay, self._min_ready_requeue(cs, pods))
+        delay = _min_positive(delay, progress_delay)
         return Result(requeue_after=delay) if delay > 0 else None
+
+    def _is_pod_update(self, pod: Obj, update_revision: str) -> bool:
+        """How scaling counts a pod as updated (upstream ``revision.IsPodUpdate``): at the
+        update revision, or held in PreparingUpdate when :attr:`preparing_update_as_update`
+        (upstream's ``PreparingUpdateAsUpdate`` gate), so that a pod recreated while another
+        waits for its in-place update hook is made at the current revision and the partition
+        is not overshot."""
+        if self.preparing_update_as_update and get_state(pod) == PREPARING_UPDATE:
+            return True
+        return is_updated(pod, update_revision)
 
     def report_invalid(self, cs: Obj, err: SpecError) -> None:
         """An invalid spec: a Warning event and a ``FailedScale`` condition, once per spec

@@ -8,8 +8,9 @@ A reconcile (:meth:`CloneSetReconciler.reconcile`), in upstream's order: read th
 reader (gone: forget its expectations); wait for our last status write to show; parse and
 validate the spec (an invalid one: Warning event + ``FailedScale`` condition, nothing else, no
 retry); wait until the pods and claims this controller created/deleted show in the reader
-(scale expectations, requeue after the remaining timeout); claim the set's active pods
-(adopt/release) and take its claims; resolve the current/update revisions (collision count);
+(scale expectations, requeue after the remaining timeout); with
+``scaleStrategy.disablePVCReuse``, delete the claims whose pod is gone; claim the set's active
+pods (adopt/release) and take its claims; resolve the current/update revisions (collision count);
 wait for in-place updated pods to show their new revision (update expectations) and for
 lifecycle/label writes to show (resourceVersion expectations); then hand over to
 :meth:`CloneSetControl.sync <controllers.cloneset.control.CloneSetControl.sync>`.
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from controllers.cloneset.control import CloneSetControl
 from controllers.cloneset.core import CLONESET, CloneSetView, SpecError, validate
 from controllers.cloneset.pod_control import CloneSetPodControl, Expectations
+from controllers.cloneset.pvc import claims_without_reuse
 from controllers.cloneset.status import ApiStatusUpdater
 from kube_runtime import crds, meta, rbac
 from kube_runtime.builder import Builder
@@ -142,8 +144,16 @@ class CloneSetReconciler:
         if wait is not None:
             return wait
 
+        live_claims: Sequence[Obj] = [c for c in claims if not meta.is_deleting(c)]
+        if cs.disable_pvc_reuse:
+            owned = [p for p in all_pods if meta.controller_uid(p) == cs.uid]
+            live_claims, orphaned = claims_without_reuse(
+                [p for p in owned if is_active(p)],
+                [p for p in owned if not is_active(p)],
+                live_claims,
+            )
+            self.pod_control.delete_claims(cs, orphaned)
         pods = self._claim_pods(cs, all_pods)
-        live_claims = [c for c in claims if not meta.is_deleting(c)]
         revisions = list_revisions(self._reader, obj, cs.selector_dict)
         current, update, collision_count = resolve_revisions(
             self._client, obj, revisions, controller_kind=CLONESET

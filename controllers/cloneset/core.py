@@ -44,6 +44,7 @@ __all__ = [
     "IN_PLACE_IF_POSSIBLE",
     "IN_PLACE_ONLY",
     "RECREATE",
+    "SCALING_EXCLUDE_PREPARING_DELETE_LABEL",
     "SPECIFIED_DELETE_LABEL",
     "CloneSetLike",
     "CloneSetView",
@@ -58,6 +59,7 @@ __all__ = [
     "max_unavailable",
     "new_versioned_pods",
     "partition",
+    "partition_replicas",
     "replicas",
     "scale_max_unavailable",
     "validate",
@@ -68,6 +70,9 @@ Obj = Mapping[str, Any]
 
 CLONESET: Final = Kind("apps.kube-runtime.io/v1alpha1", "CloneSet")
 SPECIFIED_DELETE_LABEL: Final = "apps.kruise.io/specified-delete"
+SCALING_EXCLUDE_PREPARING_DELETE_LABEL: Final = (
+    "apps.kruise.io/cloneset-scaling-exclude-preparing-delete"
+)
 DEFAULT_MAX_UNAVAILABLE: Final = "20%"
 RECREATE: Final = "ReCreate"
 IN_PLACE_IF_POSSIBLE: Final = "InPlaceIfPossible"
@@ -160,12 +165,8 @@ class CloneSetView:
 
     @functools.cached_property
     def partition(self) -> int:
-        """``updateStrategy.partition`` as a number of pods (a percentage rounds up), at most
-        ``replicas``; 0 when unset."""
-        raw = self.update_strategy.partition
-        if raw is None:
-            return 0
-        return min(scaled_value(raw, self.replicas, True), self.replicas)
+        """``updateStrategy.partition`` as a number of pods (:func:`partition_replicas`)."""
+        return partition_replicas(self.update_strategy.partition, self.replicas)
 
     @functools.cached_property
     def max_surge(self) -> int:
@@ -193,6 +194,18 @@ class CloneSetView:
         strategy = self.spec.scale_strategy
         raw = strategy.max_unavailable if strategy is not None else None
         return None if raw is None else scaled_value(raw, self.replicas, True)
+
+    @functools.cached_property
+    def scaling_exclude_preparing_delete(self) -> bool:
+        """The set's ``apps.kruise.io/cloneset-scaling-exclude-preparing-delete`` label is
+        "true": pods in PreparingDelete do not count toward ``replicas`` when scaling."""
+        return meta.labels(self.obj).get(SCALING_EXCLUDE_PREPARING_DELETE_LABEL) == "true"
+
+    @functools.cached_property
+    def disable_pvc_reuse(self) -> bool:
+        """``scaleStrategy.disablePVCReuse``: claims whose pod is gone are deleted, not reused."""
+        strategy = self.spec.scale_strategy
+        return bool(strategy.disable_pvc_reuse) if strategy is not None else False
 
     @functools.cached_property
     def pods_to_delete(self) -> list[str]:
@@ -280,6 +293,19 @@ def controller_key(cs: CloneSetLike) -> str:
 def replicas(cs: CloneSetLike) -> int:
     """``spec.replicas`` (default 1)."""
     return view_of(cs).replicas
+
+
+def partition_replicas(raw: int | str | None, replicas: int) -> int:
+    """A partition as a number of pods (upstream ``util.CalculatePartitionReplicas``): 0 when
+    unset; a percentage rounds up, so any partition above "0%" keeps at least one old pod,
+    but one below "100%" of more than one replica updates at least one pod ("99%" of 4 keeps
+    3); the result is clamped to ``[0, replicas]``."""
+    if raw is None:
+        return 0
+    value = scaled_value(raw, replicas, True)
+    if replicas > 1 and value == replicas and isinstance(raw, str) and raw != "100%":
+        value = replicas - 1
+    return max(min(value, replicas), 0)
 
 
 def partition(cs: CloneSetLike) -> int:

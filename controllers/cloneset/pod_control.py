@@ -206,6 +206,13 @@ class CloneSetPodControl:
             self._delete(cs, PersistentVolumeClaim, claim, "pvc")
         return True
 
+    def delete_claims(self, cs: CloneSetView, claims: Sequence[Obj]) -> None:
+        """Delete claims no pod will use again (``scaleStrategy.disablePVCReuse``), each with
+        its scale expectation; a claim gone already is no error."""
+        for claim in claims:
+            if self._delete(cs, PersistentVolumeClaim, claim, "pvc"):
+                self._log.info("%s: claim %s deleted (no reuse)", cs.key, meta.name(claim))
+
     def _delete(self, cs: CloneSetView, kind: Kind, obj: Obj, noun: str) -> bool:
         """Delete ``obj`` with its scale expectation; False when it was gone already."""
         scale, key, name = self.expectations.scale, cs.key, meta.name(obj)

@@ -32,6 +32,7 @@ __all__ = [
     "INSTANCE_ID_LENGTH",
     "available_instance_ids",
     "claims_of_instance",
+    "claims_without_reuse",
     "instance_claim_name",
     "instance_claims_for_pod",
     "instance_id",
@@ -91,6 +92,30 @@ def claims_of_instance(
     if not instance:
         return []
     return [c for c in claims if instance_id(c) == instance]
+
+
+def claims_without_reuse(
+    active_pods: Iterable[Mapping[str, Any]],
+    inactive_pods: Iterable[Mapping[str, Any]],
+    claims: Iterable[Mapping[str, Any]],
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """With ``scaleStrategy.disablePVCReuse`` (upstream ``cleanupPVCs``): ``(the claims of
+    active pods, the claims to delete)``. A claim whose instance has no pod at all is deleted
+    so that no new pod takes it over (the next pod gets a new id and new claims); a claim of
+    an inactive pod (terminating, succeeded or failed) is neither kept for reuse nor deleted
+    yet: it is deleted once that pod is gone (upstream hands it to the pod for the garbage
+    collector instead, which needs the right to update claims)."""
+    active = {i for i in map(instance_id, active_pods) if i}
+    inactive = {i for i in map(instance_id, inactive_pods) if i}
+    kept: list[Mapping[str, Any]] = []
+    to_delete: list[Mapping[str, Any]] = []
+    for claim in claims:
+        ident = instance_id(claim)
+        if ident in active:
+            kept.append(claim)
+        elif ident not in inactive:
+            to_delete.append(claim)
+    return kept, to_delete
 
 
 def available_instance_ids(

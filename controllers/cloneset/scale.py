@@ -70,7 +70,9 @@ def calculate_diffs(
     now: datetime | None = None,
 ) -> ExpectationDiffs:
     """Upstream ``calculateDiffsWithExpectation`` (partition rollback enabled only when the
-    current and update revisions differ, as upstream with the feature gate on).
+    current and update revisions differ, as upstream with the feature gate on). With the
+    set's scaling-exclude-preparing-delete label, pods in PreparingDelete are not counted
+    when scaling (a scale-up while one is held creates a new pod).
 
     ``pods`` are the set's active pods; ``is_pod_update(pod, revision)`` defaults to the
     revision label comparison.
@@ -138,16 +140,20 @@ def calculate_diffs(
             res.use_surge = min(max_surge, update_surge)
             res.use_surge_old_revision = min(res.use_surge, update_old_surge)
 
+    total_count, total_old = len(pods), old_count
+    if cs.scaling_exclude_preparing_delete:
+        total_count -= pre_deleting_old + pre_deleting_new
+        total_old -= pre_deleting_old
     expected_total = replicas + res.use_surge
     expected_old = partition + res.use_surge_old_revision
-    if (num := expected_total - len(pods)) > 0:
+    if (num := expected_total - total_count) > 0:
         res.scale_up_num = num
-        res.scale_up_num_old_revision = max(expected_old - old_count, 0)
+        res.scale_up_num_old_revision = max(expected_old - total_old, 0)
         limit = num if scale_limit is None else max(scale_limit - total_unavailable, 0)
         res.scale_up_limit = min(num, limit)
-    if (num := len(pods) - to_delete_old - to_delete_new - expected_total) > 0:
+    if (num := total_count - to_delete_old - to_delete_new - expected_total) > 0:
         res.scale_down_num = num
-        res.scale_down_num_old_revision = max(old_count - to_delete_old - expected_old, 0)
+        res.scale_down_num_old_revision = max(total_old - to_delete_old - expected_old, 0)
     if to_delete_new > 0 or to_delete_old > 0 or res.scale_down_num > 0:
         res.delete_ready_limit = max(
             max_unavailable + (len(pods) - replicas) - total_unavailable, 0
