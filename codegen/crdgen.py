@@ -68,6 +68,7 @@ __all__ = [
     "dump_yaml",
     "load_models",
     "main",
+    "object_schema",
     "version_schema",
 ]
 
@@ -352,8 +353,12 @@ def _check_structural(node: Mapping[str, Any], path: str) -> None:
         _check_structural(node["additionalProperties"], path + "{}")
 
 
-def version_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The structural ``openAPIV3Schema`` of a top-level model."""
+def object_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The structural schema of any model class (as a field of that type would have it)."""
+    return typing.cast(dict[str, Any], _ordered(_converted(model)))
+
+
+def _converted(model: type[BaseModel]) -> dict[str, Any]:
     try:
         raw = model.model_json_schema(
             by_alias=True, mode="validation", schema_generator=_JsonSchema
@@ -362,6 +367,12 @@ def version_schema(model: type[BaseModel]) -> dict[str, Any]:
         raise CrdGenError(f"{model.__name__}: no JSON schema: {err}") from None
     converter = _Converter(model, raw.get("$defs") or {})
     schema, _ = converter.convert(raw, "")
+    return typing.cast(dict[str, Any], schema)
+
+
+def version_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The structural ``openAPIV3Schema`` of a top-level model."""
+    schema = _converted(model)
     props = dict(schema.get("properties") or {})
     props["apiVersion"] = {
         "type": "string",

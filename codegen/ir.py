@@ -40,10 +40,14 @@ class FieldDef:
 
 @dataclass
 class ModelDef:
-    """One class. ``path`` is the JSON path of its schema (for the docstring fallback)."""
+    """One class. ``path`` is the JSON path of its schema (for the docstring fallback).
+
+    With ``alias_of``, not a class but ``name = alias_of`` (a shared type under its path name).
+    """
 
     name: str
     path: str
     description: str | None
     fields: list[FieldDef]
     resource: ResourceInfo | None = None
+    alias_of: str | None = None

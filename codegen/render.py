@@ -29,13 +29,26 @@ __all__ = ["render_module"]
 _IMPORT_SOURCES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("typing", ("Annotated", "Any", "ClassVar", "Literal")),
     ("pydantic", ("Field",)),
-    ("kube_runtime.client", ("Resource",)),
     (
-        "kube_runtime.models",
-        ("Base64", "DateTime", "EmbeddedResource", "KubeModel", "ObjectMeta", "model_default"),
+        "codegen.core",
+        (
+            "Condition",
+            "EmbeddedResource",
+            "LabelSelector",
+            "LabelSelectorRequirement",
+            "ManagedFieldsEntry",
+            "ObjectMeta",
+            "OwnerReference",
+        ),
     ),
+    ("kube_runtime.client", ("Resource",)),
+    ("kube_runtime.models", ("Base64", "DateTime", "KubeModel", "model_default")),
 )
-_SECTIONS = (("typing",), ("pydantic",), ("kube_runtime.client", "kube_runtime.models"))
+_SECTIONS = (
+    ("typing",),
+    ("pydantic",),
+    ("codegen.core", "kube_runtime.client", "kube_runtime.models"),
+)
 
 
 def render_module(
@@ -47,8 +60,11 @@ def render_module(
     out += docstring_lines(docstring, "")
     out.append("")
     out += _imports(used)
-    for model in models:
-        out += ["", "", *_class(model)]
+    for i, model in enumerate(models):
+        # isort wants one blank line between the imports and a first statement that is
+        # not a class
+        gap = [""] if i == 0 and model.alias_of is not None else ["", ""]
+        out += [*gap, *_class(model)]
     return "\n".join(out) + "\n"
 
 
@@ -72,6 +88,10 @@ def _imports(used: set[str]) -> list[str]:
 
 
 def _class(model: ModelDef) -> list[str]:
+    if model.alias_of is not None:
+        text = f"``{model.path}``: the shared :class:`codegen.core.{model.alias_of}`."
+        alias = statement("", model.name, None, Atom(model.alias_of))
+        return [*alias, *docstring_lines(text, "")]
     opening = f"class {model.name}(KubeModel):"
     if len(opening) <= LINE_LENGTH:
         lines = [opening]

@@ -14,6 +14,10 @@ before their parents so the module needs no forward references. Kubernetes exten
   ``x-kubernetes-validations`` are carried as the field's ``json_schema_extra``;
 - ``nullable: true`` adds ``| None`` even to a required field.
 
+An object schema of a core type (a label selector, a condition, an owner reference: see
+:mod:`codegen.core` and :mod:`codegen.shared`) is not generated: the module imports the shared
+class and keeps the path name as an alias of it.
+
 Optional fields default to ``None`` (or the schema ``default``); a field with a non-null
 default is typed without ``None``. ``exclude_unset`` dumps leave unset fields out, so a
 default never appears on the wire unless it was read from it.
@@ -28,6 +32,7 @@ from typing import Any
 from codegen.ir import FieldDef, ModelDef, ResourceInfo
 from codegen.naming import NameRegistry, class_part, field_name
 from codegen.pyexpr import Atom, Expr, Pair, Union, call, literal, py_str, subscript
+from codegen.shared import shared_type
 from codegen.typemap import constraint_kwargs, scalar_type
 
 __all__ = ["SchemaWalker", "TypeInfo"]
@@ -199,6 +204,13 @@ class SchemaWalker:
             return TypeInfo(subscript("list", [inner]), "list")
         if kind == "object" or (kind is None and node.get("properties")):
             props = node.get("properties")
+            shared = None if node.get("x-kubernetes-embedded-resource") else shared_type(node)
+            if props and shared is not None:
+                # a core type (codegen.core): imported, with the path name as an alias
+                self.imports.add(shared)
+                alias = self.registry.claim(wanted)
+                self.models.append(ModelDef(alias, path, None, [], alias_of=shared))
+                return TypeInfo(Atom(shared), "other", model=shared)
             if props:
                 name = self._object(node, wanted, path)
                 return TypeInfo(Atom(name), "other", model=name)

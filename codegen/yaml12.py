@@ -1,13 +1,14 @@
-"""Manifests read as Kubernetes reads them: YAML 1.2, into JSON-like values.
+"""Manifests read as YAML 1.2 (core schema), into JSON-like values.
 
-kubectl and kube-apiserver read YAML through sigs.k8s.io/yaml, which converts it to JSON.
-PyYAML reads YAML 1.1, where a CRD's ``enum: [yes, no, on, off, =]`` turns into booleans
-and a ``value`` tag that cannot be constructed, and ``0777`` into an octal number. Here
-(ruamel.yaml, YAML 1.2 core schema):
+kubectl and kube-apiserver turn YAML into JSON (sigs.k8s.io/yaml) before decoding it. PyYAML
+reads YAML 1.1, where a CRD's ``enum: [=]`` fails (``=`` is the ``value`` tag) and
+``0755`` is an octal number. Here (ruamel.yaml, YAML 1.2 core schema):
 
 - only ``true``/``false`` (any case) are booleans; ``yes``, ``no``, ``on``, ``off``, ``y``,
-  ``n`` and ``=`` are strings;
-- ``0777`` is decimal 777, octal is spelled ``0o777``;
+  ``n`` and ``=`` are strings (sigs.k8s.io/yaml's go-yaml v2 still takes ``yes``/``on`` for
+  booleans where the target type does not say string: quote them in manifests meant for
+  both);
+- ``0755`` is decimal 755, octal is spelled ``0o755``;
 - an unquoted timestamp stays a string (JSON has no dates), as sigs.k8s.io/yaml keeps it;
 - a duplicate key is an error.
 

@@ -7,8 +7,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from codegen.core import LabelSelector, ObjectMeta
 from kube_runtime.client import Resource
-from kube_runtime.models import DateTime, KubeModel, ObjectMeta
+from kube_runtime.models import DateTime, KubeModel
 
 
 class CloneSetSpecLifecycleInPlaceUpdate(KubeModel):
@@ -108,36 +109,8 @@ class CloneSetSpecScaleStrategy(KubeModel):
     )
 
 
-class CloneSetSpecSelectorMatchExpressionsItem(KubeModel):
-    """A label selector requirement is a selector that contains values, a key, and an operator that\nrelates the key and values."""
-
-    key: str = Field(description="key is the label key that the selector applies to.")
-    operator: str = Field(
-        description="operator represents a key's relationship to a set of values.\nValid operators are In, NotIn, Exists and DoesNotExist."
-    )
-    values: list[str] | None = Field(
-        default=None,
-        description="values is an array of string values. If the operator is In or NotIn,\nthe values array must be non-empty. If the operator is Exists or DoesNotExist,\nthe values array must be empty. This array is replaced during a strategic\nmerge patch.",
-        json_schema_extra={"x-kubernetes-list-type": "atomic"},
-    )
-
-
-class CloneSetSpecSelector(KubeModel):
-    """Selector is a label query over pods that should match the replica count.\nIt must match the pod template's labels.\nMore info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"""
-
-    match_expressions: list[CloneSetSpecSelectorMatchExpressionsItem] | None = Field(
-        default=None,
-        validation_alias="matchExpressions",
-        serialization_alias="matchExpressions",
-        description="matchExpressions is a list of label selector requirements. The requirements are ANDed.",
-        json_schema_extra={"x-kubernetes-list-type": "atomic"},
-    )
-    match_labels: dict[str, str] | None = Field(
-        default=None,
-        validation_alias="matchLabels",
-        serialization_alias="matchLabels",
-        description='matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels\nmap is equivalent to an element of matchExpressions, whose key field is "key", the\noperator is "In", and the values array contains only "value". The requirements are ANDed.',
-    )
+CloneSetSpecSelector = LabelSelector
+"""``.spec.selector``: the shared :class:`codegen.core.LabelSelector`."""
 
 
 class CloneSetSpecUpdateStrategyInPlaceUpdateStrategy(KubeModel):
@@ -179,55 +152,18 @@ class CloneSetSpecUpdateStrategyPriorityStrategyOrderPriorityItem(KubeModel):
     )
 
 
-class CloneSetSpecUpdateStrategyPriorityStrategyWeightPriorityItemMatchSelectorMatchExpressionsItem(
-    KubeModel
-):
-    """A label selector requirement is a selector that contains values, a key, and an operator that\nrelates the key and values."""
-
-    key: str = Field(description="key is the label key that the selector applies to.")
-    operator: str = Field(
-        description="operator represents a key's relationship to a set of values.\nValid operators are In, NotIn, Exists and DoesNotExist."
-    )
-    values: list[str] | None = Field(
-        default=None,
-        description="values is an array of string values. If the operator is In or NotIn,\nthe values array must be non-empty. If the operator is Exists or DoesNotExist,\nthe values array must be empty. This array is replaced during a strategic\nmerge patch.",
-        json_schema_extra={"x-kubernetes-list-type": "atomic"},
-    )
-
-
-class CloneSetSpecUpdateStrategyPriorityStrategyWeightPriorityItemMatchSelector(KubeModel):
-    """MatchSelector is used to select by pod's labels."""
-
-    match_expressions: (
-        list[
-            CloneSetSpecUpdateStrategyPriorityStrategyWeightPriorityItemMatchSelectorMatchExpressionsItem
-        ]
-        | None
-    ) = Field(
-        default=None,
-        validation_alias="matchExpressions",
-        serialization_alias="matchExpressions",
-        description="matchExpressions is a list of label selector requirements. The requirements are ANDed.",
-        json_schema_extra={"x-kubernetes-list-type": "atomic"},
-    )
-    match_labels: dict[str, str] | None = Field(
-        default=None,
-        validation_alias="matchLabels",
-        serialization_alias="matchLabels",
-        description='matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels\nmap is equivalent to an element of matchExpressions, whose key field is "key", the\noperator is "In", and the values array contains only "value". The requirements are ANDed.',
-    )
+CloneSetSpecUpdateStrategyPriorityStrategyWeightPriorityItemMatchSelector = LabelSelector
+"""``.spec.updateStrategy.priorityStrategy.weightPriority[].matchSelector``: the shared :class:`codegen.core.LabelSelector`."""
 
 
 class CloneSetSpecUpdateStrategyPriorityStrategyWeightPriorityItem(KubeModel):
     """UpdatePriorityWeightTerm defines weight priority."""
 
-    match_selector: CloneSetSpecUpdateStrategyPriorityStrategyWeightPriorityItemMatchSelector = (
-        Field(
-            validation_alias="matchSelector",
-            serialization_alias="matchSelector",
-            description="MatchSelector is used to select by pod's labels.",
-            json_schema_extra={"x-kubernetes-map-type": "atomic"},
-        )
+    match_selector: LabelSelector = Field(
+        validation_alias="matchSelector",
+        serialization_alias="matchSelector",
+        description="MatchSelector is used to select by pod's labels.",
+        json_schema_extra={"x-kubernetes-map-type": "atomic"},
     )
     weight: int = Field(
         description="Weight associated with matching the corresponding matchExpressions, in the range 1-100."
@@ -344,7 +280,7 @@ class CloneSetSpec(KubeModel):
         serialization_alias="scaleStrategy",
         description="ScaleStrategy indicates the ScaleStrategy that will be employed to\ncreate and delete Pods in the CloneSet.",
     )
-    selector: CloneSetSpecSelector = Field(
+    selector: LabelSelector = Field(
         description="Selector is a label query over pods that should match the replica count.\nIt must match the pod template's labels.\nMore info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
         json_schema_extra={"x-kubernetes-map-type": "atomic"},
     )

@@ -7,8 +7,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from codegen.core import LabelSelector, ObjectMeta
 from kube_runtime.client import Resource
-from kube_runtime.models import DateTime, KubeModel, ObjectMeta
+from kube_runtime.models import DateTime, KubeModel
 
 
 class StatefulSetSpecLifecycleInPlaceUpdate(KubeModel):
@@ -125,36 +126,8 @@ class StatefulSetSpecScaleStrategy(KubeModel):
     )
 
 
-class StatefulSetSpecSelectorMatchExpressionsItem(KubeModel):
-    """A label selector requirement is a selector that contains values, a key, and an operator that\nrelates the key and values."""
-
-    key: str = Field(description="key is the label key that the selector applies to.")
-    operator: str = Field(
-        description="operator represents a key's relationship to a set of values.\nValid operators are In, NotIn, Exists and DoesNotExist."
-    )
-    values: list[str] | None = Field(
-        default=None,
-        description="values is an array of string values. If the operator is In or NotIn,\nthe values array must be non-empty. If the operator is Exists or DoesNotExist,\nthe values array must be empty. This array is replaced during a strategic\nmerge patch.",
-        json_schema_extra={"x-kubernetes-list-type": "atomic"},
-    )
-
-
-class StatefulSetSpecSelector(KubeModel):
-    """selector is a label query over pods that should match the replica count.\nIt must match the pod template's labels.\nMore info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"""
-
-    match_expressions: list[StatefulSetSpecSelectorMatchExpressionsItem] | None = Field(
-        default=None,
-        validation_alias="matchExpressions",
-        serialization_alias="matchExpressions",
-        description="matchExpressions is a list of label selector requirements. The requirements are ANDed.",
-        json_schema_extra={"x-kubernetes-list-type": "atomic"},
-    )
-    match_labels: dict[str, str] | None = Field(
-        default=None,
-        validation_alias="matchLabels",
-        serialization_alias="matchLabels",
-        description='matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels\nmap is equivalent to an element of matchExpressions, whose key field is "key", the\noperator is "In", and the values array contains only "value". The requirements are ANDed.',
-    )
+StatefulSetSpecSelector = LabelSelector
+"""``.spec.selector``: the shared :class:`codegen.core.LabelSelector`."""
 
 
 class StatefulSetSpecUpdateStrategyRollingUpdateInPlaceUpdateStrategy(KubeModel):
@@ -198,45 +171,8 @@ class StatefulSetSpecUpdateStrategyRollingUpdateUnorderedUpdatePriorityStrategyO
     )
 
 
-class StatefulSetSpecUpdateStrategyRollingUpdateUnorderedUpdatePriorityStrategyWeightPriorityItemMatchSelectorMatchExpressionsItem(
-    KubeModel
-):
-    """A label selector requirement is a selector that contains values, a key, and an operator that\nrelates the key and values."""
-
-    key: str = Field(description="key is the label key that the selector applies to.")
-    operator: str = Field(
-        description="operator represents a key's relationship to a set of values.\nValid operators are In, NotIn, Exists and DoesNotExist."
-    )
-    values: list[str] | None = Field(
-        default=None,
-        description="values is an array of string values. If the operator is In or NotIn,\nthe values array must be non-empty. If the operator is Exists or DoesNotExist,\nthe values array must be empty. This array is replaced during a strategic\nmerge patch.",
-        json_schema_extra={"x-kubernetes-list-type": "atomic"},
-    )
-
-
-class StatefulSetSpecUpdateStrategyRollingUpdateUnorderedUpdatePriorityStrategyWeightPriorityItemMatchSelector(
-    KubeModel
-):
-    """MatchSelector is used to select by pod's labels."""
-
-    match_expressions: (
-        list[
-            StatefulSetSpecUpdateStrategyRollingUpdateUnorderedUpdatePriorityStrategyWeightPriorityItemMatchSelectorMatchExpressionsItem
-        ]
-        | None
-    ) = Field(
-        default=None,
-        validation_alias="matchExpressions",
-        serialization_alias="matchExpressions",
-        description="matchExpressions is a list of label selector requirements. The requirements are ANDed.",
-        json_schema_extra={"x-kubernetes-list-type": "atomic"},
-    )
-    match_labels: dict[str, str] | None = Field(
-        default=None,
-        validation_alias="matchLabels",
-        serialization_alias="matchLabels",
-        description='matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels\nmap is equivalent to an element of matchExpressions, whose key field is "key", the\noperator is "In", and the values array contains only "value". The requirements are ANDed.',
-    )
+StatefulSetSpecUpdateStrategyRollingUpdateUnorderedUpdatePriorityStrategyWeightPriorityItemMatchSelector = LabelSelector
+"""``.spec.updateStrategy.rollingUpdate.unorderedUpdate.priorityStrategy.weightPriority[].matchSelector``: the shared :class:`codegen.core.LabelSelector`."""
 
 
 class StatefulSetSpecUpdateStrategyRollingUpdateUnorderedUpdatePriorityStrategyWeightPriorityItem(
@@ -244,7 +180,7 @@ class StatefulSetSpecUpdateStrategyRollingUpdateUnorderedUpdatePriorityStrategyW
 ):
     """UpdatePriorityWeightTerm defines weight priority."""
 
-    match_selector: StatefulSetSpecUpdateStrategyRollingUpdateUnorderedUpdatePriorityStrategyWeightPriorityItemMatchSelector = Field(
+    match_selector: LabelSelector = Field(
         validation_alias="matchSelector",
         serialization_alias="matchSelector",
         description="MatchSelector is used to select by pod's labels.",
@@ -417,7 +353,7 @@ class StatefulSetSpec(KubeModel):
         serialization_alias="scaleStrategy",
         description="scaleStrategy indicates the StatefulSetScaleStrategy that will be\nemployed to scale Pods in the StatefulSet.",
     )
-    selector: StatefulSetSpecSelector = Field(
+    selector: LabelSelector = Field(
         description="selector is a label query over pods that should match the replica count.\nIt must match the pod template's labels.\nMore info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
         json_schema_extra={"x-kubernetes-map-type": "atomic"},
     )

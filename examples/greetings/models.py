@@ -7,8 +7,9 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from codegen.core import ObjectMeta
 from kube_runtime.client import Resource
-from kube_runtime.models import KubeModel, ObjectMeta
+from kube_runtime.models import KubeModel
 
 
 class GreetingSpec(KubeModel):

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from codegen import crd, from_text, generate
 from codegen.crdgen import CrdGenError, crd_documents, crd_for, dump_yaml, main, version_schema
+from codegen.shared import shared_type
 from kube_runtime.client import Resource
 from kube_runtime.models import Condition, DateTime, EmbeddedResource, KubeModel, ObjectMeta
 from tests.unit.test_codegen import CRD_DIR, CRD_FILES, load_module
@@ -620,21 +621,43 @@ def test_round_trip_of_the_real_crds_schemas(tmp_path: Path) -> None:
     for schema in (want, got):
         for key in ("apiVersion", "kind", "metadata"):
             schema["properties"].pop(key, None)
-    assert _normalized(got) == _normalized(want)
+    assert_same_schema(got, want)
 
 
 def _normalized(node: Any) -> Any:
-    """Order-free form (required lists sorted), without the integer formats codegen drops
-    (Python ints are unbounded; the API server does not check int32/int64)."""
+    """Order-free form (required lists sorted), without descriptions and what codegen does
+    not carry because it changes nothing: int32/int64 formats (Python ints are unbounded; the
+    API server does not check them) and ``x-kubernetes-list-type: atomic`` (the default)."""
     if isinstance(node, dict):
         return {
             k: sorted(v) if k == "required" else _normalized(v)
             for k, v in node.items()
-            if not (k == "format" and v in ("int32", "int64"))
+            if k != "description"
+            and not (k == "format" and v in ("int32", "int64"))
+            and not (k == "x-kubernetes-list-type" and v == "atomic")
         }
     if isinstance(node, list):
         return [_normalized(v) for v in node]
     return node
+
+
+def _descriptions(node: Any, path: str = "") -> dict[str, str]:
+    """Every description by path, except inside core types (codegen.core's own apply there)."""
+    out = {path: node["description"]} if "description" in node else {}
+    if shared_type(node) is not None:
+        return out
+    for key, child in (node.get("properties") or {}).items():
+        out |= _descriptions(child, f"{path}.{key}")
+    for key, suffix in (("items", "[]"), ("additionalProperties", "{}")):
+        if isinstance(node.get(key), dict):
+            out |= _descriptions(node[key], path + suffix)
+    return out
+
+
+def assert_same_schema(got: dict[str, Any], want: dict[str, Any]) -> None:
+    """Same structure and validation, same descriptions (outside core types)."""
+    assert _normalized(got) == _normalized(want)
+    assert _descriptions(got) == _descriptions(want)
 
 
 @pytest.mark.parametrize("name", ["cloneset", "asts"])
@@ -655,4 +678,4 @@ def test_round_trip_of_public_crds(name: str, tmp_path: Path) -> None:
         for schema in (want, got):
             for key in ("apiVersion", "kind", "metadata"):
                 schema["properties"].pop(key, None)
-        assert _normalized(got) == _normalized(want), version["name"]
+        assert_same_schema(got, want)

@@ -1,0 +1,79 @@
+"""The Kubernetes core types every generated module shares (import them from here).
+
+``kube-runtime codegen`` recognizes these shapes in a CRD's schema (the same fields, types,
+required fields and validation; descriptions aside) and imports the class from this module
+instead of generating a copy, so two generated modules' selectors, conditions and owner
+references are the same classes (``isinstance`` works across them, one helper serves all).
+The path-named class a module would have had stays as an alias
+(``CloneSetSpecSelector = LabelSelector``).
+
+:class:`ObjectMeta`, :class:`OwnerReference`, :class:`ManagedFieldsEntry`, :class:`Condition`
+(a ``metav1.Condition`` with optional reason and message, as most CRDs declare it) and
+:class:`EmbeddedResource` are the framework's (:mod:`kube_runtime.models`); the selector
+types are defined here.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from kube_runtime.models import (
+    Condition,
+    EmbeddedResource,
+    KubeModel,
+    ManagedFieldsEntry,
+    ObjectMeta,
+    OwnerReference,
+)
+
+__all__ = [
+    "SHARED_TYPES",
+    "Condition",
+    "EmbeddedResource",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "ManagedFieldsEntry",
+    "ObjectMeta",
+    "OwnerReference",
+]
+
+
+class LabelSelectorRequirement(KubeModel):
+    """One requirement of a label selector: ``key``, an ``operator`` (In, NotIn, Exists,
+    DoesNotExist) and the ``values`` it compares with (empty for Exists and DoesNotExist)."""
+
+    key: str = Field(description="The label key the requirement applies to.")
+    operator: str = Field(description="In, NotIn, Exists or DoesNotExist.")
+    values: list[str] | None = Field(
+        default=None,
+        description="The values for In and NotIn (non-empty); empty otherwise.",
+    )
+
+
+class LabelSelector(KubeModel):
+    """A ``metav1.LabelSelector``: the requirements are ANDed; an empty selector matches
+    every object (``kube_runtime.selectors.label_selector_from_dict(sel.to_wire())``
+    evaluates one)."""
+
+    match_expressions: list[LabelSelectorRequirement] | None = Field(
+        default=None,
+        validation_alias="matchExpressions",
+        serialization_alias="matchExpressions",
+        description="Requirements on labels.",
+    )
+    match_labels: dict[str, str] | None = Field(
+        default=None,
+        validation_alias="matchLabels",
+        serialization_alias="matchLabels",
+        description="Labels that must have exactly these values.",
+    )
+
+
+#: The classes codegen matches schemas against, in the order it tries them.
+SHARED_TYPES: tuple[type[KubeModel], ...] = (
+    LabelSelector,
+    LabelSelectorRequirement,
+    Condition,
+    OwnerReference,
+    ManagedFieldsEntry,
+)
