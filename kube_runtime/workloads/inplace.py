@@ -11,7 +11,8 @@ containers ran before) and, without a grace period, the new images. With
 ``inPlaceUpdateStrategy.gracePeriodSeconds`` the images wait in the
 ``apps.kruise.io/inplace-update-grace`` annotation until :meth:`InPlaceControl.refresh` finds
 the grace period over. :meth:`InPlaceControl.refresh` sets the condition True again once every
-updated container reports a new imageID (:func:`check_update_completed`), and gives newly
+updated container reports a new imageID, or its old one with the spec's image (a new tag of the
+same image; :func:`check_update_completed`), and gives newly
 created pods (readiness gate, no condition yet) the True condition; controllers give the pods
 they create the gate with :func:`inject_readiness_gate`.
 """
@@ -157,7 +158,8 @@ def _annotation_json(pod: Obj, key: str) -> dict[str, Any] | None:
 
 def check_update_completed(pod: Obj) -> str | None:
     """None when the pod's last in-place update is done (or there was none), else why not:
-    images still in the grace period, or a container still reporting its old imageID."""
+    images still in the grace period, or a container still reporting its old imageID (the
+    old imageID is accepted when the container reports the spec's image: a retag)."""
     state = _annotation_json(pod, STATE_ANNOTATION)
     if state is None:
         return None
@@ -168,13 +170,29 @@ def check_update_completed(pod: Obj) -> str | None:
     ):
         return "the pod's revision changed since the update"
     statuses = {c.get("name"): c for c in (pod.get("status") or {}).get("containerStatuses") or ()}
+    images = {c.get("name"): _with_tag(str(c.get("image") or "")) for c in _containers(pod)}
     for name, last in (state.get("lastContainerStatuses") or {}).items():
         status = statuses.get(name)
         if status is None:
             return f"container {name} has no status"
-        if not status.get("imageID") or status.get("imageID") == last.get("imageID"):
+        if not status.get("imageID"):
+            return f"container {name} still runs its old image"
+        # the same imageID is a finished update when the container runs the spec's image (a
+        # new tag of the same image, upstream's defaultCheckContainersInPlaceUpdateCompleted)
+        if status.get("imageID") == last.get("imageID") and (
+            name not in images or status.get("image") != images[name]
+        ):
             return f"container {name} still runs its old image"
     return None
+
+
+def _containers(pod: Obj) -> list[Obj]:
+    return list((pod.get("spec") or {}).get("containers") or ())
+
+
+def _with_tag(image: str) -> str:
+    """An image reference without a tag means ``:latest`` (upstream compares so)."""
+    return image if ":" in image else f"{image}:latest"
 
 
 def _now() -> datetime:

@@ -352,3 +352,40 @@ def test_scale_up_excluding_preparing_delete(client, namespace, manager, wait_fo
     live = set(pods(client, namespace))
     assert len(live) == 3 and len(live & old_pods) == 2
     wait_progressing(client, namespace, wait_for, AVAILABLE, 30)
+
+
+def test_in_place_update_images_with_the_same_image_id(
+    client, namespace, manager, wait_for, kubelet
+):
+    """``in-place update images with the same imageID``: in Kruise's registry
+    nginx:mainline-alpine is the same image as nginx:alpine; the simulated kubelet is told so."""
+    if kubelet is None:
+        pytest.skip("needs the simulated kubelet")
+    kubelet.settings.image_digests = {"nginx:mainline-alpine": "nginx:alpine"}
+    client.create(
+        make_cs(
+            namespace,
+            1,
+            image="nginx:alpine",
+            updateStrategy={"type": "InPlaceIfPossible"},
+            minReadySeconds=10,
+            progressDeadlineSeconds=TEN_MINUTES,
+        )
+    )
+    wait_status(client, namespace, wait_for, "replicas", 1, timeout=3)
+    wait_progressing(client, namespace, wait_for, UPDATED)
+    wait_status(client, namespace, wait_for, "readyReplicas", 1)
+    wait_progressing(client, namespace, wait_for, AVAILABLE)
+    (old,) = pods(client, namespace).values()
+    old_status = old["status"]["containerStatuses"][0]
+
+    set_image(client, namespace, "nginx:mainline-alpine")
+    wait_for(lambda: observed(client, namespace), 10)
+    wait_progressing(client, namespace, wait_for, UPDATED)
+    wait_status(client, namespace, wait_for, "updatedReadyReplicas", 1)
+    (new,) = pods(client, namespace).values()
+    new_status = new["status"]["containerStatuses"][0]
+    assert new["metadata"]["uid"] == old["metadata"]["uid"]
+    assert new_status["containerID"] != old_status["containerID"]
+    assert new_status["imageID"] == old_status["imageID"]
+    wait_progressing(client, namespace, wait_for, AVAILABLE)

@@ -26,6 +26,7 @@ from controllers.cloneset.scale import calculate_diffs
 from controllers.cloneset.status import PROGRESSING, calculate_status, set_progressing
 from kube_runtime import meta
 from kube_runtime.kinds import Pod
+from kube_runtime.workloads.inplace import check_update_completed
 from tests.unit.test_cloneset_control import VCT, Harness, make_cs, revision
 
 # --- partition ------------------------------------------------------------------------------
@@ -308,3 +309,37 @@ def test_scale_up_with_a_pod_preparing_delete_counts_it_by_default():
 def test_scale_up_excluding_preparing_delete_creates_a_pod():
     h = _pre_delete_set(exclude=True)
     assert len(h.pods()) == 4 and h.status()["replicas"] == 4
+
+
+# --- in-place completion with an unchanged imageID ------------------------------------------
+
+
+def _updated_pod(spec_image: str, status_image: str, image_id: str) -> dict[str, Any]:
+    state = '{"revision": "r2", "lastContainerStatuses": {"c": {"imageID": "sha-a"}}}'
+    return {
+        "metadata": {
+            "labels": {"controller-revision-hash": "r2"},
+            "annotations": {"apps.kruise.io/inplace-update-state": state},
+        },
+        "spec": {"containers": [{"name": "c", "image": spec_image}]},
+        "status": {
+            "containerStatuses": [{"name": "c", "image": status_image, "imageID": image_id}]
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("spec_image", "status_image", "image_id", "done"),
+    [
+        ("nginx:b", "nginx:a", "sha-a", False),  # not restarted yet
+        ("nginx:b", "nginx:b", "sha-b", True),  # a new image
+        ("nginx:b", "nginx:b", "sha-a", True),  # a retag of the same image: upstream accepts it
+        ("nginx", "nginx:latest", "sha-a", True),  # no tag means latest
+        ("nginx:b", "nginx:b", "", False),  # not started yet
+    ],
+)
+def test_in_place_completion_accepts_the_same_image_id_for_the_spec_image(
+    spec_image, status_image, image_id, done
+):
+    pod = _updated_pod(spec_image, status_image, image_id)
+    assert (check_update_completed(pod) is None) is done

@@ -18,7 +18,8 @@ What clients observe through the API is what a one-node cluster shows:
 * **In-place image change**: a running container whose spec image differs from the image in
   its status is stopped after ``restart_delay`` (``ready: false``, state terminated) and started
   again after another ``restart_delay`` with the new image, a new ``imageID``/``containerID``
-  and ``restartCount + 1``. Name, UID and pod IP stay. Other stopped containers of a running pod
+  and ``restartCount + 1`` (the old imageID when ``settings.image_digests`` says the new image
+  is a retag of the old one). Name, UID and pod IP stay. Other stopped containers of a running pod
   are restarted the same way (restart policy is not consulted).
 * **Deletion**: a pod with ``deletionTimestamp`` is stopped after
   ``min(deletionGracePeriodSeconds * grace_scale, max_grace)`` seconds: a running pod first
@@ -190,6 +191,10 @@ class KubeletSettings:
     grace_scale: float = 0.0
     max_grace: float = 1.0
     node_name: str = DEFAULT_NODE_NAME
+    image_digests: dict[str, str] = field(default_factory=dict)
+    """Retags, as a registry holds them: image -> the image whose content it is. A container
+    started with such an image reports that image's ``imageID`` (``{"nginx:b": "nginx:a"}``:
+    a container updated in place from ``nginx:a`` to ``nginx:b`` keeps its imageID)."""
 
 
 class KubeletOptions(TypedDict, total=False):
@@ -871,7 +876,17 @@ class Kubelet:
     def _next_container(
         self, c: Obj, cs: Obj | None, pod: Obj, flags: _Flags, tick: _Tick, ts: str
     ) -> Obj:
-        """Advance one container of a running pod by at most one step."""
+        """Advance one container of a running pod by at most one step; a container (re)started
+        with a retagged image (``settings.image_digests``) reports the original's imageID."""
+        new = self._advance_container(c, cs, pod, flags, tick, ts)
+        alias = self.settings.image_digests.get(str(new.get("image") or ""))
+        if new is not cs and alias and new.get("imageID") == image_id(str(new.get("image"))):
+            return {**new, "imageID": image_id(alias)}
+        return new
+
+    def _advance_container(
+        self, c: Obj, cs: Obj | None, pod: Obj, flags: _Flags, tick: _Tick, ts: str
+    ) -> Obj:
         name = c["name"]
         delay = self.settings.restart_delay
         if flags.crash_loop:
