@@ -379,7 +379,12 @@ def validate(cs: CloneSetLike) -> CloneSetView:
             raise SpecError(f"{path}: {error}")
     if kind == IN_PLACE_ONLY and strategy.max_surge not in (None, 0, "0%"):
         raise SpecError("updateStrategy.maxSurge is not allowed with type InPlaceOnly")
-    if view.max_surge == 0 and view.max_unavailable < 1 and strategy.max_unavailable is not None:
+    if (
+        view.replicas > 0
+        and view.max_surge == 0
+        and view.max_unavailable < 1
+        and strategy.max_unavailable is not None
+    ):
         raise SpecError("updateStrategy.maxUnavailable must be at least 1 when maxSurge is 0")
     return view
 

@@ -19,7 +19,9 @@ from controllers.cloneset import lifecycle
 from controllers.cloneset.core import (
     SCALING_EXCLUDE_PREPARING_DELETE_LABEL,
     CloneSetView,
+    SpecError,
     partition_replicas,
+    validate,
 )
 from controllers.cloneset.pvc import INSTANCE_ID_LABEL, claims_without_reuse
 from controllers.cloneset.scale import calculate_diffs
@@ -343,3 +345,15 @@ def test_in_place_completion_accepts_the_same_image_id_for_the_spec_image(
 ):
     pod = _updated_pod(spec_image, status_image, image_id)
     assert (check_update_completed(pod) is None) is done
+
+
+# --- validation -----------------------------------------------------------------------------
+
+
+def test_max_unavailable_below_one_is_allowed_with_zero_replicas():
+    """Kruise's webhook rejects maxUnavailable < 1 with maxSurge < 1 only when replicas > 0."""
+    validate(make_cs(0, updateStrategy={"maxUnavailable": "20%"}))
+    validate(make_cs(0, updateStrategy={"maxUnavailable": 0}))
+    with pytest.raises(SpecError, match="maxUnavailable"):
+        validate(make_cs(2, updateStrategy={"maxUnavailable": 0}))
+    validate(make_cs(2, updateStrategy={"maxUnavailable": 0, "maxSurge": 1}))
