@@ -7,7 +7,9 @@ Usage::
     kube-runtime codegen crd.yaml -o models.py --check   # exit 1 when models.py is stale
 
 Without ``-o`` the module goes to standard output. Exit codes: 0 ok, 1 stale (``--check``),
-2 bad input.
+2 a mistake in the command or its input, reported as one line ``PROG: error: ...`` (a file
+that cannot be read, no CRD in it, a malformed CRD, an unknown version, a CRD missing from
+the cluster, an output that cannot be written).
 """
 
 from __future__ import annotations
@@ -17,16 +19,32 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from codegen.generator import generate
 from codegen.sources import CrdError, Source, from_cluster, from_file
 from kube_runtime.cli import Command
 
-__all__ = ["COMMAND", "build_parser", "main"]
+__all__ = ["COMMAND", "ArgumentParser", "build_parser", "main", "os_error"]
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with usage mistakes on one line (``PROG: error: ... (see --help)``), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def os_error(err: OSError) -> str:
+    """``path: reason`` for a file error (no errno, no Python repr)."""
+    where = err.filename if err.filename is not None else ""
+    reason = err.strerror or str(err)
+    return f"{where}: {reason}" if where else reason
 
 
 def build_parser(prog: str = "kube-runtime codegen") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    """The command's parser."""
+    parser = ArgumentParser(
         prog=prog, description="Generate typed pydantic v2 models from CRD manifests."
     )
     parser.add_argument("files", nargs="*", metavar="FILE", help="CRD manifests (YAML or JSON)")
@@ -66,26 +84,52 @@ def main(argv: Sequence[str] | None = None, prog: str = "kube-runtime codegen") 
     try:
         sources: list[Source] = [from_file(f) for f in args.files]
         sources += [from_cluster(n, args.kubeconfig, args.context) for n in args.from_cluster]
-        text = generate(sources, args.versions)
-    except (CrdError, OSError) as err:
-        print(f"{prog}: {err}", file=sys.stderr)
-        return 2
-    if args.output is None:
-        sys.stdout.write(text)
-        return 0
-    out = Path(args.output)
-    if args.check:
-        current = out.read_text(encoding="utf-8") if out.exists() else None
-        if current == text:
+        text = _generate(sources, args.versions)
+        if args.output is None:
+            sys.stdout.write(text)
             return 0
-        state = "is missing" if current is None else "is stale"
-        command = " ".join(
-            shlex.quote(a) for a in [*prog.split(), *_regenerate_args(argv, sys.argv[1:])]
-        )
-        print(f"{out} {state}; regenerate it with:\n  {command}", file=sys.stderr)
-        return 1
-    out.write_text(text, encoding="utf-8")
+        out = Path(args.output)
+        if args.check:
+            current = out.read_text(encoding="utf-8") if out.exists() else None
+            if current == text:
+                return 0
+            state = "is missing" if current is None else "is stale"
+            command = " ".join(
+                shlex.quote(a) for a in [*prog.split(), *_regenerate_args(argv, sys.argv[1:])]
+            )
+            print(f"{out} {state}; regenerate it with:\n  {command}", file=sys.stderr)
+            return 1
+        out.write_text(text, encoding="utf-8")
+    except CrdError as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(f"{prog}: error: {os_error(err)}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as err:
+        print(f"{prog}: error: {args.output}: not UTF-8 text (byte {err.start})", file=sys.stderr)
+        return 2
     return 0
+
+
+def _generate(sources: Sequence[Source], versions: Sequence[str] | None) -> str:
+    """:func:`generate`, a malformed schema reported as :class:`CrdError` naming its source."""
+    try:
+        return generate(sources, versions)
+    except CrdError:
+        raise
+    except (AttributeError, KeyError, TypeError, ValueError) as err:
+        for source in sources:  # find the culprit for the message
+            try:
+                generate([source], versions)
+            except CrdError:
+                continue
+            except (AttributeError, KeyError, TypeError, ValueError):
+                raise CrdError(
+                    f"{source.label}: malformed CRD ({type(err).__name__}: {err}); "
+                    "check it with kubectl apply --dry-run=server"
+                ) from None
+        raise CrdError(f"malformed CRD ({type(err).__name__}: {err})") from None
 
 
 def _regenerate_args(argv: Sequence[str] | None, default: Sequence[str]) -> list[str]:

@@ -56,6 +56,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
 from codegen import crd
+from codegen.cli import ArgumentParser, os_error
 from kube_runtime.cli import Command
 from kube_runtime.client import Resource
 from kube_runtime.models import Base64, DateTime, EmbeddedResource, ObjectMeta
@@ -159,12 +160,26 @@ class _JsonSchema(GenerateJsonSchema):
             out["x-kubernetes-validations"] = [r.as_dict() for r in rules]
         return out
 
+    def get_default_value(self, schema: core_schema.WithDefaultSchema) -> Any:
+        value = _model_default_value(schema.get("default_factory"))
+        return super().get_default_value(schema) if value is None else value
+
     def function_after_schema(
         self, schema: core_schema.AfterValidatorFunctionSchema
     ) -> JsonSchemaValue:
         out = super().function_after_schema(schema)
         fmt = _FORMAT_CHECKS.get(id(schema["function"]["function"]))
         return {**out, "format": fmt} if fmt else out
+
+
+def _model_default_value(factory: Any) -> dict[str, Any] | None:
+    """The object a :func:`kube_runtime.models.model_default` factory builds from (codegen
+    writes object defaults so), else None: other factories have no CRD default."""
+    if getattr(factory, "__qualname__", "") != "model_default.<locals>.build":
+        return None
+    cells = dict(zip(factory.__code__.co_freevars, factory.__closure__ or (), strict=False))
+    cell = cells.get("frozen")
+    return dict(cell.cell_contents) if cell is not None else None
 
 
 class _Converter:
@@ -602,8 +617,10 @@ def load_models(target: str) -> list[type[BaseModel]]:
 
 def build_parser(prog: str = "kube-runtime crd") -> argparse.ArgumentParser:
     """The ``crd`` command's parser (one sub-command: ``generate``)."""
-    parser = _Parser(prog=prog, description="CustomResourceDefinitions from pydantic models.")
-    sub = parser.add_subparsers(dest="action", metavar="generate", parser_class=_Parser)
+    parser = ArgumentParser(
+        prog=prog, description="CustomResourceDefinitions from pydantic models."
+    )
+    sub = parser.add_subparsers(dest="action", metavar="generate", parser_class=ArgumentParser)
     sub.required = True
     gen = sub.add_parser(
         "generate",
@@ -624,13 +641,6 @@ def build_parser(prog: str = "kube-runtime crd") -> argparse.ArgumentParser:
         help="do not write; exit 1 if OUTPUT differs from what would be generated",
     )
     return parser
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage mistakes as one line (``prog: error: ...``), exit code 2."""
-
-    def error(self, message: str) -> typing.NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "kube-runtime crd") -> int:
@@ -664,7 +674,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "kube-runtime crd") -> i
             return 1
         out.write_text(text, encoding="utf-8")
     except OSError as err:
-        print(f"{prog} generate: error: {out}: {err.strerror or err}", file=sys.stderr)
+        print(f"{prog} generate: error: {os_error(err)}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as err:
+        print(f"{prog} generate: error: {out}: not UTF-8 text (byte {err.start})", file=sys.stderr)
         return 2
     return 0
 

@@ -49,17 +49,29 @@ def generate(sources: Sequence[Source], versions: Collection[str] | None = None)
 def _selected(
     crd: Mapping[str, Any], wanted: Collection[str] | None
 ) -> list[tuple[ResourceInfo, Mapping[str, Any], str]]:
-    spec = crd.get("spec") or {}
-    names = spec.get("names") or {}
-    name = (crd.get("metadata") or {}).get("name", "?")
+    spec = _mapping(crd.get("spec"))
+    names = _mapping(spec.get("names"))
+    name = _mapping(crd.get("metadata")).get("name", "?")
+    for key in ("kind", "plural"):
+        if not isinstance(names.get(key), str) or not names[key]:
+            raise CrdError(f"{name}: spec.names.{key} is missing")
+    versions = spec.get("versions")
+    if not isinstance(versions, list) or not versions:
+        raise CrdError(f"{name}: spec.versions is missing (a list of versions)")
+    for version in versions:
+        if not isinstance(version, Mapping) or not isinstance(version.get("name"), str):
+            raise CrdError(f"{name}: every entry of spec.versions needs a name")
+        schema = _mapping(version.get("schema")).get("openAPIV3Schema")
+        if schema is not None and not isinstance(schema, Mapping):
+            raise CrdError(f"{name}: version {version['name']}: openAPIV3Schema is not a mapping")
     chosen = [
         v
-        for v in spec.get("versions") or ()
+        for v in versions
         if (v.get("served", True) if wanted is None else v.get("name") in wanted)
     ]
     out = []
     for version in chosen:
-        schema = ((version.get("schema") or {}).get("openAPIV3Schema")) or None
+        schema = _mapping(version.get("schema")).get("openAPIV3Schema") or None
         if schema is None:
             raise CrdError(f"{name}: version {version.get('name')} has no openAPIV3Schema")
         storage = bool(version.get("storage")) or len(chosen) == 1
@@ -74,3 +86,7 @@ def _selected(
         )
         out.append((info, schema, "" if storage else class_part(version["name"])))
     return out
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

@@ -86,12 +86,16 @@ def _crds(documents: list[Any]) -> Iterator[dict[str, Any]]:
     for doc in documents:
         if not isinstance(doc, dict):
             continue
-        if doc.get("kind") == "List" or doc.get("kind", "").endswith("List"):
-            yield from _crds(list(doc.get("items") or ()))
-        elif doc.get("kind") == "CustomResourceDefinition":
+        kind = doc.get("kind")
+        if isinstance(kind, str) and kind.endswith("List"):
+            items = doc.get("items")
+            yield from _crds(list(items) if isinstance(items, list) else [])
+        elif kind == "CustomResourceDefinition":
             if doc.get("apiVersion") != "apiextensions.k8s.io/v1":
+                meta = doc.get("metadata")
+                name = meta.get("name") if isinstance(meta, dict) else None
                 raise CrdError(
-                    f"{doc.get('metadata', {}).get('name')}: apiVersion {doc.get('apiVersion')}"
+                    f"{name}: apiVersion {doc.get('apiVersion')}"
                     " is not supported (convert to apiextensions.k8s.io/v1)"
                 )
             yield doc

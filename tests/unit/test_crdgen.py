@@ -18,7 +18,14 @@ from codegen import crd, from_text, generate
 from codegen.crdgen import CrdGenError, crd_documents, crd_for, dump_yaml, main, version_schema
 from codegen.shared import shared_type
 from kube_runtime.client import Resource
-from kube_runtime.models import Condition, DateTime, EmbeddedResource, KubeModel, ObjectMeta
+from kube_runtime.models import (
+    Condition,
+    DateTime,
+    EmbeddedResource,
+    KubeModel,
+    ObjectMeta,
+    model_default,
+)
 from tests.unit.test_codegen import CRD_DIR, CRD_FILES, load_module
 
 GROUP = "crdgen.kube-runtime.test"
@@ -679,3 +686,26 @@ def test_round_trip_of_public_crds(name: str, tmp_path: Path) -> None:
             for key in ("apiVersion", "kind", "metadata"):
                 schema["properties"].pop(key, None)
         assert_same_schema(got, want)
+
+
+def test_object_defaults_from_model_default() -> None:
+    """codegen writes an object ``default`` as ``default_factory=model_default(...)``; the
+    CRD gets it back. Other factories (``list``) give no default."""
+
+    class Strategy(KubeModel):
+        type: str = "ReCreate"
+
+    class Spec(KubeModel):
+        strategy: Strategy = Field(default_factory=model_default(Strategy, {}))
+        tuned: Strategy = Field(default_factory=model_default(Strategy, {"type": "InPlace"}))
+        items: list[int] = Field(default_factory=list)
+
+    class Root(KubeModel):
+        __kube_resource__: ClassVar[Resource] = Resource("g.example.com", "v1", "R", "rs", True)
+        metadata: ObjectMeta
+        spec: Spec
+
+    props = spec_schema(Root)["properties"]
+    assert props["strategy"]["default"] == {}
+    assert props["tuned"]["default"] == {"type": "InPlace"}
+    assert "default" not in props["items"]
