@@ -64,7 +64,12 @@ after ``readySince + minReadySeconds``."""
 
 
 class CloneSetControl(PodControlStep):
-    """The sync of one CloneSet, over a pod control and a status updater."""
+    """The sync of one CloneSet, over a pod control and a status updater.
+
+    ``preparing_update_as_update`` (upstream's ``PreparingUpdateAsUpdate`` gate, on here):
+    scaling counts pods held in PreparingUpdate as updated. ``preparing_normal``: new pods
+    start in ``PreparingNormal`` as upstream's do (off by default: see
+    :class:`~controllers.cloneset.scale.Scaler`)."""
 
     def __init__(
         self,
@@ -72,12 +77,13 @@ class CloneSetControl(PodControlStep):
         status_updater: StatusUpdater,
         *,
         preparing_update_as_update: bool = True,
+        preparing_normal: bool = False,
         logger: logging.Logger = log,
     ) -> None:
         super().__init__(pod_control, logger=logger)
         self.status_updater = status_updater
         self.preparing_update_as_update = preparing_update_as_update
-        self._scaler = Scaler(pod_control, logger=logger)
+        self._scaler = Scaler(pod_control, preparing_normal=preparing_normal, logger=logger)
         self._updater = Updater(pod_control, logger=logger)
 
     def sync(

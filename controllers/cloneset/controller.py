@@ -66,7 +66,8 @@ Obj = Mapping[str, Any]
 
 
 class CloneSetReconciler:
-    """Reconciles CloneSets: reads from ``reader``, writes through ``client``."""
+    """Reconciles CloneSets: reads from ``reader``, writes through ``client``;
+    ``preparing_normal`` as :class:`~controllers.cloneset.control.CloneSetControl`."""
 
     def __init__(
         self,
@@ -74,6 +75,7 @@ class CloneSetReconciler:
         reader: Reader,
         recorder: Recorder,
         *,
+        preparing_normal: bool = False,
         logger: logging.Logger = log,
     ) -> None:
         self._client = client
@@ -82,7 +84,12 @@ class CloneSetReconciler:
         self.expectations = Expectations()
         self.pod_control = CloneSetPodControl(client, recorder, self.expectations, logger=logger)
         self.status_updater = ApiStatusUpdater(client, self.expectations.versions, logger=logger)
-        self.control = CloneSetControl(self.pod_control, self.status_updater, logger=logger)
+        self.control = CloneSetControl(
+            self.pod_control,
+            self.status_updater,
+            preparing_normal=preparing_normal,
+            logger=logger,
+        )
 
     def _items(self, kind: KindLike, namespace: str, **options: Any) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self._reader.list(kind, namespace, **options)["items"]
@@ -262,6 +269,7 @@ def setup(
     max_concurrent_reconciles: int = 1,
     name: str = CONTROLLER_NAME,
     install_crd: bool = False,
+    preparing_normal: bool = False,
 ) -> Controller:
     """Register the CloneSet controller with ``manager``; return the controller.
 
@@ -269,7 +277,9 @@ def setup(
     ``manager.api_reader``, reads through ``manager.client`` (the cache) and records events as
     ``cloneset-controller``. The CRD (``crd.yaml`` / ``deploy/crd/cloneset-crd.yaml``) must be
     installed, as kruise requires; ``install_crd=True`` installs it first when missing (handy on
-    the embedded cluster).
+    the embedded cluster). ``preparing_normal=True``: new pods start in ``PreparingNormal`` and
+    become ``Normal`` once scheduled or their ``lifecycle.preNormal`` hook is all there, as
+    kruise's do.
     """
     if install_crd:
         _install_crd(manager.api_reader)
@@ -277,6 +287,7 @@ def setup(
         manager.api_reader,
         manager.client,
         manager.get_event_recorder(COMPONENT),
+        preparing_normal=preparing_normal,
         logger=log,
     )
     return (

@@ -242,6 +242,11 @@ class CloneSetView:
         return _wire(self.spec.lifecycle.pre_delete) if self.spec.lifecycle else None
 
     @functools.cached_property
+    def pre_normal_hook(self) -> dict[str, Any] | None:
+        """``lifecycle.preNormal`` as its wire dict."""
+        return _wire(self.spec.lifecycle.pre_normal) if self.spec.lifecycle else None
+
+    @functools.cached_property
     def in_place_update_hook(self) -> dict[str, Any] | None:
         """``lifecycle.inPlaceUpdate`` as its wire dict."""
         return _wire(self.spec.lifecycle.in_place_update) if self.spec.lifecycle else None
@@ -433,28 +438,29 @@ def new_versioned_pods(
     count: int,
     current_count: int,
     instance_ids: Sequence[str],
+    state: str = lifecycle.NORMAL,
 ) -> list[dict[str, Any]]:
     """``count`` pods to create: the first ``current_count`` from ``current_cs`` at
     ``current_revision``, the rest from ``update_cs``; named ``<set>-<instance id>``, labelled
     with the revision and the instance id, controlled by the set, with one claim volume per
     ``volumeClaimTemplates`` entry, the ``InPlaceUpdateReady`` readiness gate and the
-    ``Normal`` lifecycle state."""
+    lifecycle ``state`` (upstream: ``PreparingNormal``)."""
     pods = []
     for i in range(count):
         cs, revision = (
             (current_cs, current_revision) if i < current_count else (update_cs, update_revision)
         )
-        pods.append(_new_pod(cs, revision, instance_ids[i]))
+        pods.append(_new_pod(cs, revision, instance_ids[i], state))
     return pods
 
 
-def _new_pod(cs: CloneSetView, revision: str, instance_id: str) -> dict[str, Any]:
+def _new_pod(cs: CloneSetView, revision: str, instance_id: str, state: str) -> dict[str, Any]:
     template = copy.deepcopy(dict(cs.template))
     pod_meta = dict(meta.metadata(template))
     labels = dict(meta.labels(template))
     labels[POD_REVISION_LABEL] = revision
     labels[INSTANCE_ID_LABEL] = instance_id
-    labels[lifecycle.LIFECYCLE_STATE_LABEL] = lifecycle.NORMAL
+    labels[lifecycle.LIFECYCLE_STATE_LABEL] = state
     pod_meta.update(
         {
             "name": f"{cs.name}-{instance_id}",

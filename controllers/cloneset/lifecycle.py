@@ -1,12 +1,15 @@
 """Pod lifecycle hooks of a CloneSet (openkruise ``pkg/util/lifecycle``): states and hooks,
 no API calls (the state writes are :meth:`.pod_control.CloneSetPodControl.update_pod_lifecycle`).
 
-A pod's state lives in its ``lifecycle.apps.kruise.io/state`` label: ``Normal`` →
+A pod's state lives in its ``lifecycle.apps.kruise.io/state`` label: a new pod is
+``PreparingNormal`` until it is scheduled (or, with a ``preNormal`` hook, until it carries
+every finalizer and label of the hook), then ``Normal`` →
 (``PreparingUpdate`` →) ``Updating`` → (``Updated`` →) ``Normal`` for in-place updates, and
 ``PreparingDelete`` before a hooked pod is deleted. A hook (``spec.lifecycle.preDelete`` /
 ``spec.lifecycle.inPlaceUpdate``, as its wire dict) names finalizers (``finalizersHandler``)
 and labels (``labelsHandler``); a pod carrying *any* of them is *hooked* and waits in the
-preparing state until the user's controller removes them.
+preparing state until the user's controller removes them (``preNormal`` the other way round:
+the pod waits until it carries all of them).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ __all__ = [
     "LIFECYCLE_TIMESTAMP_ANNOTATION",
     "NORMAL",
     "PREPARING_DELETE",
+    "PREPARING_NORMAL",
     "PREPARING_UPDATE",
     "UPDATED",
     "UPDATING",
@@ -41,6 +45,7 @@ LIFECYCLE_TIMESTAMP_ANNOTATION: Final = "lifecycle.apps.kruise.io/timestamp"
 class LifecycleState(StrEnum):
     """The values of the state label (Kruise ``appspub.LifecycleStateType``)."""
 
+    PREPARING_NORMAL = "PreparingNormal"
     NORMAL = "Normal"
     PREPARING_UPDATE = "PreparingUpdate"
     UPDATING = "Updating"
@@ -48,6 +53,7 @@ class LifecycleState(StrEnum):
     PREPARING_DELETE = "PreparingDelete"
 
 
+PREPARING_NORMAL: Final = LifecycleState.PREPARING_NORMAL
 NORMAL: Final = LifecycleState.NORMAL
 PREPARING_UPDATE: Final = LifecycleState.PREPARING_UPDATE
 UPDATING: Final = LifecycleState.UPDATING

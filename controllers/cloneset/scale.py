@@ -6,7 +6,7 @@
 partition, maxSurge and maxUnavailable it derives how many pods to create or delete (and how
 many of them at the current, i.e. old, revision), how many ready pods may be deleted, and how
 many pods to update. :class:`Scaler` acts on it in upstream's order: pods in
-PreparingDelete that a scale-up wants back return to Normal; missing pods are created (new
+PreparingDelete that a scale-up wants back return to PreparingNormal (or Normal); missing pods are created (new
 instance ids, or the ids of orphaned claims so those claims are reused) in slow-start batches
 (1, 2, 4, …) that stop at the first error; pods already in PreparingDelete are deleted once
 their hook is released; specified pods (``scaleStrategy.podsToDelete`` or the
@@ -18,12 +18,13 @@ moves to PreparingDelete instead. Ready pods are deleted only within the delete-
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from controllers.cloneset import core, lifecycle
 from controllers.cloneset.core import CloneSetLike, CloneSetView
-from controllers.cloneset.pod_control import PodControlStep
+from controllers.cloneset.pod_control import PodControl, PodControlStep
 from controllers.cloneset.pvc import available_instance_ids, claims_of_instance, instance_id
 from kube_runtime import meta
 from kube_runtime.meta import ObjView as Obj
@@ -39,6 +40,8 @@ __all__ = [
     "slow_start_batch",
 ]
 
+
+log = logging.getLogger(__name__)
 
 INITIAL_BATCH_SIZE = 1
 
@@ -211,7 +214,25 @@ def _names(objs: Sequence[Obj]) -> set[str]:
 
 
 class Scaler(PodControlStep):
-    """The scaling step of a sync: decides, and writes through ``pod_control``."""
+    """The scaling step of a sync: decides, and writes through ``pod_control``.
+
+    ``preparing_normal``: new pods, and pods in PreparingDelete a scale-up takes back, go to
+    ``PreparingNormal`` (upstream) rather than straight to ``Normal``; the update step moves
+    them on to ``Normal`` once scheduled (or their ``preNormal`` hook is all there)."""
+
+    def __init__(
+        self,
+        pod_control: PodControl,
+        *,
+        preparing_normal: bool = False,
+        logger: logging.Logger = log,
+    ) -> None:
+        super().__init__(pod_control, logger=logger)
+        self.preparing_normal = preparing_normal
+
+    @property
+    def _start_state(self) -> str:
+        return lifecycle.PREPARING_NORMAL if self.preparing_normal else lifecycle.NORMAL
 
     def scale(
         self,
@@ -252,6 +273,7 @@ class Scaler(PodControlStep):
                 diffs.scale_up_limit,
                 diffs.scale_up_num_old_revision,
                 ids,
+                self._start_state,
             )
             return self._create_pods(cs, new_pods, diffs.scale_up_num_old_revision, claims)
 
@@ -291,7 +313,8 @@ class Scaler(PodControlStep):
         pre_delete: Sequence[Obj],
         num_to_delete: int,
     ) -> bool:
-        """Pods in PreparingDelete that a scale-up needs back return to Normal."""
+        """Pods in PreparingDelete that a scale-up needs back return to PreparingNormal
+        (Normal without ``preparing_normal``); specified ones stay."""
         diff = cs.replicas - len(pods) + num_to_delete
         modified = False
         for pod in pre_delete:
@@ -299,7 +322,7 @@ class Scaler(PodControlStep):
                 break
             if cs.is_specified_delete(pod):
                 continue
-            written, _ = self.pod_control.update_pod_lifecycle(pod, lifecycle.NORMAL)
+            written, _ = self.pod_control.update_pod_lifecycle(pod, self._start_state)
             modified = modified or written
             diff -= 1
         return modified

@@ -3,7 +3,8 @@
 goes through a :class:`~controllers.cloneset.pod_control.PodControl`.
 
 A sync first refreshes every pod (in-place grace periods, the ``InPlaceUpdateReady``
-condition, lifecycle ``Updating`` → ``Updated``/``Normal``); any write ends the step. Unless
+condition, lifecycle ``PreparingNormal`` → ``Normal`` once scheduled or the ``preNormal`` hook
+is all there, ``Updating`` → ``Updated``/``Normal``); any write ends the step. Unless
 ``updateStrategy.paused``, the pods still to update (``calculate_diffs().update_num``; negative
 means back to the current revision under a partition) that are not in PreparingDelete/Updated
 nor in an in-place grace period are sorted (ActivePods order, then ``priorityStrategy``, then
@@ -165,6 +166,11 @@ def limit_update_indexes(
     return indexes[:allowed]
 
 
+def _hook_names(hook: Obj) -> bool:
+    """Whether a hook names any finalizer or label."""
+    return bool(hook.get("finalizersHandler") or hook.get("labelsHandler"))
+
+
 def _grace_pending(pod: Obj) -> bool:
     return bool(meta.annotations(pod).get(GRACE_ANNOTATION))
 
@@ -230,7 +236,16 @@ class Updater(PodControlStep):
         hook = cs.in_place_update_hook
         state = lifecycle.get_state(pod)
         new_state = ""
-        if state == lifecycle.UPDATING and check_update_completed(pod) is None:
+        if state == lifecycle.PREPARING_NORMAL:
+            # Normal once scheduled (upstream: earlier tripped old kube-schedulers), or with a
+            # preNormal hook once the pod carries all of it
+            pre_normal = cs.pre_normal_hook
+            if pre_normal is None:
+                ready = bool((pod.get("spec") or {}).get("nodeName"))
+            else:
+                ready = lifecycle.is_pod_all_hooked(pre_normal, pod) or not _hook_names(pre_normal)
+            new_state = lifecycle.NORMAL if ready else ""
+        elif state == lifecycle.UPDATING and check_update_completed(pod) is None:
             if cs.has_lifecycle and not lifecycle.is_pod_hooked(hook, pod):
                 new_state = lifecycle.UPDATED
             else:
@@ -271,12 +286,20 @@ class Updater(PodControlStep):
         PreparingUpdate; then the update starts (grace delay returned)."""
         hook = cs.in_place_update_hook
         state = lifecycle.get_state(pod)
-        if state in ("", lifecycle.NORMAL) and lifecycle.is_pod_hooked(hook, pod):
+        if state in ("", lifecycle.PREPARING_NORMAL, lifecycle.NORMAL) and lifecycle.is_pod_hooked(
+            hook, pod
+        ):
             self.pod_control.update_pod_lifecycle(pod, lifecycle.PREPARING_UPDATE)
             return 0.0
         if state == lifecycle.PREPARING_UPDATE and lifecycle.is_pod_hooked(hook, pod):
             return 0.0
-        if state not in ("", lifecycle.NORMAL, lifecycle.PREPARING_UPDATE, lifecycle.UPDATING):
+        if state not in (
+            "",
+            lifecycle.PREPARING_NORMAL,
+            lifecycle.NORMAL,
+            lifecycle.PREPARING_UPDATE,
+            lifecycle.UPDATING,
+        ):
             raise UpdateError(
                 f"not allowed to update pod {meta.name(pod)} in place in state {state}"
             )

@@ -389,3 +389,73 @@ def test_in_place_update_images_with_the_same_image_id(
     assert new_status["containerID"] != old_status["containerID"]
     assert new_status["imageID"] == old_status["imageID"]
     wait_progressing(client, namespace, wait_for, AVAILABLE)
+
+
+@pytest.fixture
+def kruise_manager(client, namespace, crd) -> Iterator[Manager]:
+    """The controller with new pods starting in PreparingNormal, as Kruise's do."""
+    m = Manager(
+        client,
+        namespace=namespace,
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        graceful_shutdown_timeout=10,
+    )
+    setup(m, name=f"cloneset-{namespace}", preparing_normal=True)
+    with running(m):
+        yield m
+
+
+def states(client, namespace) -> list[str]:
+    return [p["metadata"]["labels"].get(STATE, "") for p in pods(client, namespace).values()]
+
+
+def test_creates_with_lifecycle_pre_normal_finalizer(client, namespace, kruise_manager, wait_for):
+    """``creates with lifecycle preNormal finalizer``."""
+    finalizer = "finalizers.sigs.k8s.io/test"
+    client.create(
+        make_cs(
+            namespace,
+            1,
+            lifecycle={"preNormal": {"finalizersHandler": [finalizer]}},
+            progressDeadlineSeconds=11,
+        )
+    )
+    # the pod is ready, but held in PreparingNormal: not available
+    wait_status(client, namespace, wait_for, "readyReplicas", 1)
+    revision = status(client, namespace)["updateRevision"]
+    wait_progressing(client, namespace, wait_for, deadline_exceeded(revision), 11 + TIMEOUT)
+    assert states(client, namespace) == ["PreparingNormal"]
+
+    (name,) = pods(client, namespace)
+    client.patch(kinds.Pod, name, {"metadata": {"finalizers": [finalizer]}}, namespace=namespace)
+    wait_for(lambda: states(client, namespace) == ["Normal"], TIMEOUT)
+
+    client.patch(kinds.Pod, name, {"metadata": {"finalizers": None}}, namespace=namespace)
+    wait_status(client, namespace, wait_for, "availableReplicas", 1)
+    wait_progressing(client, namespace, wait_for, AVAILABLE)
+
+
+def test_creates_with_unschedulable_scheduler(client, namespace, kruise_manager, wait_for):
+    """``creates with unschedulable scheduler``."""
+    cs = make_cs(namespace, 1, progressDeadlineSeconds=8)
+    cs["spec"]["template"]["spec"]["schedulerName"] = "unschedulable"
+    client.create(cs)
+    wait_status(client, namespace, wait_for, "replicas", 1)
+
+    def pending_preparing() -> bool:
+        (pod,) = pods(client, namespace).values()
+        return (pod.get("status") or {}).get("phase", "Pending") == "Pending" and pod["metadata"][
+            "labels"
+        ].get(STATE) == "PreparingNormal"
+
+    assert wait_for(pending_preparing, 10)
+    revision = status(client, namespace)["updateRevision"]
+    wait_progressing(client, namespace, wait_for, deadline_exceeded(revision), 20)
+    # Kruise checks for 10 s that the pod stays pending and PreparingNormal: it still is
+    assert pending_preparing()
+
+    patch_spec(client, namespace, {"template": {"spec": {"schedulerName": ""}}})
+    wait_status(client, namespace, wait_for, "readyReplicas", 1)
+    wait_for(lambda: states(client, namespace) == ["Normal"], TIMEOUT)
+    wait_progressing(client, namespace, wait_for, AVAILABLE)

@@ -5,17 +5,22 @@ on the FakeClient harness of :mod:`tests.unit.test_cloneset_control`:
 * scaling counts a pod held in PreparingUpdate as updated (``PreparingUpdateAsUpdate``);
 * the ``Progressing`` condition of ``progressDeadlineSeconds`` (``calculateProgressingStatus``);
 * ``scaleStrategy.disablePVCReuse`` (``cleanupPVCs``);
-* the ``apps.kruise.io/cloneset-scaling-exclude-preparing-delete`` label.
+* the ``apps.kruise.io/cloneset-scaling-exclude-preparing-delete`` label;
+* in-place completion with an unchanged imageID (a retag);
+* ``PreparingNormal`` and the ``preNormal`` hook (with ``preparing_normal``);
+* the maxUnavailable check of Kruise's webhook.
 """
 
 from __future__ import annotations
 
+from collections.abc import Set
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
 from controllers.cloneset import lifecycle
+from controllers.cloneset.controller import CloneSetReconciler
 from controllers.cloneset.core import (
     SCALING_EXCLUDE_PREPARING_DELETE_LABEL,
     CloneSetView,
@@ -357,3 +362,79 @@ def test_max_unavailable_below_one_is_allowed_with_zero_replicas():
     with pytest.raises(SpecError, match="maxUnavailable"):
         validate(make_cs(2, updateStrategy={"maxUnavailable": 0}))
     validate(make_cs(2, updateStrategy={"maxUnavailable": 0, "maxSurge": 1}))
+
+
+# --- PreparingNormal ------------------------------------------------------------------------
+
+
+class PreparingNormalHarness(Harness):
+    """The harness with ``preparing_normal`` on and a kubelet stand-in that also schedules:
+    pods not in ``unscheduled`` get ``spec.nodeName``."""
+
+    def __init__(self, cs: dict[str, Any], unscheduled: frozenset[str] = frozenset()) -> None:
+        super().__init__(cs)
+        self.unscheduled = set(unscheduled)
+        self.reconciler = CloneSetReconciler(
+            self.api, self.reader, self.recorder, preparing_normal=True
+        )
+
+    def kubelet(self, not_ready: Set[str] = frozenset()) -> None:
+        for name, pod in self.pods().items():
+            if name not in self.unscheduled and not pod["spec"].get("nodeName"):
+                self.api.direct.patch(Pod, name, {"spec": {"nodeName": "n"}}, namespace=NS_)
+        super().kubelet(not_ready)
+
+
+def _states(h: Harness) -> list[str]:
+    return sorted(lifecycle.get_state(p) for p in h.pods().values())
+
+
+def test_new_pods_are_preparing_normal_until_scheduled():
+    h = PreparingNormalHarness(make_cs(2))
+    h.step()
+    assert _states(h) == [lifecycle.PREPARING_NORMAL] * 2
+    h.settle()
+    assert _states(h) == [lifecycle.NORMAL] * 2
+    assert h.status()["availableReplicas"] == 2
+
+
+def test_an_unscheduled_pod_stays_preparing_normal_and_unavailable():
+    h = PreparingNormalHarness(make_cs(1))
+    h.step()
+    (name,) = h.pods()
+    h.unscheduled.add(name)
+    h.settle()
+    assert _states(h) == [lifecycle.PREPARING_NORMAL]
+    assert h.status()["readyReplicas"] == 1 and h.status()["availableReplicas"] == 0
+    h.unscheduled.clear()
+    h.kubelet()
+    h.settle()
+    assert _states(h) == [lifecycle.NORMAL] and h.status()["availableReplicas"] == 1
+
+
+def test_pre_normal_hook_holds_the_pod_until_all_of_it_is_there():
+    hook = {"preNormal": {"finalizersHandler": ["example.io/f"], "labelsHandler": {"ok": "y"}}}
+    h = PreparingNormalHarness(make_cs(1, lifecycle=hook))
+    h.settle()
+    (name,) = h.pods()
+    assert _states(h) == [lifecycle.PREPARING_NORMAL]
+    h.api.direct.patch(Pod, name, {"metadata": {"finalizers": ["example.io/f"]}}, namespace=NS_)
+    h.settle()
+    assert _states(h) == [lifecycle.PREPARING_NORMAL]  # the label is missing still
+    h.label_pod(name, {"ok": "y"})
+    h.settle()
+    assert _states(h) == [lifecycle.NORMAL]
+
+
+def test_pre_delete_pod_taken_back_returns_to_preparing_normal():
+    hook = {"preDelete": {"labelsHandler": {"hold": "true"}}}
+    h = PreparingNormalHarness(make_cs(2, lifecycle=hook, extra_labels={"hold": "true"}))
+    h.settle()
+    h.patch_spec({"replicas": 1})
+    h.step()
+    assert lifecycle.PREPARING_DELETE in _states(h)
+    h.patch_spec({"replicas": 2})
+    h.step()
+    assert _states(h) == [lifecycle.NORMAL, lifecycle.PREPARING_NORMAL]
+    h.settle()
+    assert _states(h) == [lifecycle.NORMAL] * 2 and len(h.pods()) == 2
