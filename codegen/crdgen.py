@@ -48,7 +48,7 @@ import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel
@@ -58,8 +58,10 @@ from pydantic_core import core_schema
 from codegen import crd
 from codegen.cli import ArgumentParser, os_error
 from kube_runtime.cli import Command
-from kube_runtime.client import Resource
 from kube_runtime.models import Base64, DateTime, EmbeddedResource, ObjectMeta
+
+if TYPE_CHECKING:  # the client package is imported only to read models (codegen stays quick)
+    from kube_runtime.client import Resource
 
 __all__ = [
     "COMMAND",
@@ -419,6 +421,8 @@ class _Version:
 
 
 def _version_of(model: type[BaseModel]) -> _Version:
+    from kube_runtime.client import Resource
+
     resource = getattr(model, "__kube_resource__", None)
     if not isinstance(resource, Resource):
         raise CrdGenError(
@@ -599,6 +603,8 @@ def load_models(target: str) -> list[type[BaseModel]]:
         if not (inspect.isclass(obj) and issubclass(obj, BaseModel)):
             raise CrdGenError(f"{target} is not a pydantic model class")
         return [obj]
+    from kube_runtime.client import Resource
+
     found = [
         obj
         for obj in vars(module).values()

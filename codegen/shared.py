@@ -48,6 +48,17 @@ def shape(node: Mapping[str, Any]) -> str:
 
 
 @functools.cache
+def _keys() -> frozenset[frozenset[str]]:
+    """The property names of each core type: a cheap test before building their schemas."""
+    from codegen.core import SHARED_TYPES
+
+    return frozenset(
+        frozenset(f.serialization_alias or name for name, f in cls.model_fields.items())
+        for cls in SHARED_TYPES
+    )
+
+
+@functools.cache
 def _index() -> dict[str, str]:
     from codegen.core import SHARED_TYPES
     from codegen.crdgen import object_schema
@@ -57,6 +68,9 @@ def _index() -> dict[str, str]:
 
 def shared_type(node: Mapping[str, Any]) -> str | None:
     """The name of the :mod:`codegen.core` class whose schema ``node`` is, or None."""
-    if node.get("type") not in ("object", None) or not node.get("properties"):
+    props = node.get("properties")
+    if node.get("type") not in ("object", None) or not isinstance(props, Mapping) or not props:
+        return None
+    if frozenset(props) not in _keys():
         return None
     return _index().get(shape(node))

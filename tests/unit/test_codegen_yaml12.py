@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
-from codegen import CrdError, from_text, generate
+from codegen import CrdError, from_text, generate, yaml12
 from codegen.cli import main
 from codegen.yaml12 import YamlError, load_all
 from tests.unit.test_codegen import load_module
@@ -98,7 +99,7 @@ def test_json_manifests_still_read() -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b"a: [1, 2", "expected ',' or ']', but got '<stream end>' (line 1, column 9)"),
+        (b"a: [1, 2", "expected ',' or ']' (line 2, column 1)"),
         (b"a: 1\na: 2\n", 'found duplicate key "a"'),
         (b"a:\n\t- b\n", "(line 2, column 1)"),
         (b"\xff\xfe\x00", "not UTF-8 text"),
@@ -120,3 +121,28 @@ def test_command_reports_bad_yaml_on_one_line(
     assert main([str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "bad.yaml: not YAML/JSON: " in err and "line 3" in err
+
+
+def test_core_schema_details_and_both_parsers() -> None:
+    """The YAML 1.2 core schema's resolution, the same with libyaml's parser and PyYAML's
+    pure-Python one; merge keys work."""
+    text = """\
+ints: [0, -0, +3, 0755, 0o17, 0x1F, 1_000, 0b11, 1:20]
+floats: [1.5, .5, 1e3, -.Inf, .INF]
+bools: [true, True, TRUE, tRue, yes, On]
+nulls: [~, null, NULL, nUll, '']
+base: &base {x: 1, y: 2}
+merged:
+  <<: *base
+  y: 3
+"""
+    (doc,) = load_all(text)
+    assert doc["ints"] == [0, 0, 3, 755, 15, 31, "1_000", "0b11", "1:20"]
+    assert doc["floats"] == [1.5, 0.5, 1000.0, float("-inf"), float("inf")]
+    assert doc["bools"] == [True, True, True, "tRue", "yes", "On"]
+    assert doc["nulls"] == [None, None, None, "nUll", ""]
+    assert doc["merged"] == {"x": 1, "y": 3}
+    if yaml.__with_libyaml__:
+        assert yaml12._Loader.__name__ == "_CLoader"  # fast: libyaml parses
+    assert list(yaml.load_all(text, Loader=yaml12._PyLoader)) == [doc]
+    assert list(yaml.load_all(PITFALLS.decode(), Loader=yaml12._PyLoader)) == load_all(PITFALLS)
