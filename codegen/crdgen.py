@@ -157,7 +157,8 @@ class _JsonSchema(GenerateJsonSchema):
         out = dict(super().model_schema(schema))
         if _CODEGEN_PATH_DOC.match(out.get("description", "")):
             del out["description"]  # not a description, a generated placeholder
-        rules = cls.__dict__.get(crd.RULES_ATTRIBUTE)
+        # a subclass keeps its bases' rules (it has their fields), base rules first
+        rules = [r for k in reversed(cls.__mro__) for r in k.__dict__.get(crd.RULES_ATTRIBUTE, ())]
         if rules:
             out["x-kubernetes-validations"] = [r.as_dict() for r in rules]
         return out

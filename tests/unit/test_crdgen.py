@@ -15,7 +15,15 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from codegen import crd, from_text, generate
-from codegen.crdgen import CrdGenError, crd_documents, crd_for, dump_yaml, main, version_schema
+from codegen.crdgen import (
+    CrdGenError,
+    crd_documents,
+    crd_for,
+    dump_yaml,
+    main,
+    object_schema,
+    version_schema,
+)
 from codegen.shared import shared_type
 from kube_runtime.client import Resource
 from kube_runtime.models import (
@@ -347,6 +355,18 @@ def test_stacked_rules_and_field_json_schema_extra() -> None:
         "x-kubernetes-list-type": "atomic",
         "x-kubernetes-validations": [{"rule": "size(self) < 3"}],
     }
+
+
+def test_rules_are_inherited() -> None:
+    @crd.rule("self.max >= 10", message="max at least 10")
+    class Wider(Eviction):
+        """Eviction with a floor."""
+
+    assert [r["rule"] for r in object_schema(Wider)["x-kubernetes-validations"]] == [
+        "self.min <= self.max",
+        "self.max >= 10",
+    ]
+    assert len(object_schema(Eviction)["x-kubernetes-validations"]) == 1
 
 
 def test_embedded_object_with_declared_fields() -> None:
