@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kube_runtime import selectors
-from kube_runtime.envtest.server import crds, errors, nonresource, routing
+from kube_runtime.envtest.server import crds, errors, nonresource, routing, webhooks
 from kube_runtime.envtest.server.deletion import Deletion
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.faults import Faults
-from kube_runtime.envtest.server.http import Request, Response, StreamResponse
+from kube_runtime.envtest.server.fieldvalidation import warning_header
+from kube_runtime.envtest.server.http import DeferredResponse, Request, Response, StreamResponse
 from kube_runtime.envtest.server.reads import Reads
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 from kube_runtime.envtest.server.responses import error_response
@@ -86,6 +87,9 @@ class ApiServer:
         self.records: deque[RequestRecord] = deque(maxlen=200_000)
         self.record_requests = False
         self.watches = Watches(store, self.faults)
+        #: Admission webhooks: called by the store on the writes of requests that may match.
+        self.webhooks = webhooks.Webhooks(store)
+        store.admission = self.webhooks
         reads = Reads(store)
         writes = Writes(store, self._after_write)
         deletion = Deletion(store, self._after_write)
@@ -114,17 +118,35 @@ class ApiServer:
 
     def _after_write(self, op: str, info: ResourceInfo, obj: Obj) -> None:
         if info.key == crds.CRD_KEY and self.crd_hook:
-            self.crd_hook(op, obj)
+            with webhooks.suspended():  # the server's own writes: no admission
+                self.crd_hook(op, obj)
 
-    def __call__(self, request: Request) -> Response | StreamResponse:
+    def __call__(self, request: Request) -> Response | StreamResponse | DeferredResponse:
         started = time.perf_counter()
-        try:
+
+        def serve() -> Response | StreamResponse | DeferredResponse:
             if self.token is not None and request.path.rstrip("/") not in nonresource.OPEN_PATHS:
                 # As kube-apiserver's bearer authenticator: the scheme in any case.
                 scheme, _, credential = request.headers.get("authorization", "").partition(" ")
                 if scheme.lower() != "bearer" or credential.strip() != self.token:
                     raise errors.api_error(401, "Unauthorized", "Unauthorized")
-            response = self._dispatch(request)
+            return self._dispatch(request)
+
+        response = self._guarded(request, serve)
+        if self.record_requests and isinstance(response, Response):
+            self.records.append(
+                RequestRecord(
+                    request.method, request.path, response.status, time.perf_counter() - started
+                )
+            )
+        return response
+
+    def _guarded(
+        self, request: Request, serve: Callable[[], Response | StreamResponse | DeferredResponse]
+    ) -> Response | StreamResponse | DeferredResponse:
+        """``serve()``, every error answered with a Status."""
+        try:
+            response = serve()
         except ApiError as e:
             response = error_response(e)
         except (ValueError, selectors.SelectorError) as e:
@@ -134,12 +156,6 @@ class ApiServer:
             # leaves nothing behind; one after it (a hook) leaves a readable object.
             log.exception("internal error serving %s %s", request.method, request.target)
             response = error_response(_internal_error(e))
-        if self.record_requests and isinstance(response, Response):
-            self.records.append(
-                RequestRecord(
-                    request.method, request.path, response.status, time.perf_counter() - started
-                )
-            )
         return response
 
     def _crd_objects(self) -> list[Obj]:
@@ -147,7 +163,7 @@ class ApiServer:
         info = self.registry.by_key(*crds.CRD_KEY)
         return [] if info is None else [s.obj for s in self.store.list(info, None).items]
 
-    def _dispatch(self, request: Request) -> Response | StreamResponse:
+    def _dispatch(self, request: Request) -> Response | StreamResponse | DeferredResponse:
         path = request.path.rstrip("/") or "/"
         answer = nonresource.serve(self.registry, self.address, request, path, self._crd_objects)
         if answer is not None:
@@ -160,7 +176,23 @@ class ApiServer:
         injected = self.faults.check(route.info.plural, verb)
         if injected is not None:
             raise injected
+        if self.webhooks.wanted(route, verb):
+            return DeferredResponse(lambda: self._admitted(request, route, verb))
         response = self._handlers[verb](request, route)
         if isinstance(response, Response):
             response.delay = self.faults.delay(route.info.plural, verb)
+        return response
+
+    def _admitted(self, request: Request, route: Route, verb: str) -> Response:
+        """A write that may call admission webhooks, served off the HTTP loop (the webhooks
+        may take seconds, and may call this server): their warnings become headers."""
+        context = webhooks.RequestContext(route, request, verb)
+        with webhooks.serving(context):
+            response = self._guarded(request, lambda: self._handlers[verb](request, route))
+        assert isinstance(response, Response)  # writes answer plainly
+        if context.warnings:
+            found = warning_header(context.warnings)
+            previous = response.headers.get("Warning")
+            response.headers["Warning"] = f"{previous}, {found}" if previous else found
+        response.delay = self.faults.delay(route.info.plural, verb)
         return response

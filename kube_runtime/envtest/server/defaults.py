@@ -63,6 +63,8 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, TypeAlias
 
+from kube_runtime.envtest.server import webhookconfig
+
 JSONDict: TypeAlias = dict[str, Any]
 _Defaulter: TypeAlias = Callable[[JSONDict], None]
 
@@ -857,4 +859,6 @@ _DEFAULTERS: dict[tuple[str, str], _Defaulter] = {
     ("scheduling.k8s.io", "PriorityClass"): _default_priority_class,
     ("discovery.k8s.io", "EndpointSlice"): _default_endpoint_slice,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _default_crd,
+    (webhookconfig.GROUP, webhookconfig.MUTATING_KIND): webhookconfig.default_mutating,
+    (webhookconfig.GROUP, webhookconfig.VALIDATING_KIND): webhookconfig.default_validating,
 }

@@ -186,8 +186,17 @@ class StreamResponse:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class DeferredResponse:
+    """A response computed off the loop: ``run()`` is called on a thread of its own and its
+    :class:`Response` sent when it returns (the connection reads no further request until
+    then, and the request counts as in flight)."""
+
+    run: Callable[[], Response]
+
+
 class Handler(Protocol):
-    def __call__(self, request: Request) -> Response | StreamResponse: ...
+    def __call__(self, request: Request) -> Response | StreamResponse | DeferredResponse: ...
 
 
 class _Malformed(Exception):
@@ -407,12 +416,12 @@ class _Connection(asyncio.Protocol):
             response = self.server.handler(request)
         except Exception:
             log.exception("handler failed for %s %s", request.method, request.target)
-            response = Response(
-                500,
-                b'{"kind":"Status","apiVersion":"v1","status":"Failure","code":500,"reason":"InternalError","message":"internal error"}',
-            )
+            response = Response(500, _INTERNAL_ERROR)
         if isinstance(response, StreamResponse):
             self._start_stream(response)
+            return
+        if isinstance(response, DeferredResponse):
+            self._defer(response, request)
             return
         if response.delay > 0:
             self.busy = True
@@ -423,6 +432,32 @@ class _Connection(asyncio.Protocol):
             self.server.call_later(response.delay, lambda: self._send_delayed(response, request))
             return
         self._send(response, request)
+
+    def _defer(self, deferred: DeferredResponse, request: Request) -> None:
+        """Run ``deferred`` on a thread; its answer is sent from the loop like a delayed one."""
+        self.busy = True
+        self.mutating = request.method not in _READ_METHODS
+        self.server.delayed[self.mutating] += 1
+        if self.transport is not None:
+            self.transport.pause_reading()
+
+        def answer(response: Response) -> None:
+            if response.delay > 0:
+                self.server.call_later(
+                    response.delay, lambda: self._send_delayed(response, request)
+                )
+            else:
+                self._send_delayed(response, request)
+
+        def work() -> None:
+            try:
+                response = deferred.run()
+            except Exception:
+                log.exception("deferred handler failed for %s %s", request.method, request.target)
+                response = Response(500, _INTERNAL_ERROR)
+            self.server.call_soon(lambda: answer(response))
+
+        threading.Thread(target=work, name="apiserver-deferred", daemon=True).start()
 
     def _send_delayed(self, response: Response, request: Request) -> None:
         if self.busy:
@@ -490,6 +525,10 @@ def _head(status: int, content_type: str, length: int | None, headers: dict[str,
 
 
 _READ_METHODS = frozenset(("GET", "HEAD", "OPTIONS"))
+_INTERNAL_ERROR = (
+    b'{"kind":"Status","apiVersion":"v1","status":"Failure","code":500,'
+    b'"reason":"InternalError","message":"internal error"}'
+)
 #: How often idle and slow connections are looked for (and loop errors summarised).
 _SWEEP_EVERY = 5.0
 _TOO_MANY_REQUESTS = (

@@ -130,15 +130,39 @@ def _served(resource: Resource, serving: _Serving) -> ResourceInfo:
     )
 
 
+#: The admission webhook configurations (served here, not in the framework's table: a
+#: controller reaches them through discovery like any other kind).
+WEBHOOK_CONFIGURATIONS: tuple[ResourceInfo, ...] = tuple(
+    ResourceInfo(
+        "admissionregistration.k8s.io",
+        ("v1",),
+        kind,
+        kind.lower() + "s",
+        kind.lower(),
+        False,
+        tracks_generation=True,
+    )
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+)
+
 #: The built-in resources this server serves (before any CRD adds its own).
-SERVED_BUILTINS: tuple[ResourceInfo, ...] = tuple(
-    _served(r, _SERVED[(r.group, r.plural)])
-    for r in BUILTIN_RESOURCES
-    if (r.group, r.plural) in _SERVED
+SERVED_BUILTINS: tuple[ResourceInfo, ...] = (
+    *(
+        _served(r, _SERVED[(r.group, r.plural)])
+        for r in BUILTIN_RESOURCES
+        if (r.group, r.plural) in _SERVED
+    ),
+    *WEBHOOK_CONFIGURATIONS,
 )
 
 # Preferred versions and the order groups appear in discovery.
-_GROUP_ORDER = ("", "apps", "coordination.k8s.io", "apiextensions.k8s.io")
+_GROUP_ORDER = (
+    "",
+    "apps",
+    "coordination.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+)
 
 
 class Registry:

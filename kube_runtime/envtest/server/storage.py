@@ -41,7 +41,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import orjson
 
@@ -102,6 +102,9 @@ def new_uid() -> str:
 def parse_rfc3339(value: str) -> float:
     """Seconds since the epoch of an RFC 3339 timestamp as Kubernetes writes them."""
     return _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+T = TypeVar("T")
 
 
 class Stored:
@@ -173,6 +176,32 @@ class Strategy(Protocol):
         ``subresource`` names the write path of an update ("", "status", or "binding" for a
         pod bound through pods/binding, which may set ``spec.nodeName`` once).
         """
+
+
+class AdmissionHook(Protocol):
+    """Admission webhooks around an API request's write (:class:`~.webhooks.Webhooks`).
+
+    ``operation`` is ``CREATE``, ``UPDATE`` or ``DELETE``; ``active()`` says whether the
+    calling thread serves a request whose writes are admitted (the store releases its lock
+    for the calls, which go over the network)."""
+
+    def active(self) -> bool: ...
+
+    def mutate(
+        self, info: ResourceInfo, operation: str, obj: Obj | None, old: Obj | None
+    ) -> Obj | None: ...
+
+    def validate(
+        self, info: ResourceInfo, operation: str, obj: Obj | None, old: Obj | None
+    ) -> None: ...
+
+
+class _Changed(Exception):
+    """The object changed while the lock was released for webhooks: the write is redone."""
+
+
+#: How often a write is redone because its object changed during its webhook calls.
+_ADMISSION_RETRIES = 20
 
 
 class PlainStrategy:
@@ -283,6 +312,8 @@ class Store:
         self._dependents: dict[str, set[str]] = {}
         self._listeners: list[Callable[[Event], None]] = []
         self._oldest_rv = 0  # watches from before it get 410 (a restored store's start)
+        #: Admission webhooks of API requests (None: none are called).
+        self.admission: AdmissionHook | None = None
 
     # ----------------------------------------------------------------- basics
 
@@ -305,6 +336,34 @@ class Store:
         with self.lock:
             if fn in self._listeners:
                 self._listeners.remove(fn)
+
+    # -------------------------------------------------------------- admission
+
+    def _admission(self) -> AdmissionHook | None:
+        hook = self.admission
+        return hook if hook is not None and hook.active() else None
+
+    def _unlocked(self, call: Callable[[], T]) -> T:
+        """``call()`` with the store lock released (held by this thread, at any depth): a
+        webhook may take seconds, and may call the API server itself."""
+        release = getattr(self.lock, "_release_save", None)
+        restore = getattr(self.lock, "_acquire_restore", None)
+        if release is None or restore is None:  # pragma: no cover - not CPython's RLock
+            return call()
+        state = release()
+        try:
+            return call()
+        finally:
+            restore(state)
+
+    def _retrying(self, write: Callable[[], T]) -> T:
+        """``write()`` again while it raises :class:`_Changed` (a bounded number of times)."""
+        for _ in range(_ADMISSION_RETRIES):
+            try:
+                return write()
+            except _Changed:
+                continue
+        raise api_error(409, "the object kept changing while admission webhooks were called")
 
     # ---------------------------------------------------------------- commits
 
@@ -591,6 +650,14 @@ class Store:
         obj["apiVersion"] = info.api_version()
         obj["kind"] = info.kind
         self._check_namespace(info, namespace, meta)
+        hook = self._admission()
+        if hook is not None:
+            mutated = hook.mutate(info, "CREATE", obj, None)
+            if mutated is not obj and isinstance(mutated, dict):
+                obj = {**mutated, "apiVersion": info.api_version(), "kind": info.kind}
+                meta = dict(obj.get("metadata") or {})
+                obj["metadata"] = meta
+                self._check_namespace(info, namespace, meta)
         if not _SERVER_SET_ON_CREATE.isdisjoint(meta):
             for managed in _SERVER_SET_ON_CREATE:
                 meta.pop(managed, None)
@@ -611,6 +678,11 @@ class Store:
                 meta.pop("generation", None)
             self.strategy.prepare_create(info, obj)
             self.strategy.validate(info, obj, None)
+            if hook is not None:
+                admitted = obj
+                self._unlocked(lambda: hook.validate(info, "CREATE", admitted, None))
+                if info.namespaced:
+                    self._require_live_namespace(namespace or "")
             key = (namespace or "", name)
             if key in bucket.objects:
                 raise errors.already_exists(info.resource_name(), info.group, name)
@@ -644,11 +716,12 @@ class Store:
                 f"the name of the object ({meta_in['name']}) does not match the name on the URL ({name})"
             )
         self._check_namespace(info, namespace, dict(meta_in))
-        with self.lock:
+        if require_resource_version is None:
+            require_resource_version = info.custom
+
+        def write() -> Stored:
             current = self.get(info, namespace, name)
             rv_in = str(meta_in.get("resourceVersion") or "")
-            if require_resource_version is None:
-                require_resource_version = info.custom
             if rv_in:
                 if rv_in != current.meta["resourceVersion"]:
                     raise errors.conflict(
@@ -672,6 +745,9 @@ class Store:
                 info, current, obj, dry_run=dry_run, subresource=subresource, fields=fields
             )
 
+        with self.lock:
+            return self._retrying(write)
+
     def _write_update(
         self,
         info: ResourceInfo,
@@ -686,6 +762,14 @@ class Store:
         into ``current`` as :func:`~kube_runtime.client.registry.merge_update` says, as the
         next version of ``current`` (lock held)."""
         old = current.obj
+        hook = self._admission()
+        if hook is not None:
+            key = (current.meta.get("namespace") or "", current.meta["name"])
+            sent = incoming
+            mutated = self._unlocked(lambda: hook.mutate(info, "UPDATE", sent, old))
+            incoming = mutated if isinstance(mutated, dict) else incoming
+            if self._bucket(info).objects.get(key) is not current:
+                raise _Changed
         new = merge_update(  # positional arguments: a write's hot path
             old,
             incoming,
@@ -716,6 +800,10 @@ class Store:
                         )
                     ],
                 )
+        if hook is not None:
+            self._unlocked(lambda: hook.validate(info, "UPDATE", new, old))
+            if self._bucket(info).objects.get(key) is not current:
+                raise _Changed
         if fields is not None:
             fields(old, new)
         elif "managedFields" in old["metadata"] and "managedFields" not in meta:
@@ -753,7 +841,8 @@ class Store:
         like the main resource but may set an unbound pod's ``spec.nodeName``, which pod
         update validation forbids otherwise (the pods/binding path, also the kubelet's).
         """
-        with self.lock:
+
+        def write() -> Stored:
             current = self.get(info, namespace, name)
             patched = fn(copy.deepcopy(current.obj))
             if not isinstance(patched, dict):
@@ -786,6 +875,9 @@ class Store:
                 info, current, patched, dry_run=dry_run, subresource=subresource, fields=fields
             )
 
+        with self.lock:
+            return self._retrying(write)
+
     def delete(
         self,
         info: ResourceInfo,
@@ -807,10 +899,17 @@ class Store:
         period, generation kept); the object is not removed. Later deletions ignore ``mark``.
         """
         opts = opts or DeleteOptions()
-        with self.lock:
+
+        def remove() -> tuple[Stored, bool]:
             current = self.get(info, namespace, name)
             meta = current.meta
             _check_delete_preconditions(info, current, opts)
+            hook = self._admission()
+            if hook is not None:
+                self._unlocked(lambda: hook.mutate(info, "DELETE", None, None))
+                self._unlocked(lambda: hook.validate(info, "DELETE", None, current.obj))
+                if self._bucket(info).objects.get((namespace or "", name)) is not current:
+                    raise _Changed
             if mark is not None and not meta.get("deletionTimestamp"):
                 marked = copy.deepcopy(current.obj)
                 mark(marked)
@@ -859,6 +958,9 @@ class Store:
             if opts.dry_run:
                 return Stored(new), False
             return self._commit(info, (namespace or "", name), MODIFIED, new, current), False
+
+        with self.lock:
+            return self._retrying(remove)
 
     def _grace_period(self, info: ResourceInfo, obj: Obj, requested: int | None) -> int | None:
         """Graceful deletion applies to pods only: unscheduled or finished pods go at once."""

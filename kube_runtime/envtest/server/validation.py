@@ -43,7 +43,7 @@ from functools import lru_cache
 from typing import Any, Final, TypeGuard
 
 from kube_runtime import selectors
-from kube_runtime.envtest.server import celrules
+from kube_runtime.envtest.server import celrules, webhookconfig
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.validation import (
     VALIDATOR_CACHE_SIZE,
@@ -1825,10 +1825,10 @@ _KINDS: Final[dict[tuple[str, str], _KindRule]] = {
     ("node.k8s.io", "RuntimeClass"): _KindRule(_name_subdomain, False),
     ("certificates.k8s.io", "CertificateSigningRequest"): _KindRule(_name_subdomain, False),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _KindRule(
-        _name_subdomain, False
+        _name_subdomain, False, webhookconfig.check_validating
     ),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _KindRule(
-        _name_subdomain, False
+        _name_subdomain, False, webhookconfig.check_mutating
     ),
     ("apiregistration.k8s.io", "APIService"): _KindRule(_name_path_segment, False),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _KindRule(_name_subdomain, False, _crd),
