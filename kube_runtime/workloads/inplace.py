@@ -34,16 +34,21 @@ from kube_runtime.workloads.pods import parse_time
 from kube_runtime.workloads.revision import POD_REVISION_LABEL
 
 __all__ = [
+    "BARRIER_ENV",
     "GRACE_ANNOTATION",
+    "LAUNCH_PRIORITY_ANNOTATION",
+    "PRIORITY_ENV",
     "READINESS_GATE",
     "STATE_ANNOTATION",
     "InPlaceControl",
     "InPlaceSpec",
     "calculate_in_place_spec",
     "check_update_completed",
+    "container_priorities",
     "get_condition",
     "has_readiness_gate",
     "inject_readiness_gate",
+    "split_batch",
 ]
 
 log = logging.getLogger(__name__)
@@ -158,13 +163,22 @@ def _annotation_json(pod: Obj, key: str) -> dict[str, Any] | None:
 
 def check_update_completed(pod: Obj) -> str | None:
     """None when the pod's last in-place update is done (or there was none), else why not:
-    images still in the grace period, or a container still reporting its old imageID (the
-    old imageID is accepted when the container reports the spec's image: a retag)."""
+    images still in the grace period, containers left for a later batch, or a container still
+    reporting its old imageID (the old imageID is accepted when the container reports the
+    spec's image: a retag)."""
     state = _annotation_json(pod, STATE_ANNOTATION)
     if state is None:
         return None
     if _annotation_json(pod, GRACE_ANNOTATION) is not None:
         return "images wait for the grace period"
+    if state.get("nextContainerImages"):
+        return "containers wait for a later batch"
+    return _batch_completed(pod, state)
+
+
+def _batch_completed(pod: Obj, state: Obj) -> str | None:
+    """The imageID check of the containers updated so far (upstream
+    ``defaultCheckContainersInPlaceUpdateCompleted``)."""
     if state.get("revision") != (pod.get("metadata", {}).get("labels") or {}).get(
         POD_REVISION_LABEL
     ):
@@ -195,8 +209,110 @@ def _with_tag(image: str) -> str:
     return image if ":" in image else f"{image}:latest"
 
 
+PRIORITY_ENV: Final = "KRUISE_CONTAINER_PRIORITY"
+BARRIER_ENV: Final = "KRUISE_CONTAINER_BARRIER"
+LAUNCH_PRIORITY_ANNOTATION: Final = "apps.kruise.io/container-launch-priority"
+
+
+def container_priorities(pod: Obj) -> dict[str, int]:
+    """The launch priority of each container of ``pod`` (empty: none), as Kruise's pod webhook
+    assigns it and ``GetContainerPriority`` reads it back: the ``KRUISE_CONTAINER_BARRIER`` env
+    the webhook injected (``p_<priority>``) when a container has one; else with the
+    ``apps.kruise.io/container-launch-priority: Ordered`` annotation the containers' order
+    (first highest); else the ``KRUISE_CONTAINER_PRIORITY`` env values, unless they are all
+    equal (or all 0). A single container, or a value that is not an integer, has none."""
+    containers = _containers(pod)
+    barriers: dict[str, int] = {}
+    for c in containers:
+        for env in c.get("env") or ():
+            if env.get("name") == BARRIER_ENV:
+                key = str(((env.get("valueFrom") or {}).get("configMapKeyRef") or {}).get("key"))
+                value = _int(key[2:])
+                if value is not None:
+                    barriers[str(c.get("name"))] = value
+    if barriers:
+        return barriers
+    if len(containers) <= 1:
+        return {}
+    if meta.annotations(pod).get(LAUNCH_PRIORITY_ANNOTATION) == "Ordered":
+        return {str(c.get("name")): -i for i, c in enumerate(containers)}
+    values: dict[str, int] = {}
+    for c in containers:
+        value = 0
+        for env in c.get("env") or ():
+            if env.get("name") == PRIORITY_ENV:
+                parsed = _int(env.get("value"))
+                if parsed is None:
+                    return {}
+                value = parsed
+        values[str(c.get("name"))] = value
+    if len(set(values.values())) <= 1:
+        return {}
+    return values
+
+
+def _int(value: object) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def split_batch(pod: Obj, images: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """``(images to set now, images for later batches)`` (upstream
+    ``defaultPatchUpdateSpecToPod``): containers without a launch priority and those of the
+    highest priority among the changed ones go now, the others later."""
+    priorities = container_priorities(pod)
+    ranked = [priorities[n] for n in images if n in priorities]
+    top = max(ranked) if ranked else None
+    now = {n: i for n, i in images.items() if n not in priorities or priorities[n] == top}
+    return now, {n: i for n, i in images.items() if n not in now}
+
+
+def _with_batch(
+    state: dict[str, Any], pod: Obj, images: Mapping[str, str], stamp: str
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """``state`` with the next batch of ``images`` recorded (the imageIDs the batch's
+    containers run now, the images left for later, the containers the later batch waits to be
+    ready, the batch itself); and the batch's images."""
+    now, later = split_batch(pod, images)
+    statuses = {c.get("name"): c for c in meta.status(pod).get("containerStatuses") or ()}
+    state = dict(state)
+    last = dict(state.get("lastContainerStatuses") or {})
+    for name in now:
+        last[name] = {"imageID": (statuses.get(name) or {}).get("imageID") or ""}
+    state["lastContainerStatuses"] = last
+    if later:
+        state["nextContainerImages"] = later
+        state["preCheckBeforeNext"] = {"containersRequiredReady": sorted(now)}
+    else:
+        state.pop("nextContainerImages", None)
+        state.pop("preCheckBeforeNext", None)
+    batches = list(state.get("containerBatchesRecord") or ())
+    batches.append({"timestamp": stamp, "containers": sorted(now)})
+    state["containerBatchesRecord"] = batches
+    return state, now
+
+
+def _not_ready_before_next(pod: Obj, state: Obj) -> str | None:
+    """Upstream ``doPreCheckBeforeNext``: the containers of the previous batch must be ready."""
+    required = (state.get("preCheckBeforeNext") or {}).get("containersRequiredReady") or ()
+    statuses = {c.get("name"): c for c in meta.status(pod).get("containerStatuses") or ()}
+    for name in required:
+        status = statuses.get(name)
+        if status is None:
+            return f"container {name} has no status"
+        if not status.get("ready"):
+            return f"waiting for container {name} to be ready"
+    return None
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def _dump(state: Obj) -> str:
+    return json.dumps(state, sort_keys=True)
 
 
 def _timestamp(t: datetime) -> str:
@@ -253,7 +369,22 @@ class InPlaceControl:
             )
             if left > 0:
                 return False, left
-            self._patch_pod(pod, grace.get("containerImages") or {}, {}, {GRACE_ANNOTATION: None})
+            state = _annotation_json(pod, STATE_ANNOTATION) or {}
+            stamp = _timestamp(self._now())
+            state, images = _with_batch(state, pod, grace.get("containerImages") or {}, stamp)
+            annotations = {GRACE_ANNOTATION: None, STATE_ANNOTATION: _dump(state)}
+            self._patch_pod(pod, images, {}, annotations)
+            return True, 0.0
+        current = _annotation_json(pod, STATE_ANNOTATION)
+        if (
+            current is not None
+            and current.get("nextContainerImages")
+            and _batch_completed(pod, current) is None
+            and _not_ready_before_next(pod, current) is None
+        ):
+            stamp = _timestamp(self._now())
+            current, images = _with_batch(current, pod, current["nextContainerImages"], stamp)
+            self._patch_pod(pod, images, {}, {STATE_ANNOTATION: _dump(current)})
             return True, 0.0
         if not has_readiness_gate(pod):
             return False, 0.0
@@ -277,23 +408,13 @@ class InPlaceControl:
         after which :meth:`refresh` must run) or 0."""
         if has_readiness_gate(pod):
             self._set_condition(pod, "False", "StartInPlaceUpdate")
-        statuses = {c.get("name"): c for c in meta.status(pod).get("containerStatuses") or ()}
         now = _timestamp(self._now())
-        state = {
-            "revision": spec.revision,
-            "updateTimestamp": now,
-            "lastContainerStatuses": {
-                name: {"imageID": (statuses.get(name) or {}).get("imageID") or ""}
-                for name in spec.container_images
-            },
-        }
+        state: dict[str, Any] = {"revision": spec.revision, "updateTimestamp": now}
         labels: dict[str, str | None] = {**spec.labels, POD_REVISION_LABEL: spec.revision}
         labels.update(extra_labels or {})
-        annotations: dict[str, str | None] = {
-            **spec.annotations,
-            STATE_ANNOTATION: json.dumps(state, sort_keys=True),
-        }
+        annotations: dict[str, str | None] = dict(spec.annotations)
         if grace_seconds > 0 and spec.container_images:
+            annotations[STATE_ANNOTATION] = _dump(state)
             annotations[GRACE_ANNOTATION] = json.dumps(
                 {
                     "revision": spec.revision,
@@ -305,8 +426,10 @@ class InPlaceControl:
             )
             self._patch_pod(pod, {}, labels, annotations)
             return float(grace_seconds)
+        state, images = _with_batch(state, pod, spec.container_images, now)
+        annotations[STATE_ANNOTATION] = _dump(state)
         annotations[GRACE_ANNOTATION] = None
-        self._patch_pod(pod, spec.container_images, labels, annotations)
+        self._patch_pod(pod, images, labels, annotations)
         return 0.0
 
     def _patch_pod(

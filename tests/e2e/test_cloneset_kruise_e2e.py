@@ -8,6 +8,7 @@ sleeps for. One number differs, and says so where it does: a deadline the test o
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -609,3 +610,59 @@ def test_specific_delete_without_excluding_preparing_delete(client, namespace, m
     wait_status(client, namespace, wait_for, "replicas", 3, timeout=3)
     assert len(set(pods(client, namespace)) & old_pods) == 2
     wait_progressing(client, namespace, wait_for, AVAILABLE, 30)
+
+
+def _container_status(pod: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(c for c in pod["status"]["containerStatuses"] if c["name"] == name)
+
+
+def test_in_place_update_two_container_images_with_priorities(client, namespace, manager, wait_for):
+    """``in-place update two container images with priorities successfully``: redis (launch
+    priority 10, a 10 s postStart hook) is updated first, nginx only once redis is ready."""
+    cs = make_cs(
+        namespace,
+        1,
+        updateStrategy={"type": "InPlaceIfPossible"},
+        minReadySeconds=10,
+        progressDeadlineSeconds=TEN_MINUTES,
+    )
+    cs["spec"]["template"]["spec"] = {
+        "terminationGracePeriodSeconds": 3,
+        "containers": [
+            {"name": "nginx", "image": "nginx:alpine"},
+            {
+                "name": "redis",
+                "image": "redis:alpine",
+                "command": ["sleep", "999"],
+                "env": [{"name": "KRUISE_CONTAINER_PRIORITY", "value": "10"}],
+                "lifecycle": {"postStart": {"exec": {"command": ["sleep", "10"]}}},
+            },
+        ],
+    }
+    client.create(cs)
+    wait_progressing(client, namespace, wait_for, UPDATED)
+    wait_status(client, namespace, wait_for, "replicas", 1, timeout=3)
+    wait_status(client, namespace, wait_for, "readyReplicas", 1)
+    wait_progressing(client, namespace, wait_for, AVAILABLE)
+    assert len(pods(client, namespace)) == 1
+
+    containers = get_cs(client, namespace)["spec"]["template"]["spec"]["containers"]
+    containers[0]["image"] = "nginx:mainline-alpine"
+    containers[1]["image"] = "busybox:1.29"
+    patch_spec(client, namespace, {"template": {"spec": {"containers": containers}}})
+    wait_progressing(client, namespace, wait_for, UPDATED)
+    wait_for(lambda: observed(client, namespace), 10)
+    wait_status(client, namespace, wait_for, "updatedReadyReplicas", 1)
+    wait_progressing(client, namespace, wait_for, AVAILABLE)
+
+    (pod,) = pods(client, namespace).values()
+    nginx, redis = _container_status(pod, "nginx"), _container_status(pod, "redis")
+    assert nginx["restartCount"] == 1 and redis["restartCount"] == 1
+    # nginx stopped after the new redis had been started for 10 s (its postStart hook); the
+    # timestamps are whole seconds and the simulated restart takes milliseconds, so "at least"
+    # where Kruise's test has "after"
+    stopped = parse_time(nginx["lastState"]["terminated"]["finishedAt"])
+    started = parse_time(redis["state"]["running"]["startedAt"])
+    assert (stopped - started).total_seconds() >= 10
+    state = json.loads(pod["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"])
+    assert [b["containers"] for b in state["containerBatchesRecord"]] == [["redis"], ["nginx"]]

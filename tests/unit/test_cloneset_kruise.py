@@ -8,11 +8,13 @@ on the FakeClient harness of :mod:`tests.unit.test_cloneset_control`:
 * the ``apps.kruise.io/cloneset-scaling-exclude-preparing-delete`` label;
 * in-place completion with an unchanged imageID (a retag);
 * ``PreparingNormal`` and the ``preNormal`` hook (with ``preparing_normal``);
+* container launch priority batches in in-place updates;
 * the maxUnavailable check of Kruise's webhook.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Set
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -32,8 +34,15 @@ from controllers.cloneset.pvc import INSTANCE_ID_LABEL, claims_without_reuse
 from controllers.cloneset.scale import calculate_diffs
 from controllers.cloneset.status import PROGRESSING, calculate_status, set_progressing
 from kube_runtime import meta
+from kube_runtime.client.fake import FakeClient
 from kube_runtime.kinds import Pod
-from kube_runtime.workloads.inplace import check_update_completed
+from kube_runtime.workloads.inplace import (
+    InPlaceControl,
+    InPlaceSpec,
+    check_update_completed,
+    container_priorities,
+    split_batch,
+)
 from tests.unit.test_cloneset_control import VCT, Harness, make_cs, revision
 
 # --- partition ------------------------------------------------------------------------------
@@ -438,3 +447,106 @@ def test_pre_delete_pod_taken_back_returns_to_preparing_normal():
     assert _states(h) == [lifecycle.NORMAL, lifecycle.PREPARING_NORMAL]
     h.settle()
     assert _states(h) == [lifecycle.NORMAL] * 2 and len(h.pods()) == 2
+
+
+# --- container launch priority in in-place updates ------------------------------------------
+
+
+def _two_containers(**annotations: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "p",
+            "namespace": NS_,
+            "uid": "u",
+            "labels": {"controller-revision-hash": "r1"},
+            "annotations": dict(annotations),
+        },
+        "spec": {
+            "readinessGates": [{"conditionType": "InPlaceUpdateReady"}],
+            "containers": [
+                {"name": "nginx", "image": "nginx:1"},
+                {
+                    "name": "redis",
+                    "image": "redis:1",
+                    "env": [{"name": "KRUISE_CONTAINER_PRIORITY", "value": "10"}],
+                },
+            ],
+        },
+        "status": {
+            "containerStatuses": [
+                {"name": "nginx", "image": "nginx:1", "imageID": "nginx-1", "ready": True},
+                {"name": "redis", "image": "redis:1", "imageID": "redis-1", "ready": True},
+            ]
+        },
+    }
+
+
+def test_container_priorities_as_kruise_assigns_them():
+    pod = _two_containers()
+    assert container_priorities(pod) == {"nginx": 0, "redis": 10}
+    ordered = _two_containers(**{"apps.kruise.io/container-launch-priority": "Ordered"})
+    assert container_priorities(ordered) == {"nginx": 0, "redis": -1}
+    pod["spec"]["containers"][1]["env"] = [{"name": "KRUISE_CONTAINER_PRIORITY", "value": "0"}]
+    assert container_priorities(pod) == {}  # all equal: no priority
+    barrier = {"configMapKeyRef": {"name": "p-barrier", "key": "p_5"}}
+    pod["spec"]["containers"][0]["env"] = [
+        {"name": "KRUISE_CONTAINER_BARRIER", "valueFrom": barrier}
+    ]
+    assert container_priorities(pod) == {"nginx": 5}
+    assert split_batch(_two_containers(), {"nginx": "nginx:2", "redis": "redis:2"}) == (
+        {"redis": "redis:2"},
+        {"nginx": "nginx:2"},
+    )
+    assert split_batch(_two_containers(), {"nginx": "nginx:2"}) == ({"nginx": "nginx:2"}, {})
+
+
+def _run(api: FakeClient, name: str, image: str, image_id: str, ready: bool) -> None:
+    pod = api.get(Pod, "p", NS_)
+    statuses = [dict(c) for c in pod["status"]["containerStatuses"]]
+    for c in statuses:
+        if c["name"] == name:
+            c.update(image=image, imageID=image_id, ready=ready)
+    api.direct.status().patch(Pod, "p", {"status": {"containerStatuses": statuses}}, namespace=NS_)
+
+
+def _state(api: FakeClient) -> dict[str, Any]:
+    pod = api.get(Pod, "p", NS_)
+    return dict(json.loads(pod["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"]))
+
+
+def _images(api: FakeClient) -> dict[str, str]:
+    return {c["name"]: c["image"] for c in api.get(Pod, "p", NS_)["spec"]["containers"]}
+
+
+def test_in_place_update_in_priority_batches():
+    api = FakeClient().with_objects(_two_containers())
+    control = InPlaceControl(api)
+    spec = InPlaceSpec("r2", {"nginx": "nginx:2", "redis": "redis:2"}, {}, {})
+    control.update(api.get(Pod, "p", NS_), spec)
+    assert _images(api) == {"nginx": "nginx:1", "redis": "redis:2"}
+    state = _state(api)
+    assert state["nextContainerImages"] == {"nginx": "nginx:2"}
+    assert [b["containers"] for b in state["containerBatchesRecord"]] == [["redis"]]
+    assert state["preCheckBeforeNext"] == {"containersRequiredReady": ["redis"]}
+    assert check_update_completed(api.get(Pod, "p", NS_)) is not None
+    # redis restarted with its new image but not ready (its postStart hook runs): nginx waits
+    _run(api, "redis", "redis:2", "redis-2", ready=False)
+    assert control.refresh(api.get(Pod, "p", NS_)) == (False, 0.0)
+    assert _images(api)["nginx"] == "nginx:1"
+    # redis ready: the next batch
+    _run(api, "redis", "redis:2", "redis-2", ready=True)
+    assert control.refresh(api.get(Pod, "p", NS_)) == (True, 0.0)
+    assert _images(api) == {"nginx": "nginx:2", "redis": "redis:2"}
+    state = _state(api)
+    assert "nextContainerImages" not in state
+    assert [b["containers"] for b in state["containerBatchesRecord"]] == [["redis"], ["nginx"]]
+    assert state["lastContainerStatuses"] == {
+        "nginx": {"imageID": "nginx-1"},
+        "redis": {"imageID": "redis-1"},
+    }
+    assert check_update_completed(api.get(Pod, "p", NS_)) is not None
+    _run(api, "nginx", "nginx:2", "nginx-2", ready=True)
+    assert check_update_completed(api.get(Pod, "p", NS_)) is None
+    assert control.refresh(api.get(Pod, "p", NS_)) == (True, 0.0)  # InPlaceUpdateReady True

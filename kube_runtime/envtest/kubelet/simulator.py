@@ -15,6 +15,9 @@ What clients observe through the API is what a one-node cluster shows:
   after ``ready_after`` seconds ``Running`` with a unique IP from 10.244.0.0/16, container
   statuses and the kubelet's conditions. ``Ready`` also needs every ``spec.readinessGates``
   condition to be ``True`` in the status; it is re-evaluated on every change of the pod.
+* **postStart hooks**: a started container whose ``lifecycle.postStart`` exec command sleeps
+  (``sleep N``) is running but not ready for those N seconds, as while the real kubelet runs
+  the hook; other hooks take no time.
 * **In-place image change**: a running container whose spec image differs from the image in
   its status is stopped after ``restart_delay`` (``ready: false``, state terminated) and started
   again after another ``restart_delay`` with the new image, a new ``imageID``/``containerID``
@@ -864,7 +867,10 @@ class Kubelet:
                 for c in containers
             ]
             new_phase = "Running"
-        status["containerStatuses"] = [_with_readiness(c, flags) for c in statuses]
+        status["containerStatuses"] = [
+            self._after_post_start(c, _with_readiness(cs, flags), tick)
+            for c, cs in zip(containers, statuses, strict=True)
+        ]
         if inits:
             status["initContainerStatuses"] = [
                 _with_readiness(_init_status(c, old_is.get(c["name"]), ts), flags) for c in inits
@@ -883,6 +889,16 @@ class Kubelet:
         if new is not cs and alias and new.get("imageID") == image_id(str(new.get("image"))):
             return {**new, "imageID": image_id(alias)}
         return new
+
+    def _after_post_start(self, c: Obj, cs: Obj, tick: _Tick) -> Obj:
+        """A started container whose ``postStart`` hook still runs is not ready yet: a hook
+        runs for as long as it sleeps (``sleep N`` in its exec command), other hooks at once."""
+        seconds = _post_start_seconds(c)
+        if seconds <= 0 or not cs.get("ready") or "running" not in (cs.get("state") or {}):
+            return cs
+        if tick.elapsed(("poststart", str(c["name"]), str(cs.get("containerID"))), seconds):
+            return cs
+        return {**cs, "ready": False}
 
     def _advance_container(
         self, c: Obj, cs: Obj | None, pod: Obj, flags: _Flags, tick: _Tick, ts: str
@@ -1102,6 +1118,20 @@ def _init_status(c: Obj, cs: Obj | None, ts: str) -> Obj:
     done = _exited(c, None, ts, 0, "Completed")
     done["ready"] = True
     return done
+
+
+def _post_start_seconds(c: Obj) -> float:
+    """How long container ``c``'s ``postStart`` exec hook runs: the N of a ``sleep N`` in its
+    command (``["sleep", "10"]``, ``["sh", "-c", "sleep 10"]``); 0 for anything else."""
+    hook = ((c.get("lifecycle") or {}).get("postStart") or {}).get("exec") or {}
+    words = " ".join(str(w) for w in hook.get("command") or ()).split()
+    for word, value in itertools.pairwise(words):
+        if word.rsplit("/", 1)[-1] == "sleep":
+            try:
+                return max(float(value), 0.0)
+            except ValueError:
+                return 0.0
+    return 0.0
 
 
 def _with_readiness(cs: Obj, flags: _Flags) -> Obj:
