@@ -592,3 +592,95 @@ def test_a_webhook_that_calls_the_api_server(client: Client, hooks: Hooks, scope
                 client, scoped, {**_configmap("big"), "data": {"a": "1", "b": "2", "c": "3"}}
             )
     assert refused.value.message.endswith("denied the request: too many keys")
+
+
+@pytest.mark.embedded_only("a service reference is resolved to this process on the embedded server")
+def test_a_service_reference_reaches_the_webhook(
+    client: Client, scoped: str, tmp_path: Path
+) -> None:
+    """The embedded server resolves a service reference to 127.0.0.1 and the Service port's
+    targetPort, verifying the certificate for NAME.NAMESPACE.svc as kube-apiserver does."""
+    certs = tls.generate(tmp_path / "svc-certs", dns_names=[f"hooks.{scoped}.svc"])
+    server = webhook.Server(
+        host="127.0.0.1",
+        port=0,
+        cert_dir=certs.directory,
+        cert_name="server.crt",
+        key_name="server.key",
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        assert server.wait_started(10)
+        local = Hooks(server, certs)
+        calls = local.on("/svc", lambda request: denied("via the service"))
+        service = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "hooks"},
+            "spec": {"ports": [{"port": 443, "targetPort": server.address[1]}]},
+        }
+        client.request("POST", f"/api/v1/namespaces/{scoped}/services", body=service)
+        hook = _hook(local, "svc.webhooks.test", "/svc", scoped, mutating=False)
+        hook["clientConfig"] = {
+            "service": {"name": "hooks", "namespace": scoped, "path": "/svc"},
+            "caBundle": base64.b64encode(certs.ca_pem).decode(),
+        }
+        with (
+            configuration(client, local, scoped, [hook], mutating=False),
+            pytest.raises(ApiError) as refused,
+        ):
+            _create_cm(client, scoped, _configmap("through-service"))
+        assert refused.value.message.endswith("denied the request: via the service")
+        assert calls[-1].name == "through-service"
+    finally:
+        stop.set()
+        thread.join(10)
+
+
+def test_a_mutating_webhook_on_delete(client: Client, hooks: Hooks, scoped: str) -> None:
+    calls = hooks.on("/mutate-delete", lambda request: allowed())
+    _create_cm(client, scoped, _configmap("going"))
+    rule = {
+        "apiGroups": [""],
+        "apiVersions": ["v1"],
+        "operations": ["DELETE"],
+        "resources": ["configmaps"],
+    }
+    hook = _hook(hooks, "md.webhooks.test", "/mutate-delete", scoped, mutating=True, rules=[rule])
+    with configuration(client, hooks, scoped, [hook], mutating=True):
+        client.request("DELETE", f"/api/v1/namespaces/{scoped}/configmaps/going")
+    request = calls[-1]
+    assert request.operation == "DELETE" and request.name == "going"
+    assert request.object is None
+    assert request.old_object is not None and request.old_object["metadata"]["name"] == "going"
+
+
+def test_deletecollection_admits_each_object(client: Client, hooks: Hooks, scoped: str) -> None:
+    def decide(request: AdmissionRequest) -> AdmissionResponse:
+        old = request.old_object or {}
+        return denied("kept") if old["metadata"]["name"] == "b" else allowed()
+
+    calls = hooks.on("/collection", decide)
+    for name in ("a", "b"):
+        _create_cm(client, scoped, _configmap(name, group="g"))
+    rule = {
+        "apiGroups": [""],
+        "apiVersions": ["v1"],
+        "operations": ["DELETE"],
+        "resources": ["configmaps"],
+    }
+    hook = _hook(hooks, "dc.webhooks.test", "/collection", scoped, mutating=False, rules=[rule])
+    with (
+        configuration(client, hooks, scoped, [hook], mutating=False),
+        pytest.raises(ApiError) as refused,
+    ):
+        client.request(
+            "DELETE", f"/api/v1/namespaces/{scoped}/configmaps", query={"labelSelector": "group=g"}
+        )
+    assert refused.value.code == 403
+    assert refused.value.message.endswith("denied the request: kept")
+    # each object is admitted as the old object of a request without a name, as in 1.20
+    assert [c.name for c in calls] == ["", ""]
+    assert sorted(c.old_object["metadata"]["name"] for c in calls if c.old_object) == ["a", "b"]

@@ -906,7 +906,7 @@ class Store:
             _check_delete_preconditions(info, current, opts)
             hook = self._admission()
             if hook is not None:
-                self._unlocked(lambda: hook.mutate(info, "DELETE", None, None))
+                self._unlocked(lambda: hook.mutate(info, "DELETE", None, current.obj))
                 self._unlocked(lambda: hook.validate(info, "DELETE", None, current.obj))
                 if self._bucket(info).objects.get((namespace or "", name)) is not current:
                     raise _Changed

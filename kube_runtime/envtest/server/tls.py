@@ -13,6 +13,7 @@ import ipaddress
 import shutil
 import ssl
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,8 +55,9 @@ def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def generate(directory: Path | None = None) -> ServingCerts:
-    """A new CA and a server certificate for 127.0.0.1 / ::1 / localhost, written to
+def generate(directory: Path | None = None, dns_names: Iterable[str] = ()) -> ServingCerts:
+    """A new CA and a server certificate for 127.0.0.1 / ::1 / localhost (and ``dns_names``,
+    e.g. a webhook Service's ``NAME.NAMESPACE.svc``), written to
     ``directory`` (the key mode 0600 from the first byte). Without ``directory``, a new
     private one (0700) that :meth:`ServingCerts.remove` deletes, and at the latest the
     interpreter's exit."""
@@ -104,6 +106,7 @@ def generate(directory: Path | None = None) -> ServingCerts:
             x509.SubjectAlternativeName(
                 [
                     x509.DNSName("localhost"),
+                    *(x509.DNSName(name) for name in dns_names),
                     x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
                     x509.IPAddress(ipaddress.ip_address("::1")),
                 ]

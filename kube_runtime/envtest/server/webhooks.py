@@ -4,7 +4,7 @@ The stored Mutating/ValidatingWebhookConfigurations (configurations in name orde
 in their order) are consulted on every write the API serves. The store calls
 :meth:`Webhooks.mutate` before its own defaulting, admission and validation (create: on the
 object sent; update and patch: on the result of the update or patch, with the stored object
-as ``oldObject``; delete: with no object) and :meth:`Webhooks.validate` after its validation,
+as ``oldObject``; delete: no object, the stored one as ``oldObject``) and :meth:`Webhooks.validate` after its validation,
 just before the commit (:class:`~.storage.Store` releases its lock for both calls and redoes
 an update whose object changed meanwhile, as kube-apiserver retries a conflicting update).
 
@@ -306,7 +306,10 @@ class Webhooks:
         if route.subresource in _SKIPPED_SUBRESOURCES:
             return None
         meta = ((obj if obj is not None else old) or {}).get("metadata") or {}
-        name = route.name or str(meta.get("name") or "")
+        # a collection's objects are admitted without a name, as by kube-apiserver 1.20
+        name = (
+            "" if context.verb == "deletecollection" else route.name or str(meta.get("name") or "")
+        )
         namespace = route.namespace or ""
         if info.key == ("", "namespaces"):
             namespace = name
