@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from controllers.cloneset import CLONESET, install_crd, setup
 from controllers.cloneset.core import SCALING_EXCLUDE_PREPARING_DELETE_LABEL
-from kube_runtime import Manager, kinds
+from controllers.cloneset.webhooks import set_defaults
+from kube_runtime import Manager, kinds, webhook
 from kube_runtime.envtest.managers import running
+from kube_runtime.envtest.server import tls
+from kube_runtime.webhook.defaulting import DefaultingHandler
 from kube_runtime.workloads.pods import parse_time
+from tests.e2e.test_admission_webhooks_e2e import Hooks, _hook, configuration
 from tests.e2e.test_cloneset_e2e import claims, make_cs, pods
 
 TIMEOUT = 60
@@ -498,23 +504,66 @@ def test_creates_with_max_int32_min_ready_and_progress_deadline(
 
 
 def test_scales_in_normal_cases(client, namespace, manager, wait_for):
-    """``scales in normal cases`` (but the stored defaults: see the next test)."""
+    """``scales in normal cases`` without the defaulting webhook (its defaults: see the next
+    test)."""
     client.create(make_cs(namespace, 3, progressDeadlineSeconds=TEN_MINUTES))
     wait_status(client, namespace, wait_for, "replicas", 3, timeout=3)
     wait_status(client, namespace, wait_for, "readyReplicas", 3)
     wait_progressing(client, namespace, wait_for, AVAILABLE)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Kruise's webhook defaults updateStrategy (type ReCreate, maxUnavailable 20%); the "
-    "CRD carries no schema defaults yet (issue 22, docs/CLONESET_FIDELITY.md)",
-)
-def test_stored_update_strategy_defaults(client, namespace, crd):
-    """The defaults ``scales in normal cases`` reads back from the created CloneSet."""
-    created = client.create(make_cs(namespace, 3))
-    strategy = created["spec"].get("updateStrategy") or {}
-    assert strategy.get("type") == "ReCreate" and strategy.get("maxUnavailable") == "20%"
+@pytest.fixture(scope="module")
+def hooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hooks]:
+    """A webhook server (the CloneSet's defaulting webhook is put on it by the test)."""
+    certs = tls.generate(Path(tmp_path_factory.mktemp("webhook-certs")))
+    server = webhook.Server(
+        host="127.0.0.1",
+        port=0,
+        cert_dir=certs.directory,
+        cert_name="server.crt",
+        key_name="server.key",
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
+    thread.start()
+    assert server.wait_started(10)
+    yield Hooks(server, certs)
+    stop.set()
+    thread.join(10)
+
+
+MUTATE = "/mutate-apps-kube-runtime-io-v1alpha1-cloneset"
+
+
+def test_scales_in_normal_cases_with_the_defaulting_webhook(
+    client, namespace, manager, wait_for, hooks
+):
+    """``scales in normal cases`` with the CloneSet's defaulting webhook installed: the
+    created set reads back with Kruise's defaults (type ReCreate, maxUnavailable 20%)."""
+    client.request(
+        "PATCH",
+        f"/api/v1/namespaces/{namespace}",
+        body={"metadata": {"labels": {"webhook-test": namespace}}},
+        content_type="application/merge-patch+json",
+    )
+    hooks.on(MUTATE, DefaultingHandler(set_defaults).handle)
+    rules = [
+        {
+            "apiGroups": [CLONESET.group],
+            "apiVersions": [CLONESET.version],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["clonesets"],
+        }
+    ]
+    hook = _hook(hooks, "clonesets.defaults.test", MUTATE, namespace, mutating=True, rules=rules)
+    with configuration(client, hooks, namespace, [hook], mutating=True):
+        created = client.create(make_cs(namespace, 3, progressDeadlineSeconds=TEN_MINUTES))
+    strategy = created["spec"]["updateStrategy"]
+    assert strategy["type"] == "ReCreate" and strategy["maxUnavailable"] == "20%"
+    assert created["spec"]["revisionHistoryLimit"] == 10
+    wait_status(client, namespace, wait_for, "replicas", 3, timeout=3)
+    wait_status(client, namespace, wait_for, "readyReplicas", 3)
+    wait_progressing(client, namespace, wait_for, AVAILABLE)
 
 
 def test_scales_with_min_ready_seconds_and_scale_strategy(client, namespace, manager, wait_for):

@@ -9,11 +9,12 @@ on the FakeClient harness of :mod:`tests.unit.test_cloneset_control`:
 * in-place completion with an unchanged imageID (a retag);
 * ``PreparingNormal`` and the ``preNormal`` hook (with ``preparing_normal``);
 * container launch priority batches in in-place updates;
-* the maxUnavailable check of Kruise's webhook.
+* the maxUnavailable check of Kruise's validating webhook, the defaults of its mutating one.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Set
 from datetime import datetime, timedelta, timezone
@@ -33,7 +34,8 @@ from controllers.cloneset.core import (
 from controllers.cloneset.pvc import INSTANCE_ID_LABEL, claims_without_reuse
 from controllers.cloneset.scale import calculate_diffs
 from controllers.cloneset.status import PROGRESSING, calculate_status, set_progressing
-from kube_runtime import meta
+from controllers.cloneset.webhooks import set_defaults, setup_webhooks
+from kube_runtime import Manager, meta, webhook
 from kube_runtime.client.fake import FakeClient
 from kube_runtime.kinds import Pod
 from kube_runtime.workloads.inplace import (
@@ -550,3 +552,64 @@ def test_in_place_update_in_priority_batches():
     _run(api, "nginx", "nginx:2", "nginx-2", ready=True)
     assert check_update_completed(api.get(Pod, "p", NS_)) is None
     assert control.refresh(api.get(Pod, "p", NS_)) == (True, 0.0)  # InPlaceUpdateReady True
+
+
+# --- defaults (Kruise's mutating webhook) ---------------------------------------------------
+
+
+def test_set_defaults_as_kruise():
+    got = set_defaults(make_cs(3))
+    assert got["spec"]["replicas"] == 3 and got["spec"]["revisionHistoryLimit"] == 10
+    assert got["spec"]["updateStrategy"] == {
+        "type": "ReCreate",
+        "partition": 0,
+        "maxUnavailable": "20%",
+        "maxSurge": 0,
+    }
+    cs = make_cs(3, updateStrategy={"type": "InPlaceIfPossible", "maxUnavailable": 1})
+    del cs["spec"]["replicas"]
+    got = set_defaults(cs)
+    assert got["spec"]["replicas"] == 1
+    assert got["spec"]["updateStrategy"] == {
+        "type": "InPlaceIfPossible",
+        "inPlaceUpdateStrategy": {},
+        "partition": 0,
+        "maxUnavailable": 1,
+        "maxSurge": 0,
+    }
+    assert (
+        "updateStrategy" not in cs["spec"] or cs["spec"]["updateStrategy"].get("partition") is None
+    )
+    validate(set_defaults(make_cs(0)))  # 20% of 0 is allowed with no replicas
+
+
+def test_defaulting_webhook_endpoint(tmp_path):
+    manager = Manager(FakeClient(), metrics_bind_address="0")  # type: ignore[arg-type]
+    server = webhook.server_for(manager, port=0, cert_dir=str(tmp_path))
+    setup_webhooks(manager)
+    request = {
+        "uid": "1",
+        "kind": {"group": "apps.kube-runtime.io", "version": "v1alpha1", "kind": "CloneSet"},
+        "resource": {
+            "group": "apps.kube-runtime.io",
+            "version": "v1alpha1",
+            "resource": "clonesets",
+        },
+        "name": "web",
+        "namespace": NS_,
+        "operation": "CREATE",
+        "object": make_cs(2),
+    }
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+    endpoint = server.endpoint("/mutate-apps-kube-runtime-io-v1alpha1-cloneset")
+    assert endpoint is not None, server.paths
+    answer = json.loads(
+        endpoint.serve("POST", "application/json", json.dumps(review).encode()).body
+    )
+    patch = json.loads(base64.b64decode(answer["response"]["patch"]))
+    assert {
+        "op": "add",
+        "path": "/spec/updateStrategy",
+        "value": {"type": "ReCreate", "partition": 0, "maxUnavailable": "20%", "maxSurge": 0},
+    } in patch
+    assert {"op": "add", "path": "/spec/revisionHistoryLimit", "value": 10} in patch
