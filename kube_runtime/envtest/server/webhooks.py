@@ -43,17 +43,12 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import http.client
 import logging
-import socket
-import ssl
-import time
 import uuid
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 
@@ -65,6 +60,7 @@ from kube_runtime.envtest.server.http import Request
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.routing import Route
 from kube_runtime.envtest.server.storage import Obj, Store
+from kube_runtime.envtest.server.webhookclient import CallError, post
 
 __all__ = ["RequestContext", "Webhooks", "serving", "suspended"]
 
@@ -177,10 +173,6 @@ class _Attributes:
     context: RequestContext
 
 
-class _CallError(Exception):
-    """A webhook could not be called or answered badly (``failurePolicy`` decides)."""
-
-
 def _split(resource: str) -> tuple[str, str]:
     name, _, sub = resource.partition("/")
     return name, sub
@@ -231,26 +223,6 @@ def _labels(obj: Obj | None) -> dict[str, str] | None:
 def _selector(spec: Obj, field_name: str) -> selectors.LabelSelector:
     raw = spec.get(field_name)
     return selectors.label_selector_from_dict(raw if isinstance(raw, dict) else {})
-
-
-def _go_duration(seconds: int) -> str:
-    minutes, secs = divmod(seconds, 60)
-    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
-
-
-class _Connection(http.client.HTTPSConnection):
-    """HTTPS to ``address`` verifying the certificate for ``server_name`` (a service)."""
-
-    def __init__(
-        self, address: tuple[str, int], server_name: str, context: ssl.SSLContext, timeout: float
-    ) -> None:
-        super().__init__(server_name, address[1], context=context, timeout=timeout)
-        self._address = address
-        self._tls = context
-
-    def connect(self) -> None:
-        sock = socket.create_connection(self._address, self.timeout)
-        self.sock = self._tls.wrap_socket(sock, server_hostname=self.host)
 
 
 class Webhooks:
@@ -528,13 +500,13 @@ class Webhooks:
         )
         timeout = int(hook.spec.get("timeoutSeconds") or 10)
         try:
-            answer = self._post(hook, body, timeout)
-        except _CallError as e:
+            answer = post(self.store, hook.spec.get("clientConfig") or {}, body, timeout)
+        except CallError as e:
             self._failed(hook, str(e))
             return None
         try:
             response = self._verify(answer, review_api, uid)
-        except _CallError as e:
+        except CallError as e:
             self._failed(hook, f"received invalid webhook response: {e}")
             return None
         for warning in response.get("warnings") or ():
@@ -550,110 +522,20 @@ class Webhooks:
     @staticmethod
     def _verify(answer: Any, review_api: str, uid: str) -> Obj:
         if not isinstance(answer, dict):
-            raise _CallError("the answer is no AdmissionReview")
+            raise CallError("the answer is no AdmissionReview")
         if answer.get("apiVersion") != review_api or answer.get("kind") != "AdmissionReview":
-            raise _CallError(
+            raise CallError(
                 f"expected webhook response of {review_api}, Kind=AdmissionReview, got "
                 f"{answer.get('apiVersion')}, Kind={answer.get('kind')}"
             )
         response = answer.get("response")
         if not isinstance(response, dict):
-            raise _CallError("webhook response was absent")
+            raise CallError("webhook response was absent")
         if response.get("uid") != uid:
-            raise _CallError(f'expected response.uid="{uid}", got "{response.get("uid")}"')
+            raise CallError(f'expected response.uid="{uid}", got "{response.get("uid")}"')
         if response.get("patch") and not response.get("patchType") and review_api.endswith("/v1"):
-            raise _CallError("webhook returned response.patch but not response.patchType")
+            raise CallError("webhook returned response.patch but not response.patchType")
         return response
-
-    # -------------------------------------------------------------------- HTTP
-
-    def _target(self, hook: _Hook, timeout: int) -> tuple[str, tuple[str, int], str, str]:
-        """(URL as shown in errors, address to connect to, TLS server name, request path)."""
-        config = hook.spec.get("clientConfig") or {}
-        query = f"?timeout={_go_duration(timeout)}"
-        url = config.get("url")
-        if url:
-            parts = urlsplit(str(url))
-            host = parts.hostname or ""
-            port = parts.port or 443
-            path = (parts.path or "/") + query
-            return str(url) + query, (host, port), host, path
-        service = config.get("service") or {}
-        name, namespace = str(service.get("name") or ""), str(service.get("namespace") or "")
-        port = int(service.get("port") or 443)
-        server_name = f"{name}.{namespace}.svc"
-        path = str(service.get("path") or "/") + query
-        shown = f"https://{server_name}:{port}{path}"
-        return shown, ("127.0.0.1", self._target_port(namespace, name, port)), server_name, path
-
-    def _target_port(self, namespace: str, name: str, port: int) -> int:
-        info = self.store.registry.by_key("", "services")
-        service = self.store.try_get(info, namespace, name) if info is not None else None
-        if service is None:
-            return port
-        for entry in (service.obj.get("spec") or {}).get("ports") or ():
-            if isinstance(entry, dict) and entry.get("port") == port:
-                target = entry.get("targetPort")
-                if isinstance(target, int):
-                    return target
-        return port
-
-    @staticmethod
-    def _tls(hook: _Hook) -> ssl.SSLContext:
-        bundle = (hook.spec.get("clientConfig") or {}).get("caBundle")
-        if not bundle:
-            return ssl.create_default_context()
-        try:
-            pem = base64.b64decode(bundle).decode()
-            return ssl.create_default_context(cadata=pem)
-        except (ValueError, ssl.SSLError) as e:
-            raise _CallError(
-                f"could not get REST client: unable to load root certificates: {e}"
-            ) from None
-
-    def _post(self, hook: _Hook, body: bytes, timeout: int) -> Any:
-        context = self._tls(hook)
-        url, address, server_name, path = self._target(hook, timeout)
-        deadline = time.monotonic() + timeout
-        conn = _Connection(address, server_name, context, timeout)
-        try:
-            conn.request(
-                "POST",
-                path,
-                body,
-                {"Content-Type": "application/json", "Accept": "application/json, */*"},
-            )
-            if time.monotonic() > deadline:
-                raise TimeoutError
-            response = conn.getresponse()
-            data = response.read()
-        except TimeoutError:
-            raise _CallError(f'Post "{url}": context deadline exceeded') from None
-        except ConnectionRefusedError:
-            raise _CallError(
-                f'Post "{url}": dial tcp {address[0]}:{address[1]}: connect: connection refused'
-            ) from None
-        except ssl.SSLCertVerificationError as e:
-            message = str(e.verify_message)
-            reason = (
-                f"x509: certificate is not valid for {server_name}"
-                if "mismatch" in message
-                else "x509: certificate signed by unknown authority"
-            )
-            raise _CallError(f'Post "{url}": {reason}') from None
-        except (OSError, http.client.HTTPException) as e:
-            raise _CallError(f'Post "{url}": {e}') from None
-        finally:
-            conn.close()
-        if not 200 <= response.status < 300:
-            raise _CallError(
-                f"the server responded with the status code {response.status} but did not "
-                "return more information"
-            )
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError as e:
-            raise _CallError(f"received invalid webhook response: {e}") from None
 
 
 def _denied(name: str, status: Any) -> ApiError:
