@@ -9,6 +9,7 @@ and handled by verb in :mod:`.reads`, :mod:`.watch`, :mod:`.writes` and :mod:`.d
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections import deque
@@ -18,6 +19,7 @@ from typing import Any
 
 from kube_runtime import selectors
 from kube_runtime.envtest.server import crds, errors, nonresource, routing, webhooks
+from kube_runtime.envtest.server.conversion import Conversions
 from kube_runtime.envtest.server.deletion import Deletion
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.faults import Faults
@@ -90,6 +92,8 @@ class ApiServer:
         #: Admission webhooks: called by the store on the writes of requests that may match.
         self.webhooks = webhooks.Webhooks(store)
         store.admission = self.webhooks
+        #: CRD conversion webhooks, attached to the routes of the resources that have one.
+        self.conversions = Conversions(store)
         reads = Reads(store)
         writes = Writes(store, self._after_write)
         deletion = Deletion(store, self._after_write)
@@ -176,7 +180,10 @@ class ApiServer:
         injected = self.faults.check(route.info.plural, verb)
         if injected is not None:
             raise injected
-        if self.webhooks.wanted(route, verb):
+        convert = self.conversions.converter(route.info)
+        if convert is not None:
+            route = dataclasses.replace(route, convert=convert)
+        if self.webhooks.wanted(route, verb) or (convert is not None and verb != "watch"):
             return DeferredResponse(lambda: self._admitted(request, route, verb))
         response = self._handlers[verb](request, route)
         if isinstance(response, Response):
@@ -184,8 +191,8 @@ class ApiServer:
         return response
 
     def _admitted(self, request: Request, route: Route, verb: str) -> Response:
-        """A write that may call admission webhooks, served off the HTTP loop (the webhooks
-        may take seconds, and may call this server): their warnings become headers."""
+        """A request that may call admission or conversion webhooks, served off the HTTP loop
+        (the webhooks may take seconds, and may call this server): warnings become headers."""
         context = webhooks.RequestContext(route, request, verb)
         with webhooks.serving(context):
             response = self._guarded(request, lambda: self._handlers[verb](request, route))

@@ -84,7 +84,17 @@ def resource_from_crd(crd: Obj) -> ResourceInfo | None:
             storage.get("additionalPrinterColumns") or spec.get("additionalPrinterColumns") or ()
         ),
         schemas=schemas,
+        conversion_webhook=_conversion_webhook(spec),
     )
+
+
+def _conversion_webhook(spec: Obj) -> dict[str, Any] | None:
+    """``spec.conversion.webhook`` when the CRD converts through a webhook."""
+    conversion = spec.get("conversion") or {}
+    if conversion.get("strategy") != "Webhook":
+        return None
+    webhook = conversion.get("webhook")
+    return dict(webhook) if isinstance(webhook, dict) else {}
 
 
 def _now() -> str:

@@ -7,8 +7,9 @@ narrowed to those served here) plus whatever CustomResourceDefinitions add while
 runs; it is the single source for discovery documents and request routing.
 
 Objects of one resource are stored once under ``(group, plural)`` whatever version they are
-served in; custom resources with several served versions use no conversion (the CRD default
-``strategy: None``), so only ``apiVersion`` is rewritten on the way out.
+served in; custom resources with several served versions are converted by their CRD's
+webhook (``strategy: Webhook``, :mod:`.conversion`) or, with the default ``strategy: None``,
+only get ``apiVersion`` rewritten on the way out.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class ResourceInfo:
     name_rule: str = "subdomain"
     printer_columns: tuple[dict[str, Any], ...] = ()
     schemas: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: A CRD's ``spec.conversion.webhook`` when its strategy is ``Webhook`` (:mod:`.conversion`).
+    conversion_webhook: dict[str, Any] | None = field(default=None, compare=False, hash=False)
 
     @property
     def key(self) -> tuple[str, str]:

@@ -1,7 +1,8 @@
 """How the server's answers are written: JSON bodies, error Statuses, objects and lists.
 
 Objects go out as their stored bytes, with only ``apiVersion`` rewritten when the route asks
-for another served version. List items of built-in kinds carry no ``apiVersion``/``kind``, as
+for another served version (converted by the route's ``convert`` when the CRD has a
+conversion webhook). List items of built-in kinds carry no ``apiVersion``/``kind``, as
 kube-apiserver encodes its typed lists; custom resources go out whole.
 """
 
@@ -30,7 +31,12 @@ def error_response(err: ApiError) -> Response:
 
 
 def object_bytes(route: Route, stored: Stored) -> bytes:
-    """The stored object as served at the route's version."""
+    """The stored object as served at the route's version (converted by the CRD's webhook
+    when it has one)."""
+    if route.convert is not None:
+        if stored.obj.get("apiVersion") == route.info.api_version(route.version):
+            return stored.raw
+        return orjson.dumps(route.convert([stored.obj], route.version)[0])
     if route.version != route.info.version:
         obj = dict(stored.obj)
         obj["apiVersion"] = route.info.api_version(route.version)
@@ -51,7 +57,10 @@ def list_response(route: Route, metadata: Obj, items: Iterable[Stored]) -> Respo
             "metadata": metadata,
         }
     )
-    if route.info.custom:
+    if route.convert is not None:
+        objects = route.convert([s.obj for s in items], route.version)
+        body = b",".join(orjson.dumps(obj) for obj in objects)
+    elif route.info.custom:
         body = b",".join(object_bytes(route, s) for s in items)
     else:
         body = b",".join(s.untyped_raw for s in items)

@@ -8,7 +8,9 @@ NotFound about the object, as apiextensions-apiserver does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.http import Request
@@ -30,6 +32,9 @@ class Route:
     name: str | None
     subresource: str
     watch_path: bool
+    #: Converts the objects of a resource whose CRD converts through a webhook (None: the
+    #: ``apiVersion`` is rewritten).
+    convert: Callable[[list[dict[str, Any]], str], list[dict[str, Any]]] | None = None
 
 
 def route(registry: Registry, parts: list[str]) -> Route | None:

@@ -9,6 +9,7 @@ after its ``timeoutSeconds``.
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
@@ -99,9 +100,32 @@ class _WatchSession:
     stream: Stream | None = field(default=None, init=False)
     handle: Any = field(default=None, init=False)
     api_version: str = field(default="", init=False)
+    #: With a conversion webhook: what is still to be written, in order, by a thread of the
+    #: session's own (a conversion may take seconds; the store delivers under its lock).
+    converting: queue.SimpleQueue[Callable[[], bytes] | None] | None = field(
+        default=None, init=False
+    )
 
     def __post_init__(self) -> None:
         self.api_version = self.route.info.api_version(self.route.version)
+        if self.route.convert is not None:
+            self.converting = queue.SimpleQueue()
+            threading.Thread(target=self._convert_loop, name="watch-convert", daemon=True).start()
+
+    def _convert_loop(self) -> None:
+        pending = self.converting
+        assert pending is not None
+        while True:
+            produce = pending.get()
+            stream = self.stream
+            if produce is None or stream is None or stream.closed:
+                return
+            try:
+                stream.write(produce())
+            except ApiError as e:
+                stream.write(b'{"type":"ERROR","object":' + orjson.dumps(e.status) + b"}\n")
+                stream.close()
+                return
 
     def start(self, stream: Stream) -> None:
         self.stream = stream
@@ -132,9 +156,22 @@ class _WatchSession:
         if self.table:
             doc = tables.table(self.route.info, [stored.obj], str(rv), self.include_object)
             payload = orjson.dumps(doc)
+        elif self.converting is not None:
+            route = self.route
+            self.converting.put(
+                lambda: (
+                    b'{"type":"'
+                    + type_.encode()
+                    + b'","object":'
+                    + object_bytes(route, stored)
+                    + b"}\n"
+                )
+            )
+            payload = b""
         else:
             payload = object_bytes(self.route, stored)
-        stream.write(b'{"type":"' + type_.encode() + b'","object":' + payload + b"}\n")
+        if payload:
+            stream.write(b'{"type":"' + type_.encode() + b'","object":' + payload + b"}\n")
         self.sent += 1
         if self.drop_every and self.sent >= self.drop_every:
             stream.close()
@@ -146,7 +183,11 @@ class _WatchSession:
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}
         obj = {"kind": self.route.info.kind, "apiVersion": self.api_version, "metadata": meta}
-        self.stream.write(b'{"type":"BOOKMARK","object":' + orjson.dumps(obj) + b"}\n")
+        line = b'{"type":"BOOKMARK","object":' + orjson.dumps(obj) + b"}\n"
+        if self.converting is not None:
+            self.converting.put(lambda: line)  # after the events before it
+        else:
+            self.stream.write(line)
 
     def bookmark(self) -> None:
         if not self.bookmarks:
@@ -155,6 +196,8 @@ class _WatchSession:
             self._write_bookmark(self.watches.store.resource_version)
 
     def stop(self) -> None:
+        if self.converting is not None:
+            self.converting.put(None)
         if self.handle is not None:
             self.handle.stop()
             self.handle = None

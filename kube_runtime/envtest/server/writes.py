@@ -133,6 +133,14 @@ def _check_patched(route: Route, group: str, kind: str, result: Any, custom: boo
     )
 
 
+def _to_storage(route: Route, obj: Obj) -> Obj:
+    """``obj`` (in the route's version) in the storage version, when the CRD converts
+    through a webhook (else unchanged: the store sets ``apiVersion``)."""
+    if route.convert is None or route.version == route.info.version:
+        return obj
+    return route.convert([obj], route.info.version)[0]
+
+
 def _check_kind(route: Route, body: Obj) -> None:
     kind = body.get("kind")
     api_version = body.get("apiVersion")
@@ -213,6 +221,7 @@ class Writes:
             fieldvalidation.json_body(request),
         )
         body.setdefault("apiVersion", route.info.api_version(route.version))
+        body = _to_storage(route, body)
         dry_run = request.param("dryRun") == "All"
         stored = self.store.create(
             route.info,
@@ -242,6 +251,9 @@ class Writes:
             body,
             fieldvalidation.json_body(request),
         )
+        if route.convert is not None:
+            body.setdefault("apiVersion", route.info.api_version(route.version))
+            body = _to_storage(route, body)
         stored = self.store.update(
             route.info,
             route.namespace,
@@ -279,6 +291,8 @@ class Writes:
                 )
 
         def apply(current: Obj) -> Obj:
+            if route.convert is not None and route.subresource != "scale":
+                current = route.convert([current], route.version)[0]
             try:
                 if ctype == "application/json-patch+json":
                     result = patch.apply_json_patch(current, doc)
@@ -294,7 +308,7 @@ class Writes:
                 raise errors.api_error(e.code, str(e)) from None
             _check_patched(route, group, kind, result, custom)
             found[:] = fieldvalidation.check(request, info, route.version, kind, result, body)
-            return result
+            return _to_storage(route, result) if route.subresource != "scale" else result
 
         found: list[str] = []
         body = request.body if ctype in (_STRATEGIC, "application/merge-patch+json") else None

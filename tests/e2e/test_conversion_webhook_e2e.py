@@ -1,0 +1,235 @@
+"""CRD conversion through a webhook (``spec.conversion.strategy: Webhook``): a CRD served in
+v1 (storage) and v2, converted by a kube_runtime.webhook server in this process; reads,
+lists, watches and writes in either version, and a converter that fails. The same tests run
+on the embedded server and on kube-apiserver 1.20."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from kube_runtime import webhook
+from kube_runtime.client import ApiError, Client
+from kube_runtime.envtest import wait_for
+from kube_runtime.envtest.server import tls
+from kube_runtime.webhook.endpoint import ConversionEndpoint
+
+KIND = "Gadget"
+
+
+class Converters:
+    """A webhook server converting Gadgets between v1 (``spec.size``) and v2
+    (``spec.replicas``); ``broken`` makes every conversion fail."""
+
+    def __init__(self, server: webhook.Server, certs: tls.ServingCerts) -> None:
+        self.server = server
+        self.certs = certs
+        self.broken = False
+        self.calls = 0
+
+    def register(self, group: str) -> str:
+        conversions = webhook.Conversions()
+
+        def v1_to_v2(obj: dict[str, Any]) -> dict[str, Any]:
+            self.calls += 1
+            if self.broken:
+                raise webhook.ConversionError("the converter is broken")
+            spec = dict(obj.get("spec") or {})
+            if "size" in spec:
+                spec["replicas"] = spec.pop("size")
+            return {**obj, "spec": spec}
+
+        def v2_to_v1(obj: dict[str, Any]) -> dict[str, Any]:
+            self.calls += 1
+            if self.broken:
+                raise webhook.ConversionError("the converter is broken")
+            spec = dict(obj.get("spec") or {})
+            if "replicas" in spec:
+                spec["size"] = spec.pop("replicas")
+            return {**obj, "spec": spec}
+
+        conversions.register(group, KIND, "v1", "v2", v1_to_v2)
+        conversions.register(group, KIND, "v2", "v1", v2_to_v1)
+        path = f"/convert-{group.split('.')[0]}"
+        self.server.register(path, ConversionEndpoint(conversions))
+        return path
+
+
+@pytest.fixture(scope="module")
+def converters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Converters]:
+    certs = tls.generate(Path(tmp_path_factory.mktemp("conversion-certs")))
+    server = webhook.Server(
+        host="127.0.0.1",
+        port=0,
+        cert_dir=certs.directory,
+        cert_name="server.crt",
+        key_name="server.key",
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
+    thread.start()
+    assert server.wait_started(10)
+    yield Converters(server, certs)
+    stop.set()
+    thread.join(10)
+
+
+def _schema(field: str) -> dict[str, Any]:
+    return {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {
+                "spec": {"type": "object", "properties": {field: {"type": "integer"}}},
+            },
+        }
+    }
+
+
+@pytest.fixture
+def gadgets(client: Client, converters: Converters) -> Iterator[str]:
+    """A Gadget CRD (v1 stored, v2 served) converting through the webhook; its group."""
+    group = f"g{uuid.uuid4().hex[:8]}.conversion.test"
+    path = converters.register(group)
+    _, port = converters.server.address
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"gadgets.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": KIND},
+            "scope": "Namespaced",
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": _schema("size")},
+                {"name": "v2", "served": True, "storage": False, "schema": _schema("replicas")},
+            ],
+            "conversion": {
+                "strategy": "Webhook",
+                "webhook": {
+                    "conversionReviewVersions": ["v1"],
+                    "clientConfig": {
+                        "url": f"https://127.0.0.1:{port}{path}",
+                        "caBundle": base64.b64encode(converters.certs.ca_pem).decode(),
+                    },
+                },
+            },
+        },
+    }
+    client.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body=crd)
+    for version in ("v1", "v2"):
+        wait_for(
+            lambda v=version: client.request("GET", f"/apis/{group}/{v}/gadgets"),  # type: ignore[misc]
+            timeout=30,
+            message=f"{version} served",
+        )
+    yield group
+    client.request(
+        "DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.{group}"
+    )
+
+
+def _path(group: str, version: str, namespace: str, name: str = "") -> str:
+    base = f"/apis/{group}/{version}/namespaces/{namespace}/gadgets"
+    return f"{base}/{name}" if name else base
+
+
+def test_objects_are_converted_on_reads_and_writes(
+    client: Client, gadgets: str, namespace: str
+) -> None:
+    group = gadgets
+    body = {
+        "apiVersion": f"{group}/v2",
+        "kind": KIND,
+        "metadata": {"name": "g1", "labels": {"app": "x"}},
+        "spec": {"replicas": 3},
+    }
+    created = client.request("POST", _path(group, "v2", namespace), body=body)
+    assert created["apiVersion"] == f"{group}/v2" and created["spec"] == {"replicas": 3}
+    as_v1 = client.request("GET", _path(group, "v1", namespace, "g1"))
+    assert as_v1["apiVersion"] == f"{group}/v1" and as_v1["spec"] == {"size": 3}
+    assert as_v1["metadata"]["uid"] == created["metadata"]["uid"]
+    as_v2 = client.request("GET", _path(group, "v2", namespace, "g1"))
+    assert as_v2["spec"] == {"replicas": 3}
+    assert as_v2["metadata"]["labels"] == {"app": "x"}
+    listed = client.request("GET", _path(group, "v2", namespace))
+    assert [item["spec"] for item in listed["items"]] == [{"replicas": 3}]
+    assert {item["apiVersion"] for item in listed["items"]} == {f"{group}/v2"}
+    patched = client.request(
+        "PATCH",
+        _path(group, "v2", namespace, "g1"),
+        body={"spec": {"replicas": 5}},
+        content_type="application/merge-patch+json",
+    )
+    assert patched["spec"] == {"replicas": 5}
+    assert client.request("GET", _path(group, "v1", namespace, "g1"))["spec"] == {"size": 5}
+    replaced = client.request(
+        "PUT",
+        _path(group, "v2", namespace, "g1"),
+        body={**patched, "spec": {"replicas": 7}},
+    )
+    assert replaced["spec"] == {"replicas": 7}
+    assert client.request("GET", _path(group, "v1", namespace, "g1"))["spec"] == {"size": 7}
+
+
+def test_watch_in_the_other_version(client: Client, gadgets: str, namespace: str) -> None:
+    group = gadgets
+    listed = client.request("GET", _path(group, "v2", namespace))
+    rv = listed["metadata"]["resourceVersion"]
+    body = {
+        "apiVersion": f"{group}/v1",
+        "kind": KIND,
+        "metadata": {"name": "w"},
+        "spec": {"size": 2},
+    }
+    client.request("POST", _path(group, "v1", namespace), body=body)
+    response = client._pool.request(  # a raw stream: the first event is enough
+        "GET",
+        client._url(_path(group, "v2", namespace), {"watch": "1", "resourceVersion": rv}),
+        headers=client._headers(None),
+        preload_content=False,
+        timeout=30,
+    )
+    try:
+        line = b""
+        for chunk in response.stream(1024):
+            line += chunk
+            if b"\n" in line:
+                break
+    finally:
+        response.release_conn()
+    event = orjson.loads(line.split(b"\n")[0])
+    assert event["type"] == "ADDED"
+    assert event["object"]["apiVersion"] == f"{group}/v2"
+    assert event["object"]["spec"] == {"replicas": 2}
+
+
+def test_a_failing_conversion(
+    client: Client, gadgets: str, namespace: str, converters: Converters
+) -> None:
+    group = gadgets
+    body = {
+        "apiVersion": f"{group}/v1",
+        "kind": KIND,
+        "metadata": {"name": "f"},
+        "spec": {"size": 1},
+    }
+    client.request("POST", _path(group, "v1", namespace), body=body)
+    converters.broken = True
+    try:
+        with pytest.raises(ApiError) as failed:
+            client.request("GET", _path(group, "v2", namespace, "f"))
+        # the storage version needs no conversion
+        assert client.request("GET", _path(group, "v1", namespace, "f"))["spec"] == {"size": 1}
+    finally:
+        converters.broken = False
+    assert (failed.value.code, failed.value.reason) == (500, "")
+    assert failed.value.message == (
+        f"conversion webhook for {group}/v1, Kind={KIND} failed: the converter is broken"
+    )
