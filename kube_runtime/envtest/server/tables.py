@@ -750,6 +750,17 @@ BUILTIN_COLUMNS: dict[tuple[str, str], list[Column]] = {
         _col("Holder", lambda o: _str(_get(o, "spec", "holderIdentity"))),
         AGE,
     ],
+    # upstream printWebhookConfiguration: the number of webhooks
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): [
+        NAME,
+        _col("Webhooks", _count("webhooks"), "integer"),
+        AGE,
+    ],
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): [
+        NAME,
+        _col("Webhooks", _count("webhooks"), "integer"),
+        AGE,
+    ],
 }
 
 #: The default table convertor's columns (kinds without a printer, CRDs included).
