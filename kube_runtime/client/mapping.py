@@ -138,6 +138,10 @@ BUILTIN_RESOURCES: tuple[Resource, ...] = (
     _builtin("coordination.k8s.io/v1", "Lease", "leases"),
     _builtin("events.k8s.io/v1", "Event", "events", short_names=("ev",)),
     _builtin("policy/v1", "PodDisruptionBudget", "poddisruptionbudgets", subresources=_STATUS, short_names=("pdb",)),
+    _builtin("storage.k8s.io/v1", "StorageClass", "storageclasses", namespaced=False, short_names=("sc",)),
+    _builtin("storage.k8s.io/v1", "CSIDriver", "csidrivers", namespaced=False),
+    _builtin("storage.k8s.io/v1", "CSINode", "csinodes", namespaced=False),
+    _builtin("storage.k8s.io/v1", "VolumeAttachment", "volumeattachments", namespaced=False, subresources=_STATUS),
     _builtin("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False, subresources=_STATUS, short_names=("crd", "crds")),
 )  # fmt: skip
 

@@ -63,7 +63,7 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, TypeAlias
 
-from kube_runtime.envtest.server import webhookconfig
+from kube_runtime.envtest.server import builtin_storage, webhookconfig
 
 JSONDict: TypeAlias = dict[str, Any]
 _Defaulter: TypeAlias = Callable[[JSONDict], None]
@@ -856,6 +856,7 @@ _DEFAULTERS: dict[tuple[str, str], _Defaulter] = {
     ("networking.k8s.io", "NetworkPolicy"): _default_network_policy,
     ("networking.k8s.io", "IngressClass"): _default_ingress_class,
     ("storage.k8s.io", "StorageClass"): _default_storage_class,
+    ("storage.k8s.io", "CSIDriver"): builtin_storage.default_csi_driver,
     ("scheduling.k8s.io", "PriorityClass"): _default_priority_class,
     ("discovery.k8s.io", "EndpointSlice"): _default_endpoint_slice,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _default_crd,

@@ -108,6 +108,10 @@ _SERVED: dict[tuple[str, str], _Serving] = {
     ("apps", "replicasets"): _WORKLOAD,
     ("apps", "controllerrevisions"): _Serving(),
     ("coordination.k8s.io", "leases"): _Serving(),
+    ("storage.k8s.io", "storageclasses"): _Serving(),
+    ("storage.k8s.io", "csidrivers"): _Serving(),
+    ("storage.k8s.io", "csinodes"): _Serving(),
+    ("storage.k8s.io", "volumeattachments"): _Serving(),
     ("apiextensions.k8s.io", "customresourcedefinitions"): _Serving(
         tracks_generation=True, name_rule="path-segment"
     ),
@@ -163,6 +167,7 @@ _GROUP_ORDER = (
     "",
     "apps",
     "coordination.k8s.io",
+    "storage.k8s.io",
     "admissionregistration.k8s.io",
     "apiextensions.k8s.io",
 )

@@ -17,7 +17,14 @@ import ipaddress
 import itertools
 import threading
 
-from kube_runtime.envtest.server import crdschema, defaults, errors, omitempty, validation
+from kube_runtime.envtest.server import (
+    builtin_groups,
+    crdschema,
+    defaults,
+    errors,
+    omitempty,
+    validation,
+)
 from kube_runtime.envtest.server.admission import Admission
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import Obj
@@ -89,6 +96,7 @@ class KubeStrategy:
                 obj,
                 _as_bound(info, obj, old) if subresource == "binding" else old,
             )
+            causes += builtin_groups.check(info.group, info.kind, obj, old)
         if causes:
             raise errors.invalid(
                 info.kind,

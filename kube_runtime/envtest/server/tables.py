@@ -868,7 +868,9 @@ def _path_cell(path: str, column_type: str) -> Callable[[Obj], Any]:
 def columns_for(info: ResourceInfo) -> list[Column]:
     if info.custom:
         return _custom_columns(info)
-    return BUILTIN_COLUMNS.get(info.key, DEFAULT_COLUMNS)
+    from kube_runtime.envtest.server.builtin_groups import COLUMNS  # imports this module
+
+    return BUILTIN_COLUMNS.get(info.key) or COLUMNS.get(info.key, DEFAULT_COLUMNS)
 
 
 def _row_conditions(info: ResourceInfo, obj: Obj) -> list[Obj] | None:
