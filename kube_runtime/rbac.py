@@ -16,6 +16,9 @@ a ClusterRole. Here a controller's ``setup`` function carries its rules::
 * ``kube-runtime rbac NAME...`` prints the ClusterRole, Role and bindings of the controllers
   registered under those names (:func:`render`), plus what every manager needs
   (:func:`manager_rules`: events, and the leader-election Lease in the manager's namespace).
+  With ``--shards``, also what sharding adds (:mod:`kube_runtime.sharding.permissions`), as a
+  ClusterRole and a Role ``<name>-sharding`` of their own (only the grants the others lack),
+  so that a sharded deployment is the unsharded one plus those objects.
 * While a decorated ``setup`` runs, every controller it builds checks that each kind it
   watches is readable through the cache (``list``, ``watch``) under the declared rules and raises
   :class:`MissingPermissionError` naming the rule to add otherwise: a watch added without
@@ -50,6 +53,7 @@ __all__ = [
     "requires",
     "rule",
     "rules_of",
+    "subtract",
 ]
 
 #: The verbs of reading a kind through an informer (the cache): all a watch needs.
@@ -215,6 +219,22 @@ def normalize(rules: Iterable[Rule]) -> list[Rule]:
     return sorted(merged)
 
 
+def subtract(rules: Iterable[Rule], granted: Iterable[Rule]) -> list[Rule]:
+    """The part of ``rules`` that ``granted`` does not already allow, verb by verb (normalised,
+    see :func:`normalize`)."""
+    granted = list(granted)
+    left: list[Rule] = []
+    for r in rules:
+        for group in r.api_groups:
+            for resource in r.resources:
+                for verb in r.verbs:
+                    names = r.resource_names or (None,)
+                    if all(allows(granted, group, resource, verb, n) for n in names):
+                        continue
+                    left.append(Rule((group,), (resource,), (verb,), r.resource_names))
+    return normalize(left)
+
+
 def render(
     rules: Iterable[Rule],
     *,
@@ -222,20 +242,45 @@ def render(
     namespace: str,
     service_account: str,
     leader_election: bool = True,
+    sharding: tuple[Iterable[Rule], Iterable[Rule]] | None = None,
+    only_sharding: bool = False,
 ) -> list[dict[str, Any]]:
     """The RBAC objects granting ``rules`` (plus :func:`manager_rules`) to ServiceAccount
     ``namespace/service_account``: a ClusterRole and ClusterRoleBinding named ``name``, and
     with ``leader_election`` a Role and RoleBinding ``<name>-leader-election`` in
-    ``namespace`` for the Lease."""
+    ``namespace`` for the Lease.
+
+    ``sharding``: the (cluster-wide, lease-namespace) rules sharding adds
+    (:class:`kube_runtime.sharding.permissions.ShardingRules`); what the objects above do not
+    grant yet goes into a ClusterRole and a Role ``<name>-sharding`` with their bindings
+    (each left out when it would be empty). ``only_sharding``: those objects only (a
+    kustomize overlay adding sharding to a deployment that has the others)."""
     subject = {"kind": "ServiceAccount", "name": service_account, "namespace": namespace}
+    cluster = normalize([*rules, *manager_rules()])
     objects = [
-        _role("ClusterRole", name, None, normalize([*rules, *manager_rules()])),
+        _role("ClusterRole", name, None, cluster),
         _binding("ClusterRoleBinding", name, None, "ClusterRole", subject),
     ]
+    in_namespace: list[Rule] = []
     if leader_election:
         le = f"{name}-leader-election"
-        objects.append(_role("Role", le, namespace, normalize(leader_election_rules())))
+        in_namespace = normalize(leader_election_rules())
+        objects.append(_role("Role", le, namespace, in_namespace))
         objects.append(_binding("RoleBinding", le, namespace, "Role", subject))
+    if sharding is None:
+        return objects
+    if only_sharding:
+        objects = []
+    sharded = f"{name}-sharding"
+    ring_rules, lease_rules = sharding
+    extra_cluster = subtract(ring_rules, cluster)
+    if extra_cluster:
+        objects.append(_role("ClusterRole", sharded, None, extra_cluster))
+        objects.append(_binding("ClusterRoleBinding", sharded, None, "ClusterRole", subject))
+    extra_namespace = subtract(lease_rules, [*cluster, *in_namespace])
+    if extra_namespace:
+        objects.append(_role("Role", sharded, namespace, extra_namespace))
+        objects.append(_binding("RoleBinding", sharded, namespace, "Role", subject))
     return objects
 
 

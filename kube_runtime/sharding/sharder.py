@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
 import time
 from collections import defaultdict
@@ -40,7 +41,7 @@ from typing import Any, Protocol
 
 from kube_runtime import meta
 from kube_runtime.cache.reflector import Reflector
-from kube_runtime.client.errors import WriteRefused, is_conflict, is_not_found
+from kube_runtime.client.errors import WriteRefused, is_conflict, is_forbidden, is_not_found
 from kube_runtime.kinds import Kind, Lease
 from kube_runtime.leaderelection import LeaderElector, format_micro_time
 from kube_runtime.sharding import metrics as shard_metrics
@@ -66,6 +67,9 @@ __all__ = ["Assigner", "ClientView", "MetadataView", "RingKinds", "Sharder", "Vi
 log = logging.getLogger(__name__)
 
 Obj = Mapping[str, Any]
+
+#: What a 403 of kube-apiserver names: verb, resource and API group.
+_REFUSAL = re.compile(r'cannot (\S+) resource "([^"]*)"(?: in API group "([^"]*)")?')
 
 # Outcomes of Assigner.sync (for logs, metrics and tests).
 ASSIGNED = "assigned"
@@ -626,6 +630,8 @@ class Sharder:
         self.outcomes: dict[str, int] = defaultdict(int)
         self._last_cleanup = float("-inf")
         self._counts: dict[str, int] = {}
+        self._refused: set[tuple[str | None, ...]] = set()
+        self._refused_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"Sharder({self.ring})"
@@ -783,6 +789,28 @@ class Sharder:
             except Exception as e:
                 log.debug("sharding %s: deleting Lease %s: %s", self.ring, st.name, e)
 
+    def report_refusal(self, what: str, err: Exception) -> None:
+        """Log a 403 met while sharding ``what``: the first refusal of each verb and resource
+        at error level, naming them and the command that prints the rules (the API server's
+        message says which verb on which resource); the same refusal again, for any object,
+        at debug (the object is retried with backoff)."""
+        found = _REFUSAL.search(str(err))
+        key = found.groups() if found else (str(err),)
+        with self._refused_lock:
+            first = key not in self._refused
+            self._refused.add(key)
+        if not first:
+            log.debug("sharding %s: %s: %s (again)", self.ring, what, err)
+            return
+        log.error(
+            "sharding %s: %s: %s; retrying with backoff. Sharded replicas need this grant "
+            "(`kube-runtime rbac --shards CONTROLLER...` prints the rules); further refusals "
+            "of it are logged at debug level",
+            self.ring,
+            what,
+            err,
+        )
+
     def _work(
         self,
         queue: WorkQueue[tuple[Kind, str | None, str]],
@@ -805,8 +833,11 @@ class Sharder:
                     queue.add_after(item, 0.5 if outcome == NO_SHARDS else 0.05)
                 queue.forget(item)
             except Exception as e:
-                level = logging.DEBUG if is_conflict(e) else logging.WARNING
-                log.log(level, "sharding %s: %s %s/%s: %s", self.ring, kind.kind, ns, name, e)
+                if is_forbidden(e):
+                    self.report_refusal(f"{kind.kind} {ns}/{name}", e)
+                else:
+                    level = logging.DEBUG if is_conflict(e) else logging.WARNING
+                    log.log(level, "sharding %s: %s %s/%s: %s", self.ring, kind.kind, ns, name, e)
                 self.outcomes[RETRY] += 1
                 shard_metrics.SYNCS.labels(self.ring, RETRY).inc()
                 queue.add_rate_limited(item)

@@ -17,6 +17,8 @@ Real backend only: the embedded server authorizes every authenticated request.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import time
 import uuid
@@ -38,6 +40,7 @@ from kube_runtime.envtest.plugin import backend_of
 from kube_runtime.envtest.real import RealCluster, missing_binaries
 from kube_runtime.envtest.waiting import wait_for
 from kube_runtime.manager import Manager
+from kube_runtime.sharding import Sharding, permissions, shard_for, shard_label
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_NS = "kube-runtime-system"
@@ -605,4 +608,221 @@ def test_taking_out_any_rule_meets_a_refusal(
                     break
     finally:
         _ABORT.pop()
+    assert refused(), f"no request was refused without the rule {taken}"
+
+
+# ------------------------------------------------------------------ sharding
+
+FAST = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.3}
+PRIMARIES = (kinds.StatefulSet, ENHANCED_STATEFULSET, CLONESET)
+
+
+def _sharding_rules() -> tuple[tuple[rbac.Rule, ...], tuple[rbac.Rule, ...]]:
+    found = permissions.sharding_rules(permissions.ring_resources(CONTROLLERS.values()))
+    return found.cluster, found.namespace
+
+
+def _render_sharded() -> list[dict[str, Any]]:
+    return rbac.render(
+        [rule for controller in sorted(CONTROLLERS) for rule in _declared(controller)],
+        name="kube-runtime-manager",
+        namespace=SYSTEM_NS,
+        service_account=SERVICE_ACCOUNT,
+        sharding=_sharding_rules(),
+    )
+
+
+def _sharding_objects(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [o for o in objects if o["metadata"]["name"].endswith("-sharding")]
+
+
+def _remove_sharding_objects(admin: Client) -> None:
+    for obj in _sharding_objects(_render_sharded()):
+        kind = kinds.Kind(obj["apiVersion"], obj["kind"])
+        try:
+            admin.delete(kind, obj["metadata"]["name"], obj["metadata"].get("namespace"))
+        except NotFound:
+            pass
+
+
+def _sharded_manager(client: Client, identity: str, ring: str, namespace: str) -> Manager:
+    """A replica of ``kube-runtime run statefulset cloneset --shards auto`` (short leases),
+    watching ``namespace`` only (the cluster keeps the objects of the tests before)."""
+    manager = Manager(
+        client,
+        namespace=namespace,
+        identity=identity,
+        leader_election_namespace=SYSTEM_NS,
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        graceful_shutdown_timeout=10,
+        sharding=Sharding(ring),
+        **FAST,
+    )
+    statefulset.setup(manager, max_concurrent_reconciles=2, enhanced=True, name=f"sts-{identity}")
+    cloneset.setup(manager, max_concurrent_reconciles=2, name=f"cs-{identity}")
+    return manager
+
+
+def _primary(kind: kinds.Kind, namespace: str, name: str) -> dict[str, Any]:
+    if kind == CLONESET:
+        obj = _cloneset(namespace)
+        obj["spec"]["replicas"] = 1
+    else:
+        obj = _sts(kind.api_version, namespace, "nginx:1", replicas=1)
+    obj["metadata"]["name"] = name
+    obj["spec"]["selector"] = {"matchLabels": {"app": name}}
+    obj["spec"]["template"]["metadata"]["labels"] = {"app": name}
+    return obj
+
+
+def _one_per_shard(namespace: str, shards: list[str]) -> list[tuple[kinds.Kind, str, str]]:
+    """(kind, name, shard): for every primary kind, one object the ring ``shards`` puts on
+    each shard."""
+    out = []
+    for kind in PRIMARIES:
+        prefix = {kinds.StatefulSet: "sts", ENHANCED_STATEFULSET: "ests", CLONESET: "cs"}[kind]
+        wanted = dict.fromkeys(shards)
+        for i in itertools.count():
+            name = f"{prefix}{i}"
+            owner = shard_for(f"{namespace}/{name}", shards)
+            if owner is not None and wanted[owner] is None:
+                wanted[owner] = name
+                out.append((kind, name, owner))
+            if all(wanted.values()):
+                break
+    return out
+
+
+def _on_shard(
+    admin: Client, ring: str, namespace: str, placed: list[tuple[kinds.Kind, str, str]]
+) -> Callable[[], bool]:
+    """Every object carries its shard's label and has its one replica ready."""
+    key = shard_label(ring)
+
+    def check() -> bool:
+        for kind, name, shard in placed:
+            obj = admin.get(kind, name, namespace)
+            status = obj.get("status") or {}
+            if (
+                obj["metadata"].get("labels", {}).get(key) != shard
+                or status.get("observedGeneration") != obj["metadata"]["generation"]
+                or status.get("readyReplicas") != 1
+            ):
+                return False
+        return len(_live_pods(admin, namespace)) == len(placed)
+
+    return check
+
+
+def _lease_gone(admin: Client, name: str) -> bool:
+    try:
+        admin.get(kinds.Lease, name, SYSTEM_NS)
+    except NotFound:
+        return True
+    return False
+
+
+def scenario_sharded(rbac_cluster: Any, admin: Client) -> None:
+    """Two replicas of the bundled controllers with ``--shards``: replica ``a`` starts alone
+    and takes every object (one per kind and shard, with pods, revisions and claims); ``b``
+    joins (its Lease exists from before, without the ring's label) and takes its share through
+    drains; then ``a`` stops, its objects move to ``b`` and its Lease is deleted."""
+    suffix = uuid.uuid4().hex[:6]
+    ring, a, b = f"rbac{suffix}", f"a-{suffix}", f"b-{suffix}"
+    admin.create(
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": b, "namespace": SYSTEM_NS},
+            "spec": {"holderIdentity": ""},
+        }
+    )
+    namespace = _namespace(admin)
+    placed = _one_per_shard(namespace, [a, b])
+    with contextlib.ExitStack() as stack:
+        first = stack.enter_context(
+            running(_sharded_manager(_sa_client(rbac_cluster, admin), a, ring, namespace))
+        )
+        for kind, name, _ in placed:
+            admin.create(_primary(kind, namespace, name))
+        _wait(
+            _on_shard(admin, ring, namespace, [(k, n, a) for k, n, _ in placed]),
+            message="all on the first replica",
+        )
+        with running(
+            _sharded_manager(_sa_client(rbac_cluster, admin), b, ring, namespace)
+        ) as second:
+            _wait(_on_shard(admin, ring, namespace, placed), message="split over two replicas")
+            first.stop()
+            _wait(
+                _on_shard(admin, ring, namespace, [(k, n, b) for k, n, _ in placed]),
+                message="all on the replica left",
+            )
+            _wait(lambda: _lease_gone(admin, a), message="the stopped replica's Lease deleted")
+            assert first.error is None and second.error is None, (first.error, second.error)
+
+
+def test_sharded_replicas_converge_with_the_rendered_rules_all_used(
+    rbac_cluster: Any, admin: Client
+) -> None:
+    objects = _render_sharded()
+    _apply_rbac(admin, objects)
+    sharding_granted = _granted(_sharding_objects(objects))
+    assert sharding_granted == {
+        ("apps", "statefulsets", "patch"),
+        ("", "persistentvolumeclaims", "patch"),
+        ("coordination.k8s.io", "leases", "list"),
+        ("coordination.k8s.io", "leases", "patch"),
+        ("coordination.k8s.io", "leases", "delete"),
+    }
+    for grant in sorted(sharding_granted):
+        wait_for(lambda g=grant: _allowed(admin, g), TIMEOUT, message=f"{grant} allowed")
+    start = _audit_offset(rbac_cluster)
+    try:
+        scenario_sharded(rbac_cluster, admin)
+    finally:
+        _remove_sharding_objects(admin)
+    events = _audit(rbac_cluster.audit_log, start)
+    used = {
+        _grant_of(e)
+        for e in events
+        if "objectRef" in e and e.get("responseStatus", {}).get("code", 0) < 400
+    }
+    assert _refused(events) == []
+    assert sharding_granted - used == set(), f"granted but never used: {sharding_granted - used}"
+
+
+def _sharding_rules_rendered() -> list[tuple[str, int]]:
+    return [
+        (obj["kind"], i)
+        for obj in _sharding_objects(_render_sharded())
+        if obj["kind"] in ("ClusterRole", "Role")
+        for i in range(len(obj["rules"]))
+    ]
+
+
+@pytest.mark.parametrize(("role_kind", "index"), _sharding_rules_rendered())
+def test_taking_out_any_sharding_rule_meets_a_refusal(
+    rbac_cluster: Any, admin: Client, role_kind: str, index: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    objects = _render_sharded()
+    role = next(o for o in _sharding_objects(objects) if o["kind"] == role_kind)
+    taken = role["rules"].pop(index)
+    _apply_rbac(admin, objects)
+    probe = (taken["apiGroups"][0], taken["resources"][0], taken["verbs"][0])
+    wait_for(lambda: not _allowed(admin, probe), TIMEOUT, message=f"{probe} refused")
+    start = _audit_offset(rbac_cluster)
+
+    def refused() -> list[tuple[str, str, str]]:
+        return _refused(_audit(rbac_cluster.audit_log, start))
+
+    _ABORT.append(lambda: bool(refused()))
+    try:
+        scenario_sharded(rbac_cluster, admin)
+    except Refused:
+        pass
+    finally:
+        _ABORT.pop()
+        _remove_sharding_objects(admin)
     assert refused(), f"no request was refused without the rule {taken}"
