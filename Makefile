@@ -33,8 +33,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Tests run on TEST_WORKERS processes (pytest-xdist), each with its own embedded cluster (or
+# real control plane): much of the e2e time is waiting on controllers, not CPU.
+TEST_WORKERS ?= 2
+
 test: $(STAMP) kubectl lint typecheck
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 # The conformance backend (docs/conformance.md): build once (apt + Go, about 5 minutes on
 # 2 cores), then cached; nothing built goes into the repository.
@@ -45,7 +49,7 @@ real-apiserver:
 # kubelet; tests needing a newer Kubernetes are skipped with their reason.
 test-real: $(STAMP) kubectl real-apiserver
 	KUBE_RUNTIME_BACKEND=real KUBE_RUNTIME_REAL_BIN="$(REAL_CACHE)/bin" \
-		$(BIN)/python -m pytest -q -rfEs tests/e2e $(PYTEST_ARGS)
+		$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -rfEs tests/e2e $(PYTEST_ARGS)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit
