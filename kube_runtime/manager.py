@@ -17,6 +17,13 @@ Mirrors controller-runtime's ``pkg/manager``. Lifecycle of :meth:`Manager.start`
    reconciles), wait up to ``graceful_shutdown_timeout`` for them, then release the lease so a
    follower takes over at once, flush event recorders, stop the cache and the servers.
 
+What the cache keeps: ``cache_by_object={kind: ByObject(...)}`` narrows a kind's informer to
+a label or field selector, changes its transform, or caches only its metadata
+(:mod:`kube_runtime.cache.options`, controller-runtime's ``cache.Options.ByObject`` and
+metadata informers); ``uncached=[kind, ...]`` makes :attr:`client` read those kinds from the
+API server, never caching them (controller-runtime's ``client.CacheOptions.DisableFor``, e.g.
+for Secrets).
+
 ``start`` raises :class:`LeaderElectionLost` if leadership was lost (the process should exit,
 as Go managers do) and re-raises the first runnable's error if one failed.
 """
@@ -30,10 +37,10 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-from kube_runtime.cache import InformerCache
+from kube_runtime.cache import ByObject, InformerCache
 from kube_runtime.client import Client, WriteRefused
 from kube_runtime.client.cached import CachedClient
 from kube_runtime.events import EventRecorder
@@ -100,6 +107,8 @@ class Manager:
         health_probe_bind_address: str = "0",
         graceful_shutdown_timeout: float = 30.0,
         sharding: Sharding | None = None,
+        cache_by_object: Mapping[KindLike, ByObject] | None = None,
+        uncached: Iterable[KindLike] = (),
     ) -> None:
         if leader_election and sharding is not None:
             raise ValueError(
@@ -114,9 +123,12 @@ class Manager:
             # passed in (often shared, as in tests) is left as it was.
             self.api_reader = self.api_reader.clone()
         self.cache = InformerCache(
-            self.api_reader, namespace=namespace, resync_period=resync_period
+            self.api_reader,
+            namespace=namespace,
+            resync_period=resync_period,
+            by_object=cache_by_object,
         )
-        self.client = CachedClient(self.api_reader, self.cache)
+        self.client = CachedClient(self.api_reader, self.cache, uncached=uncached)
         self.namespace = namespace
         self.leader_election = leader_election
         self.leader_election_id = leader_election_id

@@ -21,6 +21,10 @@ Contract (controller-runtime ``pkg/cache`` informer cache):
   kind's informer list and watch only matching objects (controller-runtime's ``ByObject``
   label selectors): the cache then holds, and its readers see, only those. Sharding
   (:mod:`kube_runtime.sharding`) selects each replica's shard this way.
+* ``by_object={kind: ByObject(...)}`` (or :meth:`InformerCache.set_options` before the kind
+  is used) sets a kind's selectors, transform, or metadata-only caching
+  (:mod:`kube_runtime.cache.options`); :meth:`is_metadata_only` tells readers which kinds
+  hold metadata-only objects.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import time
 from collections.abc import Iterable, Mapping
 
 from kube_runtime.cache.informer import SharedInformer
+from kube_runtime.cache.options import ByObject, selector_text
 from kube_runtime.cache.reflector import BackoffPolicy, ListerWatcher
 from kube_runtime.cache.store import INDEX_LABEL, INDEX_NAMESPACE, IndexFunc
 from kube_runtime.client.errors import NotFound, error_from_status
@@ -100,6 +105,7 @@ class InformerCache:
         resync_period: float | None = None,
         sync_timeout: float = 60.0,
         backoff: BackoffPolicy | None = None,
+        by_object: Mapping[KindLike, ByObject] | None = None,
     ) -> None:
         self.client = client
         self.namespace = namespace
@@ -109,6 +115,9 @@ class InformerCache:
         self._lock = threading.Lock()
         self._informers: dict[Kind, SharedInformer] = {}
         self._label_selectors: dict[Kind, str] = {}
+        self._by_object: dict[Kind, ByObject] = {
+            as_kind(k): v for k, v in (by_object or {}).items()
+        }
         self._started = False
         self._stopped = False
         self._interrupted = threading.Event()
@@ -123,18 +132,67 @@ class InformerCache:
             if informer is None:
                 if self._stopped:
                     raise RuntimeError("the informer cache was stopped")
-                informer = SharedInformer(
-                    self.client,
-                    k,
-                    namespace=self.namespace,
-                    label_selector=self._label_selectors.get(k),
-                    resync_period=self.resync_period,
-                    backoff=self._backoff,
-                )
+                informer = self._new_informer(k)
                 self._informers[k] = informer
                 if self._started:
                     informer.start()
             return informer
+
+    def _new_informer(self, kind: Kind) -> SharedInformer:
+        options = self._by_object.get(kind)
+        if options is None:
+            return SharedInformer(
+                self.client,
+                kind,
+                namespace=self.namespace,
+                label_selector=self._label_selectors.get(kind),
+                resync_period=self.resync_period,
+                backoff=self._backoff,
+            )
+        selectors = [self._label_selectors.get(kind), selector_text(options.label_selector)]
+        return SharedInformer(
+            self._source(options),
+            kind,
+            namespace=self.namespace,
+            label_selector=",".join(s for s in selectors if s) or None,
+            field_selector=selector_text(options.field_selector),
+            resync_period=self.resync_period,
+            backoff=self._backoff,
+            transform=options.effective_transform(),
+        )
+
+    def _source(self, options: ByObject) -> ListerWatcher:
+        """The REST client's metadata-only view for a metadata-only kind, else the client."""
+        if not options.metadata_only:
+            return self.client
+        # Imported here: the client package's cached reader imports this module.
+        from kube_runtime.client.client import Client
+        from kube_runtime.client.metadata import MetadataClient
+
+        if isinstance(self.client, Client):
+            return MetadataClient(self.client)
+        return self.client  # a fake: the transform cuts objects to their metadata
+
+    def set_options(self, kind: KindLike, options: ByObject) -> None:
+        """Cache ``kind`` as ``options`` say (:mod:`kube_runtime.cache.options`): call it
+        before anything uses the kind; ``ValueError`` once its informer exists."""
+        k = as_kind(kind)
+        with self._lock:
+            if k in self._informers and self._by_object.get(k) != options:
+                raise ValueError(
+                    f"the informer of {k} already exists: set its cache options before it is used"
+                )
+            self._by_object[k] = options
+
+    def options(self, kind: KindLike) -> ByObject | None:
+        """The cache options of ``kind`` (None: the cache's defaults)."""
+        with self._lock:
+            return self._by_object.get(as_kind(kind))
+
+    def is_metadata_only(self, kind: KindLike) -> bool:
+        """Whether ``kind`` is cached as metadata-only objects."""
+        options = self.options(kind)
+        return options is not None and options.metadata_only
 
     def set_label_selector(self, kind: KindLike, selector: str) -> None:
         """List and watch only ``kind`` objects matching ``selector`` (query text): call it

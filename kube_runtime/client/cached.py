@@ -5,7 +5,9 @@ Contract (controller-runtime's default client: cache reader + direct writer):
 * ``get`` / ``list`` are served by :class:`~kube_runtime.cache.InformerCache`: the first
   read of a kind starts and syncs its shared informer, every later read is a local look-up
   with no API request. Kinds listed in ``uncached`` (e.g. Secrets, which a controller
-  should not hold in memory) are read from the API directly.
+  should not hold in memory) are read from the API directly. Kinds the cache holds
+  metadata-only (:class:`~kube_runtime.cache.ByObject`) are read as metadata-only dicts,
+  even when asked for with a model class.
 * What the cache returns is shared: **do not mutate** the objects (deep-copy first). The
   cache may lag the server; a read after a write may not see the write yet.
 * ``get`` raises ``NotFound`` like the API server; ``list`` returns a List dict
@@ -86,8 +88,12 @@ class CachedClient(ClientBase):
         if not self.is_cached(kind):
             return self.api_reader.get(kind, name, namespace)
         obj = self.cache.get(kind, name, namespace)
-        model = model_class(kind)
+        model = self._model(kind)
         return model.model_validate(obj) if model is not None else obj
+
+    def _model(self, kind: KindLike) -> type[BaseModel] | None:
+        # Metadata-only objects (cache options) are dicts: a model of the kind needs its spec.
+        return None if self.cache.is_metadata_only(kind) else model_class(kind)
 
     def _do_list(self, kind: KindLike, namespace: str | None, query: ListQuery) -> Obj:
         # The cached objects matching the namespace, selectors and index.
@@ -102,7 +108,7 @@ class CachedClient(ClientBase):
         )
         if query.limit:
             items = items[: query.limit]
-        model = model_class(kind)
+        model = self._model(kind)
         if model is not None:
             items = [model.model_validate(i) for i in items]
         ref = as_kind(kind)

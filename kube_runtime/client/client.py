@@ -395,9 +395,11 @@ class Client(ClosesOnExit, ClientBase):
         allow_bookmarks: bool = True,
         timeout_seconds: int | None = None,
         send_initial_events: bool | None = None,
+        accept: str | None = None,
     ) -> Watch:
         """Open a watch (see :class:`~kube_runtime.client.watch.Watch`); errors the server
-        answers before the stream starts (403, 404, ...) raise here.
+        answers before the stream starts (403, 404, ...) raise here. ``accept`` replaces the
+        ``Accept`` header (e.g. metadata-only events: :mod:`kube_runtime.client.metadata`).
 
         ``send_initial_events=True`` asks for the current state as ADDED events, ended by a
         BOOKMARK annotated ``k8s.io/initial-events-end``; it implies
@@ -420,12 +422,15 @@ class Client(ClosesOnExit, ClientBase):
                 query["resourceVersionMatch"] = "NotOlderThan"
         read = timeout_seconds + _WATCH_READ_MARGIN if timeout_seconds else None
         url = self._url(path, query)
+        headers = self._headers()
+        if accept:
+            headers["Accept"] = accept
         started = time.monotonic()
         try:
             resp = self._pool.request(
                 "GET",
                 url,
-                headers=self._headers(),
+                headers=headers,
                 timeout=urllib3.Timeout(connect=self._connect_timeout, read=read),
                 retries=self._watch_retries,
                 redirect=False,

@@ -1,4 +1,5 @@
-"""GET of one object or a collection (with selectors, paging, and Table rendering on request).
+"""GET of one object or a collection (with selectors, paging, and Table or metadata-only
+(:mod:`.partialmeta`) rendering on request).
 
 :func:`matcher` turns a request's ``labelSelector`` and ``fieldSelector`` into the predicate
 that lists, watches and collection deletes filter with; an invalid selector, or a field label
@@ -11,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kube_runtime import selectors
-from kube_runtime.envtest.server import fieldlabels, subresources, tables
+from kube_runtime.envtest.server import fieldlabels, partialmeta, subresources, tables
 from kube_runtime.envtest.server.http import Request, Response
 from kube_runtime.envtest.server.responses import json_response, list_response, object_response
 from kube_runtime.envtest.server.routing import Route
@@ -49,17 +50,26 @@ class Reads:
         stored = self.store.get(route.info, route.namespace, route.name)
         if route.subresource == "scale":
             return json_response(200, subresources.scale_of(route.info, stored.obj))
-        if tables.wants_table(request.headers.get("accept", "")):
+        accept = request.headers.get("accept", "")
+        if tables.wants_table(accept):
             return json_response(
                 200,
                 tables.table(
                     route.info, [stored.obj], str(stored.rv), request.param("includeObject")
                 ),
             )
+        partial = partialmeta.partial_target(accept)
+        if partial is not None:
+            partialmeta.require(partial, listing=False, type_name=_go_type(route, listing=False))
+            return json_response(200, partialmeta.as_partial(stored.obj, partial))
         return object_response(route, stored)
 
     def list(self, request: Request, route: Route) -> Response:
         matches = matcher(request, route)
+        accept = request.headers.get("accept", "")
+        partial = None if tables.wants_table(accept) else partialmeta.partial_target(accept)
+        if partial is not None:
+            partialmeta.require(partial, listing=True, type_name=_go_type(route, listing=True))
         limit_text = request.param("limit")
         limit = int(limit_text) if limit_text else None
         result = self.store.list(
@@ -69,7 +79,7 @@ class Reads:
             limit=limit if limit and limit > 0 else None,
             continue_token=request.param("continue") or None,
         )
-        if tables.wants_table(request.headers.get("accept", "")):
+        if tables.wants_table(accept):
             doc = tables.table(
                 route.info,
                 [s.obj for s in result.items],
@@ -84,4 +94,12 @@ class Reads:
             meta["continue"] = result.continue_token
             if matches is None:  # with a selector the count would be inexact: none is given
                 meta["remainingItemCount"] = result.remaining
+        if partial is not None:
+            objs = [s.obj for s in result.items]
+            return json_response(200, partialmeta.partial_list(objs, meta, partial))
         return list_response(route, meta, result.items)
+
+
+def _go_type(route: Route, *, listing: bool) -> str:
+    info = route.info
+    return partialmeta.go_type_name(info.group, info.kind, custom=info.custom, listing=listing)

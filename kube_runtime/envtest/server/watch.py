@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from kube_runtime.envtest.server import tables
+from kube_runtime.envtest.server import partialmeta, tables
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.faults import Faults
 from kube_runtime.envtest.server.http import Request, Stream, StreamResponse
@@ -28,6 +28,16 @@ from kube_runtime.envtest.server.storage import Obj, Store, Stored
 
 #: How long a watch lasts when the request names no ``timeoutSeconds``.
 DEFAULT_TIMEOUT = 1800.0
+
+
+def _watch_partial(accept: str) -> partialmeta.PartialTarget | None:
+    """A watch sends ``PartialObjectMetadata`` events when asked for them; asked for a
+    ``PartialObjectMetadataList`` kube-apiserver's per-event transformation fails and it
+    sends the whole objects, and so does this server."""
+    if tables.wants_table(accept):
+        return None
+    target = partialmeta.partial_target(accept)
+    return target if target is not None and target.kind == partialmeta.ITEM else None
 
 
 class Watches:
@@ -59,6 +69,7 @@ class Watches:
             bookmarks=request.param("allowWatchBookmarks", "") in TRUE,
             initial_events=request.param("sendInitialEvents", "") in TRUE,
             table=tables.wants_table(request.headers.get("accept", "")),
+            partial=_watch_partial(request.headers.get("accept", "")),
             include_object=request.param("includeObject"),
             timeout=float(timeout_text) if timeout_text else DEFAULT_TIMEOUT,
             drop_every=self.faults.watch_drop_every,
@@ -93,6 +104,8 @@ class _WatchSession:
     bookmarks: bool
     initial_events: bool
     table: bool
+    #: Metadata-only events (``as=PartialObjectMetadata``, :mod:`.partialmeta`).
+    partial: partialmeta.PartialTarget | None
     include_object: str | None
     timeout: float
     drop_every: int | None
@@ -108,7 +121,7 @@ class _WatchSession:
 
     def __post_init__(self) -> None:
         self.api_version = self.route.info.api_version(self.route.version)
-        if self.route.convert is not None:
+        if self.route.convert is not None and self.partial is None:  # metadata is not converted
             self.converting = queue.SimpleQueue()
             threading.Thread(target=self._convert_loop, name="watch-convert", daemon=True).start()
 
@@ -156,6 +169,8 @@ class _WatchSession:
         if self.table:
             doc = tables.table(self.route.info, [stored.obj], str(rv), self.include_object)
             payload = orjson.dumps(doc)
+        elif self.partial is not None:
+            payload = orjson.dumps(partialmeta.as_partial(stored.obj, self.partial))
         elif self.converting is not None:
             route = self.route
             self.converting.put(
@@ -183,6 +198,8 @@ class _WatchSession:
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}
         obj = {"kind": self.route.info.kind, "apiVersion": self.api_version, "metadata": meta}
+        if self.partial is not None:
+            obj = partialmeta.as_partial(obj, self.partial)
         line = b'{"type":"BOOKMARK","object":' + orjson.dumps(obj) + b"}\n"
         if self.converting is not None:
             self.converting.put(lambda: line)  # after the events before it
