@@ -28,6 +28,10 @@ one after convergence (again once quiet). Writes are attributed by resource, sub
 and verb (:func:`component`): the kubelet's, the benchmark's, events, and the rest, which
 is the controller's. CPU seconds of each process come from ``/proc/PID/stat``.
 
+While converging, the benchmark samples the sum of the sets' ``status.readyReplicas`` every
+50 ms; each workload's curves (every contender on one chart, :mod:`bench.chart`) are written
+to ``bench/real-<policy>-<sets>x<replicas>.png`` (:func:`chart_path`).
+
 Scenarios: ``real-parallel`` and ``real-ordered``. ``KUBE_RUNTIME_BENCH_CONTENDERS`` (a
 comma-separated subset of :data:`CONTENDERS` keys) limits the contenders, for debugging.
 """
@@ -218,6 +222,32 @@ def sts_converged(sts: Mapping[str, Any], replicas: int) -> bool:
     )
 
 
+def ready_pods(sets: Iterable[Mapping[str, Any]]) -> int:
+    """The sum of the sets' ``status.readyReplicas`` (omitted when 0)."""
+    return sum(int((s.get("status") or {}).get("readyReplicas", 0)) for s in sets)
+
+
+def chart_path(policy: str, sets: int, replicas: int) -> Path:
+    """``bench/real-parallel-200x5.png``: where a workload's ready-pod chart goes."""
+    return Path(__file__).parent / f"real-{policy.lower()}-{sets}x{replicas}.png"
+
+
+def draw_chart(results: Sequence[Result], path: Path) -> Path | None:
+    """Every contender's ready-pod curve of one workload on one chart at ``path`` (None,
+    and nothing written, without results)."""
+    from bench.chart import draw_ready_pods
+
+    if not results:
+        return None
+    first = results[0]
+    return draw_ready_pods(
+        {r.contender.label: r.ready_curve for r in results},
+        path,
+        title=f"{first.workload} StatefulSets on kube-apiserver 1.20: pods Ready over time",
+        total=first.sets * first.replicas,
+    )
+
+
 def proc_cpu_seconds(stat: str, ticks: int) -> float:
     """user + system CPU seconds from the text of ``/proc/PID/stat``."""
     fields = stat.rsplit(")", 1)[1].split()
@@ -393,6 +423,8 @@ class Result:
     cpu: dict[str, float]
     objects: dict[str, int] = field(default_factory=dict)
     quiet_after: float = 0.0
+    ready_curve: list[tuple[float, int]] = field(default_factory=list)
+    """(seconds since the first create, sum of the sets' ``status.readyReplicas``)."""
 
     @property
     def seconds(self) -> float:
@@ -497,7 +529,10 @@ def run_contender(
             with ThreadPoolExecutor(CREATE_THREADS) as pool:
                 list(pool.map(lambda m: client.create(m, namespace=NAMESPACE), manifests))
             created = time.perf_counter()
-            milestones = track(informer.indexer.list, sets, replicas, started, workload)
+            curve: list[tuple[float, int]] = []
+            milestones = track(
+                informer.indexer.list, sets, replicas, started, workload, ready_curve=curve
+            )
             milestones["all sets created"] = created - started
             after, last_write = metrics.wait_quiet()
             cpu_after = {k: cpu_of(p) for k, p in pids.items()}
@@ -521,6 +556,7 @@ def run_contender(
         {k: cpu_after[k] - cpu_before[k] for k in cpu_before},
         objects,
         max(0.0, last_write - started - milestones["converged"]),
+        curve,
     )
     c = writes["controller"]
     log(
@@ -550,9 +586,11 @@ def track(
     replicas: int,
     started: float,
     what: str,
+    ready_curve: list[tuple[float, int]] | None = None,
 ) -> dict[str, float]:
     """Poll the informer's sets every 50 ms; seconds from ``started`` to each milestone:
-    every set reporting all its pods (``status.replicas``), half and all converged."""
+    every set reporting all its pods (``status.replicas``), half and all converged. Each
+    poll appends (seconds, sum of ``status.readyReplicas``) to ``ready_curve`` if given."""
     times: dict[str, float] = {}
     next_log = time.perf_counter() + 10
     while True:
@@ -560,6 +598,8 @@ def track(
         items = list(list_sets())
         with_pods = sum(1 for s in items if (s.get("status") or {}).get("replicas", 0) == replicas)
         done = sum(1 for s in items if sts_converged(s, replicas))
+        if ready_curve is not None:
+            ready_curve.append((now - started, ready_pods(items)))
         if with_pods >= sets:
             times.setdefault("pods reported", now - started)
         if 2 * done >= sets:
@@ -712,6 +752,9 @@ def run_workload(ctx: Any, policy: str) -> None:
         for contender in chosen_contenders()
     ]
     report(ctx, results)
+    chart = draw_chart(results, chart_path(policy, sets, sizes.set_replicas))
+    if chart is not None:
+        log(f"   wrote {chart}")
 
 
 def _sizes(ctx: Any) -> ControllerSizes:
