@@ -787,7 +787,10 @@ class Sharder:
                 assigner.client.delete(Lease, st.name, self.lease_namespace)
                 log.info("sharding %s: deleted the Lease of dead shard %s", self.ring, st.name)
             except Exception as e:
-                log.debug("sharding %s: deleting Lease %s: %s", self.ring, st.name, e)
+                if is_forbidden(e):
+                    self.report_refusal(f"deleting the Lease of dead shard {st.name}", e)
+                else:
+                    log.debug("sharding %s: deleting Lease %s: %s", self.ring, st.name, e)
 
     def report_refusal(self, what: str, err: Exception) -> None:
         """Log a 403 met while sharding ``what``: the first refusal of each verb and resource
