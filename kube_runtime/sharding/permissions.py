@@ -60,9 +60,9 @@ class ShardingRules:
 
 def ring_resources(entries: Iterable[object]) -> list[tuple[str, str]]:
     """The (API group, resource) of every kind the controller ``entries`` put on a ring: each
-    entry's ``setup(manager)`` runs against a fake client serving the CRDs its
-    ``install_crd(client, timeout=...)`` creates, on a manager with sharding on; nothing is
-    started and nothing is sent anywhere."""
+    entry's ``setup(manager, max_concurrent_reconciles=1)`` (as ``kube-runtime run`` calls it)
+    runs against a fake client serving the CRDs its ``install_crd(client, timeout=...)``
+    creates, on a manager with sharding on; nothing is started and nothing is sent anywhere."""
     from kube_runtime.client.fake import FakeClient
     from kube_runtime.kinds import CustomResourceDefinition
     from kube_runtime.manager import Manager
@@ -94,7 +94,7 @@ def ring_resources(entries: Iterable[object]) -> list[tuple[str, str]]:
         identity="rbac",
     )
     for entry in entries:
-        entry.setup(manager)  # type: ignore[attr-defined]
+        entry.setup(manager, max_concurrent_reconciles=1)  # type: ignore[attr-defined]
     assert manager.sharding is not None
     mapper = manager.api_reader.mapper
     found: dict[tuple[str, str], None] = {}
