@@ -4,7 +4,10 @@
 annotation, three data keys) in an :class:`~kube_runtime.cache.store.Indexer`, with the
 informers' default transform (:func:`~kube_runtime.cache.informer.strip_managed_fields`) and
 without, and reports the bytes the store holds per object (``tracemalloc``) against the
-objects' JSON size."""
+objects' JSON size. The metadata-only row is what a
+``ByObject(metadata_only=True)`` informer keeps: the server sends ``PartialObjectMetadata``
+(the object's whole metadata), the default transform then drops managedFields and the
+annotation."""
 
 from __future__ import annotations
 
@@ -15,8 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.embedded_server import Context
+from kube_runtime.cache import ByObject
 from kube_runtime.cache.informer import LAST_APPLIED_ANNOTATION, Transform, strip_managed_fields
-from kube_runtime.cache.store import Indexer
+from kube_runtime.cache.store import CompactIndexer, Indexer
 
 OBJECTS = 10_000
 
@@ -72,13 +76,14 @@ def applied_configmap(i: int) -> dict[str, Any]:
     }
 
 
-def stored_bytes(texts: list[str], transform: Transform | None) -> int:
-    """Bytes an Indexer holds after storing the decoded ``texts`` through ``transform``."""
+def stored_bytes(texts: list[str], transform: Transform | None, *, compact: bool = False) -> int:
+    """Bytes an Indexer (a CompactIndexer with ``compact``) holds after storing the decoded
+    ``texts`` through ``transform``."""
     gc.collect()
     tracemalloc.start()
     try:
         objs = [json.loads(t) for t in texts]
-        indexer = Indexer()
+        indexer = CompactIndexer() if compact else Indexer()
         indexer.replace([transform(o) for o in objs] if transform else objs)
         del objs
         gc.collect()
@@ -100,9 +105,23 @@ def scenario_cache_transform(ctx: Context) -> None:
     cases: list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]] | None]] = [
         ("none (objects as served)", None),
         ("strip_managed_fields (the default)", strip_managed_fields),
+        (
+            "metadata-only, `ByObject(metadata_only=True)` (+ the default)",
+            ByObject(metadata_only=True).effective_transform(),
+        ),
     ]
     for name, transform in cases:
         held = stored_bytes(texts, transform) / OBJECTS
+        table.add(name, f"{held:,.0f}", f"{json_bytes:,.0f}", f"{held / json_bytes:.2f}x")
+    compact_cases = [
+        ("the default, `ByObject(compact=True)`", strip_managed_fields),
+        (
+            "metadata-only, `ByObject(metadata_only=True, compact=True)`",
+            ByObject(metadata_only=True).effective_transform(),
+        ),
+    ]
+    for name, transform in compact_cases:
+        held = stored_bytes(texts, transform, compact=True) / OBJECTS
         table.add(name, f"{held:,.0f}", f"{json_bytes:,.0f}", f"{held / json_bytes:.2f}x")
 
 

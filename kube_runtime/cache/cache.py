@@ -159,6 +159,7 @@ class InformerCache:
             resync_period=self.resync_period,
             backoff=self._backoff,
             transform=options.effective_transform(),
+            compact=options.compact,
         )
 
     def _source(self, options: ByObject) -> ListerWatcher:

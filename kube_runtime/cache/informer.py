@@ -38,6 +38,7 @@ from kube_runtime import metrics
 from kube_runtime.cache.reflector import BackoffPolicy, ListerWatcher, Reflector
 from kube_runtime.cache.store import (
     CacheMutationError,
+    CompactIndexer,
     DeletedFinalStateUnknown,
     Indexer,
     IndexFunc,
@@ -256,7 +257,8 @@ class SharedInformer:
     ``indexers`` are added to the built-in indexes. ``backoff`` and ``min_watch_timeout``
     go to the :class:`~kube_runtime.cache.reflector.Reflector`. ``transform`` is applied to
     every object before it is stored (default :func:`strip_managed_fields`; None keeps
-    objects as the API sends them). Start with :meth:`start`
+    objects as the API sends them). ``compact=True`` stores objects as compact JSON
+    (:class:`~kube_runtime.cache.store.CompactIndexer`). Start with :meth:`start`
     (idempotent), stop with :meth:`stop` (an informer is not restartable).
     """
 
@@ -274,11 +276,12 @@ class SharedInformer:
         backoff: BackoffPolicy | None = None,
         min_watch_timeout: float = 300.0,
         transform: Transform | None = strip_managed_fields,
+        compact: bool = False,
     ) -> None:
         self.kind: Kind = as_kind(kind)
         self.namespace = namespace
         self.resync_period = resync_period
-        self.indexer = Indexer(indexers)
+        self.indexer: Indexer = CompactIndexer(indexers) if compact else Indexer(indexers)
         self.reflector = Reflector(
             client,
             self.kind,

@@ -18,6 +18,9 @@ Contract:
   metadata crosses the wire; with any other source (a fake) objects are cut to their metadata
   on the way in. Cached objects are then ``{"apiVersion", "kind", "metadata"}`` dicts: reads
   of the kind return those, and handlers receive those.
+* ``compact=True`` keeps the kind's objects as compact JSON bytes, decoded on each read
+  (:class:`~kube_runtime.cache.store.CompactIndexer`): a fraction of the memory of parsed
+  dicts, for a decode per object read; reads then return objects the caller owns.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class ByObject:
     field_selector: str | Mapping[str, str] | None = None
     transform: Transform | _Default | None = DEFAULT_TRANSFORM
     metadata_only: bool = False
+    compact: bool = False
 
     def effective_transform(self) -> Transform | None:
         """The transform the kind's informer applies (metadata cut included)."""

@@ -47,9 +47,11 @@ __all__ = [
     "INDEX_LABEL",
     "INDEX_NAMESPACE",
     "CacheMutationError",
+    "CompactIndexer",
     "DeletedFinalStateUnknown",
     "IndexFunc",
     "Indexer",
+    "compact_json",
     "controller_uid_index",
     "label_index",
     "mutation_detector_enabled",
@@ -446,20 +448,23 @@ class Indexer:
         with self._lock:
             old = self._items.get(key)
             self._items[key] = obj
-            for name, fn in self._indexers.items():
-                new_values = fn(obj)
-                old_values = fn(old) if old is not None else []
-                if old_values == new_values:
-                    continue
-                index = self._indices[name]
-                for value in old_values:
-                    if value not in new_values:
-                        self._discard(index, value, key)
-                for value in new_values:
-                    index.setdefault(value, set()).add(key)
+            self._reindex(key, old, obj)
             if self._fingerprints is not None:
                 self._fingerprints[key] = _fingerprint(obj)
             return old
+
+    def _reindex(self, key: str, old: Obj | None, obj: Obj) -> None:
+        for name, fn in self._indexers.items():
+            new_values = fn(obj)
+            old_values = fn(old) if old is not None else []
+            if old_values == new_values:
+                continue
+            index = self._indices[name]
+            for value in old_values:
+                if value not in new_values:
+                    self._discard(index, value, key)
+            for value in new_values:
+                index.setdefault(value, set()).add(key)
 
     def _unindex(self, key: str, obj: Obj) -> None:
         for name, fn in self._indexers.items():
@@ -479,3 +484,102 @@ class Indexer:
         assert self._fingerprints is not None
         if self._fingerprints.get(key) != _fingerprint(obj):
             raise CacheMutationError(key)
+
+
+def compact_json(obj: Any) -> bytes:
+    """``obj`` as JSON bytes that hold only their length in memory, for bytes kept long: the
+    bytes ``orjson.dumps`` returns keep its writer's whole buffer allocated (measured: 8 KiB
+    of RSS for a 2 KB document), a copy holds only the text."""
+    return memoryview(orjson.dumps(obj)).tobytes()
+
+
+class CompactIndexer(Indexer):
+    """An :class:`Indexer` that keeps each object as its compact JSON (``orjson`` bytes) and
+    decodes it on every read: about a third of the memory of the parsed dicts, for a decode
+    per object read (a few microseconds for a small object).
+
+    Same contract as :class:`Indexer`, except that every read returns fresh dicts, owned by
+    the caller (mutating them changes nothing stored), and that there is neither value
+    sharing nor a mutation detector (stored bytes cannot change). Index functions run on the
+    parsed object when it is stored, and on the decoded old object when it is replaced or
+    deleted. Chosen per kind with ``ByObject(compact=True)`` (:mod:`kube_runtime.cache.options`)
+    for kinds read rarely and held in numbers.
+    """
+
+    def __init__(self, indexers: Mapping[str, IndexFunc] | None = None) -> None:
+        super().__init__(indexers, mutation_detector=False, share_subtrees=False)
+        self._blobs: dict[str, bytes] = {}
+
+    def delete(self, obj: Obj | DeletedFinalStateUnknown) -> Obj | None:
+        key = object_key(obj)  # type: ignore[arg-type]
+        with self._lock:
+            blob = self._blobs.pop(key, None)
+            if blob is None:
+                return None
+            old: Obj = orjson.loads(blob)
+            self._unindex(key, old)
+            return old
+
+    def replace(self, objs: Iterable[Obj], resource_version: str | None = None) -> dict[str, Obj]:
+        items = {object_key(obj): obj for obj in objs}
+        indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        for key, obj in items.items():
+            for name, fn in self._indexers.items():
+                for value in fn(obj):
+                    indices[name].setdefault(value, set()).add(key)
+        blobs = {key: compact_json(obj) for key, obj in items.items()}
+        with self._lock:
+            old, self._blobs, self._indices = self._blobs, blobs, indices
+        return {key: orjson.loads(blob) for key, blob in old.items()}
+
+    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+        with self._lock:
+            clash = [name for name in indexers if name in self._indexers]
+            if clash:
+                raise ValueError(f"indexer {clash[0]!r} already exists")
+            decoded = {key: orjson.loads(blob) for key, blob in self._blobs.items()}
+            for name, fn in indexers.items():
+                index: dict[str, set[str]] = {}
+                for key, obj in decoded.items():
+                    for value in fn(obj):
+                        index.setdefault(value, set()).add(key)
+                self._indexers[name] = fn
+                self._indices[name] = index
+
+    def get(self, key: str) -> Obj | None:
+        with self._lock:
+            blob = self._blobs.get(key)
+        return None if blob is None else orjson.loads(blob)
+
+    def list(self) -> builtins.list[Obj]:
+        with self._lock:
+            blobs = list(self._blobs.values())
+        return [orjson.loads(blob) for blob in blobs]
+
+    def keys(self) -> builtins.list[str]:
+        with self._lock:
+            return list(self._blobs)
+
+    def by_index(self, index_name: str, value: str) -> builtins.list[Obj]:
+        with self._lock:
+            keys = self._index(index_name).get(value, ())
+            blobs = [self._blobs[key] for key in keys]
+        return [orjson.loads(blob) for blob in blobs]
+
+    def check_mutations(self) -> None:
+        """Nothing to check: stored bytes cannot be mutated."""
+
+    def __len__(self) -> int:
+        return len(self._blobs)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._blobs
+
+    def _put(self, key: str, obj: Obj) -> Obj | None:
+        blob = compact_json(obj)
+        with self._lock:
+            previous = self._blobs.get(key)
+            old: Obj | None = None if previous is None else orjson.loads(previous)
+            self._blobs[key] = blob
+            self._reindex(key, old, obj)
+            return old

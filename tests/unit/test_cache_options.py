@@ -154,3 +154,32 @@ def test_a_target_that_does_not_fit_is_not_acceptable() -> None:
     assert partialmeta.go_type_name("x.io", "W", custom=True, listing=False) == (
         "*unstructured.Unstructured"
     )
+
+
+def test_compact_indexer_stores_json_and_keeps_its_indexes() -> None:
+    from kube_runtime.cache.store import INDEX_LABEL, CompactIndexer, compact_json
+
+    indexer = CompactIndexer()
+    indexer.replace([_CM])
+    first = indexer.get("ns/a")
+    assert first == _CM and first is not _CM
+    first["data"]["k"] = "changed"  # a read is the caller's own copy
+    assert indexer.get("ns/a") == _CM
+    relabelled = {**_CM, "metadata": {**_CM["metadata"], "labels": {"app": "y"}}}
+    assert indexer.update(relabelled) == _CM
+    assert indexer.by_index(INDEX_LABEL, "app=x") == []
+    assert indexer.by_index(INDEX_LABEL, "app=y") == [relabelled]
+    assert indexer.delete(relabelled) == relabelled
+    assert len(indexer) == 0 and indexer.list() == []
+    assert compact_json({"a": 1}) == b'{"a":1}'
+
+
+def test_compact_option_picks_the_compact_store() -> None:
+    from kube_runtime.cache.store import CompactIndexer
+
+    cache = InformerCache(_Source(), by_object={kinds.ConfigMap: ByObject(compact=True)})
+    try:
+        assert isinstance(cache.informer_for(kinds.ConfigMap).indexer, CompactIndexer)
+        assert cache.get(kinds.ConfigMap, "a", "ns")["data"] == {"k": "v"}
+    finally:
+        cache.stop()

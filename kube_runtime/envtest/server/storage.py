@@ -45,6 +45,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 import orjson
 
+from kube_runtime.cache.store import compact_json
 from kube_runtime.client.registry import merge_update
 from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.bodylimits import check_object_size
@@ -127,7 +128,7 @@ class Stored:
     @property
     def raw(self) -> bytes:
         if self._raw is None:
-            self._raw = orjson.dumps(self.obj)
+            self._raw = compact_json(self.obj)
         return self._raw
 
     @property
@@ -136,7 +137,7 @@ class Stored:
         items of a built-in kind's list (typed lists leave their items' TypeMeta empty)."""
         if self._untyped_raw is None:
             obj = self.obj
-            self._untyped_raw = orjson.dumps(
+            self._untyped_raw = compact_json(
                 {k: v for k, v in obj.items() if k != "apiVersion" and k != "kind"}
             )
         return self._untyped_raw
