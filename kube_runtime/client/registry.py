@@ -174,6 +174,9 @@ class ScalePaths:
                 object.__setattr__(self, name, value.lstrip("."))
 
 
+_SELECTOR_KEYS = frozenset(("matchLabels", "matchExpressions"))
+
+
 def scale_of(obj: Obj, paths: ScalePaths, custom: bool) -> Obj:
     """The ``autoscaling/v1`` Scale of ``obj``, whose replicas and selector are at ``paths``.
 
@@ -189,6 +192,8 @@ def scale_of(obj: Obj, paths: ScalePaths, custom: bool) -> Obj:
             selector = str(value) if value else None
         else:
             spec_selector = (obj.get("spec") or {}).get("selector")
+            if isinstance(spec_selector, dict) and not spec_selector.keys() & _SELECTOR_KEYS:
+                spec_selector = {"matchLabels": spec_selector}  # a ReplicationController's map
             if spec_selector:
                 text = format_label_selector(spec_selector)
                 selector = "" if text == "<none>" else text

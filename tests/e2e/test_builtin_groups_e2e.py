@@ -9,7 +9,12 @@ objects get a unique suffix (the cluster is shared by the session).
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,3 +133,674 @@ def test_storage_class(client: Client) -> None:
         'reclaimPolicy: Unsupported value: "Recycle": supported values: "Delete", "Retain"]'
     )
     _delete(client, path, name)
+
+
+# ------------------------------------------------------------------------------ the other groups
+
+_POD_TEMPLATE = {
+    "metadata": {"labels": {"app": "x"}},
+    "spec": {"containers": [{"name": "c", "image": "nginx:1"}]},
+}
+_ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+@dataclass
+class Case:
+    """One kind: how discovery lists it, an object, what it reads back with, one invalid
+    object and kube-apiserver 1.20's message (after ``is invalid: ``), the table."""
+
+    group_version: str
+    plural: str
+    namespaced: bool
+    body: dict[str, Any]
+    defaulted: tuple[tuple[str, ...], Any]
+    bad: dict[str, Any]
+    message: str | None
+    columns: list[str]
+    cells: list[Any]
+    short_names: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    subresources: list[str] = field(default_factory=list)
+    #: top-level fields an update changes, and the message it answers (None: accepted)
+    update: dict[str, Any] | None = None
+    update_message: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return str(self.body["kind"])
+
+
+CASES = [
+    Case(
+        "v1",
+        "replicationcontrollers",
+        True,
+        {
+            "apiVersion": "v1",
+            "kind": "ReplicationController",
+            "metadata": {"name": "rc"},
+            "spec": {"replicas": 0, "template": _POD_TEMPLATE},
+        },
+        (("spec", "selector"), {"app": "x"}),
+        {
+            "apiVersion": "v1",
+            "kind": "ReplicationController",
+            "metadata": {"name": "rc-bad"},
+            "spec": {"replicas": -1, "selector": {"app": "y"}, "template": _POD_TEMPLATE},
+        },
+        "[spec.replicas: Invalid value: -1: must be greater than or equal to 0, "
+        'spec.template.metadata.labels: Invalid value: map[string]string{"app":"x"}: '
+        "`selector` does not match template `labels`]",
+        ["Name", "Desired", "Current", "Ready", "Age", "Containers", "Images", "Selector"],
+        ["rc", 0, 0, 0, None, "c", "nginx:1", "app=x"],
+        short_names=["rc"],
+        categories=["all"],
+        subresources=["scale", "status"],
+    ),
+    Case(
+        "v1",
+        "podtemplates",
+        True,
+        {
+            "apiVersion": "v1",
+            "kind": "PodTemplate",
+            "metadata": {"name": "pt"},
+            "template": _POD_TEMPLATE,
+        },
+        (("template", "spec", "restartPolicy"), "Always"),
+        {
+            "apiVersion": "v1",
+            "kind": "PodTemplate",
+            "metadata": {"name": "pt-bad"},
+            "template": {"spec": {"containers": [{"name": "c"}]}},
+        },
+        "template.spec.containers[0].image: Required value",
+        ["Name", "Containers", "Images", "Pod Labels"],
+        ["pt", "c", "nginx:1", "app=x"],
+    ),
+    Case(
+        "v1",
+        "resourcequotas",
+        True,
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "rq"},
+            "spec": {"hard": {"pods": "10", "limits.memory": "1Gi"}},
+        },
+        (("status",), {}),
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "rq-bad"},
+            "spec": {"hard": {"pods": "-1"}},
+        },
+        'spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0',
+        ["Name", "Age", "Request", "Limit"],
+        ["rq", None, "", ""],
+        short_names=["quota"],
+        subresources=["status"],
+    ),
+    Case(
+        "v1",
+        "limitranges",
+        True,
+        {
+            "apiVersion": "v1",
+            "kind": "LimitRange",
+            "metadata": {"name": "lr"},
+            "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}}]},
+        },
+        (
+            ("spec", "limits"),
+            [{"type": "Container", "default": {"cpu": "500m"}, "defaultRequest": {"cpu": "500m"}}],
+        ),
+        {
+            "apiVersion": "v1",
+            "kind": "LimitRange",
+            "metadata": {"name": "lr-bad"},
+            "spec": {"limits": [{"max": {"cpu": "1"}}]},
+        },
+        '[spec.limits[0].type: Invalid value: "": name part must be non-empty, '
+        'spec.limits[0].type: Invalid value: "": name part must consist of alphanumeric '
+        "characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+        "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')]",
+        ["Name", "Created At"],
+        ["lr", None],
+        short_names=["limits"],
+    ),
+    Case(
+        "autoscaling/v1",
+        "horizontalpodautoscalers",
+        True,
+        {
+            "apiVersion": "autoscaling/v1",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "hpa"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "maxReplicas": 5,
+                "targetCPUUtilizationPercentage": 80,
+            },
+        },
+        (("spec", "minReplicas"), 1),
+        {
+            "apiVersion": "autoscaling/v1",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "hpa-bad"},
+            "spec": {
+                "scaleTargetRef": {"kind": "", "name": "a/b"},
+                "minReplicas": 3,
+                "maxReplicas": 2,
+            },
+        },
+        "[spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`, "
+        "spec.scaleTargetRef.kind: Required value, "
+        "spec.scaleTargetRef.name: Invalid value: \"a/b\": may not contain '/']",
+        ["Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"],
+        ["hpa", "Deployment/web", "<unknown>/80%", "1", 5, 0, None],
+        short_names=["hpa"],
+        categories=["all"],
+        subresources=["status"],
+        update={
+            "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 7}
+        },
+    ),
+    Case(
+        "networking.k8s.io/v1",
+        "ingresses",
+        True,
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "Ingress",
+            "metadata": {"name": "ing"},
+            "spec": {
+                "ingressClassName": "nginx",
+                "rules": [
+                    {
+                        "host": "a.example.com",
+                        "http": {
+                            "paths": [
+                                {
+                                    "path": "/",
+                                    "pathType": "Prefix",
+                                    "backend": {"service": {"name": "web", "port": {"number": 80}}},
+                                }
+                            ]
+                        },
+                    }
+                ],
+                "tls": [{"hosts": ["a.example.com"], "secretName": "tls"}],
+            },
+        },
+        (("status",), {"loadBalancer": {}}),
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "Ingress",
+            "metadata": {"name": "ing-bad"},
+            "spec": {
+                "rules": [
+                    {
+                        "http": {
+                            "paths": [
+                                {
+                                    "path": "a",
+                                    "pathType": "Prefix",
+                                    "backend": {"service": {"name": "web", "port": {}}},
+                                },
+                                {
+                                    "path": "/",
+                                    "backend": {"service": {"name": "web", "port": {"number": 80}}},
+                                },
+                            ]
+                        }
+                    }
+                ]
+            },
+        },
+        '[spec.rules[0].http.paths[0].path: Invalid value: "a": must be an absolute path, '
+        "spec.rules[0].http.paths[0].backend: Required value: port name or number is required, "
+        "spec.rules[0].http.paths[1].pathType: Required value: pathType must be specified]",
+        ["Name", "Class", "Hosts", "Address", "Ports", "Age"],
+        ["ing", "nginx", "a.example.com", "", "80, 443", None],
+        short_names=["ing"],
+        subresources=["status"],
+    ),
+    Case(
+        "networking.k8s.io/v1",
+        "ingressclasses",
+        False,
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "IngressClass",
+            "metadata": {"name": "ic"},
+            "spec": {
+                "controller": "example.com/ingress",
+                "parameters": {"apiGroup": "k8s.example.com", "kind": "Params", "name": "lb"},
+            },
+        },
+        (("spec", "controller"), "example.com/ingress"),
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "IngressClass",
+            "metadata": {"name": "ic-bad"},
+            "spec": {"controller": "nodomain", "parameters": {"kind": "", "name": "x"}},
+        },
+        '[spec.controller: Invalid value: "nodomain": must be a domain-prefixed path '
+        '(such as "acme.io/foo"), spec.parameters.kind: Required value: kind is required]',
+        ["Name", "Controller", "Parameters", "Age"],
+        ["ic", "example.com/ingress", "Params.k8s.example.com/lb", None],
+        update={"spec": {"controller": "example.com/other"}},
+        update_message='spec.controller: Invalid value: "example.com/other": field is immutable',
+    ),
+    Case(
+        "networking.k8s.io/v1",
+        "networkpolicies",
+        True,
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": "np"},
+            "spec": {
+                "podSelector": {"matchLabels": {"app": "x"}},
+                "ingress": [{"ports": [{"port": 80}]}],
+            },
+        },
+        (("spec", "policyTypes"), ["Ingress"]),
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": {"name": "np-bad"},
+            "spec": {"podSelector": {}, "policyTypes": ["Sideways"]},
+        },
+        'spec.policyTypes[0]: Unsupported value: "Sideways": supported values: "Ingress", "Egress"',
+        ["Name", "Pod-Selector", "Age"],
+        ["np", "app=x", None],
+        short_names=["netpol"],
+    ),
+    Case(
+        "discovery.k8s.io/v1beta1",
+        "endpointslices",
+        True,
+        {
+            "apiVersion": "discovery.k8s.io/v1beta1",
+            "kind": "EndpointSlice",
+            "metadata": {"name": "es"},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.0.0.1"]}],
+            "ports": [{"port": 80}],
+        },
+        (("ports",), [{"name": "", "port": 80, "protocol": "TCP"}]),
+        {
+            "apiVersion": "discovery.k8s.io/v1beta1",
+            "kind": "EndpointSlice",
+            "metadata": {"name": "es-bad"},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": []}, {"addresses": ["nope"]}],
+        },
+        "[endpoints[0].addresses: Required value: must contain at least 1 address, "
+        'endpoints[1].addresses[0]: Invalid value: "nope": must be a valid IPv4 address]',
+        ["Name", "AddressType", "Ports", "Endpoints", "Age"],
+        ["es", "IPv4", "80", "10.0.0.1", None],
+        update={"addressType": "IPv6"},
+        update_message='[endpoints[0].addresses[0]: Invalid value: "10.0.0.1": must be a valid IPv6 '
+        'address, addressType: Invalid value: "IPv6": field is immutable]',
+    ),
+    Case(
+        "rbac.authorization.k8s.io/v1",
+        "roles",
+        True,
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "r"},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
+        },
+        (("rules",), [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]),
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "r-bad"},
+            "rules": [{"resources": ["pods"]}, {"nonResourceURLs": ["/x"], "verbs": ["get"]}],
+        },
+        "[rules[0].verbs: Required value: verbs must contain at least one value, "
+        "rules[0].apiGroups: Required value: resource rules must supply at least one api group, "
+        'rules[1].nonResourceURLs: Invalid value: []string{"/x"}: '
+        "namespaced rules cannot apply to non-resource URLs]",
+        ["Name", "Created At"],
+        ["r", None],
+    ),
+    Case(
+        "rbac.authorization.k8s.io/v1",
+        "clusterroles",
+        False,
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "cr"},
+            "rules": [{"nonResourceURLs": ["/healthz"], "verbs": ["get"]}],
+        },
+        (("rules",), [{"nonResourceURLs": ["/healthz"], "verbs": ["get"]}]),
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "cr-bad"},
+            "rules": [{"verbs": ["get"]}],
+        },
+        "[rules[0].apiGroups: Required value: resource rules must supply at least one api group, "
+        "rules[0].resources: Required value: resource rules must supply at least one resource]",
+        ["Name", "Created At"],
+        ["cr", None],
+    ),
+    Case(
+        "rbac.authorization.k8s.io/v1",
+        "rolebindings",
+        True,
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "rb"},
+            "roleRef": {"kind": "Role", "name": "r"},
+            "subjects": [
+                {"kind": "User", "name": "alice"},
+                {"kind": "ServiceAccount", "name": "default", "namespace": "NS"},
+            ],
+        },
+        (("roleRef",), {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"}),
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "rb-bad"},
+            "roleRef": {"kind": "Pod", "name": ""},
+            "subjects": [{"kind": "Robot", "name": "a"}],
+        },
+        '[roleRef.kind: Unsupported value: "Pod": supported values: "Role", "ClusterRole", '
+        "roleRef.name: Required value, "
+        'subjects[0].kind: Unsupported value: "Robot": supported values: "ServiceAccount", '
+        '"User", "Group"]',
+        ["Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"],
+        ["rb", "Role/r", None, "alice", "", "NS/default"],
+        update={
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "edit",
+            }
+        },
+        update_message='roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", '
+        'Kind:"ClusterRole", Name:"edit"}: cannot change roleRef',
+    ),
+    Case(
+        "rbac.authorization.k8s.io/v1",
+        "clusterrolebindings",
+        False,
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "crb"},
+            "roleRef": {"kind": "ClusterRole", "name": "view"},
+            "subjects": [{"kind": "Group", "name": "devs"}],
+        },
+        (
+            ("subjects",),
+            [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "devs"}],
+        ),
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "crb-bad"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "view"},
+            "subjects": [{"kind": "ServiceAccount", "name": "x"}],
+        },
+        '[roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole", '
+        "subjects[0].namespace: Required value]",
+        ["Name", "Role", "Age", "Users", "Groups", "ServiceAccounts"],
+        ["crb", "ClusterRole/view", None, "", "devs", ""],
+    ),
+    Case(
+        "scheduling.k8s.io/v1",
+        "priorityclasses",
+        False,
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "pc"},
+            "value": 1000,
+        },
+        (("preemptionPolicy",), "PreemptLowerPriority"),
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "pc-bad"},
+            "value": 2000000000,
+            "preemptionPolicy": "Sometimes",
+        },
+        "[value: Forbidden: maximum allowed value of a user defined priority is 1000000000, "
+        'preemptionPolicy: Unsupported value: "Sometimes": supported values: '
+        '"PreemptLowerPriority", "Never"]',
+        ["Name", "Value", "Global-Default", "Age"],
+        ["pc", 1000, False, None],
+        short_names=["pc"],
+        update={"value": 5, "preemptionPolicy": "Never"},
+        update_message="[Value: Forbidden: may not be changed in an update., "
+        'preemptionPolicy: Invalid value: "Never": field is immutable]',
+    ),
+    Case(
+        "node.k8s.io/v1",
+        "runtimeclasses",
+        False,
+        {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": "rtc"},
+            "handler": "runc",
+        },
+        (("handler",), "runc"),
+        {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": "rtc-bad"},
+            "handler": "Bad_Handler",
+        },
+        'handler: Invalid value: "Bad_Handler": a lowercase RFC 1123 label must consist of lower '
+        "case alphanumeric characters or '-', and must start and end with an alphanumeric "
+        "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        ["Name", "Handler", "Age"],
+        ["rtc", "runc", None],
+        update={"handler": "kata"},
+        update_message='handler: Invalid value: "kata": field is immutable',
+    ),
+    Case(
+        "storage.k8s.io/v1",
+        "csidrivers",
+        False,
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIDriver",
+            "metadata": {"name": "csi.example.com"},
+            "spec": {},
+        },
+        (
+            ("spec",),
+            {
+                "attachRequired": True,
+                "fsGroupPolicy": "ReadWriteOnceWithFSType",
+                "podInfoOnMount": False,
+                "volumeLifecycleModes": ["Persistent"],
+            },
+        ),
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIDriver",
+            "metadata": {"name": "bad.example.com"},
+            "spec": {"volumeLifecycleModes": ["Sometimes"]},
+        },
+        'spec.volumeLifecycleModes: Unsupported value: "Sometimes": supported values: '
+        '"Persistent", "Ephemeral"',
+        ["Name", "AttachRequired", "PodInfoOnMount", "Modes", "Age"],
+        ["csi.example.com", True, False, "Persistent", None],
+    ),
+    Case(
+        "storage.k8s.io/v1",
+        "csinodes",
+        False,
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": "node"},
+            "spec": {"drivers": [{"name": "csi.example.com", "nodeID": "n1"}]},
+        },
+        (("spec", "drivers", "0", "nodeID"), "n1"),
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": "node-bad"},
+            "spec": {"drivers": [{"name": "csi.example.com", "nodeID": ""}]},
+        },
+        "spec.drivers[0].nodeID: Required value",
+        ["Name", "Drivers", "Age"],
+        ["node", 1, None],
+    ),
+    Case(
+        "storage.k8s.io/v1",
+        "volumeattachments",
+        False,
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "VolumeAttachment",
+            "metadata": {"name": "va"},
+            "spec": {
+                "attacher": "csi.example.com",
+                "nodeName": "node-1",
+                "source": {"persistentVolumeName": "pv-1"},
+            },
+        },
+        (("status",), {"attached": False}),
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "VolumeAttachment",
+            "metadata": {"name": "va-bad"},
+            "spec": {"attacher": "csi.example.com", "nodeName": "node-1", "source": {}},
+        },
+        "spec.source: Required value: must specify exactly one of inlineVolumeSpec and "
+        "persistentVolumeName",
+        ["Name", "Attacher", "PV", "Node", "Attached", "Age"],
+        ["va", "csi.example.com", "pv-1", "node-1", False, None],
+        subresources=["status"],
+    ),
+]
+
+
+def _named(case: Case, body: dict[str, Any], suffix: str, namespace: str) -> dict[str, Any]:
+    """``body`` with a unique name when cluster-scoped and the namespace filled in."""
+    text = json.dumps(body).replace('"NS"', json.dumps(namespace))
+    out: dict[str, Any] = json.loads(text)
+    if not case.namespaced:
+        out["metadata"]["name"] += f"-{suffix}"
+    return out
+
+
+def _at(obj: Any, path: tuple[str, ...]) -> Any:
+    for step in path:
+        obj = obj[int(step)] if isinstance(obj, list) else obj.get(step)
+    return obj
+
+
+def _contains(obj: Any, part: Any) -> bool:
+    """Every leaf of ``part`` is in ``obj`` at the same place."""
+    if isinstance(part, dict):
+        return isinstance(obj, dict) and all(_contains(obj.get(k), v) for k, v in part.items())
+    return bool(obj == part)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.group_version}/{c.plural}")
+def test_builtin_kind(client: Client, namespace: str, case: Case) -> None:
+    entries = {
+        e["name"]: e
+        for e in client.request(
+            "GET", "/api/v1" if case.group_version == "v1" else f"/apis/{case.group_version}"
+        )["resources"]
+        if e["name"].split("/")[0] == case.plural
+    }
+    main = entries.pop(case.plural)
+    assert (main["kind"], main["namespaced"]) == (case.kind, case.namespaced)
+    assert main.get("shortNames", []) == case.short_names
+    assert main.get("categories", []) == case.categories
+    assert sorted(main["verbs"]) == _ALL_VERBS
+    assert sorted(name.split("/")[1] for name in entries) == case.subresources
+
+    suffix = uuid.uuid4().hex[:8]
+    path = _collection(case.group_version, case.plural, namespace if case.namespaced else None)
+    body = _named(case, case.body, suffix, namespace)
+    name = body["metadata"]["name"]
+    created = _crud(client, path, body)
+    assert _at(created, case.defaulted[0]) == case.defaulted[1]
+
+    names, cells = _columns(client, f"{path}/{name}")
+    assert names == case.columns
+    expected = [name if i == 0 else c for i, c in enumerate(case.cells)]
+    expected = [json.loads(json.dumps(c).replace('"NS', f'"{namespace}')) for c in expected]
+    assert [c for c, e in zip(cells, expected, strict=True) if e is not None] == [
+        e for e in expected if e is not None
+    ]
+
+    if case.update is not None:
+        changed = {**created, **case.update}
+        if case.update_message is None:
+            updated = client.request("PUT", f"{path}/{name}", body=changed)
+            assert _contains(updated, case.update)
+        else:
+            message = _invalid(client, f"{path}/{name}", changed, method="PUT")
+            assert message.split(" is invalid: ", 1)[1] == case.update_message
+
+    bad = _named(case, case.bad, suffix, namespace)
+    message = _invalid(client, path, bad)
+    # kube-apiserver 1.20 names Ingress and NetworkPolicy errors after the old extensions group
+    assert (
+        message.startswith(f"{case.kind}")
+        and f'"{bad["metadata"]["name"]}" is invalid: ' in message
+    )
+    if case.message is not None:
+        assert message.split(" is invalid: ", 1)[1] == case.message
+    _delete(client, path, name)
+
+
+def test_replication_controller_scale(client: Client, namespace: str) -> None:
+    """The scale subresource of a ReplicationController: replicas and its selector."""
+    path = _collection("v1", "replicationcontrollers", namespace)
+    client.request("POST", path, body={**CASES[0].body, "metadata": {"name": "scaled"}})
+    scale = client.request("GET", f"{path}/scaled/scale")
+    assert scale["status"] == {"replicas": 0, "selector": "app=x"}
+    scale["spec"] = {"replicas": 2}
+    assert client.request("PUT", f"{path}/scaled/scale", body=scale)["spec"] == {"replicas": 2}
+    assert client.request("GET", f"{path}/scaled")["spec"]["replicas"] == 2
+
+
+@pytest.mark.kubectl
+def test_kubectl_get_prints_the_columns(client: Client, kubeconfig: Path, namespace: str) -> None:
+    """``kubectl get`` (current release) of the namespaced kinds: each table's header."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl not installed: run `make kubectl` (scripts/ensure-kubectl.sh)")
+    namespaced = [c for c in CASES if c.namespaced and c.plural != "endpointslices"]
+    for case in namespaced:
+        client.request(
+            "POST", _collection(case.group_version, case.plural, namespace), body=case.body
+        )
+    kinds = ",".join(
+        f"{c.plural}.{c.group_version.rpartition('/')[0]}".rstrip(".") for c in namespaced
+    )
+    proc = subprocess.run(
+        [kubectl, "--kubeconfig", str(kubeconfig), "-n", namespace, "get", kinds, "-o", "wide"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    headers = [line.split() for line in proc.stdout.splitlines() if line.startswith("NAME")]
+    expected = [
+        [word for column in c.columns for word in column.upper().split()] for c in namespaced
+    ]
+    assert headers == expected, proc.stdout

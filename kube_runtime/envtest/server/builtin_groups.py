@@ -1,9 +1,12 @@
 """The per-group modules of the built-in API groups (``builtin_<group>.py``), collected.
 
 :data:`CHECKS` maps ``(group, kind)`` to the kind's own validation (run by
-:mod:`.strategy` after :func:`.validation.validate`'s object-meta checks) and
+:mod:`.strategy` after :func:`.validation.validate`'s object-meta checks),
 :data:`COLUMNS` maps ``(group, plural)`` to its table printer (read by
-:func:`.tables.columns_for`). A new group module registers its kinds here, one line each.
+:func:`.tables.columns_for`) and :data:`INITIAL_STATUS` to the status a created object reads
+back with (kube-apiserver's strategies reset it on create, and Go writes the fields of the
+status struct that carry no ``omitempty``). A new group module registers its kinds here, one
+line each.
 """
 
 from __future__ import annotations
@@ -11,15 +14,36 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from kube_runtime.envtest.server import builtin_autoscaling as autoscaling
+from kube_runtime.envtest.server import builtin_core as core
+from kube_runtime.envtest.server import builtin_discovery as discovery
+from kube_runtime.envtest.server import builtin_networking as networking
+from kube_runtime.envtest.server import builtin_rbac as rbac
+from kube_runtime.envtest.server import builtin_scheduling as scheduling
 from kube_runtime.envtest.server import builtin_storage as storage
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import Column
 
-__all__ = ["CHECKS", "COLUMNS", "check"]
+__all__ = ["CHECKS", "COLUMNS", "INITIAL_STATUS", "check", "initial_status"]
 
 Check = Callable[[list[Cause], Mapping[str, Any], Mapping[str, Any] | None], None]
 
 CHECKS: Final[dict[tuple[str, str], Check]] = {
+    ("", "ReplicationController"): core.check_replication_controller,
+    ("", "PodTemplate"): core.check_pod_template,
+    ("", "ResourceQuota"): core.check_resource_quota,
+    ("", "LimitRange"): core.check_limit_range,
+    (autoscaling.GROUP, "HorizontalPodAutoscaler"): autoscaling.check_hpa,
+    (networking.GROUP, "Ingress"): networking.check_ingress,
+    (networking.GROUP, "IngressClass"): networking.check_ingress_class,
+    (networking.GROUP, "NetworkPolicy"): networking.check_network_policy,
+    (discovery.GROUP, "EndpointSlice"): discovery.check_endpoint_slice,
+    (rbac.GROUP, "Role"): rbac.check_role,
+    (rbac.GROUP, "ClusterRole"): rbac.check_cluster_role,
+    (rbac.GROUP, "RoleBinding"): rbac.check_binding,
+    (rbac.GROUP, "ClusterRoleBinding"): rbac.check_cluster_binding,
+    ("scheduling.k8s.io", "PriorityClass"): scheduling.check_priority_class,
+    ("node.k8s.io", "RuntimeClass"): scheduling.check_runtime_class,
     (storage.GROUP, "StorageClass"): storage.check_storage_class,
     (storage.GROUP, "CSIDriver"): storage.check_csi_driver,
     (storage.GROUP, "CSINode"): storage.check_csi_node,
@@ -27,10 +51,33 @@ CHECKS: Final[dict[tuple[str, str], Check]] = {
 }
 
 COLUMNS: Final[dict[tuple[str, str], list[Column]]] = {
+    ("", "replicationcontrollers"): core.REPLICATION_CONTROLLER_COLUMNS,
+    ("", "podtemplates"): core.POD_TEMPLATE_COLUMNS,
+    ("", "resourcequotas"): core.RESOURCE_QUOTA_COLUMNS,
+    ("", "limitranges"): core.LIMIT_RANGE_COLUMNS,
+    (autoscaling.GROUP, "horizontalpodautoscalers"): autoscaling.HPA_COLUMNS,
+    (networking.GROUP, "ingresses"): networking.INGRESS_COLUMNS,
+    (networking.GROUP, "ingressclasses"): networking.INGRESS_CLASS_COLUMNS,
+    (networking.GROUP, "networkpolicies"): networking.NETWORK_POLICY_COLUMNS,
+    (discovery.GROUP, "endpointslices"): discovery.ENDPOINT_SLICE_COLUMNS,
+    (rbac.GROUP, "roles"): rbac.ROLE_COLUMNS,
+    (rbac.GROUP, "clusterroles"): rbac.ROLE_COLUMNS,
+    (rbac.GROUP, "rolebindings"): rbac.BINDING_COLUMNS,
+    (rbac.GROUP, "clusterrolebindings"): rbac.BINDING_COLUMNS,
+    ("scheduling.k8s.io", "priorityclasses"): scheduling.PRIORITY_CLASS_COLUMNS,
+    ("node.k8s.io", "runtimeclasses"): scheduling.RUNTIME_CLASS_COLUMNS,
     (storage.GROUP, "storageclasses"): storage.STORAGE_CLASS_COLUMNS,
     (storage.GROUP, "csidrivers"): storage.CSI_DRIVER_COLUMNS,
     (storage.GROUP, "csinodes"): storage.CSI_NODE_COLUMNS,
     (storage.GROUP, "volumeattachments"): storage.VOLUME_ATTACHMENT_COLUMNS,
+}
+
+INITIAL_STATUS: Final[dict[tuple[str, str], Callable[[], dict[str, Any]]]] = {
+    ("", "replicationcontrollers"): lambda: {"replicas": 0},
+    ("", "resourcequotas"): dict,
+    (autoscaling.GROUP, "horizontalpodautoscalers"): autoscaling.initial_hpa_status,
+    (networking.GROUP, "ingresses"): networking.initial_ingress_status,
+    (storage.GROUP, "volumeattachments"): lambda: {"attached": False},
 }
 
 
@@ -43,3 +90,9 @@ def check(
     if found is not None:
         found(out, obj, old)
     return out
+
+
+def initial_status(key: tuple[str, str]) -> dict[str, Any] | None:
+    """The status a created object of resource ``key`` starts with; None: as sent."""
+    factory = INITIAL_STATUS.get(key)
+    return factory() if factory is not None else None

@@ -163,19 +163,17 @@ STORAGE_CLASS_COLUMNS: Final[list[Column]] = [
 
 
 def default_csi_driver(obj: dict[str, Any]) -> None:
-    """Upstream ``SetDefaults_CSIDriver`` (1.20, GA gates): ``attachRequired: true``,
-    ``podInfoOnMount: false``, ``storageCapacity: false``, ``fsGroupPolicy:
-    ReadWriteOnceWithFSType``, ``requiresRepublish: false``, ``volumeLifecycleModes:
-    [Persistent]``."""
+    """Upstream ``SetDefaults_CSIDriver`` as kube-apiserver 1.20 applies it:
+    ``attachRequired: true``, ``podInfoOnMount: false``, ``fsGroupPolicy:
+    ReadWriteOnceWithFSType``, ``volumeLifecycleModes: [Persistent]`` (``storageCapacity``
+    and ``requiresRepublish`` are behind gates 1.20 keeps off)."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
     for key, value in (
         ("attachRequired", True),
         ("podInfoOnMount", False),
-        ("storageCapacity", False),
         ("fsGroupPolicy", "ReadWriteOnceWithFSType"),
-        ("requiresRepublish", False),
     ):
         if spec.get(key) is None:
             spec[key] = value
@@ -192,7 +190,7 @@ def _csi_driver_name_errors(name: str) -> list[str]:
     return errors
 
 
-_LIFECYCLE_MODES: Final = ("Ephemeral", "Persistent")
+_LIFECYCLE_MODES: Final = ("Persistent", "Ephemeral")
 _FS_GROUP_POLICIES: Final = ("File", "None", "ReadWriteOnceWithFSType")
 
 
@@ -211,9 +209,9 @@ def check_csi_driver(
         out.append(_required("spec.attachedRequired"))
     if spec.get("podInfoOnMount") is None:
         out.append(_required("spec.podInfoOnMount"))
-    for i, mode in enumerate(spec.get("volumeLifecycleModes") or ()):
+    for mode in spec.get("volumeLifecycleModes") or ():
         if mode not in _LIFECYCLE_MODES:
-            out.append(_not_supported(f"spec.volumeLifecycleModes[{i}]", mode, _LIFECYCLE_MODES))
+            out.append(_not_supported("spec.volumeLifecycleModes", mode, _LIFECYCLE_MODES))
     policy = spec.get("fsGroupPolicy")
     if policy is not None and policy not in _FS_GROUP_POLICIES:
         out.append(_not_supported("spec.fsGroupPolicy", policy, _FS_GROUP_POLICIES))
@@ -226,13 +224,6 @@ def _modes(obj: Mapping[str, Any]) -> str:
     return ",".join(str(m) for m in modes) if isinstance(modes, list) and modes else "<none>"
 
 
-def _token_requests(obj: Mapping[str, Any]) -> str:
-    requests = _get(obj, "spec", "tokenRequests")
-    if not isinstance(requests, list) or not requests:
-        return "<unset>"
-    return ",".join(_str(_map(r).get("audience")) for r in requests)
-
-
 def _flag(*path: str) -> Any:
     def cell(obj: Mapping[str, Any]) -> Any:
         return _get(obj, *path) is True
@@ -240,14 +231,12 @@ def _flag(*path: str) -> Any:
     return cell
 
 
-#: ``kubectl get csidriver`` as kube-apiserver 1.20 prints it.
+#: ``kubectl get csidriver`` as kube-apiserver 1.20 prints it (StorageCapacity,
+#: TokenRequests and RequiresRepublish come with their gates, off in 1.20).
 CSI_DRIVER_COLUMNS: Final[list[Column]] = [
     NAME,
     _col("AttachRequired", _flag("spec", "attachRequired"), "boolean"),
     _col("PodInfoOnMount", _flag("spec", "podInfoOnMount"), "boolean"),
-    _col("StorageCapacity", _flag("spec", "storageCapacity"), "boolean"),
-    _col("TokenRequests", _token_requests),
-    _col("RequiresRepublish", _flag("spec", "requiresRepublish"), "boolean"),
     _col("Modes", _modes),
     AGE,
 ]

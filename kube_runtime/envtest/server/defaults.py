@@ -21,9 +21,11 @@ functions and the generated ``SetObjectDefaults_*`` walkers for that type:
   values copied from elsewhere in the object (quantities, label maps) are copied shallowly.
 
 Covered: core Pod, PodTemplate, ReplicationController, Service, Namespace, Secret,
-PersistentVolumeClaim, PersistentVolume, Node, Endpoints; apps Deployment, ReplicaSet,
-StatefulSet, DaemonSet; batch Job, CronJob; RoleBinding, ClusterRoleBinding; NetworkPolicy,
-IngressClass; StorageClass; PriorityClass; EndpointSlice; CustomResourceDefinition. Every
+PersistentVolumeClaim, PersistentVolume, Node, Endpoints, LimitRange; apps Deployment,
+ReplicaSet, StatefulSet, DaemonSet; batch Job, CronJob; HorizontalPodAutoscaler;
+RoleBinding, ClusterRoleBinding; NetworkPolicy, IngressClass; StorageClass, CSIDriver;
+PriorityClass; EndpointSlice; CustomResourceDefinition (the ``builtin_<group>`` modules
+provide some of them). Every
 embedded pod template gets the PodSpec defaults; the Pod-only ones (``enableServiceLinks``,
 requests copied from limits, host ports under ``hostNetwork``) stay out of templates, as
 upstream keeps them out. Defaults of gates that went GA are applied unconditionally
@@ -63,7 +65,13 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, TypeAlias
 
-from kube_runtime.envtest.server import builtin_storage, webhookconfig
+from kube_runtime.envtest.server import (
+    builtin_autoscaling,
+    builtin_core,
+    builtin_discovery,
+    builtin_storage,
+    webhookconfig,
+)
 
 JSONDict: TypeAlias = dict[str, Any]
 _Defaulter: TypeAlias = Callable[[JSONDict], None]
@@ -804,6 +812,7 @@ def _default_priority_class(priority_class: JSONDict) -> None:
 def _default_endpoint_slice(slice_: JSONDict) -> None:
     for port in _items(slice_, "ports"):
         _fill_nil(port, {"name": "", "protocol": "TCP"})
+    builtin_discovery.default_endpoint_conditions(slice_)
 
 
 def _default_crd(crd: JSONDict) -> None:
@@ -845,6 +854,8 @@ _DEFAULTERS: dict[tuple[str, str], _Defaulter] = {
     ("", "PersistentVolume"): _default_pv,
     ("", "Node"): _default_node,
     ("", "Endpoints"): _default_endpoints,
+    ("", "LimitRange"): builtin_core.default_limit_range,
+    ("autoscaling", "HorizontalPodAutoscaler"): builtin_autoscaling.default_hpa,
     ("apps", "Deployment"): _default_deployment,
     ("apps", "DaemonSet"): _default_daemon_set,
     ("apps", "StatefulSet"): _default_stateful_set,

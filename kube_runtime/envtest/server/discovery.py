@@ -131,7 +131,8 @@ def _resource_entries(info: ResourceInfo) -> list[dict[str, Any]]:
                 "verbs": ["update"],
             }
         )
-    return out
+    # kube-apiserver lists a resource's subresources by name (scale before status)
+    return [main, *sorted(out[1:], key=lambda entry: entry["name"])]
 
 
 def api_resource_list(registry: Registry, group: str, version: str) -> dict[str, Any] | None:

@@ -85,6 +85,8 @@ class _Serving:
     categories: tuple[str, ...] = ()
     tracks_generation: bool = False
     name_rule: str = "subdomain"
+    #: Every served version, storage first (default: the framework table's one version).
+    versions: tuple[str, ...] = ()
 
 
 _ALL = ("all",)
@@ -103,11 +105,26 @@ _SERVED: dict[tuple[str, str], _Serving] = {
     ("", "secrets"): _Serving(),
     ("", "serviceaccounts"): _Serving(),
     ("", "endpoints"): _Serving(),
+    ("", "replicationcontrollers"): _WORKLOAD,
+    ("", "podtemplates"): _Serving(),
+    ("", "resourcequotas"): _Serving(),
+    ("", "limitranges"): _Serving(),
     ("apps", "statefulsets"): _WORKLOAD,
     ("apps", "deployments"): _WORKLOAD,
     ("apps", "replicasets"): _WORKLOAD,
     ("apps", "controllerrevisions"): _Serving(),
     ("coordination.k8s.io", "leases"): _Serving(),
+    ("autoscaling", "horizontalpodautoscalers"): _Serving(categories=_ALL),
+    ("networking.k8s.io", "ingresses"): _Serving(tracks_generation=True),
+    ("networking.k8s.io", "ingressclasses"): _Serving(),
+    ("networking.k8s.io", "networkpolicies"): _Serving(tracks_generation=True),
+    ("discovery.k8s.io", "endpointslices"): _Serving(versions=("v1", "v1beta1")),
+    ("rbac.authorization.k8s.io", "roles"): _Serving(name_rule="path-segment"),
+    ("rbac.authorization.k8s.io", "clusterroles"): _Serving(name_rule="path-segment"),
+    ("rbac.authorization.k8s.io", "rolebindings"): _Serving(name_rule="path-segment"),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): _Serving(name_rule="path-segment"),
+    ("scheduling.k8s.io", "priorityclasses"): _Serving(),
+    ("node.k8s.io", "runtimeclasses"): _Serving(),
     ("storage.k8s.io", "storageclasses"): _Serving(),
     ("storage.k8s.io", "csidrivers"): _Serving(),
     ("storage.k8s.io", "csinodes"): _Serving(),
@@ -122,7 +139,7 @@ _REPLICAS_SCALE = ScaleSpec()
 def _served(resource: Resource, serving: _Serving) -> ResourceInfo:
     return ResourceInfo(
         resource.group,
-        (resource.version,),
+        serving.versions or (resource.version,),
         resource.kind,
         resource.plural,
         resource.kind.lower(),
@@ -162,14 +179,25 @@ SERVED_BUILTINS: tuple[ResourceInfo, ...] = (
     *WEBHOOK_CONFIGURATIONS,
 )
 
-# Preferred versions and the order groups appear in discovery.
+# The order groups appear in discovery: kube-apiserver's.
 _GROUP_ORDER = (
     "",
     "apps",
-    "coordination.k8s.io",
+    "events.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
     "storage.k8s.io",
     "admissionregistration.k8s.io",
     "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
 )
 
 

@@ -56,6 +56,8 @@ class KubeStrategy:
             obj["status"] = {}
         elif key == ("", "persistentvolumeclaims"):
             obj["status"] = {"phase": "Pending"}
+        elif (status := builtin_groups.initial_status(key)) is not None:
+            obj["status"] = status
         elif key == ("", "services"):
             spec = obj.setdefault("spec", {})
             if spec.get("type", "ClusterIP") != "ExternalName" and not spec.get("clusterIP"):

@@ -1,0 +1,122 @@
+"""``discovery.k8s.io`` EndpointSlice as kube-apiserver serves it (``v1beta1`` in 1.20).
+
+Validation follows upstream's ``ValidateEndpointSlice`` for the checks users meet (address
+type, each endpoint's addresses for that type, ports), the printer ``printEndpointSlice``
+(``formatDiscoveryPorts`` / ``formatDiscoveryEndpoints``: three items, then ``+ N more...``;
+``<unset>`` for none). Port defaults are :mod:`.defaults`'; :func:`default_endpoint_conditions`
+adds the ``conditions: {}`` Go writes for each endpoint.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kube_runtime.envtest.server.errors import Cause
+from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _list, _str
+from kube_runtime.envtest.server.validation import (
+    _invalid,
+    _map,
+    _not_supported,
+    _required,
+    is_dns1123_subdomain,
+)
+
+__all__ = ["ENDPOINT_SLICE_COLUMNS", "GROUP", "check_endpoint_slice", "default_endpoint_conditions"]
+
+GROUP: Final = "discovery.k8s.io"
+
+_ADDRESS_TYPES: Final = ("FQDN", "IPv4", "IPv6")
+_MAX_ADDRESSES: Final = 100
+_MAX_ENDPOINTS: Final = 1000
+_PROTOCOLS: Final = ("SCTP", "TCP", "UDP")
+
+
+def default_endpoint_conditions(obj: dict[str, Any]) -> None:
+    """Each endpoint reads back with ``conditions`` (``{}`` when none was sent)."""
+    endpoints = obj.get("endpoints")
+    for endpoint in endpoints if isinstance(endpoints, list) else ():
+        if isinstance(endpoint, dict) and endpoint.get("conditions") is None:
+            endpoint["conditions"] = {}
+
+
+def _address_errors(kind: str, address: str) -> list[str]:
+    if kind == "FQDN":
+        return list(is_dns1123_subdomain(address))
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        parsed = None
+    if kind == "IPv4" and not isinstance(parsed, ipaddress.IPv4Address):
+        return ["must be a valid IPv4 address"]
+    if kind == "IPv6" and not isinstance(parsed, ipaddress.IPv6Address):
+        return ["must be a valid IPv6 address"]
+    return []
+
+
+def check_endpoint_slice(
+    out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> None:
+    """Upstream ``ValidateEndpointSlice``: a supported address type (immutable), 1-100
+    addresses per endpoint valid for that type, ports with supported protocols."""
+    kind = obj.get("addressType")
+    if not kind:
+        out.append(_required("addressType"))
+    elif kind not in _ADDRESS_TYPES:
+        out.append(_not_supported("addressType", kind, _ADDRESS_TYPES))
+    endpoints = obj.get("endpoints")
+    endpoints = endpoints if isinstance(endpoints, list) else []
+    if len(endpoints) > _MAX_ENDPOINTS:
+        out.append(
+            _invalid("endpoints", len(endpoints), f"must have at most {_MAX_ENDPOINTS} items")
+        )
+    for i, raw in enumerate(endpoints):
+        addresses = _map(raw).get("addresses")
+        addresses = addresses if isinstance(addresses, list) else []
+        path = f"endpoints[{i}].addresses"
+        if not addresses:
+            out.append(_required(path, "must contain at least 1 address"))
+        elif len(addresses) > _MAX_ADDRESSES:
+            out.append(_invalid(path, len(addresses), f"must have at most {_MAX_ADDRESSES} items"))
+        for j, address in enumerate(addresses):
+            if kind in _ADDRESS_TYPES:
+                for msg in _address_errors(str(kind), str(address)):
+                    out.append(_invalid(f"{path}[{j}]", address, msg))
+    ports = obj.get("ports")
+    for i, raw in enumerate(ports if isinstance(ports, list) else ()):
+        protocol = _map(raw).get("protocol")
+        if protocol is not None and protocol not in _PROTOCOLS:
+            out.append(_not_supported(f"ports[{i}].protocol", protocol, _PROTOCOLS))
+    if old is not None and old.get("addressType") != kind:
+        out.append(_invalid("addressType", kind, "field is immutable"))
+
+
+def _more(items: list[str], count: int) -> str:
+    text = ",".join(items)
+    if count > len(items):
+        return f"{text} + {count - len(items)} more..."
+    return text or "<unset>"
+
+
+def _ports(obj: Mapping[str, Any]) -> str:
+    ports = _list(obj.get("ports"))
+    shown = []
+    for port in ports[:3]:
+        number = port.get("port")
+        shown.append(str(number) if isinstance(number, int) else _str(port.get("name")) or "*")
+    return _more(shown, len(ports))
+
+
+def _endpoints(obj: Mapping[str, Any]) -> str:
+    addresses = [str(a) for e in _list(obj.get("endpoints")) for a in e.get("addresses") or ()]
+    return _more(addresses[:3], len(addresses))
+
+
+ENDPOINT_SLICE_COLUMNS: Final[list[Column]] = [
+    NAME,
+    _col("AddressType", lambda o: _str(o.get("addressType"))),
+    _col("Ports", _ports),
+    _col("Endpoints", _endpoints),
+    AGE,
+]

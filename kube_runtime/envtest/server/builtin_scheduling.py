@@ -1,0 +1,111 @@
+"""``scheduling.k8s.io/v1`` PriorityClass and ``node.k8s.io/v1`` RuntimeClass as
+kube-apiserver serves them.
+
+PriorityClass: upstream's ``ValidatePriorityClass`` / ``ValidatePriorityClassUpdate`` (the
+``system-`` prefix reserved for the two system classes, user values up to one billion,
+``value`` and ``preemptionPolicy`` fixed after creation) and ``printPriorityClass``; its
+``preemptionPolicy`` default is :mod:`.defaults`'. RuntimeClass: ``ValidateRuntimeClass``
+(a DNS-1123 label ``handler``, immutable) and ``printRuntimeClass``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kube_runtime.envtest.server.errors import Cause
+from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _int, _str
+from kube_runtime.envtest.server.validation import (
+    _IMMUTABLE_MSG,
+    _forbidden,
+    _invalid,
+    _map,
+    _not_supported,
+    _required,
+    is_dns1123_label,
+)
+
+__all__ = [
+    "PRIORITY_CLASS_COLUMNS",
+    "RUNTIME_CLASS_COLUMNS",
+    "SYSTEM_PRIORITY_CLASSES",
+    "check_priority_class",
+    "check_runtime_class",
+]
+
+#: The system priority classes kube-apiserver creates, by name: their values.
+SYSTEM_PRIORITY_CLASSES: Final = {
+    "system-node-critical": 2000001000,
+    "system-cluster-critical": 2000000000,
+}
+_HIGHEST_USER_PRIORITY: Final = 1000000000
+_PREEMPTION_POLICIES: Final = ("PreemptLowerPriority", "Never")
+
+
+def check_priority_class(
+    out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> None:
+    """Upstream ``ValidatePriorityClass`` (+ ``Update``)."""
+    name = _str(_map(obj.get("metadata")).get("name"))
+    value = obj.get("value")
+    if name.startswith("system-"):
+        known = SYSTEM_PRIORITY_CLASSES.get(name)
+        error = None
+        if known is None:
+            error = f"{name} is not a known system priority class"
+        elif value != known:
+            error = f"value of {name} PriorityClass must be {known}"
+        if error is not None:
+            out.append(
+                _forbidden(
+                    "metadata.name",
+                    "priority class names with 'system-' prefix are reserved for system use "
+                    f"only. error: {error}",
+                )
+            )
+    elif isinstance(value, int) and value > _HIGHEST_USER_PRIORITY:
+        out.append(
+            _forbidden(
+                "value",
+                f"maximum allowed value of a user defined priority is {_HIGHEST_USER_PRIORITY}",
+            )
+        )
+    policy = obj.get("preemptionPolicy")
+    if policy is not None and policy not in _PREEMPTION_POLICIES:
+        out.append(_not_supported("preemptionPolicy", policy, _PREEMPTION_POLICIES))
+    if old is None:
+        return
+    if old.get("value") != value:
+        # upstream names the path "Value" here
+        out.append(_forbidden("Value", "may not be changed in an update."))
+    if old.get("preemptionPolicy") != policy:
+        out.append(_invalid("preemptionPolicy", policy, _IMMUTABLE_MSG))
+
+
+PRIORITY_CLASS_COLUMNS: Final[list[Column]] = [
+    NAME,
+    _col("Value", lambda o: _int(o.get("value")), "integer"),
+    _col("Global-Default", lambda o: o.get("globalDefault") is True, "boolean"),
+    AGE,
+]
+
+
+def check_runtime_class(
+    out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> None:
+    """Upstream ``ValidateRuntimeClass`` (+ ``Update``: the handler is immutable)."""
+    handler = obj.get("handler")
+    if not handler:
+        out.append(_required("handler"))
+    elif isinstance(handler, str):
+        for msg in is_dns1123_label(handler):
+            out.append(_invalid("handler", handler, msg))
+    if old is not None and old.get("handler") != handler:
+        out.append(_invalid("handler", handler, _IMMUTABLE_MSG))
+
+
+RUNTIME_CLASS_COLUMNS: Final[list[Column]] = [
+    NAME,
+    _col("Handler", lambda o: _str(o.get("handler"))),
+    AGE,
+]
