@@ -151,12 +151,26 @@ class Controller:
         return self._started.is_set()
 
     # --- running -------------------------------------------------------------------------------
+    def _init_metrics(self) -> None:
+        """Export every per-controller series at 0 before the first reconcile (as
+        controller-runtime's ``initMetrics``), so dashboards and alerts see errors, panics
+        and each result from the start instead of "no data"."""
+        name = self.name
+        for result in ("error", "requeue_after", "requeue", "success"):
+            metrics.RECONCILE_TOTAL.labels(name, result).inc(0)
+        metrics.RECONCILE_ERRORS.labels(name).inc(0)
+        metrics.TERMINAL_RECONCILE_ERRORS.labels(name).inc(0)
+        metrics.RECONCILE_PANICS.labels(name).inc(0)
+        metrics.ACTIVE_WORKERS.labels(name).set(0)
+        metrics.MAX_CONCURRENT_RECONCILES.labels(name).set(self.max_concurrent_reconciles)
+
     def start(self, stop: threading.Event) -> None:
         """Run until ``stop`` is set (see the module docstring). Raises CacheSyncTimeout."""
         if self._started.is_set():
             raise RuntimeError(f"controller {self.name!r} was already started")
         self._stop = stop
         self._started.set()
+        self._init_metrics()
         for w in self._watches:
             w.source.start(w, stop)
         if not self._wait_for_sync(stop):

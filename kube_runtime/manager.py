@@ -322,6 +322,7 @@ class Manager:
         """Campaign with ``elector``; a shard first makes sure its Lease carries the ring's
         label (retrying until the API answers or the manager stops)."""
         if self.sharding is not None:
+            reported: set[str] = set()
             while not stop.is_set():
                 try:
                     ensure_shard_lease(
@@ -332,7 +333,17 @@ class Manager:
                     )
                     break
                 except Exception as e:
-                    log.warning("sharding: cannot create shard Lease %s: %s", self.identity, e)
+                    # Once per kind of failure (a 403 repeats until RBAC changes), then quietly.
+                    why = f"{type(e).__name__}: {e}"
+                    level = logging.DEBUG if why in reported else logging.WARNING
+                    reported.add(why)
+                    log.log(
+                        level,
+                        "sharding: cannot create or label shard Lease %s (retrying every %ss): %s",
+                        self.identity,
+                        self._lease_timing[2],
+                        e,
+                    )
                     stop.wait(self._lease_timing[2])
             if stop.is_set():
                 elector._on_stopped_leading()

@@ -73,3 +73,25 @@ def test_a_read_waiting_for_a_cache_that_cannot_sync_ends_when_interrupted() -> 
         assert isinstance(outcome[0], CacheStopping)
     finally:
         cache.stop()
+
+
+def test_started_controller_exports_its_series_at_zero() -> None:
+    """controller-runtime's initMetrics: errors, panics and every result exist from the start."""
+    from kube_runtime.metrics import REGISTRY
+
+    controller = Controller("unit-init-metrics", Nothing(), cache_sync_timeout=120.0)
+    controller.watch(NeverSynced(), EnqueueRequestForObject())
+    stop = threading.Event()
+    stop.set()
+    controller.start(stop)
+    name = {"controller": "unit-init-metrics"}
+    for metric in (
+        "controller_runtime_reconcile_errors_total",
+        "controller_runtime_terminal_reconcile_errors_total",
+        "controller_runtime_reconcile_panics_total",
+        "controller_runtime_active_workers",
+    ):
+        assert REGISTRY.get_sample_value(metric, name) == 0.0, metric
+    for result in ("error", "requeue_after", "requeue", "success"):
+        labels = {**name, "result": result}
+        assert REGISTRY.get_sample_value("controller_runtime_reconcile_total", labels) == 0.0

@@ -99,3 +99,36 @@ def test_gate_passes_requests_of_unknown_objects() -> None:
     )
     gate.reconcile(Request("gone", "ns"))
     assert calls == [Request("gone", "ns")]
+
+
+def test_a_shard_lease_refused_again_and_again_is_warned_about_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+    import threading
+    from types import SimpleNamespace
+
+    from kube_runtime.client.errors import error_from_status
+
+    stop = threading.Event()
+    attempts: list[int] = []
+
+    class Refusing:
+        def create(self, obj: Any) -> None:
+            attempts.append(1)
+            if len(attempts) >= 4:
+                stop.set()
+            raise error_from_status(
+                {"code": 403, "reason": "Forbidden", "message": "leases is forbidden"}
+            )
+
+    stopped: list[bool] = []
+    elector = SimpleNamespace(
+        _lock=SimpleNamespace(client=Refusing()), _on_stopped_leading=lambda: stopped.append(True)
+    )
+    m = manager(sharding=Sharding("ring", run_sharder=False), identity="a", retry_period=0.001)
+    with caplog.at_level(logging.DEBUG, logger="kube_runtime.manager"):
+        m._run_elector(elector, stop)  # type: ignore[arg-type]
+    assert len(attempts) == 4 and stopped == [True]
+    levels = [r.levelno for r in caplog.records if "shard Lease" in r.getMessage()]
+    assert levels == [logging.WARNING, logging.DEBUG, logging.DEBUG, logging.DEBUG]
