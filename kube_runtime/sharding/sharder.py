@@ -29,6 +29,7 @@ shards changes.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import re
@@ -766,8 +767,12 @@ class Sharder:
             self.leading.clear()
             queue.shutdown()
             view.stop()
-            for shard in list(counts):  # another replica's sharder reports from now on
+            # Another replica's sharder reports from now on: drop this one's series.
+            for shard in list(counts):
                 shard_metrics.OBJECTS.remove(self.ring, shard)
+            for state in (READY, EXPIRED, DEAD):
+                with contextlib.suppress(KeyError):
+                    shard_metrics.SHARDS.remove(self.ring, state)
 
     def _forget_dead(self, assigner: Assigner) -> None:
         """Delete dead shard Leases no primary object is assigned to any more (after a lease

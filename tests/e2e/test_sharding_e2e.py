@@ -415,3 +415,17 @@ def test_clonesets_move_on_join_without_duplicate_pods(
     )
     assert drains >= len(moved)
     assert journal.overlaps() == []
+
+    def gauges_left() -> list[Any]:  # a stopped sharder leaves no stale gauge behind
+        return [
+            sample
+            for metric in REGISTRY.collect()
+            if metric.name in ("kube_runtime_sharding_objects", "kube_runtime_sharding_shards")
+            for sample in metric.samples
+            if sample.labels.get("ring") == ring
+        ]
+
+    assert gauges_left()
+    for m in managers.values():
+        m.stop()
+    wait_for(lambda: gauges_left() == [], timeout=TIMEOUT)
