@@ -8,6 +8,12 @@ until every pod is ready, the controller process's CPU time (``/proc/PID/stat``)
 (``VmHWM``), its API writes (``rest_client_requests_total`` from its ``/metrics``, every
 method but GET), and the server process's CPU time; then the growth of CPU and writes per pod
 per 10x. Sizes: 100, 1,000, 5,000 and 10,000 pods (``--quick``: 100 and 500).
+
+``scale-sts-real`` draws the StatefulSet curve on kube-apiserver 1.20 instead (etcd,
+kube-apiserver and kube-controller-manager with its garbage-collector, namespace and
+pvc-protection controllers, from ``scripts/real-apiserver.sh``), the simulated kubelet
+(``kube-runtime kubelet``) and our controller each in a process of its own; "server CPU" is
+then kube-apiserver's plus etcd's. Without the binaries it is skipped with a note.
 """
 
 from __future__ import annotations
@@ -192,6 +198,9 @@ class Processes:
             60,
         )
 
+    def server_cpu(self) -> float:
+        return _cpu_seconds(self.server.pid)
+
     def stop(self) -> None:
         for proc in (self.controllers, self.server):
             proc.terminate()
@@ -202,16 +211,73 @@ class Processes:
                 proc.wait()
 
 
+class RealProcesses:
+    """kube-apiserver 1.20 (:class:`~kube_runtime.envtest.real.RealCluster`), the simulated
+    kubelet and our StatefulSet controller, each in its own process; stopped on exit."""
+
+    def __init__(self, workdir: Path) -> None:
+        from kube_runtime.envtest.real import RealCluster
+
+        self.metrics_port = _free_port()
+        self.health_port = _free_port()
+        self.cluster = RealCluster(
+            controllers=("garbagecollector", "namespace", "pvc-protection"), kubelet=False
+        ).start()
+        self.children: list[subprocess.Popen[bytes]] = []
+        try:
+            self.kubeconfig = self.cluster.write_kubeconfig(workdir / "kubeconfig")
+            cli = [sys.executable, "-m", "kube_runtime.cli"]
+            out = (workdir / "log").open("ab")
+            kubelet = [*cli, "kubelet", f"--kubeconfig={self.kubeconfig}", "--pod-ready-after=0"]
+            self.children.append(subprocess.Popen(kubelet, stdout=out, stderr=out))
+            self.controllers = subprocess.Popen(
+                [
+                    *cli,
+                    "run",
+                    "statefulset",
+                    f"--kubeconfig={self.kubeconfig}",
+                    f"--namespace={_NAMESPACE}",
+                    f"--metrics-port={self.metrics_port}",
+                    f"--health-port={self.health_port}",
+                ],
+                stdout=out,
+                stderr=out,
+            )
+            self.children.append(self.controllers)
+            _wait(
+                "the controller (caches synced)",
+                lambda: _up(f"http://127.0.0.1:{self.health_port}/readyz"),
+                60,
+            )
+        except BaseException:
+            self.stop()
+            raise
+
+    def server_cpu(self) -> float:
+        pids = self.cluster.pids()
+        return sum(_cpu_seconds(pids[name]) for name in ("kube-apiserver", "etcd") if name in pids)
+
+    def stop(self) -> None:
+        for proc in reversed(self.children):
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.cluster.stop()
+
+
 def _ready(client: Client, kind: str) -> int:
     listed = client.request("GET", kind)
     return sum(int((o.get("status") or {}).get("readyReplicas") or 0) for o in listed["items"])
 
 
-def converge(make: Callable[[str], dict[str, Any]], pods: int) -> Run:
-    """Create ``pods / 10`` workloads from ``make`` on fresh processes and wait until every
-    pod is ready."""
+def converge(make: Callable[[str], dict[str, Any]], pods: int, *, real: bool = False) -> Run:
+    """Create ``pods / 10`` workloads from ``make`` on fresh processes (kube-apiserver 1.20
+    with ``real``) and wait until every pod is ready."""
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-        procs = Processes(Path(tmp))
+        procs: Processes | RealProcesses = (RealProcesses if real else Processes)(Path(tmp))
         try:
             client = Client.from_kubeconfig(str(procs.kubeconfig))
             client.create(
@@ -223,7 +289,7 @@ def converge(make: Callable[[str], dict[str, Any]], pods: int) -> Run:
             plural = "statefulsets" if sample["kind"] == "StatefulSet" else "clonesets"
             path = f"{base}{group_version}/namespaces/{_NAMESPACE}/{plural}"
             cpu0 = _cpu_seconds(procs.controllers.pid)
-            server0 = _cpu_seconds(procs.server.pid)
+            server0 = procs.server_cpu()
             writes0 = _writes(procs.metrics_port)
             started = time.perf_counter()
             for i in range(pods // PODS_PER_SET):
@@ -235,7 +301,7 @@ def converge(make: Callable[[str], dict[str, Any]], pods: int) -> Run:
                 pods=pods,
                 wall=wall,
                 controller_cpu=_cpu_seconds(procs.controllers.pid) - cpu0,
-                server_cpu=_cpu_seconds(procs.server.pid) - server0,
+                server_cpu=procs.server_cpu() - server0,
                 writes=_writes(procs.metrics_port) - writes0,
                 peak_rss_mb=_peak_rss_mb(procs.controllers.pid),
             )
@@ -245,7 +311,9 @@ def converge(make: Callable[[str], dict[str, Any]], pods: int) -> Run:
             procs.stop()
 
 
-def _curve(ctx: Any, title: str, make: Callable[[str], dict[str, Any]]) -> None:
+def _curve(
+    ctx: Any, title: str, make: Callable[[str], dict[str, Any]], *, real: bool = False
+) -> None:
     quick = getattr(ctx, "controllers", None) is not None and ctx.controllers.parallel_sets <= 20
     sizes = QUICK_PODS if quick else FULL_PODS
     table = ctx.table(
@@ -257,7 +325,7 @@ def _curve(ctx: Any, title: str, make: Callable[[str], dict[str, Any]]) -> None:
     runs: list[Run] = []
     for pods in sizes:
         log(f"{title}: {pods} pods")
-        run = converge(make, pods)
+        run = converge(make, pods, real=real)
         runs.append(run)
         table.add(
             run.pods,
@@ -293,8 +361,21 @@ def scenario_scale_cloneset(ctx: Context) -> None:
     _curve(ctx, "scale: CloneSets of 10", cloneset)
 
 
+def scenario_scale_sts_real(ctx: Context) -> None:
+    from kube_runtime.envtest.real import missing_binaries
+
+    title = "scale: StatefulSets of 10 (Parallel), no claims, on kube-apiserver 1.20"
+    missing = missing_binaries()
+    if missing:
+        table = ctx.table("scale", title, "pods | note")
+        table.add("-", f"skipped: missing {', '.join(missing)} (bash scripts/real-apiserver.sh)")
+        return
+    _curve(ctx, title, statefulset(False), real=True)
+
+
 SCENARIOS: dict[str, Callable[[Any], None]] = {
     "scale-sts": scenario_scale_sts,
     "scale-sts-claims": scenario_scale_sts_claims,
     "scale-cloneset": scenario_scale_cloneset,
+    "scale-sts-real": scenario_scale_sts_real,
 }

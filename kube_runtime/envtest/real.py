@@ -225,6 +225,11 @@ class RealCluster:
         if os.environ.get("KUBE_RUNTIME_REAL_KEEP_LOGS") != "true":
             shutil.rmtree(self.workdir, ignore_errors=True)
 
+    def pids(self) -> dict[str, int]:
+        """The process id of each running component (``etcd``, ``kube-apiserver``,
+        ``kube-controller-manager``), e.g. to measure their CPU time."""
+        return {p.name: p.proc.pid for p in self._processes if p.proc.poll() is None}
+
     def __enter__(self) -> RealCluster:
         return self.start()
 
