@@ -94,7 +94,9 @@ def test_watch_sends_metadata_only_events(client: Client, namespace: str) -> Non
     with watcher.watch(
         kinds.ConfigMap, namespace, resource_version=first["metadata"]["resourceVersion"]
     ) as stream:
-        client.patch(kinds.ConfigMap, "w", {"metadata": {"labels": {"v": "2"}}}, namespace=namespace)
+        client.patch(
+            kinds.ConfigMap, "w", {"metadata": {"labels": {"v": "2"}}}, namespace=namespace
+        )
         event = next(stream)
     assert event.type == "MODIFIED"
     assert event.object == {
