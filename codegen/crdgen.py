@@ -314,9 +314,12 @@ class _Converter:
             return converted[0], accepts_null
         types = {s.get("type") for s in converted}
         if types == {"integer", "string"}:
+            # each branch's checks (an int's minimum, a string's pattern) apply to its values
+            checks = {k: v for s in converted for k, v in s.items() if k != "type"}
             return {
                 "x-kubernetes-int-or-string": True,
                 "anyOf": [{"type": "integer"}, {"type": "string"}],
+                **checks,
             }, accepts_null
         if len(types) == 1 and types <= _SCALARS:
             # e.g. Literal["a", "b"] | str: one scalar type; an enum only if every branch is one

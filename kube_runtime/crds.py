@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import logging
+import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,9 +46,89 @@ def _transient(err: BaseException) -> bool:
     )
 
 
+VALIDATION_RULES_SINCE: dict[str, tuple[int, int]] = {
+    "x-kubernetes-validations": (1, 25),
+    "messageExpression": (1, 26),
+    "reason": (1, 28),
+    "fieldPath": (1, 28),
+    "optionalOldSelf": (1, 30),
+}
+"""The first Kubernetes release whose ``apiextensions.k8s.io/v1`` schema declares each part of
+CEL validation rules (``x-kubernetes-validations`` itself, then fields of one rule) on by
+default. An older kube-apiserver refuses a CRD carrying them under server-side apply (field not
+declared in schema) and drops them silently on create."""
+
+
+def schema_nodes(crd: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every schema node of every version of ``crd`` (properties, items, additionalProperties,
+    allOf/anyOf/oneOf/not), depth first."""
+
+    def walk(node: Any) -> Iterator[dict[str, Any]]:
+        if not isinstance(node, dict):
+            return
+        yield node
+        for child in (node.get("properties") or {}).values():
+            yield from walk(child)
+        for key in ("items", "additionalProperties", "not"):
+            yield from walk(node.get(key))
+        for key in ("allOf", "anyOf", "oneOf"):
+            for child in node.get(key) or ():
+                yield from walk(child)
+
+    for version in (crd.get("spec") or {}).get("versions") or ():
+        yield from walk(((version or {}).get("schema") or {}).get("openAPIV3Schema"))
+
+
+def for_server_version(crd: dict[str, Any], version: tuple[int, int]) -> tuple[dict[str, Any], int]:
+    """``crd`` as a kube-apiserver of ``version`` (``(major, minor)``) accepts it, and how many
+    CEL rules (or parts of rules) were taken out: ``x-kubernetes-validations`` before 1.25,
+    then the rule fields that release does not know yet (:data:`VALIDATION_RULES_SINCE`). The
+    schema's other checks (types, enums, minimums, patterns) stay. ``crd`` is not changed; a
+    CRD with nothing to strip is returned as it is."""
+    if version >= max(VALIDATION_RULES_SINCE.values()):
+        return crd, 0
+    out = copy.deepcopy(crd)
+    removed = 0
+    for node in schema_nodes(out):
+        rules = node.get("x-kubernetes-validations")
+        if rules is None:
+            continue
+        if version < VALIDATION_RULES_SINCE["x-kubernetes-validations"]:
+            removed += len(rules)
+            del node["x-kubernetes-validations"]
+            continue
+        for rule in rules:
+            for field, since in VALIDATION_RULES_SINCE.items():
+                if version < since and isinstance(rule, dict) and field in rule:
+                    del rule[field]
+                    removed += 1
+    return (out, removed) if removed else (crd, 0)
+
+
+def server_version(client: Any) -> tuple[int, int] | None:
+    """``(major, minor)`` from the server's ``/version`` (a minor such as ``"20+"`` counts as
+    20), or None when ``client`` cannot read paths (a fake client) or the answer has none."""
+    get_path = getattr(client, "get_path", None)
+    if not callable(get_path):
+        return None
+    info = get_path("/version")
+    try:
+        major, minor = (
+            int(re.match(r"\d+", str(info[key])).group())  # type: ignore[union-attr]
+            for key in ("major", "minor")
+        )
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return major, minor
+
+
 def install_crd(client: Client, manifest: Path | dict[str, Any], *, timeout: float = 30.0) -> str:
     """Create the CRD in ``manifest`` (a YAML file's first document, or the object) unless one
     of that name exists, then wait until it is Established; returns its name.
+
+    The server's version is read first (``/version``): CEL validation rules the server does
+    not know (:func:`for_server_version`: all of them before Kubernetes 1.25) are taken out,
+    and a log line at info says how many, so one manifest installs on old and new clusters.
 
     An existing CRD is left as it is (not updated). Transient API errors (409, 429, 5xx,
     timeouts, a refused connection) are retried with a growing delay, or the delay the server
@@ -61,6 +144,7 @@ def install_crd(client: Client, manifest: Path | dict[str, Any], *, timeout: flo
     name = str(crd["metadata"]["name"])
     deadline = time.monotonic() + timeout
     delay = 0.05
+    version: tuple[int, int] | None = None
 
     def retry_later(err: BaseException) -> None:
         nonlocal delay
@@ -71,6 +155,21 @@ def install_crd(client: Client, manifest: Path | dict[str, Any], *, timeout: flo
         time.sleep(min(pause, max(deadline - time.monotonic(), 0.0)))
         delay = min(delay * 2, 1.0)
 
+    while version is None:
+        try:
+            version = server_version(client) or max(VALIDATION_RULES_SINCE.values())
+        except Exception as err:
+            retry_later(err)
+    crd, stripped = for_server_version(crd, version)
+    if stripped:
+        log.info(
+            "installing CRD %s: Kubernetes %d.%d does not know %d CEL validation rule part(s) "
+            "(x-kubernetes-validations before 1.25, newer rule fields later): left out; the "
+            "schema's other checks stay",
+            name,
+            *version,
+            stripped,
+        )
     while True:
         try:
             client.create(crd)
