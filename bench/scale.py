@@ -153,6 +153,17 @@ class Run:
     peak_rss_mb: float
 
 
+def _stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM each process in order, SIGKILL what has not exited after 15 s."""
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Processes:
     """The server and the controllers, each in its own process; stopped on exit."""
 
@@ -202,13 +213,7 @@ class Processes:
         return _cpu_seconds(self.server.pid)
 
     def stop(self) -> None:
-        for proc in (self.controllers, self.server):
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        _stop_all([self.controllers, self.server])
 
 
 class RealProcesses:
@@ -258,13 +263,7 @@ class RealProcesses:
         return sum(_cpu_seconds(pids[name]) for name in ("kube-apiserver", "etcd") if name in pids)
 
     def stop(self) -> None:
-        for proc in reversed(self.children):
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        _stop_all(list(reversed(self.children)))
         self.cluster.stop()
 
 

@@ -364,9 +364,10 @@ class Indexer:
             clash = [name for name in indexers if name in self._indexers]
             if clash:
                 raise ValueError(f"indexer {clash[0]!r} already exists")
+            stored = self._stored_items()
             for name, fn in indexers.items():
                 index: dict[str, set[str]] = {}
-                for key, obj in self._items.items():
+                for key, obj in stored:
                     for value in fn(obj):
                         index.setdefault(value, set()).add(key)
                 self._indexers[name] = fn
@@ -436,6 +437,10 @@ class Indexer:
         return key in self._items
 
     # --- internals (lock held) ---------------------------------------------------------------
+
+    def _stored_items(self) -> builtins.list[tuple[str, Obj]]:
+        """Every ``(key, object)`` stored (lock held)."""
+        return list(self._items.items())
 
     def _index(self, index_name: str) -> dict[str, set[str]]:
         try:
@@ -532,19 +537,8 @@ class CompactIndexer(Indexer):
             old, self._blobs, self._indices = self._blobs, blobs, indices
         return {key: orjson.loads(blob) for key, blob in old.items()}
 
-    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
-        with self._lock:
-            clash = [name for name in indexers if name in self._indexers]
-            if clash:
-                raise ValueError(f"indexer {clash[0]!r} already exists")
-            decoded = {key: orjson.loads(blob) for key, blob in self._blobs.items()}
-            for name, fn in indexers.items():
-                index: dict[str, set[str]] = {}
-                for key, obj in decoded.items():
-                    for value in fn(obj):
-                        index.setdefault(value, set()).add(key)
-                self._indexers[name] = fn
-                self._indices[name] = index
+    def _stored_items(self) -> builtins.list[tuple[str, Obj]]:
+        return [(key, orjson.loads(blob)) for key, blob in self._blobs.items()]
 
     def get(self, key: str) -> Obj | None:
         with self._lock:

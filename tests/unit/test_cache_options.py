@@ -169,6 +169,8 @@ def test_compact_indexer_stores_json_and_keeps_its_indexes() -> None:
     assert indexer.update(relabelled) == _CM
     assert indexer.by_index(INDEX_LABEL, "app=x") == []
     assert indexer.by_index(INDEX_LABEL, "app=y") == [relabelled]
+    indexer.add_indexers({"by-name": lambda o: [o["metadata"]["name"]]})  # existing ones too
+    assert indexer.by_index("by-name", "a") == [relabelled]
     assert indexer.delete(relabelled) == relabelled
     assert len(indexer) == 0 and indexer.list() == []
     assert compact_json({"a": 1}) == b'{"a":1}'
