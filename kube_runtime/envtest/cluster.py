@@ -26,6 +26,7 @@ from kube_runtime.envtest.server.gc import GarbageCollector
 from kube_runtime.envtest.server.http import HttpServer, ServerLimits
 from kube_runtime.envtest.server.persist import Journal, Record, Synchronous
 from kube_runtime.envtest.server.pvcprotection import PvcProtectionController
+from kube_runtime.envtest.server.pvprotection import PvProtectionController
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 from kube_runtime.envtest.server.storage import Store, Stored
 from kube_runtime.envtest.server.strategy import KubeStrategy
@@ -104,6 +105,7 @@ class EmbeddedCluster:
         )
         self.gc = GarbageCollector(self.store)
         self.pvc_protection = PvcProtectionController(self.store)
+        self.pv_protection = PvProtectionController(self.store)
         self.kubelet: Any = None
         if kubelet:
             from kube_runtime.envtest.kubelet.simulator import Kubelet
@@ -156,6 +158,7 @@ class EmbeddedCluster:
         self.gc.start()
         self.crd_serving.start()
         self.pvc_protection.start()
+        self.pv_protection.start()
         if self.kubelet is not None:
             self.kubelet.start()
         self._running = True
@@ -180,6 +183,7 @@ class EmbeddedCluster:
         if self.kubelet is not None:
             self.kubelet.stop()
         self.pvc_protection.stop()
+        self.pv_protection.stop()
         self.crd_serving.stop()
         self.gc.stop()
         self.http.stop()

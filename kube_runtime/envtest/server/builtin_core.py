@@ -1,5 +1,5 @@
 """Core ``v1`` kinds served besides the basics: ReplicationController, PodTemplate,
-ResourceQuota, LimitRange.
+ResourceQuota, LimitRange, PersistentVolume.
 
 Validation follows upstream's ``pkg/apis/core/validation`` (paths, reasons, messages), the
 table printers ``pkg/printers/internalversion/printers.go`` as kube-apiserver 1.20 renders
@@ -24,15 +24,19 @@ from kube_runtime.envtest.server.tables import (
     _get,
     _int,
     _wide,
+    access_modes,
     canonical_quantity,
     format_labels,
     layout_containers,
 )
 from kube_runtime.envtest.server.validation import (
+    NOT_SUPPORTED,
+    _forbidden,
     _invalid,
     _map,
     _mapping_field,
     _nonnegative,
+    _not_supported,
     _quantity,
     _required,
     _validate_annotations,
@@ -44,14 +48,17 @@ from kube_runtime.envtest.server.validation import (
 
 __all__ = [
     "LIMIT_RANGE_COLUMNS",
+    "PERSISTENT_VOLUME_COLUMNS",
     "POD_TEMPLATE_COLUMNS",
     "REPLICATION_CONTROLLER_COLUMNS",
     "RESOURCE_QUOTA_COLUMNS",
     "check_limit_range",
+    "check_persistent_volume",
     "check_pod_template",
     "check_replication_controller",
     "check_resource_quota",
     "default_limit_range",
+    "prepare_persistent_volume",
 ]
 
 _NEGATIVE: Final = "must be greater than or equal to 0"
@@ -269,3 +276,84 @@ def _text(value: Decimal) -> str:
 
 #: LimitRange has no printer upstream: the default convertor's Name / Created At.
 LIMIT_RANGE_COLUMNS: Final[list[Column]] = list(DEFAULT_COLUMNS)
+
+
+# ------------------------------------------------------------------------------ PersistentVolume
+
+_PV_PROTECTION: Final = "kubernetes.io/pv-protection"  # removed by :mod:`.pvprotection`
+_PV_SOURCES: Final = (
+    "awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "csi", "fc",
+    "flexVolume", "flocker", "gcePersistentDisk", "glusterfs", "hostPath", "iscsi", "local",
+    "nfs", "photonPersistentDisk", "portworxVolume", "quobyte", "rbd", "scaleIO", "storageos",
+    "vsphereVolume",
+)  # fmt: skip
+
+
+def prepare_persistent_volume(obj: dict[str, Any], old: Mapping[str, Any] | None) -> None:
+    """On create, the ``kubernetes.io/pv-protection`` finalizer kube-apiserver's
+    StorageObjectInUseProtection admission adds."""
+    meta = obj.get("metadata")
+    if old is not None or not isinstance(meta, dict):
+        return
+    finalizers = meta.get("finalizers")
+    if not isinstance(finalizers, list):
+        finalizers = meta["finalizers"] = []
+    if _PV_PROTECTION not in finalizers:
+        finalizers.append(_PV_PROTECTION)
+
+
+def check_persistent_volume(
+    out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> None:
+    """Upstream ``ValidatePersistentVolumeSpec``, the checks users meet: access modes, a
+    ``storage`` capacity, exactly one volume source."""
+    spec = _map(obj.get("spec"))
+    if not spec.get("accessModes"):
+        out.append(_required("spec.accessModes"))
+    capacity = _map(spec.get("capacity"))
+    if not capacity:
+        out.append(_required("spec.capacity"))
+        out.append(
+            Cause(
+                "spec.capacity",
+                NOT_SUPPORTED,
+                'Unsupported value: core.ResourceList(nil): supported values: "storage"',
+            )
+        )
+    elif set(capacity) != {"storage"}:
+        out.append(_not_supported("spec.capacity", dict(capacity), ("storage",)))
+    else:
+        _check_quantities(out, "spec.capacity", capacity)
+    sources = [key for key in _PV_SOURCES if spec.get(key) is not None]
+    if not sources:
+        out.append(_required("spec", "must specify a volume type"))
+    elif len(sources) > 1:
+        out.append(_forbidden(f"spec.{sources[1]}", "may not specify more than 1 volume type"))
+
+
+def _claim(obj: Mapping[str, Any]) -> str:
+    ref = _map(_get(obj, "spec", "claimRef"))
+    if not ref:
+        return ""
+    return f"{ref.get('namespace') or ''}/{ref.get('name') or ''}"
+
+
+PERSISTENT_VOLUME_COLUMNS: Final[list[Column]] = [
+    NAME,
+    _col("Capacity", lambda o: canonical_quantity(_get(o, "spec", "capacity", "storage"))),
+    _col("Access Modes", lambda o: access_modes(_get(o, "spec", "accessModes"))),
+    _col("Reclaim Policy", lambda o: str(_get(o, "spec", "persistentVolumeReclaimPolicy") or "")),
+    _col(
+        "Status",
+        lambda o: (
+            "Terminating"
+            if _map(o.get("metadata")).get("deletionTimestamp")
+            else str(_get(o, "status", "phase") or "")
+        ),
+    ),
+    _col("Claim", _claim),
+    _col("StorageClass", lambda o: str(_get(o, "spec", "storageClassName") or "")),
+    _col("Reason", lambda o: str(_get(o, "status", "reason") or "")),
+    AGE,
+    _wide("VolumeMode", lambda o: str(_get(o, "spec", "volumeMode") or "<unset>")),
+]

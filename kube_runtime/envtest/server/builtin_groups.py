@@ -21,18 +21,23 @@ from kube_runtime.envtest.server import builtin_networking as networking
 from kube_runtime.envtest.server import builtin_rbac as rbac
 from kube_runtime.envtest.server import builtin_scheduling as scheduling
 from kube_runtime.envtest.server import builtin_storage as storage
+from kube_runtime.envtest.server import builtin_workloads as workloads
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import Column
 
-__all__ = ["CHECKS", "COLUMNS", "INITIAL_STATUS", "check", "initial_status"]
+__all__ = ["CHECKS", "COLUMNS", "INITIAL_STATUS", "PREPARE", "check", "initial_status", "prepare"]
 
 Check = Callable[[list[Cause], Mapping[str, Any], Mapping[str, Any] | None], None]
 
 CHECKS: Final[dict[tuple[str, str], Check]] = {
+    ("batch", "Job"): workloads.check_job,
+    ("batch", "CronJob"): workloads.check_cron_job,
+    ("policy", "PodDisruptionBudget"): workloads.check_pdb,
     ("", "ReplicationController"): core.check_replication_controller,
     ("", "PodTemplate"): core.check_pod_template,
     ("", "ResourceQuota"): core.check_resource_quota,
     ("", "LimitRange"): core.check_limit_range,
+    ("", "PersistentVolume"): core.check_persistent_volume,
     (autoscaling.GROUP, "HorizontalPodAutoscaler"): autoscaling.check_hpa,
     (networking.GROUP, "Ingress"): networking.check_ingress,
     (networking.GROUP, "IngressClass"): networking.check_ingress_class,
@@ -51,10 +56,15 @@ CHECKS: Final[dict[tuple[str, str], Check]] = {
 }
 
 COLUMNS: Final[dict[tuple[str, str], list[Column]]] = {
+    ("apps", "daemonsets"): workloads.DAEMON_SET_COLUMNS,
+    ("batch", "jobs"): workloads.JOB_COLUMNS,
+    ("batch", "cronjobs"): workloads.CRON_JOB_COLUMNS,
+    ("policy", "poddisruptionbudgets"): workloads.PDB_COLUMNS,
     ("", "replicationcontrollers"): core.REPLICATION_CONTROLLER_COLUMNS,
     ("", "podtemplates"): core.POD_TEMPLATE_COLUMNS,
     ("", "resourcequotas"): core.RESOURCE_QUOTA_COLUMNS,
     ("", "limitranges"): core.LIMIT_RANGE_COLUMNS,
+    ("", "persistentvolumes"): core.PERSISTENT_VOLUME_COLUMNS,
     (autoscaling.GROUP, "horizontalpodautoscalers"): autoscaling.HPA_COLUMNS,
     (networking.GROUP, "ingresses"): networking.INGRESS_COLUMNS,
     (networking.GROUP, "ingressclasses"): networking.INGRESS_CLASS_COLUMNS,
@@ -73,11 +83,25 @@ COLUMNS: Final[dict[tuple[str, str], list[Column]]] = {
 }
 
 INITIAL_STATUS: Final[dict[tuple[str, str], Callable[[], dict[str, Any]]]] = {
+    ("apps", "daemonsets"): workloads.initial_daemon_set_status,
+    ("batch", "jobs"): dict,
+    ("batch", "cronjobs"): dict,
+    ("policy", "poddisruptionbudgets"): workloads.initial_pdb_status,
     ("", "replicationcontrollers"): lambda: {"replicas": 0},
+    ("", "persistentvolumes"): lambda: {"phase": "Pending"},
     ("", "resourcequotas"): dict,
     (autoscaling.GROUP, "horizontalpodautoscalers"): autoscaling.initial_hpa_status,
     (networking.GROUP, "ingresses"): networking.initial_ingress_status,
     (storage.GROUP, "volumeattachments"): lambda: {"attached": False},
+}
+
+#: What a kind's registry strategy changes before defaulting (``old`` None: on create).
+PREPARE: Final[
+    dict[tuple[str, str], Callable[[dict[str, Any], Mapping[str, Any] | None], None]]
+] = {
+    ("apps", "daemonsets"): workloads.prepare_daemon_set,
+    ("batch", "jobs"): workloads.prepare_job,
+    ("", "persistentvolumes"): core.prepare_persistent_volume,
 }
 
 
@@ -96,3 +120,10 @@ def initial_status(key: tuple[str, str]) -> dict[str, Any] | None:
     """The status a created object of resource ``key`` starts with; None: as sent."""
     factory = INITIAL_STATUS.get(key)
     return factory() if factory is not None else None
+
+
+def prepare(key: tuple[str, str], obj: dict[str, Any], old: Mapping[str, Any] | None) -> None:
+    """Run the kind's strategy step on ``obj`` (create when ``old`` is None), if it has one."""
+    step = PREPARE.get(key)
+    if step is not None:
+        step(obj, old)

@@ -99,6 +99,7 @@ _SERVED: dict[tuple[str, str], _Serving] = {
     ("", "nodes"): _Serving(),
     ("", "pods"): _Serving(categories=_ALL),
     ("", "persistentvolumeclaims"): _Serving(),
+    ("", "persistentvolumes"): _Serving(),
     ("", "events"): _Serving(),
     ("", "services"): _Serving(categories=_ALL, name_rule="label"),
     ("", "configmaps"): _Serving(),
@@ -112,7 +113,15 @@ _SERVED: dict[tuple[str, str], _Serving] = {
     ("apps", "statefulsets"): _WORKLOAD,
     ("apps", "deployments"): _WORKLOAD,
     ("apps", "replicasets"): _WORKLOAD,
+    ("apps", "daemonsets"): _WORKLOAD,
     ("apps", "controllerrevisions"): _Serving(),
+    ("batch", "jobs"): _Serving(categories=_ALL, tracks_generation=True),
+    ("batch", "cronjobs"): _Serving(
+        categories=_ALL, tracks_generation=True, versions=("v1", "v1beta1")
+    ),
+    ("policy", "poddisruptionbudgets"): _Serving(
+        tracks_generation=True, versions=("v1", "v1beta1")
+    ),
     ("coordination.k8s.io", "leases"): _Serving(),
     ("autoscaling", "horizontalpodautoscalers"): _Serving(categories=_ALL),
     ("networking.k8s.io", "ingresses"): _Serving(tracks_generation=True),

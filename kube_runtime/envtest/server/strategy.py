@@ -64,6 +64,7 @@ class KubeStrategy:
                 spec["clusterIP"] = self._allocate_ip()
             if spec.get("clusterIP") and not spec.get("clusterIPs"):
                 spec["clusterIPs"] = [spec["clusterIP"]]  # "None" for a headless service too
+        builtin_groups.prepare(key, obj, None)
         defaults.prepare_for_create(info.group, info.kind, obj)
         defaults.apply_defaults(info.group, info.kind, obj)
         self.admission.admit_create(info, obj)
@@ -75,6 +76,7 @@ class KubeStrategy:
             return
         if info.key == ("", "services"):
             _keep_allocated_ips(obj, old)
+        builtin_groups.prepare(info.key, obj, old)
         defaults.apply_defaults(info.group, info.kind, obj)
         self.admission.admit_update(info, obj, old)
         omitempty.normalize(info.group, info.kind, obj)
