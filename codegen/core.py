@@ -10,12 +10,17 @@ The path-named class a module would have had stays as an alias
 :class:`ObjectMeta`, :class:`OwnerReference`, :class:`ManagedFieldsEntry`, :class:`Condition`
 (a ``metav1.Condition`` with optional reason and message, as most CRDs declare it) and
 :class:`EmbeddedResource` are the framework's (:mod:`kube_runtime.models`); the selector
-types are defined here.
+types are defined here, with :func:`typed_default` (the factory generated fields use for a
+schema ``default`` that holds objects, e.g. a list of them).
 """
 
 from __future__ import annotations
 
-from pydantic import Field
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import Field, TypeAdapter
 
 from kube_runtime.models import (
     Condition,
@@ -35,6 +40,7 @@ __all__ = [
     "ManagedFieldsEntry",
     "ObjectMeta",
     "OwnerReference",
+    "typed_default",
 ]
 
 
@@ -77,3 +83,19 @@ SHARED_TYPES: tuple[type[KubeModel], ...] = (
     OwnerReference,
     ManagedFieldsEntry,
 )
+
+
+def typed_default(annotation: Any, value: Any) -> Callable[[], Any]:
+    """A ``default_factory`` building a fresh value of type ``annotation`` (e.g.
+    ``list[Match]``) from a schema's ``default`` (e.g. ``[{"path": {"value": "/"}}]``), so a
+    defaulted list of objects holds models, not dicts. ``value`` is copied; each call
+    validates a fresh copy of it."""
+    frozen = copy.deepcopy(value)
+    adapters: list[TypeAdapter[Any]] = []
+
+    def build() -> Any:
+        if not adapters:
+            adapters.append(TypeAdapter(annotation))
+        return adapters[0].validate_python(copy.deepcopy(frozen))
+
+    return build

@@ -38,6 +38,7 @@ is an error naming the field. Output is deterministic: properties in key order.
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib
 import inspect
 import os
@@ -175,14 +176,19 @@ class _JsonSchema(GenerateJsonSchema):
         return {**out, "format": fmt} if fmt else out
 
 
-def _model_default_value(factory: Any) -> dict[str, Any] | None:
-    """The object a :func:`kube_runtime.models.model_default` factory builds from (codegen
-    writes object defaults so), else None: other factories have no CRD default."""
-    if getattr(factory, "__qualname__", "") != "model_default.<locals>.build":
+# The default factories codegen writes (kube_runtime.models.model_default for an object,
+# codegen.core.typed_default for a list or map of objects): their closure keeps the value.
+_DEFAULT_FACTORIES = frozenset({"model_default.<locals>.build", "typed_default.<locals>.build"})
+
+
+def _model_default_value(factory: Any) -> Any:
+    """The value a ``model_default`` or ``typed_default`` factory builds from (codegen writes
+    defaults holding objects so), else None: other factories have no CRD default."""
+    if getattr(factory, "__qualname__", "") not in _DEFAULT_FACTORIES:
         return None
     cells = dict(zip(factory.__code__.co_freevars, factory.__closure__ or (), strict=False))
     cell = cells.get("frozen")
-    return dict(cell.cell_contents) if cell is not None else None
+    return copy.deepcopy(cell.cell_contents) if cell is not None else None
 
 
 class _Converter:

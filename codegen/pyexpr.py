@@ -128,8 +128,9 @@ def split(expr: Expr, indent: str, lead: str = "", tail: str = "") -> list[str]:
 def statement(indent: str, target: str, annotation: Expr | None, value: Expr | None) -> list[str]:
     """``target: annotation = value`` (either part optional) laid out as ruff does: keep the
     annotation whole and split the value's brackets; else parenthesize the value when that
-    makes the first line fit; else split the annotation (its own brackets, or parentheses
-    around a union) and then the value."""
+    makes the first line fit (after a one-name annotation only when every line then fits,
+    else the value's brackets split after the overlong head); else split the annotation (its
+    own brackets, or parentheses around a union) and then the value."""
     head = target + (": " + annotation.flat if annotation is not None else "")
     if value is None:
         if annotation is None or _fits(indent + head):
@@ -140,7 +141,14 @@ def statement(indent: str, target: str, annotation: Expr | None, value: Expr | N
     if isinstance(value, Seq) and (annotation is None or _fits(indent + head + " = " + value.head)):
         return split(value, indent, head + " = ")
     if _fits(indent + head + " = ("):
-        return [indent + head + " = (", *layout(value, indent + INDENT), indent + ")"]
+        inner = layout(value, indent + INDENT)
+        # With an annotation that cannot split (one name), ruff parenthesizes a bracketed
+        # value only when every line then fits; else it splits the value's own brackets.
+        if not (isinstance(annotation, Atom) and isinstance(value, Seq)) or all(
+            _fits(line) for line in inner
+        ):
+            return [indent + head + " = (", *inner, indent + ")"]
+        return split(value, indent, head + " = ")
     if annotation is None:
         return split(value, indent, head + " = ")
     lines = _split_annotation(annotation, indent, target + ": ")

@@ -39,6 +39,7 @@ _IMPORT_SOURCES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ManagedFieldsEntry",
             "ObjectMeta",
             "OwnerReference",
+            "typed_default",
         ),
     ),
     ("kube_runtime.client", ("Resource",)),

@@ -154,6 +154,11 @@ class SchemaWalker:
                 self.imports.add("model_default")
                 factory = call("model_default", [Atom(info.model), literal(value)])
                 kwargs.append(Pair("default_factory=", factory))
+            elif isinstance(value, (list, dict)) and _holds_object(value):
+                # a list (or map) of objects: built into models, not kept as dicts
+                self.imports.add("typed_default")
+                factory = call("typed_default", [annotation, literal(value)])
+                kwargs.append(Pair("default_factory=", factory))
             elif isinstance(value, (list, dict)):
                 kwargs.append(Pair("default=", literal(value)))
             else:
@@ -242,6 +247,12 @@ class SchemaWalker:
             return expr
         self.imports.update({"Annotated", "Field"})
         return subscript("Annotated", [expr, call("Field", constraints)])
+
+
+def _holds_object(value: list[Any] | dict[str, Any]) -> bool:
+    """Whether a list's items or a map's values include an object (a JSON mapping)."""
+    items = value if isinstance(value, list) else list(value.values())
+    return any(isinstance(item, dict) for item in items)
 
 
 def _alias_kwargs(wire: str) -> list[Pair]:
