@@ -1,14 +1,19 @@
-"""The CloneSet's webhooks. The validating one (issue 17 part 3) refuses the specs the
-controller cannot act on (:func:`~controllers.cloneset.core.validate`: template and
-claim-template shapes, selectors, negative counts, malformed int-or-percent values, unknown
-strategies, InPlaceOnly with maxSurge) and selector changes, as OpenKruise's CloneSet webhook
-does. The defaulting one sets what OpenKruise's mutating webhook sets
+"""The CloneSet's webhooks. The validating one (issue 17 part 3) refuses, with field paths
+(422 and one cause per problem, as OpenKruise's CloneSet webhook answers), what
+:func:`spec_errors` finds: template and claim-template shapes, selectors, negative counts,
+malformed int-or-percent values, unknown strategies, InPlaceOnly with maxSurge, both
+maxUnavailable and maxSurge below 1, priority and scatter terms, duplicated podsToDelete; on
+updates also changes to fields Kruise keeps fixed (the selector among them). Anything else
+the controller could not act on (:func:`~controllers.cloneset.core.validate`) is refused
+too. The defaulting one sets what OpenKruise's mutating webhook sets
 (:func:`set_defaults`). ``kube-runtime run cloneset --webhook-port N`` serves both
 (:func:`setup_webhooks`)."""
 
 from __future__ import annotations
 
 import copy
+import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,8 +29,18 @@ from controllers.cloneset.core import (
 from kube_runtime import meta, webhook
 from kube_runtime.client.mapping import Resource
 from kube_runtime.manager import Manager
+from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.workloads.intstr import int_or_percent_error
+from kube_runtime.workloads.templates import template_problems
 
-__all__ = ["RESOURCE", "CloneSetValidator", "set_defaults", "setup_webhooks"]
+__all__ = [
+    "RESOURCE",
+    "UPDATABLE",
+    "CloneSetValidator",
+    "set_defaults",
+    "setup_webhooks",
+    "spec_errors",
+]
 
 RESOURCE = Resource(
     group=CLONESET.group,
@@ -37,7 +52,248 @@ RESOURCE = Resource(
 """The CloneSet's resource, for the webhook configuration."""
 
 
-def _check(obj: Any) -> None:
+UPDATABLE = frozenset(
+    {
+        "replicas",
+        "template",
+        "lifecycle",
+        "scaleStrategy",
+        "updateStrategy",
+        "minReadySeconds",
+        "volumeClaimTemplates",
+        "revisionHistoryLimit",
+    }
+)
+"""The spec fields an update may change (Kruise's ``validateCloneSetUpdate``)."""
+
+_TYPES = (RECREATE, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY)
+_PERCENT = re.compile(r"[+-]?[0-9]+%")
+
+
+def _scaled(value: Any, replicas: int) -> int | None:
+    """An int-or-percent scaled to ``replicas``, rounding up (Kruise's
+    ``GetScaledValueFromIntOrPercent(..., true)``); None when malformed."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _PERCENT.fullmatch(value):
+        return math.ceil(int(value[:-1]) * replicas / 100)
+    return None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a mapping, else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _nonnegative(errors: list[webhook.FieldError], spec: Mapping[str, Any], key: str) -> None:
+    value = spec.get(key)
+    if isinstance(value, int) and value < 0:
+        errors.append(
+            webhook.FieldError.invalid(f"spec.{key}", value, "must be greater than or equal to 0")
+        )
+
+
+def _selector_errors(spec: Mapping[str, Any]) -> list[webhook.FieldError]:
+    raw = spec.get("selector")
+    if raw is None:
+        return [webhook.FieldError.required("spec.selector")]
+    if not isinstance(raw, Mapping):
+        return [webhook.FieldError.invalid("spec.selector", raw, "must be a label selector")]
+    try:
+        selector = label_selector_from_dict(raw)
+    except ValueError as err:
+        return [webhook.FieldError.invalid("spec.selector", raw, str(err))]
+    if not raw.get("matchLabels") and not raw.get("matchExpressions"):
+        return [
+            webhook.FieldError.invalid(
+                "spec.selector", raw, "empty selector is invalid for cloneset"
+            )
+        ]
+    template = spec.get("template")
+    labels = meta.labels(template) if isinstance(template, Mapping) else {}
+    if not selector.matches(labels):
+        return [
+            webhook.FieldError.invalid(
+                "spec.template.metadata.labels",
+                labels,
+                "`selector` does not match template `labels`",
+            )
+        ]
+    return []
+
+
+def _priority_error(priority: Any) -> str | None:
+    """Kruise's ``UpdatePriorityStrategy.FieldsValidation``."""
+    if not isinstance(priority, Mapping):
+        return None
+    weights = priority.get("weightPriority") or []
+    if weights and priority.get("orderPriority"):
+        return "only one of weightPriority and orderPriority can be used"
+    for term in weights:
+        weight = term.get("weight") if isinstance(term, Mapping) else None
+        if not isinstance(weight, int) or not 0 <= weight <= 100:
+            return "weight must be valid number in the range 1-100"
+        selector = term.get("matchSelector") or {}
+        if not selector.get("matchLabels") and not selector.get("matchExpressions"):
+            return "selector can not be empty"
+        try:
+            label_selector_from_dict(selector)
+        except ValueError as err:
+            return f"invalid selector {err}"
+    for term in priority.get("orderPriority") or []:
+        if not isinstance(term, Mapping) or not term.get("orderedKey"):
+            return "order key can not be empty"
+    return None
+
+
+def _scatter_error(scatter: Any) -> str | None:
+    """Kruise's ``CloneSetUpdateScatterStrategy.FieldsValidation``."""
+    seen: set[str] = set()
+    for term in scatter or []:
+        key, value = (
+            (term.get("key"), term.get("value")) if isinstance(term, Mapping) else (None, None)
+        )
+        if not key or not value:
+            return "key and value in scatterStrategy term can not be empty"
+        if f"{key}:{value}" in seen:
+            return f"duplicated term key {key} value {value}"
+        seen.add(f"{key}:{value}")
+    return None
+
+
+def _update_strategy_errors(strategy: Mapping[str, Any], replicas: int) -> list[webhook.FieldError]:
+    """Kruise's ``validateUpdateStrategy`` (an absent maxUnavailable is the default 20%, as the
+    defaulting webhook sets it)."""
+    errors: list[webhook.FieldError] = []
+    path = "spec.updateStrategy"
+    kind = strategy.get("type") or RECREATE
+    if kind not in _TYPES:
+        errors.append(
+            webhook.FieldError.invalid(
+                f"{path}.type",
+                kind,
+                f"must be '{RECREATE}', {IN_PLACE_IF_POSSIBLE} or '{IN_PLACE_ONLY}'",
+            )
+        )
+    scaled: dict[str, int] = {}
+    for key in ("partition", "maxUnavailable", "maxSurge"):
+        raw = strategy.get(key)
+        if raw is None:
+            continue
+        value = _scaled(raw, replicas)
+        why = int_or_percent_error(raw)
+        if value is None or why is not None:
+            detail = why or "must be an integer or percentage (e.g '5%')"
+            errors.append(webhook.FieldError.invalid(f"{path}.{key}", raw, detail))
+        else:
+            scaled[key] = value
+    for key, problem in (
+        ("priorityStrategy", _priority_error(strategy.get("priorityStrategy"))),
+        ("scatterStrategy", _scatter_error(strategy.get("scatterStrategy"))),
+    ):
+        if problem is not None:
+            errors.append(webhook.FieldError.required(f"{path}.{key}", problem))
+    surge = scaled.get("maxSurge", 0)
+    if kind == IN_PLACE_ONLY and surge > 0:
+        errors.append(
+            webhook.FieldError.invalid(
+                f"{path}.maxSurge",
+                strategy.get("maxSurge"),
+                "can not use maxSurge with strategy type InPlaceOnly",
+            )
+        )
+    unavailable = scaled.get("maxUnavailable", 1 if strategy.get("maxUnavailable") is None else 0)
+    if replicas > 0 and unavailable < 1 and surge < 1 and "maxUnavailable" in scaled:
+        errors.append(
+            webhook.FieldError.invalid(
+                f"{path}.maxUnavailable",
+                strategy.get("maxUnavailable"),
+                "maxUnavailable and maxSurge should not both be less than 1",
+            )
+        )
+    return errors
+
+
+def spec_errors(cs: Any, old: Any = None) -> list[webhook.FieldError]:
+    """Every problem of CloneSet ``cs``'s spec, with its field path, as OpenKruise's
+    ``validateCloneSetSpec`` (and, given the stored ``old`` set of an update,
+    ``validateCloneSetUpdate``) finds them; the template and claim-template shapes first
+    (nothing else can be read from a template of the wrong shape). Empty when valid."""
+    spec = meta.spec(cs)
+    problems = template_problems(spec)
+    if problems:
+        return [webhook.FieldError.parse(problem) for problem in problems]
+    errors: list[webhook.FieldError] = []
+    if old is not None:
+        old_spec = meta.spec(old)
+        fixed = sorted(
+            k
+            for k in set(spec) | set(old_spec)
+            if k not in UPDATABLE and spec.get(k) != old_spec.get(k)
+        )
+        if "selector" in fixed:
+            errors.append(
+                webhook.FieldError.forbidden("spec.selector", "selector is immutable in a CloneSet")
+            )
+        if [k for k in fixed if k != "selector"]:
+            errors.append(
+                webhook.FieldError.forbidden(
+                    "spec",
+                    "updates to cloneset spec for fields other than "
+                    + ", ".join(f"'{k}'" for k in sorted(UPDATABLE))
+                    + " are forbidden",
+                )
+            )
+    replicas = spec.get("replicas", 1)
+    replicas = replicas if isinstance(replicas, int) else 1
+    for key in ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"):
+        _nonnegative(errors, spec, key)
+    errors += _selector_errors(spec)
+    pod_spec = _mapping(_mapping(spec.get("template")).get("spec"))
+    policy = pod_spec.get("restartPolicy")
+    if policy not in (None, "", "Always"):
+        errors.append(
+            webhook.FieldError.not_supported("spec.template.spec.restartPolicy", policy, ["Always"])
+        )
+    if pod_spec.get("activeDeadlineSeconds") is not None:
+        errors.append(
+            webhook.FieldError.forbidden(
+                "spec.template.spec.activeDeadlineSeconds",
+                "activeDeadlineSeconds in cloneset is not Supported",
+            )
+        )
+    scale = _mapping(spec.get("scaleStrategy"))
+    names = scale.get("podsToDelete") or []
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        errors.append(
+            webhook.FieldError.invalid(
+                "spec.scaleStrategy.podsToDelete", names, f"duplicated items {duplicated}"
+            )
+        )
+    for i, name in enumerate(names):
+        if not name:
+            errors.append(
+                webhook.FieldError.invalid(
+                    f"spec.scaleStrategy.podsToDelete[{i}]", name, "a pod name is required"
+                )
+            )
+    if scale.get("maxUnavailable") is not None:
+        error = int_or_percent_error(scale["maxUnavailable"])
+        if error is not None:
+            errors.append(
+                webhook.FieldError.invalid(
+                    "spec.scaleStrategy.maxUnavailable", scale["maxUnavailable"], error
+                )
+            )
+    errors += _update_strategy_errors(_mapping(spec.get("updateStrategy")), replicas)
+    return errors
+
+
+def _check(obj: Any, old: Any = None) -> None:
+    errors = spec_errors(obj, old)
+    if errors:
+        raise webhook.Invalid(errors=errors)
     try:
         validate(dict(obj) if isinstance(obj, dict) else obj)
     except SpecError as err:
@@ -45,21 +301,15 @@ def _check(obj: Any) -> None:
 
 
 class CloneSetValidator(webhook.Validator):
-    """Refuses what :func:`~controllers.cloneset.core.validate` refuses, and selector changes."""
+    """Refuses what :func:`spec_errors` finds (with the field paths) and then what
+    :func:`~controllers.cloneset.core.validate` refuses; on updates also changes to fields
+    Kruise keeps fixed (:data:`UPDATABLE` lists the others)."""
 
     def validate_create(self, obj: Any, request: webhook.AdmissionRequest) -> None:
         _check(obj)
 
     def validate_update(self, old: Any, new: Any, request: webhook.AdmissionRequest) -> None:
-        if meta.spec(new).get("selector") != meta.spec(old).get("selector"):
-            raise webhook.Invalid(
-                errors=[
-                    webhook.FieldError.forbidden(
-                        "spec.selector", "selector is immutable in a CloneSet"
-                    )
-                ]
-            )
-        _check(new)
+        _check(new, old)
 
 
 def set_defaults(obj: Mapping[str, Any], request: Any = None) -> dict[str, Any]:
