@@ -2,7 +2,13 @@
 (openkruise ``pkg/util/inplaceupdate``).
 
 Feasibility (:func:`calculate_in_place_spec`): between the pod's revision and the target
-revision only container images and template metadata (labels/annotations) may differ.
+revision only container images and template metadata (labels/annotations) may differ. A label
+or annotation that a container's env var takes its value from (``valueFrom.fieldRef``) is an
+*env from metadata* change of that container (Kruise's ``ContainerRefMetadata``, with its
+``InPlaceUpdateEnvFromMetadata`` gate on): it is set together with the container's batch, the
+state records ``updateEnvFromMetadata``, and the update completes once the node agent reports
+(``apps.kruise.io/runtime-containers-meta``) that every container restarted with the new values
+(:mod:`kube_runtime.workloads.containermeta`).
 
 An update (:meth:`InPlaceControl.update`) sets the pod's ``InPlaceUpdateReady`` condition to
 False (its readiness gate takes the pod out of Ready), then patches the revision label, the
@@ -30,6 +36,7 @@ from kube_runtime import meta
 from kube_runtime.client.interfaces import Writer
 from kube_runtime.kinds import Pod
 from kube_runtime.meta import ObjView as Obj
+from kube_runtime.workloads.containermeta import env_hashes_consistent, refers_to_meta
 from kube_runtime.workloads.pods import parse_time
 from kube_runtime.workloads.revision import POD_REVISION_LABEL
 
@@ -59,16 +66,27 @@ STATE_ANNOTATION: Final = "apps.kruise.io/inplace-update-state"
 GRACE_ANNOTATION: Final = "apps.kruise.io/inplace-update-grace"
 
 
+#: ``{container: {"labels": {key: value}, "annotations": {key: value}}}``
+RefMetadata = dict[str, dict[str, dict[str, str]]]
+
+
 @dataclasses.dataclass(frozen=True)
 class InPlaceSpec:
     """What an in-place update changes: ``revision`` (the target revision's name), new images
-    by container name, and merge-patch values for the pod's labels and annotations (None
-    removes a key)."""
+    by container name, merge-patch values for the pod's labels and annotations (None removes a
+    key) that no container's env refers to, and ``container_ref_metadata``: the labels and
+    annotations each container's env refers to, set with that container's batch."""
 
     revision: str
     container_images: dict[str, str]
     labels: dict[str, str | None]
     annotations: dict[str, str | None]
+    container_ref_metadata: RefMetadata = dataclasses.field(default_factory=dict)
+
+    @property
+    def update_env_from_metadata(self) -> bool:
+        """Some container's env changes with the metadata (it has to be restarted)."""
+        return bool(self.container_ref_metadata)
 
 
 def _template(revision: Obj | None) -> dict[str, Any] | None:
@@ -109,6 +127,7 @@ def calculate_in_place_spec(old_revision: Obj | None, new_revision: Obj) -> InPl
         k: v for k, v in new.items() if k not in ("metadata", "spec")
     }:
         return None
+    ref_metadata = _ref_metadata(new_containers, labels, annotations)
     images: dict[str, str] = {}
     for a, b in zip(old_containers, new_containers, strict=True):
         rest_a = {k: v for k, v in a.items() if k != "image"}
@@ -117,9 +136,34 @@ def calculate_in_place_spec(old_revision: Obj | None, new_revision: Obj) -> InPl
             return None
         if a.get("image") != b.get("image"):
             images[str(b.get("name"))] = str(b.get("image"))
-    if not images and not labels and not annotations:
+    if not images and not labels and not annotations and not ref_metadata:
         return None
-    return InPlaceSpec(meta.name(new_revision), images, labels, annotations)
+    return InPlaceSpec(meta.name(new_revision), images, labels, annotations, ref_metadata)
+
+
+def _ref_metadata(
+    containers: list[Obj],
+    labels: dict[str, str | None],
+    annotations: dict[str, str | None],
+) -> RefMetadata:
+    """Move the added or changed labels/annotations some container's env refers to out of
+    ``labels``/``annotations`` into per-container metadata (upstream: the metadata patch
+    operations ``add``/``replace`` whose key ``IsContainerReferenceToMeta``; a removed key stays
+    a plain metadata change)."""
+    refs: RefMetadata = {}
+    for part, diff, path in (
+        ("labels", labels, "metadata.labels"),
+        ("annotations", annotations, "metadata.annotations"),
+    ):
+        for key, value in list(diff.items()):
+            if value is None:
+                continue
+            users = [str(c.get("name")) for c in containers if refers_to_meta(c, path, key)]
+            for name in users:
+                refs.setdefault(name, {}).setdefault(part, {})[key] = value
+            if users:
+                del diff[key]
+    return refs
 
 
 # has_readiness_gate, get_condition, _annotation_json and check_update_completed run for every
@@ -171,7 +215,7 @@ def check_update_completed(pod: Obj) -> str | None:
         return None
     if _annotation_json(pod, GRACE_ANNOTATION) is not None:
         return "images wait for the grace period"
-    if state.get("nextContainerImages"):
+    if state.get("nextContainerImages") or state.get("nextContainerRefMetadata"):
         return "containers wait for a later batch"
     return _batch_completed(pod, state)
 
@@ -183,6 +227,10 @@ def _batch_completed(pod: Obj, state: Obj) -> str | None:
         POD_REVISION_LABEL
     ):
         return "the pod's revision changed since the update"
+    if state.get("updateEnvFromMetadata"):
+        why = env_hashes_consistent(pod)
+        if why is not None:
+            return why
     statuses = {c.get("name"): c for c in (pod.get("status") or {}).get("containerStatuses") or ()}
     images = {c.get("name"): _with_tag(str(c.get("image") or "")) for c in _containers(pod)}
     for name, last in (state.get("lastContainerStatuses") or {}).items():
@@ -262,36 +310,85 @@ def split_batch(pod: Obj, images: Mapping[str, str]) -> tuple[dict[str, str], di
     """``(images to set now, images for later batches)`` (upstream
     ``defaultPatchUpdateSpecToPod``): containers without a launch priority and those of the
     highest priority among the changed ones go now, the others later."""
-    priorities = container_priorities(pod)
-    ranked = [priorities[n] for n in images if n in priorities]
-    top = max(ranked) if ranked else None
-    now = {n: i for n, i in images.items() if n not in priorities or priorities[n] == top}
+    now_names = _first_batch(pod, set(images), {})
+    now = {n: i for n, i in images.items() if n in now_names}
     return now, {n: i for n, i in images.items() if n not in now}
 
 
+def _first_batch(pod: Obj, changed: set[str], ref_metadata: Mapping[str, Any]) -> set[str]:
+    """The containers of ``changed`` to update now: those without a launch priority and those
+    of the highest priority, plus every container sharing a referred-to label/annotation with
+    one of them (upstream ``addMetadataSharedContainersToUpdate``), transitively."""
+    priorities = container_priorities(pod)
+    ranked = [priorities[n] for n in changed if n in priorities]
+    top = max(ranked) if ranked else None
+    now = {n for n in changed if n not in priorities or priorities[n] == top}
+    keys: set[tuple[str, str]] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name in now:
+            for part, values in (ref_metadata.get(name) or {}).items():
+                keys.update((part, k) for k in values)
+        for name, parts in ref_metadata.items():
+            if name in now:
+                continue
+            if any((part, k) in keys for part, values in parts.items() for k in values):
+                now.add(name)
+                grew = True
+    return now
+
+
+@dataclasses.dataclass
+class _Batch:
+    """One batch of an in-place update: the images and the referred-to metadata to set."""
+
+    images: dict[str, str]
+    labels: dict[str, str | None]
+    annotations: dict[str, str | None]
+
+
 def _with_batch(
-    state: dict[str, Any], pod: Obj, images: Mapping[str, str], stamp: str
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """``state`` with the next batch of ``images`` recorded (the imageIDs the batch's
-    containers run now, the images left for later, the containers the later batch waits to be
-    ready, the batch itself); and the batch's images."""
-    now, later = split_batch(pod, images)
+    state: dict[str, Any],
+    pod: Obj,
+    images: Mapping[str, str],
+    stamp: str,
+    ref_metadata: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], _Batch]:
+    """``state`` with the next batch of ``images`` and ``ref_metadata`` recorded (the imageIDs
+    the batch's containers run now, the images and metadata left for later, the containers the
+    later batch waits to be ready, the batch itself); and the batch."""
+    ref_metadata = ref_metadata or {}
+    changed = set(images) | set(ref_metadata)
+    now_names = _first_batch(pod, changed, ref_metadata)
+    now = {n: i for n, i in images.items() if n in now_names}
+    later = {n: i for n, i in images.items() if n not in now_names}
+    later_meta = {n: m for n, m in ref_metadata.items() if n not in now_names}
+    batch = _Batch(now, {}, {})
+    for name, parts in ref_metadata.items():
+        if name in now_names:
+            batch.labels.update(parts.get("labels") or {})
+            batch.annotations.update(parts.get("annotations") or {})
     statuses = {c.get("name"): c for c in meta.status(pod).get("containerStatuses") or ()}
     state = dict(state)
     last = dict(state.get("lastContainerStatuses") or {})
     for name in now:
         last[name] = {"imageID": (statuses.get(name) or {}).get("imageID") or ""}
     state["lastContainerStatuses"] = last
+    state.pop("nextContainerImages", None)
+    state.pop("nextContainerRefMetadata", None)
     if later:
         state["nextContainerImages"] = later
-        state["preCheckBeforeNext"] = {"containersRequiredReady": sorted(now)}
+    if later_meta:
+        state["nextContainerRefMetadata"] = later_meta
+    if later or later_meta:
+        state["preCheckBeforeNext"] = {"containersRequiredReady": sorted(now_names)}
     else:
-        state.pop("nextContainerImages", None)
         state.pop("preCheckBeforeNext", None)
     batches = list(state.get("containerBatchesRecord") or ())
-    batches.append({"timestamp": stamp, "containers": sorted(now)})
+    batches.append({"timestamp": stamp, "containers": sorted(now_names)})
     state["containerBatchesRecord"] = batches
-    return state, now
+    return state, batch
 
 
 def _not_ready_before_next(pod: Obj, state: Obj) -> str | None:
@@ -371,20 +468,35 @@ class InPlaceControl:
                 return False, left
             state = _annotation_json(pod, STATE_ANNOTATION) or {}
             stamp = _timestamp(self._now())
-            state, images = _with_batch(state, pod, grace.get("containerImages") or {}, stamp)
-            annotations = {GRACE_ANNOTATION: None, STATE_ANNOTATION: _dump(state)}
-            self._patch_pod(pod, images, {}, annotations)
+            state, batch = _with_batch(
+                state,
+                pod,
+                grace.get("containerImages") or {},
+                stamp,
+                grace.get("containerRefMetadata") or {},
+            )
+            annotations: dict[str, str | None] = dict(batch.annotations)
+            annotations.update({GRACE_ANNOTATION: None, STATE_ANNOTATION: _dump(state)})
+            self._patch_pod(pod, batch.images, batch.labels, annotations)
             return True, 0.0
         current = _annotation_json(pod, STATE_ANNOTATION)
         if (
             current is not None
-            and current.get("nextContainerImages")
+            and (current.get("nextContainerImages") or current.get("nextContainerRefMetadata"))
             and _batch_completed(pod, current) is None
             and _not_ready_before_next(pod, current) is None
         ):
             stamp = _timestamp(self._now())
-            current, images = _with_batch(current, pod, current["nextContainerImages"], stamp)
-            self._patch_pod(pod, images, {}, {STATE_ANNOTATION: _dump(current)})
+            current, batch = _with_batch(
+                current,
+                pod,
+                current.get("nextContainerImages") or {},
+                stamp,
+                current.get("nextContainerRefMetadata") or {},
+            )
+            annotations = dict(batch.annotations)
+            annotations[STATE_ANNOTATION] = _dump(current)
+            self._patch_pod(pod, batch.images, batch.labels, annotations)
             return True, 0.0
         if not has_readiness_gate(pod):
             return False, 0.0
@@ -410,26 +522,32 @@ class InPlaceControl:
             self._set_condition(pod, "False", "StartInPlaceUpdate")
         now = _timestamp(self._now())
         state: dict[str, Any] = {"revision": spec.revision, "updateTimestamp": now}
+        if spec.update_env_from_metadata:
+            state["updateEnvFromMetadata"] = True
         labels: dict[str, str | None] = {**spec.labels, POD_REVISION_LABEL: spec.revision}
         labels.update(extra_labels or {})
         annotations: dict[str, str | None] = dict(spec.annotations)
-        if grace_seconds > 0 and spec.container_images:
+        if grace_seconds > 0 and (spec.container_images or spec.container_ref_metadata):
             annotations[STATE_ANNOTATION] = _dump(state)
-            annotations[GRACE_ANNOTATION] = json.dumps(
-                {
-                    "revision": spec.revision,
-                    "containerImages": spec.container_images,
-                    "graceSeconds": grace_seconds,
-                    "updateTimestamp": now,
-                },
-                sort_keys=True,
-            )
+            grace: dict[str, Any] = {
+                "revision": spec.revision,
+                "containerImages": spec.container_images,
+                "graceSeconds": grace_seconds,
+                "updateTimestamp": now,
+            }
+            if spec.container_ref_metadata:
+                grace["containerRefMetadata"] = spec.container_ref_metadata
+            annotations[GRACE_ANNOTATION] = json.dumps(grace, sort_keys=True)
             self._patch_pod(pod, {}, labels, annotations)
             return float(grace_seconds)
-        state, images = _with_batch(state, pod, spec.container_images, now)
+        state, batch = _with_batch(
+            state, pod, spec.container_images, now, spec.container_ref_metadata
+        )
+        labels.update(batch.labels)
+        annotations.update(batch.annotations)
         annotations[STATE_ANNOTATION] = _dump(state)
         annotations[GRACE_ANNOTATION] = None
-        self._patch_pod(pod, images, labels, annotations)
+        self._patch_pod(pod, batch.images, labels, annotations)
         return 0.0
 
     def _patch_pod(

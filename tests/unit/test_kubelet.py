@@ -22,6 +22,7 @@ from kube_runtime.envtest.kubelet.simulator import (
 )
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 from kube_runtime.envtest.server.storage import DeleteOptions, Event, Store
+from kube_runtime.workloads.containermeta import RUNTIME_META_ANNOTATION, env_hashes_consistent
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -284,6 +285,50 @@ def test_image_change_restarts_container_in_place(env: Env) -> None:
         for p in env.pod_history("app")
         if status(p).get("containerStatuses")
     )
+
+
+def test_env_from_metadata_change_restarts_container_during_in_place_update(env: Env) -> None:
+    env_ref = {"fieldRef": {"fieldPath": "metadata.labels['test-env']"}}
+    containers = [
+        {"name": "app", "image": "nginx:1.25", "env": [{"name": "E", "valueFrom": env_ref}]}
+    ]
+    body = {
+        "metadata": {"name": "envpod", "labels": {"test-env": "foo"}},
+        "spec": {"containers": containers},
+    }
+    env.store.create(env.pods, NS, body)
+    before = env.wait_pod(
+        "envpod",
+        lambda p: is_ready(p) and RUNTIME_META_ANNOTATION in p["metadata"].get("annotations", {}),
+        "running with its runtime meta",
+    )
+    assert env_hashes_consistent(before) is None
+
+    def relabel(p: Obj) -> Obj:
+        p["metadata"]["labels"]["test-env"] = "bar"
+        return p
+
+    # outside an in-place update (no InPlaceUpdateReady=False) nothing restarts
+    env.store.mutate(env.pods, NS, "envpod", relabel)
+    pod = env.wait_pod("envpod", lambda p: env_hashes_consistent(p) is not None, "stale env")
+    assert container(pod)["restartCount"] == 0
+
+    def updating(p: Obj) -> Obj:
+        conds = [c for c in p["status"].get("conditions", []) if c["type"] != "InPlaceUpdateReady"]
+        conds.append({"type": "InPlaceUpdateReady", "status": "False"})
+        p["status"]["conditions"] = conds
+        return p
+
+    env.store.mutate(env.pods, NS, "envpod", updating, subresource="status")
+    after = env.wait_pod(
+        "envpod",
+        lambda p: env_hashes_consistent(p) is None and container(p)["restartCount"] == 1,
+        "restarted with the new env",
+    )
+    cs = container(after)
+    assert cs["containerID"] != container(before)["containerID"]
+    assert cs["imageID"] == container(before)["imageID"]
+    assert after["metadata"]["uid"] == before["metadata"]["uid"]
 
 
 # ------------------------------------------------------------------------ deletion

@@ -24,6 +24,14 @@ What clients observe through the API is what a one-node cluster shows:
   and ``restartCount + 1`` (the old imageID when ``settings.image_digests`` says the new image
   is a retag of the old one). Name, UID and pod IP stay. Other stopped containers of a running pod
   are restarted the same way (restart policy is not consulted).
+* **Env from metadata** (the kruise-daemon's part of Kruise's in-place update): for a pod with
+  a container whose env takes a value from a label or annotation (``valueFrom.fieldRef``), the
+  kubelet records per started container the hash of the values it got and reports them in the
+  ``apps.kruise.io/runtime-containers-meta`` annotation (containerID, restartCount,
+  ``extractedEnvFromMetadataHash``). While the pod's ``InPlaceUpdateReady`` condition is False
+  (an in-place update runs), a running container whose values differ from what the pod's
+  metadata gives now is stopped after ``restart_delay`` and restarted like above (new
+  containerID, ``restartCount + 1``, the same imageID).
 * **Deletion**: a pod with ``deletionTimestamp`` is stopped after
   ``min(deletionGracePeriodSeconds * grace_scale, max_grace)`` seconds: a running pod first
   gets a terminal status (containers terminated, phase ``Succeeded`` when every container
@@ -64,6 +72,7 @@ import hashlib
 import heapq
 import ipaddress
 import itertools
+import json
 import logging
 import secrets
 import threading
@@ -84,6 +93,13 @@ from kube_runtime.envtest.server.storage import (
     now_rfc3339,
 )
 from kube_runtime.meta import Obj
+from kube_runtime.workloads.containermeta import (
+    RUNTIME_META_ANNOTATION,
+    expected_env_hash,
+    meta_refs,
+    runtime_meta_set,
+)
+from kube_runtime.workloads.inplace import READINESS_GATE as IN_PLACE_READY
 
 __all__ = [
     "ANNOTATION_CRASH_LOOP",
@@ -231,6 +247,9 @@ class _PodMemory:
     uid: str
     ip: str | None = None
     dues: dict[tuple[str, ...], float] = field(default_factory=dict)
+    env_hashes: dict[str, int] = field(default_factory=dict)
+    """containerID -> hash of the env-from-metadata values it started with (until the
+    runtime-containers-meta annotation holds it)."""
 
 
 class _Tick:
@@ -718,12 +737,97 @@ class Kubelet:
         if node != self._node_name:
             return
         if self._pod_status(pod, mem, tick) != pod.get("status"):
-            self._write(
+            written = self._write(
                 self._pods_info,
                 pod,
                 lambda current: _with_status(current, self._pod_status(current, mem, tick)),
                 subresource="status",
             )
+            pod = written if written is not None else pod
+        self._report_container_meta(pod, mem)
+
+    # ---------------------------------------------------------- env from metadata
+
+    def _started_env_hash(self, c: Obj, cs: Obj, pod: Obj, mem: _PodMemory) -> int | None:
+        """The env-from-metadata hash container ``c`` (status ``cs``) was started with: from
+        memory, else from the pod's runtime-containers-meta; None when not known."""
+        cid = str(cs.get("containerID") or "")
+        if cid in mem.env_hashes:
+            return mem.env_hashes[cid]
+        for entry in (runtime_meta_set(pod) or {}).get("containers") or ():
+            if isinstance(entry, dict) and entry.get("containerID") == cid:
+                got = (entry.get("hashes") or {}).get("extractedEnvFromMetadataHash")
+                if isinstance(got, int):
+                    mem.env_hashes[cid] = got
+                    return got
+        return None
+
+    def _env_stale(self, c: Obj, cs: Obj, pod: Obj, mem: _PodMemory) -> bool:
+        """A running container to restart for new env values (kruise-daemon: only while the
+        pod's ``InPlaceUpdateReady`` condition is False)."""
+        if not meta_refs(c):
+            return False
+        conditions = (pod.get("status") or {}).get("conditions") or ()
+        if not any(
+            x.get("type") == IN_PLACE_READY and x.get("status") == "False" for x in conditions
+        ):
+            return False
+        started = self._started_env_hash(c, cs, pod, mem)
+        return started is not None and started != expected_env_hash(c, pod.get("metadata") or {})
+
+    def _record_env_hashes(self, pod: Obj, statuses: list[Obj], mem: _PodMemory) -> None:
+        """Remember what newly started containers got from the pod's metadata now."""
+        by_name = {c["name"]: c for c in _named((pod.get("spec") or {}).get("containers"))}
+        for cs in statuses:
+            c = by_name.get(cs.get("name"))
+            cid = str(cs.get("containerID") or "")
+            if c is None or not cid or "running" not in (cs.get("state") or {}):
+                continue
+            if not meta_refs(c) or self._started_env_hash(c, cs, pod, mem) is not None:
+                continue
+            mem.env_hashes[cid] = expected_env_hash(c, pod.get("metadata") or {})
+
+    def _report_container_meta(self, pod: Obj, mem: _PodMemory) -> None:
+        """Write the runtime-containers-meta annotation of a pod whose containers take env
+        from metadata when it changed (the kruise-daemon's report)."""
+        containers = {c["name"]: c for c in _named((pod.get("spec") or {}).get("containers"))}
+        if not any(meta_refs(c) for c in containers.values()):
+            return
+        entries = []
+        for cs in (pod.get("status") or {}).get("containerStatuses") or ():
+            c = containers.get(cs.get("name"))
+            cid = cs.get("containerID")
+            if c is None or not cid:
+                continue
+            started = self._started_env_hash(c, cs, pod, mem)
+            hashes = {} if started is None else {"extractedEnvFromMetadataHash": started}
+            entries.append(
+                {
+                    "name": cs.get("name"),
+                    "containerID": cid,
+                    "restartCount": int(cs.get("restartCount") or 0),
+                    "hashes": hashes,
+                }
+            )
+        if not entries:
+            return
+        value = json.dumps({"containers": entries}, sort_keys=True)
+        if (pod["metadata"].get("annotations") or {}).get(RUNTIME_META_ANNOTATION) == value:
+            return
+
+        def annotate(current: Obj) -> Obj | None:
+            if current["metadata"].get("deletionTimestamp"):
+                return None
+            meta = dict(current["metadata"])
+            annotations = dict(meta.get("annotations") or {})
+            annotations[RUNTIME_META_ANNOTATION] = value
+            meta["annotations"] = annotations
+            return {**current, "metadata": meta}
+
+        self._write(self._pods_info, pod, annotate)
+        live = {str(cs.get("containerID")) for cs in entries}
+        for cid in [k for k in mem.env_hashes if k not in live]:
+            del mem.env_hashes[cid]
 
     def _schedule_pod(self, key: _Key, pod: Obj) -> None:
         """The scheduler: bind ``pod`` to the node or say why it cannot be."""
@@ -863,9 +967,10 @@ class Kubelet:
             new_phase = "Failed" if flags.fail else "Succeeded"
         else:
             statuses = [
-                self._next_container(c, old_cs.get(c["name"]), pod, flags, tick, ts)
+                self._next_container(c, old_cs.get(c["name"]), pod, flags, tick, ts, mem)
                 for c in containers
             ]
+            self._record_env_hashes(pod, statuses, mem)
             new_phase = "Running"
         status["containerStatuses"] = [
             self._after_post_start(c, _with_readiness(cs, flags), tick)
@@ -880,11 +985,11 @@ class Kubelet:
         return status
 
     def _next_container(
-        self, c: Obj, cs: Obj | None, pod: Obj, flags: _Flags, tick: _Tick, ts: str
+        self, c: Obj, cs: Obj | None, pod: Obj, flags: _Flags, tick: _Tick, ts: str, mem: _PodMemory
     ) -> Obj:
         """Advance one container of a running pod by at most one step; a container (re)started
         with a retagged image (``settings.image_digests``) reports the original's imageID."""
-        new = self._advance_container(c, cs, pod, flags, tick, ts)
+        new = self._advance_container(c, cs, pod, flags, tick, ts, mem)
         alias = self.settings.image_digests.get(str(new.get("image") or ""))
         if new is not cs and alias and new.get("imageID") == image_id(str(new.get("image"))):
             return {**new, "imageID": image_id(alias)}
@@ -901,7 +1006,7 @@ class Kubelet:
         return {**cs, "ready": False}
 
     def _advance_container(
-        self, c: Obj, cs: Obj | None, pod: Obj, flags: _Flags, tick: _Tick, ts: str
+        self, c: Obj, cs: Obj | None, pod: Obj, flags: _Flags, tick: _Tick, ts: str, mem: _PodMemory
     ) -> Obj:
         name = c["name"]
         delay = self.settings.restart_delay
@@ -918,9 +1023,8 @@ class Kubelet:
             return _running(c, ts)
         state = cs.get("state") or {}
         if "running" in state:
-            if cs.get("image") != c.get("image", "") and tick.elapsed(
-                ("stop", name, str(cs.get("containerID"))), delay
-            ):
+            changed = cs.get("image") != c.get("image", "") or self._env_stale(c, cs, pod, mem)
+            if changed and tick.elapsed(("stop", name, str(cs.get("containerID"))), delay):
                 return _exited(c, cs, ts, 0, "Completed")
             return cs
         if tick.elapsed(("restart", name, str(cs.get("containerID"))), delay):
