@@ -128,7 +128,10 @@ class Builder:
         return self
 
     def build(self, reconciler: Reconciler | ReconcileFn) -> Controller:
-        """Create the controller with its watches and add it to the manager."""
+        """Create the controller with its watches and add it to the manager.
+
+        Every watched kind is mapped first: one the server does not serve raises
+        :class:`~kube_runtime.client.NoKindMatchError` here."""
         inner: Reconciler = (
             reconciler if isinstance(reconciler, Reconciler) else _FunctionReconciler(reconciler)
         )
@@ -137,6 +140,7 @@ class Builder:
         name = self._name or (self._for[0].kind.lower() if self._for else None)
         if not name:
             raise ValueError("name the controller with named() when it has no for_() kind")
+        self._resolve_kinds()
         self._check_permissions(name)
         sharding = getattr(self._manager, "sharding", None)
         if sharding is not None and self._sharded and self._for is not None:
@@ -169,16 +173,27 @@ class Builder:
         self._manager.add(controller)
         return controller
 
+    def _watched_kinds(self) -> list[KindLike]:
+        watched: list[KindLike] = [k for k, _ in ([self._for] if self._for else [])]
+        watched += [k for k, _ in self._owns]
+        watched += [s.kind for s, _, _ in self._watches if isinstance(s, KindSource)]
+        return watched
+
+    def _resolve_kinds(self) -> None:
+        """Map every watched kind now, so a kind the server does not serve (by discovery: an
+        uninstalled CRD, a built-in kind of another release) fails here with
+        :class:`~kube_runtime.client.NoKindMatchError` instead of a cache that never syncs."""
+        mapper = self._manager.api_reader.mapper
+        for kind in self._watched_kinds():
+            mapper.resource_for(kind)
+
     def _check_permissions(self, name: str) -> None:
         """Inside a ``setup`` decorated with :func:`kube_runtime.rbac.requires`: every kind
         this controller watches must be readable under the declared rules."""
         if rbac.declared() is None:
             return
-        watched = [k for k, _ in ([self._for] if self._for else [])]
-        watched += [k for k, _ in self._owns]
-        watched += [s.kind for s, _, _ in self._watches if isinstance(s, KindSource)]
         mapper = self._manager.api_reader.mapper
-        for kind in watched:
+        for kind in self._watched_kinds():
             resource = mapper.resource_for(kind)
             rbac.check_readable(resource.group, resource.plural, f"controller {name!r}")
 

@@ -4,12 +4,16 @@
 and builds its URL paths. :class:`RestMapper` resolves a :data:`~kube_runtime.kinds.KindLike`
 to a ``Resource``:
 
-1. a resource model class carries its own (``__kube_resource__``);
-2. built-in kinds come from :data:`BUILTIN_RESOURCES` without any request;
-3. any other kind is looked up by discovery (``GET /apis/{group}/{version}``, an
-   ``APIResourceList``); the answer is cached per group/version, and a kind missing from the
-   cached answer refetches it once, so a CRD created after the client started is found
-   without a restart. A kind still unknown raises :class:`NoKindMatchError`.
+1. a resource model class carries its own (``__kube_resource__``), and a resource
+   registered with :meth:`RestMapper.add` is used as given;
+2. with a client, every other kind, built-in or not, is looked up by discovery
+   (``GET /apis/{group}/{version}``, an ``APIResourceList``); the answer is cached per
+   group/version, and a kind missing from the cached answer refetches it once, so a CRD
+   created after the client started is found without a restart. A kind still unknown raises
+   :class:`NoKindMatchError`: a built-in kind the server does not serve (``batch/v1`` CronJob
+   on kube-apiserver 1.20) fails like an uninstalled CRD, not as a 404 per request;
+3. without a client (the fake client, offline tools), built-in kinds come from
+   :data:`BUILTIN_RESOURCES`.
 """
 
 from __future__ import annotations
@@ -196,10 +200,11 @@ def resources_from_discovery(doc: Mapping[str, Any]) -> list[Resource]:
 
 
 class RestMapper:
-    """Thread-safe kind -> :class:`Resource` resolution (built-ins, then cached discovery).
+    """Thread-safe kind -> :class:`Resource` resolution (added resources, then cached
+    discovery; the built-in table when there is no client).
 
     ``client`` needs ``get_path(path) -> dict`` (the :class:`~kube_runtime.client.Client`);
-    None gives a mapper that knows only the built-ins and explicitly added resources.
+    None gives a mapper that knows only ``builtins`` and explicitly added resources.
     """
 
     def __init__(
@@ -207,7 +212,10 @@ class RestMapper:
     ) -> None:
         self._client = client
         self._lock = threading.Lock()
-        self._static: dict[Kind, Resource] = {r.kind_ref: r for r in builtins}
+        # Without a client the built-in table answers; with one, discovery does.
+        self._static: dict[Kind, Resource] = (
+            {r.kind_ref: r for r in builtins} if client is None else {}
+        )
         # group/version -> kind -> resource; a group/version absent here was never fetched.
         self._discovered: dict[str, dict[str, Resource]] = {}
 

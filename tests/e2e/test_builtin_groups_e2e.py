@@ -1041,3 +1041,75 @@ def test_a_deleted_volume_goes_once_unbound(client: Client) -> None:
         return False
 
     wait_for(gone, message="the released volume deleted")
+
+
+# ------------------------------------------------------------------------------ unserved kinds
+
+
+def _unserved_builtin(client: Client) -> str:
+    """A kind of the framework's built-in table this server does not serve (``batch/v1``
+    CronJob on kube-apiserver 1.20; ``events.k8s.io/v1`` Event on the embedded server)."""
+    from kube_runtime.client.mapping import BUILTIN_RESOURCES
+
+    for resource in BUILTIN_RESOURCES:
+        root = "/api/v1" if not resource.group else f"/apis/{resource.api_version}"
+        try:
+            served = {e["kind"] for e in client.request("GET", root)["resources"]}
+        except ApiError as e:
+            if e.code != 404:
+                raise
+            served = set()
+        if resource.kind not in served:
+            return f"{resource.api_version}/{resource.kind}"
+    pytest.skip("this server serves every kind of the built-in table")
+
+
+def test_an_unserved_builtin_kind_fails_at_builder_complete(client: Client, namespace: str) -> None:
+    """Issue 21: the REST mapping asks discovery for built-in kinds too, so a controller of a
+    kind the server does not serve fails when it is built (not with a reflector logging 404s
+    and a cache that never syncs), and a read says the API is missing, not the object."""
+    from kube_runtime.builder import Builder
+    from kube_runtime.client import NoKindMatchError
+    from kube_runtime.manager import Manager
+
+    kind = _unserved_builtin(client)
+    with pytest.raises(NoKindMatchError, match=kind.rpartition("/")[2]):
+        client.list(kind, namespace)
+    manager = Manager(
+        client,
+        namespace=namespace,
+        metrics_bind_address="127.0.0.1:0",
+        health_probe_bind_address="127.0.0.1:0",
+    )
+    with pytest.raises(NoKindMatchError):
+        Builder(manager).named(f"unserved-{namespace}").for_(kind).complete(lambda request: None)
+    with pytest.raises(NoKindMatchError):
+        Builder(manager).named(f"owns-unserved-{namespace}").for_("v1/ConfigMap").owns(
+            kind
+        ).complete(lambda request: None)
+
+
+def test_manager_stops_at_once_when_a_cache_can_never_sync(
+    client: Client, namespace: str, faults: Any
+) -> None:
+    """Every list of the watched kind is refused (403): its cache never syncs, and stopping
+    the manager does not wait out the graceful shutdown timeout (30 s here)."""
+    from kube_runtime.builder import Builder
+    from kube_runtime.envtest.managers import running
+    from kube_runtime.manager import Manager
+
+    faults.fail("limitranges", "list", 403)
+    manager = Manager(
+        client,
+        namespace=namespace,
+        metrics_bind_address="127.0.0.1:0",
+        health_probe_bind_address="127.0.0.1:0",
+        graceful_shutdown_timeout=30,
+    )
+    Builder(manager).named(f"never-synced-{namespace}").for_("v1/LimitRange").complete(
+        lambda request: None
+    )
+    with running(manager) as runner:
+        wait_for(lambda: faults.injected > 0, message="the refused list")
+        runner.stop(timeout=5.0)
+    assert runner.error is None

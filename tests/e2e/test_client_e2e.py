@@ -808,7 +808,13 @@ def test_user_agent_headers_and_non_json_errors() -> None:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             seen.append({k.lower(): v for k, v in self.headers.items()} | {"path": self.path})
-            if self.path.startswith("/api/v1/namespaces/ns/configmaps/broken"):
+            if self.path == "/api/v1":  # discovery: the client maps kinds through it
+                body = (
+                    b'{"kind":"APIResourceList","groupVersion":"v1","resources":'
+                    b'[{"name":"configmaps","namespaced":true,"kind":"ConfigMap"}]}'
+                )
+                self.send_response(200)
+            elif self.path.startswith("/api/v1/namespaces/ns/configmaps/broken"):
                 body = b"<html>bad gateway</html>"
                 self.send_response(502)
             else:
@@ -834,10 +840,10 @@ def test_user_agent_headers_and_non_json_errors() -> None:
         assert err.value.code == 502 and "bad gateway" in err.value.message
         from kube_runtime import __version__
 
-        assert seen[0]["user-agent"] == f"kube-runtime/{__version__}"
-        assert seen[0]["accept"] == "application/json"
-        assert seen[0]["authorization"].startswith("Basic ")
-        assert seen[0]["path"] == "/api/v1/namespaces/ns/configmaps/ok"
+        assert [s["path"] for s in seen[:2]] == ["/api/v1", "/api/v1/namespaces/ns/configmaps/ok"]
+        assert seen[1]["user-agent"] == f"kube-runtime/{__version__}"
+        assert seen[1]["accept"] == "application/json"
+        assert seen[1]["authorization"].startswith("Basic ")
     finally:
         server.shutdown()
         server.server_close()

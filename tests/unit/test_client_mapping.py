@@ -144,19 +144,30 @@ def test_unknown_group_is_no_kind_match() -> None:
         RestMapper(None).resource_for("example.com/v1/Widget")
 
 
-def test_builtins_need_no_request_and_core_discovery_path() -> None:
+def test_builtins_resolve_through_discovery_and_core_discovery_path() -> None:
     fake = FakeDiscovery(
         {
             "/api/v1": {
                 "groupVersion": "v1",
-                "resources": [{"name": "limitranges", "namespaced": True, "kind": "LimitRange"}],
-            }
+                "resources": [
+                    {"name": "pods", "namespaced": True, "kind": "Pod"},
+                    {"name": "pods/status", "namespaced": True, "kind": "Pod"},
+                    {"name": "limitranges", "namespaced": True, "kind": "LimitRange"},
+                ],
+            },
+            "/apis/batch/v1": {"groupVersion": "batch/v1", "resources": []},
         }
     )
     mapper = RestMapper(fake)
-    mapper.resource_for(kinds.Pod)
-    assert fake.calls == []
+    assert mapper.resource_for(kinds.Pod).subresources == frozenset({"status"})
     assert mapper.resource_for("v1/LimitRange").path("ns") == "/api/v1/namespaces/ns/limitranges"
+    assert fake.calls == ["/api/v1"]  # one answer per group/version, cached
+    # A built-in kind the server does not serve (batch/v1 CronJob on kube-apiserver 1.20):
+    # no match, as for a CRD that is not installed, instead of a 404 on every request.
+    with pytest.raises(NoKindMatchError, match="CronJob"):
+        mapper.resource_for("batch/v1/CronJob")
+    # Without a client the built-in table answers.
+    assert RestMapper(None).resource_for("batch/v1/CronJob").plural == "cronjobs"
 
 
 def test_other_errors_propagate() -> None:
