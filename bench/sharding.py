@@ -3,11 +3,12 @@
 server (and its simulated kubelet) in a process of its own and each replica in its own.
 
 For each replica count it reports, per replica, what does not depend on the number of cores:
-CPU seconds (``/proc/PID/stat``, from the first create until every pod is ready), watch
-events received by its controllers' informers, reconciles, and objects cached at the end
-(``kube_runtime_informer_events_total``, ``controller_runtime_reconcile_total`` and
-``kube_runtime_informer_objects`` from its ``/metrics``; the sharder's own metadata watches,
-labelled ``sharder:<kind>``, are counted apart). The row "1 (off)" is one replica without
+CPU seconds (``/proc/PID/stat``, from the first create until every pod is ready), the sets
+assigned to it at the end (its shard label), watch events received by its controllers'
+informers, reconciles, and objects cached at the end (``kube_runtime_informer_events_total``,
+``controller_runtime_reconcile_total`` and ``kube_runtime_informer_objects`` from its
+``/metrics``; the sharder's own metadata watches, labelled ``sharder:<kind>``, are counted
+apart). The row "1 (off)" is one replica without
 sharding, the baseline the goal (each of N replicas at most 1.1/N of it) refers to. Wall time
 is reported too, but on 2 shared cores more processes do not mean more CPU.
 
@@ -234,6 +235,11 @@ def _run(
             )
             wall = time.perf_counter() - started
             time.sleep(2.0)  # the last status writes and their events
+            key = f"shard.kube-runtime.io/{RING}"
+            held: dict[str, int] = {}
+            for o in cluster.client.request("GET", path)["items"]:
+                shard = meta.labels(o).get(key) if sharded else cluster.replicas[0].identity
+                held[str(shard)] = held.get(str(shard), 0) + 1
             rows = []
             for r in cluster.replicas:
                 now = _metrics(r.metrics_port)
@@ -244,6 +250,7 @@ def _run(
                         + (" (sharder)" if sharded and cluster.sharder() == r.identity else ""),
                         f"{wall:.1f}",
                         f"{_cpu_seconds(r.proc.pid) - r.cpu0:.1f}",
+                        held.get(r.identity, 0),
                         int(now["events"] - r.base["events"]),
                         int(now["reconciles"] - r.base["reconciles"]),
                         int(now["objects"]),
@@ -359,13 +366,23 @@ def _scenario(ctx: Any, kind: str, count: int, pods: int) -> None:
     table = ctx.table(
         "sharding",
         title,
-        "replicas | replica | wall s | CPU s | events | reconciles | cached objects | "
+        "replicas | replica | wall s | CPU s | sets | events | reconciles | cached objects | "
         "sharder events",
     )
+    shares = []
     for replicas, sharded in [(1, False), *[(n, True) for n in REPLICAS]]:
         log(f"{title}: {replicas} replica(s){' sharded' if sharded else ''}")
-        for row in _run(ctx, kind, count, pods, replicas, sharded):
+        rows = _run(ctx, kind, count, pods, replicas, sharded)
+        for row in rows:
             table.add(*row)
+        if sharded and replicas > 1:
+            most = max(int(row[4]) for row in rows)
+            bound = -(-(11 * count) // (10 * replicas))
+            shares.append(
+                f"{replicas} replicas: the largest shard held {most} of {count} sets "
+                f"({most / count:.3f}; 1.1/N = {1.1 / replicas:.3f}, bound {bound})"
+            )
+    table.notes.append("Largest shard (the load bound at load factor 1.1): " + "; ".join(shares))
     log(f"{title}: failover")
     f = _failover(kind, count, pods)
     table.notes.append(

@@ -177,6 +177,7 @@ class Manager:
                 renew_deadline=renew_deadline,
                 retry_period=retry_period,
                 min_shards=sharding.min_shards,
+                load_factor=sharding.load_factor,
             )
             self.add(self.sharder)
 

@@ -35,9 +35,9 @@ __all__ = [
     "RING_LABEL",
     "SHARDER_HOLDER",
     "SHARD_LABEL_PREFIX",
+    "BoundedTargets",
     "LeaseTracker",
     "ShardState",
-    "Targets",
     "check_ring_name",
     "drain_label",
     "format_moved",
@@ -128,62 +128,200 @@ def shard_for(key: str, shards: Iterable[str]) -> str | None:
     return None if best is None else best[1]
 
 
-class Targets:
-    """:func:`shard_for` with memory: a key's target is kept and, when the set of shards
-    changes, brought up to date incrementally instead of recomputed over every shard.
+class BoundedTargets:
+    """Consistent hashing with bounded loads over rendezvous orders (after Mirrokni, Thorup
+    and Zadimoghaddam, "Consistent Hashing with Bounded Loads"): the target shard of every
+    key of one kind, kept up to date incrementally. Thread-safe.
 
-    Exact, not approximate: if ``t`` was the top shard of ``key`` among ``P`` and the shards
-    become ``C`` (``J`` joined, ``L`` left), then either ``t`` left (recompute over ``C``)
-    or the top among ``C`` is the top among ``{t}`` and ``J``. So after a join a key costs
-    two hashes instead of one per shard, and after a leave only the leaver's keys are
-    rehashed. Thread-safe.
+    The bound: with ``n`` keys and ``N`` shards no shard is the target of more than
+    ``capacity() = ceil(load_factor * n / N)`` keys (``load_factor`` > 1; at 1.1 a shard
+    holds at most 10% over the mean, plus one key of rounding). A key's *order* is the shards
+    by :func:`score`, highest first; its *top* is the first of them (:func:`shard_for`).
+
+    The rules (stability first: a key's target changes only for one of these reasons):
+
+    * a new key goes to the first shard in its order that has room (below the bound);
+    * a shard joins: the keys whose top it becomes move to it (what plain rendezvous hashing
+      would move, about ``n / N``); no other key moves to fill it;
+    * a shard leaves: its keys go, one by one in key order, to the first shard in their
+      order with room;
+    * a shard over the bound (the bound fell: keys were deleted, or a shard joined) lets go
+      of its keys of lowest score on it until it is at the bound; they too go to the first
+      shard in their order with room. Nothing else moves: a key that went down its order
+      because its top was full stays there when room opens up above it.
+    * keys seen while no shard is known wait with a hint (the shard their object is labelled
+      with); when shards become known, the keys whose hint is their top stay there first,
+      then the others are placed in key order by the rule for new keys (so a restarted
+      sharder keeps the objects that sit on their top shard and lets an overflowed object
+      climb back up to a shard that has room, e.g. one that joined while no sharder ran).
+
+    Determinism: the targets are a function of the sequence of calls (keys, hints, shard
+    sets); batches are processed in key order, never in arrival or hash-table order.
+
+    Cost (``N`` shards, ``n`` keys): a new key ``N`` hashes; a deleted key ``O(1)`` unless the
+    bound falls (once per about ``N / load_factor`` deletions), then ``O(keys on shards over
+    it)`` comparisons, no hashing; a join 2 hashes per key (its score on the top shard and on
+    the newcomer); a leave ``N`` hashes per key of the leaver (plus a pass over the memo for
+    the keys whose top it was); an unchanged shard set nothing. Memory per key: its target,
+    its score there and its top (shared strings), and a set entry per shard.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, load_factor: float = 1.1) -> None:
+        if not load_factor > 1.0:
+            raise ValueError("load_factor must be greater than 1")
+        self.load_factor = load_factor
+        self._permille = round(load_factor * 1000)  # exact integer arithmetic for the bound
         self._lock = threading.Lock()
         self._shards: tuple[str, ...] = ()
-        self._version = 0
-        self._history: list[tuple[frozenset[str], frozenset[str]]] = []  # per version: J, L
-        self._memo: dict[str, tuple[int, str]] = {}
+        self._place: dict[str, tuple[str, int]] = {}  # key -> (target, its score there)
+        self._top: dict[str, str] = {}  # key -> its top shard (placed keys only)
+        self._members: dict[str, set[str]] = {}  # shard -> keys targeted at it
+        self._waiting: dict[str, str | None] = {}  # keys without a target -> hint
 
-    def target(self, key: str, shards: Iterable[str]) -> str | None:
-        """The top shard of ``key`` among ``shards`` (the same answer as :func:`shard_for`)."""
-        # A tuple is taken as given (the sharder passes the same sorted one every time).
+    # --- reading ---
+    def target(self, key: str) -> str | None:
+        """The shard ``key`` belongs to (None: unknown key, or no shard)."""
+        with self._lock:
+            placed = self._place.get(key)
+        return None if placed is None else placed[0]
+
+    def knows(self, key: str) -> bool:
+        """Whether ``key`` was added (and not removed)."""
+        with self._lock:
+            return key in self._place or key in self._waiting
+
+    def capacity(self) -> int:
+        """The bound: the most keys a shard may be the target of now (0 without shards)."""
+        with self._lock:
+            return self._capacity()
+
+    def loads(self) -> dict[str, int]:
+        """Keys per shard (every current shard, also those with none)."""
+        with self._lock:
+            return {s: len(self._members.get(s, ())) for s in self._shards}
+
+    def shards(self) -> tuple[str, ...]:
+        """The current shards (sorted)."""
+        return self._shards
+
+    # --- changes; each returns the keys whose target changed ---
+    def add(self, items: Iterable[tuple[str, str | None]]) -> set[str]:
+        """Add keys with their hint (the shard their object is labelled with, or None); keys
+        already known are left alone."""
+        with self._lock:
+            fresh = False
+            for key, hint in items:
+                if key not in self._place and key not in self._waiting:
+                    self._waiting[key] = hint
+                    fresh = True
+            return self._settle() if fresh and self._shards else set()
+
+    def remove(self, key: str) -> set[str]:
+        """Forget ``key`` (its object is gone); the bound may fall and move others."""
+        with self._lock:
+            self._waiting.pop(key, None)
+            placed = self._place.pop(key, None)
+            if placed is None:
+                return set()
+            self._top.pop(key, None)
+            self._members[placed[0]].discard(key)
+            return self._settle()
+
+    def set_shards(self, shards: Iterable[str]) -> set[str]:
+        """Make ``shards`` the current shard set (joins and leaves as in the class doc)."""
         ready = shards if type(shards) is tuple else tuple(sorted(set(shards)))
         with self._lock:
-            if ready != self._shards:
-                before, after = set(self._shards), set(ready)
-                if before != after:
-                    self._history.append((frozenset(after - before), frozenset(before - after)))
-                    self._version += 1
-                    if not ready:  # nothing to keep a target against
-                        self._memo.clear()
-                self._shards = ready
-            version, history = self._version, self._history
-            memo = self._memo.get(key)
-        if not ready:
-            return None
-        if memo is None:
-            best = shard_for(key, ready)
-        else:
-            best = memo[1]
-            for joined, left in history[memo[0] : version]:
-                if best in left:
-                    best = shard_for(key, ready)
-                    break
-                for shard in joined:
-                    if (score(shard, key), shard) > (score(best, key), best):
-                        best = shard
-        assert best is not None
-        with self._lock:
-            if self._version == version:
-                self._memo[key] = (version, best)
-        return best
+            if ready == self._shards:
+                return set()
+            before, after = set(self._shards), set(ready)
+            self._shards = ready
+            if before == after:
+                return set()
+            changed: set[str] = set()
+            for shard in before - after:  # its keys wait, hinted at the shard they left
+                for key in self._members.pop(shard, set()):
+                    del self._place[key]
+                    self._top.pop(key, None)
+                    self._waiting[key] = shard
+                    changed.add(key)
+            if not ready:
+                return changed
+            left = before - after
+            if left:  # keys placed below a leaver: their top is among the rest
+                for key, top in self._top.items():
+                    if top in left:
+                        self._top[key] = _order(key, ready)[0][1]
+            joined = sorted(after - before)
+            if joined and before - set(left):
+                for key, top in self._top.items():
+                    best = (score(top, key), top)
+                    for shard in joined:
+                        best = max(best, (score(shard, key), shard))
+                    if best[1] != top:
+                        self._top[key] = best[1]
+                        self._move(key, best[1], best[0])
+                        changed.add(key)
+            for shard in after:
+                self._members.setdefault(shard, set())
+            return changed | self._settle()
 
-    def forget(self, key: str) -> None:
-        """Drop ``key`` (its object is gone)."""
-        with self._lock:
-            self._memo.pop(key, None)
+    # --- internals (lock held) ---
+    def _capacity(self) -> int:
+        n, shards = len(self._place) + len(self._waiting), len(self._shards)
+        if not shards:
+            return 0
+        return -(-(self._permille * n) // (1000 * shards))
+
+    def _move(self, key: str, shard: str, weight: int) -> None:
+        placed = self._place.get(key)
+        if placed is not None:
+            self._members[placed[0]].discard(key)
+        self._place[key] = (shard, weight)
+        self._members.setdefault(shard, set()).add(key)
+
+    def _settle(self) -> set[str]:
+        """Bring every shard within the bound and place every waiting key."""
+        cap = self._capacity()
+        changed: set[str] = set()
+        for shard in self._shards:
+            members = self._members.setdefault(shard, set())
+            over = len(members) - cap
+            if over > 0:  # let go of the keys that hold on to it least
+                lowest = sorted((self._place[k][1], k) for k in members)[:over]
+                for _, key in lowest:
+                    members.discard(key)
+                    del self._place[key]
+                    self._top.pop(key, None)
+                    self._waiting[key] = None
+                    changed.add(key)
+        if not self._waiting:
+            return changed
+        waiting = sorted(self._waiting.items())
+        self._waiting.clear()
+        orders = {key: _order(key, self._shards) for key, _ in waiting}
+        rest: list[str] = []
+        for key, hint in waiting:  # first the keys already on their top shard stay
+            weight, top = orders[key][0]
+            if hint == top and len(self._members[top]) < cap:
+                self._move(key, top, weight)
+                self._top[key] = top
+                changed.add(key)
+            else:
+                rest.append(key)
+        for key in rest:
+            order = orders[key]
+            self._top[key] = order[0][1]
+            for weight, shard in order:
+                if len(self._members[shard]) < cap:
+                    self._move(key, shard, weight)
+                    break
+            changed.add(key)
+        return changed
+
+
+def _order(key: str, shards: Iterable[str]) -> list[tuple[int, str]]:
+    """``key``'s rendezvous order over ``shards``: (score, shard), highest first."""
+    return sorted(((score(s, key), s) for s in shards), reverse=True)
 
 
 def format_moved(moved: Mapping[str, int]) -> str:

@@ -51,7 +51,9 @@ class Sharding:
     leader-election namespace). ``min_shards``: the sharder makes no first assignment until
     this many replicas are ready, for at most one lease duration (``--shards N``; 1 for
     ``--shards auto``). ``run_sharder``: whether this replica campaigns to run the sharder
-    (every replica by default; one wins).
+    (every replica by default; one wins). ``load_factor``: the bound of consistent hashing
+    with bounded loads, no replica is assigned more than ``ceil(load_factor * objects /
+    replicas)`` objects of a primary kind (greater than 1; default 1.1).
 
     Sharded kinds are each controller's ``for_`` kind and its ``owns`` kinds; ``watches``
     kinds are cached whole. Orphans of an owned kind (no shard label) are in no replica's
@@ -62,11 +64,14 @@ class Sharding:
     lease_namespace: str | None = None
     min_shards: int = 1
     run_sharder: bool = True
+    load_factor: float = 1.1
 
     def __post_init__(self) -> None:
         check_ring_name(self.ring)
         if self.min_shards < 1:
             raise ValueError("min_shards must be at least 1")
+        if not self.load_factor > 1.0:
+            raise ValueError("load_factor must be greater than 1")
 
 
 def ensure_shard_lease(client: Any, namespace: str, name: str, ring: str) -> None:

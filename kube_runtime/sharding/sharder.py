@@ -52,9 +52,9 @@ from kube_runtime.sharding.ring import (
     READY,
     RING_LABEL,
     SHARDER_HOLDER,
+    BoundedTargets,
     LeaseTracker,
     ShardState,
-    Targets,
     drain_label,
     format_moved,
     moved_annotation,
@@ -386,6 +386,13 @@ class Assigner:
     startup_grace: float = 15.0
     seen_timeout: float = 10.0
     clock: Callable[[], float] = time.monotonic
+    load_factor: float = 1.1
+    """The bound of consistent hashing with bounded loads: no shard is the target of more
+    than ``ceil(load_factor * objects / shards)`` primary objects of a kind
+    (:class:`~kube_runtime.sharding.ring.BoundedTargets`, one per primary kind)."""
+    on_moved: Callable[[Kind, str | None, str], None] | None = None
+    """Called for each object whose target changed because of another object or the ring
+    (a deletion lowered the bound, a shard joined or left): the caller queues it."""
     state_ttl: float = 0.1
     """How long the shard states are reused (every sync needs them: judging 100 Leases costs
     ~0.1 ms, a pass over a million objects would spend 100 s on it); a Lease event makes the
@@ -397,7 +404,7 @@ class Assigner:
         self.moved_key = moved_annotation(self.ring)
         self._started = self.clock()
         self._owned = {rk.primary: rk.owned for rk in self.kinds}
-        self.targets = Targets()
+        self.targets = {rk.primary: BoundedTargets(self.load_factor) for rk in self.kinds}
         self._states_lock = threading.Lock()
         self._lease_epoch = 0
         self._fenced: set[str] = set()  # Leases taken over, until the view shows it
@@ -444,6 +451,46 @@ class Assigner:
             return ()
         return ready
 
+    # --- the plan ---
+    def observe(self, kind: Kind, obj: Obj, deleted: bool) -> None:
+        """A primary object event: a new object gets its target at once (in event order, so
+        the placement follows the order objects were created in), a deleted one is dropped
+        (the bound may fall: the objects that move are reported to ``on_moved``)."""
+        targets = self.targets.get(kind)
+        if targets is None:
+            return
+        key = object_key(meta.namespace(obj) or None, meta.name(obj))
+        if deleted:
+            self._report(kind, targets.remove(key), skip=key)
+        elif not targets.knows(key):
+            self._report(kind, targets.add([(key, meta.labels(obj).get(self.shard_key))]), key)
+
+    def seed(self) -> None:
+        """Add every primary object the view holds (with its label as hint); the sharder
+        calls this once its view is synced, before the first assignment."""
+        for kind, targets in self.targets.items():
+            items = []
+            for ns, name in self.view.keys(kind):
+                obj = self.view.get(kind, ns, name)
+                if obj is not None:
+                    items.append((object_key(ns, name), meta.labels(obj).get(self.shard_key)))
+            self._report(kind, targets.add(items), skip=None)
+
+    def _report(self, kind: Kind, keys: Iterable[str], skip: str | None) -> None:
+        if self.on_moved is None:
+            return
+        for key in keys:
+            if key != skip:
+                ns, sep, name = key.partition("/")
+                self.on_moved(kind, ns if sep else None, name if sep else ns)
+
+    def _target(self, kind: Kind, key: str, obj: Obj) -> str | None:
+        targets = self.targets[kind]
+        self._report(kind, targets.set_shards(self.ready_shards()), skip=key)
+        if not targets.knows(key):
+            self._report(kind, targets.add([(key, meta.labels(obj).get(self.shard_key))]), key)
+        return targets.target(key)
+
     # --- one object ---
     def sync(self, kind: Kind, namespace: str | None, name: str) -> str:
         """Move ``kind`` object ``namespace/name`` one step towards its target shard; returns
@@ -451,11 +498,11 @@ class Assigner:
         Raises on API errors (the caller retries)."""
         obj = self.view.get(kind, namespace, name)
         if obj is None:
-            self.targets.forget(object_key(namespace, name))
+            if kind in self.targets:
+                self._report(kind, self.targets[kind].remove(object_key(namespace, name)), None)
             return GONE
         states, _ = self._judged()
-        ready = self.ready_shards()
-        target = self.targets.target(object_key(namespace, name), ready)
+        target = self._target(kind, object_key(namespace, name), obj)
         if target is None:
             return NO_SHARDS
         labels = meta.labels(obj)
@@ -614,6 +661,7 @@ class Sharder:
         retry_period: float = 2.0,
         min_shards: int = 1,
         workers: int = 2,
+        load_factor: float = 1.1,
     ) -> None:
         self.client = client
         self.ring = ring
@@ -624,6 +672,7 @@ class Sharder:
         self.timings = (lease_duration, renew_deadline, retry_period)
         self.min_shards = min_shards
         self.workers = workers
+        self.load_factor = load_factor
         self.leading = threading.Event()
         self.assigner: Assigner | None = None
         self.view: MetadataView | None = None
@@ -706,6 +755,12 @@ class Sharder:
                 wake.set()
             elif kind in primaries:
                 count(kind, old, new)
+                if self.assigner is not None:
+                    view = self.view
+                    gone = view is not None and (
+                        view.get(kind, meta.namespace(new) or None, meta.name(new)) is None
+                    )
+                    self.assigner.observe(kind, new, gone)
                 queue.add((kind, meta.namespace(new) or None, meta.name(new)))
             else:  # an owned object: its owner, which it follows
                 ref = meta.controller_ref(new)
@@ -731,12 +786,15 @@ class Sharder:
             kinds,
             min_shards=self.min_shards,
             startup_grace=self.timings[0],
+            load_factor=self.load_factor,
+            on_moved=lambda kind, ns, name: queue.add((kind, ns, name)),
         )
         self.view, self.assigner = view, assigner
         view.start()
         try:
             if not view.wait_for_sync(leading_stop):
                 return
+            assigner.seed()
             self.leading.set()
             log.info("sharding %s: %s runs the sharder", self.ring, self.identity)
             for i in range(self.workers):

@@ -13,7 +13,7 @@ import contextlib
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,18 +142,51 @@ def make_sts(namespace: str, name: str, replicas: int = 1) -> dict[str, Any]:
     }
 
 
-def names_split(namespace: str, shards: list[str], per_shard: int) -> list[str]:
-    """Set names such that each of ``shards`` gets at least ``per_shard`` of them."""
-    out: list[str] = []
+def _bound(objects: int, shards: int) -> int:
+    """The sharder's bound on a shard's objects at its default load factor, 1.1."""
+    return -(-(11 * objects) // (10 * shards))
+
+
+def _within_bound(names: list[str], namespace: str, shards: list[str], *, each: bool) -> bool:
+    """Whether plain rendezvous hashing of ``names`` over ``shards`` stays within the bound
+    of the loads: after each name in order (``each``), or once all are placed."""
     count = dict.fromkeys(shards, 0)
-    for i in itertools.count():
-        name = f"s{i}"
+    for seen, name in enumerate(names, 1):
         owner = shard_for(f"{namespace}/{name}", shards)
         assert owner is not None
-        if count[owner] < per_shard:
-            count[owner] += 1
-            out.append(name)
-        if all(c >= per_shard for c in count.values()):
+        count[owner] += 1
+        if (each or seen == len(names)) and max(count.values()) > _bound(seen, len(shards)):
+            return False
+    return True
+
+
+def names_split(
+    namespace: str,
+    shards: list[str],
+    per_shard: int,
+    *,
+    created_on: list[str] | None = None,
+    later: Sequence[list[str]] = (),
+) -> list[str]:
+    """Set names such that each of ``shards`` gets ``per_shard`` of them, in round-robin
+    order, chosen so that the bound of the loads never binds: neither while they are
+    created one by one onto ``created_on`` (default ``shards``) nor on the shard sets
+    ``later``. The sharder then places them as plain rendezvous hashing (:func:`shard_for`)
+    does, which the tests predict."""
+    for salt in itertools.count():
+        per: dict[str, list[str]] = {s: [] for s in shards}
+        for i in itertools.count():
+            name = f"s{salt}x{i}" if salt else f"s{i}"
+            owner = shard_for(f"{namespace}/{name}", shards)
+            assert owner is not None
+            if len(per[owner]) < per_shard:
+                per[owner].append(name)
+            if all(len(v) >= per_shard for v in per.values()):
+                break
+        out = [name for group in zip(*per.values(), strict=True) for name in group]
+        if _within_bound(out, namespace, created_on or shards, each=True) and all(
+            _within_bound(out, namespace, stage, each=False) for stage in later
+        ):
             return out
     raise AssertionError("unreachable")
 
@@ -207,7 +240,12 @@ def test_objects_split_move_on_leave_and_join(
         managers[identity], runners[identity] = replicas(identity)
     wait_for(lambda: ready_shards(client, namespace, ring) == set(managers), timeout=TIMEOUT)
 
-    names = names_split(namespace, sorted(managers), per_shard=3)
+    names = names_split(
+        namespace,
+        sorted(managers),
+        per_shard=3,
+        later=[["shard-a", "shard-b"], ["shard-a", "shard-b", "shard-d"]],
+    )
     for name in names:
         client.create(make_sts(namespace, name))
     wait_for(lambda: converged(client, namespace, names, 1), timeout=TIMEOUT)
@@ -353,7 +391,13 @@ def test_clonesets_move_on_join_without_duplicate_pods(
     journal: Journal = replicas.journal
     managers = {n: replicas(n, "cloneset")[0] for n in ("shard-a", "shard-b")}
     wait_for(lambda: ready_shards(client, namespace, ring) == set(managers), timeout=TIMEOUT)
-    names = names_split(namespace, ["shard-a", "shard-b", "shard-c"], per_shard=2)
+    names = names_split(
+        namespace,
+        ["shard-a", "shard-b", "shard-c"],
+        per_shard=2,
+        created_on=sorted(managers),
+        later=[["shard-a", "shard-b", "shard-c"]],
+    )
     for name in names:
         client.create(make_cs(namespace, name, 2))
     wait_for(lambda: cs_converged(client, namespace, names, 2), timeout=TIMEOUT)

@@ -295,3 +295,61 @@ def test_creations_for_primary_objects_carry_the_shard() -> None:
     client.create(bare)
     assert labels(client, Pod, "p-0")[KEY] == "shard-1"
     assert KEY not in labels(client, Pod, "q-0")
+
+
+def names_on(target: str, shards: list[str], count: int) -> list[str]:
+    """``count`` set names whose top shard among ``shards`` is ``target``."""
+    out = [f"set-{i}" for i in range(5000) if shard_for(f"{NS}/set-{i}", shards) == target]
+    return out[:count]
+
+
+def test_the_bound_holds_through_the_assigner() -> None:
+    """Six sets whose top is ``a`` on two shards: at most ceil(1.1 * 6 / 2) = 4 go to ``a``;
+    deleting one of ``b``'s lowers the bound to 3 and one set moves off ``a``, reported to
+    ``on_moved`` (the sharder queues it) and moved with the drain handshake."""
+    names = names_on("a", ["a", "b"], 6)
+    client = FakeClient([lease("a"), lease("b"), *(sts(n) for n in names)])
+    reported: list[tuple[str | None, str]] = []
+    a = assigner(client, Clock(), on_moved=lambda kind, ns, name: reported.append((ns, name)))
+    a.seed()
+    assert [a.sync(StatefulSet, NS, n) for n in names] == [ASSIGNED] * 6
+    placed = {n: labels(client, StatefulSet, n)[KEY] for n in names}
+    assert sorted(placed.values()) == ["a"] * 4 + ["b"] * 2
+    assert a.targets[StatefulSet].capacity() == 4
+    # A new set whose top is full goes to the next shard with room, moving nobody.
+    late = names_on("a", ["a", "b"], 7)[6]
+    client.create(sts(late))
+    reported.clear()
+    a.observe(StatefulSet, client.get(StatefulSet, late, NS), deleted=False)
+    assert reported == []
+    assert (
+        a.sync(StatefulSet, NS, late) == ASSIGNED and labels(client, StatefulSet, late)[KEY] == "b"
+    )
+    # Deleting two sets of b lowers the bound from 4 to 3: one set leaves a.
+    on_b = [n for n in [*names, late] if labels(client, StatefulSet, n)[KEY] == "b"]
+    for gone in on_b[:2]:
+        obj = client.get(StatefulSet, gone, NS)
+        client.delete(StatefulSet, gone, NS)
+        a.observe(StatefulSet, obj, deleted=True)
+    assert a.targets[StatefulSet].capacity() == 3
+    assert len(reported) == 1 and reported[0][0] == NS
+    moving = reported[0][1]
+    assert labels(client, StatefulSet, moving)[KEY] == "a"
+    assert a.sync(StatefulSet, NS, moving) == DRAIN_REQUESTED
+    assert a.targets[StatefulSet].loads() == {"a": 3, "b": 2}
+
+
+def test_a_new_sharder_keeps_the_labels_it_finds() -> None:
+    """Sets already labelled within the bound stay where they are: a sharder that takes over
+    (seeded from the labels) writes nothing."""
+    names = names_on("a", ["a", "b"], 3) + names_on("b", ["a", "b"], 3)
+    client = FakeClient([lease("a"), lease("b"), *(sts(n) for n in names)])
+    first = assigner(client, Clock())
+    first.seed()
+    for n in names:
+        first.sync(StatefulSet, NS, n)
+    rvs = {n: meta.resource_version(client.get(StatefulSet, n, NS)) for n in names}
+    second = assigner(client, Clock())
+    second.seed()
+    assert [second.sync(StatefulSet, NS, n) for n in names] == [IN_PLACE] * 6
+    assert {n: meta.resource_version(client.get(StatefulSet, n, NS)) for n in names} == rvs
