@@ -209,12 +209,14 @@ class BoundedTargets:
         """Add keys with their hint (the shard their object is labelled with, or None); keys
         already known are left alone."""
         with self._lock:
-            fresh = False
+            was: dict[str, str | None] = {}
             for key, hint in items:
                 if key not in self._place and key not in self._waiting:
                     self._waiting[key] = hint
-                    fresh = True
-            return self._settle() if fresh and self._shards else set()
+                    was[key] = None
+            if was and self._shards:
+                self._settle(was)
+            return self._changed(was)
 
     def remove(self, key: str) -> set[str]:
         """Forget ``key`` (its object is gone); the bound may fall and move others."""
@@ -225,7 +227,9 @@ class BoundedTargets:
                 return set()
             self._top.pop(key, None)
             self._members[placed[0]].discard(key)
-            return self._settle()
+            was: dict[str, str | None] = {}
+            self._settle(was)
+            return self._changed(was)
 
     def set_shards(self, shards: Iterable[str]) -> set[str]:
         """Make ``shards`` the current shard set (joins and leaves as in the class doc)."""
@@ -237,15 +241,15 @@ class BoundedTargets:
             self._shards = ready
             if before == after:
                 return set()
-            changed: set[str] = set()
+            was: dict[str, str | None] = {}
             for shard in before - after:  # its keys wait, hinted at the shard they left
                 for key in self._members.pop(shard, set()):
                     del self._place[key]
                     self._top.pop(key, None)
                     self._waiting[key] = shard
-                    changed.add(key)
+                    was[key] = shard
             if not ready:
-                return changed
+                return self._changed(was)
             left = before - after
             if left:  # keys placed below a leaver: their top is among the rest
                 for key, top in self._top.items():
@@ -259,11 +263,12 @@ class BoundedTargets:
                         best = max(best, (score(shard, key), shard))
                     if best[1] != top:
                         self._top[key] = best[1]
+                        was.setdefault(key, self._place[key][0])
                         self._move(key, best[1], best[0])
-                        changed.add(key)
             for shard in after:
                 self._members.setdefault(shard, set())
-            return changed | self._settle()
+            self._settle(was)
+            return self._changed(was)
 
     # --- internals (lock held) ---
     def _capacity(self) -> int:
@@ -279,10 +284,19 @@ class BoundedTargets:
         self._place[key] = (shard, weight)
         self._members.setdefault(shard, set()).add(key)
 
-    def _settle(self) -> set[str]:
-        """Bring every shard within the bound and place every waiting key."""
+    def _changed(self, was: Mapping[str, str | None]) -> set[str]:
+        """The keys of ``was`` (key -> target before the change) whose target differs now."""
+        out = set()
+        for key, before in was.items():
+            placed = self._place.get(key)
+            if (None if placed is None else placed[0]) != before:
+                out.add(key)
+        return out
+
+    def _settle(self, was: dict[str, str | None]) -> None:
+        """Bring every shard within the bound and place every waiting key; ``was`` gets the
+        target before of every key that moves."""
         cap = self._capacity()
-        changed: set[str] = set()
         for shard in self._shards:
             members = self._members.setdefault(shard, set())
             over = len(members) - cap
@@ -293,11 +307,13 @@ class BoundedTargets:
                     del self._place[key]
                     self._top.pop(key, None)
                     self._waiting[key] = None
-                    changed.add(key)
+                    was.setdefault(key, shard)
         if not self._waiting:
-            return changed
+            return
         waiting = sorted(self._waiting.items())
         self._waiting.clear()
+        for key, _ in waiting:
+            was.setdefault(key, None)
         orders = {key: _order(key, self._shards) for key, _ in waiting}
         rest: list[str] = []
         for key, hint in waiting:  # first the keys already on their top shard stay
@@ -305,7 +321,6 @@ class BoundedTargets:
             if hint == top and len(self._members[top]) < cap:
                 self._move(key, top, weight)
                 self._top[key] = top
-                changed.add(key)
             else:
                 rest.append(key)
         for key in rest:
@@ -315,8 +330,6 @@ class BoundedTargets:
                 if len(self._members[shard]) < cap:
                     self._move(key, shard, weight)
                     break
-            changed.add(key)
-        return changed
 
 
 def _order(key: str, shards: Iterable[str]) -> list[tuple[int, str]]:

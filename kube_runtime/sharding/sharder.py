@@ -484,6 +484,13 @@ class Assigner:
                 ns, sep, name = key.partition("/")
                 self.on_moved(kind, ns if sep else None, name if sep else ns)
 
+    def refresh(self) -> None:
+        """Bring every kind's targets up to the ready shards now (the sharder's loop calls
+        this when they change, so objects created next are placed against them at once)."""
+        ready = self.ready_shards()
+        for kind, targets in self.targets.items():
+            self._report(kind, targets.set_shards(ready), skip=None)
+
     def _target(self, kind: Kind, key: str, obj: Obj) -> str | None:
         targets = self.targets[kind]
         self._report(kind, targets.set_shards(self.ready_shards()), skip=key)
@@ -815,6 +822,7 @@ class Sharder:
                 if ready != last:
                     log.info("sharding %s: ready shards %s", self.ring, ", ".join(ready) or "none")
                     last = ready
+                    assigner.refresh()
                     for kind in primaries:
                         for ns, name in view.keys(kind):
                             queue.add((kind, ns, name))
