@@ -92,9 +92,15 @@ def _schema(field: str) -> dict[str, Any]:
     }
 
 
+def _scale(field: str) -> dict[str, str]:
+    """Each version's scale reads its own replicas field."""
+    return {"specReplicasPath": f".spec.{field}", "statusReplicasPath": f".status.{field}"}
+
+
 @pytest.fixture
 def gadgets(client: Client, converters: Converters) -> Iterator[str]:
-    """A Gadget CRD (v1 stored, v2 served) converting through the webhook; its group."""
+    """A Gadget CRD (v1 stored, v2 served) converting through the webhook, with a scale
+    subresource in each version (at ``spec.size`` and ``spec.replicas``); its group."""
     group = f"g{uuid.uuid4().hex[:8]}.conversion.test"
     path = converters.register(group)
     _, port = converters.server.address
@@ -107,8 +113,20 @@ def gadgets(client: Client, converters: Converters) -> Iterator[str]:
             "names": {"plural": "gadgets", "singular": "gadget", "kind": KIND},
             "scope": "Namespaced",
             "versions": [
-                {"name": "v1", "served": True, "storage": True, "schema": _schema("size")},
-                {"name": "v2", "served": True, "storage": False, "schema": _schema("replicas")},
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": _schema("size"),
+                    "subresources": {"scale": _scale("size")},
+                },
+                {
+                    "name": "v2",
+                    "served": True,
+                    "storage": False,
+                    "schema": _schema("replicas"),
+                    "subresources": {"scale": _scale("replicas")},
+                },
             ],
             "conversion": {
                 "strategy": "Webhook",
@@ -233,3 +251,82 @@ def test_a_failing_conversion(
     assert failed.value.message == (
         f"conversion webhook for {group}/v1, Kind={KIND} failed: the converter is broken"
     )
+
+
+APPLY = "application/apply-patch+yaml"
+
+
+def test_server_side_apply_in_the_other_version(
+    client: Client, gadgets: str, namespace: str
+) -> None:
+    """An apply in v2 creates the object converted to v1 for storage, and an apply in v2 to
+    an object stored in v1 merges with the object converted to v2 (else v2's ``replicas``
+    would land next to v1's ``size`` and be pruned)."""
+    group = gadgets
+    applied = client.request(
+        "PATCH",
+        _path(group, "v2", namespace, "a"),
+        body={
+            "apiVersion": f"{group}/v2",
+            "kind": KIND,
+            "metadata": {"name": "a"},
+            "spec": {"replicas": 2},
+        },
+        content_type=APPLY,
+        query={"fieldManager": "tester"},
+    )
+    assert applied["apiVersion"] == f"{group}/v2" and applied["spec"] == {"replicas": 2}
+    assert client.request("GET", _path(group, "v1", namespace, "a"))["spec"] == {"size": 2}
+    again = client.request(
+        "PATCH",
+        _path(group, "v2", namespace, "a"),
+        body={
+            "apiVersion": f"{group}/v2",
+            "kind": KIND,
+            "metadata": {"name": "a"},
+            "spec": {"replicas": 6},
+        },
+        content_type=APPLY,
+        query={"fieldManager": "tester"},
+    )
+    assert again["spec"] == {"replicas": 6}
+    assert client.request("GET", _path(group, "v1", namespace, "a"))["spec"] == {"size": 6}
+    managers = {e["manager"]: e for e in again["metadata"]["managedFields"]}
+    assert managers["tester"]["apiVersion"] == f"{group}/v2"
+    assert managers["tester"]["operation"] == "Apply"
+
+
+def test_the_scale_subresource_in_the_other_version(
+    client: Client, gadgets: str, namespace: str, converters: Converters
+) -> None:
+    """The scale of v2 is read from the object converted to v2 (at v2's path) and a write
+    to it is converted back to v1 for storage: the webhook is called each time."""
+    group = gadgets
+    body = {
+        "apiVersion": f"{group}/v1",
+        "kind": KIND,
+        "metadata": {"name": "s"},
+        "spec": {"size": 2},
+    }
+    client.request("POST", _path(group, "v1", namespace), body=body)
+    scale_path = _path(group, "v2", namespace, "s") + "/scale"
+    calls = converters.calls
+    scale = client.request("GET", scale_path)
+    assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 2
+    assert converters.calls > calls
+    calls = converters.calls
+    patched = client.request(
+        "PATCH",
+        scale_path,
+        body={"spec": {"replicas": 4}},
+        content_type="application/merge-patch+json",
+    )
+    assert patched["spec"]["replicas"] == 4
+    assert converters.calls > calls
+    assert client.request("GET", _path(group, "v1", namespace, "s"))["spec"] == {"size": 4}
+    put = client.request("PUT", scale_path, body={**patched, "spec": {"replicas": 5}})
+    assert put["spec"]["replicas"] == 5
+    assert client.request("GET", _path(group, "v2", namespace, "s"))["spec"] == {"replicas": 5}
+    assert client.request("GET", _path(group, "v1", namespace, "s") + "/scale")["spec"] == {
+        "replicas": 5
+    }

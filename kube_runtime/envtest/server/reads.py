@@ -49,7 +49,7 @@ class Reads:
         assert route.name is not None
         stored = self.store.get(route.info, route.namespace, route.name)
         if route.subresource == "scale":
-            return json_response(200, subresources.scale_of(route.info, stored.obj))
+            return subresources.read_scale(self.store, route, stored.obj)
         accept = request.headers.get("accept", "")
         if tables.wants_table(accept):
             return json_response(

@@ -2,7 +2,10 @@
 
 (``status`` needs none: the store's strategy decides what a status write may change.) A scale
 is a view of the object's replicas and selector at the paths its :class:`~.resources.ScaleSpec`
-names; writing one sets the replicas only.
+names; writing one sets the replicas only. The scale of a custom resource whose CRD converts
+through a webhook, asked in a version other than the storage version, is read from the object
+converted to that version, at that version's paths, and a write is converted back (as
+kube-apiserver's scale storage reads the object in the request's version).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from kube_runtime.client.registry import ScalePaths
 from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.http import Response
-from kube_runtime.envtest.server.resources import ResourceInfo
+from kube_runtime.envtest.server.resources import ResourceInfo, ScaleSpec
 from kube_runtime.envtest.server.responses import json_response, object_response
 from kube_runtime.envtest.server.routing import Route
 from kube_runtime.envtest.server.storage import FieldsHook, Obj, Store, now_rfc3339
@@ -33,12 +36,62 @@ def _set_path(obj: Obj, path: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
-def scale_of(info: ResourceInfo, obj: Obj) -> Obj:
-    """The ``autoscaling/v1`` Scale of ``obj``."""
-    spec = info.scale
+def scale_of(info: ResourceInfo, obj: Obj, spec: ScaleSpec | None = None) -> Obj:
+    """The ``autoscaling/v1`` Scale of ``obj``, at ``spec``'s paths (default: the resource's)."""
+    spec = spec or info.scale
     assert spec is not None
     paths = ScalePaths(spec.spec_replicas_path, spec.status_replicas_path, spec.label_selector_path)
     return registry.scale_of(obj, paths, info.custom)
+
+
+def _scale_doc_spec(doc: Any) -> ScaleSpec | None:
+    if not isinstance(doc, dict):
+        return None
+    selector = doc.get("labelSelectorPath")
+    return ScaleSpec(
+        spec_replicas_path=str(doc.get("specReplicasPath", ".spec.replicas")).lstrip("."),
+        status_replicas_path=str(doc.get("statusReplicasPath", ".status.replicas")).lstrip("."),
+        label_selector_path=str(selector).lstrip(".") if selector else None,
+    )
+
+
+def _converting(route: Route) -> bool:
+    """The route asks for a custom resource in a version its CRD's webhook converts to."""
+    return route.convert is not None and route.version != route.info.version
+
+
+def version_scale(store: Store, route: Route) -> ScaleSpec:
+    """The scale paths of the route's version: a CRD may name other paths in each version
+    (``versions[].subresources.scale``); the resource's own (its storage version's) when the
+    route needs no conversion or the CRD names none for that version."""
+    info = route.info
+    assert info.scale is not None
+    if not _converting(route):
+        return info.scale
+    crds = store.registry.by_key("apiextensions.k8s.io", "customresourcedefinitions")
+    stored = store.try_get(crds, None, f"{info.plural}.{info.group}") if crds else None
+    spec = (stored.obj.get("spec") or {}) if stored is not None else {}
+    for version in spec.get("versions") or ():
+        if isinstance(version, dict) and version.get("name") == route.version:
+            found = _scale_doc_spec(
+                (version.get("subresources") or spec.get("subresources") or {}).get("scale")
+            )
+            return found or info.scale
+    return info.scale
+
+
+def _in_route_version(route: Route, obj: Obj) -> Obj:
+    """``obj`` (stored) in the route's version when the CRD's webhook converts it."""
+    if not _converting(route):
+        return obj
+    assert route.convert is not None
+    return route.convert([obj], route.version)[0]
+
+
+def read_scale(store: Store, route: Route, obj: Obj) -> Response:
+    """The answer of a GET of the scale of stored ``obj`` (in the route's version)."""
+    spec = version_scale(store, route)
+    return json_response(200, scale_of(route.info, _in_route_version(route, obj), spec))
 
 
 def write_scale(
@@ -48,13 +101,16 @@ def write_scale(
     dry_run: bool,
     fields: FieldsHook | None = None,
 ) -> Response:
-    """Write ``change(scale)`` back to the object (a PUT or a patch of its scale)."""
+    """Write ``change(scale)`` back to the object (a PUT or a patch of its scale); a custom
+    resource converted through a webhook is read and changed in the route's version, then
+    converted back to the storage version."""
     info = route.info
     assert route.name is not None and info.scale is not None
-    scale_paths = info.scale
+    scale_paths = version_scale(store, route)
 
     def apply(current: Obj) -> Obj:
-        scale = change(scale_of(info, current))
+        current = _in_route_version(route, current)
+        scale = change(scale_of(info, current, scale_paths))
         if not isinstance(scale, dict):
             raise errors.bad_request("the scale must be a JSON object")
         # omitempty: a Scale without spec.replicas asks for 0, as Go decodes it
@@ -79,10 +135,13 @@ def write_scale(
             )
         _set_path(current, scale_paths.spec_replicas_path, replicas)
         current["metadata"].pop("resourceVersion", None)
+        if _converting(route):
+            assert route.convert is not None
+            current = route.convert([current], info.version)[0]
         return current
 
     stored = store.mutate(info, route.namespace, route.name, apply, dry_run=dry_run, fields=fields)
-    return json_response(200, scale_of(info, stored.obj))
+    return json_response(200, scale_of(info, _in_route_version(route, stored.obj), scale_paths))
 
 
 def finalize_namespace(store: Store, route: Route, body: Obj) -> Response:

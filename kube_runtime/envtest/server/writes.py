@@ -347,16 +347,21 @@ class Writes:
             fieldmanager.set_managed_fields(new, entries[-1])
 
         def merge(current: Obj | None) -> Obj:
+            # a CRD converting through a webhook: applied in the request's version (the
+            # live object converted to it first), stored in the storage version
+            if current is not None and route.convert is not None:
+                current = route.convert([current], route.version)[0]
             merged, managed = fieldmanager.apply(
                 info, current, doc, manager, api_version, route.subresource, force, self._now
             )
             entries.append(managed)
-            return merged
+            return merged if current is None else _to_storage(route, merged)
 
         if not route.subresource and self.store.try_get(info, route.namespace, route.name) is None:
             _check_name(route, doc.get("metadata"))
             created = merge(None)
             created.setdefault("metadata", {})["name"] = route.name
+            created = _to_storage(route, created)
             stored = self.store.create(
                 info, route.namespace, created, dry_run=dry_run, fields=record
             )
