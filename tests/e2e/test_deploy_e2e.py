@@ -18,7 +18,6 @@ from kube_runtime import kinds
 from kube_runtime.builder import Builder
 from kube_runtime.client import AlreadyExists, Client
 from kube_runtime.envtest.managers import running
-from kube_runtime.envtest.plugin import backend_of
 from kube_runtime.manager import Manager
 from kube_runtime.reconcile import Request
 
@@ -94,14 +93,7 @@ def test_the_bases_render_a_complete_restricted_manager(which: str, directory: s
     assert binding["subjects"][0]["name"] == pod["serviceAccountName"]
 
 
-def test_the_rendered_objects_pass_server_side_dry_run(
-    client: Client, request: pytest.FixtureRequest
-) -> None:
-    if backend_of(request.config) != "real":
-        pytest.skip(
-            "embedded server: it does not serve rbac.authorization.k8s.io nor policy yet "
-            "(issue 21); kube-apiserver 1.20 is the referee here"
-        )
+def test_the_rendered_objects_pass_server_side_dry_run(client: Client) -> None:
     kubectl = KUBECTLS["current"] or KUBECTLS["debian-1.20"]
     if kubectl is None:
         pytest.skip("no kubectl here (make kubectl)")
