@@ -36,7 +36,14 @@ from typing import TYPE_CHECKING, Any
 from controllers.statefulset.control import StatefulSetControl
 from controllers.statefulset.pod_control import StatefulPodControl, observe_pods
 from controllers.statefulset.spec import InvalidSpecError, SetSpec
-from controllers.statefulset.status import ApiStatusUpdater, invalid_spec_status
+from controllers.statefulset.status import (
+    ApiStatusUpdater,
+    coalescing_window,
+    invalid_spec_status,
+    settled,
+    status_changed,
+    urgent_change,
+)
 from controllers.statefulset.utils import (
     ENHANCED_STATEFULSET,
     ORDERED_TEARDOWN_FINALIZER,
@@ -53,7 +60,12 @@ from kube_runtime.client.errors import is_not_found
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
 from kube_runtime.events import Recorder
-from kube_runtime.expectations import ResourceVersionExpectations, wait_result
+from kube_runtime.expectations import (
+    ResourceVersionExpectations,
+    ScaleAction,
+    ScaleExpectations,
+    wait_result,
+)
 from kube_runtime.finalizers import add_finalizer, has_finalizer, remove_finalizer
 from kube_runtime.kinds import (
     ControllerRevision,
@@ -66,6 +78,7 @@ from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
 from kube_runtime.workloads.inplace import InPlaceControl
 from kube_runtime.workloads.revision import list_revisions
+from kube_runtime.workloads.statuswriter import DEFAULT_WINDOW, CoalescingStatusWriter
 
 if TYPE_CHECKING:
     from kube_runtime.manager import Manager
@@ -75,6 +88,7 @@ __all__ = [
     "CONTROLLER_NAME",
     "CRD_PATH",
     "ENHANCED_CONTROLLER_SUFFIX",
+    "STATUS_WINDOW",
     "StatefulSetReconciler",
     "install_crd",
     "setup",
@@ -91,6 +105,11 @@ COMPONENT = "statefulset-controller"
 EXPECTATIONS_RECHECK = 1.0
 """Seconds after which a sync held back by expectations looks again (the informer event
 that satisfies them normally wakes it first)."""
+STATUS_WINDOW = DEFAULT_WINDOW
+"""Seconds a status change may be held back by a running controller (:func:`setup`) so that
+the next ones make one write with it
+(:class:`~kube_runtime.workloads.statuswriter.CoalescingStatusWriter`; which changes may
+wait: :data:`~controllers.statefulset.status.COALESCED_FIELDS`)."""
 _SELECTOR_CACHE_SIZE = 10_000
 _SPEC_CACHE_SIZE = 10_000
 _UNPARSED = object()
@@ -124,6 +143,15 @@ class StatefulSetReconciler:
     ``controller-uid`` and ``label`` indexes (:data:`~kube_runtime.cache.INDEX_CONTROLLER_UID`,
     :data:`~kube_runtime.cache.INDEX_LABEL`). ``recorder`` records the events on the
     set; ``logger`` gets every record, each naming the set (``namespace/name``).
+
+    ``status_window`` > 0 coalesces status writes (:attr:`status_writer`): a change of the
+    pod counts, observedGeneration, revisions or collision count
+    (:data:`~controllers.statefulset.status.COALESCED_FIELDS`) is held back up to that many
+    seconds (the set is requeued for then); a change of a condition and a converged status
+    are written at once; a set with ``minReadySeconds`` is not held back; every sync decides
+    on the set with its pending status laid over the recorded one (where upstream reads the
+    status it wrote last). 0 (the default
+    here; :func:`setup` uses :data:`STATUS_WINDOW`) writes every change at once.
     """
 
     def __init__(
@@ -134,6 +162,7 @@ class StatefulSetReconciler:
         *,
         kind: Kind = StatefulSet,
         logger: logging.Logger | None = None,
+        status_window: float = 0.0,
     ) -> None:
         self.kind = kind
         self.log = logger if logger is not None else log
@@ -143,13 +172,26 @@ class StatefulSetReconciler:
         self._recorder = recorder
         self._selectors: dict[tuple[str, int], LabelSelector | None] = {}
         self._specs: dict[tuple[str, int, bool], SetSpec] = {}
-        self.pod_control = StatefulPodControl(client, recorder, reader=reader, logger=self.log)
+        self.claim_expectations = ScaleExpectations()
+        """Claims created by earlier syncs, per set, until the cache shows them."""
+        self.pod_control = StatefulPodControl(
+            client, recorder, reader=reader, logger=self.log, on_claim_created=self._expect_claim
+        )
         self.status_updater = ApiStatusUpdater(client, logger=self.log)
+        self.status_writer = CoalescingStatusWriter(
+            self.status_updater.update_status,
+            changed=status_changed,
+            urgent=urgent_change,
+            final=settled,
+            window=status_window,
+            window_for=coalescing_window,
+        )
+        """Holds back count-only status changes (see ``status_window``)."""
         self.pod_writes = ResourceVersionExpectations()
         """Pods written by in-place updates: a sync waits until the cache shows them."""
         self.control = StatefulSetControl(
             self.pod_control,
-            self.status_updater,
+            self.status_writer,
             client,
             in_place=InPlaceControl(client, on_write=self.pod_writes.expect),
             logger=self.log,
@@ -265,6 +307,8 @@ class StatefulSetReconciler:
             if is_not_found(err):
                 self.log.debug("%s: StatefulSet has been deleted", key)
                 expectations.delete_expectations(key)
+                self.claim_expectations.delete_expectations(key)
+                self.status_writer.forget(request.namespace or "", request.name)
                 return None
             raise
         # The status this controller wrote last (currentReplicas after deleting a pod for an
@@ -310,6 +354,9 @@ class StatefulSetReconciler:
         )
         if wait is not None:
             return wait
+        wait = self._wait_for_claims(key, namespace)
+        if wait is not None:
+            return wait
         can_adopt = recheck_controller(self._client, dict(sts))
         revisions = self._adopt_orphan_revisions(sts, raw_selector, can_adopt)
         manager = ControllerRefManager(self._client, dict(sts), selector, self.kind, can_adopt)
@@ -322,10 +369,49 @@ class StatefulSetReconciler:
             if self._finish_teardown(sts, pods):
                 return None
             claims = self._reader.list(PersistentVolumeClaim, namespace)["items"]
-        result = self.control.update(sts, revisions, pods, claims, spec=spec)
-        if result.requeue_after is not None:
-            return Result(requeue_after=result.requeue_after)
+        # Decide on the status this controller last computed, held back or not.
+        view = self.status_writer.view(sts)
+        try:
+            result = self.control.update(view, revisions, pods, claims, spec=spec)
+        except Exception:
+            self.status_writer.flush(sts)
+            raise
+        due = self.status_writer.settle(sts, result.status)
+        waits = [w for w in (result.requeue_after, due) if w is not None]
+        if waits:
+            return Result(requeue_after=min(waits))
         return None
+
+    # --- claims ------------------------------------------------------------------------------
+
+    def _expect_claim(self, sts: Obj, claim: Obj) -> None:
+        self.claim_expectations.expect_scale(set_key(sts), ScaleAction.CREATE, meta.name(claim))
+
+    def _wait_for_claims(self, key: str, namespace: str | None) -> Result | None:
+        """Come back later while a claim created by an earlier sync is not in the cache yet
+        (a pending pod's missing claims are created again otherwise: an AlreadyExists); its
+        informer event wakes the set (:meth:`sets_of_claim`). None: all shown, or timed out."""
+        expected = self.claim_expectations.get_expectations(key)
+        if not expected:
+            return None
+        for name in expected.get(ScaleAction.CREATE, ()):
+            try:
+                self._reader.get(PersistentVolumeClaim, name, namespace)
+            except Exception as err:
+                if is_not_found(err):
+                    continue
+                raise
+            self.claim_expectations.observe_scale(key, ScaleAction.CREATE, name)
+        satisfied, waited, pending = self.claim_expectations.satisfied_expectations(key)
+        return wait_result(
+            satisfied,
+            waited,
+            key=key,
+            what=pending,
+            recheck=EXPECTATIONS_RECHECK,
+            on_timeout=lambda: self.claim_expectations.delete_expectations(key),
+            logger=self.log,
+        )
 
     # --- the enhanced kind -----------------------------------------------------------------
 
@@ -408,6 +494,7 @@ class StatefulSetReconciler:
             self.log.debug("%s: invalid spec, reported already: %s", set_key(sts), message)
             return
         self.log.warning("%s: invalid spec: %s", set_key(sts), message)
+        self.status_writer.discard(sts)
         self.status_updater.update_status(sts, status)
         self._recorder.event(sts, "Warning", "InvalidSpec", message)
 
@@ -444,13 +531,16 @@ def _served(client: Client, kind: Kind) -> bool:
     return True
 
 
-def _register(manager: Manager, kind: Kind, name: str, workers: int) -> Controller:
+def _register(
+    manager: Manager, kind: Kind, name: str, workers: int, status_window: float
+) -> Controller:
     reconciler = StatefulSetReconciler(
         manager.api_reader,
         manager.client,
         manager.get_event_recorder(COMPONENT),
         kind=kind,
         logger=log,
+        status_window=status_window,
     )
     return (
         Builder(manager)
@@ -498,6 +588,7 @@ def setup(
     name: str = CONTROLLER_NAME,
     install_crd: bool = False,
     enhanced: bool | None = None,
+    status_window: float = STATUS_WINDOW,
 ) -> Controller:
     """Register the StatefulSet controller with ``manager``; return the apps/v1 controller.
 
@@ -505,12 +596,14 @@ def setup(
     ``max_concurrent_reconciles``). It also registers the same reconciler for the enhanced
     kind (``apps.kube-runtime.io/v1beta1`` StatefulSet) as ``<name>-enhanced`` when
     ``enhanced`` is True, or, by default, when the API server serves that kind;
-    ``install_crd=True`` installs the CRD first (:func:`install_crd`).
+    ``install_crd=True`` installs the CRD first (:func:`install_crd`). ``status_window``:
+    seconds a status change may be held back (see :class:`StatefulSetReconciler`;
+    0 writes every change at once).
     """
     api = manager.api_reader
     if install_crd:
         _install_crd(api)
-    controller = _register(manager, StatefulSet, name, max_concurrent_reconciles)
+    controller = _register(manager, StatefulSet, name, max_concurrent_reconciles, status_window)
     if enhanced is None:
         enhanced = _served(api, ENHANCED_STATEFULSET)
         if not enhanced:
@@ -525,5 +618,6 @@ def setup(
             ENHANCED_STATEFULSET,
             name + ENHANCED_CONTROLLER_SUFFIX,
             max_concurrent_reconciles,
+            status_window,
         )
     return controller

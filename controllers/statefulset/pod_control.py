@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from controllers.statefulset.pvc import (
@@ -77,7 +77,9 @@ class StatefulPodControl:
     """The :class:`~controllers.statefulset.control.PodControl` of a running controller.
 
     ``client`` writes to the API (and re-reads a pod after a conflict); ``reader`` reads
-    claims (a cache; default ``client``); ``recorder`` records the events on the set.
+    claims (a cache; default ``client``); ``recorder`` records the events on the set;
+    ``on_claim_created(set, claim)`` hears of every claim created (so a sync can wait until
+    the cache shows it).
     """
 
     def __init__(
@@ -88,8 +90,11 @@ class StatefulPodControl:
         reader: Reader | None = None,
         expectations: ScaleExpectations | None = None,
         logger: logging.Logger | None = None,
+        on_claim_created: Callable[[Mapping[str, Any], Mapping[str, Any]], None] | None = None,
     ) -> None:
         self._client = client
+        self._on_claim_created = on_claim_created
+        """Called with (set, claim) for each claim this control created."""
         self._reader: Reader = reader if reader is not None else client
         self._recorder = recorder
         self.log = logger if logger is not None else log
@@ -118,6 +123,8 @@ class StatefulPodControl:
         created = create_missing_claims(self._client, sts, pod, reader=self._reader)
         pod_name, set_name = meta.name(pod), meta.name(sts)
         for claim in created:
+            if self._on_claim_created is not None:
+                self._on_claim_created(sts, claim)
             self.record(
                 sts,
                 "Normal",

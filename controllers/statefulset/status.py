@@ -25,6 +25,7 @@ from kube_runtime.kinds import Kind, StatefulSet
 from kube_runtime.retry import retry_on_conflict
 
 __all__ = [
+    "COALESCED_FIELDS",
     "COMPARED_FIELDS",
     "FAILED_CREATE_POD",
     "FAILED_UPDATE_POD",
@@ -32,10 +33,13 @@ __all__ = [
     "ApiStatusUpdater",
     "StatusUpdater",
     "clear_invalid_spec",
+    "coalescing_window",
     "complete_rolling_update",
     "invalid_spec_status",
     "set_condition",
+    "settled",
     "status_changed",
+    "urgent_change",
 ]
 
 log = logging.getLogger(__name__)
@@ -221,3 +225,52 @@ class ApiStatusUpdater:
 
     def _fresh(self, name: str, namespace: str, kind: Kind) -> Mapping[str, Any]:
         return self._client.get(kind, name, namespace)
+
+
+COALESCED_FIELDS = frozenset(
+    {
+        *_DEFAULTS,
+        "updatedReadyReplicas",
+        "updatedAvailableReplicas",
+        "labelSelector",
+        "volumeClaims",
+    }
+)
+"""Fields a change of which may wait for the next one (a coalesced write, see
+:mod:`kube_runtime.workloads.statuswriter`): pod counts, observedGeneration, the revisions
+and collision count (the controller's own decisions read these from its pending status,
+where upstream reads the status it wrote), the enhanced kind's selector and claims. A
+change of anything else (``conditions``: a failure to report) is written at once."""
+
+
+def urgent_change(recorded: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """Whether ``status`` differs from ``recorded`` in a field outside
+    :data:`COALESCED_FIELDS` (such a write is not held back)."""
+    return any(status[f] != recorded.get(f) for f in status if f not in COALESCED_FIELDS)
+
+
+_SETTLED_COUNTS = ("replicas", "readyReplicas", "currentReplicas", "updatedReplicas")
+_SETTLED_IF_PRESENT = ("availableReplicas", "updatedReadyReplicas", "updatedAvailableReplicas")
+
+
+def settled(sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """Whether ``status`` is that of a converged set: observed at the set's generation, one
+    revision, ``replicas``, ``readyReplicas``, ``currentReplicas`` and ``updatedReplicas``
+    (and the available and updated-ready counts when computed) all equal to
+    ``spec.replicas`` (default 1). Such a status is written at once, never held back."""
+    want = meta.spec(sts).get("replicas")
+    want = 1 if want is None else int(want)
+    if _value(status, "observedGeneration") != meta.generation(sts):
+        return False
+    if _value(status, "currentRevision") != _value(status, "updateRevision"):
+        return False
+    return all(int(status.get(f) or 0) == want for f in _SETTLED_COUNTS) and all(
+        int(status.get(f) or 0) == want for f in _SETTLED_IF_PRESENT if f in status
+    )
+
+
+def coalescing_window(sts: Mapping[str, Any]) -> float:
+    """The longest a set's status may be held back: no limit (``inf``: the writer's window
+    applies), or 0 for a set with ``minReadySeconds``, whose every ready-but-not-available
+    phase is reported as it happens (what its users watch; no coalescing there)."""
+    return 0.0 if (meta.spec(sts).get("minReadySeconds") or 0) > 0 else float("inf")

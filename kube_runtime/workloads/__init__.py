@@ -10,7 +10,9 @@
 * :mod:`~kube_runtime.workloads.inplace` — in-place update of pods: feasibility, the
   ``InPlaceUpdateReady`` readiness gate, grace period, image patch, completion check;
 * :mod:`~kube_runtime.workloads.updatesort` — update order by priority strategy;
-* :mod:`~kube_runtime.workloads.batches` — slow-start batches that go on past a failure.
+* :mod:`~kube_runtime.workloads.batches` — slow-start batches that go on past a failure;
+* :mod:`~kube_runtime.workloads.statuswriter` — status writes coalesced per object within a
+  bounded window, the pending status laid over the recorded one for the next sync.
 
 Import from the submodules; nothing is re-exported here.
 """

@@ -251,10 +251,16 @@ def test_crash_looping_pod_blocks_the_rollout(
         return any(s.get("restartCount", 0) >= 2 for s in statuses)
 
     wait_for(crash_looping, TIMEOUT)
-    assert pod_log.names("deleting") == ["web-2"]
-    status = client.get(kinds.StatefulSet, "web", namespace)["status"]
-    assert status.get("updatedReplicas", 0) == 1 and status.get("readyReplicas", 0) == 2
+
+    def blocked_status() -> dict | None:
+        # status writes may be coalesced for up to a second (controllers/statefulset/status.py)
+        status = client.get(kinds.StatefulSet, "web", namespace)["status"]
+        counts = (status.get("updatedReplicas", 0), status.get("readyReplicas", 0))
+        return status if counts == (1, 2) else None
+
+    status = wait_for(blocked_status, TIMEOUT)
     assert status["currentRevision"] != status["updateRevision"]
+    assert pod_log.names("deleting") == ["web-2"]
 
 
 def test_failed_pod_is_recreated(client, namespace, manager, wait_for) -> None:

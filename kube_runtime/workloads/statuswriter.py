@@ -1,0 +1,196 @@
+"""Coalesced status writes: several syncs of one object inside a short window make one write.
+
+A workload controller recomputes its object's status on every sync, and a sync runs on
+every event of every pod it owns, so while pods start one after another each small step
+(one more replica created, one more ready) becomes a status write. :class:`CoalescingStatusWriter`
+sits between the controller and the real writer and holds back a write, for at most
+``window`` seconds from the first held-back change, so the steps of a burst collapse into
+one write:
+
+* a write is made **at once** when ``urgent(recorded, new)`` says the change cannot wait
+  (the StatefulSet controller: a condition, i.e. a failure to report), or
+  ``final(obj, new)`` says the object has converged (so the converged status is never
+  late), or the window (``window``, or ``window_for(obj)`` if smaller) is 0;
+* otherwise the status becomes the object's **pending** status (the latest one replaces an
+  older pending one; the deadline stays that of the first) and the caller requeues the object
+  for :meth:`~CoalescingStatusWriter.settle`'s delay;
+* :meth:`~CoalescingStatusWriter.settle`, called at the end of every sync with the status the
+  sync computed, writes the pending status once its deadline has passed, and drops it when
+  the status computed equals the recorded one again (no write whose content equals the
+  cache's);
+* :meth:`~CoalescingStatusWriter.view` gives the object with its pending status laid over
+  the recorded one: a sync must make its decisions on that view, where upstream reads the
+  status it wrote last, so that no decision sees a status older than the controller's own.
+
+Pending statuses live in memory only: a restarted controller (or a new leader) recomputes
+them on its first sync. Thread-safe; one sync per object at a time (the work queue's
+guarantee) is assumed between :meth:`view` and :meth:`settle`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kube_runtime import meta
+
+__all__ = ["DEFAULT_WINDOW", "CoalescingStatusWriter", "StatusWrite"]
+
+Obj = Mapping[str, Any]
+StatusWrite = Callable[[Obj, Obj], None]
+"""Writes ``status`` (second argument) onto the object (first argument) through the API."""
+
+DEFAULT_WINDOW = 1.0
+"""Seconds a progress-only status change may wait for the next one (the staleness bound)."""
+
+
+@dataclasses.dataclass
+class _Pending:
+    uid: str
+    status: dict[str, Any]
+    deadline: float
+
+
+class CoalescingStatusWriter:
+    """Holds back progress-only status writes per object for at most ``window`` seconds (see
+    the module docstring).
+
+    ``write(obj, status)`` makes the real write. ``changed(obj, status)`` says whether
+    ``status`` differs from ``obj``'s recorded status (the controller's own comparison);
+    ``urgent(recorded, status)`` whether the difference must be written at once;
+    ``final(obj, status)`` whether ``status`` is the converged one. ``window_for(obj)``, if
+    given, may shorten the window for one object (the smaller of the two applies). ``clock``
+    is monotonic seconds (tests pin it).
+    """
+
+    def __init__(
+        self,
+        write: StatusWrite,
+        *,
+        changed: Callable[[Obj, Obj], bool],
+        urgent: Callable[[Obj, Obj], bool],
+        final: Callable[[Obj, Obj], bool],
+        window: float = DEFAULT_WINDOW,
+        window_for: Callable[[Obj], float] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if window < 0:
+            raise ValueError(f"window must be >= 0, not {window}")
+        self._write = write
+        self._changed = changed
+        self._urgent = urgent
+        self._final = final
+        self.window = window
+        self._window_for = window_for
+        self.clock = clock
+        """Monotonic seconds (replaceable, e.g. by a test)."""
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[str, str], _Pending] = {}
+        self.writes = 0
+        """Writes made (immediate and flushed)."""
+        self.held = 0
+        """Statuses held back instead of written at once."""
+
+    @staticmethod
+    def _key(obj: Obj) -> tuple[str, str]:
+        return meta.namespace(obj) or "", meta.name(obj)
+
+    def _entry(self, obj: Obj) -> _Pending | None:
+        """The pending status of ``obj`` (one of an older object of that name is dropped)."""
+        key = self._key(obj)
+        with self._lock:
+            entry = self._pending.get(key)
+            if entry is not None and entry.uid != meta.uid(obj):
+                del self._pending[key]
+                return None
+            return entry
+
+    def pending(self, obj: Obj) -> Mapping[str, Any] | None:
+        """The status held back for ``obj``, or None."""
+        entry = self._entry(obj)
+        return None if entry is None else dict(entry.status)
+
+    def view(self, obj: Obj) -> Obj:
+        """``obj`` itself when nothing is pending; else a shallow copy whose ``status`` is the
+        recorded status updated with the pending one (what the controller last decided)."""
+        entry = self._entry(obj)
+        if entry is None:
+            return obj
+        viewed = dict(obj)
+        viewed["status"] = {**meta.status(obj), **entry.status}
+        return viewed
+
+    def update_status(self, obj: Obj, status: Obj) -> None:
+        """Write ``status`` now (urgent, final, window 0, or the pending deadline passed) or
+        hold it as ``obj``'s pending status. ``obj`` may be a :meth:`view`."""
+        entry = self._entry(obj)
+        now = self.clock()
+        window = self.window
+        if self._window_for is not None:
+            window = max(0.0, min(window, self._window_for(obj)))
+        if (
+            window == 0
+            or self._urgent(meta.status(obj), status)
+            or self._final(obj, status)
+            or (entry is not None and now >= entry.deadline)
+        ):
+            self._flush(obj, status)
+            return
+        with self._lock:
+            deadline = entry.deadline if entry is not None else now + window
+            self._pending[self._key(obj)] = _Pending(meta.uid(obj) or "", dict(status), deadline)
+            self.held += 1
+
+    def settle(self, obj: Obj, status: Obj) -> float | None:
+        """End of a sync of ``obj`` (as recorded, not a view) that computed ``status``: drop the
+        pending status if ``status`` is what is recorded, write it if its deadline passed;
+        return the seconds until the pending status is due (requeue the object then), or
+        None when nothing is pending."""
+        entry = self._entry(obj)
+        if entry is None:
+            return None
+        if not self._changed(obj, status):
+            self.discard(obj)
+            return None
+        left = entry.deadline - self.clock()
+        if left <= 0:
+            self._flush(obj, status)
+            return None
+        with self._lock:
+            entry.status = dict(status)
+        return left
+
+    def flush(self, obj: Obj) -> None:
+        """Write ``obj``'s pending status now, if any (e.g. when a sync fails)."""
+        entry = self._entry(obj)
+        if entry is not None:
+            self._flush(obj, entry.status)
+
+    def discard(self, obj: Obj) -> None:
+        """Forget ``obj``'s pending status (e.g. a write elsewhere superseded it)."""
+        self.forget(*self._key(obj))
+
+    def forget(self, namespace: str, name: str) -> None:
+        """Forget the pending status of the object ``namespace/name`` (it was deleted)."""
+        with self._lock:
+            self._pending.pop((namespace or "", name), None)
+
+    def _flush(self, obj: Obj, status: Obj) -> None:
+        """Write ``status``; a failed write stays pending, due at once (the caller's retry of
+        the sync writes it)."""
+        key = self._key(obj)
+        with self._lock:
+            self._pending.pop(key, None)
+        try:
+            self._write(obj, status)
+        except Exception:
+            with self._lock:
+                self._pending.setdefault(
+                    key, _Pending(meta.uid(obj) or "", dict(status), self.clock())
+                )
+            raise
+        with self._lock:
+            self.writes += 1
