@@ -250,7 +250,8 @@ class Config:
 
     ``storage`` marks the stored version (needed when several models share a CRD);
     ``categories`` and ``short_names`` join those of the other versions (``short_names`` adds
-    to ``__kube_resource__.short_names``); ``singular`` defaults to the lower-case kind.
+    to ``__kube_resource__.short_names``); ``singular`` defaults to the lower-case kind and
+    ``list_kind`` to ``<Kind>List`` (both taken from the storage version).
     """
 
     storage: bool = False
@@ -261,6 +262,7 @@ class Config:
     categories: Sequence[str] = ()
     short_names: Sequence[str] = ()
     singular: str | None = None
+    list_kind: str | None = None
     scale: Scale | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Other keys of the version entry, verbatim (e.g. ``selectableFields`` on new servers)."""

@@ -156,7 +156,9 @@ class _JsonSchema(GenerateJsonSchema):
                 "x-kubernetes-preserve-unknown-fields": True,
             }
         out = dict(super().model_schema(schema))
-        if _CODEGEN_PATH_DOC.match(out.get("description", "")):
+        if _CODEGEN_PATH_DOC.match(out.get("description", "")) or _is_root_placeholder(
+            cls, out.get("description")
+        ):
             del out["description"]  # not a description, a generated placeholder
         # a subclass keeps its bases' rules (it has their fields), base rules first
         rules = [r for k in reversed(cls.__mro__) for r in k.__dict__.get(crd.RULES_ATTRIBUTE, ())]
@@ -174,6 +176,14 @@ class _JsonSchema(GenerateJsonSchema):
         out = super().function_after_schema(schema)
         fmt = _FORMAT_CHECKS.get(id(schema["function"]["function"]))
         return {**out, "format": fmt} if fmt else out
+
+
+def _is_root_placeholder(cls: type, description: str | None) -> bool:
+    """Whether ``description`` is the docstring codegen gives a resource class whose CRD
+    schema has no description (``Kind (group/version).``)."""
+    resource = cls.__dict__.get("__kube_resource__")
+    kind, api_version = getattr(resource, "kind", None), getattr(resource, "api_version", None)
+    return kind is not None and description == f"{kind} ({api_version})."
 
 
 # The default factories codegen writes (kube_runtime.models.model_default for an object,
@@ -485,7 +495,8 @@ def crd_for(models: Sequence[type[BaseModel]]) -> dict[str, Any]:
     )
     categories = _union_of(v.config.categories for v in [storage[0], *versions])
     singular = storage[0].config.singular or first.kind.lower()
-    names: dict[str, Any] = {"kind": first.kind, "listKind": first.kind + "List"}
+    list_kind = storage[0].config.list_kind or first.kind + "List"
+    names: dict[str, Any] = {"kind": first.kind, "listKind": list_kind}
     names["plural"] = first.plural
     names["singular"] = singular
     if short_names:

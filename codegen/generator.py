@@ -11,7 +11,7 @@ import logging
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from codegen.ir import ResourceInfo
+from codegen.ir import CrdSettings, ResourceInfo
 from codegen.naming import NameRegistry, class_part
 from codegen.render import render_module
 from codegen.schema import SchemaWalker
@@ -75,6 +75,7 @@ def _selected(
         if schema is None:
             raise CrdError(f"{name}: version {version.get('name')} has no openAPIV3Schema")
         storage = bool(version.get("storage")) or len(chosen) == 1
+        settings = _settings(names, version)
         info = ResourceInfo(
             group=spec.get("group", ""),
             version=version["name"],
@@ -83,9 +84,48 @@ def _selected(
             namespaced=spec.get("scope", "Namespaced") == "Namespaced",
             subresources=tuple(sorted(version.get("subresources") or ())),
             short_names=tuple(names.get("shortNames") or ()),
+            crd=settings,
         )
         out.append((info, schema, "" if storage else class_part(version["name"])))
     return out
+
+
+# Version keys with a place in crd.Config (or in the schema and __kube_resource__).
+_VERSION_KEYS = frozenset(
+    {
+        "name",
+        "served",
+        "storage",
+        "deprecated",
+        "deprecationWarning",
+        "schema",
+        "subresources",
+        "additionalPrinterColumns",
+    }
+)
+
+
+def _settings(names: Mapping[str, Any], version: Mapping[str, Any]) -> CrdSettings:
+    """The CRD's word on ``version`` beyond schema and coordinates, as written in the CRD
+    (defaults left out: a singular that is the lower-case kind, a ``<Kind>List`` list kind)."""
+    kind = names["kind"]
+    singular = names.get("singular")
+    list_kind = names.get("listKind")
+    scale = _mapping(_mapping(version.get("subresources")).get("scale")) or None
+    columns = version.get("additionalPrinterColumns") or ()
+    warning = version.get("deprecationWarning")
+    return CrdSettings(
+        storage=bool(version.get("storage")),
+        served=bool(version.get("served", True)),
+        deprecated=bool(version.get("deprecated")),
+        deprecation_warning=warning if isinstance(warning, str) else None,
+        printer_columns=tuple(dict(c) for c in columns if isinstance(c, Mapping)),
+        categories=tuple(names.get("categories") or ()),
+        singular=singular if singular and singular != kind.lower() else None,
+        list_kind=list_kind if list_kind and list_kind != kind + "List" else None,
+        scale=dict(scale) if scale is not None else None,
+        extra={k: v for k, v in version.items() if k not in _VERSION_KEYS},
+    )
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

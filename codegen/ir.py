@@ -3,10 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from codegen.pyexpr import Expr, Pair
 
-__all__ = ["FieldDef", "ModelDef", "ResourceInfo"]
+__all__ = ["CrdSettings", "FieldDef", "ModelDef", "ResourceInfo"]
+
+
+@dataclass(frozen=True)
+class CrdSettings:
+    """What a CRD says about one version beyond its schema and API coordinates (rendered as
+    ``__crd__: ClassVar[crd.Config]``, the form ``kube-runtime crd generate`` reads back).
+
+    ``printer_columns`` are the version's ``additionalPrinterColumns`` entries, ``scale`` its
+    scale subresource, ``extra`` the version keys codegen has no field for (verbatim)."""
+
+    storage: bool
+    served: bool = True
+    deprecated: bool = False
+    deprecation_warning: str | None = None
+    printer_columns: tuple[dict[str, Any], ...] = ()
+    categories: tuple[str, ...] = ()
+    singular: str | None = None
+    list_kind: str | None = None
+    scale: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -20,6 +41,7 @@ class ResourceInfo:
     namespaced: bool
     subresources: tuple[str, ...]
     short_names: tuple[str, ...]
+    crd: CrdSettings | None = None
 
     @property
     def api_version(self) -> str:

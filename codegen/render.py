@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from codegen.ir import FieldDef, ModelDef, ResourceInfo
+from codegen.ir import CrdSettings, FieldDef, ModelDef, ResourceInfo
 from codegen.pyexpr import (
     INDENT,
     LINE_LENGTH,
@@ -18,6 +18,7 @@ from codegen.pyexpr import (
     Seq,
     call,
     docstring_lines,
+    literal,
     py_str,
     statement,
     subscript,
@@ -29,6 +30,7 @@ __all__ = ["render_module"]
 _IMPORT_SOURCES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("typing", ("Annotated", "Any", "ClassVar", "Literal")),
     ("pydantic", ("Field",)),
+    ("codegen", ("crd",)),
     (
         "codegen.core",
         (
@@ -48,7 +50,7 @@ _IMPORT_SOURCES: tuple[tuple[str, tuple[str, ...]], ...] = (
 _SECTIONS = (
     ("typing",),
     ("pydantic",),
-    ("codegen.core", "kube_runtime.client", "kube_runtime.models"),
+    ("codegen", "codegen.core", "kube_runtime.client", "kube_runtime.models"),
 )
 
 
@@ -57,6 +59,8 @@ def render_module(
 ) -> str:
     """The module text: ``header`` comment lines, docstring, imports, classes."""
     used = set(imports) | {"KubeModel"}
+    if any(m.resource is not None and m.resource.crd is not None for m in models):
+        used.add("crd")
     out = [f"# {line}".rstrip() for line in header]
     out += docstring_lines(docstring, "")
     out.append("")
@@ -125,7 +129,63 @@ def _resource(info: ResourceInfo) -> list[str]:
             Pair("short_names=", _tuple(info.short_names)),
         ],
     )
-    return statement(INDENT, "__kube_resource__", subscript("ClassVar", [Atom("Resource")]), value)
+    lines = statement(INDENT, "__kube_resource__", subscript("ClassVar", [Atom("Resource")]), value)
+    if info.crd is not None:
+        annotation = subscript("ClassVar", [Atom("crd.Config")])
+        lines += statement(INDENT, "__crd__", annotation, _crd_config(info.crd))
+    return lines
+
+
+def _crd_config(settings: CrdSettings) -> Expr:
+    """``crd.Config(...)`` with the settings that differ from its defaults."""
+    args: list[Expr] = []
+    if settings.storage:
+        args.append(Pair("storage=", Atom("True")))
+    if not settings.served:
+        args.append(Pair("served=", Atom("False")))
+    if settings.deprecated:
+        args.append(Pair("deprecated=", Atom("True")))
+    if settings.deprecation_warning is not None:
+        args.append(Pair("deprecation_warning=", Atom(py_str(settings.deprecation_warning))))
+    if settings.printer_columns:
+        columns = tuple(_printer_column(c) for c in settings.printer_columns)
+        args.append(Pair("printer_columns=", Seq("[", columns, "]")))
+    if settings.categories:
+        args.append(Pair("categories=", _tuple(settings.categories)))
+    if settings.singular is not None:
+        args.append(Pair("singular=", Atom(py_str(settings.singular))))
+    if settings.list_kind is not None:
+        args.append(Pair("list_kind=", Atom(py_str(settings.list_kind))))
+    if settings.scale is not None:
+        args.append(Pair("scale=", _scale(settings.scale)))
+    if settings.extra:
+        args.append(Pair("extra=", literal(settings.extra)))
+    return call("crd.Config", args)
+
+
+# additionalPrinterColumns keys -> crd.PrinterColumn arguments, in its field order
+_COLUMN_KEYS = (
+    ("name", "name="),
+    ("jsonPath", "json_path="),
+    ("type", "type="),
+    ("description", "description="),
+    ("format", "format="),
+    ("priority", "priority="),
+)
+
+
+def _printer_column(column: dict[str, object]) -> Expr:
+    args = [Pair(kw, literal(column[key])) for key, kw in _COLUMN_KEYS if key in column]
+    return call("crd.PrinterColumn", args)
+
+
+def _scale(scale: dict[str, object]) -> Expr:
+    keys = (
+        ("specReplicasPath", "spec_replicas_path="),
+        ("statusReplicasPath", "status_replicas_path="),
+        ("labelSelectorPath", "label_selector_path="),
+    )
+    return call("crd.Scale", [Pair(kw, literal(scale[key])) for key, kw in keys if key in scale])
 
 
 def _tuple(values: Sequence[str]) -> Expr:

@@ -25,7 +25,8 @@ default never appears on the wire unless it was read from it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +67,7 @@ class SchemaWalker:
         self.registry = registry
         self.models: list[ModelDef] = []
         self.imports: set[str] = set()
+        self.generated: set[str] = set()  # the classes made here (not codegen.core's)
 
     # ------------------------------------------------------------------ resources
 
@@ -116,6 +118,7 @@ class SchemaWalker:
             else:
                 fields.append(self._field(name, key, props[key], key in required, taken, path))
         self.models.append(ModelDef(name, path, node.get("description"), fields))
+        self.generated.add(name)
         return name
 
     def _metadata_field(self, node: Schema, required: bool, taken: set[str]) -> FieldDef:
@@ -174,6 +177,7 @@ class SchemaWalker:
         kwargs += constraint_kwargs(node, info.constraint_kind)
         kwargs += _description(node)
         extra = {k: node[k] for k in CARRIED_EXTENSIONS if k in node}
+        extra |= _enum_constraints(node, info)
         if extra:
             kwargs.append(Pair("json_schema_extra=", literal(extra)))
         if kwargs:
@@ -232,21 +236,53 @@ class SchemaWalker:
         return TypeInfo(_ANY, "other")
 
     def _inner(self, node: Schema, wanted: str, path: str) -> Expr:
-        """An item or map value type: constraints move into ``Annotated[T, Field(...)]``."""
+        """An item or map value type: constraints, the description and the carried
+        extensions move into ``Annotated[T, Field(...)]`` (a generated class keeps its own
+        description as its docstring)."""
         info = self.type_of(node, wanted, path)
         expr = info.expr
         if node.get("nullable") and expr != _ANY:
             parts = expr.parts if isinstance(expr, Union) else (expr,)
             expr = Union((*parts, _NONE))
-        return self._constrained(expr, node, info.constraint_kind)
+        more: list[Pair] = []
+        text = node.get("description")
+        if text and not (info.model in self.generated and inspect.cleandoc(text) == text):
+            more += _description(node)
+        extra = {k: node[k] for k in CARRIED_EXTENSIONS if k in node}
+        extra |= _enum_constraints(node, info)
+        if extra:
+            more.append(Pair("json_schema_extra=", literal(extra)))
+        return self._constrained(expr, node, info.constraint_kind, more)
 
-    def _constrained(self, expr: Expr, node: Schema, constraint_kind: str) -> Expr:
-        """``expr`` or ``Annotated[expr, Field(<constraints of node>)]``."""
-        constraints = constraint_kwargs(node, constraint_kind)
+    def _constrained(
+        self, expr: Expr, node: Schema, constraint_kind: str, more: Sequence[Pair] = ()
+    ) -> Expr:
+        """``expr`` or ``Annotated[expr, Field(<constraints of node>, *more)]``."""
+        constraints = [*constraint_kwargs(node, constraint_kind), *more]
         if not constraints:
             return expr
         self.imports.update({"Annotated", "Field"})
         return subscript("Annotated", [expr, call("Field", constraints)])
+
+
+# Constraints a Literal (an enum) cannot take as Field arguments: carried as schema keys.
+_ENUM_CARRIED = (
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+)
+
+
+def _enum_constraints(node: Schema, info: TypeInfo) -> dict[str, Any]:
+    """An enum's other constraints (kept in the schema; the values already satisfy them)."""
+    if "enum" not in node or info.constraint_kind != "other":
+        return {}
+    return {k: node[k] for k in _ENUM_CARRIED if k in node}
 
 
 def _holds_object(value: list[Any] | dict[str, Any]) -> bool:

@@ -7,6 +7,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from codegen import crd
 from codegen.core import LabelSelector, ObjectMeta
 from kube_runtime.client import Resource
 from kube_runtime.models import DateTime, KubeModel
@@ -446,6 +447,79 @@ class CloneSet(KubeModel):
         namespaced=True,
         subresources=frozenset({"scale", "status"}),
         short_names=("clone",),
+    )
+    __crd__: ClassVar[crd.Config] = crd.Config(
+        storage=True,
+        printer_columns=[
+            crd.PrinterColumn(
+                name="DESIRED",
+                json_path=".spec.replicas",
+                type="integer",
+                description="The desired number of pods.",
+            ),
+            crd.PrinterColumn(
+                name="UPDATED",
+                json_path=".status.updatedReplicas",
+                type="integer",
+                description="The number of pods updated.",
+            ),
+            crd.PrinterColumn(
+                name="UPDATED_READY",
+                json_path=".status.updatedReadyReplicas",
+                type="integer",
+                description="The number of pods updated and ready.",
+            ),
+            crd.PrinterColumn(
+                name="UPDATED_AVAILABLE",
+                json_path=".status.updatedAvailableReplicas",
+                type="integer",
+                description="The number of pods updated and available.",
+            ),
+            crd.PrinterColumn(
+                name="READY",
+                json_path=".status.readyReplicas",
+                type="integer",
+                description="The number of pods ready.",
+            ),
+            crd.PrinterColumn(
+                name="TOTAL",
+                json_path=".status.replicas",
+                type="integer",
+                description="The number of currently all pods.",
+            ),
+            crd.PrinterColumn(
+                name="AGE",
+                json_path=".metadata.creationTimestamp",
+                type="date",
+                description="CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.",
+            ),
+            crd.PrinterColumn(
+                name="CONTAINERS",
+                json_path=".spec.template.spec.containers[*].name",
+                type="string",
+                description="The containers of currently cloneset.",
+                priority=1,
+            ),
+            crd.PrinterColumn(
+                name="IMAGES",
+                json_path=".spec.template.spec.containers[*].image",
+                type="string",
+                description="The images of currently cloneset.",
+                priority=1,
+            ),
+            crd.PrinterColumn(
+                name="SELECTOR",
+                json_path=".status.labelSelector",
+                type="string",
+                description="The selector of currently cloneset.",
+                priority=1,
+            ),
+        ],
+        scale=crd.Scale(
+            spec_replicas_path=".spec.replicas",
+            status_replicas_path=".status.replicas",
+            label_selector_path=".status.labelSelector",
+        ),
     )
     api_version: Literal["apps.kube-runtime.io/v1alpha1"] = Field(
         default="apps.kube-runtime.io/v1alpha1",

@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from codegen import crd
 from codegen.core import ObjectMeta
 from kube_runtime.client import Resource
 from kube_runtime.models import KubeModel
@@ -35,6 +36,13 @@ class Greeting(KubeModel):
         namespaced=True,
         subresources=frozenset({"status"}),
         short_names=(),
+    )
+    __crd__: ClassVar[crd.Config] = crd.Config(
+        storage=True,
+        printer_columns=[
+            crd.PrinterColumn(name="Message", json_path=".spec.message", type="string"),
+            crd.PrinterColumn(name="Observed", json_path=".status.observed", type="string"),
+        ],
     )
     api_version: Literal["examples.kube-runtime.io/v1"] = Field(
         default="examples.kube-runtime.io/v1",
