@@ -100,6 +100,51 @@ def test_the_cloneset_schema_refuses_what_kruise_refuses(
     _refused(client, _with(CLONESET, "refused", namespace, path, value), field, words)
 
 
+ROLLING = "updateStrategy.rollingUpdate"
+STATEFULSET_SCHEMA_CASES = [
+    (
+        f"{ROLLING}.minReadySeconds",
+        301,
+        f"spec.{ROLLING}.minReadySeconds",
+        "less than or equal to 300",
+    ),
+    (
+        f"{ROLLING}.unorderedUpdate",
+        {"priorityStrategy": {"orderPriority": [{"orderedKey": ""}]}},
+        f"spec.{ROLLING}.unorderedUpdate.priorityStrategy.orderPriority[0].orderedKey",
+        "at least 1 chars",
+    ),
+    (
+        f"{ROLLING}.unorderedUpdate",
+        {
+            "priorityStrategy": {
+                "weightPriority": [{"weight": -1, "matchSelector": {"matchLabels": {"a": "b"}}}]
+            }
+        },
+        f"spec.{ROLLING}.unorderedUpdate.priorityStrategy.weightPriority[0].weight",
+        "greater than or equal to 0",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "field", "words"), STATEFULSET_SCHEMA_CASES)
+def test_the_enhanced_statefulset_schema_refuses_what_kruise_refuses(
+    client: Client,
+    namespace: str,
+    installed: None,
+    kube_version: tuple[int, int],
+    path: str,
+    value: Any,
+    field: str,
+    words: str,
+) -> None:
+    if kube_version <= (1, 20):  # kube-apiserver 1.20 names an item's field without its index
+        field = re.sub(r"\[\d+\]", "", field)
+    obj = _with(ENHANCED_STATEFULSET, "refused", namespace, path, value)
+    obj["spec"]["podManagementPolicy"] = "Parallel"
+    _refused(client, obj, field, words)
+
+
 def test_a_good_cloneset_with_every_checked_field_is_accepted(
     client: Client, namespace: str, installed: None
 ) -> None:
@@ -158,6 +203,16 @@ RULE_CASES = [
         {"weightPriority": [{"weight": 1, "matchSelector": {}}]},
         "spec.updateStrategy.priorityStrategy",
         "selector can not be empty",
+    ),
+    (
+        ENHANCED_STATEFULSET,
+        "updateStrategy.rollingUpdate.unorderedUpdate.priorityStrategy",
+        {
+            "orderPriority": [{"orderedKey": "k"}],
+            "weightPriority": [{"weight": 1, "matchSelector": {"matchLabels": {"a": "b"}}}],
+        },
+        "spec.updateStrategy.rollingUpdate.unorderedUpdate.priorityStrategy",
+        "only one of weightPriority and orderPriority can be used",
     ),
     (
         ENHANCED_STATEFULSET,

@@ -194,3 +194,51 @@ def test_cloneset_updates_change_only_the_fields_kruise_lets_change(
     assert not answer["allowed"]
     (cause,) = answer["status"]["details"]["causes"]
     assert cause["field"] == "spec" and "'replicas'" in cause["message"], cause
+
+
+KRUISE_STATEFULSET_CHECKS = [
+    (
+        {"template.spec.restartPolicy": "OnFailure"},
+        "spec.template.spec.restartPolicy",
+        "Unsupported",
+    ),
+    ({"template.spec.activeDeadlineSeconds": 5}, "spec.template.spec.activeDeadlineSeconds", "not"),
+    (
+        {"updateStrategy.rollingUpdate.maxUnavailable": 2},
+        "spec.updateStrategy.rollingUpdate.maxUnavailable",
+        "maxUnavailable can just work with Parallel PodManagementPolicyType",
+    ),
+    (
+        {"updateStrategy.rollingUpdate.unorderedUpdate": {}},
+        "spec.updateStrategy.rollingUpdate.unorderedUpdate",
+        "unorderedUpdate can only work with Parallel",
+    ),
+]
+
+
+@pytest.mark.parametrize(("changes", "field", "words"), KRUISE_STATEFULSET_CHECKS)
+def test_the_statefulset_webhook_answers_kruise_checks_with_the_field_path(
+    server: webhook.Server, changes: dict[str, Any], field: str, words: str
+) -> None:
+    obj = _apply(good(ENHANCED_STATEFULSET, "web", "ns"), changes)
+    answer = ask(server, ENHANCED_STATEFULSET, "CREATE", obj)
+    assert not answer["allowed"]
+    causes = answer["status"]["details"]["causes"]
+    assert any(c["field"] == field and words in c["message"] for c in causes), causes
+    obj["spec"]["podManagementPolicy"] = "Parallel"
+    parallel_only = "Parallel" in words
+    assert ask(server, ENHANCED_STATEFULSET, "CREATE", obj)["allowed"] == parallel_only
+
+
+def test_statefulset_updates_keep_the_fields_kruise_keeps_fixed(server: webhook.Server) -> None:
+    old = good(ENHANCED_STATEFULSET, "web", "ns")
+    changed = _apply(
+        good(ENHANCED_STATEFULSET, "web", "ns"), {"replicas": 3, "reserveOrdinals": [1]}
+    )
+    assert ask(server, ENHANCED_STATEFULSET, "UPDATE", changed, old)["allowed"]
+    for changes in ({"podManagementPolicy": "Parallel"}, {"serviceName": "other"}):
+        moved = _apply(good(ENHANCED_STATEFULSET, "web", "ns"), changes)
+        answer = ask(server, ENHANCED_STATEFULSET, "UPDATE", moved, old)
+        assert not answer["allowed"], changes
+        (cause,) = answer["status"]["details"]["causes"]
+        assert cause["field"] == "spec" and "'reserveOrdinals'" in cause["message"], cause
