@@ -50,6 +50,11 @@ extensions (openkruise ``statefulset/stateful_set_control.go``):
   the update completed); InPlaceOnly never deletes: a change it cannot make in place sets the
   ``FailedUpdatePod`` condition and stops the rolling update. ``rollingUpdate.minReadySeconds``
   stands for ``minReadySeconds``.
+- ``volumeClaimUpdateStrategy.type: OnPodRollingUpdate``: a pod whose claims request less
+  storage than their templates is a rolling-update target even at the update revision; before
+  it is updated its claims are expanded, and it waits (counted unavailable) until they are
+  (:mod:`controllers.statefulset.resize`); a pod whose claims lack the capacity they request
+  counts as unavailable.
 - Ordered teardown: a set being deleted that still carries
   :data:`~controllers.statefulset.utils.ORDERED_TEARDOWN_FINALIZER` has no replicas: step 5
   deletes its pods one at a time, highest ordinal first, each gone before the next (the
@@ -70,6 +75,14 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from controllers.statefulset.pvc import claims_for_pod
+from controllers.statefulset.resize import (
+    ResizeError,
+    claims_completed,
+    claims_matched,
+    claims_ready,
+    pod_claims,
+    resize_patches,
+)
 from controllers.statefulset.spec import (
     IN_PLACE_IF_POSSIBLE,
     IN_PLACE_ONLY,
@@ -101,6 +114,7 @@ from controllers.statefulset.utils import (
 from kube_runtime import meta
 from kube_runtime.client.errors import is_not_found
 from kube_runtime.client.interfaces import Client
+from kube_runtime.kinds import PersistentVolumeClaim
 from kube_runtime.meta import Obj
 from kube_runtime.selectors import label_selector_from_dict
 from kube_runtime.workloads.batches import call_each
@@ -248,8 +262,12 @@ class _Pass:
         now: datetime,
         spec: SetSpec,
         revisions: Sequence[Mapping[str, Any]] = (),
+        claims: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.control = control
+        self.claims = (
+            {meta.name(c): c for c in claims} if spec.resize_claims and is_enhanced(sts) else {}
+        )
         self.pods_api = control.pod_control
         self.sts = sts
         self.key = set_key(sts)
@@ -534,7 +552,48 @@ class _Pass:
     def _unavailable(self, pod: Pod) -> bool:
         if is_unavailable(pod, self.min_ready, self.now):
             return True
-        return self.enhanced and check_update_completed(pod) is not None
+        if not self.enhanced:
+            return False
+        if check_update_completed(pod) is not None:
+            return True
+        return bool(self.claims) and not claims_ready(pod_claims(self.sts, pod, self.claims))
+
+    def _target(self, pod: Pod) -> bool:
+        """A rolling-update target: an old revision, or claims to expand (Kruise, with
+        ``volumeClaimUpdateStrategy`` OnPodRollingUpdate)."""
+        if self._old(pod):
+            return True
+        return bool(self.claims) and not claims_matched(pod_claims(self.sts, pod, self.claims))
+
+    def _claims_resized(self, pod: Pod) -> bool:
+        """Expand the pod's claims that need it (Kruise ``TryPatchPVC``); whether they all
+        completed (``IsOwnedPVCsCompleted``). The API server refuses a claim whose storage
+        class does not allow expansion: that error stops the pass."""
+        pairs = pod_claims(self.sts, pod, self.claims)
+        if not claims_matched(pairs):
+            try:
+                patches = resize_patches(self.sts, pairs)
+            except ResizeError as err:
+                self.pods_api.record(self.sts, "Warning", "FailedUpdatePVC", str(err))
+                raise
+            for name, patch in patches.items():
+                try:
+                    self.control.history.patch(
+                        PersistentVolumeClaim, name, patch, namespace=meta.namespace(pod)
+                    )
+                except Exception as err:
+                    self.pods_api.record(
+                        self.sts, "Warning", "FailedUpdate", f"Resize Claim {name} failed: {err}"
+                    )
+                    raise
+                self.pods_api.record(
+                    self.sts,
+                    "Normal",
+                    "SuccessfulUpdate",
+                    f"Resize Claim {name} in StatefulSet {meta.name(self.sts)} success",
+                )
+            return False  # the cache shows the old claims this pass
+        return claims_completed(pairs)
 
     def _ordered_targets(self) -> list[Pod]:
         """Old, non-terminating replicas from the highest ordinal down to ``start + partition``."""
@@ -542,7 +601,7 @@ class _Pass:
         return [
             pod
             for pod in reversed(self.replicas)
-            if ordinal_of(pod) >= first and self._old(pod) and not is_terminating(pod)
+            if ordinal_of(pod) >= first and self._target(pod) and not is_terminating(pod)
         ]
 
     def _unordered_targets(self) -> list[Pod]:
@@ -557,7 +616,7 @@ class _Pass:
         waiting: list[int] = []
         for i in range(len(replicas) - 1, -1, -1):
             pod = replicas[i]
-            (done if is_terminating(pod) or not self._old(pod) else waiting).append(i)
+            (done if is_terminating(pod) or not self._target(pod) else waiting).append(i)
         waiting = priority_sort(self.spec.priority_strategy, replicas, waiting)
         chosen = set((done + waiting)[:max_update])
         return [replicas[i] for i in waiting if i in chosen]
@@ -571,6 +630,10 @@ class _Pass:
         InPlaceOnly)."""
         sts = self.sts
         policy = self.spec.pod_update_policy
+        if self.claims and not self._claims_resized(pod):
+            return  # counted unavailable until the claims are resized
+        if not self._old(pod):
+            return
         try:
             if policy in (IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY):
                 spec = calculate_in_place_spec(
@@ -775,6 +838,7 @@ class StatefulSetControl:
             self.clock(),
             spec,
             [*ordered, update],
+            claims,
         )
         error: BaseException | None = None
         try:

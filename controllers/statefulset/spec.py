@@ -241,6 +241,9 @@ class SetSpec:
     """``unorderedUpdate.priorityStrategy`` as JSON (what ``priority_sort`` reads)."""
     grace_period_seconds: int = 0
     """``rollingUpdate.inPlaceUpdateStrategy.gracePeriodSeconds``."""
+    resize_claims: bool = False
+    """``volumeClaimUpdateStrategy.type: OnPodRollingUpdate`` (Kruise): the rolling update
+    expands the pods' claims (:mod:`controllers.statefulset.resize`)."""
 
     @classmethod
     def of(cls, sts: Mapping[str, Any], *, teardown: bool = False) -> SetSpec:
@@ -304,4 +307,6 @@ class SetSpec:
             grace_period_seconds=int(
                 (in_place.grace_period_seconds if in_place is not None else None) or 0
             ),
+            resize_claims=(spec.get("volumeClaimUpdateStrategy") or {}).get("type")
+            == "OnPodRollingUpdate",
         )

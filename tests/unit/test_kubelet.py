@@ -517,6 +517,50 @@ def test_pvc_is_bound(env: Env) -> None:
     assert pvc["status"]["capacity"] == {"storage": "1Gi"}
 
 
+def test_grown_claim_is_resized_once_a_running_pod_mounts_it(env: Env) -> None:
+    classes = env.store.registry.by_key("storage.k8s.io", "storageclasses")
+    assert classes is not None
+    sc = {"metadata": {"name": "expandable"}, "provisioner": "x", "allowVolumeExpansion": True}
+    env.store.create(classes, None, sc)
+    spec = {
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "expandable",
+        "resources": {"requests": {"storage": "1Gi"}},
+    }
+    env.store.create(env.pvcs, NS, {"metadata": {"name": "grow"}, "spec": spec})
+
+    def claim() -> Obj:
+        return env.store.get(env.pvcs, NS, "grow").obj
+
+    def types(pvc: Obj) -> list[str]:
+        return [c["type"] for c in (pvc.get("status") or {}).get("conditions", [])]
+
+    wait_for(lambda: (claim().get("status") or {}).get("phase") == "Bound", what="bound")
+
+    def grow(p: Obj) -> Obj:
+        p["spec"]["resources"]["requests"]["storage"] = "2Gi"
+        return p
+
+    env.store.mutate(env.pvcs, NS, "grow", grow)
+    pending = wait_for(
+        lambda: claim() if types(claim()) == ["FileSystemResizePending"] else None,
+        what="file system resize pending",
+    )
+    assert pending["status"]["capacity"] == {"storage": "1Gi"}
+    assert any(
+        [c["type"] for c in (p.get("status") or {}).get("conditions", [])] == ["Resizing"]
+        for p in (e.new.obj for e in env.events if e.info.plural == "persistentvolumeclaims")
+    )
+    # no pod mounts it: it stays pending; a running pod mounting it completes the resize
+    env.create_pod("user", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "grow"}}])
+    env.wait_pod("user", is_ready)
+    done = wait_for(
+        lambda: claim() if claim()["status"]["capacity"] == {"storage": "2Gi"} else None,
+        what="resized",
+    )
+    assert types(done) == []
+
+
 # ------------------------------------------------------------------------ lifecycle
 
 

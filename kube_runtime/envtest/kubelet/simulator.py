@@ -42,6 +42,11 @@ What clients observe through the API is what a one-node cluster shows:
 * **PVCs**: a claim without ``spec.volumeName`` gets ``pvc-<uid>`` (and the binder's
   ``pv.kubernetes.io/bind-completed`` / ``bound-by-controller`` annotations); its status becomes
   ``Bound`` with the requested access modes and storage. No PersistentVolume object exists.
+  A bound claim whose storage request grows (the API server allows it when its StorageClass
+  has ``allowVolumeExpansion``) is resized as the external resizer and the kubelet do, one
+  step per sync: condition ``Resizing``, then ``FileSystemResizePending`` (the volume grew),
+  then, once a running pod on the node mounts it, ``status.capacity`` becomes the request and
+  the conditions go.
 * **Per-pod behaviour** via annotations (see the ``ANNOTATION_*`` constants): ``never-ready``,
   ``fail``, ``succeed``, ``ready-after`` and ``crash-loop``. They are read on every sync, so
   adding one to a running pod takes effect. ``Succeeded``/``Failed`` pods are never restarted.
@@ -81,7 +86,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict
+from typing import Any, Final, Protocol, TypedDict
 
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
@@ -100,6 +105,7 @@ from kube_runtime.workloads.containermeta import (
     runtime_meta_set,
 )
 from kube_runtime.workloads.inplace import READINESS_GATE as IN_PLACE_READY
+from kube_runtime.workloads.quantity import parse_quantity
 
 __all__ = [
     "ANNOTATION_CRASH_LOOP",
@@ -684,13 +690,35 @@ class Kubelet:
                 return current
 
             self._write(self._pvcs_info, pvc, bind)
-        if _pvc_status(pvc) != pvc.get("status"):
+        in_use = self._claim_in_use(namespace, name)
+        if _pvc_status(pvc, self._now(), in_use) != pvc.get("status"):
 
             def report(current: Obj) -> Obj:
-                current["status"] = _pvc_status(current)
+                current["status"] = _pvc_status(current, self._now(), in_use)
                 return current
 
             self._write(self._pvcs_info, pvc, report, subresource="status")
+
+    def _claim_in_use(self, namespace: str, name: str) -> bool:
+        """A running pod on this node mounts the claim (the kubelet then expands its file
+        system online)."""
+        for stored in self.store.list(self._pods_info, namespace).items:
+            pod = stored.obj
+            if (pod.get("spec") or {}).get("nodeName") != self._node_name:
+                continue
+            if (pod.get("status") or {}).get("phase") != "Running":
+                continue
+            if name in _claim_names(pod):
+                return True
+        return False
+
+    def _expand_pending_claims(self, pod: Obj) -> None:
+        """A running pod's claims waiting for a file system resize are synced again."""
+        namespace = str(pod["metadata"].get("namespace") or "")
+        for claim in _claim_names(pod):
+            stored = self.store.try_get(self._pvcs_info, namespace, claim)
+            if stored is not None and _condition_true(stored.obj, FS_RESIZE_PENDING):
+                self._enqueue((_PVC, namespace, claim))
 
     # ---------------------------------------------------------------------- pods
 
@@ -736,6 +764,8 @@ class Kubelet:
             return
         if node != self._node_name:
             return
+        if (pod.get("status") or {}).get("phase") == "Running":
+            self._expand_pending_claims(pod)
         if self._pod_status(pod, mem, tick) != pod.get("status"):
             written = self._write(
                 self._pods_info,
@@ -1092,14 +1122,72 @@ def _named(items: Iterable[Any] | None) -> list[Obj]:
     return [c for c in items or () if isinstance(c, dict) and c.get("name")]
 
 
-def _pvc_status(pvc: Obj) -> Obj:
+RESIZING: Final = "Resizing"
+FS_RESIZE_PENDING: Final = "FileSystemResizePending"
+FS_RESIZE_PENDING_MESSAGE: Final = (
+    "Waiting for user to (re-)start a pod to finish file system resize of volume on node."
+)
+
+
+def _claim_names(pod: Obj) -> set[str]:
+    return {
+        str(v["persistentVolumeClaim"].get("claimName"))
+        for v in (pod.get("spec") or {}).get("volumes") or ()
+        if isinstance(v.get("persistentVolumeClaim"), dict)
+    }
+
+
+def _condition_true(obj: Obj, type_: str) -> bool:
+    return any(
+        c.get("type") == type_ and c.get("status") == "True"
+        for c in (obj.get("status") or {}).get("conditions") or ()
+    )
+
+
+def _pvc_status(pvc: Obj, ts: str, in_use: bool) -> Obj:
+    """A bound claim's status: capacity = the request when first bound; a larger request
+    afterwards goes the way of the external resizer and the kubelet, one step per sync:
+    ``Resizing``, then the volume is expanded and the claim waits in
+    ``FileSystemResizePending``, then, once a running pod on this node mounts it, the file
+    system is expanded: ``status.capacity`` is the request and the conditions are gone."""
     spec = pvc.get("spec") or {}
     status = dict(pvc.get("status") or {})
     status["phase"] = "Bound"
     status["accessModes"] = list(spec.get("accessModes") or [])
     storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
-    if storage is not None:
-        status["capacity"] = {"storage": storage}
+    if storage is None:
+        return status
+    capacity = (status.get("capacity") or {}).get("storage")
+    requested, has = parse_quantity(storage), parse_quantity(capacity)
+    if capacity is None or requested is None or has is None or requested <= has:
+        if capacity is None:
+            status["capacity"] = {"storage": storage}
+        return status
+    conditions = [
+        c
+        for c in status.get("conditions") or ()
+        if c.get("type") not in (RESIZING, FS_RESIZE_PENDING)
+    ]
+    if _condition_true(pvc, FS_RESIZE_PENDING):
+        if in_use:
+            status["capacity"] = {"storage": storage}
+            if conditions:
+                status["conditions"] = conditions
+            else:
+                status.pop("conditions", None)
+        return status
+    if _condition_true(pvc, RESIZING):
+        pending = {
+            "type": FS_RESIZE_PENDING,
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": ts,
+            "message": FS_RESIZE_PENDING_MESSAGE,
+        }
+        status["conditions"] = [*conditions, pending]
+        return status
+    resizing = {"type": RESIZING, "status": "True", "lastProbeTime": None, "lastTransitionTime": ts}
+    status["conditions"] = [*conditions, resizing]
     return status
 
 

@@ -47,7 +47,7 @@ import orjson
 
 from kube_runtime.cache.store import compact_json
 from kube_runtime.client.registry import merge_update
-from kube_runtime.envtest.server import errors
+from kube_runtime.envtest.server import errors, pvcresize
 from kube_runtime.envtest.server.bodylimits import check_object_size
 from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.persist import Journal, JournalError
@@ -786,6 +786,7 @@ class Store:
         if info.tracks_generation and _spec_changed(info, old, new, subresource):
             meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
         self.strategy.validate(info, new, old, subresource=subresource)
+        pvcresize.check_resize(self, info, new, old, subresource)
         if old["metadata"].get("deletionTimestamp"):
             added = set(meta.get("finalizers") or ()) - set(old["metadata"].get("finalizers") or ())
             if added:
