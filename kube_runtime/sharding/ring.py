@@ -149,16 +149,16 @@ class BoundedTargets:
       of its keys of lowest score on it until it is at the bound; they too go to the first
       shard in their order with room. Nothing else moves: a key that went down its order
       because its top was full stays there when room opens up above it.
-    * keys seen while no shard is known wait with a hint (the shard their object is labelled
-      with); when shards become known, the keys whose hint is their top stay there first,
-      then the others are placed in key order by the rule for new keys (so a restarted
-      sharder keeps the objects that sit on their top shard and lets an overflowed object
-      climb back up to a shard that has room, e.g. one that joined while no sharder ran).
+    * keys that come with a hint (the shard their object is labelled with: what a new
+      sharder finds, or every key after a time without shards) stay on it when it is ready,
+      as long as it is within the bound, unless their top is a shard that holds no key and
+      is nobody's hint: one that joined meanwhile, which takes them as a join would. So a
+      new sharder moves nothing that was placed within the bound.
 
     Determinism: the targets are a function of the sequence of calls (keys, hints, shard
     sets); batches are processed in key order, never in arrival or hash-table order.
 
-    Cost (``N`` shards, ``n`` keys): a new key ``N`` hashes; a deleted key ``O(1)`` unless the
+    Cost (``N`` shards, ``n`` keys): a new key ``N`` hashes (a key with a hint too); a deleted key ``O(1)`` unless the
     bound falls (once per about ``N / load_factor`` deletions), then ``O(keys on shards over
     it)`` comparisons, no hashing; a join 2 hashes per key (its score on the top shard and on
     the newcomer); a leave ``N`` hashes per key of the leaver (plus a pass over the memo for
@@ -294,37 +294,43 @@ class BoundedTargets:
         return out
 
     def _settle(self, was: dict[str, str | None]) -> None:
-        """Bring every shard within the bound and place every waiting key; ``was`` gets the
+        """Place the waiting keys and bring every shard within the bound; ``was`` gets the
         target before of every key that moves."""
-        cap = self._capacity()
-        for shard in self._shards:
-            members = self._members.setdefault(shard, set())
-            over = len(members) - cap
-            if over > 0:  # let go of the keys that hold on to it least
-                lowest = sorted((self._place[k][1], k) for k in members)[:over]
-                for _, key in lowest:
-                    members.discard(key)
-                    del self._place[key]
-                    self._top.pop(key, None)
-                    self._waiting[key] = None
-                    was.setdefault(key, shard)
-        if not self._waiting:
+        if not self._shards:
             return
+        cap = self._capacity()
+        ready = set(self._shards)
         waiting = sorted(self._waiting.items())
         self._waiting.clear()
         for key, _ in waiting:
             was.setdefault(key, None)
-        orders = {key: _order(key, self._shards) for key, _ in waiting}
+        # Keys that come with a ready shard (their label) stay on it, unless their top is a
+        # shard that neither holds keys nor is anyone's hint: one that joined meanwhile.
+        base = {s for s in self._shards if self._members.get(s)}
+        base.update(hint for _, hint in waiting if hint in ready)
         rest: list[str] = []
-        for key, hint in waiting:  # first the keys already on their top shard stay
-            weight, top = orders[key][0]
-            if hint == top and len(self._members[top]) < cap:
-                self._move(key, top, weight)
-                self._top[key] = top
-            else:
+        for key, hint in waiting:
+            if hint not in ready:
                 rest.append(key)
-        for key in rest:
-            order = orders[key]
+                continue
+            weight, top = max((score(s, key), s) for s in self._shards)
+            self._top[key] = top
+            if top in base:
+                self._move(key, hint, weight if hint == top else score(hint, key))
+            else:
+                self._move(key, top, weight)
+        for shard in self._shards:  # over the bound: let go of the keys of lowest score
+            members = self._members.setdefault(shard, set())
+            over = len(members) - cap
+            if over > 0:
+                for _, key in sorted((self._place[k][1], k) for k in members)[:over]:
+                    members.discard(key)
+                    del self._place[key]
+                    self._top.pop(key, None)
+                    was.setdefault(key, shard)
+                    rest.append(key)
+        for key in sorted(rest):  # in key order, to the first shard in its order with room
+            order = _order(key, self._shards)
             self._top[key] = order[0][1]
             for weight, shard in order:
                 if len(self._members[shard]) < cap:

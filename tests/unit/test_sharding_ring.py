@@ -268,32 +268,35 @@ def test_deterministic() -> None:
     assert placement(one, keys) == placement(two, keys)
 
 
-def test_a_new_sharder_keeps_labelled_objects_on_their_top_shard() -> None:
-    """Keys come back with their labels as hints (a new sharder): those on their top shard
-    stay; a key below its top only climbs its order (to a shard with room above it)."""
+def test_a_new_sharder_keeps_every_labelled_object_within_the_bound() -> None:
+    """Keys come back with their labels as hints (a new sharder): nothing moves, also the
+    keys below their top; a shard that joined meanwhile (nobody's hint) takes the keys whose
+    top it is, as a join would."""
     keys = KEYS[:800]
     shards = shards_of(4)
     old = bounded(keys, shards)
+    assert any(old.target(k) != shard_for(k, shards) for k in keys)
     fresh = BoundedTargets()
     fresh.add([(k, old.target(k)) for k in keys])
     assert fresh.target(keys[0]) is None  # no shard known yet: nothing assigned
-    fresh.set_shards(shards)
-    within_bound(fresh, keys)
-    for key in keys:
-        was, now = old.target(key), fresh.target(key)
-        if was == shard_for(key, shards):
-            assert now == was
-        else:
-            assert ring_module.score(now or "", key) >= ring_module.score(was or "", key)
-    # A shard joined while no sharder ran: the keys whose top it is climb to it.
+    assert fresh.set_shards(shards) == set(keys)  # from no target to one
+    assert placement(fresh, keys) == placement(old, keys)
+    # A shard joined while no sharder ran.
     fresh = BoundedTargets()
     fresh.add([(k, old.target(k)) for k in keys])
-    fresh.set_shards([*shards_of(4), "new"])
+    fresh.set_shards([*shards, "new"])
+    joined = BoundedTargets()
+    joined.add([(k, old.target(k)) for k in keys])
+    joined.set_shards(shards)
+    joined.set_shards([*shards, "new"])
+    assert placement(fresh, keys) == placement(joined, keys)
     within_bound(fresh, keys)
-    for key in keys:
-        now, was = fresh.target(key) or "", old.target(key) or ""
-        assert now == was or ring_module.score(now, key) > ring_module.score(was, key)
     assert fresh.loads()["new"] >= 0.8 * len(keys) / 5
+    # Without any shard for a while: as for a new sharder, nothing moves.
+    before = placement(old, keys)
+    assert old.set_shards([]) == set(keys)
+    assert old.set_shards(shards) == set(keys)
+    assert placement(old, keys) == before
 
 
 def test_no_shards_no_targets_and_back() -> None:
