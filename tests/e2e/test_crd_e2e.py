@@ -602,6 +602,10 @@ def test_list_custom_objects_with_label_selector(
 def test_watch_custom_objects(crds: Crds, custom: client.CustomObjectsApi, namespace: str) -> None:
     group = _group()
     crds.create(_crd(group))
+    # kube-apiserver fills a new resource's watch cache after its first request; a list at
+    # resourceVersion 0 is served from that cache once it is ready, so the start below is not
+    # older than the cache (else the watch is a 410 under load).
+    custom.list_namespaced_custom_object(group, V1, namespace, "widgets", resource_version="0")
     start_rv = custom.list_namespaced_custom_object(group, V1, namespace, "widgets")["metadata"][
         "resourceVersion"
     ]
