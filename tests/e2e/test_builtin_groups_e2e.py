@@ -1113,3 +1113,101 @@ def test_manager_stops_at_once_when_a_cache_can_never_sync(
         wait_for(lambda: faults.injected > 0, message="the refused list")
         runner.stop(timeout=5.0)
     assert runner.error is None
+
+
+# ------------------------------------------------------------------------------ versions
+
+
+def test_hpa_versions_convert_as_kube_apiserver(client: Client, namespace: str) -> None:
+    """An autoscaler written in v2beta2 reads in v1 with its CPU target and the other metrics
+    in the ``autoscaling.alpha.kubernetes.io/metrics`` annotation, and back in v2beta2 with
+    the annotated metrics first; one written in v1 without a target reads with 80% CPU."""
+    path = "/apis/autoscaling/{}/namespaces/" + namespace + "/horizontalpodautoscalers"
+    ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+    memory = {
+        "type": "Resource",
+        "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "100Mi"}},
+    }
+    cpu = {
+        "type": "Resource",
+        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}},
+    }
+    pods = {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": "qps"},
+            "target": {"type": "AverageValue", "averageValue": "10"},
+        },
+    }
+    client.request(
+        "POST",
+        path.format("v2beta2"),
+        body={
+            "apiVersion": "autoscaling/v2beta2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "v2"},
+            "spec": {"scaleTargetRef": ref, "maxReplicas": 5, "metrics": [memory, cpu, pods]},
+        },
+    )
+    as_v1 = client.request("GET", path.format("v1") + "/v2")
+    assert as_v1["spec"]["targetCPUUtilizationPercentage"] == 70
+    assert as_v1["metadata"]["annotations"] == {
+        "autoscaling.alpha.kubernetes.io/metrics": '[{"type":"Resource","resource":{"name":'
+        '"memory","targetAverageValue":"100Mi"}},{"type":"Pods","pods":{"metricName":"qps",'
+        '"targetAverageValue":"10"}}]'
+    }
+    as_v2 = client.request("GET", path.format("v2beta2") + "/v2")
+    assert as_v2["spec"]["metrics"] == [memory, pods, cpu]
+    assert "annotations" not in as_v2["metadata"]
+
+    client.request(
+        "POST",
+        path.format("v1"),
+        body={
+            "apiVersion": "autoscaling/v1",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "v1"},
+            "spec": {"scaleTargetRef": ref, "maxReplicas": 5},
+        },
+    )
+    assert (
+        client.request("GET", path.format("v1") + "/v1")["spec"]["targetCPUUtilizationPercentage"]
+        == 80
+    )
+    assert client.request("GET", path.format("v2beta2") + "/v1")["spec"]["metrics"] == [
+        {
+            **cpu,
+            "resource": {
+                **cpu["resource"],
+                "target": {"type": "Utilization", "averageUtilization": 80},
+            },
+        }
+    ]
+
+
+def test_endpoint_slice_versions_convert(
+    client: Client, namespace: str, kube_version: tuple[int, int]
+) -> None:
+    """v1beta1's ``topology`` reads back as sent; from 1.21 the same slice in v1 has the zone
+    in ``zone``, the rest in ``deprecatedTopology`` (kube-apiserver 1.20 serves only v1beta1)."""
+    path = f"/apis/discovery.k8s.io/{{}}/namespaces/{namespace}/endpointslices"
+    topology = {"kubernetes.io/hostname": "n2", "topology.kubernetes.io/zone": "z1", "rack": "r1"}
+    client.request(
+        "POST",
+        path.format("v1beta1"),
+        body={
+            "apiVersion": "discovery.k8s.io/v1beta1",
+            "kind": "EndpointSlice",
+            "metadata": {"name": "zoned"},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.0.0.2"], "topology": topology}],
+        },
+    )
+    (endpoint,) = client.request("GET", path.format("v1beta1") + "/zoned")["endpoints"]
+    assert endpoint["topology"] == topology
+    if kube_version < (1, 21):
+        return
+    (endpoint,) = client.request("GET", path.format("v1") + "/zoned")["endpoints"]
+    assert endpoint["zone"] == "z1"
+    assert endpoint["deprecatedTopology"] == {"kubernetes.io/hostname": "n2", "rack": "r1"}
+    assert "topology" not in endpoint

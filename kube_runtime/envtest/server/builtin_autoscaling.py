@@ -1,6 +1,10 @@
-"""``autoscaling/v1`` HorizontalPodAutoscaler as kube-apiserver serves it.
+"""``autoscaling`` HorizontalPodAutoscaler as kube-apiserver serves it: stored in ``v1``
+(as 1.20 stores it), also served in ``v2`` and ``v2beta2`` through :func:`convert_hpas`
+(upstream's conversion: the metrics v1 has no field for, the behavior, the other current
+metrics and the conditions travel in ``autoscaling.alpha.kubernetes.io/*`` annotations).
 
-Defaults (``SetDefaults_HorizontalPodAutoscaler``: ``minReplicas: 1``), the validation users
+Defaults (``SetDefaults_HorizontalPodAutoscaler``: ``minReplicas: 1``, 80% CPU without any
+metric), the validation users
 meet (``ValidateHorizontalPodAutoscaler``: replica bounds, the scale target reference, the CPU
 target) and the ``kubectl get hpa`` printer (``printHorizontalPodAutoscaler`` with
 ``formatHPAMetrics``) as kube-apiserver 1.20 renders them. The status starts as kube-apiserver
@@ -9,6 +13,7 @@ writes it on create (``currentReplicas`` and ``desiredReplicas`` 0).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -16,16 +21,32 @@ from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _get, _int, _str
 from kube_runtime.envtest.server.validation import _forbidden, _invalid, _map, _required
 
-__all__ = ["GROUP", "HPA_COLUMNS", "check_hpa", "default_hpa", "initial_hpa_status"]
+__all__ = [
+    "GROUP",
+    "HPA_COLUMNS",
+    "check_hpa",
+    "convert_hpas",
+    "default_hpa",
+    "initial_hpa_status",
+]
 
 GROUP: Final = "autoscaling"
 
 
 def default_hpa(obj: dict[str, Any]) -> None:
-    """``spec.minReplicas`` defaults to 1."""
+    """``spec.minReplicas`` defaults to 1; an autoscaler with no metric at all (no CPU
+    target, no other metric in the annotation) targets 80% CPU utilization, as
+    kube-apiserver stores it."""
     spec = obj.get("spec")
-    if isinstance(spec, dict) and spec.get("minReplicas") is None:
+    if not isinstance(spec, dict):
+        return
+    if spec.get("minReplicas") is None:
         spec["minReplicas"] = 1
+    annotations = _map(_map(obj.get("metadata")).get("annotations"))
+    if spec.get("targetCPUUtilizationPercentage") is None and not annotations.get(
+        "autoscaling.alpha.kubernetes.io/metrics"
+    ):
+        spec["targetCPUUtilizationPercentage"] = 80
 
 
 def initial_hpa_status() -> dict[str, Any]:
@@ -115,3 +136,273 @@ HPA_COLUMNS: Final[list[Column]] = [
     _col("Replicas", lambda o: _int(_get(o, "status", "currentReplicas"))),
     AGE,
 ]
+
+
+# ------------------------------------------------------------------------------ conversion
+
+METRICS_ANNOTATION: Final = "autoscaling.alpha.kubernetes.io/metrics"
+CURRENT_METRICS_ANNOTATION: Final = "autoscaling.alpha.kubernetes.io/current-metrics"
+CONDITIONS_ANNOTATION: Final = "autoscaling.alpha.kubernetes.io/conditions"
+BEHAVIOR_ANNOTATION: Final = "autoscaling.alpha.kubernetes.io/behavior"
+_DEFAULT_CPU_UTILIZATION: Final = 80
+
+
+def _is_cpu_utilization(metric: Mapping[str, Any]) -> bool:
+    resource = _map(metric.get("resource"))
+    return (
+        metric.get("type") == "Resource"
+        and resource.get("name") == "cpu"
+        and _map(resource.get("target")).get("type") == "Utilization"
+        and isinstance(_map(resource.get("target")).get("averageUtilization"), int)
+    )
+
+
+def _prune(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _alpha_spec(metric: Mapping[str, Any]) -> dict[str, Any]:
+    """A v2 metric spec in the v1 annotation's (v2beta1-shaped) form."""
+    kind = metric.get("type")
+    if kind == "Resource":
+        res = _map(metric.get("resource"))
+        target = _map(res.get("target"))
+        body = _prune(
+            {
+                "name": res.get("name"),
+                "targetAverageUtilization": target.get("averageUtilization"),
+                "targetAverageValue": target.get("averageValue"),
+            }
+        )
+        return {"type": kind, "resource": body}
+    if kind == "Pods":
+        pods = _map(metric.get("pods"))
+        described = _map(pods.get("metric"))
+        body = _prune(
+            {
+                "metricName": described.get("name"),
+                "targetAverageValue": _map(pods.get("target")).get("averageValue"),
+                "selector": described.get("selector"),
+            }
+        )
+        return {"type": kind, "pods": body}
+    if kind == "Object":
+        obj = _map(metric.get("object"))
+        described = _map(obj.get("metric"))
+        target = _map(obj.get("target"))
+        body = _prune(
+            {
+                "target": obj.get("describedObject"),
+                "metricName": described.get("name"),
+                "targetValue": target.get("value"),
+                "averageValue": target.get("averageValue"),
+                "selector": described.get("selector"),
+            }
+        )
+        return {"type": kind, "object": body}
+    if kind == "External":
+        ext = _map(metric.get("external"))
+        described = _map(ext.get("metric"))
+        target = _map(ext.get("target"))
+        body = _prune(
+            {
+                "metricName": described.get("name"),
+                "metricSelector": described.get("selector"),
+                "targetValue": target.get("value"),
+                "targetAverageValue": target.get("averageValue"),
+            }
+        )
+        return {"type": kind, "external": body}
+    return dict(metric)
+
+
+def _v2_spec(metric: Mapping[str, Any]) -> dict[str, Any]:
+    """A metric of the v1 annotation back in v2 form (the inverse of :func:`_alpha_spec`)."""
+    kind = metric.get("type")
+    if kind == "Resource":
+        res = _map(metric.get("resource"))
+        if res.get("targetAverageUtilization") is not None:
+            target = {"type": "Utilization", "averageUtilization": res["targetAverageUtilization"]}
+        else:
+            target = {"type": "AverageValue", "averageValue": res.get("targetAverageValue")}
+        return {"type": kind, "resource": {"name": res.get("name"), "target": target}}
+    if kind == "Pods":
+        pods = _map(metric.get("pods"))
+        described = _prune({"name": pods.get("metricName"), "selector": pods.get("selector")})
+        target = {"type": "AverageValue", "averageValue": pods.get("targetAverageValue")}
+        return {"type": kind, "pods": {"metric": described, "target": target}}
+    if kind == "Object":
+        obj = _map(metric.get("object"))
+        described = _prune({"name": obj.get("metricName"), "selector": obj.get("selector")})
+        if obj.get("averageValue") is not None:
+            target = {"type": "AverageValue", "averageValue": obj["averageValue"]}
+        else:
+            target = {"type": "Value", "value": obj.get("targetValue")}
+        return {
+            "type": kind,
+            "object": {
+                "describedObject": obj.get("target"),
+                "metric": described,
+                "target": target,
+            },
+        }
+    if kind == "External":
+        ext = _map(metric.get("external"))
+        described = _prune({"name": ext.get("metricName"), "selector": ext.get("metricSelector")})
+        if ext.get("targetAverageValue") is not None:
+            target = {"type": "AverageValue", "averageValue": ext["targetAverageValue"]}
+        else:
+            target = {"type": "Value", "value": ext.get("targetValue")}
+        return {"type": kind, "external": {"metric": described, "target": target}}
+    return dict(metric)
+
+
+def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = obj.setdefault("metadata", {})
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        annotations = meta["annotations"] = {}
+    return annotations
+
+
+def _drop_empty_annotations(obj: dict[str, Any]) -> None:
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and meta.get("annotations") == {}:
+        del meta["annotations"]
+
+
+def _to_v1(obj: dict[str, Any]) -> dict[str, Any]:
+    """A v2 (or v2beta2) object as autoscaling/v1: the CPU utilization target in
+    ``targetCPUUtilizationPercentage``, every other metric, the behavior, the other current
+    metrics and the conditions in the ``autoscaling.alpha.kubernetes.io/*`` annotations."""
+    out = {**obj, "metadata": dict(_map(obj.get("metadata"))), "apiVersion": f"{GROUP}/v1"}
+    if isinstance(out["metadata"].get("annotations"), dict):
+        out["metadata"]["annotations"] = dict(out["metadata"]["annotations"])
+    spec = dict(_map(obj.get("spec")))
+    metrics = [m for m in spec.pop("metrics", None) or [] if isinstance(m, Mapping)]
+    behavior = spec.pop("behavior", None)
+    cpu = next((m for m in metrics if _is_cpu_utilization(m)), None)
+    if cpu is not None:
+        spec["targetCPUUtilizationPercentage"] = cpu["resource"]["target"]["averageUtilization"]
+    others = [_alpha_spec(m) for m in metrics if m is not cpu]
+    if others:
+        _annotations(out)[METRICS_ANNOTATION] = json.dumps(others, separators=(",", ":"))
+    if behavior is not None:
+        _annotations(out)[BEHAVIOR_ANNOTATION] = json.dumps(behavior, separators=(",", ":"))
+    out["spec"] = spec
+    if isinstance(obj.get("status"), Mapping):
+        status = dict(obj["status"])
+        current = [m for m in status.pop("currentMetrics", None) or [] if isinstance(m, Mapping)]
+        conditions = status.pop("conditions", None)
+        for metric in current:
+            res = _map(metric.get("resource"))
+            value = _map(res.get("current")).get("averageUtilization")
+            if metric.get("type") == "Resource" and res.get("name") == "cpu" and value is not None:
+                status["currentCPUUtilizationPercentage"] = value
+        if current:
+            _annotations(out)[CURRENT_METRICS_ANNOTATION] = json.dumps(
+                current, separators=(",", ":")
+            )
+        if conditions:
+            _annotations(out)[CONDITIONS_ANNOTATION] = json.dumps(conditions, separators=(",", ":"))
+        out["status"] = status
+    _drop_empty_annotations(out)
+    return out
+
+
+def _from_v1(obj: dict[str, Any], version: str) -> dict[str, Any]:
+    """An autoscaling/v1 object in ``version`` (v2 or v2beta2): the inverse of
+    :func:`_to_v1` (annotated metrics first, then the CPU target, as upstream)."""
+    out = {**obj, "metadata": dict(_map(obj.get("metadata"))), "apiVersion": f"{GROUP}/{version}"}
+    annotations = dict(_map(out["metadata"].get("annotations")))
+    spec = dict(_map(obj.get("spec")))
+    metrics = [_v2_spec(m) for m in _json_list(annotations.pop(METRICS_ANNOTATION, None))]
+    cpu = spec.pop("targetCPUUtilizationPercentage", None)
+    if isinstance(cpu, int):
+        metrics.append(
+            {
+                "type": "Resource",
+                "resource": {
+                    "name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": cpu},
+                },
+            }
+        )
+    if metrics:
+        spec["metrics"] = metrics
+    behavior = annotations.pop(BEHAVIOR_ANNOTATION, None)
+    if behavior is not None:
+        try:
+            spec["behavior"] = json.loads(behavior)
+        except ValueError:
+            pass
+    out["spec"] = spec
+    current = _json_list(annotations.pop(CURRENT_METRICS_ANNOTATION, None))
+    conditions = _json_list(annotations.pop(CONDITIONS_ANNOTATION, None))
+    if isinstance(obj.get("status"), Mapping):
+        status = dict(obj["status"])
+        value = status.pop("currentCPUUtilizationPercentage", None)
+        if isinstance(value, int):
+            current.append(
+                {
+                    "type": "Resource",
+                    "resource": {"name": "cpu", "current": {"averageUtilization": value}},
+                }
+            )
+        if current:
+            status["currentMetrics"] = current
+        if conditions:
+            status["conditions"] = conditions
+        out["status"] = status
+    if annotations:
+        out["metadata"]["annotations"] = annotations
+    else:
+        out["metadata"].pop("annotations", None)
+    return out
+
+
+def _json_list(text: Any) -> list[Any]:
+    if not isinstance(text, str):
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def convert_hpas(objects: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
+    """HorizontalPodAutoscalers in ``version`` (``v1`` stored; ``v2``, ``v2beta2``)."""
+    out = []
+    for obj in objects:
+        current = str(obj.get("apiVersion", "")).rpartition("/")[2]
+        if current == version:
+            out.append(obj)
+        elif version == "v1":  # a write in v2: decoded with the v2 defaults first
+            defaulted = {**obj, "spec": dict(_map(obj.get("spec")))}
+            default_v2_metrics(defaulted)
+            out.append(_to_v1(defaulted))
+        elif current == "v1":
+            out.append(_from_v1(obj, version))
+        else:  # v2 <-> v2beta2: the same fields
+            out.append({**obj, "apiVersion": f"{GROUP}/{version}"})
+    return out
+
+
+def default_v2_metrics(obj: dict[str, Any]) -> None:
+    """The v2 defaults kube-apiserver applies when decoding a v2 object: no metrics means
+    a CPU utilization target of 80%."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and not spec.get("metrics"):
+        spec["metrics"] = [
+            {
+                "type": "Resource",
+                "resource": {
+                    "name": "cpu",
+                    "target": {
+                        "type": "Utilization",
+                        "averageUtilization": _DEFAULT_CPU_UTILIZATION,
+                    },
+                },
+            }
+        ]

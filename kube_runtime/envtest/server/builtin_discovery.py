@@ -1,4 +1,6 @@
-"""``discovery.k8s.io`` EndpointSlice as kube-apiserver serves it (``v1beta1`` in 1.20).
+"""``discovery.k8s.io`` EndpointSlice as kube-apiserver serves it: ``v1`` (stored) and
+``v1beta1`` (what 1.20 serves), converted as upstream (:func:`convert_endpoint_slices`:
+v1beta1's ``topology`` map against v1's ``nodeName``, ``zone`` and ``deprecatedTopology``).
 
 Validation follows upstream's ``ValidateEndpointSlice`` for the checks users meet (address
 type, each endpoint's addresses for that type, ports), the printer ``printEndpointSlice``
@@ -23,7 +25,13 @@ from kube_runtime.envtest.server.validation import (
     is_dns1123_subdomain,
 )
 
-__all__ = ["ENDPOINT_SLICE_COLUMNS", "GROUP", "check_endpoint_slice", "default_endpoint_conditions"]
+__all__ = [
+    "ENDPOINT_SLICE_COLUMNS",
+    "GROUP",
+    "check_endpoint_slice",
+    "convert_endpoint_slices",
+    "default_endpoint_conditions",
+]
 
 GROUP: Final = "discovery.k8s.io"
 
@@ -120,3 +128,60 @@ ENDPOINT_SLICE_COLUMNS: Final[list[Column]] = [
     _col("Endpoints", _endpoints),
     AGE,
 ]
+
+
+# ------------------------------------------------------------------------------ conversion
+
+_HOSTNAME: Final = "kubernetes.io/hostname"
+_ZONE: Final = "topology.kubernetes.io/zone"
+
+
+def _endpoint_to_v1(endpoint: dict[str, Any]) -> dict[str, Any]:
+    """A v1beta1 endpoint as v1: ``topology`` becomes ``deprecatedTopology`` without the
+    zone (its own field) and without the hostname when it equals ``nodeName``."""
+    out = {k: v for k, v in endpoint.items() if k != "topology"}
+    topology = endpoint.get("topology")
+    if isinstance(topology, dict):
+        rest = dict(topology)
+        if _ZONE in rest:
+            out["zone"] = rest.pop(_ZONE)
+        if _HOSTNAME in rest and rest[_HOSTNAME] == endpoint.get("nodeName"):
+            del rest[_HOSTNAME]
+        if rest:
+            out["deprecatedTopology"] = rest
+    return out
+
+
+def _endpoint_to_v1beta1(endpoint: dict[str, Any]) -> dict[str, Any]:
+    """A v1 endpoint as v1beta1: ``deprecatedTopology``, ``zone`` and ``nodeName`` (as the
+    hostname, unless already there) make ``topology``."""
+    out = {k: v for k, v in endpoint.items() if k not in ("deprecatedTopology", "zone")}
+    old = endpoint.get("deprecatedTopology")
+    zone, node = endpoint.get("zone"), endpoint.get("nodeName")
+    if old is None and zone is None and node is None:
+        return out
+    topology = dict(old) if isinstance(old, dict) else {}
+    if zone is not None:
+        topology[_ZONE] = zone
+    if node is not None:
+        topology.setdefault(_HOSTNAME, node)
+    out["topology"] = topology
+    return out
+
+
+def convert_endpoint_slices(objects: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
+    """EndpointSlices in ``version`` (``v1`` or ``v1beta1``), as upstream's conversions."""
+    target = f"{GROUP}/{version}"
+    step = _endpoint_to_v1 if version == "v1" else _endpoint_to_v1beta1
+    out = []
+    for obj in objects:
+        if obj.get("apiVersion") == target:
+            out.append(obj)
+            continue
+        converted = dict(obj)
+        converted["apiVersion"] = target
+        endpoints = obj.get("endpoints")
+        if isinstance(endpoints, list):
+            converted["endpoints"] = [step(e) if isinstance(e, dict) else e for e in endpoints]
+        out.append(converted)
+    return out

@@ -25,7 +25,16 @@ from kube_runtime.envtest.server import builtin_workloads as workloads
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import Column
 
-__all__ = ["CHECKS", "COLUMNS", "INITIAL_STATUS", "PREPARE", "check", "initial_status", "prepare"]
+__all__ = [
+    "CHECKS",
+    "COLUMNS",
+    "CONVERTERS",
+    "INITIAL_STATUS",
+    "PREPARE",
+    "check",
+    "initial_status",
+    "prepare",
+]
 
 Check = Callable[[list[Cause], Mapping[str, Any], Mapping[str, Any] | None], None]
 
@@ -102,6 +111,15 @@ PREPARE: Final[
     ("apps", "daemonsets"): workloads.prepare_daemon_set,
     ("batch", "jobs"): workloads.prepare_job,
     ("", "persistentvolumes"): core.prepare_persistent_volume,
+}
+
+#: Built-in kinds served in several versions whose fields differ: ``convert(objects,
+#: version)`` (the others are served by rewriting ``apiVersion``).
+CONVERTERS: Final[
+    dict[tuple[str, str], Callable[[list[dict[str, Any]], str], list[dict[str, Any]]]]
+] = {
+    (autoscaling.GROUP, "horizontalpodautoscalers"): autoscaling.convert_hpas,
+    (discovery.GROUP, "endpointslices"): discovery.convert_endpoint_slices,
 }
 
 

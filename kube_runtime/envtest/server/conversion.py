@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from kube_runtime.client.errors import error_from_status
+from kube_runtime.envtest.server import builtin_groups
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import Obj, Store
@@ -61,7 +62,10 @@ class Conversions:
         self.store = store
 
     def converter(self, info: ResourceInfo) -> Converter | None:
-        """``info``'s converter; None when its CRD does not convert through a webhook."""
+        """``info``'s converter; None when its CRD does not convert through a webhook (a
+        built-in kind: when its versions differ only in ``apiVersion``)."""
+        if not info.custom:
+            return builtin_groups.CONVERTERS.get(info.key)
         if info.conversion_webhook is None:
             return None
         return lambda objects, version: self.convert(info, objects, version)

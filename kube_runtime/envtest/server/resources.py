@@ -123,7 +123,9 @@ _SERVED: dict[tuple[str, str], _Serving] = {
         tracks_generation=True, versions=("v1", "v1beta1")
     ),
     ("coordination.k8s.io", "leases"): _Serving(),
-    ("autoscaling", "horizontalpodautoscalers"): _Serving(categories=_ALL),
+    ("autoscaling", "horizontalpodautoscalers"): _Serving(
+        categories=_ALL, versions=("v1", "v2", "v2beta2")
+    ),
     ("networking.k8s.io", "ingresses"): _Serving(tracks_generation=True),
     ("networking.k8s.io", "ingressclasses"): _Serving(),
     ("networking.k8s.io", "networkpolicies"): _Serving(tracks_generation=True),
