@@ -473,3 +473,39 @@ def test_clonesets_move_on_join_without_duplicate_pods(
     for m in managers.values():
         m.stop()
     wait_for(lambda: gauges_left() == [], timeout=TIMEOUT)
+
+
+def test_the_load_bound_holds_and_a_deletion_moves_the_excess(
+    client: Any, namespace: str, ring: str, replicas: Any, wait_for: Any
+) -> None:
+    """Six sets whose top shard is ``shard-a`` on two replicas: consistent hashing with
+    bounded loads gives ``shard-a`` ceil(1.1 * 6 / 2) = 4 and ``shard-b`` the other 2 (plain
+    hashing would give ``shard-a`` all six). Deleting ``shard-b``'s two lowers the bound to
+    3: one set moves off ``shard-a``, through a drain, and no set is reconciled by both."""
+    journal: Journal = replicas.journal
+    managers = {n: replicas(n)[0] for n in ("shard-a", "shard-b")}
+    wait_for(lambda: ready_shards(client, namespace, ring) == set(managers), timeout=TIMEOUT)
+    shards = sorted(managers)
+    names = [f"t{i}" for i in range(200) if shard_for(f"{namespace}/t{i}", shards) == "shard-a"]
+    names = names[:6]
+    for name in names:
+        client.create(make_sts(namespace, name, replicas=0))
+
+    def counts() -> dict[str | None, int]:
+        out: dict[str | None, int] = {}
+        for shard in placement(client, namespace, ring).values():
+            out[shard] = out.get(shard, 0) + 1
+        return out
+
+    wait_for(lambda: counts() == {"shard-a": 4, "shard-b": 2}, timeout=TIMEOUT)
+    wait_for(lambda: caches_hold_own(managers, client, namespace, ring), timeout=TIMEOUT)
+    on_b = [n for n, s in placement(client, namespace, ring).items() if s == "shard-b"]
+    for name in on_b:
+        client.delete(kinds.StatefulSet, name, namespace)
+    wait_for(lambda: counts() == {"shard-a": 3, "shard-b": 1}, timeout=TIMEOUT)
+    wait_for(lambda: caches_hold_own(managers, client, namespace, ring), timeout=TIMEOUT)
+    moved = [n for n, s in placement(client, namespace, ring).items() if s == "shard-b"]
+    assert moved[0] not in on_b
+    assert managers["shard-a"].sharding is not None
+    assert sum(gate.drained for gate in managers["shard-a"].sharding.gates) >= 1
+    assert journal.overlaps() == []
