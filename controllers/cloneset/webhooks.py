@@ -2,7 +2,8 @@
 (422 and one cause per problem, as OpenKruise's CloneSet webhook answers), what
 :func:`spec_errors` finds: template and claim-template shapes, selectors, negative counts,
 malformed int-or-percent values, unknown strategies, InPlaceOnly with maxSurge, both
-maxUnavailable and maxSurge below 1, priority and scatter terms, duplicated podsToDelete; on
+maxUnavailable and maxSurge below 1, priority and scatter terms, duplicated podsToDelete,
+lifecycle hook finalizers that are not qualified names; on
 updates also changes to fields Kruise keeps fixed (the selector among them). Anything else
 the controller could not act on (:func:`~controllers.cloneset.core.validate`) is refused
 too. The defaulting one sets what OpenKruise's mutating webhook sets
@@ -30,6 +31,7 @@ from kube_runtime import meta, webhook
 from kube_runtime.client.mapping import Resource
 from kube_runtime.manager import Manager
 from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.validation import qualified_name_errors
 from kube_runtime.workloads.intstr import int_or_percent_error
 from kube_runtime.workloads.templates import template_problems
 
@@ -287,6 +289,24 @@ def spec_errors(cs: Any, old: Any = None) -> list[webhook.FieldError]:
                 )
             )
     errors += _update_strategy_errors(_mapping(spec.get("updateStrategy")), replicas)
+    errors += _lifecycle_errors(_mapping(spec.get("lifecycle")))
+    return errors
+
+
+def _lifecycle_errors(lifecycle: Mapping[str, Any]) -> list[webhook.FieldError]:
+    """A hook's finalizer that no pod could carry (not a qualified name): its owner could
+    never mark the hook done and the set would wait for it forever."""
+    errors: list[webhook.FieldError] = []
+    for hook in ("preDelete", "preNormal", "inPlaceUpdate"):
+        names = _mapping(lifecycle.get(hook)).get("finalizersHandler") or []
+        for i, name in enumerate(names if isinstance(names, list) else []):
+            problems = qualified_name_errors(name) if isinstance(name, str) else ("not a string",)
+            if problems:
+                errors.append(
+                    webhook.FieldError.invalid(
+                        f"spec.lifecycle.{hook}.finalizersHandler[{i}]", name, "; ".join(problems)
+                    )
+                )
     return errors
 
 

@@ -127,6 +127,7 @@ _CLONESET: list[tuple[str, Change]] = [
     ("in-place-only-with-surge", _set("updateStrategy", {"type": "InPlaceOnly", "maxSurge": 1})),
     ("pods-to-delete-empty-name", _set("scaleStrategy.podsToDelete", [""])),
     ("progress-deadline-negative", _set("progressDeadlineSeconds", -1)),
+    ("hook-finalizer-invalid", _set("lifecycle.preNormal.finalizersHandler", ["Not A Name!"])),
 ]
 
 # Pod templates the API accepts in the set and rejects in a pod (422 on create): every kind.

@@ -76,6 +76,12 @@ SCHEMA_CASES = [
         "at least 1 chars",
     ),
     (
+        "lifecycle.preDelete.finalizersHandler",
+        ["Not A Name!"],
+        "spec.lifecycle.preDelete.finalizersHandler[0]",
+        "should match",
+    ),
+    (
         "updateStrategy.scatterStrategy",
         [{"key": "zone", "value": ""}],
         "spec.updateStrategy.scatterStrategy[0].value",
