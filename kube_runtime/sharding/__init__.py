@@ -11,8 +11,10 @@ written for this framework::
   controllers run while it holds it, and every write is fenced by it.
 * One replica, the holder of the Lease ``<ring>-sharder``, runs the sharder
   (:mod:`kube_runtime.sharding.sharder`): it assigns each primary object (a controller's
-  ``for_`` kind) to a ready shard by rendezvous hashing of ``namespace/name``
-  (:mod:`kube_runtime.sharding.ring`), written as the label
+  ``for_`` kind) to a ready shard by consistent hashing with bounded loads over the
+  rendezvous order of ``namespace/name``: the first shard in that order holding fewer than
+  ``ceil(load_factor * objects / shards)`` of the kind (``Sharding(load_factor=1.1)``;
+  :class:`~kube_runtime.sharding.ring.BoundedTargets`), written as the label
   ``shard.kube-runtime.io/<ring>: <shard>``; the objects it owns (``owns`` kinds) carry the
   same label.
 * Each replica's informers of those kinds select its label, so it lists, watches, caches and
