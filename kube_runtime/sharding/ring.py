@@ -7,6 +7,9 @@ Everything here is pure (no API calls), so the assignment rules are unit-testabl
   ``blake2b(shard, key)`` score (rendezvous or highest-random-weight hashing): every process
   computes the same answer from the same shard set, and when a shard joins or leaves only the
   keys whose top choice changes move, about ``objects / N`` of them.
+* :class:`BoundedTargets` is what the sharder assigns by: consistent hashing with bounded
+  loads over those rendezvous orders, no shard above ``ceil(load_factor * objects / N)``
+  keys, kept up to date per event.
 * A shard's Lease is in one of three states (:class:`LeaseTracker`), as observed by the
   sharder's own clock (never by comparing another process's timestamps with it):
   ``ready`` (held by the shard and renewed within its ``leaseDurationSeconds``), ``expired``
