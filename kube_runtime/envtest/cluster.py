@@ -19,7 +19,9 @@ from typing import Any
 from kube_runtime.client import Client
 from kube_runtime.envtest.kubeconfig import kubeconfig, write_kubeconfig
 from kube_runtime.envtest.server import tls as tls_certs
+from kube_runtime.envtest.server.admission import Admission
 from kube_runtime.envtest.server.api import ApiServer
+from kube_runtime.envtest.server.builtin_scheduling import priority_classes
 from kube_runtime.envtest.server.crds import CRD_KEY, CrdServing, resource_from_crd
 from kube_runtime.envtest.server.faults import Faults
 from kube_runtime.envtest.server.gc import GarbageCollector
@@ -73,8 +75,13 @@ class EmbeddedCluster:
         limits: ServerLimits | None = None,
     ) -> None:
         self.registry = Registry()
+        # pods may name any PriorityClass stored, besides the two system ones
+        admission = Admission(priority_classes=lambda: priority_classes(self.store))
         self.store = Store(
-            self.registry, KubeStrategy(), history_size=history_size, history_age=history_age
+            self.registry,
+            KubeStrategy(admission),
+            history_size=history_size,
+            history_age=history_age,
         )
         self.crd_serving = CrdServing(self.store)
         self.journal: Journal | None = None

@@ -1211,3 +1211,40 @@ def test_endpoint_slice_versions_convert(
     assert endpoint["zone"] == "z1"
     assert endpoint["deprecatedTopology"] == {"kubernetes.io/hostname": "n2", "rack": "r1"}
     assert "topology" not in endpoint
+
+
+def test_a_pod_takes_the_priority_of_a_stored_priority_class(
+    client: Client, namespace: str
+) -> None:
+    """Priority admission reads the PriorityClass objects: a pod naming one gets its value
+    and preemption policy."""
+    path = _collection("scheduling.k8s.io/v1", "priorityclasses")
+    name = _unique("high")
+    client.request(
+        "POST",
+        path,
+        body={
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": 1000,
+            "preemptionPolicy": "Never",
+        },
+    )
+    try:
+        pod = client.request(
+            "POST",
+            _collection("v1", "pods", namespace),
+            body={
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "prioritized"},
+                "spec": {
+                    "priorityClassName": name,
+                    "containers": [{"name": "c", "image": "nginx:1"}],
+                },
+            },
+        )
+        assert (pod["spec"]["priority"], pod["spec"]["preemptionPolicy"]) == (1000, "Never")
+    finally:
+        client.request("DELETE", f"{path}/{name}")

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.envtest.server.admission import system_priority_classes
 from kube_runtime.envtest.server.errors import Cause
+from kube_runtime.envtest.server.storage import Obj, Store
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _int, _str
 from kube_runtime.envtest.server.validation import (
     _IMMUTABLE_MSG,
@@ -31,6 +33,7 @@ __all__ = [
     "SYSTEM_PRIORITY_CLASSES",
     "check_priority_class",
     "check_runtime_class",
+    "priority_classes",
 ]
 
 #: The system priority classes kube-apiserver creates, by name: their values.
@@ -40,6 +43,16 @@ SYSTEM_PRIORITY_CLASSES: Final = {
 }
 _HIGHEST_USER_PRIORITY: Final = 1000000000
 _PREEMPTION_POLICIES: Final = ("PreemptLowerPriority", "Never")
+
+
+def priority_classes(store: Store) -> list[Obj]:
+    """Every PriorityClass that exists, for pod admission: the two system classes
+    kube-apiserver creates at start, then the stored ones (a stored system class wins)."""
+    found = list(system_priority_classes())
+    info = store.registry.by_key("scheduling.k8s.io", "priorityclasses")
+    if info is not None:
+        found += [stored.obj for stored in store.objects(info)]
+    return found
 
 
 def check_priority_class(
