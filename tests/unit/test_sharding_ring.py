@@ -222,7 +222,7 @@ def test_created_and_deleted_keys_stay_within_the_bound_with_little_churn() -> N
     live: list[str] = []
     pool = iter(KEYS)
     moves = deletions = 0
-    for _ in range(3000):
+    for _ in range(1500):
         if live and rng.random() < 0.45:
             key = live.pop(rng.randrange(len(live)))
             cap = targets.capacity()
