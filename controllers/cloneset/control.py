@@ -67,8 +67,8 @@ class CloneSetControl(PodControlStep):
     """The sync of one CloneSet, over a pod control and a status updater.
 
     ``preparing_update_as_update`` (upstream's ``PreparingUpdateAsUpdate`` gate, on here):
-    scaling counts pods held in PreparingUpdate as updated. ``preparing_normal``: new pods
-    start in ``PreparingNormal`` as upstream's do (off by default: see
+    scaling counts pods held in PreparingUpdate as updated. ``preparing_normal`` (default
+    True): new pods start in ``PreparingNormal`` as upstream's do (see
     :class:`~controllers.cloneset.scale.Scaler`)."""
 
     def __init__(
@@ -77,7 +77,7 @@ class CloneSetControl(PodControlStep):
         status_updater: StatusUpdater,
         *,
         preparing_update_as_update: bool = True,
-        preparing_normal: bool = False,
+        preparing_normal: bool = True,
         logger: logging.Logger = log,
     ) -> None:
         super().__init__(pod_control, logger=logger)

@@ -75,7 +75,7 @@ class CloneSetReconciler:
         reader: Reader,
         recorder: Recorder,
         *,
-        preparing_normal: bool = False,
+        preparing_normal: bool = True,
         logger: logging.Logger = log,
     ) -> None:
         self._client = client
@@ -269,7 +269,7 @@ def setup(
     max_concurrent_reconciles: int = 1,
     name: str = CONTROLLER_NAME,
     install_crd: bool = False,
-    preparing_normal: bool = False,
+    preparing_normal: bool = True,
 ) -> Controller:
     """Register the CloneSet controller with ``manager``; return the controller.
 
@@ -277,9 +277,9 @@ def setup(
     ``manager.api_reader``, reads through ``manager.client`` (the cache) and records events as
     ``cloneset-controller``. The CRD (``crd.yaml`` / ``deploy/crd/cloneset-crd.yaml``) must be
     installed, as kruise requires; ``install_crd=True`` installs it first when missing (handy on
-    the embedded cluster). ``preparing_normal=True``: new pods start in ``PreparingNormal`` and
-    become ``Normal`` once scheduled or their ``lifecycle.preNormal`` hook is all there, as
-    kruise's do.
+    the embedded cluster). By default new pods start in ``PreparingNormal`` and become
+    ``Normal`` once scheduled or their ``lifecycle.preNormal`` hook is all there, as kruise's
+    do; ``preparing_normal=False`` makes them ``Normal`` at once.
     """
     if install_crd:
         _install_crd(manager.api_reader)

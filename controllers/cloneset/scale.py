@@ -216,15 +216,16 @@ def _names(objs: Sequence[Obj]) -> set[str]:
 class Scaler(PodControlStep):
     """The scaling step of a sync: decides, and writes through ``pod_control``.
 
-    ``preparing_normal``: new pods, and pods in PreparingDelete a scale-up takes back, go to
-    ``PreparingNormal`` (upstream) rather than straight to ``Normal``; the update step moves
-    them on to ``Normal`` once scheduled (or their ``preNormal`` hook is all there)."""
+    ``preparing_normal`` (default, as upstream): new pods, and pods in PreparingDelete a
+    scale-up takes back, go to ``PreparingNormal``; the update step moves them on to
+    ``Normal`` once scheduled (or their ``preNormal`` hook is all there). False: straight to
+    ``Normal``."""
 
     def __init__(
         self,
         pod_control: PodControl,
         *,
-        preparing_normal: bool = False,
+        preparing_normal: bool = True,
         logger: logging.Logger = log,
     ) -> None:
         super().__init__(pod_control, logger=logger)

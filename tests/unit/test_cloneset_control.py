@@ -130,6 +130,8 @@ class Harness:
         self.reader = LaggingReader(self.api)
         self.recorder = Recorder()
         self.reconciler = CloneSetReconciler(self.api, self.reader, self.recorder)
+        #: pods the kubelet stand-in leaves unscheduled
+        self.unscheduled: set[str] = set()
 
     # --- driving --------------------------------------------------------------------------
 
@@ -159,11 +161,14 @@ class Harness:
         raise AssertionError(f"no convergence; last writes {writes}")
 
     def kubelet(self, not_ready: Set[str] = frozenset()) -> None:
-        """Every pod runs its spec's images; Ready unless named in ``not_ready``."""
+        """Every pod is scheduled (``spec.nodeName``, unless named in ``unscheduled``) and
+        runs its spec's images; Ready unless named in ``not_ready``."""
         for pod in self.api.objects(Pod, NS):
             if meta.is_deleting(pod):
                 continue
             name = meta.name(pod)
+            if name not in self.unscheduled and not pod["spec"].get("nodeName"):
+                self.api.direct.patch(Pod, name, {"spec": {"nodeName": "node-1"}}, namespace=NS)
             ready = {
                 "type": "Ready",
                 "status": "False" if name in not_ready else "True",
@@ -242,7 +247,8 @@ def test_scale_up_creates_pods_with_instance_ids_and_a_claim_per_template():
         instance = meta.labels(pod)[INSTANCE_ID_LABEL]
         assert name == f"web-{instance}" and len(instance) == 5
         assert revision(pod) == status["updateRevision"]
-        assert meta.labels(pod)[lifecycle.LIFECYCLE_STATE_LABEL] == lifecycle.NORMAL
+        # Kruise: PreparingNormal until scheduled (the kubelet stand-in schedules next)
+        assert meta.labels(pod)[lifecycle.LIFECYCLE_STATE_LABEL] == lifecycle.PREPARING_NORMAL
         assert meta.controller_uid(pod) == "cs-uid"
         assert {"conditionType": READINESS_GATE} in pod["spec"]["readinessGates"]
         volumes = {
@@ -415,7 +421,7 @@ def test_recreate_update_marks_max_unavailable_pods_at_a_time(max_unavailable):
     assert len(marked) == max_unavailable
     assert writes_of(writes, "patch") == sorted(marked)
     assert h.recorder.reasons().count("SuccessfulUpdatePodReCreate") == max_unavailable
-    h.settle()
+    h.settle(rounds=40)  # each new pod goes PreparingNormal, then Normal once scheduled
     assert {image(p) for p in h.pods().values()} == {"nginx:2"} and len(h.pods()) == 4
 
 
@@ -517,6 +523,18 @@ def test_pre_delete_pod_returns_to_normal_when_scaled_back_up():
     h.patch_spec({"replicas": 2})
     _, writes = h.step()
     assert writes_of(writes, "create") == []
+    states = {meta.labels(p)[lifecycle.LIFECYCLE_STATE_LABEL] for p in h.pods().values()}
+    assert lifecycle.PREPARING_NORMAL in states and len(h.pods()) == 2  # taken back (Kruise)
+    h.settle()
+    states = {meta.labels(p)[lifecycle.LIFECYCLE_STATE_LABEL] for p in h.pods().values()}
+    assert states == {lifecycle.NORMAL}
+
+
+def test_without_preparing_normal_new_pods_are_normal_at_once():
+    h = Harness(make_cs(2))
+    h.reconciler = CloneSetReconciler(h.api, h.reader, h.recorder, preparing_normal=False)
+    h.unscheduled.update(["web-a", "web-b"])
+    h.step()
     states = {meta.labels(p)[lifecycle.LIFECYCLE_STATE_LABEL] for p in h.pods().values()}
     assert states == {lifecycle.NORMAL} and len(h.pods()) == 2
 
@@ -822,7 +840,7 @@ def test_control_scale_up_takes_back_a_pod_preparing_delete():
     hooked = pod("web-b", "web-1", **{lifecycle.LIFECYCLE_STATE_LABEL: "PreparingDelete"})
     cs = make_cs(2, lifecycle={"preDelete": {"labelsHandler": {"hold": "true"}}})
     _, calls, _ = control_sync(cs, [pod("web-a", "web-1"), hooked])
-    assert calls == [("lifecycle", ("web-b", lifecycle.NORMAL))]
+    assert calls == [("lifecycle", ("web-b", lifecycle.PREPARING_NORMAL))]
 
 
 def test_control_truncates_pods_to_delete_naming_no_pod():

@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Set
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
 from controllers.cloneset import lifecycle
-from controllers.cloneset.controller import CloneSetReconciler
 from controllers.cloneset.core import (
     SCALING_EXCLUDE_PREPARING_DELETE_LABEL,
     CloneSetView,
@@ -379,21 +377,11 @@ def test_max_unavailable_below_one_is_allowed_with_zero_replicas():
 
 
 class PreparingNormalHarness(Harness):
-    """The harness with ``preparing_normal`` on and a kubelet stand-in that also schedules:
-    pods not in ``unscheduled`` get ``spec.nodeName``."""
+    """The harness (``preparing_normal`` is the default) with some pods left unscheduled."""
 
     def __init__(self, cs: dict[str, Any], unscheduled: frozenset[str] = frozenset()) -> None:
         super().__init__(cs)
         self.unscheduled = set(unscheduled)
-        self.reconciler = CloneSetReconciler(
-            self.api, self.reader, self.recorder, preparing_normal=True
-        )
-
-    def kubelet(self, not_ready: Set[str] = frozenset()) -> None:
-        for name, pod in self.pods().items():
-            if name not in self.unscheduled and not pod["spec"].get("nodeName"):
-                self.api.direct.patch(Pod, name, {"spec": {"nodeName": "n"}}, namespace=NS_)
-        super().kubelet(not_ready)
 
 
 def _states(h: Harness) -> list[str]:
