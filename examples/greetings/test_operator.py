@@ -76,12 +76,6 @@ def test_a_greeting_keeps_its_configmap_and_reports_it(
         wait_for(lambda: configmap_says("bye"), timeout=10, message="the ConfigMap is remade")
 
 
-def test_the_tutorial_shows_the_operator_as_it_is() -> None:
-    tutorial = (HERE.parents[1] / "docs" / "tutorial.md").read_text()
-    block = tutorial.split("<!-- tutorial:operator -->\n```python\n", 1)[1].split("```", 1)[0]
-    assert block == (HERE / "operator.py").read_text()
-
-
 def test_sync_on_the_fake_client_creates_patches_and_then_writes_nothing() -> None:
     from kube_runtime.client.fake import FakeClient
 

@@ -98,9 +98,3 @@ def test_the_api_server_defaults_and_refuses_through_the_webhooks(
     assert "spec.message" in refused.value.message and "must not be blank" in refused.value.message
     kept = client.create(_greeting("loud", namespace, message="HELLO"))
     assert kept["spec"]["message"] == "HELLO"  # allowed, with a warning for the client
-
-
-def test_the_tutorial_shows_the_webhooks_as_they_are() -> None:
-    tutorial = (HERE.parents[1] / "docs" / "tutorial.md").read_text()
-    block = tutorial.split("<!-- tutorial:webhooks -->\n```python\n", 1)[1].split("```", 1)[0]
-    assert block == (HERE / "webhooks.py").read_text()
