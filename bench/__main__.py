@@ -30,11 +30,12 @@ from bench import (
     real_controllers,
     scale,
     sharding,
+    watch_ingest,
 )
 
 SUITES: dict[str, dict[str, Callable[[Any], None]]] = {
     "server": dict(embedded_server.SCENARIOS),
-    "framework": {**framework.SCENARIOS, **cache_memory.SCENARIOS},
+    "framework": {**framework.SCENARIOS, **cache_memory.SCENARIOS, **watch_ingest.SCENARIOS},
     "controllers": dict(controllers.SCENARIOS),
     "scale": dict(scale.SCENARIOS),
     "sharding": dict(sharding.SCENARIOS),

@@ -1,0 +1,372 @@
+"""Live watch ingest into a controller process (issue 19 part 3): scenario ``watch-ingest``.
+
+Two processes per measurement, as a controller runs against an API server:
+
+* the **driver** holds the embedded API server (plain HTTP, no kubelet) and the writer, a
+  thread creating typical pods through ``cluster.store.create`` (defaulting, validation,
+  commit, fan-out; no HTTP);
+* the **consumer** is a controller process: the framework's ``Client.watch`` -> ``Watch``
+  decoding -> ``Reflector`` -> ``SharedInformer`` store (default transform and indexes) ->
+  one event handler thread; or, for the server's send rate, a bare urllib3 reader that splits
+  lines and ``orjson.loads`` each event (nothing stored).
+
+Modes: **live**, the watch is open while the writer writes (rate = first write to the
+handler's last event, what a controller sees); **burst**, the server's loop is held while
+the pods are written and then released, so the consumer ingests as fast as it can with no
+writer competing in the server process (rate = release to the handler's last event: the
+receiving side's ceiling). The consumer reports its CPU time (``time.process_time``)
+from the first event to the last; the driver its own CPU from the first write to the end.
+
+Before/after in one run: ``BENCH_WATCH_INGEST_BEFORE=/path/to/old/tree`` (e.g. a
+``git archive`` of an older commit) runs every case on that tree's ``kube_runtime`` too,
+interleaved with the current one (both processes import from the tree via ``PYTHONPATH``).
+``BENCH_WATCH_INGEST_PROFILE=DIR`` writes a cProfile of the consumer's reflector and handler
+threads and of the driver's server loop for the first round of each case into ``DIR``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bench.embedded_server import Context, Target, log, pct, spread
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_EPS = 25_000.0
+BEFORE_ENV = "BENCH_WATCH_INGEST_BEFORE"
+PROFILE_ENV = "BENCH_WATCH_INGEST_PROFILE"
+
+
+# --------------------------------------------------------------------------- consumer process
+
+
+def consumer_main(argv: list[str]) -> None:
+    """The controller process: ``argv`` = URL, namespace, resourceVersion, expected events,
+    kind (``informer`` or ``raw``), profile path or ``-``.
+
+    Prints ``ready`` once its watch is open (for the informer: synced), then one JSON line:
+    events seen, ``perf_counter`` of the first and last, CPU seconds between them.
+    """
+    import threading
+
+    url, ns, rv, expected, kind, profile_path = argv
+    n = int(expected)
+    done = threading.Event()
+    seen = [0, 0.0, 0.0, 0.0]  # count, first_at, last_at, cpu at first
+    profiles: list[Any] = []
+
+    def count() -> None:
+        seen[0] += 1
+        if seen[0] == 1:
+            seen[1] = time.perf_counter()
+            seen[3] = time.process_time()
+        if seen[0] >= n:
+            seen[2] = time.perf_counter()
+            done.set()
+
+    def profiled(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if profile_path == "-":
+            return fn
+
+        def run(*args: Any) -> Any:
+            import cProfile
+
+            prof = cProfile.Profile()
+            profiles.append(prof)
+            prof.enable()
+            try:
+                return fn(*args)
+            finally:
+                prof.disable()
+
+        return run
+
+    if kind == "raw":
+        import urllib3
+
+        resp = urllib3.PoolManager().request(
+            "GET",
+            f"{url}/api/v1/namespaces/{ns}/pods?watch=1&resourceVersion={rv}",
+            preload_content=False,
+            timeout=urllib3.Timeout(connect=10.0, read=120.0),
+            retries=False,
+        )
+
+        def read() -> None:
+            pending = b""
+            for data in resp.stream(1 << 16):
+                pending += data
+                if b"\n" not in data:
+                    continue
+                lines = pending.split(b"\n")
+                pending = lines.pop()
+                for line in lines:
+                    if line and orjson.loads(line)["type"] != "BOOKMARK":
+                        count()
+                if done.is_set():
+                    return
+
+        thread = threading.Thread(target=profiled(read), daemon=True)
+        print("ready", flush=True)
+        thread.start()
+    else:
+        from kubernetes.client import Configuration
+
+        from kube_runtime import kinds
+        from kube_runtime.cache import SharedInformer
+        from kube_runtime.cache.informer import ResourceEventHandlerFuncs
+        from kube_runtime.client import Client
+
+        os.environ["KUBE_CACHE_MUTATION_DETECTOR"] = "false"
+        cfg = Configuration()
+        cfg.host = url
+        informer = SharedInformer(Client(cfg), kinds.Pod, namespace=ns)
+        informer.reflector._watch_once = profiled(informer.reflector._watch_once)  # type: ignore[method-assign]
+        registration = informer.add_event_handler(
+            ResourceEventHandlerFuncs(on_add=lambda obj: count())
+        )
+        registration._run = profiled(registration._run)  # type: ignore[method-assign]
+        informer.start()
+        if not informer.wait_for_sync(30):
+            raise SystemExit("informer did not sync")
+        # The watch opens right after the list: wait until the reflector holds it.
+        deadline = time.monotonic() + 30
+        while informer.reflector._watch is None:
+            if time.monotonic() > deadline:
+                raise SystemExit("informer watch did not open")
+            time.sleep(0.001)
+        print("ready", flush=True)
+    if not done.wait(120):
+        raise SystemExit(f"consumer got {seen[0]} of {n} events")
+    cpu = time.process_time() - seen[3]
+    if kind != "raw":
+        informer.stop()
+    if profiles:
+        import pstats
+
+        stats = pstats.Stats(profiles[0])
+        for p in profiles[1:]:
+            stats.add(p)
+        stats.dump_stats(profile_path)
+    out = {"events": seen[0], "first_at": seen[1], "last_at": seen[2], "cpu": cpu}
+    print(orjson.dumps(out).decode(), flush=True)
+
+
+# --------------------------------------------------------------------------- driver process
+
+
+def driver_main(argv: list[str]) -> None:
+    """The API server + writer process: ``argv`` = mode (live | burst), consumer kind, events,
+    profile path prefix or ``-``. Prints one JSON line with the measurement."""
+    import cProfile
+    import gc
+
+    from bench.embedded_server import (
+        bench_cluster,
+        loop_held,
+        make_namespace,
+        on_loop,
+        pods_info,
+        typical_pod,
+    )
+
+    mode, kind, events, profile = argv
+    n = int(events)
+    gc.collect()
+    with bench_cluster(history_size=n + 1_000) as cluster:
+        ns = "ingest"
+        make_namespace(cluster, ns)
+        info = pods_info(cluster)
+        bodies = [typical_pod(f"pod-{i:05d}") for i in range(n)]
+        rv = cluster.store.resource_version
+        env = dict(os.environ)
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "consumer",
+                cluster.url,
+                ns,
+                str(rv),
+                events,
+                kind,
+                f"{profile}-consumer.prof" if profile != "-" else "-",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert child.stdout is not None
+        line = child.stdout.readline().strip()
+        if line != "ready":
+            child.kill()
+            raise SystemExit(f"consumer failed to start: {line!r}")
+        prof = cProfile.Profile() if profile != "-" else None
+        if prof is not None:
+            on_loop(cluster, prof.enable)
+        cpu0 = time.process_time()
+        started = time.perf_counter()
+        if mode == "live":
+            for body in bodies:
+                cluster.store.create(info, ns, body)
+            ended = t0 = time.perf_counter()
+            t0 = started
+        else:
+            with loop_held(cluster) as release:
+                for body in bodies:
+                    cluster.store.create(info, ns, body)
+                ended = time.perf_counter()
+                t0 = release()
+        out, _ = child.communicate(timeout=150)
+        server_cpu = time.process_time() - cpu0
+        if prof is not None:
+            on_loop(cluster, prof.disable)
+            prof.dump_stats(f"{profile}-server.prof")
+        if child.returncode != 0:
+            raise SystemExit(f"consumer exited with {child.returncode}")
+        got = orjson.loads(out.strip().splitlines()[-1])
+    delivery = got["last_at"] - t0
+    result = {
+        "events": got["events"],
+        "writes_per_s": n / (ended - started),
+        "events_per_s": n / delivery,
+        "consumer_cpu_us": got["cpu"] / n * 1e6,
+        "consumer_cpu_share": got["cpu"] / max(got["last_at"] - got["first_at"], 1e-9),
+        "server_cpu_us": server_cpu / n * 1e6,
+    }
+    print(orjson.dumps(result).decode(), flush=True)
+
+
+# --------------------------------------------------------------------------- the scenario
+
+
+@dataclass(frozen=True)
+class IngestCase:
+    mode: str  # live | burst
+    kind: str  # informer | raw
+
+    @property
+    def label(self) -> str:
+        who = "SharedInformer + 1 handler" if self.kind == "informer" else "raw reader (no store)"
+        return f"{self.mode}: {who}"
+
+
+def run_case(tree: Path, case: IngestCase, events: int, profile: str) -> dict[str, float]:
+    """One measurement: a driver process importing ``kube_runtime`` from ``tree``."""
+    env = dict(os.environ, PYTHONPATH=str(tree), KUBE_CACHE_MUTATION_DETECTOR="false")
+    done = subprocess.run(
+        [sys.executable, __file__, "driver", case.mode, case.kind, str(events), profile],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd="/",
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"watch-ingest driver failed: {done.stderr[-2000:]}")
+    result: dict[str, float] = orjson.loads(done.stdout.strip().splitlines()[-1])
+    if result["events"] != events:
+        raise RuntimeError(f"consumer got {result['events']} of {events} events")
+    return result
+
+
+def scenario_watch_ingest(ctx: Context) -> None:
+    """Live and burst watch ingest into a controller process, before/after when asked."""
+    events = ctx.sizes.watch_events
+    rounds = ctx.sizes.rounds
+    trees: dict[str, Path] = {"now": ROOT}
+    before = os.environ.get(BEFORE_ENV)
+    if before:
+        trees = {"before": Path(before), "now": ROOT}
+    profile_dir = os.environ.get(PROFILE_ENV)
+    cases = [
+        IngestCase("live", "raw"),
+        IngestCase("live", "informer"),
+        IngestCase("burst", "raw"),
+        IngestCase("burst", "informer"),
+    ]
+    runs: dict[tuple[str, IngestCase], list[dict[str, float]]] = {}
+    for r in range(rounds):
+        for case in cases:
+            for name, tree in trees.items():
+                profile = "-"
+                if profile_dir and r == 0:
+                    profile = f"{profile_dir}/{name}-{case.mode}-{case.kind}"
+                res = run_case(tree, case, events, profile)
+                runs.setdefault((name, case), []).append(res)
+                log(
+                    f"watch-ingest: round {r + 1}/{rounds} {name} {case.label}: "
+                    f"{res['events_per_s']:,.0f} events/s, writer {res['writes_per_s']:,.0f}/s, "
+                    f"consumer {res['consumer_cpu_us']:.1f} us CPU/event"
+                )
+    table = ctx.table(
+        "watch-ingest",
+        f"watch ingest into a controller process: {events:,} typical-pod ADDED events, server + "
+        f"writer in one process, the consumer in another ({rounds} round(s), interleaved)",
+        "case | code | events/s (median) | events/s range | writer writes/s (median) | "
+        "consumer CPU us/event | consumer CPU busy | server process CPU us/event | now / before",
+    )
+
+    def med(name: str, case: IngestCase, key: str) -> float:
+        return pct([x[key] for x in runs[(name, case)]], 0.5)
+
+    for case in cases:
+        for name in trees:
+            eps = [x["events_per_s"] for x in runs[(name, case)]]
+            ratio: Any = "-"
+            if name == "now" and "before" in trees:
+                ratio = (
+                    f"{med('now', case, 'events_per_s') / med('before', case, 'events_per_s'):.2f}x"
+                )
+            table.add(
+                case.label,
+                name,
+                pct(eps, 0.5),
+                spread(eps),
+                med(name, case, "writes_per_s"),
+                med(name, case, "consumer_cpu_us"),
+                f"{med(name, case, 'consumer_cpu_share'):.0%}",
+                med(name, case, "server_cpu_us"),
+                ratio,
+            )
+    live = med("now", IngestCase("live", "informer"), "events_per_s")
+    ctx.targets.append(
+        Target(
+            "watch ingest: live events/s into a SharedInformer in another process",
+            f"{live:,.0f} events/s",
+            f">= {TARGET_EPS:,.0f} events/s",
+            live >= TARGET_EPS or math.isnan(live),
+        )
+    )
+    table.notes.append(
+        "**live**: rate = first write to the handler's last event. **burst**: the server loop "
+        "is held while the pods are written, rate = release to the last event (the receiving "
+        "side's ceiling, no writer competing). Consumer CPU = `time.process_time()` of the "
+        "controller process from its first event to its last, per event; busy = that CPU over "
+        "the same wall time (1.0 = one core). Server process CPU: the driver process (writer + "
+        "server loop) from the first write to the consumer's end, per event."
+    )
+
+
+SCENARIOS: dict[str, Callable[[Any], None]] = {"watch-ingest": scenario_watch_ingest}
+
+
+if __name__ == "__main__":
+    role, rest = sys.argv[1], sys.argv[2:]
+    if role == "consumer":
+        consumer_main(rest)
+    elif role == "driver":
+        sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
+        driver_main(rest)
+    else:
+        raise SystemExit(f"unknown role {role!r}")
