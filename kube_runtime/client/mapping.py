@@ -155,6 +155,7 @@ BUILTIN_RESOURCES: tuple[Resource, ...] = (
     _builtin("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", namespaced=False),
     _builtin("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings"),
     _builtin("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
+    _builtin("certificates.k8s.io/v1", "CertificateSigningRequest", "certificatesigningrequests", namespaced=False, subresources=("status", "approval"), short_names=("csr",)),
     _builtin("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", namespaced=False, short_names=("pc",)),
     _builtin("node.k8s.io/v1", "RuntimeClass", "runtimeclasses", namespaced=False),
     _builtin("storage.k8s.io/v1", "StorageClass", "storageclasses", namespaced=False, short_names=("sc",)),

@@ -9,6 +9,7 @@ objects get a unique suffix (the cluster is shared by the session).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import shutil
@@ -1248,3 +1249,79 @@ def test_a_pod_takes_the_priority_of_a_stored_priority_class(
         assert (pod["spec"]["priority"], pod["spec"]["preemptionPolicy"]) == (1000, "Never")
     finally:
         client.request("DELETE", f"{path}/{name}")
+
+
+# ------------------------------------------------------------------------------ certificates.k8s.io
+
+
+def _csr_request() -> str:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "e2e")])
+    csr = x509.CertificateSigningRequestBuilder().subject_name(name).sign(key, hashes.SHA256())
+    return base64.b64encode(csr.public_bytes(serialization.Encoding.PEM)).decode()
+
+
+def test_certificate_signing_request(client: Client) -> None:
+    """Create (the requester recorded), approve through ``/approval``, the table's
+    Condition, and kube-apiserver's messages for a missing signer and a request that is not
+    PEM."""
+    entries = {
+        e["name"]: e
+        for e in client.request("GET", "/apis/certificates.k8s.io/v1")["resources"]
+        if e["name"].startswith("certificatesigningrequests")
+    }
+    assert set(entries) == {
+        "certificatesigningrequests",
+        "certificatesigningrequests/approval",
+        "certificatesigningrequests/status",
+    }
+    assert entries["certificatesigningrequests"]["shortNames"] == ["csr"]
+    assert entries["certificatesigningrequests"]["namespaced"] is False
+    path = _collection("certificates.k8s.io/v1", "certificatesigningrequests")
+    name = _unique("csr")
+    body = {
+        "apiVersion": "certificates.k8s.io/v1",
+        "kind": "CertificateSigningRequest",
+        "metadata": {"name": name},
+        "spec": {
+            "request": _csr_request(),
+            "signerName": "example.com/signer",
+            "usages": ["digital signature"],
+        },
+    }
+    created = _crud(client, path, body)
+    assert created["spec"]["username"] and "system:authenticated" in created["spec"]["groups"]
+    assert created["status"] == {}
+    names, cells = _columns(client, f"{path}/{name}")
+    assert names == ["Name", "Age", "SignerName", "Requestor", "Condition"]
+    assert [cells[0], *cells[2:]] == [
+        name,
+        "example.com/signer",
+        created["spec"]["username"],
+        "Pending",
+    ]
+
+    created["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "E2E"}]}
+    approved = client.request("PUT", f"{path}/{name}/approval", body=created)
+    (condition,) = approved["status"]["conditions"]
+    assert condition["type"] == "Approved" and condition["lastUpdateTime"]
+    assert _columns(client, f"{path}/{name}")[1][4] == "Approved"
+
+    message = _invalid(
+        client,
+        path,
+        {**body, "metadata": {"name": _unique("bad")}, "spec": {**body["spec"], "signerName": ""}},
+    )
+    assert message.endswith("spec.signerName: Required value: signerName must be provided")
+    junk = {**body["spec"], "request": "anVuaw=="}
+    message = _invalid(client, path, {**body, "metadata": {"name": _unique("bad")}, "spec": junk})
+    assert message.endswith(
+        "spec.request: Invalid value: []byte{0x6a, 0x75, 0x6e, 0x6b}: "
+        "PEM block type must be CERTIFICATE REQUEST"
+    )
+    _delete(client, path, name)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from kube_runtime.envtest.server import builtin_autoscaling as autoscaling
+from kube_runtime.envtest.server import builtin_certificates as certificates
 from kube_runtime.envtest.server import builtin_core as core
 from kube_runtime.envtest.server import builtin_discovery as discovery
 from kube_runtime.envtest.server import builtin_networking as networking
@@ -56,6 +57,7 @@ CHECKS: Final[dict[tuple[str, str], Check]] = {
     (rbac.GROUP, "ClusterRole"): rbac.check_cluster_role,
     (rbac.GROUP, "RoleBinding"): rbac.check_binding,
     (rbac.GROUP, "ClusterRoleBinding"): rbac.check_cluster_binding,
+    (certificates.GROUP, "CertificateSigningRequest"): certificates.check_csr,
     ("scheduling.k8s.io", "PriorityClass"): scheduling.check_priority_class,
     ("node.k8s.io", "RuntimeClass"): scheduling.check_runtime_class,
     (storage.GROUP, "StorageClass"): storage.check_storage_class,
@@ -83,6 +85,7 @@ COLUMNS: Final[dict[tuple[str, str], list[Column]]] = {
     (rbac.GROUP, "clusterroles"): rbac.ROLE_COLUMNS,
     (rbac.GROUP, "rolebindings"): rbac.BINDING_COLUMNS,
     (rbac.GROUP, "clusterrolebindings"): rbac.BINDING_COLUMNS,
+    certificates.KEY: certificates.CSR_COLUMNS,
     ("scheduling.k8s.io", "priorityclasses"): scheduling.PRIORITY_CLASS_COLUMNS,
     ("node.k8s.io", "runtimeclasses"): scheduling.RUNTIME_CLASS_COLUMNS,
     (storage.GROUP, "storageclasses"): storage.STORAGE_CLASS_COLUMNS,
@@ -102,6 +105,7 @@ INITIAL_STATUS: Final[dict[tuple[str, str], Callable[[], dict[str, Any]]]] = {
     (autoscaling.GROUP, "horizontalpodautoscalers"): autoscaling.initial_hpa_status,
     (networking.GROUP, "ingresses"): networking.initial_ingress_status,
     (storage.GROUP, "volumeattachments"): lambda: {"attached": False},
+    certificates.KEY: dict,
 }
 
 #: What a kind's registry strategy changes before defaulting (``old`` None: on create).
@@ -111,6 +115,7 @@ PREPARE: Final[
     ("apps", "daemonsets"): workloads.prepare_daemon_set,
     ("batch", "jobs"): workloads.prepare_job,
     ("", "persistentvolumes"): core.prepare_persistent_volume,
+    certificates.KEY: certificates.prepare_csr,
 }
 
 #: Built-in kinds served in several versions whose fields differ: ``convert(objects,

@@ -121,6 +121,16 @@ def _resource_entries(info: ResourceInfo) -> list[dict[str, Any]]:
                 "verbs": ["create"],
             }
         )
+    if info.key == ("certificates.k8s.io", "certificatesigningrequests"):
+        out.append(
+            {
+                "name": f"{info.plural}/approval",
+                "singularName": "",
+                "namespaced": False,
+                "kind": info.kind,
+                "verbs": list(STATUS_VERBS),
+            }
+        )
     if info.group == "" and info.plural == "namespaces":
         out.append(
             {

@@ -134,6 +134,7 @@ _SERVED: dict[tuple[str, str], _Serving] = {
     ("rbac.authorization.k8s.io", "clusterroles"): _Serving(name_rule="path-segment"),
     ("rbac.authorization.k8s.io", "rolebindings"): _Serving(name_rule="path-segment"),
     ("rbac.authorization.k8s.io", "clusterrolebindings"): _Serving(name_rule="path-segment"),
+    ("certificates.k8s.io", "certificatesigningrequests"): _Serving(),
     ("scheduling.k8s.io", "priorityclasses"): _Serving(),
     ("node.k8s.io", "runtimeclasses"): _Serving(),
     ("storage.k8s.io", "storageclasses"): _Serving(),

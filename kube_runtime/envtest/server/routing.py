@@ -64,6 +64,8 @@ def route(registry: Registry, parts: list[str]) -> Route | None:
     if info.namespaced and namespace is None and name is not None:
         return None  # a namespaced object's path names its namespace
     sub = rest[2] if len(rest) > 2 else ""
+    if sub == "approval" and info.key == ("certificates.k8s.io", "certificatesigningrequests"):
+        sub = "status"  # a CSR's approval writes its status (conditions), as status does
     if sub and not (
         (sub == "status" and info.has_status)
         or (sub == "scale" and info.scale is not None)
