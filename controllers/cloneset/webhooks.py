@@ -28,7 +28,10 @@ from controllers.cloneset.core import (
     validate,
 )
 from kube_runtime import meta, webhook
+from kube_runtime.client.errors import is_not_found
+from kube_runtime.client.interfaces import Reader
 from kube_runtime.client.mapping import Resource
+from kube_runtime.kinds import Pod
 from kube_runtime.manager import Manager
 from kube_runtime.selectors import label_selector_from_dict
 from kube_runtime.validation import qualified_name_errors
@@ -39,6 +42,7 @@ __all__ = [
     "RESOURCE",
     "UPDATABLE",
     "CloneSetValidator",
+    "pods_to_delete_errors",
     "set_defaults",
     "setup_webhooks",
     "spec_errors",
@@ -310,26 +314,67 @@ def _lifecycle_errors(lifecycle: Mapping[str, Any]) -> list[webhook.FieldError]:
     return errors
 
 
-def _check(obj: Any, old: Any = None) -> None:
-    errors = spec_errors(obj, old)
-    if errors:
-        raise webhook.Invalid(errors=errors)
-    try:
-        validate(dict(obj) if isinstance(obj, dict) else obj)
-    except SpecError as err:
-        raise webhook.Denied(f"invalid CloneSet spec: {err}") from None
+def pods_to_delete_errors(reader: Reader, cs: Any, old: Any = None) -> list[webhook.FieldError]:
+    """Kruise's ``validateScaleStrategy`` reads: each pod newly named in
+    ``scaleStrategy.podsToDelete`` (not in ``old``'s list) must exist, not be terminating and
+    be controlled by this CloneSet (so a set being created may name none)."""
+    names = _mapping(meta.spec(cs).get("scaleStrategy")).get("podsToDelete") or []
+    before = (
+        set(_mapping(meta.spec(old).get("scaleStrategy")).get("podsToDelete") or [])
+        if old
+        else set()
+    )
+    path = "spec.scaleStrategy.podsToDelete"
+    errors: list[webhook.FieldError] = []
+    namespace = meta.namespace(cs)
+    for name in sorted({n for n in names if isinstance(n, str) and n} - before):
+        try:
+            pod = reader.get(Pod, name, namespace)
+        except Exception as err:
+            if not is_not_found(err):
+                raise
+            errors.append(webhook.FieldError.invalid(path, name, f"find pod {name} failed: {err}"))
+            continue
+        owner = meta.controller_ref(pod)
+        if meta.is_deleting(pod):
+            errors.append(
+                webhook.FieldError.invalid(path, name, f"find pod {name} already terminating")
+            )
+        elif owner is None or owner.get("uid") != meta.uid(cs):
+            errors.append(
+                webhook.FieldError.invalid(
+                    path, name, f"find pod {name} owner is not this CloneSet"
+                )
+            )
+    return errors
 
 
 class CloneSetValidator(webhook.Validator):
-    """Refuses what :func:`spec_errors` finds (with the field paths) and then what
-    :func:`~controllers.cloneset.core.validate` refuses; on updates also changes to fields
-    Kruise keeps fixed (:data:`UPDATABLE` lists the others)."""
+    """Refuses what :func:`spec_errors` finds (with the field paths), given a ``reader`` the
+    pods ``scaleStrategy.podsToDelete`` newly names that are not this set's
+    (:func:`pods_to_delete_errors`), and then what :func:`~controllers.cloneset.core.validate`
+    refuses; on updates also changes to fields Kruise keeps fixed (:data:`UPDATABLE` lists the
+    others)."""
+
+    def __init__(self, reader: Reader | None = None) -> None:
+        self.reader = reader
+
+    def _check(self, obj: Any, old: Any = None) -> None:
+        errors = spec_errors(obj, old)
+        if not errors and self.reader is not None:
+            errors = pods_to_delete_errors(self.reader, obj, old)
+        if errors:
+            raise webhook.Invalid(errors=errors)
+        try:
+            validate(dict(obj) if isinstance(obj, dict) else obj)
+        except SpecError as err:
+            raise webhook.Denied(f"invalid CloneSet spec: {err}") from None
 
     def validate_create(self, obj: Any, request: webhook.AdmissionRequest) -> None:
-        _check(obj)
+        self._check(obj)
 
     def validate_update(self, old: Any, new: Any, request: webhook.AdmissionRequest) -> None:
-        _check(new, old)
+        self._check(new, old)
 
 
 def set_defaults(obj: Mapping[str, Any], request: Any = None) -> dict[str, Any]:
@@ -370,10 +415,10 @@ def set_defaults(obj: Mapping[str, Any], request: Any = None) -> dict[str, Any]:
 
 
 def setup_webhooks(manager: Manager) -> None:
-    """Serve :func:`set_defaults` and :class:`CloneSetValidator` from ``manager``'s webhook
-    server."""
+    """Serve :func:`set_defaults` and :class:`CloneSetValidator` (reading pods with the
+    manager's API reader) from ``manager``'s webhook server."""
     (
         webhook.for_kind(manager, CLONESET, resource=RESOURCE)
         .defaulter(set_defaults)
-        .validator(CloneSetValidator())
+        .validator(CloneSetValidator(manager.api_reader))
     )

@@ -16,7 +16,7 @@ from controllers.statefulset import ENHANCED_STATEFULSET
 from kube_runtime import Manager, webhook
 from kube_runtime.cli import main
 from kube_runtime.client.fake import FakeClient
-from kube_runtime.kinds import Kind
+from kube_runtime.kinds import Kind, Pod
 from tests.e2e.bad_specs import CORPUS, good
 
 STS_PATH = "/validate-apps-kube-runtime-io-v1beta1-statefulset"
@@ -242,3 +242,50 @@ def test_statefulset_updates_keep_the_fields_kruise_keeps_fixed(server: webhook.
         assert not answer["allowed"], changes
         (cause,) = answer["status"]["details"]["causes"]
         assert cause["field"] == "spec" and "'reserveOrdinals'" in cause["message"], cause
+
+
+def _pod(name: str, owner_uid: str | None, **metadata: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "ns", **metadata}
+    if owner_uid is not None:
+        meta["ownerReferences"] = [
+            {
+                "apiVersion": CLONESET.api_version,
+                "kind": "CloneSet",
+                "name": "web",
+                "uid": owner_uid,
+                "controller": True,
+            }
+        ]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": []}}
+
+
+def test_pods_to_delete_must_be_this_sets_live_pods(tmp_path: Path) -> None:
+    """Kruise's validateScaleStrategy: each pod newly named in podsToDelete exists, is not
+    terminating and is controlled by this CloneSet; names already listed are not read again."""
+    fake = FakeClient()
+    for pod in (
+        _pod("mine", "cs-uid"),
+        _pod("other", "someone-else"),
+        _pod("dying", "cs-uid", finalizers=["example.com/hold"]),
+    ):
+        fake.create(pod)
+    fake.delete(Pod, "dying", "ns")
+    manager = Manager(fake, metrics_bind_address="0")  # type: ignore[arg-type]
+    server = webhook.server_for(manager, port=0, cert_dir=str(tmp_path))
+    cloneset.setup_webhooks(manager)
+    old = good(CLONESET, "web", "ns")
+    old["metadata"]["uid"] = "cs-uid"
+    old["spec"]["scaleStrategy"] = {"podsToDelete": ["gone-before"]}
+    new = _apply(
+        good(CLONESET, "web", "ns"),
+        {"scaleStrategy.podsToDelete": ["gone-before", "mine", "other", "dying", "missing"]},
+    )
+    new["metadata"]["uid"] = "cs-uid"
+    answer = ask(server, CLONESET, "UPDATE", new, old)
+    assert not answer["allowed"]
+    messages = sorted(c["message"] for c in answer["status"]["details"]["causes"])
+    assert all(m.startswith('Invalid value: "') for m in messages), messages
+    assert [m.split('"')[1] for m in messages] == ["dying", "missing", "other"], messages
+    assert "already terminating" in messages[0] and "owner is not this CloneSet" in messages[2]
+    new["spec"]["scaleStrategy"]["podsToDelete"] = ["gone-before", "mine"]
+    assert ask(server, CLONESET, "UPDATE", new, old)["allowed"]
