@@ -3,9 +3,11 @@
 Contract (client-go ``tools/cache/shared_informer.go``):
 
 * The reflector thread applies every change to :attr:`SharedInformer.indexer` first, then
-  queues the matching notification to every handler. A store update and its distribution
-  happen under one lock, and handler registration takes the same lock, so a handler sees a
-  consistent sequence: the objects cached when it registered, then every later change.
+  queues the matching notification to every handler. The changes of one batch of watch
+  events (one socket read's) reach the store one by one and their notifications are queued
+  together after the batch, one wake-up per handler; store updates, queueing and handler
+  registration take one lock, and registration first queues what is pending, so a handler
+  sees a consistent sequence: the objects cached when it registered, then every later change.
 * Each handler has its own unbounded buffer and thread (client-go's ``processorListener``):
   a slow handler delays only itself, never the reflector or other handlers. Exceptions from
   a handler are logged with the object key and dropped.
@@ -147,6 +149,12 @@ class HandlerRegistration:
             self._buffer.append(notification)
             self._cond.notify()
 
+    def _push_many(self, notifications: list[_Notification]) -> None:
+        """Queue several notifications in order with one wake-up of the handler thread."""
+        with self._cond:
+            self._buffer.extend(notifications)
+            self._cond.notify()
+
     def _start(self) -> None:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
@@ -165,24 +173,31 @@ class HandlerRegistration:
     # --- handler thread ----------------------------------------------------------------------
 
     def _run(self) -> None:
+        buffer = self._buffer
+        handler = self.handler
         while True:
             with self._cond:
-                while not self._buffer and not self._stopped:
+                while not buffer and not self._stopped:
                     self._cond.wait()
+            # Drain without the lock: the informer appends under it, this thread alone pops
+            # (deque appends and pops are atomic), and it waits only on an empty buffer.
+            while buffer:
                 if self._stopped:
                     return
-                tag, a, b = self._buffer.popleft()
-            try:
-                if tag == _ADD:
-                    self.handler.on_add(a, b)
-                elif tag == _UPDATE:
-                    self.handler.on_update(a, b)
-                elif tag == _DELETE:
-                    self.handler.on_delete(a)
-                else:
-                    self._synced.set()
-            except Exception:
-                log.exception("%s: event handler failed on %s", self._name, _describe(a))
+                tag, a, b = buffer.popleft()
+                try:
+                    if tag == _ADD:
+                        handler.on_add(a, b)
+                    elif tag == _UPDATE:
+                        handler.on_update(a, b)
+                    elif tag == _DELETE:
+                        handler.on_delete(a)
+                    else:
+                        self._synced.set()
+                except Exception:
+                    log.exception("%s: event handler failed on %s", self._name, _describe(a))
+            if self._stopped:
+                return
 
 
 def _describe(obj: Any) -> str:
@@ -250,6 +265,9 @@ class _Sink:
     def delete(self, obj: Obj) -> None:
         self._informer._on_delete(obj if self._transform is None else self._transform(obj))
 
+    def flush(self) -> None:
+        self._informer._flush()
+
 
 class SharedInformer:
     """List+watch one kind into :attr:`indexer` and fan events out to handlers.
@@ -296,6 +314,10 @@ class SharedInformer:
         # client-go's blockDeltas: store updates, distribution and registration are serial.
         self._lock = threading.RLock()
         self._listeners: list[HandlerRegistration] = []
+        # Notifications of changes already in the store, not yet queued to the handlers:
+        # the reflector's batch of watch events is handed on at once by _flush (under the
+        # lock; registration and resync flush first, so every handler sees changes in order).
+        self._undelivered: list[_Notification] = []
         self._synced = threading.Event()
         self._stop = threading.Event()
         self._started = False
@@ -370,6 +392,7 @@ class SharedInformer:
                 raise RuntimeError(f"informer for {self.kind} was stopped; handler not added")
             name = f"handler-{self.kind}-{len(self._listeners)}"
             listener = HandlerRegistration(handler, period or None, name)
+            self._flush()
             self._listeners.append(listener)
             for obj in self.indexer.list():
                 listener._push((_ADD, obj, True))
@@ -403,28 +426,38 @@ class SharedInformer:
             if initial:
                 self._synced.set()
                 self._distribute((_SYNCED, None, None))
+            self._flush()
             self._objects_metric.set(len(self.indexer))
 
     def _on_upsert(self, obj: Obj) -> None:
         with self._lock:
             prev = self.indexer.update(obj)
             if prev is None:
-                self._distribute((_ADD, obj, False))
-                self._objects_metric.set(len(self.indexer))
+                self._undelivered.append((_ADD, obj, False))
             else:
-                self._distribute((_UPDATE, prev, obj))
+                self._undelivered.append((_UPDATE, prev, obj))
 
     def _on_delete(self, obj: Obj) -> None:
         with self._lock:
             prev = self.indexer.delete(obj)
             if prev is None:
                 return  # never seen (as client-go's DeltaFIFO): nothing to tell handlers
-            self._distribute((_DELETE, obj, None))
-            self._objects_metric.set(len(self.indexer))
+            self._undelivered.append((_DELETE, obj, None))
 
     def _distribute(self, notification: _Notification) -> None:
-        for listener in self._listeners:
-            listener._push(notification)
+        self._undelivered.append(notification)
+
+    def _flush(self) -> None:
+        """Queue the undelivered notifications to every handler (one wake-up each) and
+        update the object-count gauge; the reflector calls it after each batch."""
+        with self._lock:
+            pending = self._undelivered
+            if not pending:
+                return
+            self._undelivered = []
+            for listener in self._listeners:
+                listener._push_many(pending)
+            self._objects_metric.set(len(self.indexer))
 
     # --- resync and the mutation detector ------------------------------------------------------
 
@@ -435,6 +468,7 @@ class SharedInformer:
             now = time.monotonic()
             synced = self._synced.is_set()
             with self._lock:
+                self._flush()  # changes before the resync reach handlers before it
                 due = [
                     listener
                     for listener in self._listeners

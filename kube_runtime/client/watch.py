@@ -31,7 +31,8 @@ __all__ = ["Watch", "WatchEvent"]
 
 log = logging.getLogger(__name__)
 
-_READ_SIZE = 64 * 1024
+# One read takes whatever the socket holds, up to this much (a burst: dozens of events).
+_READ_SIZE = 256 * 1024
 
 
 class WatchEvent(NamedTuple):
@@ -73,27 +74,43 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
         return self
 
     def __next__(self) -> WatchEvent:
-        while True:
-            if self._pending:
-                return self._decode(self._pending.popleft())
-            if self._finished or self._closed.is_set():
-                self._finish()
+        while not self._pending:
+            if not self._fill():
                 raise StopIteration
-            data = self._read()
-            if not data:
-                self._finish()
-                raise StopIteration
+        return self._decode(self._pending.popleft())
+
+    @property
+    def buffered(self) -> int:
+        """Events already read from the socket and not yet returned: 0 means the next
+        ``next()`` reads (and may block). A reflector hands on what it learned then, once per
+        socket read rather than once per event."""
+        return len(self._pending)
+
+    def _fill(self) -> bool:
+        """Read once and queue the complete lines; False when the stream ended."""
+        if self._finished or self._closed.is_set():
+            self._finish()
+            return False
+        data = self._read()
+        if not data:
+            self._finish()
+            return False
+        if b"\n" not in data:
             self._buffer += data
-            if b"\n" in self._buffer:
-                *lines, self._buffer = self._buffer.split(b"\n")
-                self._pending.extend(line for line in lines if line.strip())
+            return True
+        lines = (self._buffer + data if self._buffer else data).split(b"\n")
+        self._buffer = lines.pop()
+        # Blank lines (keep-alives) carry no event.
+        self._pending.extend(line for line in lines if line and not line.isspace())
+        return True
 
     def _read(self) -> bytes:
         with self._reading:
             if self._closed.is_set():
                 return b""
             try:
-                return bytes(self._response.read1(_READ_SIZE))
+                data = self._response.read1(_READ_SIZE)
+                return data if type(data) is bytes else bytes(data)
             except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as err:
                 # ValueError/AttributeError: the response was closed under us by close().
                 if not self._closed.is_set():
