@@ -3,8 +3,10 @@
 ``generate(sources, versions=None) -> str`` builds the module text from
 :class:`~codegen.sources.Source` s (``from_file``, ``from_text``, ``from_cluster``);
 ``codegen.cli.main(argv)`` is the command (``kube-runtime codegen``, ``python -m codegen``).
-Generated classes derive from :class:`kube_runtime.models.KubeModel` and carry
-``__kube_resource__`` so the framework's client reads and writes them.
+Generated classes derive from :class:`kube_runtime.models.KubeModel`; a resource class carries
+``__kube_resource__`` (its API coordinates: the framework's client reads and writes it with no
+registration) and ``__crd__`` (a :class:`codegen.crd.Config`: what else its CRD says, which
+``kube-runtime crd generate`` reads back).
 """
 
 from codegen.generator import generate

@@ -394,3 +394,20 @@ def test_large_crd_with_pod_template(tmp_path: Path) -> None:
     probe = obj.spec.template.spec.containers[0].readiness_probe
     assert probe.http_get.port == "http"
     assert type(probe).__name__ == "PodSetSpecTemplateSpecContainersItemReadinessProbe"
+
+
+def test_a_one_name_annotation_splits_the_value_when_parentheses_do_not_help() -> None:
+    """ruff parenthesizes a bracketed value after an overlong one-name annotation only when
+    every line then fits; otherwise the value's own brackets split after ``= Field(``."""
+    from codegen.pyexpr import Atom, Pair, call, statement
+
+    name = "A" * 85  # "    field: " + name + " = (" is exactly 100 columns
+    long_text = Atom(py_str("x" * 90))  # does not fit inside the parentheses
+    head = f"from pydantic import Field\n\n{name} = int\n\n\nclass C:\n"
+    lines = statement("    ", "field", Atom(name), call("Field", [Pair("description=", long_text)]))
+    ruff_clean(head + "\n".join(lines) + "\n")
+    assert lines[0].endswith(" = Field(")
+    short = call("Field", [Pair("description=", Atom(py_str("x" * 40)))])
+    lines = statement("    ", "field", Atom(name), short)
+    ruff_clean(head + "\n".join(lines) + "\n")
+    assert lines[0].endswith(" = (")
