@@ -22,6 +22,7 @@ Before/after in one run: ``BENCH_WATCH_INGEST_BEFORE=/path/to/old/tree`` (e.g. a
 interleaved with the current one (both processes import from the tree via ``PYTHONPATH``).
 ``BENCH_WATCH_INGEST_PROFILE=DIR`` writes a cProfile of the consumer's reflector and handler
 threads and of the driver's server loop for the first round of each case into ``DIR``.
+``BENCH_WATCH_INGEST_EVENTS`` and ``BENCH_WATCH_INGEST_ROUNDS`` override the suite's sizes.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGET_EPS = 25_000.0
 BEFORE_ENV = "BENCH_WATCH_INGEST_BEFORE"
 PROFILE_ENV = "BENCH_WATCH_INGEST_PROFILE"
+EVENTS_ENV = "BENCH_WATCH_INGEST_EVENTS"
+ROUNDS_ENV = "BENCH_WATCH_INGEST_ROUNDS"
 
 
 # --------------------------------------------------------------------------- consumer process
@@ -282,8 +285,8 @@ def run_case(tree: Path, case: IngestCase, events: int, profile: str) -> dict[st
 
 def scenario_watch_ingest(ctx: Context) -> None:
     """Live and burst watch ingest into a controller process, before/after when asked."""
-    events = ctx.sizes.watch_events
-    rounds = ctx.sizes.rounds
+    events = int(os.environ.get(EVENTS_ENV) or ctx.sizes.watch_events)
+    rounds = int(os.environ.get(ROUNDS_ENV) or ctx.sizes.rounds)
     trees: dict[str, Path] = {"now": ROOT}
     before = os.environ.get(BEFORE_ENV)
     if before:
