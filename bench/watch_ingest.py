@@ -21,7 +21,8 @@ Before/after in one run: ``BENCH_WATCH_INGEST_BEFORE=/path/to/old/tree`` (e.g. a
 ``git archive`` of an older commit) runs every case on that tree's ``kube_runtime`` too,
 interleaved with the current one (both processes import from the tree via ``PYTHONPATH``).
 ``BENCH_WATCH_INGEST_PROFILE=DIR`` writes a cProfile of the consumer's reflector and handler
-threads and of the driver's server loop for the first round of each case into ``DIR``.
+threads and of the driver's server loop and writer thread (CPU time, ``time.thread_time``)
+for the first round of each case into ``DIR``.
 ``BENCH_WATCH_INGEST_EVENTS`` and ``BENCH_WATCH_INGEST_ROUNDS`` override the suite's sizes.
 """
 
@@ -83,7 +84,7 @@ def consumer_main(argv: list[str]) -> None:
         def run(*args: Any) -> Any:
             import cProfile
 
-            prof = cProfile.Profile()
+            prof = cProfile.Profile(time.thread_time)  # CPU, not waits
             profiles.append(prof)
             prof.enable()
             try:
@@ -213,9 +214,12 @@ def driver_main(argv: list[str]) -> None:
         if line != "ready":
             child.kill()
             raise SystemExit(f"consumer failed to start: {line!r}")
-        prof = cProfile.Profile() if profile != "-" else None
+        prof = cProfile.Profile(time.thread_time) if profile != "-" else None
         if prof is not None:
             on_loop(cluster, prof.enable)
+        writer = cProfile.Profile(time.thread_time) if profile != "-" else None
+        if writer is not None:
+            writer.enable()
         cpu0 = time.process_time()
         started = time.perf_counter()
         if mode == "live":
@@ -229,6 +233,9 @@ def driver_main(argv: list[str]) -> None:
                     cluster.store.create(info, ns, body)
                 ended = time.perf_counter()
                 t0 = release()
+        if writer is not None:
+            writer.disable()
+            writer.dump_stats(f"{profile}-writer.prof")
         out, _ = child.communicate(timeout=150)
         server_cpu = time.process_time() - cpu0
         if prof is not None:
