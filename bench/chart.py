@@ -44,12 +44,14 @@ def draw_ready_pods(
     *,
     title: str,
     total: int | None = None,
+    dpi: int = 110,
 ) -> Path:
     """Draw one line per entry of ``curves`` (label -> samples) as ready pods over seconds,
     with a dotted line at ``total`` pods when given, and a second panel zoomed on the
     faster contenders when :func:`zoom_limit` asks for one; write a PNG to ``path``
     (parents created) and return ``path``. An empty curve is listed in the legend with no
-    line. The figure is closed afterwards (no pyplot state is left behind)."""
+    line; ``dpi`` sets the resolution. The figure is closed afterwards (no pyplot state is
+    left behind)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -57,7 +59,7 @@ def draw_ready_pods(
 
     zoom = zoom_limit(curves)
     panels = 1 if zoom is None else 2
-    fig, axes = plt.subplots(1, panels, figsize=(7 * panels, 5), dpi=110, squeeze=False)
+    fig, axes = plt.subplots(1, panels, figsize=(7 * panels, 5), dpi=dpi, squeeze=False)
     try:
         for n, ax in enumerate(axes[0]):
             for label, curve in curves.items():

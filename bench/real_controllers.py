@@ -232,7 +232,7 @@ def chart_path(policy: str, sets: int, replicas: int) -> Path:
     return Path(__file__).parent / f"real-{policy.lower()}-{sets}x{replicas}.png"
 
 
-def draw_chart(results: Sequence[Result], path: Path) -> Path | None:
+def draw_chart(results: Sequence[Result], path: Path, *, dpi: int = 110) -> Path | None:
     """Every contender's ready-pod curve of one workload on one chart at ``path`` (None,
     and nothing written, without results)."""
     from bench.chart import draw_ready_pods
@@ -245,6 +245,7 @@ def draw_chart(results: Sequence[Result], path: Path) -> Path | None:
         path,
         title=f"{first.workload} StatefulSets on kube-apiserver 1.20: pods Ready over time",
         total=first.sets * first.replicas,
+        dpi=dpi,
     )
 
 

@@ -35,8 +35,8 @@ def test_draws_a_png_with_a_zoom_panel(tmp_path):
         "slow": [(float(t), min(1000, 7 * t)) for t in range(0, 151)],
         "empty": [],
     }
-    one = draw_ready_pods(dict(list(curves.items())[:1]), tmp_path / "one.png", title="t")
-    two = draw_ready_pods(curves, tmp_path / "sub" / "two.png", title="t", total=1000)
+    one = draw_ready_pods(dict(list(curves.items())[:1]), tmp_path / "one.png", title="t", dpi=10)
+    two = draw_ready_pods(curves, tmp_path / "sub" / "two.png", title="t", total=1000, dpi=10)
     w1, h1 = _png_size(one)
     w2, h2 = _png_size(two)
     assert h1 == h2 and w2 == 2 * w1  # the second panel is the zoom
@@ -54,9 +54,9 @@ def test_draw_chart_from_results(tmp_path):
         _result("ours", [(0.0, 0), (1.0, 4), (2.0, 10)]),
         _result("kcm", [(0.0, 0), (3.0, 10)]),
     ]
-    path = draw_chart(results, tmp_path / "c.png")
+    path = draw_chart(results, tmp_path / "c.png", dpi=10)
     assert path is not None and _png_size(path)[0] > 0
-    assert draw_chart([], tmp_path / "none.png") is None
+    assert draw_chart([], tmp_path / "none.png", dpi=10) is None
     assert not (tmp_path / "none.png").exists()
 
 
