@@ -16,6 +16,7 @@ from kube_runtime.client.errors import (
     ApiConnectionError,
     is_already_exists,
     is_conflict,
+    is_not_found,
     is_server_error,
     is_server_timeout,
     is_too_many_requests,
@@ -135,7 +136,9 @@ def install_crd(client: Client, manifest: Path | dict[str, Any], *, timeout: flo
     asks for, until ``timeout``: a manager starting while the API server is busy or restarting
     waits instead of exiting. Raises ``TimeoutError`` when the CRD is not Established within
     ``timeout`` seconds, the last transient error when it lasted that long, and any other
-    client error at once.
+    client error at once. Returns once discovery lists the resource in every served version
+    (kube-apiserver publishes it a moment after Established), so a REST mapping made next
+    finds the kind.
     """
     if isinstance(manifest, Path):
         crd = next(d for d in yaml.safe_load_all(manifest.read_text()) if d)
@@ -182,10 +185,44 @@ def install_crd(client: Client, manifest: Path | dict[str, Any], *, timeout: flo
     while True:
         try:
             if is_established(client.get(CustomResourceDefinition, name)):
-                return name
+                break
         except Exception as err:
             retry_later(err)
             continue
         if time.monotonic() > deadline:
             raise TimeoutError(f"CRD {name} not Established after {timeout}s")
         time.sleep(0.05)
+    # Established is not yet served: kube-apiserver publishes a new group's discovery a
+    # moment later, and a REST mapping made in between misses the kind (envtest's
+    # WaitForCRDs waits for discovery too).
+    for path in _served_paths(crd):
+        while not _discovered(client, path, crd["spec"]["names"]["plural"]):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"CRD {name} not in discovery ({path}) after {timeout}s")
+            time.sleep(0.05)
+    return name
+
+
+def _served_paths(crd: dict[str, Any]) -> list[str]:
+    """The discovery path of each served version of ``crd``."""
+    group = crd["spec"]["group"]
+    return [
+        f"/apis/{group}/{v['name']}"
+        for v in crd["spec"].get("versions") or ()
+        if v.get("served", True)
+    ]
+
+
+def _discovered(client: Any, path: str, plural: str) -> bool:
+    """Whether discovery at ``path`` lists ``plural``. Not yet: a 404 (the group is not
+    published yet) or a transient error. True for a client that cannot read discovery (a
+    fake one, another error): nothing to wait for there."""
+    get_path = getattr(client, "get_path", None)
+    if not callable(get_path):
+        return True
+    try:
+        answer = get_path(path)
+    except Exception as err:
+        return not (is_not_found(err) or _transient(err))
+    resources = answer.get("resources") if isinstance(answer, dict) else None
+    return any(isinstance(r, dict) and r.get("name") == plural for r in resources or ())
