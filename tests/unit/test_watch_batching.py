@@ -148,15 +148,25 @@ def test_reflector_flushes_after_every_event_of_a_stream_without_buffered() -> N
 class Recorder:
     def __init__(self) -> None:
         self.seen: list[tuple[str, str, bool | None]] = []
+        self.done = threading.Event()
+        self.wanted = -1
+
+    def expect(self, count: int) -> None:
+        self.wanted = count
+
+    def _record(self, entry: tuple[str, str, bool | None]) -> None:
+        self.seen.append(entry)
+        if len(self.seen) == self.wanted:
+            self.done.set()
 
     def on_add(self, o: dict[str, Any], initial: bool) -> None:
-        self.seen.append(("add", o["metadata"]["name"], initial))
+        self._record(("add", o["metadata"]["name"], initial))
 
     def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        self.seen.append(("update", new["metadata"]["resourceVersion"], None))
+        self._record(("update", new["metadata"]["resourceVersion"], None))
 
     def on_delete(self, o: Any) -> None:
-        self.seen.append(("delete", o["metadata"]["name"], None))
+        self._record(("delete", o["metadata"]["name"], None))
 
 
 def test_informer_queues_a_read_at_once_in_order() -> None:
@@ -169,12 +179,9 @@ def test_informer_queues_a_read_at_once_in_order() -> None:
     informer.reflector._list()
     informer.reflector._watch_once(threading.Event())
     assert pushes == [1, 3, 2]  # the initial list's sync mark, then one push per read
+    recorder.expect(5)
     registration._start()
-    assert registration.wait_for_sync(5)
-    informer._stop.set()
-    deadline = threading.Event()
-    while registration.pending() and not deadline.wait(0.01):
-        pass
+    assert recorder.done.wait(5)
     registration._stop()
     registration._join(5)
     assert recorder.seen == [
