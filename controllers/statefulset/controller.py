@@ -75,7 +75,7 @@ from kube_runtime.kinds import (
     StatefulSet,
 )
 from kube_runtime.reconcile import Request, Result
-from kube_runtime.selectors import LabelSelector, label_selector_from_dict
+from kube_runtime.selectors import LabelSelector, label_selector_from_dict, parse_label_selector
 from kube_runtime.workloads.inplace import InPlaceControl
 from kube_runtime.workloads.revision import list_revisions
 from kube_runtime.workloads.statuswriter import DEFAULT_WINDOW, CoalescingStatusWriter
@@ -177,7 +177,7 @@ class StatefulSetReconciler:
         self.pod_control = StatefulPodControl(
             client, recorder, reader=reader, logger=self.log, on_claim_created=self._expect_claim
         )
-        self.status_updater = ApiStatusUpdater(client, logger=self.log)
+        self.status_updater = ApiStatusUpdater(client, reader=reader, logger=self.log)
         self.status_writer = CoalescingStatusWriter(
             self.status_updater.update_status,
             changed=status_changed,
@@ -385,7 +385,19 @@ class StatefulSetReconciler:
     # --- claims ------------------------------------------------------------------------------
 
     def _expect_claim(self, sts: Obj, claim: Obj) -> None:
+        if not self._cache_shows(claim):
+            return
         self.claim_expectations.expect_scale(set_key(sts), ScaleAction.CREATE, meta.name(claim))
+
+    def _cache_shows(self, claim: Obj) -> bool:
+        """Whether the reader's claim cache can ever show ``claim``: not when it lists only
+        labelled claims (sharding, where another controller of the manager shards claims) and
+        the claim does not carry the labels, so no sync waits for a claim it cannot see."""
+        cache = getattr(self._reader, "cache", None)
+        selector_text = cache.label_selector(PersistentVolumeClaim) if cache is not None else None
+        if not selector_text:
+            return True
+        return parse_label_selector(selector_text).matches(meta.labels(claim))
 
     def _wait_for_claims(self, key: str, namespace: str | None) -> Result | None:
         """Come back later while a claim created by an earlier sync is not in the cache yet

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from kube_runtime import meta
 from kube_runtime.client.errors import is_conflict
-from kube_runtime.client.interfaces import Client
+from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.conditions import is_status_condition_true, set_status_condition
 from kube_runtime.expectations import ResourceVersionExpectations
 from kube_runtime.kinds import Kind, StatefulSet
@@ -185,18 +185,22 @@ def status_changed(sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
 
 class ApiStatusUpdater:
     """:class:`StatusUpdater` over the API: PUT ``/status`` with the set's resourceVersion;
-    on a conflict the set is re-read from the API (a cache could still hold the version that
-    conflicted) and the write retried (``retry_on_conflict``). Fields of the status this
-    controller does not compute (``conditions``) are kept."""
+    on a conflict the set is re-read through ``reader`` and the write retried
+    (``retry_on_conflict``, whose backoff gives a cache time to catch up), as upstream's
+    updater re-reads its lister: the controller needs no ``get`` of sets from the API.
+    ``reader`` defaults to ``client``. Fields of the status this controller does not compute
+    (``conditions``) are kept."""
 
     def __init__(
         self,
         client: Client,
         written: ResourceVersionExpectations | None = None,
         *,
+        reader: Reader | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
         self._client = client
+        self._reader: Reader = reader if reader is not None else client
         self.log = logger if logger is not None else log
         self.written = written if written is not None else ResourceVersionExpectations()
         """The versions this updater wrote: a sync waits until the cache shows them."""
@@ -224,7 +228,7 @@ class ApiStatusUpdater:
         self.log.debug("updated status of StatefulSet %s/%s", namespace, name)
 
     def _fresh(self, name: str, namespace: str, kind: Kind) -> Mapping[str, Any]:
-        return self._client.get(kind, name, namespace)
+        return self._reader.get(kind, name, namespace)
 
 
 COALESCED_FIELDS = frozenset(

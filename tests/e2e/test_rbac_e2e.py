@@ -389,7 +389,8 @@ def scenario_collision(
 
 def scenario_enhanced(admin: Client, namespace: str) -> None:
     """The enhanced kind: claims deleted with the set's scale-down (retention policy), an
-    in-place rollout, then deletion."""
+    in-place rollout, an orphan pod (adopted after the uncached re-read of the set, as
+    upstream's claiming does, then deleted), then deletion."""
     kind = ENHANCED_STATEFULSET
     admin.create(
         _sts(
@@ -406,6 +407,8 @@ def scenario_enhanced(admin: Client, namespace: str) -> None:
     _wait(_rolled_out(admin, kind, namespace, 2), message="enhanced created")
     _set_image(admin, kind, namespace, "nginx:2")
     _wait(_rolled_out(admin, kind, namespace, 2), message="enhanced in place")
+    _orphan_pod(admin, namespace, "web-9", "nginx:2")
+    _wait(_adopted(admin, kinds.Pod, "web-9", namespace), message="orphan pod adopted")
     admin.patch(kind, "web", {"spec": {"replicas": 1}}, namespace=namespace)
     _wait(_rolled_out(admin, kind, namespace, 1), message="enhanced scaled down")
     admin.delete(kind, "web", namespace)
