@@ -1,6 +1,6 @@
 """Table-driven tests for kube_runtime.envtest.server.crdschema (prune / apply_defaults / validate).
 
-Real CRDs from ../shared/crds (OpenKruise CloneSet and Advanced StatefulSet, cert-manager
+Real CRDs from tests/crds (OpenKruise CloneSet and Advanced StatefulSet, cert-manager
 Certificate, prometheus-operator ServiceMonitor) are compiled once per module; small handwritten
 schemas pin down each upstream rule with a passing and a failing case.
 """
@@ -25,11 +25,9 @@ from kube_runtime.envtest.server.crdschema import (
 )
 from kube_runtime.envtest.server.validation import Cause
 
-# shared/ sits beside the repository (also in CI's clean clone); KUBE_RUNTIME_CRDS overrides.
+# The public CRDs kept in the repository (tests/crds/SOURCES.md); KUBE_RUNTIME_CRDS overrides.
 CRD_DIR = Path(
-    os.environ.get(
-        "KUBE_RUNTIME_CRDS", Path(__file__).resolve().parents[2].parent / "shared" / "crds"
-    )
+    os.environ.get("KUBE_RUNTIME_CRDS", Path(__file__).resolve().parents[2] / "tests" / "crds")
 )
 CRD_FILES = {
     "cloneset": "apps.kruise.io_clonesets.yaml",

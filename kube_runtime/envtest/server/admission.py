@@ -27,9 +27,10 @@ tolerationSeconds: 300}`` (not-ready first). A toleration counts when its key is
 key or empty and its effect is ``NoExecute`` or empty, whatever its operator or value.
 
 **StorageObjectInUseProtection** (create): a PersistentVolumeClaim gets the finalizer
-``kubernetes.io/pvc-protection`` appended unless it has it (PersistentVolumes would get
-``kubernetes.io/pv-protection``; the embedded server serves none). The finalizer is removed by
-the pvc-protection controller (:mod:`kube_runtime.envtest.server.pvcprotection`).
+``kubernetes.io/pvc-protection`` appended unless it has it (a PersistentVolume gets
+``kubernetes.io/pv-protection`` on creation, :mod:`kube_runtime.envtest.server.pvprotection`).
+The finalizer is removed by the pvc-protection controller
+(:mod:`kube_runtime.envtest.server.pvcprotection`).
 
 Refusals are 403 Forbidden Status errors worded as kube-apiserver's
 (``pods "NAME" is forbidden: ...``). The functions mutate the object in place and never read
