@@ -60,6 +60,7 @@ Not done here, on purpose:
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
@@ -598,6 +599,16 @@ def _default_namespace(namespace: JSONDict) -> None:
 
 
 def _default_secret(secret: JSONDict) -> None:
+    # kube-apiserver's v1 -> internal conversion: each stringData entry is written into data
+    # (base64, overriding a key of the same name) and stringData is never stored.
+    string_data = secret.pop("stringData", None)
+    if isinstance(string_data, dict) and string_data:
+        data = secret.get("data")
+        merged = dict(data) if isinstance(data, dict) else {}
+        for key, value in string_data.items():
+            if isinstance(value, str):
+                merged[key] = base64.b64encode(value.encode()).decode()
+        secret["data"] = merged
     if not secret.get("type"):
         secret["type"] = "Opaque"
 
