@@ -277,6 +277,29 @@ def test_apply_requires_field_manager_and_kind(
     assert info.value.code == 422
 
 
+def test_apply_of_a_field_the_schema_does_not_declare_fails(client: Client, namespace: str) -> None:
+    """Server-side apply types the applied configuration against the kind's schema, whatever
+    field validation says: an undeclared field fails the request (a 500 with no reason, as
+    kube-apiserver answers) and nothing is stored."""
+    body = {**_cm("undeclared", namespace, a="1"), "spec": {"x": 1}}
+    path = f"/api/v1/namespaces/{namespace}/configmaps/undeclared"
+    with pytest.raises(ApiError) as info:
+        client.request(
+            "PATCH",
+            path,
+            query={"fieldManager": "m"},
+            body=body,
+            content_type="application/apply-patch+yaml",
+        )
+    assert info.value.code == 500
+    message = info.value.status["message"]
+    assert message.startswith("failed to create typed patch object"), message
+    assert ".spec: field not declared in schema" in message
+    with pytest.raises(ApiError) as missing:
+        client.request("GET", path)
+    assert missing.value.code == 404
+
+
 CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
     "kind": "CustomResourceDefinition",

@@ -11,7 +11,8 @@ Two parts:
 * a seeded fuzzer (embedded only: it leaves odd objects behind and relies on the embedded
   server's speed) that mutates valid bodies of Pods, StatefulSets, PVCs, ConfigMaps, CRDs,
   custom objects, DeleteOptions and patches of every type, sends them to item and collection
-  URLs, and checks every answer is below 500 and every collection still lists.
+  URLs, and checks every answer is below 500 (but for the 500 kube-apiserver itself gives a
+  server-side apply of an undeclared field) and every collection still lists.
 """
 
 from __future__ import annotations
@@ -778,6 +779,19 @@ class FuzzReport:
     poisoned: list[str] = field(default_factory=list)
 
 
+def _apply_typing_error(status: int, answer: Any) -> bool:
+    """kube-apiserver's own answer to a server-side apply naming a field the schema does not
+    declare: a 500 with no reason (every release to date); the embedded server answers the
+    same, so the fuzzer does not count it."""
+    if status != 500 or not isinstance(answer, dict) or "reason" in answer:
+        return False
+    message = str(answer.get("message", ""))
+    return (
+        message.startswith("failed to create typed patch object")
+        and "field not declared in schema" in message
+    )
+
+
 def fuzz(env: Env, seed: int, count: int) -> FuzzReport:
     """Send ``count`` mutated requests; record every 5xx and every collection that no
     longer lists after a failed write."""
@@ -791,7 +805,7 @@ def fuzz(env: Env, seed: int, count: int) -> FuzzReport:
         status, answer = env.raw(method, path, body, ctype)
         report.requests += 1
         report.by_status[status] = report.by_status.get(status, 0) + 1
-        if status >= 500:
+        if status >= 500 and not _apply_typing_error(status, answer):
             report.server_errors.append(
                 f"{status} {method} {path} {ctype} {body[:300]!r}: {answer}"
             )
