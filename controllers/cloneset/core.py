@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from controllers.cloneset import lifecycle
 from controllers.cloneset.models import CloneSetSpec, CloneSetSpecUpdateStrategy
 from controllers.cloneset.pvc import INSTANCE_ID_LABEL, instance_pod_volumes_for
-from kube_runtime import meta
+from kube_runtime import meta, webhook
 from kube_runtime.expectations import equal_to_revision_hash
 from kube_runtime.kinds import Kind
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
@@ -91,7 +91,10 @@ def _wire(model: Any) -> dict[str, Any] | None:
 
 
 def _spec_errors(err: ValidationError) -> str:
-    return "; ".join(f"spec.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
+    """The schema's refusals as apimachinery words them (``spec.minReadySeconds: Invalid
+    value: -5: must be greater than or equal to 0``), the message of the set's condition and
+    Warning event."""
+    return "; ".join(str(e) for e in webhook.field_errors_of(err, "spec"))
 
 
 class CloneSetView:

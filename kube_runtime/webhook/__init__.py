@@ -36,7 +36,14 @@ from kube_runtime.webhook.builder import WebhookBuilder, for_kind, server_for, s
 from kube_runtime.webhook.certwatcher import CertWatcher
 from kube_runtime.webhook.conversion import ConversionError, Conversions
 from kube_runtime.webhook.defaulting import Defaulter, DefaultingHandler
-from kube_runtime.webhook.errors import OMIT, AdmissionError, Denied, FieldError, Invalid
+from kube_runtime.webhook.errors import (
+    OMIT,
+    AdmissionError,
+    Denied,
+    FieldError,
+    Invalid,
+    field_errors_of,
+)
 from kube_runtime.webhook.manifests import (
     ClientConfig,
     crd_conversion,
@@ -71,6 +78,7 @@ __all__ = [
     "WebhookBuilder",
     "crd_conversion",
     "crd_conversion_patches",
+    "field_errors_of",
     "for_kind",
     "manifests",
     "mutate_path",

@@ -22,7 +22,10 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = [
     "OMIT",
@@ -30,6 +33,7 @@ __all__ = [
     "Denied",
     "FieldError",
     "Invalid",
+    "field_errors_of",
     "go_value",
 ]
 
@@ -162,6 +166,60 @@ class FieldError:
     def not_found(cls, field: str, value: Any) -> FieldError:
         """A reference to something that does not exist (``field.NotFound``)."""
         return cls("FieldValueNotFound", field, "", value)
+
+
+# pydantic error type -> the detail apimachinery's validation gives for the same constraint.
+_PYDANTIC_DETAIL: Final = {
+    "greater_than_equal": "must be greater than or equal to {ge}",
+    "greater_than": "must be greater than {gt}",
+    "less_than_equal": "must be less than or equal to {le}",
+    "less_than": "must be less than {lt}",
+    "string_pattern_mismatch": "must match the regex {pattern}",
+    "string_too_long": "may not be longer than {max_length}",
+    "string_too_short": "should be at least {min_length} chars long",
+    "too_short": "should have at least {min_length} items",
+    "too_long": "may not have more than {max_length} items",
+}
+
+
+def _is_union_tag(part: str) -> bool:
+    """A location step pydantic adds for a union member (``constrained-str``,
+    ``function-after[...]``, ``int``), not a field of the object."""
+    return part in {"int", "str", "float", "bool", "list", "dict"} or "-" in part or "[" in part
+
+
+def field_errors_of(error: ValidationError, prefix: str = "") -> list[FieldError]:
+    """The :class:`FieldError` list of a pydantic ``ValidationError`` raised by a resource
+    model (fields named by their wire aliases): one ``Invalid value`` per field, at the path
+    apimachinery would name (``spec.updateStrategy.maxSurge``, list items as ``[i]``), under
+    ``prefix``; the constraint's detail in apimachinery's words where there is one, else
+    pydantic's message. The members of a union that all failed (an int-or-string) are one
+    error: the first member's broken constraint (a pattern, a minimum) where one is, else the
+    first member's detail."""
+    found: dict[str, FieldError] = {}
+    found_constraint: dict[str, bool] = {}
+    for item in error.errors():
+        path = prefix
+        for part in item["loc"]:
+            if isinstance(part, int):
+                path += f"[{part}]"
+            elif not _is_union_tag(part):
+                path = f"{path}.{part}" if path else part
+        if path in found and (found_constraint.get(path) or item["type"] not in _PYDANTIC_DETAIL):
+            continue
+        found_constraint[path] = item["type"] in _PYDANTIC_DETAIL
+        template = _PYDANTIC_DETAIL.get(item["type"])
+        context = item.get("ctx") or {}
+        try:
+            detail = template.format(**context) if template else ""
+        except KeyError:
+            detail = ""
+        if not detail:
+            message = str(item["msg"])
+            detail = message[:1].lower() + message[1:]
+        value = item.get("input", OMIT)
+        found[path] = FieldError.invalid(path, value, detail)
+    return list(found.values())
 
 
 class AdmissionError(Exception):

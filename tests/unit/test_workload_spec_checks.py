@@ -160,7 +160,7 @@ def _cloneset(**spec: Any) -> dict[str, Any]:
         ({"minReadySeconds": -5}, "minReadySeconds: Invalid value: -5"),
         ({"progressDeadlineSeconds": -1}, "progressDeadlineSeconds: Invalid value: -1"),
         ({"scaleStrategy": {"podsToDelete": [""]}}, "scaleStrategy.podsToDelete"),
-        ({"updateStrategy": {"maxSurge": "-5%"}}, "updateStrategy.maxSurge: Invalid value: '-5%'"),
+        ({"updateStrategy": {"maxSurge": "-5%"}}, 'updateStrategy.maxSurge: Invalid value: "-5%"'),
         ({"updateStrategy": {"partition": "lots"}}, "updateStrategy.partition: Invalid value"),
         ({"volumeClaimTemplates": ["data"]}, "spec.volumeClaimTemplates[0]: must be an object"),
     ],
