@@ -117,6 +117,7 @@ from kube_runtime.client.interfaces import Client
 from kube_runtime.kinds import PersistentVolumeClaim
 from kube_runtime.meta import Obj
 from kube_runtime.selectors import label_selector_from_dict
+from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.batches import call_each
 from kube_runtime.workloads.inplace import (
     InPlaceControl,
@@ -181,6 +182,17 @@ class PodControl(Protocol):
     def record(self, sts: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
         """Record an event on the set."""
 
+    def update_pod_lifecycle(
+        self,
+        sts: Mapping[str, Any],
+        pod: Pod,
+        state: str,
+        *,
+        hook: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Move the pod to lifecycle ``state`` (with ``hook``: put the hook's labels and
+        finalizers back too); whether a write was sent."""
+
 
 @dataclasses.dataclass
 class SyncResult:
@@ -199,9 +211,13 @@ def compute_status(
     current_revision: str,
     update_revision: str,
     now: datetime | None = None,
+    *,
+    lifecycle_aware: bool = False,
 ) -> dict[str, int]:
     """Replica counts over ``pods`` (upstream ``computeReplicaStatus``): created pods,
-    running-and-ready, available, and non-terminating created pods per revision."""
+    running-and-ready, available, and non-terminating created pods per revision.
+    ``lifecycle_aware`` (Kruise's StatefulSet): a pod whose lifecycle state is set and not
+    ``Normal`` is not available."""
     counts = dict.fromkeys(
         ("replicas", "readyReplicas", "availableReplicas", "currentReplicas", "updatedReplicas"),
         0,
@@ -212,7 +228,9 @@ def compute_status(
             counts["replicas"] += 1
         if is_running_and_ready(pod):
             counts["readyReplicas"] += 1
-            if is_running_and_available(pod, min_ready_seconds, now):
+            if is_running_and_available(pod, min_ready_seconds, now) and (
+                not lifecycle_aware or lifecycle.is_normal(pod)
+            ):
                 counts["availableReplicas"] += 1
         if created and not is_terminating(pod):
             revision = pod_revision(pod)
@@ -296,8 +314,22 @@ class _Pass:
             "updateRevision": self.update_name,
             "collisionCount": collision_count,
         }
+        self.scale_left: int | None = spec.scale_max_unavailable if self.enhanced else None
+        """What is left of ``scaleStrategy.maxUnavailable`` while replicas are processed
+        (Kruise ``decreaseAndCheckMaxUnavailable``); None: no limit."""
+        self.scale_break = False
+        """The replica loop stopped on the scale budget (the pass goes on)."""
+        self.lifecycle_changed = False
+        """A lifecycle state moved this pass (Kruise then skips the rolling update)."""
         self.status.update(
-            compute_status(pods, self.min_ready, self.current_name, self.update_name, now)
+            compute_status(
+                pods,
+                self.min_ready,
+                self.current_name,
+                self.update_name,
+                now,
+                lifecycle_aware=self.enhanced,
+            )
         )
         ordinals = spec.ordinals
         slot_of = {ordinal: i for i, ordinal in enumerate(ordinals)}
@@ -315,7 +347,7 @@ class _Pass:
         self.replicas: list[Pod] = [pod for pod in slots if pod is not None]
         self.condemned = sorted(condemned, key=ordinal_of, reverse=True)
         self.first_unhealthy: Pod | None = next(
-            (p for p in [*self.replicas, *reversed(self.condemned)] if not is_healthy(p)), None
+            (p for p in [*self.replicas, *reversed(self.condemned)] if not self._healthy(p)), None
         )
         self.monotonic = spec.teardown or not spec.parallel
 
@@ -343,7 +375,125 @@ class _Pass:
         )
         if self.enhanced:
             inject_readiness_gate(pod.setdefault("spec", {}))
+            hook = self.spec.pre_normal
+            prepared = not self.spec.lifecycle or not hook or lifecycle.is_pod_all_hooked(hook, pod)
+            lifecycle.set_state(
+                pod, lifecycle.NORMAL if prepared else lifecycle.PREPARING_NORMAL, self.now
+            )
         return pod
+
+    # --- lifecycle (Kruise's StatefulSet) ----------------------------------------------------
+
+    def _healthy(self, pod: Pod) -> bool:
+        """Running, ready, not terminating; on the enhanced kind also in no lifecycle state
+        but ``Normal`` (Kruise ``isHealthy``)."""
+        if self.enhanced and not lifecycle.is_normal(pod):
+            return False
+        return is_healthy(pod)
+
+    def _available(self, pod: Pod) -> bool:
+        """Running and ready for ``minReadySeconds``; on the enhanced kind also in no lifecycle
+        state but ``Normal`` (Kruise ``isRunningAndAvailable``)."""
+        if self.enhanced and not lifecycle.is_normal(pod):
+            return False
+        return is_running_and_available(pod, self.min_ready, self.now)
+
+    def _scale_exhausted(self) -> bool:
+        """Kruise ``decreaseAndCheckMaxUnavailable``: take one from the scale budget; whether
+        it is used up (then the replica loop stops: :attr:`scale_break`). No budget: False."""
+        if self.scale_left is None:
+            return False
+        self.scale_left -= 1
+        if self.scale_left <= 0:
+            self.scale_break = True
+            return True
+        return False
+
+    def _delete(self, pod: Pod) -> tuple[bool, bool]:
+        """Kruise ``deletePod``: a pod its ``lifecycle.preDelete`` hook holds is moved to
+        ``PreparingDelete`` and kept, else deleted. ``(modified, actually deleting)``."""
+        hook = self.spec.pre_delete if self.enhanced else None
+        if hook and lifecycle.is_pod_hooked(hook, pod):
+            updated = self.pods_api.update_pod_lifecycle(self.sts, pod, lifecycle.PREPARING_DELETE)
+            if updated:
+                self.log.info(
+                    "%s: pod %s held for its preDelete hook (PreparingDelete)",
+                    self.key,
+                    meta.name(pod),
+                )
+            return updated, False
+        self.pods_api.delete_pod(self.sts, pod)
+        return True, True
+
+    def _lifecycle_target(self, pod: Pod) -> str:
+        """The state ``pod`` moves to this pass, or "" (Kruise ``refreshPodState``):
+        ``PreparingNormal`` -> ``Normal`` once the preNormal hook is all there;
+        ``PreparingUpdate`` of a pod already at the update revision (a rollback) and
+        ``Updating`` once the in-place update completed -> ``Updated`` while the inPlaceUpdate
+        hook is not all back (with any ``lifecycle``), else ``Normal``; ``Updated`` ->
+        ``Normal`` once the hook is all back."""
+        spec, state = self.spec, lifecycle.get_state(pod)
+        hook = spec.in_place_update_hook
+        if state == lifecycle.PREPARING_NORMAL:
+            pre_normal = spec.pre_normal
+            ready = not spec.lifecycle or not pre_normal
+            return lifecycle.NORMAL if ready or lifecycle.is_pod_all_hooked(pre_normal, pod) else ""
+        if state == lifecycle.UPDATED:
+            ready = not spec.lifecycle or not hook
+            return lifecycle.NORMAL if ready or lifecycle.is_pod_all_hooked(hook, pod) else ""
+        done = (state == lifecycle.PREPARING_UPDATE and pod_revision(pod) == self.update_name) or (
+            state == lifecycle.UPDATING and check_update_completed(pod) is None
+        )
+        if not done:
+            return ""
+        if spec.lifecycle and not lifecycle.is_pod_all_hooked(hook, pod):
+            return lifecycle.UPDATED
+        return lifecycle.NORMAL
+
+    def refresh_lifecycle(self) -> None:
+        """Move every created pod whose lifecycle state is due to move
+        (:meth:`_lifecycle_target`); :attr:`lifecycle_changed` when one was written."""
+        for pod in [*self.replicas, *self.condemned]:
+            if not is_created(pod):
+                continue
+            target = self._lifecycle_target(pod)
+            if not target:
+                continue
+            try:
+                if self.pods_api.update_pod_lifecycle(self.sts, pod, target):
+                    self.lifecycle_changed = True
+            except Exception as err:
+                if is_not_found(err):
+                    continue
+                raise
+
+    def _in_place_hold(self, pod: Pod) -> tuple[bool, dict[str, str] | None]:
+        """Kruise ``inPlaceUpdatePod``'s lifecycle step before an in-place update:
+        ``(held, extra labels for the update)``. A ``Normal`` (or new) pod its inPlaceUpdate
+        hook holds moves to ``PreparingUpdate``; an ``Updated`` pod goes back to
+        ``PreparingUpdate`` with the hook's labels and finalizers put back; a
+        ``PreparingUpdate`` pod waits while hooked; held pods count as being updated. A pod in
+        another state (``PreparingDelete``) cannot be updated in place: an error."""
+        spec, state = self.spec, lifecycle.get_state(pod)
+        hook = spec.in_place_update_hook
+        if state in ("", lifecycle.PREPARING_NORMAL, lifecycle.NORMAL):
+            if spec.lifecycle and lifecycle.is_pod_hooked(hook, pod):
+                self.pods_api.update_pod_lifecycle(self.sts, pod, lifecycle.PREPARING_UPDATE)
+                return True, None
+        elif state == lifecycle.UPDATED:
+            if hook is not None:
+                self.pods_api.update_pod_lifecycle(
+                    self.sts, pod, lifecycle.PREPARING_UPDATE, hook=hook
+                )
+            return True, None
+        elif state == lifecycle.PREPARING_UPDATE:
+            if lifecycle.is_pod_hooked(hook, pod):
+                return True, None
+        elif state != lifecycle.UPDATING:
+            raise _LifecycleRefused(
+                f"not allowed to in-place update pod {meta.name(pod)} in state {state}"
+            )
+        return False, ({lifecycle.LIFECYCLE_STATE_LABEL: lifecycle.UPDATING} if state else None)
 
     def refresh_status(self) -> None:
         self.status.update(
@@ -353,6 +503,7 @@ class _Pass:
                 self.current_name,
                 self.update_name,
                 self.now,
+                lifecycle_aware=self.enhanced,
             )
         )
 
@@ -362,7 +513,16 @@ class _Pass:
             return
         if self.enhanced:
             self.refresh_in_place()
-        if _run_for_all(len(self.replicas), self.process_replica, self.monotonic):
+            self.refresh_lifecycle()
+        if self.scale_left is not None:
+            # Kruise walks the replicas one by one while a scale budget is set
+            # (runForAllWithBreak): an exhausted budget ends the loop, not the pass.
+            for i in range(len(self.replicas)):
+                if self.process_replica(i) and self.monotonic:
+                    return
+                if self.scale_break:
+                    break
+        elif _run_for_all(len(self.replicas), self.process_replica, self.monotonic):
             return
         if _run_for_all(len(self.condemned), self.fix_condemned_claims, self.monotonic):
             return
@@ -370,6 +530,9 @@ class _Pass:
             return
         self.refresh_status()
         if self.spec.strategy == "OnDelete" or self.teardown:
+            return
+        if self.lifecycle_changed:
+            self.log.debug("%s: lifecycle states moved, rolling update next pass", self.key)
             return
         if self.spec.paused:
             self.log.debug("%s: rolling update paused", self.key)
@@ -397,6 +560,8 @@ class _Pass:
     def process_replica(self, i: int) -> bool:
         pod, sts, api = self.replicas[i], self.sts, self.pods_api
         if is_failed(pod) or is_succeeded(pod):
+            if self._scale_exhausted():
+                return False  # Kruise: wait for pods to finish before exceeding the budget
             if not is_terminating(pod):
                 what = "failed" if is_failed(pod) else "terminated"
                 api.record(
@@ -405,7 +570,7 @@ class _Pass:
                     "RecreatingFailedPod" if is_failed(pod) else "RecreatingTerminatedPod",
                     f"StatefulSet {self.key} is recreating {what} Pod {meta.name(pod)}",
                 )
-                api.delete_pod(sts, pod)
+                self._delete(pod)
             return True  # recreated on a later pass, once the old pod is gone
         if not is_created(pod):
             if api.pod_claim_is_stale(sts, pod):
@@ -418,6 +583,8 @@ class _Pass:
                 raise
             if self.monotonic:
                 return True
+            if self._scale_exhausted():
+                return False
         if is_pending(pod):
             api.create_missing_claims(sts, pod)
         if self.monotonic:
@@ -429,9 +596,17 @@ class _Pass:
                     "%s: waiting for pod %s to be Running and Ready", self.key, meta.name(pod)
                 )
                 return True
-            if not is_running_and_available(pod, self.min_ready, self.now):
+            if not self._available(pod):
                 self.log.debug("%s: waiting for pod %s to be available", self.key, meta.name(pod))
                 return True
+        elif self.scale_left is not None and (
+            (is_terminating(pod) and self._scale_exhausted())
+            or (is_created(pod) and not self._available(pod) and self._scale_exhausted())
+        ):
+            self.log.debug(
+                "%s: scaleStrategy.maxUnavailable reached at pod %s", self.key, meta.name(pod)
+            )
+            return False
         if not is_created(pod):
             return False  # just created (Parallel): nothing to repair yet
         try:
@@ -452,7 +627,7 @@ class _Pass:
         return False
 
     def process_condemned(self, i: int) -> bool:
-        pod, sts = self.condemned[i], self.sts
+        pod = self.condemned[i]
         if is_terminating(pod):
             self.log.debug(
                 "%s: waiting for pod %s to terminate before scale down",
@@ -460,11 +635,7 @@ class _Pass:
                 meta.name(pod),
             )
             return self.monotonic
-        if (
-            self.monotonic
-            and pod is not self.first_unhealthy
-            and not is_running_and_available(pod, self.min_ready, self.now)
-        ):
+        if self.monotonic and pod is not self.first_unhealthy and not self._available(pod):
             self.log.debug(
                 "%s: waiting for pod %s before scale down",
                 self.key,
@@ -472,8 +643,8 @@ class _Pass:
             )
             return True
         self.log.info("%s: deleting pod %s for scale down", self.key, meta.name(pod))
-        self.pods_api.delete_pod(sts, pod)
-        return True
+        modified, _ = self._delete(pod)
+        return modified
 
     # --- rolling update --------------------------------------------------------------------
 
@@ -494,6 +665,9 @@ class _Pass:
             self.specified_deleted = self._delete_specified(budget, unavailable_names)
             unavailable = len(unavailable_names)
         self.rollout_checked = True
+        if self.enhanced:
+            self._kruise_rolling_update(budget, unavailable_names)
+            return
         if unavailable >= budget and unavailable_old == 0:
             self.log.debug(
                 "%s: %d unavailable pods, maxUnavailable %d: waiting",
@@ -507,13 +681,13 @@ class _Pass:
         try:
             if parallel:
                 for pod in targets:
-                    if not is_running_and_available(pod, self.min_ready, self.now):
+                    if not self._available(pod):
                         self._update_target(pod)
                 remaining = budget - unavailable
                 for pod in targets:
                     if remaining <= 0:
                         break
-                    if is_running_and_available(pod, self.min_ready, self.now):
+                    if self._available(pod):
                         self._update_target(pod)
                         remaining -= 1
                 return
@@ -524,6 +698,34 @@ class _Pass:
             self.log.warning("%s: %s", self.key, message)
             self.failures[FAILED_UPDATE_POD] = ("InPlaceOnly", message)
             self.pods_api.record(sts, "Warning", FAILED_UPDATE_POD, message)
+
+    def _kruise_rolling_update(self, budget: int, unavailable: set[str]) -> None:
+        """Kruise ``rollingUpdateStatefulsetPods``' loop: the targets in update order; once
+        ``maxUnavailable`` pods are unavailable, stop at the first target that is still
+        available (an unavailable one, e.g. released from ``PreparingDelete``, is processed);
+        each processed target counts as unavailable."""
+        targets = self._unordered_targets() if self.spec.unordered else self._ordered_targets()
+        try:
+            for pod in targets:
+                name = meta.name(pod)
+                if name in self.specified_deleted:
+                    continue
+                if len(unavailable) >= budget and name not in unavailable:
+                    self.log.debug(
+                        "%s: %d unavailable pods, maxUnavailable %d: %s waits",
+                        self.key,
+                        len(unavailable),
+                        budget,
+                        name,
+                    )
+                    return
+                self._update_target(pod)
+                unavailable.add(name)
+        except _InPlaceRefused as refused:
+            message = str(refused)
+            self.log.warning("%s: %s", self.key, message)
+            self.failures[FAILED_UPDATE_POD] = ("InPlaceOnly", message)
+            self.pods_api.record(self.sts, "Warning", FAILED_UPDATE_POD, message)
 
     def _delete_specified(self, budget: int, unavailable: set[str]) -> set[str]:
         """Kruise ``handleSpecifiedDeletedPods``: replicas labelled
@@ -539,9 +741,11 @@ class _Pass:
             if len(unavailable) >= budget and name not in unavailable:
                 continue
             self.log.info("%s: deleting pod %s (%s)", self.key, name, SPECIFIED_DELETE_LABEL)
-            self.pods_api.delete_pod(self.sts, pod)
+            _, deleting = self._delete(pod)
             deleted.add(name)
             unavailable.add(name)
+            if not deleting:
+                continue  # held in PreparingDelete by its preDelete hook
             revision = pod_revision(pod)
             field = {self.current_name: "currentReplicas", self.update_name: "updatedReplicas"}
             if revision in field:
@@ -554,6 +758,8 @@ class _Pass:
             return True
         if not self.enhanced:
             return False
+        if not lifecycle.is_normal(pod):
+            return True
         if check_update_completed(pod) is not None:
             return True
         return bool(self.claims) and not claims_ready(pod_claims(self.sts, pod, self.claims))
@@ -640,9 +846,28 @@ class _Pass:
                     self.revisions.get(pod_revision(pod)), self.update_revision
                 )
                 if spec is not None:
+                    held, extra_labels = (
+                        self._in_place_hold(pod) if self.enhanced else (False, None)
+                    )
+                    if held:  # Kruise counts it as being updated
+                        if pod_revision(pod) == self.current_name:
+                            self.status["currentReplicas"] = (
+                                int(self.status.get("currentReplicas") or 0) - 1
+                            )
+                        return
                     self.log.info("%s: updating pod %s in place", self.key, meta.name(pod))
                     delay = self.control.in_place.update(
-                        pod, spec, grace_seconds=self.spec.grace_period_seconds
+                        pod,
+                        spec,
+                        grace_seconds=self.spec.grace_period_seconds,
+                        extra_labels=extra_labels,
+                        extra_annotations=(
+                            lifecycle.state_patch(lifecycle.UPDATING, self.now)["metadata"][
+                                "annotations"
+                            ]
+                            if extra_labels
+                            else None
+                        ),
                     )
                     if delay > 0:
                         self.delays.append(delay)
@@ -664,7 +889,7 @@ class _Pass:
                         "template labels/annotations may change); no pod is deleted"
                     )
             self._delete_for_update(pod)
-        except _InPlaceRefused:
+        except (_InPlaceRefused, _LifecycleRefused):
             raise
         except Exception as err:
             if not is_not_found(err):
@@ -674,11 +899,13 @@ class _Pass:
     def _delete_for_update(self, pod: Pod) -> None:
         self.log.info("%s: deleting pod %s for update", self.key, meta.name(pod))
         try:
-            self.pods_api.delete_pod(self.sts, pod)
+            _, deleting = self._delete(pod)
         except Exception as err:
             if not is_not_found(err):
                 raise
-        self.status["currentReplicas"] = int(self.status.get("currentReplicas") or 0) - 1
+            deleting = True
+        if deleting:
+            self.status["currentReplicas"] = int(self.status.get("currentReplicas") or 0) - 1
 
     # --- minReadySeconds -------------------------------------------------------------------
 
@@ -714,7 +941,7 @@ class _Pass:
                 continue
             if is_running_and_ready(pod):
                 updated_ready += 1
-                if is_running_and_available(pod, self.min_ready, self.now):
+                if self._available(pod):
                     updated_available += 1
         status["updatedReadyReplicas"] = updated_ready
         status["updatedAvailableReplicas"] = updated_available
@@ -736,6 +963,11 @@ class _Pass:
 
 class _InPlaceRefused(Exception):
     """InPlaceOnly and the change is not in-place-able (a user error: a condition, no retry)."""
+
+
+class _LifecycleRefused(Exception):
+    """An in-place update target is in a lifecycle state that forbids it (``PreparingDelete``):
+    the pass fails and is retried, without a condition (Kruise)."""
 
 
 def _claim_matches(claim: Mapping[str, Any], template: Mapping[str, Any]) -> bool:

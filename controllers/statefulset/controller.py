@@ -174,8 +174,16 @@ class StatefulSetReconciler:
         self._specs: dict[tuple[str, int, bool], SetSpec] = {}
         self.claim_expectations = ScaleExpectations()
         """Claims created by earlier syncs, per set, until the cache shows them."""
+        self.pod_writes = ResourceVersionExpectations()
+        """Pods written by in-place updates and lifecycle changes: a sync waits until the
+        cache shows them."""
         self.pod_control = StatefulPodControl(
-            client, recorder, reader=reader, logger=self.log, on_claim_created=self._expect_claim
+            client,
+            recorder,
+            reader=reader,
+            logger=self.log,
+            on_claim_created=self._expect_claim,
+            on_pod_written=self.pod_writes.expect,
         )
         self.status_updater = ApiStatusUpdater(client, reader=reader, logger=self.log)
         self.status_writer = CoalescingStatusWriter(
@@ -187,8 +195,6 @@ class StatefulSetReconciler:
             window_for=coalescing_window,
         )
         """Holds back count-only status changes (see ``status_window``)."""
-        self.pod_writes = ResourceVersionExpectations()
-        """Pods written by in-place updates: a sync waits until the cache shows them."""
         self.control = StatefulSetControl(
             self.pod_control,
             self.status_writer,

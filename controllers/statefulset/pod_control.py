@@ -41,6 +41,7 @@ from kube_runtime.expectations import ScaleAction, ScaleExpectations
 from kube_runtime.kinds import PersistentVolumeClaim, Pod
 from kube_runtime.meta import Obj
 from kube_runtime.retry import retry_on_conflict
+from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.pods import is_terminating
 
 __all__ = ["StatefulPodControl", "deletion_token", "observe_pods", "set_key"]
@@ -91,8 +92,11 @@ class StatefulPodControl:
         expectations: ScaleExpectations | None = None,
         logger: logging.Logger | None = None,
         on_claim_created: Callable[[Mapping[str, Any], Mapping[str, Any]], None] | None = None,
+        on_pod_written: Callable[[Obj], None] | None = None,
     ) -> None:
         self._client = client
+        self._on_pod_written = on_pod_written
+        """Called with each pod a lifecycle write returned (resourceVersion expectations)."""
         self._on_claim_created = on_claim_created
         """Called with (set, claim) for each claim this control created."""
         self._reader: Reader = reader if reader is not None else client
@@ -205,6 +209,40 @@ class StatefulPodControl:
             self._pod_event("delete", sts, pod, err)
             raise
         self._pod_event("delete", sts, pod, None)
+
+    def update_pod_lifecycle(
+        self,
+        sts: Mapping[str, Any],
+        pod: Mapping[str, Any],
+        state: str,
+        *,
+        hook: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Move the pod to lifecycle ``state`` (Kruise ``UpdatePodLifecycle``): a strategic
+        merge patch of the state label and its timestamp annotation; with ``hook``
+        (``UpdatePodLifecycleWithHandler``) the hook's labels and finalizers are put back in
+        the same patch. Whether a write was sent (False: the pod is in ``state`` already)."""
+        if lifecycle.get_state(pod) == state:
+            return False
+        patch = lifecycle.state_patch(state)
+        if hook:
+            patch["metadata"]["labels"].update(hook.get("labelsHandler") or {})
+            finalizers = list(hook.get("finalizersHandler") or ())
+            if finalizers:
+                patch["metadata"]["finalizers"] = finalizers
+        written: Obj = self._client.patch(
+            Pod, meta.name(pod), patch, namespace=meta.namespace(pod), patch_type="strategic"
+        )
+        self.log.info(
+            "%s: pod %s lifecycle %r -> %r",
+            set_key(sts),
+            meta.name(pod),
+            lifecycle.get_state(pod),
+            str(state),
+        )
+        if self._on_pod_written is not None:
+            self._on_pod_written(written)
+        return True
 
     def update_pod(self, sts: Mapping[str, Any], pod: Obj) -> None:
         """Repair the pod's identity and storage (creating missing claims) and its claims'

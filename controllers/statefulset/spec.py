@@ -1,7 +1,8 @@
 """The part of a set's spec one sync acts on, read once and checked: :class:`SetSpec`.
 
 ``SetSpec.of(sts)`` reads replicas, ordinals (``ordinals.start``, the enhanced kind's
-``reserveOrdinals``), the pod management policy, the update strategy and the history limit.
+``reserveOrdinals``), the pod management policy, the update strategy, the history limit and
+the enhanced kind's ``lifecycle`` hooks and ``scaleStrategy.maxUnavailable``.
 The ``rollingUpdate`` block goes through the model generated from the enhanced kind's CRD
 (:class:`~controllers.statefulset.models.StatefulSetSpecUpdateStrategyRollingUpdate`): it has
 Kruise's fields (``podUpdatePolicy``, ``paused``, ``unorderedUpdate``,
@@ -244,6 +245,20 @@ class SetSpec:
     resize_claims: bool = False
     """``volumeClaimUpdateStrategy.type: OnPodRollingUpdate`` (Kruise): the rolling update
     expands the pods' claims (:mod:`controllers.statefulset.resize`)."""
+    lifecycle: bool = False
+    """``spec.lifecycle`` is present (even empty: Kruise tests the pointer, which decides
+    whether an in-place-updated pod passes through ``Updated``)."""
+    pre_delete: Mapping[str, Any] | None = None
+    """``lifecycle.preDelete`` as JSON (``finalizersHandler``, ``labelsHandler``,
+    ``markPodNotReady``), what :mod:`kube_runtime.workloads.lifecycle` reads."""
+    pre_normal: Mapping[str, Any] | None = None
+    """``lifecycle.preNormal`` as JSON."""
+    in_place_update_hook: Mapping[str, Any] | None = None
+    """``lifecycle.inPlaceUpdate`` as JSON."""
+    scale_max_unavailable: int | None = None
+    """``scaleStrategy.maxUnavailable`` scaled against the replicas (rounded down), at least 1;
+    None when unset (Kruise ``getScaleMaxUnavailable``): how many replicas may be missing or
+    unavailable while the replicas are processed (creations, failed and terminating pods)."""
 
     @classmethod
     def of(cls, sts: Mapping[str, Any], *, teardown: bool = False) -> SetSpec:
@@ -269,6 +284,7 @@ class SetSpec:
         start = int((spec.get("ordinals") or {}).get("start") or 0)
         ordinals: tuple[int, ...] = ()
         max_unavailable = 1
+        scale_max_unavailable: int | None = None
         if not teardown:
             try:
                 reserved = parse_reserved_ordinals(spec.get("reserveOrdinals"))
@@ -281,10 +297,19 @@ class SetSpec:
             except ValueError as err:
                 raise InvalidSpecError(f"{_ROLLING_PATH}.maxUnavailable: {err}") from None
             max_unavailable = max(scaled, 1)
+            scale_value = (spec.get("scaleStrategy") or {}).get("maxUnavailable")
+            if scale_value is not None:
+                try:
+                    scaled = scaled_value(scale_value, replicas, False)
+                except ValueError as err:
+                    raise InvalidSpecError(f"spec.scaleStrategy.maxUnavailable: {err}") from None
+                scale_max_unavailable = max(scaled, 1)
         unordered = rolling.unordered_update
         priority = unordered.priority_strategy if unordered is not None else None
         in_place = rolling.in_place_update_strategy
         history = spec.get("revisionHistoryLimit")
+        hooks = spec.get("lifecycle")
+        hooks_of = hooks if isinstance(hooks, Mapping) else {}
         return cls(
             replicas=replicas,
             start=start,
@@ -309,4 +334,9 @@ class SetSpec:
             ),
             resize_claims=(spec.get("volumeClaimUpdateStrategy") or {}).get("type")
             == "OnPodRollingUpdate",
+            lifecycle=hooks is not None,
+            pre_delete=hooks_of.get("preDelete"),
+            pre_normal=hooks_of.get("preNormal"),
+            in_place_update_hook=hooks_of.get("inPlaceUpdate"),
+            scale_max_unavailable=scale_max_unavailable,
         )

@@ -515,9 +515,11 @@ class InPlaceControl:
         *,
         grace_seconds: int = 0,
         extra_labels: Mapping[str, str] | None = None,
+        extra_annotations: Mapping[str, str] | None = None,
     ) -> float:
         """Start the in-place update of ``pod`` to ``spec``; return the grace delay (seconds
-        after which :meth:`refresh` must run) or 0."""
+        after which :meth:`refresh` must run) or 0. ``extra_labels`` / ``extra_annotations``
+        go into the first patch (Kruise's ``AdditionalFuncs``: the lifecycle state)."""
         if has_readiness_gate(pod):
             self._set_condition(pod, "False", "StartInPlaceUpdate")
         now = _timestamp(self._now())
@@ -527,6 +529,7 @@ class InPlaceControl:
         labels: dict[str, str | None] = {**spec.labels, POD_REVISION_LABEL: spec.revision}
         labels.update(extra_labels or {})
         annotations: dict[str, str | None] = dict(spec.annotations)
+        annotations.update(extra_annotations or {})
         if grace_seconds > 0 and (spec.container_images or spec.container_ref_metadata):
             annotations[STATE_ANNOTATION] = _dump(state)
             grace: dict[str, Any] = {
