@@ -55,6 +55,17 @@ extensions (openkruise ``statefulset/stateful_set_control.go``):
   it is updated its claims are expanded, and it waits (counted unavailable) until they are
   (:mod:`controllers.statefulset.resize`); a pod whose claims lack the capacity they request
   counts as unavailable.
+- Lifecycle hooks (Kruise ``deletePod`` / ``refreshPodState`` / ``inPlaceUpdatePod``): new
+  pods carry ``lifecycle.apps.kruise.io/state`` (``PreparingNormal`` until a ``preNormal``
+  hook is all there, else ``Normal``); a pod its ``preDelete`` hook holds goes to
+  ``PreparingDelete`` instead of being deleted; in-place updates pass through
+  ``PreparingUpdate`` (``inPlaceUpdate`` hook) / ``Updating`` / ``Updated`` / ``Normal``. A pod
+  in another state than ``Normal`` is unhealthy and unavailable; a pass that moved a state
+  skips the rolling update, which runs Kruise's loop (once ``maxUnavailable`` pods are
+  unavailable, stop at the first target still available).
+- ``scaleStrategy.maxUnavailable``: step 4 walks the replicas one by one with that budget;
+  each creation, failed, terminating or unavailable replica takes one, and an exhausted budget
+  ends the walk (not the pass).
 - Ordered teardown: a set being deleted that still carries
   :data:`~controllers.statefulset.utils.ORDERED_TEARDOWN_FINALIZER` has no replicas: step 5
   deletes its pods one at a time, highest ordinal first, each gone before the next (the
