@@ -104,8 +104,22 @@ class Cluster:
         )
         self.replicas: list[Replica] = []
 
-    def start(self, identity: str, shards: int | None) -> Replica:
+    def start(self, identity: str, shards: int | None, command: list[str] | None = None) -> Replica:
+        """Start a replica: ``kube-runtime run statefulset cloneset``, or ``command`` (which
+        takes the same connection, identity, port and ``--shards`` flags)."""
         metrics_port, health_port = _free_port(), _free_port()
+        if command is not None:
+            args = [
+                *command,
+                f"--kubeconfig={self.kubeconfig}",
+                f"--namespace={_NAMESPACE}",
+                f"--identity={identity}",
+                f"--metrics-port={metrics_port}",
+                f"--health-port={health_port}",
+            ]
+            if shards is not None:
+                args.append(f"--shards={shards}")
+            return self._spawn(identity, args, metrics_port, health_port)
         args = [
             *self.cli,
             "run",
@@ -122,14 +136,19 @@ class Cluster:
         ]
         if shards is not None:
             args.append(f"--shards={shards}")
+        return self._spawn(identity, args, metrics_port, health_port)
+
+    def _spawn(
+        self, identity: str, args: list[str], metrics_port: int, health_port: int
+    ) -> Replica:
         proc = subprocess.Popen(args, stdout=self.out, stderr=self.out)
         replica = Replica(identity, proc, metrics_port)
         _wait(f"{identity} up", lambda: _up(f"http://127.0.0.1:{health_port}/readyz"), 60)
         self.replicas.append(replica)
         return replica
 
-    def ready_shards(self) -> set[str]:
-        leases = self.client.list(kinds.Lease, _NAMESPACE, label_selector=f"{RING_LABEL}={RING}")[
+    def ready_shards(self, ring: str = RING) -> set[str]:
+        leases = self.client.list(kinds.Lease, _NAMESPACE, label_selector=f"{RING_LABEL}={ring}")[
             "items"
         ]
         return {
@@ -138,9 +157,9 @@ class Cluster:
             if (x.get("spec") or {}).get("holderIdentity") == meta.name(x)
         }
 
-    def sharder(self) -> str:
+    def sharder(self, ring: str = RING) -> str:
         try:
-            lease = self.client.get(kinds.Lease, f"{RING}-sharder", _NAMESPACE)
+            lease = self.client.get(kinds.Lease, f"{ring}-sharder", _NAMESPACE)
         except Exception:
             return ""
         return str((lease.get("spec") or {}).get("holderIdentity") or "")
@@ -406,3 +425,124 @@ SCENARIOS: dict[str, Callable[[Any], None]] = {
     "sharding-sts": scenario_sharding_sts,
     "sharding-cloneset": scenario_sharding_cloneset,
 }
+
+
+# --- a controller that is the bottleneck (scenario sharding-cpu) ----------------------------
+
+CPU_OBJECTS = 400
+CPU_WORK_MS = 20.0
+
+
+def _cpu_run(count: int, replicas: int, sharded: bool, rounds: int) -> list[tuple[Any, ...]]:
+    """``count`` labelled ConfigMaps rendered by ``replicas`` replicas of
+    :mod:`bench.cpu_replica`; rows of the table (one per replica)."""
+    from bench.cpu_replica import RENDER_LABEL, RESULT_ANNOTATION
+
+    with tempfile.TemporaryDirectory(prefix="bench-sharding-cpu-") as tmp:
+        cluster = Cluster(Path(tmp))
+        try:
+            for i in range(replicas):
+                cluster.start(
+                    f"shard-{i}",
+                    replicas if sharded else None,
+                    command=[sys.executable, "-m", "bench.cpu_replica", f"--rounds={rounds}"],
+                )
+            if sharded:
+                _wait(
+                    "shards ready", lambda: len(cluster.ready_shards("bench-cpu")) == replicas, 60
+                )
+                _wait("the sharder", lambda: bool(cluster.sharder("bench-cpu")), 60)
+            for r in cluster.replicas:
+                r.cpu0 = _cpu_seconds(r.proc.pid)
+                r.base = _metrics(r.metrics_port)
+            server_cpu0 = _cpu_seconds(cluster.server.pid)
+            started = time.perf_counter()
+            for i in range(count):
+                cluster.client.create(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "metadata": {
+                            "name": f"r{i}",
+                            "namespace": _NAMESPACE,
+                            "labels": {RENDER_LABEL: "true"},
+                        },
+                        "data": {"template": f"object {i}", "values": "x" * 200},
+                    }
+                )
+
+            def rendered() -> int:
+                items = cluster.client.list(
+                    kinds.ConfigMap, _NAMESPACE, label_selector=f"{RENDER_LABEL}=true"
+                )["items"]
+                return sum(1 for o in items if RESULT_ANNOTATION in meta.annotations(o))
+
+            _wait(f"{count} rendered", lambda: rendered() >= count, DEADLINE)
+            wall = time.perf_counter() - started
+            server_cpu = _cpu_seconds(cluster.server.pid) - server_cpu0
+            time.sleep(1.0)
+            key = "shard.kube-runtime.io/bench-cpu"
+            held: dict[str, int] = {}
+            for o in cluster.client.list(
+                kinds.ConfigMap, _NAMESPACE, label_selector=f"{RENDER_LABEL}=true"
+            )["items"]:
+                shard = meta.labels(o).get(key) if sharded else cluster.replicas[0].identity
+                held[str(shard)] = held.get(str(shard), 0) + 1
+            rows = []
+            for r in cluster.replicas:
+                now = _metrics(r.metrics_port)
+                rows.append(
+                    (
+                        f"{replicas}" if sharded else "1 (off)",
+                        r.identity
+                        + (
+                            " (sharder)"
+                            if sharded and cluster.sharder("bench-cpu") == r.identity
+                            else ""
+                        ),
+                        f"{wall:.1f}",
+                        f"{_cpu_seconds(r.proc.pid) - r.cpu0:.1f}",
+                        f"{server_cpu:.1f}",
+                        held.get(r.identity, 0),
+                        int(now["reconciles"] - r.base["reconciles"]),
+                    )
+                )
+            return rows
+        finally:
+            cluster.stop()
+
+
+def scenario_sharding_cpu(ctx: Any) -> None:
+    """Wall time of a CPU-bound controller with 1 replica (unsharded) and 2 and 4 sharded
+    replicas: the goal "2 replicas at least 1.5x faster where the controller is the
+    bottleneck"."""
+    quick = getattr(ctx, "controllers", None) is not None and ctx.controllers.parallel_sets <= 20
+    count = CPU_OBJECTS // 5 if quick else CPU_OBJECTS
+    title = (
+        f"sharding-cpu: {count} ConfigMaps rendered by a CPU-bound controller "
+        f"(~{CPU_WORK_MS:.0f} ms of GIL-bound CPU each), replicas 1, 2, 4"
+    )
+    table = ctx.table(
+        "sharding-cpu",
+        title,
+        "replicas | replica | wall s | CPU s | server CPU s | objects | reconciles",
+    )
+    from bench.cpu_replica import rounds_for
+
+    rounds = rounds_for(CPU_WORK_MS)
+    walls: dict[str, float] = {}
+    for replicas, sharded in [(1, False), (1, True), (2, True), (4, True)]:
+        label = f"{replicas}" if sharded else "1 (off)"
+        log(f"{title}: {label}")
+        rows = _cpu_run(count, replicas, sharded, rounds)
+        for row in rows:
+            table.add(*row)
+        walls[label] = float(rows[0][2])
+    base = walls["1 (off)"]
+    table.notes.append(
+        "Speed-up of wall time over one unsharded replica: "
+        + ", ".join(f"{k} replicas {base / v:.2f}x" for k, v in walls.items() if k != "1 (off)")
+    )
+
+
+SCENARIOS["sharding-cpu"] = scenario_sharding_cpu
