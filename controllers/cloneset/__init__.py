@@ -14,6 +14,9 @@ Modules, as the StatefulSet's:
   events, expectation bookkeeping);
 - :mod:`.status`: computing and writing the status;
 - :mod:`.pvc`: the set's claims per pod instance id;
+- :mod:`.revision`: the set's revisions with the hash of its ``volumeClaimTemplates``, and
+  Kruise's ``RecreatePodWhenChangeVCTInCloneSetGate`` (``setup(recreate_pod_when_change_vct=...)``
+  or ``KUBE_RUNTIME_FEATURE_GATES``);
 - :mod:`.core`: the typed view of a CloneSet (:class:`~.core.CloneSetView`, over the models
   generated from the CRD in :mod:`.models`), spec validation, pod readiness, new pods.
 

@@ -69,7 +69,10 @@ class CloneSetControl(PodControlStep):
     ``preparing_update_as_update`` (upstream's ``PreparingUpdateAsUpdate`` gate, on here):
     scaling counts pods held in PreparingUpdate as updated. ``preparing_normal`` (default
     True): new pods start in ``PreparingNormal`` as upstream's do (see
-    :class:`~controllers.cloneset.scale.Scaler`)."""
+    :class:`~controllers.cloneset.scale.Scaler`). ``recreate_pod_when_change_vct`` (Kruise's
+    ``RecreatePodWhenChangeVCTInCloneSetGate``, off by default): a changed
+    ``volumeClaimTemplates`` hash forbids in-place updates (see
+    :class:`~controllers.cloneset.update.Updater`)."""
 
     def __init__(
         self,
@@ -78,13 +81,18 @@ class CloneSetControl(PodControlStep):
         *,
         preparing_update_as_update: bool = True,
         preparing_normal: bool = True,
+        recreate_pod_when_change_vct: bool = False,
         logger: logging.Logger = log,
     ) -> None:
         super().__init__(pod_control, logger=logger)
         self.status_updater = status_updater
         self.preparing_update_as_update = preparing_update_as_update
         self._scaler = Scaler(pod_control, preparing_normal=preparing_normal, logger=logger)
-        self._updater = Updater(pod_control, logger=logger)
+        self._updater = Updater(
+            pod_control,
+            recreate_pod_when_change_vct=recreate_pod_when_change_vct,
+            logger=logger,
+        )
 
     def sync(
         self,

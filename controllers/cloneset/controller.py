@@ -33,6 +33,11 @@ from controllers.cloneset.control import CloneSetControl
 from controllers.cloneset.core import CLONESET, CloneSetView, SpecError, validate
 from controllers.cloneset.pod_control import CloneSetPodControl, Expectations
 from controllers.cloneset.pvc import claims_without_reuse
+from controllers.cloneset.revision import (
+    RECREATE_POD_WHEN_CHANGE_VCT_GATE,
+    feature_gate_enabled,
+    resolve_revisions,
+)
 from controllers.cloneset.status import ApiStatusUpdater
 from kube_runtime import crds, meta, rbac
 from kube_runtime.builder import Builder
@@ -47,7 +52,7 @@ from kube_runtime.kinds import KindLike, PersistentVolumeClaim, Pod
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import format_label_selector, label_selector_from_dict
 from kube_runtime.workloads.pods import is_active
-from kube_runtime.workloads.revision import list_revisions, resolve_revisions
+from kube_runtime.workloads.revision import list_revisions
 
 if TYPE_CHECKING:
     from kube_runtime.manager import Manager
@@ -67,7 +72,8 @@ Obj = Mapping[str, Any]
 
 class CloneSetReconciler:
     """Reconciles CloneSets: reads from ``reader``, writes through ``client``;
-    ``preparing_normal`` as :class:`~controllers.cloneset.control.CloneSetControl`."""
+    ``preparing_normal`` and ``recreate_pod_when_change_vct`` as
+    :class:`~controllers.cloneset.control.CloneSetControl`."""
 
     def __init__(
         self,
@@ -76,6 +82,7 @@ class CloneSetReconciler:
         recorder: Recorder,
         *,
         preparing_normal: bool = True,
+        recreate_pod_when_change_vct: bool = False,
         logger: logging.Logger = log,
     ) -> None:
         self._client = client
@@ -88,6 +95,7 @@ class CloneSetReconciler:
             self.pod_control,
             self.status_updater,
             preparing_normal=preparing_normal,
+            recreate_pod_when_change_vct=recreate_pod_when_change_vct,
             logger=logger,
         )
 
@@ -270,6 +278,7 @@ def setup(
     name: str = CONTROLLER_NAME,
     install_crd: bool = False,
     preparing_normal: bool = True,
+    recreate_pod_when_change_vct: bool | None = None,
 ) -> Controller:
     """Register the CloneSet controller with ``manager``; return the controller.
 
@@ -280,7 +289,17 @@ def setup(
     the embedded cluster). By default new pods start in ``PreparingNormal`` and become
     ``Normal`` once scheduled or their ``lifecycle.preNormal`` hook is all there, as kruise's
     do; ``preparing_normal=False`` makes them ``Normal`` at once.
+
+    ``recreate_pod_when_change_vct`` is Kruise's ``RecreatePodWhenChangeVCTInCloneSetGate``
+    (off by default, as there): on, a pod whose revision's ``volumeClaimTemplates`` hash
+    differs from the update revision's is recreated with new claims instead of being updated
+    in place (not under ``InPlaceOnly``). None (the default) reads the gate from the
+    environment variable ``KUBE_RUNTIME_FEATURE_GATES`` in Kruise's ``--feature-gates``
+    syntax, which is how ``kube-runtime run cloneset`` is given it
+    (``KUBE_RUNTIME_FEATURE_GATES=RecreatePodWhenChangeVCTInCloneSetGate=true``).
     """
+    if recreate_pod_when_change_vct is None:
+        recreate_pod_when_change_vct = feature_gate_enabled(RECREATE_POD_WHEN_CHANGE_VCT_GATE)
     if install_crd:
         _install_crd(manager.api_reader)
     reconciler = CloneSetReconciler(
@@ -288,6 +307,7 @@ def setup(
         manager.client,
         manager.get_event_recorder(COMPONENT),
         preparing_normal=preparing_normal,
+        recreate_pod_when_change_vct=recreate_pod_when_change_vct,
         logger=log,
     )
     return (

@@ -11,19 +11,23 @@ nor in an in-place grace period are sorted (ActivePods order, then ``priorityStr
 ``scatterStrategy``, PreparingUpdate first), cut to ``|update_num|`` and to what maxUnavailable
 allows (:func:`limit_update_indexes`), and updated: in place when the strategy allows it and
 only images/metadata changed (an ``inPlaceUpdate`` hook first moves the pod to PreparingUpdate
-and waits), otherwise by labelling the pod ``apps.kruise.io/specified-delete`` so scaling
+and waits) and, with Kruise's ``RecreatePodWhenChangeVCTInCloneSetGate`` on, the pod's revision
+carries the update revision's ``volumeClaimTemplates`` hash (or either carries none;
+``InPlaceOnly`` ignores the hash), otherwise by labelling the pod ``apps.kruise.io/specified-delete`` so scaling
 recreates it. ``InPlaceOnly`` never recreates: it reports an error instead.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 
 from controllers.cloneset import core, lifecycle
 from controllers.cloneset.core import CloneSetView
-from controllers.cloneset.pod_control import PodControlStep
+from controllers.cloneset.pod_control import PodControl, PodControlStep
+from controllers.cloneset.revision import can_vct_update_in_place
 from controllers.cloneset.scale import ExpectationDiffs
 from kube_runtime import meta
 from kube_runtime.meta import ObjView as Obj
@@ -44,6 +48,8 @@ __all__ = [
     "scatter_sort",
     "sort_update_indexes",
 ]
+
+log = logging.getLogger(__name__)
 
 
 def _labels(pod: Obj) -> Mapping[str, str]:
@@ -180,7 +186,23 @@ class UpdateError(RuntimeError):
 
 
 class Updater(PodControlStep):
-    """The update step of a sync: decides, and writes through ``pod_control``."""
+    """The update step of a sync: decides, and writes through ``pod_control``.
+
+    ``recreate_pod_when_change_vct`` is Kruise's ``RecreatePodWhenChangeVCTInCloneSetGate``
+    (off by default): on, a pod whose revision's claim-template hash differs from the target
+    revision's cannot be updated in place (Kruise ``defaultCalculateInPlaceUpdateSpec``), so
+    ``InPlaceIfPossible`` recreates it, with new claims; ``InPlaceOnly`` ignores the hash, as
+    Kruise's ``GetUpdateOptions`` does."""
+
+    def __init__(
+        self,
+        pod_control: PodControl,
+        *,
+        recreate_pod_when_change_vct: bool = False,
+        logger: logging.Logger = log,
+    ) -> None:
+        super().__init__(pod_control, logger=logger)
+        self.recreate_pod_when_change_vct = recreate_pod_when_change_vct
 
     def update(
         self,
@@ -269,6 +291,16 @@ class Updater(PodControlStep):
         if kind in (core.IN_PLACE_IF_POSSIBLE, core.IN_PLACE_ONLY):
             old = next((r for r in revisions if core.is_updated(pod, meta.name(r))), None)
             spec = calculate_in_place_spec(old, target)
+            if (
+                spec is not None
+                and self.recreate_pod_when_change_vct
+                and kind != core.IN_PLACE_ONLY
+                and not can_vct_update_in_place(old, target)
+            ):
+                self._log.info(
+                    "%s: pod %s's volumeClaimTemplates changed; recreating it", cs.key, name
+                )
+                spec = None
             if spec is not None:
                 return self._update_in_place(cs, pod, spec)
             if kind == core.IN_PLACE_ONLY:
