@@ -52,6 +52,7 @@ from controllers.statefulset.utils import (
     ordered_teardown,
     set_key,
 )
+from controllers.statefulset.webhooks import WEBHOOK_PERMISSIONS
 from kube_runtime import crds, meta, rbac
 from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID, INDEX_LABEL
@@ -582,7 +583,9 @@ def _register(
 #: OwnerReferencesPermissionEnforcement admission plugin runs (owner: the set; for claims
 #: deleted with their pod, the pod), and an owner reference on a claim needs ``delete`` of
 #: claims. ``pods/status``: the in-place update readiness condition.
-#: ``patch`` of the enhanced kind: its ordered-teardown finalizer.
+#: ``patch`` of the enhanced kind: its ordered-teardown finalizer. StorageClasses (get, list):
+#: the enhanced kind's validating webhook (``--webhook-port``), which checks that a grown claim
+#: template's class allows expansion (:data:`~controllers.statefulset.webhooks.WEBHOOK_PERMISSIONS`).
 PERMISSIONS = (
     rbac.rule("apps", "statefulsets", rbac.READ),
     rbac.rule("apps", ["statefulsets/status", "statefulsets/finalizers"], "update"),
@@ -595,6 +598,7 @@ PERMISSIONS = (
     rbac.rule("", "pods/finalizers", "update"),
     rbac.rule("", "persistentvolumeclaims", rbac.CACHE, "create", "update", "delete"),
     rbac.rule("apps", "controllerrevisions", rbac.READ, rbac.WRITE),
+    *WEBHOOK_PERMISSIONS,
 )
 
 
