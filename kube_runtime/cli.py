@@ -170,11 +170,19 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "--leader-elect is ignored with --shards: every replica runs its shard "
                 "(the sharder elects its own leader)"
             )
+        if args.sharder_only and args.no_sharder:
+            print("error: --sharder-only and --no-sharder exclude each other", file=sys.stderr)
+            return 2
         sharding = Sharding(
             ring=args.shard_ring,
             lease_namespace=args.leader_election_namespace,
             min_shards=1 if args.shards == "auto" else int(args.shards),
+            run_sharder=not args.no_sharder,
+            run_shard=not args.sharder_only,
         )
+    elif args.sharder_only or args.no_sharder:
+        print("error: --sharder-only and --no-sharder need --shards", file=sys.stderr)
+        return 2
     client: Client
     if args.kubeconfig or args.context:
         client = Client.from_kubeconfig(args.kubeconfig, args.context)
@@ -306,6 +314,18 @@ def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.Argu
     )
     p.add_argument(
         "--shard-ring", default="kube-runtime", help="the ring's name (default %(default)s)"
+    )
+    p.add_argument(
+        "--sharder-only",
+        action="store_true",
+        help="with --shards: run only the sharder (no shard, no reconciles): the sharder's "
+        "watch of every object in a process of its own",
+    )
+    p.add_argument(
+        "--no-sharder",
+        action="store_true",
+        help="with --shards: be a shard only, never the sharder (pair with a --sharder-only "
+        "replica)",
     )
     p.add_argument(
         "--identity",

@@ -244,7 +244,14 @@ class Manager:
             for r in list(self._runnables):
                 if not self._needs_leader(r):
                     self._launch(r)
-            if self.leader_election or self.sharding is not None:
+            if self.sharding is not None and not self.sharding.config.run_shard:
+                log.info(
+                    "sharding: %s runs the sharder of ring %s only (no shard: its "
+                    "controllers stay idle)",
+                    self.identity,
+                    self.sharding.config.ring,
+                )
+            elif self.leader_election or self.sharding is not None:
                 elector = self._make_elector()
                 elector_thread = threading.Thread(
                     target=self._run_elector,

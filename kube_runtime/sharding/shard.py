@@ -51,7 +51,12 @@ class Sharding:
     leader-election namespace). ``min_shards``: the sharder makes no first assignment until
     this many replicas are ready, for at most one lease duration (``--shards N``; 1 for
     ``--shards auto``). ``run_sharder``: whether this replica campaigns to run the sharder
-    (every replica by default; one wins). ``load_factor``: the bound of consistent hashing
+    (every replica by default; one wins). ``run_shard``: whether this replica is a shard
+    (default); ``Sharding(run_shard=False)`` makes a sharder-only replica (``kube-runtime run
+    --sharder-only``) that holds no shard Lease and reconciles nothing, so that the sharder's
+    watch of every object is paid by a process of its own (as kubernetes-controller-sharding
+    deploys its sharder) and the shards, started with ``run_sharder=False``
+    (``--no-sharder``), each do only their share. ``load_factor``: the bound of consistent hashing
     with bounded loads, no replica is assigned more than ``ceil(load_factor * objects /
     replicas)`` objects of a primary kind (greater than 1; default 1.1).
 
@@ -65,9 +70,12 @@ class Sharding:
     min_shards: int = 1
     run_sharder: bool = True
     load_factor: float = 1.1
+    run_shard: bool = True
 
     def __post_init__(self) -> None:
         check_ring_name(self.ring)
+        if not (self.run_shard or self.run_sharder):
+            raise ValueError("a replica runs a shard, the sharder or both: not neither")
         if self.min_shards < 1:
             raise ValueError("min_shards must be at least 1")
         if not self.load_factor > 1.0:

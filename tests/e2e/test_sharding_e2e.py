@@ -95,7 +95,9 @@ def replicas(
     journal = Journal()
     stack = contextlib.ExitStack()
 
-    def start(identity: str, controller: str = "statefulset") -> tuple[Manager, RunningManager]:
+    def start(
+        identity: str, controller: str = "statefulset", **options: Any
+    ) -> tuple[Manager, RunningManager]:
         m = Manager(
             client,
             namespace=namespace,
@@ -103,7 +105,7 @@ def replicas(
             metrics_bind_address="0",
             health_probe_bind_address="0",
             graceful_shutdown_timeout=10,
-            sharding=Sharding(ring, lease_namespace=namespace),
+            sharding=Sharding(ring, lease_namespace=namespace, **options),
             lease_duration=FAST["lease_duration"],
             renew_deadline=FAST["renew_deadline"],
             retry_period=FAST["retry_period"],
@@ -508,4 +510,38 @@ def test_the_load_bound_holds_and_a_deletion_moves_the_excess(
     assert moved[0] not in on_b
     assert managers["shard-a"].sharding is not None
     assert sum(gate.drained for gate in managers["shard-a"].sharding.gates) >= 1
+    assert journal.overlaps() == []
+
+
+def test_a_sharder_only_replica_assigns_and_reconciles_nothing(
+    client: Any, namespace: str, ring: str, replicas: Any, wait_for: Any
+) -> None:
+    """``Sharding(run_shard=False)`` (``--sharder-only``) runs the sharder alone: it holds no
+    shard Lease, caches and reconciles none of the ring's objects; the shards, started with
+    ``run_sharder=False`` (``--no-sharder``), never campaign for the sharder and split the
+    sets between them."""
+    journal: Journal = replicas.journal
+    sharder, _ = replicas("sharder", run_shard=False)
+    shards = {i: replicas(i, run_sharder=False)[0] for i in ("shard-a", "shard-b")}
+    wait_for(lambda: ready_shards(client, namespace, ring) == set(shards), timeout=TIMEOUT)
+    holder = f"{ring}-sharder"
+    wait_for(
+        lambda: (
+            (client.get(kinds.Lease, holder, namespace).get("spec") or {}).get("holderIdentity")
+            == "sharder"
+        ),
+        timeout=TIMEOUT,
+    )
+    names = names_split(namespace, sorted(shards), per_shard=2)
+    for name in names:
+        client.create(make_sts(namespace, name))
+    wait_for(lambda: converged(client, namespace, names, 1), timeout=TIMEOUT)
+    want = {n: shard_for(f"{namespace}/{n}", sorted(shards)) for n in names}
+    wait_for(lambda: placement(client, namespace, ring) == want, timeout=TIMEOUT)
+    wait_for(lambda: caches_hold_own(shards, client, namespace, ring), timeout=TIMEOUT)
+    assert sharder.sharder is not None and all(m.sharder is None for m in shards.values())
+    assert sharder.cache.list(kinds.StatefulSet, namespace) == []
+    assert "sharder" not in {r for n in names for r in journal.replicas_of(f"{namespace}/{n}")}
+    leases = client.list(kinds.Lease, namespace, label_selector=f"{RING_LABEL}={ring}")["items"]
+    assert "sharder" not in {meta.name(x) for x in leases}
     assert journal.overlaps() == []

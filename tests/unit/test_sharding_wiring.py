@@ -77,6 +77,23 @@ def test_sharding_options_are_checked() -> None:
         Sharding("Not_A_Name")
     with pytest.raises(ValueError):
         Sharding("ring", min_shards=0)
+    with pytest.raises(ValueError, match="not neither"):
+        Sharding("ring", run_shard=False, run_sharder=False)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--sharder-only"], "need --shards"),
+        (["--no-sharder"], "need --shards"),
+        (["--shards", "2", "--sharder-only", "--no-sharder"], "exclude each other"),
+    ],
+)
+def test_cli_checks_the_sharder_flags(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "statefulset", *argv]) == 2
+    assert message in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("value", ["0", "two", "-1"])
