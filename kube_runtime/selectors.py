@@ -65,6 +65,7 @@ __all__ = [
     "Requirement",
     "SelectorError",
     "check_field_selector",
+    "convert_field_labels",
     "format_label_selector",
     "label_selector_from_dict",
     "object_fields",
@@ -838,6 +839,18 @@ _INVOLVED_OBJECT_FIELDS: Final = (
     "resourceVersion",
     "fieldPath",
 )
+# Kinds whose field labels are renamed to another kind's selectable fields (upstream's
+# label conversion of ``events.k8s.io`` Events, to the core Event's fields): label -> field.
+_RENAMED_FIELD_LABELS: Final[dict[tuple[str, str], dict[str, str]]] = {
+    ("events.k8s.io", "Event"): {
+        "metadata.name": "metadata.name",
+        "metadata.namespace": "metadata.namespace",
+        "reason": "reason",
+        "type": "type",
+        "reportingController": "reportingComponent",
+        **{f"regarding.{key}": f"involvedObject.{key}" for key in _INVOLVED_OBJECT_FIELDS},
+    }
+}
 
 
 def object_fields(obj: Mapping[str, Any]) -> dict[str, str]:
@@ -898,7 +911,18 @@ def check_field_selector(
 ) -> None:
     """Raise :class:`SelectorError` with kube-apiserver's message
     (:func:`unsupported_field_label`) when ``selector`` uses a label ``kind`` lacks."""
-    allowed = supported_fields(kind)
+    renamed = _RENAMED_FIELD_LABELS.get((group, kind))
+    allowed = frozenset(renamed) if renamed is not None else supported_fields(kind)
     for name, _, _ in selector.terms:
         if name not in allowed:
             raise SelectorError(unsupported_field_label(group, kind, name, custom=custom))
+
+
+def convert_field_labels(selector: FieldSelector, kind: str, group: str = "") -> FieldSelector:
+    """``selector`` with its labels named as :func:`object_fields` names them (upstream's field
+    label conversion: ``regarding.name`` of an ``events.k8s.io`` Event is the core Event's
+    ``involvedObject.name``); unchanged for kinds whose labels are their fields."""
+    renamed = _RENAMED_FIELD_LABELS.get((group, kind))
+    if renamed is None:
+        return selector
+    return FieldSelector(tuple((renamed.get(n, n), op, v) for n, op, v in selector.terms))

@@ -47,6 +47,7 @@ from kube_runtime.selectors import (
     LabelSelector,
     SelectorError,
     check_field_selector,
+    convert_field_labels,
     label_selector_from_dict,
     object_fields,
     parse_field_selector,
@@ -345,4 +346,4 @@ def _field_selector(selector: str | FieldSelector | None, kind: Kind) -> FieldSe
     except SelectorError as err:
         status = {"kind": "Status", "status": "Failure", "reason": "BadRequest", "code": 400}
         raise error_from_status({**status, "message": str(err)}) from None
-    return parsed
+    return convert_field_labels(parsed, kind.kind, kind.group)

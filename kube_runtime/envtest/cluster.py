@@ -18,6 +18,7 @@ from typing import Any
 
 from kube_runtime.client import Client
 from kube_runtime.envtest.kubeconfig import kubeconfig, write_kubeconfig
+from kube_runtime.envtest.server import builtin_flowcontrol
 from kube_runtime.envtest.server import tls as tls_certs
 from kube_runtime.envtest.server.admission import Admission
 from kube_runtime.envtest.server.api import ApiServer
@@ -158,6 +159,7 @@ class EmbeddedCluster:
         for name in SYSTEM_NAMESPACES:
             if self.store.try_get(ns_info, None, name) is None:
                 self.store.create(ns_info, None, {"metadata": {"name": name}})
+        builtin_flowcontrol.bootstrap(self.store)  # kube-apiserver's API priority and fairness
         self.http.start()
         self.api.address = f"127.0.0.1:{self.http.port}"
         self.api.call_later = self.http.call_later

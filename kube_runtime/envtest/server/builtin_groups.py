@@ -18,6 +18,8 @@ from kube_runtime.envtest.server import builtin_autoscaling as autoscaling
 from kube_runtime.envtest.server import builtin_certificates as certificates
 from kube_runtime.envtest.server import builtin_core as core
 from kube_runtime.envtest.server import builtin_discovery as discovery
+from kube_runtime.envtest.server import builtin_events as events
+from kube_runtime.envtest.server import builtin_flowcontrol as flowcontrol
 from kube_runtime.envtest.server import builtin_networking as networking
 from kube_runtime.envtest.server import builtin_rbac as rbac
 from kube_runtime.envtest.server import builtin_scheduling as scheduling
@@ -32,6 +34,7 @@ __all__ = [
     "CONVERTERS",
     "INITIAL_STATUS",
     "PREPARE",
+    "ROW_ORDER",
     "check",
     "initial_status",
     "prepare",
@@ -64,6 +67,10 @@ CHECKS: Final[dict[tuple[str, str], Check]] = {
     (storage.GROUP, "CSIDriver"): storage.check_csi_driver,
     (storage.GROUP, "CSINode"): storage.check_csi_node,
     (storage.GROUP, "VolumeAttachment"): storage.check_volume_attachment,
+    ("", "Event"): events.check_legacy,
+    (events.GROUP, "Event"): events.check_strict,
+    (flowcontrol.GROUP, "FlowSchema"): flowcontrol.check_flow_schema,
+    (flowcontrol.GROUP, "PriorityLevelConfiguration"): flowcontrol.check_priority_level,
 }
 
 COLUMNS: Final[dict[tuple[str, str], list[Column]]] = {
@@ -92,6 +99,13 @@ COLUMNS: Final[dict[tuple[str, str], list[Column]]] = {
     (storage.GROUP, "csidrivers"): storage.CSI_DRIVER_COLUMNS,
     (storage.GROUP, "csinodes"): storage.CSI_NODE_COLUMNS,
     (storage.GROUP, "volumeattachments"): storage.VOLUME_ATTACHMENT_COLUMNS,
+    flowcontrol.FLOW_SCHEMA_KEY: flowcontrol.FLOW_SCHEMA_COLUMNS,
+    flowcontrol.PRIORITY_LEVEL_KEY: flowcontrol.PRIORITY_LEVEL_COLUMNS,
+}
+
+#: Kinds whose printer orders a list's rows (upstream sorts them before printing): a key.
+ROW_ORDER: Final[dict[tuple[str, str], Callable[[Mapping[str, Any]], Any]]] = {
+    flowcontrol.FLOW_SCHEMA_KEY: flowcontrol.flow_schema_order,
 }
 
 INITIAL_STATUS: Final[dict[tuple[str, str], Callable[[], dict[str, Any]]]] = {
@@ -106,6 +120,8 @@ INITIAL_STATUS: Final[dict[tuple[str, str], Callable[[], dict[str, Any]]]] = {
     (networking.GROUP, "ingresses"): networking.initial_ingress_status,
     (storage.GROUP, "volumeattachments"): lambda: {"attached": False},
     certificates.KEY: dict,
+    flowcontrol.FLOW_SCHEMA_KEY: dict,
+    flowcontrol.PRIORITY_LEVEL_KEY: dict,
 }
 
 #: What a kind's registry strategy changes before defaulting (``old`` None: on create).
@@ -116,15 +132,19 @@ PREPARE: Final[
     ("batch", "jobs"): workloads.prepare_job,
     ("", "persistentvolumes"): core.prepare_persistent_volume,
     certificates.KEY: certificates.prepare_csr,
+    flowcontrol.FLOW_SCHEMA_KEY: flowcontrol.default_flow_schema,
+    flowcontrol.PRIORITY_LEVEL_KEY: flowcontrol.default_priority_level,
 }
 
-#: Built-in kinds served in several versions whose fields differ: ``convert(objects,
-#: version)`` (the others are served by rewriting ``apiVersion``).
+#: Built-in kinds served in several versions whose fields differ, by the served (group,
+#: plural): ``convert(objects, version)`` (the others are served by rewriting
+#: ``apiVersion``; a view's converter also takes ``""``: its stored form).
 CONVERTERS: Final[
     dict[tuple[str, str], Callable[[list[dict[str, Any]], str], list[dict[str, Any]]]]
 ] = {
     (autoscaling.GROUP, "horizontalpodautoscalers"): autoscaling.convert_hpas,
     (discovery.GROUP, "endpointslices"): discovery.convert_endpoint_slices,
+    events.KEY: events.convert_events,
 }
 
 

@@ -65,7 +65,7 @@ class Conversions:
         """``info``'s converter; None when its CRD does not convert through a webhook (a
         built-in kind: when its versions differ only in ``apiVersion``)."""
         if not info.custom:
-            return builtin_groups.CONVERTERS.get(info.key)
+            return builtin_groups.CONVERTERS.get((info.group, info.plural))
         if info.conversion_webhook is None:
             return None
         return lambda objects, version: self.convert(info, objects, version)

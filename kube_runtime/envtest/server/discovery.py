@@ -71,7 +71,10 @@ def api_group(registry: Registry, group: str) -> dict[str, Any] | None:
 
 
 def _storage_hash(info: ResourceInfo) -> str:
-    digest = hashlib.sha256(f"{info.group}/{info.version}/{info.kind}".encode()).digest()
+    """kube-apiserver's hash of the storage version's group/version/kind (a view's is the
+    viewed resource's: ``events.k8s.io`` Events hash as core ``v1`` Events)."""
+    group, _, version = info.api_version().rpartition("/")
+    digest = hashlib.sha256(f"{group}/{version}/{info.kind}".encode()).digest()
     return base64.b64encode(digest[:8]).decode()
 
 

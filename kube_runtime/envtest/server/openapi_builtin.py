@@ -100,6 +100,7 @@ def definitions() -> dict[str, dict[str, Any]]:
     found = _release_dirs()
     entry = next(e for e in found.values() if e.name == spec_release())
     raw = orjson.loads((entry / "_definitions.json").read_bytes())["$defs"]
+    raw.update(_retired(found, entry.name, raw))
     out: dict[str, dict[str, Any]] = {}
     for name, schema in raw.items():
         if name in _STRING_TYPES:
@@ -112,6 +113,27 @@ def definitions() -> dict[str, dict[str, Any]]:
             converted = _convert(schema, top_level_kind="x-kubernetes-group-version-kind" in schema)
         out[name] = converted
     return out
+
+
+def _package(name: str) -> str:
+    """``io.k8s.api.flowcontrol.v1beta1`` of ``io.k8s.api.flowcontrol.v1beta1.FlowSchema``."""
+    return name.rpartition(".")[0]
+
+
+def _retired(found: dict[tuple[int, int], Any], chosen: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """Definitions of API versions the chosen release no longer publishes (kube-apiserver
+    1.20 serves ``flowcontrol.apiserver.k8s.io/v1beta1``, gone since 1.26), from the newest
+    older release of the package that does; their references resolve to the chosen
+    release's shared definitions (``ObjectMeta``...)."""
+    known = {_package(name) for name in raw}
+    extra: dict[str, Any] = {}
+    current = next(v for v, e in found.items() if e.name == chosen)
+    for version in sorted((v for v in found if v < current), reverse=True):
+        defs = orjson.loads((found[version] / "_definitions.json").read_bytes())["$defs"]
+        for name, schema in defs.items():
+            if name.startswith("io.k8s.api.") and _package(name) not in known:
+                extra.setdefault(name, schema)
+    return extra
 
 
 @functools.cache

@@ -28,6 +28,7 @@ def matcher(request: Request, route: Route) -> Callable[[Obj], bool] | None:
     if field_sel is not None:
         info = route.info
         fieldlabels.check_field_selector(field_sel, info.kind, info.group, custom=info.custom)
+        field_sel = selectors.convert_field_labels(field_sel, info.kind, info.group)
     if label_sel is None and field_sel is None:
         return None
 

@@ -55,17 +55,33 @@ class ResourceInfo:
     schemas: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     #: A CRD's ``spec.conversion.webhook`` when its strategy is ``Webhook`` (:mod:`.conversion`).
     conversion_webhook: dict[str, Any] | None = field(default=None, compare=False, hash=False)
+    #: ``apiVersion`` of another resource (same plural) whose storage holds these objects:
+    #: this resource is a view of it (``events.k8s.io`` Events are core ``v1`` Events, as
+    #: kube-apiserver's cohabiting resources). Its converter maps to and from that form.
+    stored_as: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
-        """The storage key: one store per (group, plural), whatever the version."""
+        """The storage key: one store per (group, plural), whatever the version (a view's
+        is the viewed resource's)."""
+        if self.stored_as is not None:
+            return (self.stored_as.rpartition("/")[0], self.plural)
         return (self.group, self.plural)
+
+    @property
+    def storage_group(self) -> str:
+        """The group whose rules (defaults, encoding, validation) the stored objects follow."""
+        return self.key[0]
 
     @property
     def version(self) -> str:
         return self.versions[0]
 
     def api_version(self, version: str | None = None) -> str:
+        """``group/version`` of ``version``; without one, the ``apiVersion`` objects are
+        stored in (a view's: the viewed resource's)."""
+        if version is None and self.stored_as is not None:
+            return self.stored_as
         v = version or self.version
         return f"{self.group}/{v}" if self.group else v
 
@@ -87,6 +103,8 @@ class _Serving:
     name_rule: str = "subdomain"
     #: Every served version, storage first (default: the framework table's one version).
     versions: tuple[str, ...] = ()
+    #: The ``apiVersion`` of the resource whose objects these are (:attr:`ResourceInfo.stored_as`).
+    stored_as: str | None = None
 
 
 _ALL = ("all",)
@@ -123,6 +141,7 @@ _SERVED: dict[tuple[str, str], _Serving] = {
         tracks_generation=True, versions=("v1", "v1beta1")
     ),
     ("coordination.k8s.io", "leases"): _Serving(),
+    ("events.k8s.io", "events"): _Serving(versions=("v1", "v1beta1"), stored_as="v1"),
     ("autoscaling", "horizontalpodautoscalers"): _Serving(
         categories=_ALL, versions=("v1", "v2", "v2beta2")
     ),
@@ -163,6 +182,7 @@ def _served(resource: Resource, serving: _Serving) -> ResourceInfo:
         tracks_generation=serving.tracks_generation,
         verbs=resource.verbs,
         name_rule=serving.name_rule,
+        stored_as=serving.stored_as,
     )
 
 
@@ -181,6 +201,21 @@ WEBHOOK_CONFIGURATIONS: tuple[ResourceInfo, ...] = tuple(
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
 )
 
+#: ``flowcontrol.apiserver.k8s.io`` (``v1beta1``, what 1.20 serves; see :mod:`.builtin_flowcontrol`).
+FLOW_CONTROL: tuple[ResourceInfo, ...] = tuple(
+    ResourceInfo(
+        "flowcontrol.apiserver.k8s.io",
+        ("v1beta1",),
+        kind,
+        kind.lower() + "s",
+        kind.lower(),
+        False,
+        has_status=True,
+        tracks_generation=True,
+    )
+    for kind in ("FlowSchema", "PriorityLevelConfiguration")
+)
+
 #: The built-in resources this server serves (before any CRD adds its own).
 SERVED_BUILTINS: tuple[ResourceInfo, ...] = (
     *(
@@ -189,6 +224,7 @@ SERVED_BUILTINS: tuple[ResourceInfo, ...] = (
         if (r.group, r.plural) in _SERVED
     ),
     *WEBHOOK_CONFIGURATIONS,
+    *FLOW_CONTROL,
 )
 
 # The order groups appear in discovery: kube-apiserver's.
@@ -221,7 +257,7 @@ class Registry:
         self._by_key: dict[tuple[str, str], ResourceInfo] = {}
         self._generation = 0
         for info in resources:
-            self._by_key[info.key] = info
+            self._by_key[(info.group, info.plural)] = info
 
     @property
     def generation(self) -> int:
@@ -230,7 +266,7 @@ class Registry:
 
     def add(self, info: ResourceInfo) -> None:
         with self._lock:
-            self._by_key[info.key] = info
+            self._by_key[(info.group, info.plural)] = info
             self._generation += 1
 
     def remove(self, group: str, plural: str) -> ResourceInfo | None:

@@ -1058,7 +1058,7 @@ class Store:
         with self.lock:
             out = []
             for info in self.registry:
-                if not info.namespaced:
+                if not info.namespaced or info.stored_as is not None:  # a view: seen once
                     continue
                 for (ns, _), stored in self._bucket(info).objects.items():
                     if ns == namespace:

@@ -65,10 +65,11 @@ class KubeStrategy:
             if spec.get("clusterIP") and not spec.get("clusterIPs"):
                 spec["clusterIPs"] = [spec["clusterIP"]]  # "None" for a headless service too
         builtin_groups.prepare(key, obj, None)
-        defaults.prepare_for_create(info.group, info.kind, obj)
-        defaults.apply_defaults(info.group, info.kind, obj)
+        group = info.storage_group  # a view's objects follow the viewed kind's rules
+        defaults.prepare_for_create(group, info.kind, obj)
+        defaults.apply_defaults(group, info.kind, obj)
         self.admission.admit_create(info, obj)
-        omitempty.normalize(info.group, info.kind, obj)
+        omitempty.normalize(group, info.kind, obj)
 
     def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
         if info.custom:
@@ -77,9 +78,9 @@ class KubeStrategy:
         if info.key == ("", "services"):
             _keep_allocated_ips(obj, old)
         builtin_groups.prepare(info.key, obj, old)
-        defaults.apply_defaults(info.group, info.kind, obj)
+        defaults.apply_defaults(info.storage_group, info.kind, obj)
         self.admission.admit_update(info, obj, old)
-        omitempty.normalize(info.group, info.kind, obj)
+        omitempty.normalize(info.storage_group, info.kind, obj)
 
     def validate(
         self, info: ResourceInfo, obj: Obj, old: Obj | None, *, subresource: str = ""
@@ -95,12 +96,14 @@ class KubeStrategy:
                 causes += crdschema.validate(obj, schema, old)
         else:
             causes = validation.validate(
-                info.group,
+                info.storage_group,
                 info.kind,
                 obj,
                 _as_bound(info, obj, old) if subresource == "binding" else old,
             )
-            causes += builtin_groups.check(info.group, info.kind, obj, old)
+            causes += builtin_groups.check(info.storage_group, info.kind, obj, old)
+            if info.stored_as is not None:  # the view's own rules (events.k8s.io's)
+                causes += builtin_groups.check(info.group, info.kind, obj, old)
         if causes:
             raise errors.invalid(
                 info.kind,

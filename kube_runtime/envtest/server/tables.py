@@ -883,6 +883,12 @@ def table(
     info: ResourceInfo, objects: list[Obj], resource_version: str, include_object: str | None
 ) -> dict[str, Any]:
     cols = columns_for(info)
+    if len(objects) > 1 and not info.custom:
+        from kube_runtime.envtest.server.builtin_groups import ROW_ORDER  # imports this module
+
+        order = ROW_ORDER.get(info.key)
+        if order is not None:
+            objects = sorted(objects, key=order)
     rows = []
     for obj in objects:
         row: dict[str, Any] = {"cells": [col.cell(obj) for col in cols]}

@@ -1353,36 +1353,6 @@ def _cluster_ips_unchanged(
             out.append(_invalid(f"spec.clusterIPs[{i}]", new_ips, "may not change once set"))
 
 
-def _event(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
-    """core/v1 Event: the involved object's namespace agrees with the event's (legacy events,
-    without ``eventTime``), or, for new-style events, the reporting fields are set."""
-    involved = _map(obj.get("involvedObject"))
-    involved_ns = involved.get("namespace") or ""
-    namespace = _map(obj.get("metadata")).get("namespace") or ""
-    if not obj.get("eventTime"):
-        if involved_ns:
-            agrees = namespace == involved_ns
-        else:
-            agrees = namespace in ("", "default")
-        if not agrees:
-            out.append(
-                _invalid("involvedObject.namespace", involved_ns, "does not match event.namespace")
-            )
-        return
-    if not involved_ns and namespace != "kube-system":
-        out.append(
-            _invalid("involvedObject.namespace", involved_ns, "does not match event.namespace")
-        )
-    controller = obj.get("reportingComponent") or ""
-    if not controller:
-        out.append(_required("reportingController"))
-    else:
-        for msg in qualified_name_errors(controller):
-            out.append(_invalid("reportingController", controller, msg))
-    if not obj.get("reportingInstance"):
-        out.append(_required("reportingInstance"))
-
-
 def _validate_data_keys(
     out: list[Cause], data: Mapping[str, Any], path: str, other: Mapping[str, Any], other_name: str
 ) -> None:
@@ -1793,7 +1763,7 @@ _KINDS: Final[dict[tuple[str, str], _KindRule]] = {
     ("", "Node"): _KindRule(_name_subdomain, False),
     ("", "ServiceAccount"): _KindRule(_name_subdomain, True),
     ("", "Endpoints"): _KindRule(_name_subdomain, True),
-    ("", "Event"): _KindRule(_name_subdomain, True, _event),
+    ("", "Event"): _KindRule(_name_subdomain, True),  # builtin_events.check_legacy
     ("", "LimitRange"): _KindRule(_name_subdomain, True),
     ("", "ResourceQuota"): _KindRule(_name_subdomain, True),
     ("", "PodTemplate"): _KindRule(_name_subdomain, True),
@@ -1824,6 +1794,10 @@ _KINDS: Final[dict[tuple[str, str], _KindRule]] = {
     ("scheduling.k8s.io", "PriorityClass"): _KindRule(_name_subdomain, False),
     ("node.k8s.io", "RuntimeClass"): _KindRule(_name_subdomain, False),
     ("certificates.k8s.io", "CertificateSigningRequest"): _KindRule(_name_subdomain, False),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): _KindRule(_name_subdomain, False),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): _KindRule(
+        _name_subdomain, False
+    ),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _KindRule(
         _name_subdomain, False, webhookconfig.check_validating
     ),

@@ -145,6 +145,11 @@ def suspended() -> Iterator[None]:
         _CURRENT.reset(token)
 
 
+def current() -> RequestContext | None:
+    """The API request served in this context (None outside one, or while suspended)."""
+    return _CURRENT.get()
+
+
 @dataclass(frozen=True)
 class _Hook:
     configuration: str

@@ -136,7 +136,10 @@ def _check_patched(route: Route, group: str, kind: str, result: Any, custom: boo
 
 def _to_storage(route: Route, obj: Obj) -> Obj:
     """``obj`` (in the route's version) in the storage version, when the CRD converts
-    through a webhook (else unchanged: the store sets ``apiVersion``)."""
+    through a webhook or the resource is a view of another's storage (``""``: that
+    resource's form; else unchanged: the store sets ``apiVersion``)."""
+    if route.info.stored_as is not None and route.convert is not None:
+        return route.convert([obj], "")[0]
     if route.convert is None or route.version == route.info.version:
         return obj
     return route.convert([obj], route.info.version)[0]
@@ -221,7 +224,12 @@ class Writes:
         subresource = route.subresource
         now = self._now
 
+        convert = route.convert if info.stored_as is not None else None
+
         def hook(old: Obj | None, new: Obj) -> None:
+            if convert is not None:  # a view's fields are its own (new's metadata is shared)
+                old = convert([old], route.version)[0] if old is not None else None
+                new = convert([new], route.version)[0]
             fieldmanager.update_managed_fields(
                 info, old, new, manager, api_version, subresource, now
             )
