@@ -94,10 +94,18 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds", type=int, default=0, help="hash-chain rounds per render (0: ~20 ms of CPU)"
     )
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sharder-only", action="store_true")
+    parser.add_argument("--no-sharder", action="store_true")
     args = parser.parse_args(argv)
     logs.setup()
     sharding = (
-        Sharding(ring=RING, lease_namespace=args.namespace, min_shards=args.shards)
+        Sharding(
+            ring=RING,
+            lease_namespace=args.namespace,
+            min_shards=args.shards,
+            run_shard=not args.sharder_only,
+            run_sharder=not args.no_sharder,
+        )
         if args.shards
         else None
     )

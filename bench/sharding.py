@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,9 +104,16 @@ class Cluster:
         )
         self.replicas: list[Replica] = []
 
-    def start(self, identity: str, shards: int | None, command: list[str] | None = None) -> Replica:
+    def start(
+        self,
+        identity: str,
+        shards: int | None,
+        command: list[str] | None = None,
+        extra: Sequence[str] = (),
+    ) -> Replica:
         """Start a replica: ``kube-runtime run statefulset cloneset``, or ``command`` (which
-        takes the same connection, identity, port and ``--shards`` flags)."""
+        takes the same connection, identity, port and ``--shards`` flags); ``extra`` flags
+        last (``--sharder-only``, ``--no-sharder``)."""
         metrics_port, health_port = _free_port(), _free_port()
         if command is not None:
             args = [
@@ -119,7 +126,7 @@ class Cluster:
             ]
             if shards is not None:
                 args.append(f"--shards={shards}")
-            return self._spawn(identity, args, metrics_port, health_port)
+            return self._spawn(identity, [*args, *extra], metrics_port, health_port)
         args = [
             *self.cli,
             "run",
@@ -136,7 +143,7 @@ class Cluster:
         ]
         if shards is not None:
             args.append(f"--shards={shards}")
-        return self._spawn(identity, args, metrics_port, health_port)
+        return self._spawn(identity, [*args, *extra], metrics_port, health_port)
 
     def _spawn(
         self, identity: str, args: list[str], metrics_port: int, health_port: int
@@ -227,19 +234,45 @@ def _pods(client: Client) -> int:
     return len(client.list(kinds.Pod, _NAMESPACE)["items"])
 
 
+SHARDER = "sharder"
+"""The identity of the sharder-only replica (configurations "N + sharder")."""
+
+
+def _start_replicas(
+    cluster: Cluster,
+    replicas: int,
+    sharded: bool,
+    apart: bool,
+    ring: str = RING,
+    command: list[str] | None = None,
+) -> None:
+    """Start a configuration: ``replicas`` shards (or one unsharded replica), and with
+    ``apart`` a sharder-only replica too (the shards then run ``--no-sharder``)."""
+    if apart:
+        cluster.start(SHARDER, replicas, command, extra=("--sharder-only",))
+    for i in range(replicas):
+        extra = ("--no-sharder",) if apart else ()
+        cluster.start(f"shard-{i}", replicas if sharded else None, command, extra=extra)
+    if sharded:
+        _wait("shards ready", lambda: len(cluster.ready_shards(ring)) == replicas, 60)
+        _wait("the sharder", lambda: bool(cluster.sharder(ring)), 60)
+
+
+def _label(replicas: int, sharded: bool, apart: bool) -> str:
+    if not sharded:
+        return "1 (off)"
+    return f"{replicas} + sharder" if apart else f"{replicas}"
+
+
 def _run(
-    ctx: Any, kind: str, count: int, pods: int, replicas: int, sharded: bool
+    ctx: Any, kind: str, count: int, pods: int, replicas: int, sharded: bool, apart: bool = False
 ) -> list[tuple[Any, ...]]:
     """One convergence; rows of the table (one per replica)."""
     path, make = _workloads(kind, count, pods)
     with tempfile.TemporaryDirectory(prefix="bench-sharding-") as tmp:
         cluster = Cluster(Path(tmp))
         try:
-            for i in range(replicas):
-                cluster.start(f"shard-{i}", replicas if sharded else None)
-            if sharded:
-                _wait("shards ready", lambda: len(cluster.ready_shards()) == replicas, 60)
-                _wait("the sharder", lambda: bool(cluster.sharder()), 60)
+            _start_replicas(cluster, replicas, sharded, apart)
             for r in cluster.replicas:
                 r.cpu0 = _cpu_seconds(r.proc.pid)
                 r.base = _metrics(r.metrics_port)
@@ -264,7 +297,7 @@ def _run(
                 now = _metrics(r.metrics_port)
                 rows.append(
                     (
-                        f"{replicas}" if sharded else "1 (off)",
+                        _label(replicas, sharded, apart),
                         r.identity
                         + (" (sharder)" if sharded and cluster.sharder() == r.identity else ""),
                         f"{wall:.1f}",
@@ -389,12 +422,13 @@ def _scenario(ctx: Any, kind: str, count: int, pods: int) -> None:
         "sharder events",
     )
     shares = []
-    for replicas, sharded in [(1, False), *[(n, True) for n in REPLICAS]]:
-        log(f"{title}: {replicas} replica(s){' sharded' if sharded else ''}")
-        rows = _run(ctx, kind, count, pods, replicas, sharded)
+    configurations = [(1, False, False), *[(n, True, False) for n in REPLICAS], (4, True, True)]
+    for replicas, sharded, apart in configurations:
+        log(f"{title}: {_label(replicas, sharded, apart)}")
+        rows = _run(ctx, kind, count, pods, replicas, sharded, apart)
         for row in rows:
             table.add(*row)
-        if sharded and replicas > 1:
+        if sharded and replicas > 1 and not apart:
             most = max(int(row[4]) for row in rows)
             bound = -(-(11 * count) // (10 * replicas))
             shares.append(
@@ -433,7 +467,9 @@ CPU_OBJECTS = 400
 CPU_WORK_MS = 20.0
 
 
-def _cpu_run(count: int, replicas: int, sharded: bool, rounds: int) -> list[tuple[Any, ...]]:
+def _cpu_run(
+    count: int, replicas: int, sharded: bool, rounds: int, apart: bool = False
+) -> list[tuple[Any, ...]]:
     """``count`` labelled ConfigMaps rendered by ``replicas`` replicas of
     :mod:`bench.cpu_replica`; rows of the table (one per replica)."""
     from bench.cpu_replica import RENDER_LABEL, RESULT_ANNOTATION
@@ -441,17 +477,8 @@ def _cpu_run(count: int, replicas: int, sharded: bool, rounds: int) -> list[tupl
     with tempfile.TemporaryDirectory(prefix="bench-sharding-cpu-") as tmp:
         cluster = Cluster(Path(tmp))
         try:
-            for i in range(replicas):
-                cluster.start(
-                    f"shard-{i}",
-                    replicas if sharded else None,
-                    command=[sys.executable, "-m", "bench.cpu_replica", f"--rounds={rounds}"],
-                )
-            if sharded:
-                _wait(
-                    "shards ready", lambda: len(cluster.ready_shards("bench-cpu")) == replicas, 60
-                )
-                _wait("the sharder", lambda: bool(cluster.sharder("bench-cpu")), 60)
+            command = [sys.executable, "-m", "bench.cpu_replica", f"--rounds={rounds}"]
+            _start_replicas(cluster, replicas, sharded, apart, "bench-cpu", command)
             for r in cluster.replicas:
                 r.cpu0 = _cpu_seconds(r.proc.pid)
                 r.base = _metrics(r.metrics_port)
@@ -493,7 +520,7 @@ def _cpu_run(count: int, replicas: int, sharded: bool, rounds: int) -> list[tupl
                 now = _metrics(r.metrics_port)
                 rows.append(
                     (
-                        f"{replicas}" if sharded else "1 (off)",
+                        _label(replicas, sharded, apart),
                         r.identity
                         + (
                             " (sharder)"
@@ -531,17 +558,23 @@ def scenario_sharding_cpu(ctx: Any) -> None:
 
     rounds = rounds_for(CPU_WORK_MS)
     walls: dict[str, float] = {}
-    for replicas, sharded in [(1, False), (1, True), (2, True), (4, True)]:
-        label = f"{replicas}" if sharded else "1 (off)"
+    for replicas, sharded, apart in [
+        (1, False, False),
+        (1, True, False),
+        (2, True, False),
+        (2, True, True),
+        (4, True, False),
+    ]:
+        label = _label(replicas, sharded, apart)
         log(f"{title}: {label}")
-        rows = _cpu_run(count, replicas, sharded, rounds)
+        rows = _cpu_run(count, replicas, sharded, rounds, apart)
         for row in rows:
             table.add(*row)
         walls[label] = float(rows[0][2])
     base = walls["1 (off)"]
     table.notes.append(
         "Speed-up of wall time over one unsharded replica: "
-        + ", ".join(f"{k} replicas {base / v:.2f}x" for k, v in walls.items() if k != "1 (off)")
+        + ", ".join(f"{k}: {base / v:.2f}x" for k, v in walls.items() if k != "1 (off)")
     )
 
 
