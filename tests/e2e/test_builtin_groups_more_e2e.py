@@ -20,6 +20,16 @@ import pytest
 
 from kube_runtime.client import ApiError, Client
 from kube_runtime.envtest import wait_for
+from kube_runtime.webhook.review import AdmissionRequest, AdmissionResponse, allowed
+from tests.e2e.test_admission_webhooks_e2e import (  # the webhook server and configurations
+    Hooks,
+    _hook,
+    configuration,
+    hooks,
+    scoped,
+)
+
+__all__ = ["hooks", "scoped"]  # fixtures shared with the admission webhook tests
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 EVENTS_V1 = "/apis/events.k8s.io/v1"
@@ -249,6 +259,41 @@ def test_a_new_style_core_event_needs_its_reporting_fields(client: Client, names
     assert causes.endswith(
         "reportingInstance: Required value, action: Required value, reason: Required value]"
     )
+
+
+def test_an_admission_webhook_sees_an_events_k8s_io_event_in_its_fields(
+    client: Client, hooks: Hooks, scoped: str
+) -> None:
+    """A webhook on events.k8s.io gets the object with that group's fields and its JSON
+    patch is written in them; the core group reads the patched object back renamed."""
+
+    def annotate(request: AdmissionRequest) -> AdmissionResponse:
+        response = allowed()
+        response.patch = [{"op": "replace", "path": "/note", "value": "patched note"}]
+        return response
+
+    calls = hooks.on("/events", annotate)
+    rules = [
+        {
+            "apiGroups": ["events.k8s.io"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["events"],
+        }
+    ]
+    webhook = _hook(hooks, "events.webhooks.test", "/events", scoped, mutating=True, rules=rules)
+    with configuration(client, hooks, scoped, [webhook], mutating=True):
+        created = client.request(
+            "POST", f"{EVENTS_V1}/namespaces/{scoped}/events", body=_new_event("hooked", scoped)
+        )
+    (call,) = [c for c in calls if c.object and c.object["metadata"].get("name") == "hooked"]
+    assert call.object is not None
+    assert call.object["apiVersion"] == "events.k8s.io/v1"
+    assert call.object["regarding"]["name"] == "web-0" and "involvedObject" not in call.object
+    assert call.object["reportingController"] == "example.com/cache-operator"
+    assert created["note"] == "patched note"
+    core = client.request("GET", f"/api/v1/namespaces/{scoped}/events/hooked")
+    assert core["message"] == "patched note"
 
 
 # ------------------------------------------------------------------------------ flowcontrol

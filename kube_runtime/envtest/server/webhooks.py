@@ -15,7 +15,9 @@ Matching, as upstream's ``generic/webhook.go``:
   ``"*/*"``, ``"*/status"``) and ``scope`` (``Namespaced``, ``Cluster``, ``"*"``; a Namespace
   is cluster-scoped); with ``matchPolicy: Equivalent`` a rule naming another served version
   of the resource matches too, and the webhook gets the object in that version (only
-  ``apiVersion`` differs: versions are not converted) with ``requestKind`` the request's;
+  ``apiVersion`` differs: versions are not converted, but for a view of another resource's
+  storage, ``events.k8s.io`` Events, which gets the view's fields) with ``requestKind`` the
+  request's;
 * ``namespaceSelector`` against the labels of the request's namespace (of the object itself
   when creating or updating a Namespace); cluster-scoped objects always match;
 * ``objectSelector`` against the labels of the new or the old object (either matches).
@@ -143,6 +145,30 @@ def suspended() -> Iterator[None]:
         yield
     finally:
         _CURRENT.reset(token)
+
+
+def _view_converter(info: ResourceInfo) -> Any:
+    """The converter of a resource that is a view of another's storage (None otherwise)."""
+    if info.stored_as is None:
+        return None
+    from kube_runtime.envtest.server import builtin_groups  # imports the storage chain
+
+    return builtin_groups.CONVERTERS.get((info.group, info.plural))
+
+
+def _as_served(info: ResourceInfo, obj: Obj, version: str) -> Obj:
+    """``obj`` (stored) as a webhook gets it in ``version``: only ``apiVersion`` rewritten,
+    but a view's objects (``events.k8s.io`` Events) converted to the view's fields."""
+    convert = _view_converter(info)
+    if convert is not None:
+        return dict(convert([obj], version)[0])
+    return {**obj, "apiVersion": info.api_version(version)}
+
+
+def _as_stored(info: ResourceInfo, obj: Obj) -> Obj:
+    """A webhook's patched object back in the stored form (a view's: converted back)."""
+    convert = _view_converter(info)
+    return dict(convert([obj], "")[0]) if convert is not None else obj
 
 
 def current() -> RequestContext | None:
@@ -417,7 +443,7 @@ class Webhooks:
                 "InternalError",
             )
         stored_version = obj.get("apiVersion")
-        sent = {**obj, "apiVersion": attrs.info.api_version(version)}
+        sent = _as_served(attrs.info, obj, version)
         try:
             patched = patch.apply_json_patch(sent, operations)
         except patch.PatchError as e:
@@ -428,6 +454,7 @@ class Webhooks:
                 "Internal error occurred: the patched object is no JSON object",
                 "InternalError",
             )
+        patched = _as_stored(attrs.info, patched)
         if stored_version is not None:
             patched["apiVersion"] = stored_version
         return patched, patched != obj
@@ -474,7 +501,6 @@ class Webhooks:
             return None
         uid = str(uuid.uuid4())
         info = attrs.info
-        api_version = info.api_version(version)
         request: Obj = {
             "uid": uid,
             "kind": {"group": info.group, "version": version, "kind": info.kind},
@@ -487,8 +513,8 @@ class Webhooks:
             },
             "operation": attrs.operation,
             "userInfo": USER_INFO,
-            "object": None if obj is None else {**obj, "apiVersion": api_version},
-            "oldObject": None if old is None else {**old, "apiVersion": api_version},
+            "object": None if obj is None else _as_served(info, obj, version),
+            "oldObject": None if old is None else _as_served(info, old, version),
             "dryRun": dry_run,
             "options": context.options(attrs.operation),
         }
