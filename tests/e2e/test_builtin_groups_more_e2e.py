@@ -183,6 +183,28 @@ def test_both_groups_list_and_watch_the_same_events(client: Client, namespace: s
         assert all(e.object["apiVersion"] == kind.rpartition("/")[0] for e in seen), kind
 
 
+def test_an_events_k8s_io_table_prints_core_columns_and_carries_its_own_object(
+    client: Client, namespace: str
+) -> None:
+    """Both groups print through core's printer; a row's object (includeObject=Object) is
+    in the requested group's form."""
+    client.request(
+        "POST", f"{EVENTS_V1}/namespaces/{namespace}/events", body=_new_event("row", namespace)
+    )
+    for root, field in ((EVENTS_V1, "regarding"), ("/api/v1", "involvedObject")):
+        table = client.request(
+            "GET",
+            f"{root}/namespaces/{namespace}/events",
+            query={"includeObject": "Object"},
+            accept=TABLE,
+        )
+        (row,) = table["rows"]
+        assert row["cells"][1:4] == ["Normal", "Scaled", "pod/web-0"], root
+        assert row["cells"][6] == "scaled to 3", root
+        assert row["object"][field]["name"] == "web-0", root
+        assert row["object"]["apiVersion"] == ("v1" if root == "/api/v1" else "events.k8s.io/v1")
+
+
 def test_event_field_selectors_per_group(client: Client, namespace: str) -> None:
     """events.k8s.io selects by its own field names (1.20's label conversion maps them to
     the core fields); each group refuses the other's names."""

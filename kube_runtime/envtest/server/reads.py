@@ -56,7 +56,11 @@ class Reads:
             return json_response(
                 200,
                 tables.table(
-                    route.info, [stored.obj], str(stored.rv), request.param("includeObject")
+                    route.info,
+                    [stored.obj],
+                    str(stored.rv),
+                    request.param("includeObject"),
+                    served_objects(route),
                 ),
             )
         partial = partialmeta.partial_target(accept)
@@ -86,6 +90,7 @@ class Reads:
                 [s.obj for s in result.items],
                 str(result.rv),
                 request.param("includeObject"),
+                served_objects(route),
             )
             if result.continue_token:
                 doc["metadata"]["continue"] = result.continue_token
@@ -99,6 +104,21 @@ class Reads:
             objs = [s.obj for s in result.items]
             return json_response(200, partialmeta.partial_list(objs, meta, partial))
         return list_response(route, meta, result.items)
+
+
+def served_objects(route: Route) -> Callable[[list[Obj]], list[Obj]]:
+    """Stored objects as the route serves them: converted (a CRD's webhook, a built-in kind
+    whose versions differ, a view of another resource) or with the route's ``apiVersion``."""
+
+    def serve(objects: list[Obj]) -> list[Obj]:
+        if route.convert is not None:
+            return route.convert(objects, route.version)
+        if route.version != route.info.version:
+            api_version = route.info.api_version(route.version)
+            return [{**obj, "apiVersion": api_version} for obj in objects]
+        return objects
+
+    return serve
 
 
 def _go_type(route: Route, *, listing: bool) -> str:

@@ -880,8 +880,15 @@ def _row_conditions(info: ResourceInfo, obj: Obj) -> list[Obj] | None:
 
 
 def table(
-    info: ResourceInfo, objects: list[Obj], resource_version: str, include_object: str | None
+    info: ResourceInfo,
+    objects: list[Obj],
+    resource_version: str,
+    include_object: str | None,
+    served: Callable[[list[Obj]], list[Obj]] | None = None,
 ) -> dict[str, Any]:
+    """The ``Table`` of ``objects`` (stored form: the printers read it); with
+    ``includeObject=Object`` each row carries its object as ``served`` gives it (in the
+    requested version; default: as stored)."""
     cols = columns_for(info)
     if len(objects) > 1 and not info.custom:
         from kube_runtime.envtest.server.builtin_groups import ROW_ORDER  # imports this module
@@ -889,14 +896,15 @@ def table(
         order = ROW_ORDER.get(info.key)
         if order is not None:
             objects = sorted(objects, key=order)
+    shown = served(objects) if served is not None and include_object == "Object" else objects
     rows = []
-    for obj in objects:
+    for obj, shown_obj in zip(objects, shown, strict=True):
         row: dict[str, Any] = {"cells": [col.cell(obj) for col in cols]}
         conditions = None if info.custom else _row_conditions(info, obj)
         if conditions:
             row["conditions"] = conditions
         if include_object == "Object":
-            row["object"] = obj
+            row["object"] = shown_obj
         elif include_object == "None":
             row["object"] = None  # an empty RawExtension, which Go writes as null
         else:

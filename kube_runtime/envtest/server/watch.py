@@ -21,7 +21,7 @@ from kube_runtime.envtest.server import partialmeta, tables
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.faults import Faults
 from kube_runtime.envtest.server.http import Request, Stream, StreamResponse
-from kube_runtime.envtest.server.reads import matcher
+from kube_runtime.envtest.server.reads import matcher, served_objects
 from kube_runtime.envtest.server.responses import JSON, object_bytes
 from kube_runtime.envtest.server.routing import TRUE, Route
 from kube_runtime.envtest.server.storage import Obj, Store, Stored
@@ -167,7 +167,14 @@ class _WatchSession:
         if stream is None or stream.closed:
             return
         if self.table:
-            doc = tables.table(self.route.info, [stored.obj], str(rv), self.include_object)
+            doc = tables.table(
+                self.route.info,
+                [stored.obj],
+                str(rv),
+                self.include_object,
+                # not a CRD's webhook conversion: a network call on the serving loop
+                None if self.route.info.custom else served_objects(self.route),
+            )
             payload = orjson.dumps(doc)
         elif self.partial is not None:
             payload = orjson.dumps(partialmeta.as_partial(stored.obj, self.partial))
