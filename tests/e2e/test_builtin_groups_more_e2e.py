@@ -233,6 +233,33 @@ def test_event_field_selectors_per_group(client: Client, namespace: str) -> None
         assert refused.value.message == f"field label not supported: {label}"
 
 
+def test_the_cache_selects_events_k8s_io_events_by_their_field_labels(
+    client: Client, namespace: str
+) -> None:
+    """The informer cache answers an events.k8s.io field selector as the API does."""
+    from kube_runtime.cache import InformerCache
+
+    client.request(
+        "POST", f"{EVENTS_V1}/namespaces/{namespace}/events", body=_new_event("cached", namespace)
+    )
+    other = _core_event("elsewhere", namespace)
+    other["involvedObject"]["name"] = "db-0"
+    client.request("POST", f"/api/v1/namespaces/{namespace}/events", body=other)
+    cache = InformerCache(client, namespace=namespace)
+    try:
+        kind = "events.k8s.io/v1/Event"
+        found = cache.list(kind, namespace, field_selector="regarding.name=web-0")
+        assert [e["metadata"]["name"] for e in found] == ["cached"]
+        found = cache.list(kind, namespace, field_selector="reportingController=kubelet")
+        assert found == []
+        with pytest.raises(ApiError) as refused:
+            cache.list(kind, namespace, field_selector="involvedObject.name=web-0")
+        assert refused.value.code == 400
+        assert refused.value.message == "field label not supported: involvedObject.name"
+    finally:
+        cache.stop()
+
+
 def test_events_k8s_io_v1_validates_a_create_strictly(client: Client, namespace: str) -> None:
     """1.20's ValidateEventCreate: through events.k8s.io/v1 the strict rules (eventTime,
     type, no deprecated fields) on top of the legacy ones; v1beta1 and core: legacy only.
