@@ -128,7 +128,7 @@ from kube_runtime.client.interfaces import Client
 from kube_runtime.kinds import PersistentVolumeClaim
 from kube_runtime.meta import Obj
 from kube_runtime.selectors import label_selector_from_dict
-from kube_runtime.workloads import lifecycle
+from kube_runtime.workloads import lifecycle, podreadiness
 from kube_runtime.workloads.batches import call_each
 from kube_runtime.workloads.inplace import (
     InPlaceControl,
@@ -200,9 +200,15 @@ class PodControl(Protocol):
         state: str,
         *,
         hook: Mapping[str, Any] | None = None,
+        mark_not_ready: bool = False,
     ) -> bool:
         """Move the pod to lifecycle ``state`` (with ``hook``: put the hook's labels and
-        finalizers back too); whether a write was sent."""
+        finalizers back too; ``mark_not_ready``: hold or release the pod's ``KruisePodReady``
+        gate as the state asks); whether a state write was sent."""
+
+    def ensure_readiness_condition(self, pod: Pod) -> bool:
+        """Give a pod with the ``KruisePodReady`` gate and no condition the condition True;
+        whether a write was sent."""
 
 
 @dataclasses.dataclass
@@ -386,6 +392,10 @@ class _Pass:
         )
         if self.enhanced:
             inject_readiness_gate(pod.setdefault("spec", {}))
+            if self.spec.lifecycle and (
+                _marks(self.spec.pre_delete) or _marks(self.spec.in_place_update_hook)
+            ):
+                podreadiness.inject_gate(pod["spec"])
             hook = self.spec.pre_normal
             prepared = not self.spec.lifecycle or not hook or lifecycle.is_pod_all_hooked(hook, pod)
             lifecycle.set_state(
@@ -425,7 +435,9 @@ class _Pass:
         ``PreparingDelete`` and kept, else deleted. ``(modified, actually deleting)``."""
         hook = self.spec.pre_delete if self.enhanced else None
         if hook and lifecycle.is_pod_hooked(hook, pod):
-            updated = self.pods_api.update_pod_lifecycle(self.sts, pod, lifecycle.PREPARING_DELETE)
+            updated = self.pods_api.update_pod_lifecycle(
+                self.sts, pod, lifecycle.PREPARING_DELETE, mark_not_ready=_marks(hook)
+            )
             if updated:
                 self.log.info(
                     "%s: pod %s held for its preDelete hook (PreparingDelete)",
@@ -464,14 +476,16 @@ class _Pass:
     def refresh_lifecycle(self) -> None:
         """Move every created pod whose lifecycle state is due to move
         (:meth:`_lifecycle_target`); :attr:`lifecycle_changed` when one was written."""
+        mark = _marks(self.spec.in_place_update_hook)
         for pod in [*self.replicas, *self.condemned]:
             if not is_created(pod):
                 continue
             target = self._lifecycle_target(pod)
-            if not target:
-                continue
             try:
-                if self.pods_api.update_pod_lifecycle(self.sts, pod, target):
+                self.pods_api.ensure_readiness_condition(pod)
+                if not target:
+                    continue
+                if self.pods_api.update_pod_lifecycle(self.sts, pod, target, mark_not_ready=mark):
                     self.lifecycle_changed = True
             except Exception as err:
                 if is_not_found(err):
@@ -489,12 +503,18 @@ class _Pass:
         hook = spec.in_place_update_hook
         if state in ("", lifecycle.PREPARING_NORMAL, lifecycle.NORMAL):
             if spec.lifecycle and lifecycle.is_pod_hooked(hook, pod):
-                self.pods_api.update_pod_lifecycle(self.sts, pod, lifecycle.PREPARING_UPDATE)
+                self.pods_api.update_pod_lifecycle(
+                    self.sts, pod, lifecycle.PREPARING_UPDATE, mark_not_ready=_marks(hook)
+                )
                 return True, None
         elif state == lifecycle.UPDATED:
             if hook is not None:
                 self.pods_api.update_pod_lifecycle(
-                    self.sts, pod, lifecycle.PREPARING_UPDATE, hook=hook
+                    self.sts,
+                    pod,
+                    lifecycle.PREPARING_UPDATE,
+                    hook=hook,
+                    mark_not_ready=_marks(hook),
                 )
             return True, None
         elif state == lifecycle.PREPARING_UPDATE:
@@ -970,6 +990,11 @@ class _Pass:
             set_condition(status, previous, FAILED_UPDATE_POD, update_failure, self.now)
         if "conditions" not in status and previous.get("conditions"):
             status["conditions"] = list(previous["conditions"])
+
+
+def _marks(hook: Mapping[str, Any] | None) -> bool:
+    """The hook's ``markPodNotReady``."""
+    return bool(hook and hook.get("markPodNotReady"))
 
 
 class _InPlaceRefused(Exception):

@@ -41,7 +41,7 @@ from kube_runtime.expectations import ScaleAction, ScaleExpectations
 from kube_runtime.kinds import PersistentVolumeClaim, Pod
 from kube_runtime.meta import Obj
 from kube_runtime.retry import retry_on_conflict
-from kube_runtime.workloads import lifecycle
+from kube_runtime.workloads import lifecycle, podreadiness
 from kube_runtime.workloads.pods import is_terminating
 
 __all__ = ["StatefulPodControl", "deletion_token", "observe_pods", "set_key"]
@@ -217,11 +217,17 @@ class StatefulPodControl:
         state: str,
         *,
         hook: Mapping[str, Any] | None = None,
+        mark_not_ready: bool = False,
     ) -> bool:
         """Move the pod to lifecycle ``state`` (Kruise ``UpdatePodLifecycle``): a strategic
         merge patch of the state label and its timestamp annotation; with ``hook``
         (``UpdatePodLifecycleWithHandler``) the hook's labels and finalizers are put back in
-        the same patch. Whether a write was sent (False: the pod is in ``state`` already)."""
+        the same patch. ``mark_not_ready`` (the hook's ``markPodNotReady``) first holds the pod
+        not ready through its ``KruisePodReady`` gate at ``PreparingDelete`` /
+        ``PreparingUpdate`` and releases it at ``Updated``, whatever the current state. Whether
+        a state write was sent (False: the pod is in ``state`` already)."""
+        if mark_not_ready:
+            self._not_ready_policy(pod, state)
         if lifecycle.get_state(pod) == state:
             return False
         patch = lifecycle.state_patch(state)
@@ -239,6 +245,39 @@ class StatefulPodControl:
             meta.name(pod),
             lifecycle.get_state(pod),
             str(state),
+        )
+        if self._on_pod_written is not None:
+            self._on_pod_written(written)
+        return True
+
+    def _not_ready_policy(self, pod: Mapping[str, Any], state: str) -> None:
+        """Kruise ``executePodNotReadyPolicy``."""
+        agent = podreadiness.LIFECYCLE_USER_AGENT
+        if state == lifecycle.PREPARING_DELETE:
+            patch = podreadiness.add_not_ready_key(pod, agent, podreadiness.PRE_DELETE_KEY)
+        elif state == lifecycle.PREPARING_UPDATE:
+            patch = podreadiness.add_not_ready_key(pod, agent, podreadiness.PRE_UPDATE_KEY)
+        elif state == lifecycle.UPDATED:
+            patch = podreadiness.remove_not_ready_key(pod, agent, podreadiness.PRE_UPDATE_KEY)
+        else:
+            return
+        self._patch_pod_status(pod, patch)
+
+    def ensure_readiness_condition(self, pod: Mapping[str, Any]) -> bool:
+        """Kruise's pod-readiness controller: a pod with the ``KruisePodReady`` gate and no
+        condition gets it ``True``; whether a write was sent."""
+        return self._patch_pod_status(pod, podreadiness.initial_condition(pod))
+
+    def _patch_pod_status(self, pod: Mapping[str, Any], patch: Mapping[str, Any] | None) -> bool:
+        if patch is None:
+            return False
+        written: Obj = self._client.patch(
+            Pod,
+            meta.name(pod),
+            dict(patch),
+            namespace=meta.namespace(pod),
+            patch_type="strategic",
+            subresource="status",
         )
         if self._on_pod_written is not None:
             self._on_pod_written(written)

@@ -11,6 +11,8 @@
   ``InPlaceUpdateReady`` readiness gate, grace period, image patch, completion check;
 * :mod:`~kube_runtime.workloads.lifecycle` — Kruise's pod lifecycle states and hooks
   (``lifecycle.apps.kruise.io/state``);
+* :mod:`~kube_runtime.workloads.podreadiness` — Kruise's ``KruisePodReady`` readiness gate
+  (not-ready keys per writer);
 * :mod:`~kube_runtime.workloads.updatesort` — update order by priority strategy;
 * :mod:`~kube_runtime.workloads.batches` — slow-start batches that go on past a failure;
 * :mod:`~kube_runtime.workloads.statuswriter` — status writes coalesced per object within a

@@ -1,12 +1,13 @@
-"""Lifecycle hooks and ``scaleStrategy.maxUnavailable`` of the Advanced StatefulSet
-(``apps.kube-runtime.io/v1beta1``), against the bundled controller on the embedded cluster and
-on kube-apiserver 1.20. Kruise's suite has the ``scaleStrategy`` scenario ("Should can update
+"""Lifecycle hooks (``markPodNotReady`` included) and ``scaleStrategy.maxUnavailable`` of the
+Advanced StatefulSet (``apps.kube-runtime.io/v1beta1``), against the bundled controller on the
+embedded cluster and on kube-apiserver 1.20. Kruise's suite has the ``scaleStrategy`` scenario ("Should can update
 pods when the statefulset scale strategy is set": 3 ready pods scaled to 10 with
 maxUnavailable 2 stop at 5 while the new ones are not ready); the hook scenarios follow
 Kruise's ``stateful_set_control.go`` (its suite tests them on the CloneSet only)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from controllers.statefulset import ENHANCED_STATEFULSET
 from kube_runtime import kinds
 from kube_runtime.envtest.kubelet.simulator import ANNOTATION_NEVER_READY
 from kube_runtime.workloads.lifecycle import LIFECYCLE_STATE_LABEL
+from kube_runtime.workloads.podreadiness import KRUISE_POD_READY, get_condition
 from kube_runtime.workloads.pods import is_ready
 from tests.e2e.test_enhanced_statefulset_e2e import (  # noqa: F401 (fixtures)
     TIMEOUT,
@@ -182,3 +184,30 @@ def test_scale_strategy_max_unavailable_two_at_a_time(client, namespace, wait_fo
         assert sum(not is_ready(p) for p in pods.values()) <= 2
         release(names(count))
     wait_for(converged(client, namespace, names(10)), TIMEOUT)
+
+
+@pytest.mark.usefixtures("manager")
+def test_mark_pod_not_ready_while_held_for_pre_delete(client, namespace, wait_for):
+    """Kruise ``executePodNotReadyPolicy``: with ``preDelete.markPodNotReady`` the pods carry
+    the ``KruisePodReady`` gate (True once created); held in ``PreparingDelete`` the pod's gate
+    goes False and the kubelet reports it not ready; released, it is deleted."""
+    hook = {"labelsHandler": {HOOK: "true"}, "markPodNotReady": True}
+    client.create(_hooked(namespace, 2, "OrderedReady", preDelete=hook))
+    wait_for(converged(client, namespace, names(2)), TIMEOUT)
+    pod = live_pods(client, namespace)["web-1"]
+    assert {"conditionType": KRUISE_POD_READY} in pod["spec"]["readinessGates"]
+    client.patch(ENHANCED_STATEFULSET, "web", {"spec": {"replicas": 1}}, namespace=namespace)
+
+    def held() -> dict | None:
+        pod = live_pods(client, namespace).get("web-1")
+        if pod is None or pod["metadata"]["labels"].get(LIFECYCLE_STATE_LABEL) != "PreparingDelete":
+            return None
+        gate = get_condition(pod)
+        return pod if gate is not None and gate["status"] == "False" and not is_ready(pod) else None
+
+    pod = wait_for(held, TIMEOUT)
+    assert json.loads(get_condition(pod)["message"]) == [
+        {"userAgent": "Lifecycle", "key": "preDeleteHook"}
+    ]
+    _label_pod(client, namespace, "web-1", HOOK, None)
+    wait_for(lambda: set(live_pods(client, namespace)) == names(1), TIMEOUT)

@@ -6,7 +6,11 @@ sets are left alone."""
 
 from __future__ import annotations
 
+import json
+
+from kube_runtime.kinds import Pod
 from kube_runtime.workloads.lifecycle import LIFECYCLE_STATE_LABEL, LIFECYCLE_TIMESTAMP_ANNOTATION
+from kube_runtime.workloads.podreadiness import KRUISE_POD_READY
 from kube_runtime.workloads.revision import POD_REVISION_LABEL
 from tests.unit.test_enhanced_statefulset_control import EnhancedHarness, enhanced, set_image
 from tests.unit.test_statefulset_fakes import Harness, make_set
@@ -16,9 +20,9 @@ def state(h, ordinal):
     return h.pod(ordinal)["metadata"]["labels"].get(LIFECYCLE_STATE_LABEL)
 
 
-def hooked_set(replicas=3, *, rolling=None, hook_label="hook", **lifecycle):
+def hooked_set(replicas=3, *, rolling=None, hook_label="hook", policy="OrderedReady", **lifecycle):
     """An enhanced set whose template carries ``hook_label: "true"``."""
-    sts = enhanced(replicas, rolling, lifecycle=lifecycle)
+    sts = enhanced(replicas, rolling, policy=policy, lifecycle=lifecycle)
     sts["spec"]["template"]["metadata"]["labels"][hook_label] = "true"
     return sts
 
@@ -285,3 +289,85 @@ def test_ordered_ready_stops_at_a_held_replica_as_kruise():
     h.sync()
     assert state(h, 0) == "PreparingUpdate"
     assert h.pod(0)["spec"]["containers"][0]["image"] == "nginx:1"
+
+
+def _condition(h, ordinal, kind):
+    conditions = h.pod(ordinal).get("status", {}).get("conditions") or ()
+    return next((c for c in conditions if c["type"] == kind), None)
+
+
+def _running_ready(h, ordinal):
+    """The kubelet's view: Running, ContainersReady and Ready True (keeping other conditions)."""
+    pod = h.pod(ordinal)
+    status = dict(pod.get("status") or {})
+    kept = [
+        c for c in status.get("conditions") or () if c["type"] not in ("Ready", "ContainersReady")
+    ]
+    stamp = "2024-05-01T09:00:00Z"
+    kept += [
+        {"type": "ContainersReady", "status": "True", "lastTransitionTime": stamp},
+        {"type": "Ready", "status": "True", "lastTransitionTime": stamp},
+    ]
+    status.update(phase="Running", conditions=kept)
+    status["containerStatuses"] = [
+        {"name": "c", "imageID": "id-" + pod["spec"]["containers"][0]["image"]}
+    ]
+    h.set_status(Pod, f"web-{ordinal}", status)
+
+
+def test_mark_pod_not_ready_on_pre_delete():
+    """Kruise ``executePodNotReadyPolicy``: with ``preDelete.markPodNotReady`` new pods carry
+    the ``KruisePodReady`` gate (Kruise's pod webhook) and get its condition True (its
+    pod-readiness controller); ``PreparingDelete`` sets it False with the Lifecycle
+    ``preDeleteHook`` message, and Ready False as the gates say."""
+    h = EnhancedHarness(
+        hooked_set(2, preDelete={"labelsHandler": {"hook": "true"}, "markPodNotReady": True})
+    )
+    h.converge()
+    assert {"conditionType": KRUISE_POD_READY} in h.pod(1)["spec"]["readinessGates"]
+    _running_ready(h, 1)
+    h.sync()
+    assert _condition(h, 1, KRUISE_POD_READY)["status"] == "True"
+    h.edit(lambda s: s["spec"].update(replicas=1))
+    h.sync()
+    assert state(h, 1) == "PreparingDelete"
+    gate = _condition(h, 1, KRUISE_POD_READY)
+    assert gate["status"] == "False"
+    assert json.loads(gate["message"]) == [{"userAgent": "Lifecycle", "key": "preDeleteHook"}]
+    ready = _condition(h, 1, "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "ReadinessGatesNotReady")
+    assert h.pod_writes("delete") == []
+
+
+def test_mark_pod_not_ready_on_in_place_update_released_at_updated():
+    h = EnhancedHarness(
+        hooked_set(
+            1,
+            rolling={"podUpdatePolicy": "InPlaceIfPossible"},
+            inPlaceUpdate={"labelsHandler": {"hook": "true"}, "markPodNotReady": True},
+            policy="Parallel",
+        )
+    )
+    h.converge()
+    _running_ready(h, 0)
+    h.sync()
+    h.edit(set_image("nginx:2"))
+    h.sync()
+    assert state(h, 0) == "PreparingUpdate"
+    gate = _condition(h, 0, KRUISE_POD_READY)
+    assert gate["status"] == "False"
+    assert json.loads(gate["message"]) == [{"userAgent": "Lifecycle", "key": "preUpdateHook"}]
+    h.edit_pod(0, set_label("hook", "false"))
+    h.sync()
+    _running_ready(h, 0)  # the kubelet reports the new image
+    h.sync()
+    assert state(h, 0) == "Updated"
+    gate = _condition(h, 0, KRUISE_POD_READY)
+    assert (gate["status"], json.loads(gate["message"])) == ("True", [])
+
+
+def test_without_mark_pod_not_ready_no_gate():
+    h = EnhancedHarness(hooked_set(1, preDelete={"labelsHandler": {"hook": "true"}}))
+    h.sync()
+    gates = [g["conditionType"] for g in h.pod(0)["spec"]["readinessGates"]]
+    assert KRUISE_POD_READY not in gates
