@@ -48,6 +48,9 @@ def object_response(route: Route, stored: Stored, status: int = 200) -> Response
     return Response(status, object_bytes(route, stored), JSON)
 
 
+_TYPE = ("apiVersion", "kind")
+
+
 def list_response(route: Route, metadata: Obj, items: Iterable[Stored]) -> Response:
     """A ``<Kind>List`` of ``items`` with list ``metadata``."""
     head = orjson.dumps(
@@ -59,6 +62,8 @@ def list_response(route: Route, metadata: Obj, items: Iterable[Stored]) -> Respo
     )
     if route.convert is not None:
         objects = route.convert([s.obj for s in items], route.version)
+        if not route.info.custom:  # a built-in kind's items carry no type (Go's typed list)
+            objects = [{k: v for k, v in o.items() if k not in _TYPE} for o in objects]
         body = b",".join(orjson.dumps(obj) for obj in objects)
     elif route.info.custom:
         body = b",".join(object_bytes(route, s) for s in items)

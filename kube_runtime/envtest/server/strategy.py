@@ -107,7 +107,7 @@ class KubeStrategy:
         if causes:
             raise errors.invalid(
                 info.kind,
-                info.group,
+                info.storage_group,  # a view's errors name the viewed kind, as upstream's
                 str(meta.get("name") or meta.get("generateName") or ""),
                 causes,
             )
