@@ -1,9 +1,9 @@
 """Lifecycle hooks (``markPodNotReady`` included) and ``scaleStrategy.maxUnavailable`` of the
 Advanced StatefulSet (``apps.kube-runtime.io/v1beta1``), against the bundled controller on the
-embedded cluster and on kube-apiserver 1.20. Kruise's suite has the ``scaleStrategy`` scenario ("Should can update
-pods when the statefulset scale strategy is set": 3 ready pods scaled to 10 with
-maxUnavailable 2 stop at 5 while the new ones are not ready); the hook scenarios follow
-Kruise's ``stateful_set_control.go`` (its suite tests them on the CloneSet only)."""
+embedded cluster and on kube-apiserver 1.20. Kruise's suite has the ``scaleStrategy`` scenario
+("Should can update pods when the statefulset scale strategy is set": 3 ready pods scaled to
+10 with maxUnavailable 2 stop at 5 while the new ones are not ready); the hook scenarios
+follow Kruise's ``stateful_set_control.go`` (its suite tests them on the CloneSet only)."""
 
 from __future__ import annotations
 
