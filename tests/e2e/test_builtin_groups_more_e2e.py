@@ -92,6 +92,18 @@ def test_a_core_event_reads_through_events_k8s_io(
     )
     _same_object(core, seen)
     assert seen["apiVersion"] == f"events.k8s.io/{version}"
+    assert core["eventTime"] is None  # Go writes the zero MicroTime as null
+    # managed: what the request set (a zero value Go writes anyway is no change)
+    assert core["metadata"]["managedFields"][0]["fieldsV1"] == {
+        "f:count": {},
+        "f:firstTimestamp": {},
+        "f:involvedObject": {"f:kind": {}, "f:name": {}, "f:namespace": {}},
+        "f:lastTimestamp": {},
+        "f:message": {},
+        "f:reason": {},
+        "f:source": {"f:component": {}, "f:host": {}},
+        "f:type": {},
+    }
     assert seen["regarding"] == core["involvedObject"]
     assert seen["note"] == core["message"] == "Started container web"
     assert seen["deprecatedSource"] == core["source"] == {"component": "kubelet", "host": "node-1"}
@@ -114,6 +126,18 @@ def test_an_events_k8s_io_event_reads_through_core(client: Client, namespace: st
     assert created["apiVersion"] == "events.k8s.io/v1"
     assert created["deprecatedSource"] == {}
     assert created["deprecatedFirstTimestamp"] is None and "deprecatedCount" not in created
+    (managed,) = created["metadata"]["managedFields"]
+    assert managed["apiVersion"] == "events.k8s.io/v1"  # the request's version, its names
+    assert managed["fieldsV1"] == {
+        "f:action": {},
+        "f:eventTime": {},
+        "f:note": {},
+        "f:reason": {},
+        "f:regarding": {"f:kind": {}, "f:name": {}, "f:namespace": {}},
+        "f:reportingController": {},
+        "f:reportingInstance": {},
+        "f:type": {},
+    }
     core = client.request("GET", f"/api/v1/namespaces/{namespace}/events/new")
     _same_object(created, core)
     assert core["apiVersion"] == "v1"

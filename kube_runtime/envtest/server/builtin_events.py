@@ -43,6 +43,7 @@ __all__ = [
     "check_legacy",
     "check_strict",
     "convert_events",
+    "encode_core",
     "request_version",
 ]
 
@@ -107,6 +108,12 @@ def _encode(
         if name in obj and obj[name] in ("", 0, None):
             del obj[name]
     return obj
+
+
+def encode_core(obj: dict[str, Any], old: Mapping[str, Any] | None) -> None:
+    """A core Event about to be stored, as Go encodes it (``eventTime``, unset timestamps:
+    ``null``; ``involvedObject``, ``source``: ``{}``; the reporting strings: ``""``)."""
+    _encode(obj, _CORE_ALWAYS, ())
 
 
 def _to_core(obj: Mapping[str, Any]) -> dict[str, Any]:

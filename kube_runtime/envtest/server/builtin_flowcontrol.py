@@ -29,7 +29,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kube_runtime.envtest.server.errors import Cause
-from kube_runtime.envtest.server.storage import Store, now_rfc3339
+from kube_runtime.envtest.server.fieldmanager import update_managed_fields
+from kube_runtime.envtest.server.storage import Obj, Store, now_rfc3339
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _get, _int, _list, _str
 from kube_runtime.envtest.server.validation import (
     NOT_SUPPORTED,
@@ -674,16 +675,42 @@ def bootstrap(store: Store) -> None:
     if levels_info is None or schemas_info is None:
         return
     levels, schemas = bootstrap_objects()
+    api_version = f"{GROUP}/{VERSION}"
+
+    def managed_by(manager: str, info: Any, subresource: str = "") -> Any:
+        def hook(old: Obj | None, new: Obj) -> None:
+            update_managed_fields(
+                info, old, new, manager, api_version, subresource, lambda: now_rfc3339(store.clock)
+            )
+
+        return hook
+
     for level in levels:
         if store.try_get(levels_info, None, level["metadata"]["name"]) is None:
-            store.create(levels_info, None, level)
+            store.create(levels_info, None, level, fields=managed_by(_PRODUCER, levels_info))
     existing = {str(s.meta.get("name")) for s in store.objects(levels_info)}
     now = now_rfc3339(store.clock)
     for schema in schemas:
         name = schema["metadata"]["name"]
         if store.try_get(schemas_info, None, name) is not None:
             continue
-        created = dict(store.create(schemas_info, None, schema).obj)
-        level = created["spec"]["priorityLevelConfiguration"]["name"]
-        created["status"] = {"conditions": [dangling_condition(level, level in existing, now)]}
-        store.update(schemas_info, None, name, created, subresource="status")
+        created = store.create(
+            schemas_info, None, schema, fields=managed_by(_PRODUCER, schemas_info)
+        )
+        written = dict(created.obj)
+        level = written["spec"]["priorityLevelConfiguration"]["name"]
+        written["status"] = {"conditions": [dangling_condition(level, level in existing, now)]}
+        store.update(
+            schemas_info,
+            None,
+            name,
+            written,
+            subresource="status",
+            fields=managed_by(_CONSUMER, schemas_info, "status"),
+        )
+
+
+#: The field managers of kube-apiserver's flow control configuration: its bootstrap writer
+#: and the controller that writes the flow schemas' conditions.
+_PRODUCER: Final = "api-priority-and-fairness-config-producer-v1"
+_CONSUMER: Final = "api-priority-and-fairness-config-consumer-v1"

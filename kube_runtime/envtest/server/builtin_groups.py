@@ -132,6 +132,7 @@ PREPARE: Final[
     ("batch", "jobs"): workloads.prepare_job,
     ("", "persistentvolumes"): core.prepare_persistent_volume,
     certificates.KEY: certificates.prepare_csr,
+    ("", "events"): events.encode_core,
     flowcontrol.FLOW_SCHEMA_KEY: flowcontrol.default_flow_schema,
     flowcontrol.PRIORITY_LEVEL_KEY: flowcontrol.default_priority_level,
 }

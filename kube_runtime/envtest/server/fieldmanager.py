@@ -377,6 +377,8 @@ def _fill_all(value: Any, node: FNode, out: FieldSet, skeleton: bool) -> None:
                 c = {_DOT: {}}
                 _fill_all(v, child, c, False)
                 out["f:" + k] = c if len(c) > 1 else {}
+            elif k in present and (v is None or v == ""):
+                continue  # a zero value Go always writes: the zero object has it too
             elif k not in present or t is not dict:
                 out["f:" + k] = {}
         return
@@ -682,6 +684,31 @@ _STRIPPED_META: Final = (
 )
 _ATOMIC_STRUCTS: Final = (_patch.LABEL_SELECTOR,)
 _PRESENT_BUILTIN: Final = frozenset({"metadata", "spec", "status"})
+#: Top-level fields of a kind that Go writes even when zero (structs as ``{}``, timestamps as
+#: ``null``, untagged strings as ``""``): the zero object a create is compared with has them,
+#: so they are managed only once set (the Event's encoding, :mod:`.builtin_events`).
+_PRESENT_BY_KIND: Final[dict[tuple[str, str], frozenset[str]]] = {
+    ("", "Event"): frozenset(
+        {
+            "involvedObject",
+            "source",
+            "eventTime",
+            "firstTimestamp",
+            "lastTimestamp",
+            "reportingComponent",
+            "reportingInstance",
+        }
+    ),
+    ("events.k8s.io", "Event"): frozenset(
+        {
+            "regarding",
+            "deprecatedSource",
+            "eventTime",
+            "deprecatedFirstTimestamp",
+            "deprecatedLastTimestamp",
+        }
+    ),
+}
 _PRESENT_NESTED: Final = frozenset({"template", "strategy", "updateStrategy", "resources"})
 
 _builtin_cache: dict[tuple[str, str, str], FNode] = {}
@@ -795,8 +822,9 @@ def schema_for(info: ResourceInfo, subresource: str = "") -> FNode:
     node = _builtin_cache.get(cache_key)
     if node is None:
         struct = _patch.strategic_schema_for(info.group, info.kind)
-        base = _from_struct(struct, _PRESENT_BUILTIN)
-        node = _root(base, sub, info.has_status, _PRESENT_BUILTIN)
+        present = _PRESENT_BUILTIN | _PRESENT_BY_KIND.get((info.group, info.kind), frozenset())
+        base = _from_struct(struct, present)
+        node = _root(base, sub, info.has_status, present)
         _builtin_cache[cache_key] = node
     return node
 
