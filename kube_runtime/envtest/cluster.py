@@ -114,6 +114,7 @@ class EmbeddedCluster:
         self.gc = GarbageCollector(self.store)
         self.pvc_protection = PvcProtectionController(self.store)
         self.pv_protection = PvProtectionController(self.store)
+        self.flow_schema_conditions = builtin_flowcontrol.FlowSchemaConditions(self.store)
         self.kubelet: Any = None
         if kubelet:
             from kube_runtime.envtest.kubelet.simulator import Kubelet
@@ -168,6 +169,7 @@ class EmbeddedCluster:
         self.crd_serving.start()
         self.pvc_protection.start()
         self.pv_protection.start()
+        self.flow_schema_conditions.start()
         if self.kubelet is not None:
             self.kubelet.start()
         self._running = True
@@ -193,6 +195,7 @@ class EmbeddedCluster:
             self.kubelet.stop()
         self.pvc_protection.stop()
         self.pv_protection.stop()
+        self.flow_schema_conditions.stop()
         self.crd_serving.stop()
         self.gc.stop()
         self.http.stop()

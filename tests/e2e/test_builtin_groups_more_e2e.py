@@ -564,6 +564,60 @@ def test_flow_schema_and_priority_level_defaults_and_validation(client: Client) 
         client.request("DELETE", f"{FLOWCONTROL}/{plural}/{name}")
 
 
+def test_a_flow_schema_gets_its_dangling_condition(client: Client) -> None:
+    """The configuration controller marks a schema whose priority level is missing
+    (MissingPL True) and clears the mark once the level exists."""
+    suffix = uuid.uuid4().hex[:8]
+    schema = {
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1beta1",
+        "kind": "FlowSchema",
+        "metadata": {"name": f"orphan-{suffix}"},
+        "spec": {
+            "priorityLevelConfiguration": {"name": f"later-{suffix}"},
+            "matchingPrecedence": 2000,
+            "rules": [
+                {
+                    "subjects": [{"kind": "Group", "group": {"name": "system:authenticated"}}],
+                    "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/healthz"]}],
+                }
+            ],
+        },
+    }
+    path = f"{FLOWCONTROL}/flowschemas/orphan-{suffix}"
+    client.request("POST", f"{FLOWCONTROL}/flowschemas", body=schema)
+
+    def dangling() -> dict[str, Any] | None:
+        found = client.request("GET", path)
+        conditions = (found.get("status") or {}).get("conditions") or []
+        return next((c for c in conditions if c["type"] == "Dangling"), None)
+
+    wait_for(lambda: (dangling() or {}).get("status") == "True", message="Dangling True")
+    condition = dangling()
+    assert condition is not None
+    assert (condition["reason"], condition["message"]) == (
+        "NotFound",
+        f'This FlowSchema references the PriorityLevelConfiguration object named "later-{suffix}"'
+        " but there is no such object",
+    )
+    cells = client.request("GET", path, accept=TABLE)["rows"][0]["cells"]
+    assert (cells[1], cells[2], cells[3], cells[5]) == (f"later-{suffix}", 2000, "<none>", "True")
+
+    client.request(
+        "POST",
+        f"{FLOWCONTROL}/prioritylevelconfigurations",
+        body={
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1beta1",
+            "kind": "PriorityLevelConfiguration",
+            "metadata": {"name": f"later-{suffix}"},
+            "spec": {"type": "Limited", "limited": {"limitResponse": {"type": "Reject"}}},
+        },
+    )
+    wait_for(lambda: (dangling() or {}).get("status") == "False", message="Dangling False")
+    assert (dangling() or {}).get("reason") == "Found"
+    client.request("DELETE", path)
+    client.request("DELETE", f"{FLOWCONTROL}/prioritylevelconfigurations/later-{suffix}")
+
+
 # ------------------------------------------------------------------------------ table headers
 
 #: ``kubectl get``'s columns of each served kind in kube-apiserver 1.20 (its printers.go;

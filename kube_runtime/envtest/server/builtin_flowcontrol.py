@@ -6,8 +6,8 @@ PriorityLevelConfiguration, cluster-scoped, with a status subresource.
   levels and flow schemas, and the suggested ``system``, ``leader-election``,
   ``workload-high``, ``workload-low`` and ``global-default`` levels with their schemas. Each
   flow schema reads back with the ``Dangling`` condition the apiserver's configuration
-  controller writes (``False``: its priority level exists). Objects created later get no
-  condition (no such controller runs here): ``kubectl get`` shows ``?`` under MissingPL.
+  controller writes (``False``: its priority level exists); :class:`FlowSchemaConditions`
+  keeps that condition for the schemas and levels written later.
 * ``v1beta1`` defaults (:func:`default_flow_schema`, :func:`default_priority_level`):
   ``matchingPrecedence`` 1000; ``assuredConcurrencyShares`` 30; queuing 64 queues, hand size 8,
   queue length limit 50.
@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.fieldmanager import update_managed_fields
-from kube_runtime.envtest.server.storage import Obj, Store, now_rfc3339
+from kube_runtime.envtest.server.storage import DELETED, MODIFIED, Event, Obj, Store, now_rfc3339
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _get, _int, _list, _str
 from kube_runtime.envtest.server.validation import (
     NOT_SUPPORTED,
@@ -44,6 +44,7 @@ from kube_runtime.envtest.server.validation import (
     is_dns1123_subdomain,
 )
 from kube_runtime.envtest.server.validation import _list as _seq
+from kube_runtime.envtest.server.worker import StoreWorker
 
 __all__ = [
     "FLOW_SCHEMA_COLUMNS",
@@ -52,6 +53,7 @@ __all__ = [
     "PRIORITY_LEVEL_COLUMNS",
     "PRIORITY_LEVEL_KEY",
     "VERSION",
+    "FlowSchemaConditions",
     "bootstrap",
     "bootstrap_objects",
     "check_flow_schema",
@@ -714,3 +716,84 @@ def bootstrap(store: Store) -> None:
 #: and the controller that writes the flow schemas' conditions.
 _PRODUCER: Final = "api-priority-and-fairness-config-producer-v1"
 _CONSUMER: Final = "api-priority-and-fairness-config-consumer-v1"
+
+
+_ALL_SCHEMAS: Final = ""  # a queue item: look at every flow schema
+
+
+class FlowSchemaConditions(StoreWorker[str]):
+    """The part of kube-apiserver's flow control configuration controller the embedded
+    cluster runs: each flow schema's ``Dangling`` condition follows whether its priority
+    level exists (written through the status subresource by the consumer field manager,
+    ``lastTransitionTime`` kept while the status stays), after every change of a flow
+    schema and every priority level created or deleted. It does not recreate deleted
+    mandatory objects."""
+
+    thread_name = "embedded-apf-config"
+    description = "flow schema conditions"
+
+    def _on_event(self, event: Event) -> None:
+        key = event.info.key
+        if key == FLOW_SCHEMA_KEY and event.type != DELETED:
+            self.enqueue(str(event.new.meta.get("name")))
+        elif key == PRIORITY_LEVEL_KEY and event.type != MODIFIED:
+            self.enqueue(_ALL_SCHEMAS)
+
+    def _seed(self) -> None:
+        self.enqueue(_ALL_SCHEMAS)
+
+    def _handle(self, item: str) -> None:
+        schemas = self.store.registry.by_key(*FLOW_SCHEMA_KEY)
+        if schemas is None:
+            return
+        if item == _ALL_SCHEMAS:
+            for stored in self.store.objects(schemas):
+                self.sync(str(stored.meta.get("name")))
+        else:
+            self.sync(item)
+
+    def sync(self, name: str) -> None:
+        """Write flow schema ``name``'s ``Dangling`` condition if it is not what it should be."""
+        schemas = self.store.registry.by_key(*FLOW_SCHEMA_KEY)
+        levels = self.store.registry.by_key(*PRIORITY_LEVEL_KEY)
+        if schemas is None or levels is None:
+            return
+        stored = self.store.try_get(schemas, None, name)
+        if stored is None:
+            return
+        level = str(_get(stored.obj, "spec", "priorityLevelConfiguration", "name") or "")
+        exists = self.store.try_get(levels, None, level) is not None
+        now = now_rfc3339(self.store.clock)
+        wanted = dangling_condition(level, exists, now)
+        conditions = [c for c in _list(_get(stored.obj, "status", "conditions"))]
+        current = next((c for c in conditions if c.get("type") == "Dangling"), None)
+        if current is not None and all(
+            current.get(k) == wanted[k] for k in ("status", "reason", "message")
+        ):
+            return
+        if current is not None and current.get("status") == wanted["status"]:
+            wanted["lastTransitionTime"] = current.get("lastTransitionTime") or now
+        uid = stored.meta.get("uid")
+
+        def change(obj: Obj) -> Obj:
+            if obj["metadata"].get("uid") != uid:
+                return obj
+            kept = [
+                c for c in _list(_get(obj, "status", "conditions")) if c.get("type") != "Dangling"
+            ]
+            status = dict(obj.get("status") or {})
+            status["conditions"] = [*kept, wanted]
+            obj = {**obj, "status": status}
+            obj["metadata"] = {k: v for k, v in obj["metadata"].items() if k != "resourceVersion"}
+            return obj
+
+        def fields(old: Obj | None, new: Obj) -> None:
+            update_managed_fields(
+                schemas, old, new, _CONSUMER, f"{GROUP}/{VERSION}", "status", lambda: now
+            )
+
+        self._ignore_gone(
+            lambda: self.store.mutate(
+                schemas, None, name, change, subresource="status", fields=fields
+            )
+        )
