@@ -412,6 +412,11 @@ def test_the_default_flow_control_configuration(client: Client) -> None:
             else (queuing["queues"], queuing["handSize"], queuing["queueLengthLimit"]),
         )
     assert {k: v for k, v in found.items() if k in PRIORITY_LEVELS_120} == PRIORITY_LEVELS_120
+    table = client.request("GET", f"{FLOWCONTROL}/prioritylevelconfigurations", accept=TABLE)
+    printed = {r["cells"][0]: r["cells"][1:6] for r in table["rows"]}
+    for name, (kind, shares, queuing) in PRIORITY_LEVELS_120.items():
+        numbers = list(queuing) if queuing is not None else ["<none>"] * 3
+        assert printed[name] == [kind, "<none>" if shares is None else shares, *numbers], name
 
     def dangling_false() -> bool:
         schemas = client.request("GET", f"{FLOWCONTROL}/flowschemas")["items"]
