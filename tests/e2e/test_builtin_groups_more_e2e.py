@@ -231,6 +231,41 @@ def test_an_events_k8s_io_table_prints_core_columns_and_carries_its_own_object(
         assert row["object"]["apiVersion"] == ("v1" if root == "/api/v1" else "events.k8s.io/v1")
 
 
+def test_kubectl_get_events_cells(client: Client, namespace: str) -> None:
+    """printEvent's cells for a legacy event and a new-style one: object, subobject, source
+    (the reporting controller and instance when there is no source), trimmed message,
+    count. (A series' count is not compared: 1.20 prints count + 1, current releases and
+    the embedded server the count.)"""
+    legacy = _core_event("legacy", namespace)
+    legacy["involvedObject"]["fieldPath"] = "spec.containers{web}"
+    legacy["message"] = "  padded  "
+    client.request("POST", f"/api/v1/namespaces/{namespace}/events", body=legacy)
+    client.request(
+        "POST", f"{EVENTS_V1}/namespaces/{namespace}/events", body=_new_event("new", namespace)
+    )
+    table = client.request("GET", f"/api/v1/namespaces/{namespace}/events", accept=TABLE)
+    cells = {r["cells"][9]: r["cells"][1:9] for r in table["rows"]}
+    age = cells["legacy"][6]
+    assert cells["legacy"] == [
+        "Normal",
+        "Started",
+        "pod/web-0",
+        "spec.containers{web}",
+        "kubelet, node-1",
+        "padded",
+        age,
+        3,
+    ]
+    assert cells["new"][:5] == [
+        "Normal",
+        "Scaled",
+        "pod/web-0",
+        "",
+        "example.com/cache-operator, cache-operator-0",
+    ]
+    assert cells["new"][5] == "scaled to 3" and cells["new"][7] == 1
+
+
 def test_event_field_selectors_per_group(client: Client, namespace: str) -> None:
     """events.k8s.io selects by its own field names (1.20's label conversion maps them to
     the core fields); each group refuses the other's names."""
