@@ -11,7 +11,10 @@ other candidate, but they carry no patch strategies, merge keys, list types or r
 fields, and kubectl computes ``apply`` patches from exactly those.
 
 The release read is the one :data:`~.discovery.SERVER_VERSION` reports (the newest shipped
-when the package has no such release). :func:`definitions` undoes the JSON Schema
+when the package has no such release); API versions it no longer publishes but this server
+serves as kube-apiserver 1.20 does (``flowcontrol.apiserver.k8s.io/v1beta1``,
+``autoscaling/v2beta2``) come from the newest older release that has them. The package starts
+at 1.25, so ``events.k8s.io/v1beta1`` (gone in 1.25) has no definition. :func:`definitions` undoes the JSON Schema
 conversion to give OpenAPI v2 schema objects (a single type instead of ``[T, "null"]``,
 references under ``#/definitions/``, ``int-or-string`` and ``Quantity`` as kube-apiserver
 writes them), loaded once per process.
