@@ -792,3 +792,26 @@ def test_kubectl_get_prints_events_and_flow_control(
             [kubectl, *args], capture_output=True, text=True, timeout=60, check=True
         )
         assert " ".join(proc.stdout.splitlines()[0].split()) == header, (resource, proc.stdout)
+
+
+@pytest.mark.kubectl
+def test_kubectl_explain_the_new_kinds(kubeconfig: Path) -> None:
+    """The OpenAPI definitions are served: ``kubectl explain`` describes their fields."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl not installed: run `make kubectl` (scripts/ensure-kubectl.sh)")
+    for args, field in (
+        (["flowschemas.spec.distinguisherMethod"], "distinguisherMethod"),
+        (["prioritylevelconfigurations.spec.limited"], "limited"),
+        (["events.regarding", "--api-version=events.k8s.io/v1"], "regarding"),
+    ):
+        proc = subprocess.run(
+            [kubectl, "--kubeconfig", str(kubeconfig), "explain", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        words = " ".join(proc.stdout.split())
+        # "FIELD: name <Type>" from OpenAPI v3, "RESOURCE: name <Object>" from v2 (1.20)
+        assert f": {field} <" in words and "DESCRIPTION:" in words, proc.stdout
