@@ -604,6 +604,50 @@ def test_flow_schema_and_priority_level_defaults_and_validation(client: Client) 
         client.request("DELETE", f"{FLOWCONTROL}/{plural}/{name}")
 
 
+def test_the_mandatory_objects_keep_their_spec(client: Client) -> None:
+    """ValidateFlowSchema / ValidatePriorityLevelConfiguration: the specs of the mandatory
+    exempt and catch-all objects are fixed (the refused value, a Go struct dump upstream, is
+    not compared)."""
+    for plural, name, change in (
+        ("flowschemas", "exempt", {"spec": {"matchingPrecedence": 2}}),
+        ("flowschemas", "catch-all", {"spec": {"distinguisherMethod": {"type": "ByNamespace"}}}),
+        (
+            "prioritylevelconfigurations",
+            "catch-all",
+            {"spec": {"limited": {"assuredConcurrencyShares": 50}}},
+        ),
+    ):
+        with pytest.raises(ApiError) as refused:
+            client.request(
+                "PATCH",
+                f"{FLOWCONTROL}/{plural}/{name}",
+                body=change,
+                content_type="application/merge-patch+json",
+            )
+        kind = "FlowSchema" if plural == "flowschemas" else "PriorityLevelConfiguration"
+        message = refused.value.message
+        assert refused.value.code == 422, message
+        assert message.startswith(
+            f'{kind}.flowcontrol.apiserver.k8s.io "{name}" is invalid: spec: Invalid value: '
+        ), message
+        assert message.endswith(f": spec of '{name}' must equal the fixed value"), message
+    # the same spec again is no change of it
+    exempt = client.request("GET", f"{FLOWCONTROL}/flowschemas/exempt")
+    client.request(
+        "PATCH",
+        f"{FLOWCONTROL}/flowschemas/exempt",
+        body={"metadata": {"labels": {"seen": "yes"}}},
+        content_type="application/merge-patch+json",
+    )
+    client.request(
+        "PATCH",
+        f"{FLOWCONTROL}/flowschemas/exempt",
+        body={"metadata": {"labels": None}},
+        content_type="application/merge-patch+json",
+    )
+    assert client.request("GET", f"{FLOWCONTROL}/flowschemas/exempt")["spec"] == exempt["spec"]
+
+
 def test_a_flow_schema_gets_its_dangling_condition(client: Client) -> None:
     """The configuration controller marks a schema whose priority level is missing
     (MissingPL True) and clears the mark once the level exists."""

@@ -15,8 +15,8 @@ PriorityLevelConfiguration, cluster-scoped, with a status subresource.
   ``ValidatePriorityLevelConfigurationSpec``): required fields, enums (distinguisher method,
   subject kind, verbs, priority level type, limit response type), positive numbers, subjects
   matching their kind, rules naming what they match, type ``Exempt`` for the level named
-  ``exempt`` only. Not checked: the mandatory objects' fixed specs (upstream prints the Go
-  struct), the shuffle-sharding entropy bound.
+  ``exempt`` only, the mandatory objects' fixed specs (the refused value is printed as JSON
+  where upstream prints the Go struct). Not checked: the shuffle-sharding entropy bound.
 * Printers as upstream's ``printFlowSchema`` (rows of a list in matching order: precedence,
   then name) and ``printPriorityLevelConfiguration``.
 """
@@ -24,6 +24,7 @@ PriorityLevelConfiguration, cluster-scoped, with a status subresource.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any, Final
@@ -323,7 +324,41 @@ def check_flow_schema(
             _resource_rule(out, f"{path}.resourceRules[{j}]", _map(resource_rule))
         for j, non_resource_rule in enumerate(non_resource_rules):
             _non_resource_rule(out, f"{path}.nonResourceRules[{j}]", _map(non_resource_rule))
+    _fixed_spec(out, "FlowSchema", obj)
     _conditions(out, obj)
+
+
+def _semantic(value: Any) -> Any:
+    """``value`` as apimachinery's semantic equality sees it (empty and absent alike)."""
+    if isinstance(value, Mapping):
+        kept = {k: _semantic(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v not in (None, [], {})}
+    if isinstance(value, list):
+        return [_semantic(v) for v in value]
+    return value
+
+
+@functools.cache
+def _mandatory_specs() -> dict[tuple[str, str], Any]:
+    """(kind, name) -> the spec of each mandatory object (``exempt``, ``catch-all``)."""
+    levels, schemas = bootstrap_objects()
+    mandatory = ("exempt", "catch-all")
+    return {
+        (o["kind"], o["metadata"]["name"]): _semantic(o["spec"])
+        for o in (*levels, *schemas)
+        if o["metadata"]["name"] in mandatory
+    }
+
+
+def _fixed_spec(out: list[Cause], kind: str, obj: Mapping[str, Any]) -> None:
+    """A mandatory object's spec must equal kube-apiserver's (upstream prints the Go struct
+    as the value; here its JSON)."""
+    name = str(_map(obj.get("metadata")).get("name") or "")
+    fixed = _mandatory_specs().get((kind, name))
+    if fixed is not None and _semantic(obj.get("spec") or {}) != fixed:
+        out.append(
+            _invalid("spec", obj.get("spec") or {}, f"spec of '{name}' must equal the fixed value")
+        )
 
 
 def _conditions(out: list[Cause], obj: Mapping[str, Any]) -> None:
@@ -412,6 +447,7 @@ def check_priority_level(
                 )
     else:
         out.append(_not_supported("spec.type", kind or "", _LEVEL_TYPES))
+    _fixed_spec(out, "PriorityLevelConfiguration", obj)
     _conditions(out, obj)
 
 
@@ -670,13 +706,20 @@ def dangling_condition(level: str, exists: bool, now: str) -> dict[str, Any]:
 
 
 def bootstrap(store: Store) -> None:
-    """Create the configuration objects of :func:`bootstrap_objects` that do not exist (a
-    restored cluster keeps its own), each flow schema with its ``Dangling`` condition."""
+    """Create the configuration objects of :func:`bootstrap_objects` that do not exist, each
+    flow schema with its ``Dangling`` condition: the mandatory ones always, the suggested ones
+    on a fresh cluster only (a restored cluster keeps the suggested objects it deleted)."""
     levels_info = store.registry.by_key(*PRIORITY_LEVEL_KEY)
     schemas_info = store.registry.by_key(*FLOW_SCHEMA_KEY)
     if levels_info is None or schemas_info is None:
         return
     levels, schemas = bootstrap_objects()
+    if store.try_get(levels_info, None, "exempt") is not None:
+        # 1.20 creates the suggested objects only while the exempt level is missing (a
+        # fresh cluster); the mandatory ones are always ensured
+        mandatory = ("exempt", "catch-all")
+        levels = [o for o in levels if o["metadata"]["name"] in mandatory]
+        schemas = [o for o in schemas if o["metadata"]["name"] in mandatory]
     api_version = f"{GROUP}/{VERSION}"
 
     def managed_by(manager: str, info: Any, subresource: str = "") -> Any:
