@@ -9,7 +9,9 @@ runs; it is the single source for discovery documents and request routing.
 Objects of one resource are stored once under ``(group, plural)`` whatever version they are
 served in; custom resources with several served versions are converted by their CRD's
 webhook (``strategy: Webhook``, :mod:`.conversion`) or, with the default ``strategy: None``,
-only get ``apiVersion`` rewritten on the way out.
+only get ``apiVersion`` rewritten on the way out. A resource may also be a view of another's
+storage (:attr:`ResourceInfo.stored_as`: ``events.k8s.io`` Events are the core ``v1`` Events,
+converted both ways by the view's converter), as kube-apiserver's cohabiting resources.
 """
 
 from __future__ import annotations
