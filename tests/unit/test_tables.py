@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,8 +18,19 @@ def _info(plural: str) -> ResourceInfo:
     return next(i for i in SERVED_BUILTINS if i.plural == plural)
 
 
+_NOW = float(int(time.time()))
+"""The clock the printers read in these tests (whole seconds, as timestamps are written)."""
+
+
+@pytest.fixture(autouse=True)
+def _frozen_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ages are computed against :data:`_NOW`, not the running clock: a timestamp written
+    30 s ago must print "30s" however long the test takes."""
+    monkeypatch.setattr(tables, "time", SimpleNamespace(time=lambda: _NOW))
+
+
 def _ts(seconds_ago: float) -> str:
-    when = datetime.fromtimestamp(time.time() - seconds_ago, tz=timezone.utc)
+    when = datetime.fromtimestamp(_NOW - seconds_ago, tz=timezone.utc)
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
