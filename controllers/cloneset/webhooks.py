@@ -43,6 +43,7 @@ __all__ = [
     "UPDATABLE",
     "CloneSetValidator",
     "pods_to_delete_errors",
+    "priority_strategy_error",
     "set_defaults",
     "setup_webhooks",
     "spec_errors",
@@ -128,8 +129,9 @@ def _selector_errors(spec: Mapping[str, Any]) -> list[webhook.FieldError]:
     return []
 
 
-def _priority_error(priority: Any) -> str | None:
-    """Kruise's ``UpdatePriorityStrategy.FieldsValidation``."""
+def priority_strategy_error(priority: Any) -> str | None:
+    """Kruise's ``UpdatePriorityStrategy.FieldsValidation``: why ``priority`` (an
+    ``updateStrategy.priorityStrategy``) is refused, or None when it is acceptable."""
     if not isinstance(priority, Mapping):
         return None
     weights = priority.get("weightPriority") or []
@@ -194,7 +196,7 @@ def _update_strategy_errors(strategy: Mapping[str, Any], replicas: int) -> list[
         else:
             scaled[key] = value
     for key, problem in (
-        ("priorityStrategy", _priority_error(strategy.get("priorityStrategy"))),
+        ("priorityStrategy", priority_strategy_error(strategy.get("priorityStrategy"))),
         ("scatterStrategy", _scatter_error(strategy.get("scatterStrategy"))),
     ):
         if problem is not None:

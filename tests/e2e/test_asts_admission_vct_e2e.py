@@ -193,7 +193,7 @@ def test_adding_a_template_is_refused(client, namespace, wait_for, classes, sts_
         with pytest.raises(ApiError) as refused:
             client.update(sts)
     assert refused.value.code == 422
-    assert "volumeClaimTemplate can not be added or deleted when OnPodRollingUpdate" in str(
+    assert "volumeClaimTemplate can not be added or deleted when OnRollingUpdate" in str(
         refused.value.message
     )
     assert len(live_pods(client, namespace)) == 3

@@ -244,13 +244,11 @@ def test_templates_added_removed_renamed_or_changed_are_refused():
     )
     (error,) = _errors(api, added, old)
     assert error.startswith("spec.volumeClaimTemplates: Invalid value: ")
-    assert error.endswith(
-        ": volumeClaimTemplate can not be added or deleted when OnPodRollingUpdate"
-    )
+    assert error.endswith(": volumeClaimTemplate can not be added or deleted when OnRollingUpdate")
     removed = copy.deepcopy(old)
     removed["spec"]["volumeClaimTemplates"].pop()
     assert _errors(api, removed, old)[0].endswith(
-        "can not be added or deleted when OnPodRollingUpdate"
+        "can not be added or deleted when OnRollingUpdate"
     )
     renamed = copy.deepcopy(old)
     renamed["spec"]["volumeClaimTemplates"][1]["metadata"]["name"] = "other"
@@ -262,10 +260,10 @@ def test_templates_added_removed_renamed_or_changed_are_refused():
     modes["spec"]["volumeClaimTemplates"][0]["spec"]["accessModes"] = ["ReadWriteMany"]
     (error,) = _errors(api, modes, old)
     assert error.startswith("spec.volumeClaimTemplates[data0]: Invalid value: ")
-    assert error.endswith("volumeClaimTemplate can not be modified when OnPodRollingUpdate")
+    assert error.endswith("volumeClaimTemplate can not be modified when OnRollingUpdate")
     moved = copy.deepcopy(old)
     moved["spec"]["volumeClaimTemplates"][0]["spec"]["storageClassName"] = DISALLOW
-    assert _errors(api, moved, old)[0].endswith("can not be modified when OnPodRollingUpdate")
+    assert _errors(api, moved, old)[0].endswith("can not be modified when OnRollingUpdate")
     # other changes of a compatible template pass (Kruise compares class, modes and size only)
     labelled = copy.deepcopy(old)
     labelled["spec"]["volumeClaimTemplates"][0]["metadata"]["labels"] = {"a": "b"}
