@@ -14,6 +14,9 @@
   ``--install-crds``) and ``setup_webhooks(manager)`` (called for ``--webhook-port N``, which
   serves admission webhooks over HTTPS with ``tls.crt``/``tls.key`` from
   ``--webhook-cert-dir``): see :class:`ControllerEntry`.
+* ``kube-runtime run NAME... --feature-gates Name=true,...`` turns the controllers' feature
+  gates on or off (Kruise's ``--feature-gates`` syntax; a controller declares its gates as
+  ``FEATURE_GATES``); an unknown gate is an error (exit 2).
 * ``kube-runtime run NAME... --shards N|auto`` runs this process as one shard of the ring
   ``--shard-ring`` (:mod:`kube_runtime.sharding`): run several replicas and each reconciles
   its share of the objects. ``auto`` assigns as soon as one shard is ready; ``N`` holds the
@@ -37,7 +40,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -56,6 +59,7 @@ __all__ = [
     "controller_entries",
     "load_controller",
     "main",
+    "parse_feature_gates",
 ]
 
 CONTROLLERS_GROUP = "kube_runtime.controllers"
@@ -71,7 +75,10 @@ class ControllerEntry(Protocol):
     ``setup`` registers the controller's watches with the manager; it may also define
     ``install_crd(client)``, which ``kube-runtime run --install-crds`` calls first, and
     ``setup_webhooks(manager)``, which ``kube-runtime run --webhook-port N`` calls after
-    making the manager's webhook server (:func:`kube_runtime.webhook.server_for`).
+    making the manager's webhook server (:func:`kube_runtime.webhook.server_for`). A
+    controller with feature gates declares them as ``FEATURE_GATES`` (a mapping of each gate's
+    name to its default); ``kube-runtime run --feature-gates Name=true,...`` then passes its
+    setup ``feature_gates=`` (the given gates it declares).
     """
 
     def setup(self, manager: Manager, *, max_concurrent_reconciles: int) -> object: ...
@@ -138,6 +145,59 @@ def _serve_webhooks(manager: Any, entries: Sequence[Any], port: int, cert_dir: s
             setup(manager)
 
 
+def parse_feature_gates(text: str, known: Mapping[str, bool]) -> dict[str, bool]:
+    """``--feature-gates`` in Kruise's (component-base's) syntax, ``A=true,B=false`` (spaces
+    around entries ignored, a value read as Go's ``strconv.ParseBool``), for the gates
+    ``known``; ``ValueError`` with component-base's words for an entry without a value, a
+    value that is not a bool, or a gate not in ``known``."""
+    gates: dict[str, bool] = {}
+    for entry in text.split(","):
+        entry = entry.strip()
+        if not entry:
+            continue
+        name, sep, value = entry.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep:
+            raise ValueError(f"missing bool value for {name}")
+        if name not in known:
+            raise ValueError(f"unrecognized feature gate: {name}")
+        if value not in _GO_BOOLS:
+            raise ValueError(
+                f"invalid value of {name}={value}, err: strconv.ParseBool: parsing "
+                f'"{value}": invalid syntax'
+            )
+        gates[name] = _GO_BOOLS[value]
+    return gates
+
+
+_GO_BOOLS: dict[str, bool] = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
+def _feature_gates(entries: Sequence[Any], text: str | None) -> list[dict[str, bool]] | str:
+    """Per entry, the ``--feature-gates`` ``text`` it declares (``FEATURE_GATES``), or the
+    error to print."""
+    if text is None:
+        return [{} for _ in entries]
+    known: dict[str, bool] = {}
+    for entry in entries:
+        known.update(getattr(entry, "FEATURE_GATES", None) or {})
+    try:
+        gates = parse_feature_gates(text, known)
+    except ValueError as e:
+        names = ", ".join(sorted(known)) or "none"
+        return (
+            f'invalid argument "{text}" for "--feature-gates" flag: {e} '
+            f"(the gates of the controllers run: {names})"
+        )
+    return [
+        {k: v for k, v in gates.items() if k in (getattr(e, "FEATURE_GATES", None) or {})}
+        for e in entries
+    ]
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``kube-runtime run``: the named controllers in one manager until a signal."""
     from kube_runtime import logs
@@ -149,6 +209,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         entries = [load_controller(name) for name in args.controllers]
     except (KeyError, TypeError) as e:
         print(f"error: {e.args[0]}", file=sys.stderr)
+        return 2
+    gates = _feature_gates(entries, args.feature_gates)
+    if isinstance(gates, str):
+        print(f"error: {gates}", file=sys.stderr)
         return 2
     if args.webhook_port and not _webhook_certs_present(args.webhook_cert_dir):
         print(
@@ -202,11 +266,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         sharding=sharding,
         identity=args.identity,
     )
-    for entry in entries:
+    for entry, entry_gates in zip(entries, gates, strict=True):
         install = getattr(entry, "install_crd", None)
         if args.install_crds and callable(install):
             install(client)
-        entry.setup(manager, max_concurrent_reconciles=args.workers)
+        if entry_gates:
+            entry.setup(  # type: ignore[call-arg]
+                manager, max_concurrent_reconciles=args.workers, feature_gates=entry_gates
+            )
+        else:
+            entry.setup(manager, max_concurrent_reconciles=args.workers)
     if args.webhook_port:
         _serve_webhooks(manager, entries, args.webhook_port, args.webhook_cert_dir)
     try:
@@ -341,6 +410,13 @@ def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.Argu
         "--webhook-cert-dir",
         default=DEFAULT_WEBHOOK_CERT_DIR,
         help="directory with tls.crt and tls.key for the webhooks (default %(default)s)",
+    )
+    p.add_argument(
+        "--feature-gates",
+        metavar="Name=true,...",
+        help="turn the controllers' feature gates on or off (Kruise's syntax), e.g. "
+        "RecreatePodWhenChangeVCTInCloneSetGate=true for cloneset; wins over "
+        "$KUBE_RUNTIME_FEATURE_GATES",
     )
     p.add_argument("--metrics-port", type=int, default=8080, help="0 disables /metrics")
     p.add_argument("--health-port", type=int, default=8081, help="0 disables /healthz, /readyz")

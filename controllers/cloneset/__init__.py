@@ -16,7 +16,7 @@ Modules, as the StatefulSet's:
 - :mod:`.pvc`: the set's claims per pod instance id;
 - :mod:`.revision`: the set's revisions with the hash of its ``volumeClaimTemplates``, and
   Kruise's ``RecreatePodWhenChangeVCTInCloneSetGate`` (``setup(recreate_pod_when_change_vct=...)``
-  or ``KUBE_RUNTIME_FEATURE_GATES``);
+  ``kube-runtime run cloneset --feature-gates ...`` or ``KUBE_RUNTIME_FEATURE_GATES``);
 - :mod:`.core`: the typed view of a CloneSet (:class:`~.core.CloneSetView`, over the models
   generated from the CRD in :mod:`.models`), spec validation, pod readiness, new pods.
 
@@ -25,10 +25,12 @@ Modules, as the StatefulSet's:
 
 from controllers.cloneset.controller import CloneSetReconciler, install_crd, setup
 from controllers.cloneset.core import CLONESET
+from controllers.cloneset.revision import FEATURE_GATES
 from controllers.cloneset.webhooks import setup_webhooks
 
 __all__ = [
     "CLONESET",
+    "FEATURE_GATES",
     "CloneSetReconciler",
     "install_crd",
     "setup",

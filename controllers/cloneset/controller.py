@@ -34,6 +34,7 @@ from controllers.cloneset.core import CLONESET, CloneSetView, SpecError, validat
 from controllers.cloneset.pod_control import CloneSetPodControl, Expectations
 from controllers.cloneset.pvc import claims_without_reuse
 from controllers.cloneset.revision import (
+    FEATURE_GATES,
     RECREATE_POD_WHEN_CHANGE_VCT_GATE,
     feature_gate_enabled,
     resolve_revisions,
@@ -279,6 +280,7 @@ def setup(
     install_crd: bool = False,
     preparing_normal: bool = True,
     recreate_pod_when_change_vct: bool | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> Controller:
     """Register the CloneSet controller with ``manager``; return the controller.
 
@@ -295,11 +297,19 @@ def setup(
     differs from the update revision's is recreated with new claims instead of being updated
     in place (not under ``InPlaceOnly``). None (the default) reads the gate from the
     environment variable ``KUBE_RUNTIME_FEATURE_GATES`` in Kruise's ``--feature-gates``
-    syntax, which is how ``kube-runtime run cloneset`` is given it
-    (``KUBE_RUNTIME_FEATURE_GATES=RecreatePodWhenChangeVCTInCloneSetGate=true``).
+    syntax (``KUBE_RUNTIME_FEATURE_GATES=RecreatePodWhenChangeVCTInCloneSetGate=true``), unless
+    ``feature_gates`` (what ``kube-runtime run cloneset --feature-gates Name=true,...`` passes,
+    names of :data:`~controllers.cloneset.revision.FEATURE_GATES` only; ``ValueError``
+    otherwise) names the gate: the flag wins.
     """
+    unknown = sorted(set(feature_gates or {}) - set(FEATURE_GATES))
+    if unknown:
+        raise ValueError(f"unrecognized feature gate: {unknown[0]}")
     if recreate_pod_when_change_vct is None:
-        recreate_pod_when_change_vct = feature_gate_enabled(RECREATE_POD_WHEN_CHANGE_VCT_GATE)
+        if feature_gates and RECREATE_POD_WHEN_CHANGE_VCT_GATE in feature_gates:
+            recreate_pod_when_change_vct = feature_gates[RECREATE_POD_WHEN_CHANGE_VCT_GATE]
+        else:
+            recreate_pod_when_change_vct = feature_gate_enabled(RECREATE_POD_WHEN_CHANGE_VCT_GATE)
     if install_crd:
         _install_crd(manager.api_reader)
     reconciler = CloneSetReconciler(

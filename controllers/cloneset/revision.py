@@ -40,6 +40,7 @@ from kube_runtime.workloads.revision import (
 )
 
 __all__ = [
+    "FEATURE_GATES",
     "FEATURE_GATES_ENV",
     "RECREATE_POD_WHEN_CHANGE_VCT_GATE",
     "VCT_HASH_ANNOTATION",
@@ -61,7 +62,11 @@ RECREATE_POD_WHEN_CHANGE_VCT_GATE: Final = "RecreatePodWhenChangeVCTInCloneSetGa
 recreates the pods (and their claims) instead of updating them in place."""
 FEATURE_GATES_ENV: Final = "KUBE_RUNTIME_FEATURE_GATES"
 """The environment variable holding feature gates in Kruise's ``--feature-gates`` syntax
-(``Name=true,Other=false``), read when ``kube-runtime run cloneset`` sets the controller up."""
+(``Name=true,Other=false``), read when ``kube-runtime run cloneset`` sets the controller up
+(a gate given with ``kube-runtime run --feature-gates`` wins over it)."""
+FEATURE_GATES: Final[Mapping[str, bool]] = {RECREATE_POD_WHEN_CHANGE_VCT_GATE: False}
+"""The feature gates the CloneSet controller knows, with their defaults (Kruise's): what
+``kube-runtime run cloneset --feature-gates`` accepts."""
 
 _FNV32_OFFSET = 0x811C9DC5
 _FNV32_PRIME = 0x01000193
