@@ -1,0 +1,192 @@
+"""The client's lean HTTP/1.1 exchange (``kube_runtime.client.transport``) against a scripted
+socket server: framing (Content-Length, chunked, close-delimited), keep-alive reuse, and what
+is sent again after a pooled connection the server closed."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+import urllib3
+
+from kube_runtime.client import transport
+from kube_runtime.client.transport import TransportError, exchange
+
+Handler = Callable[[socket.socket, bytes], bool]
+"""Answers one request on a connection; returns whether to keep the connection open."""
+
+
+class Server:
+    """A loopback server answering each request with the next handler of ``script``;
+    records the requests and the connections they came on."""
+
+    def __init__(self, script: list[Handler]) -> None:
+        self.script = list(script)
+        self.requests: list[tuple[int, bytes]] = []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.connections = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while self.script:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            number = self.connections
+            with conn:
+                buffer = b""
+                while self.script:
+                    while b"\r\n\r\n" not in buffer:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            break
+                        buffer += chunk
+                    if b"\r\n\r\n" not in buffer:
+                        break
+                    head, _, rest = buffer.partition(b"\r\n\r\n")
+                    length = 0
+                    for line in head.split(b"\r\n")[1:]:
+                        name, _, value = line.partition(b":")
+                        if name.strip().lower() == b"content-length":
+                            length = int(value)
+                    while len(rest) < length:
+                        rest += conn.recv(65536)
+                    request, buffer = head + b"\r\n\r\n" + rest[:length], rest[length:]
+                    self.requests.append((number, request))
+                    if not self.script.pop(0)(conn, request):
+                        break
+
+    def url(self, path: str = "/x") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def reply(raw: bytes, keep: bool = True) -> Handler:
+    def handle(conn: socket.socket, request: bytes) -> bool:
+        conn.sendall(raw)
+        return keep
+
+    return handle
+
+
+def hang_up(conn: socket.socket, request: bytes) -> bool:
+    return False  # close without answering
+
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[list[Handler]], Server]]:
+    servers: list[Server] = []
+
+    def start(script: list[Handler]) -> Server:
+        servers.append(Server(script))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        s.close()
+
+
+def _send(
+    pool: urllib3.PoolManager, method: str, url: str, body: bytes | None = None
+) -> transport.Answer:
+    return exchange(
+        pool, method, url, {"Accept": "application/json"}, body, connect_timeout=2, read_timeout=2
+    )
+
+
+def test_content_length_and_keep_alive_reuse(serve: Callable[[list[Handler]], Server]) -> None:
+    server = serve([reply(OK), reply(OK)])
+    pool = urllib3.PoolManager()
+    first = _send(pool, "POST", server.url("/a?b=c"), b'{"k":1}')
+    second = _send(pool, "GET", server.url())
+    assert (first.status, first.data, second.data) == (200, b"{}", b"{}")
+    assert first.headers["content-type"] == "application/json"
+    assert [n for n, _ in server.requests] == [1, 1]  # one connection, reused
+    line, _, rest = server.requests[0][1].partition(b"\r\n")
+    assert line == b"POST /a?b=c HTTP/1.1"
+    assert b"Content-Length: 7\r\n" in rest and rest.endswith(b'{"k":1}')
+    assert f"Host: 127.0.0.1:{server.port}".encode() in rest
+
+
+def test_chunked_body_with_extensions_and_trailers(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    body = (
+        b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b'4;ext=1\r\n{"a"\r\n5\r\n:[1]}\r\n0\r\nX-Trailer: y\r\n\r\n'
+    )
+    server = serve([reply(body), reply(OK)])
+    pool = urllib3.PoolManager()
+    answer = _send(pool, "GET", server.url())
+    assert (answer.status, answer.data) == (201, b'{"a":[1]}')
+    assert _send(pool, "GET", server.url()).data == b"{}"  # the connection stayed usable
+    assert [n for n, _ in server.requests] == [1, 1]
+
+
+def test_connection_close_and_close_delimited_bodies_are_not_reused(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    closing = b"HTTP/1.1 409 Conflict\r\nConnection: close\r\nContent-Length: 3\r\n\r\nbad"
+    delimited = b"HTTP/1.0 200 OK\r\n\r\nuntil the end"
+    server = serve([reply(closing, keep=False), reply(delimited, keep=False), reply(OK)])
+    pool = urllib3.PoolManager()
+    conflict = _send(pool, "PUT", server.url(), b"{}")
+    assert (conflict.status, conflict.data) == (409, b"bad")
+    assert _send(pool, "GET", server.url()).data == b"until the end"
+    assert _send(pool, "GET", server.url()).data == b"{}"
+    assert [n for n, _ in server.requests] == [1, 2, 3]
+
+
+def test_a_stale_pooled_connection_is_resent_for_idempotent_methods_only(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    # The server answers, keeps the connection, then hangs up on the next request on it, as
+    # a server closing an idle keep-alive connection while a request is on its way.
+    server = serve([reply(OK), hang_up, reply(OK), reply(OK), hang_up])
+    pool = urllib3.PoolManager()
+    assert _send(pool, "GET", server.url()).status == 200
+    assert _send(pool, "GET", server.url()).status == 200  # resent on a new connection
+    assert [n for n, _ in server.requests] == [1, 1, 2]
+    assert _send(pool, "GET", server.url()).status == 200
+    with pytest.raises(TransportError, match="closed by the server"):
+        _send(pool, "POST", server.url(), b"{}")  # a create is never sent twice
+    assert len(server.requests) == 5
+
+
+def test_garbage_and_refused_connections_are_transport_errors(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    server = serve([reply(b"SSH-2.0-OpenSSH\r\n\r\n", keep=False)])
+    pool = urllib3.PoolManager()
+    with pytest.raises(TransportError, match=r"not an HTTP/1\.x status line"):
+        _send(pool, "GET", server.url())
+    closed = socket.create_server(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    with pytest.raises(TransportError, match="connecting"):
+        exchange(
+            pool,
+            "GET",
+            f"http://127.0.0.1:{port}/",
+            {},
+            None,
+            connect_timeout=1,
+            read_timeout=1,
+            connect_retries=1,
+        )
+
+
+def test_only_a_direct_pool_is_supported() -> None:
+    assert transport.supports(urllib3.PoolManager())
+    assert not transport.supports(urllib3.ProxyManager("http://127.0.0.1:3128"))
