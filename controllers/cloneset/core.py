@@ -32,6 +32,7 @@ from kube_runtime import meta, webhook
 from kube_runtime.expectations import equal_to_revision_hash
 from kube_runtime.kinds import Kind
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
+from kube_runtime.workloads import podreadiness
 from kube_runtime.workloads.inplace import get_condition, inject_readiness_gate
 from kube_runtime.workloads.intstr import int_or_percent_error, scaled_value
 from kube_runtime.workloads.pods import is_available, is_ready
@@ -253,6 +254,15 @@ class CloneSetView:
     def in_place_update_hook(self) -> dict[str, Any] | None:
         """``lifecycle.inPlaceUpdate`` as its wire dict."""
         return _wire(self.spec.lifecycle.in_place_update) if self.spec.lifecycle else None
+
+    @functools.cached_property
+    def marks_pod_not_ready(self) -> bool:
+        """A ``preDelete`` or ``inPlaceUpdate`` hook says ``markPodNotReady`` (Kruise
+        ``IsLifecycleMarkPodNotReady``): new pods get the ``KruisePodReady`` readiness gate
+        and pods in PreparingDelete are not taken back by a scale-up."""
+        return lifecycle.lifecycle_marks_pod_not_ready(
+            {"preDelete": self.pre_delete_hook, "inPlaceUpdate": self.in_place_update_hook}
+        )
 
     @functools.cached_property
     def selector_dict(self) -> dict[str, Any]:
@@ -484,6 +494,10 @@ def _new_pod(cs: CloneSetView, revision: str, instance_id: str, state: str) -> d
     pod_meta.pop("generateName", None)
     spec = dict(meta.spec(template))
     inject_readiness_gate(spec)
+    if cs.marks_pod_not_ready:
+        # Kruise's pod webhook gives every pod of its workloads this gate; here only the pods
+        # a hook may hold not ready get it
+        podreadiness.inject_gate(spec)
     pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
     if cs.spec.volume_claim_templates:
         spec["volumes"] = instance_pod_volumes_for(cs.obj, pod)

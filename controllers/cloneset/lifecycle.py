@@ -16,6 +16,8 @@ from kube_runtime.workloads.lifecycle import (
     get_state,
     is_pod_all_hooked,
     is_pod_hooked,
+    lifecycle_marks_pod_not_ready,
+    marks_pod_not_ready,
     state_patch,
 )
 
@@ -32,5 +34,7 @@ __all__ = [
     "get_state",
     "is_pod_all_hooked",
     "is_pod_hooked",
+    "lifecycle_marks_pod_not_ready",
+    "marks_pod_not_ready",
     "state_patch",
 ]

@@ -44,6 +44,7 @@ from kube_runtime.expectations import (
 )
 from kube_runtime.kinds import Kind, PersistentVolumeClaim, Pod
 from kube_runtime.meta import ObjView as Obj
+from kube_runtime.workloads import podreadiness
 from kube_runtime.workloads.inplace import InPlaceControl, InPlaceSpec
 from kube_runtime.workloads.revision import delete_revision
 
@@ -107,9 +108,26 @@ class PodControl(Protocol):
         gone (its claims are then left alone)."""
         ...
 
-    def update_pod_lifecycle(self, pod: Obj, state: str) -> tuple[bool, Obj]:
-        """Move the pod to lifecycle ``state``: ``(written, the pod as the API returned it)``;
-        no request when it is in that state already."""
+    def update_pod_lifecycle(
+        self,
+        pod: Obj,
+        state: str,
+        *,
+        mark_not_ready: bool = False,
+        hook: Mapping[str, object] | None = None,
+    ) -> tuple[bool, Obj]:
+        """Move the pod to lifecycle ``state`` (Kruise ``UpdatePodLifecycle``): ``(written, the
+        pod as the API returned it)``; no request when it is in that state already. With
+        ``hook`` (``UpdatePodLifecycleWithHandler``) the hook's labels and finalizers are put
+        back in the same write. ``mark_not_ready`` (the hook's ``markPodNotReady``) first
+        holds the pod not ready through its ``KruisePodReady`` gate at ``PreparingDelete`` /
+        ``PreparingUpdate`` and releases it at ``Updated`` (Kruise
+        ``executePodNotReadyPolicy``), whatever the current state."""
+        ...
+
+    def ensure_readiness_condition(self, pod: Obj) -> bool:
+        """Kruise's pod-readiness controller: a pod with the ``KruisePodReady`` readiness
+        gate and no such condition gets it ``True``; whether a write was sent."""
         ...
 
     def mark_specified_delete(self, cs: CloneSetView, pod: Obj, revision: str) -> None:
@@ -229,17 +247,72 @@ class CloneSetPodControl:
 
     # --- pod writes --------------------------------------------------------------------------
 
-    def update_pod_lifecycle(self, pod: Obj, state: str) -> tuple[bool, Obj]:
+    def update_pod_lifecycle(
+        self,
+        pod: Obj,
+        state: str,
+        *,
+        mark_not_ready: bool = False,
+        hook: Mapping[str, object] | None = None,
+    ) -> tuple[bool, Obj]:
+        if mark_not_ready:
+            self._not_ready_policy(pod, state)
         if lifecycle.get_state(pod) == state:
             return False, pod
-        updated: Obj = self._client.patch(
-            Pod, meta.name(pod), lifecycle.state_patch(state), namespace=meta.namespace(pod)
-        )
+        patch = lifecycle.state_patch(state)
+        name, namespace = meta.name(pod), meta.namespace(pod)
+        updated: Obj
+        if hook:
+            labels = hook.get("labelsHandler") or {}
+            patch["metadata"]["labels"].update(labels if isinstance(labels, Mapping) else {})
+            finalizers = hook.get("finalizersHandler") or []
+            patch["metadata"]["finalizers"] = list(
+                finalizers if isinstance(finalizers, list) else []
+            )
+            # Kruise's patch is strategic: the finalizers merge into the pod's
+            updated = self._client.patch(
+                Pod, name, patch, namespace=namespace, patch_type="strategic"
+            )
+        else:
+            updated = self._client.patch(Pod, name, patch, namespace=namespace)
         self._expect_version(updated)
         self._log.info(
             "%s: lifecycle %r -> %r", meta.key(pod), lifecycle.get_state(pod), str(state)
         )
         return True, updated
+
+    def _not_ready_policy(self, pod: Obj, state: str) -> None:
+        """Kruise ``executePodNotReadyPolicy``: the ``Lifecycle`` user agent's key
+        ``preDeleteHook`` at PreparingDelete, ``preUpdateHook`` at PreparingUpdate (removed at
+        Updated) in the pod's ``KruisePodReady`` condition."""
+        agent = podreadiness.LIFECYCLE_USER_AGENT
+        if state == lifecycle.PREPARING_DELETE:
+            patch = podreadiness.add_not_ready_key(pod, agent, podreadiness.PRE_DELETE_KEY)
+        elif state == lifecycle.PREPARING_UPDATE:
+            patch = podreadiness.add_not_ready_key(pod, agent, podreadiness.PRE_UPDATE_KEY)
+        elif state == lifecycle.UPDATED:
+            patch = podreadiness.remove_not_ready_key(pod, agent, podreadiness.PRE_UPDATE_KEY)
+        else:
+            return
+        self._patch_pod_status(pod, patch)
+
+    def ensure_readiness_condition(self, pod: Obj) -> bool:
+        return self._patch_pod_status(pod, podreadiness.initial_condition(pod))
+
+    def _patch_pod_status(self, pod: Obj, patch: Mapping[str, object] | None) -> bool:
+        """Write a ``KruisePodReady`` status patch (strategic: conditions merged by type)."""
+        if patch is None:
+            return False
+        written: Obj = self._client.patch(
+            Pod,
+            meta.name(pod),
+            dict(patch),
+            namespace=meta.namespace(pod),
+            patch_type="strategic",
+            subresource="status",
+        )
+        self._expect_version(written)
+        return True
 
     def mark_specified_delete(self, cs: CloneSetView, pod: Obj, revision: str) -> None:
         name = meta.name(pod)

@@ -24,6 +24,7 @@ from datetime import datetime
 
 from controllers.cloneset import core, lifecycle
 from controllers.cloneset.core import CloneSetLike, CloneSetView
+from controllers.cloneset.lifecycle import marks_pod_not_ready
 from controllers.cloneset.pod_control import PodControl, PodControlStep
 from controllers.cloneset.pvc import available_instance_ids, claims_of_instance, instance_id
 from kube_runtime import meta
@@ -315,7 +316,11 @@ class Scaler(PodControlStep):
         num_to_delete: int,
     ) -> bool:
         """Pods in PreparingDelete that a scale-up needs back return to PreparingNormal
-        (Normal without ``preparing_normal``); specified ones stay."""
+        (Normal without ``preparing_normal``); specified ones stay. Not when a hook
+        (``preDelete`` or ``inPlaceUpdate``) says ``markPodNotReady``: Kruise allows no regret
+        then (a pod taken back could lose its in-place update's Updated hook)."""
+        if cs.marks_pod_not_ready:
+            return False
         diff = cs.replicas - len(pods) + num_to_delete
         modified = False
         for pod in pre_delete:
@@ -351,7 +356,9 @@ class Scaler(PodControlStep):
         modified = False
         for pod in pods:
             if lifecycle.is_pod_hooked(hook, pod):
-                written, _ = self.pod_control.update_pod_lifecycle(pod, lifecycle.PREPARING_DELETE)
+                written, _ = self.pod_control.update_pod_lifecycle(
+                    pod, lifecycle.PREPARING_DELETE, mark_not_ready=marks_pod_not_ready(hook)
+                )
                 modified = modified or written
                 continue
             own_claims = claims_of_instance(instance_id(pod), claims)

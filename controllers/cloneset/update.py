@@ -223,14 +223,14 @@ class Updater(PodControlStep):
                 requeue = delay
 
         modified = False
+        update_name = meta.name(update_revision)
         for pod in pods:
-            written, delay = self._refresh(cs, pod)
+            written, delay = self._refresh(cs, pod, update_name)
             note(delay)
             modified = modified or written
         if modified or cs.paused:
             return requeue
 
-        update_name = meta.name(update_revision)
         if diffs.update_num == 0:
             return requeue
         waiting = []
@@ -238,9 +238,12 @@ class Updater(PodControlStep):
             is_new = core.is_updated(pod, update_name)
             if is_new == (diffs.update_num > 0):
                 continue
-            if lifecycle.get_state(pod) in (lifecycle.PREPARING_DELETE, lifecycle.UPDATED):
+            state = lifecycle.get_state(pod)
+            if state == lifecycle.PREPARING_DELETE:
                 continue
-            if _grace_pending(pod):
+            # an Updated pod a newer revision reaches is updated again (its hook put back
+            # first); any other waits out its grace period
+            if state != lifecycle.UPDATED and _grace_pending(pod):
                 continue
             waiting.append(i)
         waiting = sort_update_indexes(cs.update_strategy_dict, pods, waiting)
@@ -250,8 +253,17 @@ class Updater(PodControlStep):
             note(self._update_pod(cs, target, revisions, pods[i]))
         return requeue
 
-    def _refresh(self, cs: CloneSetView, pod: Obj) -> tuple[bool, float]:
-        """Advance in-place updates and the lifecycle states that follow them."""
+    def _refresh(self, cs: CloneSetView, pod: Obj, update_name: str) -> tuple[bool, float]:
+        """Advance in-place updates and the lifecycle states that follow them (Kruise
+        ``refreshPodState``): PreparingNormal -> Normal once scheduled or all pre-normal
+        hooked; a PreparingUpdate pod the set was rolled back to -> Updated (Normal when all
+        hooked); a completed Updating -> Updated while the ``inPlaceUpdate`` hook is not all
+        back (whenever ``lifecycle`` is set), else Normal; Updated -> Normal once it is. The
+        ``inPlaceUpdate`` hook's ``markPodNotReady`` releases the pod's ``KruisePodReady``
+        condition at Updated. A pod with that readiness gate and no condition gets it True
+        first (Kruise's pod-readiness controller; that write ends the pod's refresh)."""
+        if self.pod_control.ensure_readiness_condition(pod):
+            return True, 0.0
         written, delay = self.pod_control.refresh_in_place(pod)
         if written:
             return True, delay
@@ -267,15 +279,19 @@ class Updater(PodControlStep):
             else:
                 ready = lifecycle.is_pod_all_hooked(pre_normal, pod) or not _hook_names(pre_normal)
             new_state = lifecycle.NORMAL if ready else ""
-        elif state == lifecycle.UPDATING and check_update_completed(pod) is None:
-            if cs.has_lifecycle and not lifecycle.is_pod_hooked(hook, pod):
+        elif (state == lifecycle.PREPARING_UPDATE and core.is_updated(pod, update_name)) or (
+            state == lifecycle.UPDATING and check_update_completed(pod) is None
+        ):
+            if cs.has_lifecycle and not lifecycle.is_pod_all_hooked(hook, pod):
                 new_state = lifecycle.UPDATED
             else:
                 new_state = lifecycle.NORMAL
         elif state == lifecycle.UPDATED and (not hook or lifecycle.is_pod_all_hooked(hook, pod)):
             new_state = lifecycle.NORMAL
         if new_state:
-            written, _ = self.pod_control.update_pod_lifecycle(pod, new_state)
+            written, _ = self.pod_control.update_pod_lifecycle(
+                pod, new_state, mark_not_ready=lifecycle.marks_pod_not_ready(hook)
+            )
             if written:
                 return True, delay
         return False, delay
@@ -317,11 +333,22 @@ class Updater(PodControlStep):
         """The in-place branch: an ``inPlaceUpdate`` hook first holds the pod in
         PreparingUpdate; then the update starts (grace delay returned)."""
         hook = cs.in_place_update_hook
+        mark = lifecycle.marks_pod_not_ready(hook)
         state = lifecycle.get_state(pod)
         if state in ("", lifecycle.PREPARING_NORMAL, lifecycle.NORMAL) and lifecycle.is_pod_hooked(
             hook, pod
         ):
-            self.pod_control.update_pod_lifecycle(pod, lifecycle.PREPARING_UPDATE)
+            self.pod_control.update_pod_lifecycle(
+                pod, lifecycle.PREPARING_UPDATE, mark_not_ready=mark
+            )
+            return 0.0
+        if state == lifecycle.UPDATED:
+            # Kruise UpdatePodLifecycleWithHandler: back to PreparingUpdate with the hook's
+            # labels and finalizers put back (no hook: nothing, refresh makes it Normal)
+            if hook:
+                self.pod_control.update_pod_lifecycle(
+                    pod, lifecycle.PREPARING_UPDATE, mark_not_ready=mark, hook=hook
+                )
             return 0.0
         if state == lifecycle.PREPARING_UPDATE and lifecycle.is_pod_hooked(hook, pod):
             return 0.0

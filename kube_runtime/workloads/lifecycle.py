@@ -36,6 +36,8 @@ __all__ = [
     "is_normal",
     "is_pod_all_hooked",
     "is_pod_hooked",
+    "lifecycle_marks_pod_not_ready",
+    "marks_pod_not_ready",
     "set_state",
     "state_patch",
 ]
@@ -73,6 +75,23 @@ def is_normal(pod: Obj) -> bool:
     """The pod has no lifecycle state or is ``Normal`` (Kruise's StatefulSet counts any other
     state as unhealthy and unavailable)."""
     return get_state(pod) in ("", NORMAL)
+
+
+def marks_pod_not_ready(hook: Obj | None) -> bool:
+    """Whether ``hook`` (a hook's wire dict, None: no hook) says ``markPodNotReady`` (Kruise
+    ``IsHookMarkPodNotReady``)."""
+    return bool(hook and hook.get("markPodNotReady"))
+
+
+def lifecycle_marks_pod_not_ready(spec_lifecycle: Obj | None) -> bool:
+    """Whether a workload's ``spec.lifecycle`` (wire dict) has a ``preDelete`` or
+    ``inPlaceUpdate`` hook saying ``markPodNotReady`` (Kruise ``IsLifecycleMarkPodNotReady``;
+    ``preNormal``'s is not read, as there)."""
+    if not spec_lifecycle:
+        return False
+    return marks_pod_not_ready(spec_lifecycle.get("preDelete")) or marks_pod_not_ready(
+        spec_lifecycle.get("inPlaceUpdate")
+    )
 
 
 def is_pod_hooked(hook: Obj | None, pod: Obj) -> bool:

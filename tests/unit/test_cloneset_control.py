@@ -732,9 +732,19 @@ class RecordingPodControl:
         self.calls.append(("delete", (meta.name(pod), [meta.name(c) for c in claims])))
         return True
 
-    def update_pod_lifecycle(self, pod: Mapping[str, Any], state: str) -> tuple[bool, Any]:
+    def update_pod_lifecycle(
+        self,
+        pod: Mapping[str, Any],
+        state: str,
+        *,
+        mark_not_ready: bool = False,
+        hook: Mapping[str, Any] | None = None,
+    ) -> tuple[bool, Any]:
         self.calls.append(("lifecycle", (meta.name(pod), state)))
         return True, pod
+
+    def ensure_readiness_condition(self, pod: Mapping[str, Any]) -> bool:
+        return False
 
     def mark_specified_delete(self, cs: CloneSetView, pod: Mapping[str, Any], rev: str) -> None:
         self.calls.append(("mark", meta.name(pod)))
