@@ -511,7 +511,9 @@ class StatefulSetValidator(webhook.Validator):
     templates change as Kruise's webhook refuses (:func:`volume_claim_template_errors`,
     reading StorageClasses with ``reader``; None: without the StorageClass checks); then, for
     a set whose ``podUpdatePolicy`` is InPlaceOnly, updates of the pod template's spec beyond
-    its images (:func:`in_place_only_error`: a 422 without field causes, as Kruise's)."""
+    its images (:func:`in_place_only_error`: a 422 without field causes, as Kruise's). An
+    update that leaves the spec as it is (the defaults :func:`set_defaults` adds aside) passes
+    (Kruise checks it again): the controller's finalizer can always be added and removed."""
 
     def __init__(self, reader: Reader | None = None) -> None:
         self.reader = reader
@@ -522,6 +524,11 @@ class StatefulSetValidator(webhook.Validator):
             raise webhook.Invalid(errors=errors)
 
     def validate_update(self, old: Any, new: Any, request: webhook.AdmissionRequest) -> None:
+        if meta.spec(set_defaults(new)) == meta.spec(set_defaults(old)):
+            # metadata only, the defaulting webhook's defaults aside (this controller's
+            # ordered-teardown finalizer among it): a set stored before the webhooks is not
+            # held by them, its deletion not stuck
+            return
         errors = spec_errors(new) or kruise_errors(new)
         # both as the defaulting webhook stores them: a set created without that webhook is
         # not refused for the defaults its update now carries

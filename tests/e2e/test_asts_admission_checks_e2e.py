@@ -14,9 +14,13 @@ from controllers.statefulset import ENHANCED_STATEFULSET
 from kube_runtime.client.errors import ApiError
 from tests.e2e.test_asts_admission_vct_e2e import installed, sts_hooks  # noqa: F401 (fixture)
 from tests.e2e.test_enhanced_statefulset_e2e import (  # noqa: F401 (fixtures)
+    TIMEOUT,
+    converged,
     crd,
     get_set,
     make_asts,
+    manager,
+    names,
 )
 
 PARALLEL_ONLY = "can only work with Parallel PodManagementPolicyType"
@@ -80,3 +84,28 @@ def test_in_place_only_set_changes_only_images(client, namespace, request):
     after = client.get(ENHANCED_STATEFULSET, "web", namespace)
     assert after["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:2"
     assert "hostname" not in after["spec"]["template"]["spec"]
+
+
+@pytest.mark.usefixtures("manager")
+def test_a_set_stored_before_the_webhooks_can_still_be_labelled_and_deleted(
+    client, namespace, wait_for, request
+):
+    """A set the webhook would refuse (InPlaceIfPossible without the gate), stored before the
+    webhooks were installed: with them, a metadata-only update passes and the set's deletion
+    completes (the controller removes its ordered-teardown finalizer), while a spec change is
+    refused."""
+    client.create(make_asts(namespace, 1, {"podUpdatePolicy": "InPlaceIfPossible"}))
+    wait_for(converged(client, namespace, names(1)), TIMEOUT)
+    with installed(client, request.getfixturevalue("sts_hooks"), namespace):
+        labelled = client.patch(
+            ENHANCED_STATEFULSET, "web", {"metadata": {"labels": {"a": "b"}}}, namespace=namespace
+        )
+        assert labelled["metadata"]["labels"] == {"a": "b"}
+        with pytest.raises(ApiError) as refused:
+            client.patch(
+                ENHANCED_STATEFULSET, "web", {"spec": {"replicas": 2}}, namespace=namespace
+            )
+        assert refused.value.code == 422
+        assert "must contains InPlaceUpdateReady" in str(refused.value.message)
+        client.delete(ENHANCED_STATEFULSET, "web", namespace=namespace)
+        wait_for(lambda: not client.list(ENHANCED_STATEFULSET, namespace)["items"], TIMEOUT)

@@ -20,6 +20,7 @@ from controllers.statefulset.webhooks import (
     StatefulSetValidator,
     in_place_only_error,
     kruise_errors,
+    set_defaults,
     spec_errors,
     template_spec_changes,
 )
@@ -214,3 +215,20 @@ def test_template_spec_changes_as_json_patch_operations():
         )
         is None
     )
+
+
+def test_a_metadata_only_update_of_a_set_stored_before_the_webhook_passes():
+    """A set the webhook would refuse (stored before it was installed) can still get and lose
+    the controller's finalizer: an update that leaves the spec alone is not checked."""
+    old = _rolling(podUpdatePolicy="InPlaceIfPossible")  # no InPlaceUpdateReady gate
+    finalized = copy.deepcopy(old)
+    finalized["metadata"]["finalizers"] = ["apps.kube-runtime.io/ordered-teardown"]
+    assert _update(old, finalized) is None
+    bare = copy.deepcopy(old)
+    del bare["spec"]["replicas"]  # stored without the defaulting webhook, which adds it now
+    assert _update(bare, set_defaults(finalized)) is None
+    scaled = copy.deepcopy(finalized)
+    scaled["spec"]["replicas"] = 5
+    err = _update(finalized, scaled)
+    assert isinstance(err, webhook.Invalid)
+    assert "must contains InPlaceUpdateReady" in str(err)
