@@ -6,7 +6,8 @@ Pure functions: each returns the status *patch* (a strategic merge patch of
 ``status.conditions``, merged by condition type) that makes the change, or None when there is
 nothing to write. Kruise's lifecycle uses the user agent ``Lifecycle`` with the keys
 ``preDeleteHook`` (``PreparingDelete``) and ``preUpdateHook`` (``PreparingUpdate``, removed at
-``Updated``) when a hook says ``markPodNotReady``.
+``Updated``) when a hook says ``markPodNotReady``: the CloneSet's and the Advanced
+StatefulSet's pod controls write these patches (``update_pod_lifecycle``).
 """
 
 from __future__ import annotations
