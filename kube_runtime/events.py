@@ -27,7 +27,6 @@ objects) and is named ``<object name>.<hex nanoseconds>`` as client-go names the
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 import time
@@ -415,7 +414,7 @@ class EventRecorder:
         if seen is None:
             written = self._write(event, patch=None)
         else:
-            event = copy.deepcopy(event)
+            event = meta.deep_copy(event)
             event["metadata"]["name"] = seen.name
             event["count"] = seen.count + 1
             event["firstTimestamp"] = seen.first_timestamp

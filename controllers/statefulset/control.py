@@ -78,7 +78,6 @@ extensions (openkruise ``statefulset/stateful_set_control.go``):
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -1047,7 +1046,7 @@ def _volume_claims_status(
 
 
 def _deep_copy(pod: Pod) -> Obj:
-    return copy.deepcopy(dict(pod))
+    return meta.deep_copy(dict(pod))
 
 
 class StatefulSetControl:

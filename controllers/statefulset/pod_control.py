@@ -14,7 +14,6 @@ controller can hold back until its cache has seen them (:func:`observe_pods`).
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -311,7 +310,7 @@ class StatefulPodControl:
                     name = meta.name(current)
                     try:
                         fresh = self._client.get(Pod, name, meta.namespace(current))
-                        state["pod"] = copy.deepcopy(dict(fresh))
+                        state["pod"] = meta.deep_copy(dict(fresh))
                     except Exception:
                         self.log.debug("re-reading pod %s failed", name, exc_info=True)
                 raise

@@ -42,7 +42,6 @@ times as much.
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -324,7 +323,7 @@ def update_claim_owner_refs(
     ``updateClaimOwnerRefForSetAndPod``): references to the set and pod are scrubbed, then
     the set and/or the pod is added as controller as the policy says; with an unexpected
     controller nothing is added back."""
-    result = copy.deepcopy(dict(claim))
+    result = meta.deep_copy(dict(claim))
     set_kind, pod_kind = _kind_of(workload, StatefulSet), _kind_of(pod, Pod)
     unexpected = has_unexpected_controller(claim, workload, pod)
     refs: list[Obj] = [

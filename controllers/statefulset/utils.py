@@ -10,7 +10,6 @@ never a cached object); every other function leaves its arguments alone.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -249,7 +248,7 @@ def new_stateful_set_pod(sts: Mapping[str, Any], ordinal: int) -> Obj:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": pod_meta,
-        "spec": copy.deepcopy(dict(template.get("spec") or {})),
+        "spec": meta.deep_copy(dict(template.get("spec") or {})),
     }
     _init_identity(sts, pod)
     update_storage(sts, pod)

@@ -22,7 +22,6 @@ imported only when a name this module does not define is asked for.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -67,7 +66,7 @@ def claim_from_template(
 ) -> Obj:
     """The claim ``name`` of ``template`` for a pod of ``workload`` (see the module
     docstring)."""
-    claim = copy.deepcopy(dict(template))
+    claim = meta.deep_copy(dict(template))
     claim.pop("status", None)
     claim["apiVersion"] = PersistentVolumeClaim.api_version
     claim["kind"] = PersistentVolumeClaim.kind
@@ -94,5 +93,5 @@ def pod_volumes_with_claims(
     ]
     for volume in meta.spec(pod).get("volumes") or ():
         if volume.get("name") not in claims:
-            volumes.append(copy.deepcopy(dict(volume)))
+            volumes.append(meta.deep_copy(dict(volume)))
     return volumes

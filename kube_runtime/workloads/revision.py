@@ -38,7 +38,6 @@ methods; ``reader`` may be the client, a ``CachedClient`` or an ``InformerCache`
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
@@ -197,10 +196,10 @@ def revision_patch(obj: Mapping[str, Any], paths: Sequence[str] = ("spec.templat
         for key in keys[:-1]:
             node = node.setdefault(key, {})
         if isinstance(value, Mapping):
-            stored = copy.deepcopy(dict(value))
+            stored = meta.deep_copy(dict(value))
             stored["$patch"] = "replace"
         else:
-            stored = copy.deepcopy(value)
+            stored = meta.deep_copy(value)
         node[keys[-1]] = stored
     return patch
 
@@ -217,7 +216,7 @@ def apply_revision(obj: Mapping[str, Any], revision: Mapping[str, Any]) -> Obj:
     if not isinstance(data, Mapping):
         name = meta.name(revision)
         raise ValueError(f"revision {name!r} has no data object to apply (data={data!r})")
-    result = _merge(copy.deepcopy(dict(obj)), data)
+    result = _merge(meta.deep_copy(dict(obj)), data)
     return result if result is not None else {}
 
 
@@ -245,7 +244,7 @@ def _merge(target: Obj | None, patch: Mapping[str, Any]) -> Obj | None:
             else:
                 target[key] = merged
         else:
-            target[key] = copy.deepcopy(value)
+            target[key] = meta.deep_copy(value)
     return target
 
 
@@ -290,7 +289,7 @@ def new_revision(
                 }
             ],
         },
-        "data": copy.deepcopy(data),
+        "data": meta.deep_copy(data),
         "revision": int(number),
     }
     if annotations:
@@ -423,7 +422,7 @@ def create_revision(
     the returned count in the parent's ``status.collisionCount``. Other errors propagate.
     """
     namespace, parent_name = meta.namespace(parent) or None, meta.name(parent)
-    clone = copy.deepcopy(dict(revision))
+    clone = meta.deep_copy(dict(revision))
     clone_meta = clone.setdefault("metadata", {})
     clone_meta["namespace"] = namespace
     for _ in range(MAX_COLLISIONS):
@@ -466,7 +465,7 @@ def update_revision_number(
     Nothing is written when it already has that number. On a conflict the revision is re-read
     (from ``reader``, default ``client``) and the update retried (``retry_on_conflict``).
     """
-    state: dict[str, Obj] = {"clone": copy.deepcopy(dict(revision))}
+    state: dict[str, Obj] = {"clone": meta.deep_copy(dict(revision))}
     name, namespace = meta.name(revision), meta.namespace(revision) or None
 
     def attempt() -> Obj:
@@ -480,7 +479,7 @@ def update_revision_number(
             if is_conflict(err):
                 try:
                     fresh = (reader or client).get(ControllerRevision, name, namespace)
-                    state["clone"] = copy.deepcopy(dict(fresh))
+                    state["clone"] = meta.deep_copy(dict(fresh))
                 except Exception:
                     log.debug("re-reading revision %s failed", name, exc_info=True)
             raise
