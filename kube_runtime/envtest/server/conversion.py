@@ -24,8 +24,7 @@ from typing import Any
 
 import orjson
 
-from kube_runtime.client.errors import error_from_status
-from kube_runtime.envtest.server import builtin_groups
+from kube_runtime.envtest.server import builtin_groups, errors
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import Obj, Store
@@ -43,16 +42,7 @@ _REVIEW_VERSIONS = ("v1", "v1beta1")
 
 def _failure(message: str) -> ApiError:
     """kube-apiserver's answer for an error that is no Status: 500, no reason."""
-    return error_from_status(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": message,
-            "code": 500,
-        }
-    )
+    return errors.internal_failure(message)
 
 
 class Conversions:

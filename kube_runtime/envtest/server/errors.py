@@ -72,6 +72,21 @@ def api_error(
     return error_from_status(status)
 
 
+def internal_failure(message: str) -> ApiError:
+    """kube-apiserver's answer for an error that is no Status (a conversion webhook's
+    failure, a typed-patch error of server-side apply): code 500, no reason."""
+    return error_from_status(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "code": 500,
+        }
+    )
+
+
 def response_headers(err: ApiError) -> dict[str, str]:
     """Headers of the error's answer: ``Retry-After`` from ``details.retryAfterSeconds``."""
     seconds = err.details.get("retryAfterSeconds")

@@ -14,7 +14,6 @@ from typing import Any
 import orjson
 
 from kube_runtime import patch
-from kube_runtime.client.errors import error_from_status
 from kube_runtime.envtest.server import (
     bodylimits,
     errors,
@@ -188,16 +187,7 @@ def _refuse_undeclared_fields(route: Route, doc: Obj) -> None:
         f"failed to create typed patch object ({route.namespace or ''}/{route.name}; "
         f"{group_version}, Kind={info.kind}): {detail}"
     )
-    raise error_from_status(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": message,
-            "code": 500,
-        }
-    )
+    raise errors.internal_failure(message)
 
 
 class Writes:
