@@ -282,19 +282,8 @@ class CloneSetPodControl:
         return True, updated
 
     def _not_ready_policy(self, pod: Obj, state: str) -> None:
-        """Kruise ``executePodNotReadyPolicy``: the ``Lifecycle`` user agent's key
-        ``preDeleteHook`` at PreparingDelete, ``preUpdateHook`` at PreparingUpdate (removed at
-        Updated) in the pod's ``KruisePodReady`` condition."""
-        agent = podreadiness.LIFECYCLE_USER_AGENT
-        if state == lifecycle.PREPARING_DELETE:
-            patch = podreadiness.add_not_ready_key(pod, agent, podreadiness.PRE_DELETE_KEY)
-        elif state == lifecycle.PREPARING_UPDATE:
-            patch = podreadiness.add_not_ready_key(pod, agent, podreadiness.PRE_UPDATE_KEY)
-        elif state == lifecycle.UPDATED:
-            patch = podreadiness.remove_not_ready_key(pod, agent, podreadiness.PRE_UPDATE_KEY)
-        else:
-            return
-        self._patch_pod_status(pod, patch)
+        """Kruise ``executePodNotReadyPolicy`` (:func:`podreadiness.lifecycle_not_ready_patch`)."""
+        self._patch_pod_status(pod, podreadiness.lifecycle_not_ready_patch(pod, state))
 
     def ensure_readiness_condition(self, pod: Obj) -> bool:
         return self._patch_pod_status(pod, podreadiness.initial_condition(pod))

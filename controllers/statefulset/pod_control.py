@@ -250,17 +250,8 @@ class StatefulPodControl:
         return True
 
     def _not_ready_policy(self, pod: Mapping[str, Any], state: str) -> None:
-        """Kruise ``executePodNotReadyPolicy``."""
-        agent = podreadiness.LIFECYCLE_USER_AGENT
-        if state == lifecycle.PREPARING_DELETE:
-            patch = podreadiness.add_not_ready_key(pod, agent, podreadiness.PRE_DELETE_KEY)
-        elif state == lifecycle.PREPARING_UPDATE:
-            patch = podreadiness.add_not_ready_key(pod, agent, podreadiness.PRE_UPDATE_KEY)
-        elif state == lifecycle.UPDATED:
-            patch = podreadiness.remove_not_ready_key(pod, agent, podreadiness.PRE_UPDATE_KEY)
-        else:
-            return
-        self._patch_pod_status(pod, patch)
+        """Kruise ``executePodNotReadyPolicy`` (:func:`podreadiness.lifecycle_not_ready_patch`)."""
+        self._patch_pod_status(pod, podreadiness.lifecycle_not_ready_patch(pod, state))
 
     def ensure_readiness_condition(self, pod: Mapping[str, Any]) -> bool:
         """Kruise's pod-readiness controller: a pod with the ``KruisePodReady`` gate and no

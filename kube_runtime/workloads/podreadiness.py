@@ -17,6 +17,8 @@ from collections.abc import Mapping, MutableMapping
 from datetime import datetime, timezone
 from typing import Any, Final
 
+from kube_runtime.workloads import lifecycle
+
 __all__ = [
     "KRUISE_POD_READY",
     "LIFECYCLE_USER_AGENT",
@@ -27,6 +29,7 @@ __all__ = [
     "has_gate",
     "initial_condition",
     "inject_gate",
+    "lifecycle_not_ready_patch",
     "remove_not_ready_key",
 ]
 
@@ -179,3 +182,17 @@ def remove_not_ready_key(
         "lastTransitionTime": _stamp(now),
     }
     return {"status": {"conditions": [patched]}}
+
+
+def lifecycle_not_ready_patch(pod: Mapping[str, Any], state: str) -> dict[str, Any] | None:
+    """Kruise ``executePodNotReadyPolicy`` for a hook with ``markPodNotReady`` moving ``pod``
+    to lifecycle ``state``: the ``Lifecycle`` user agent's key ``preDeleteHook`` added at
+    ``PreparingDelete``, ``preUpdateHook`` added at ``PreparingUpdate`` and removed at
+    ``Updated``; None for any other state or when there is nothing to write."""
+    if state == lifecycle.PREPARING_DELETE:
+        return add_not_ready_key(pod, LIFECYCLE_USER_AGENT, PRE_DELETE_KEY)
+    if state == lifecycle.PREPARING_UPDATE:
+        return add_not_ready_key(pod, LIFECYCLE_USER_AGENT, PRE_UPDATE_KEY)
+    if state == lifecycle.UPDATED:
+        return remove_not_ready_key(pod, LIFECYCLE_USER_AGENT, PRE_UPDATE_KEY)
+    return None
