@@ -24,6 +24,7 @@ Contract:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -79,14 +80,11 @@ def exchange(
     """Send one request on ``pool``'s connection to ``url``'s host and read the answer
     (see the module docstring for what is retried)."""
     parsed = parse_url(url)
-    target = parsed.request_uri
     hostpool = pool.connection_from_host(parsed.host, parsed.port, parsed.scheme)
-    host = parsed.host or ""
-    if parsed.port and parsed.port != {"http": 80, "https": 443}.get(parsed.scheme or "http"):
-        host = f"{host}:{parsed.port}"
-    if ":" in (parsed.host or "") and not host.startswith("["):
-        host = f"[{parsed.host}]" + (f":{parsed.port}" if parsed.port else "")
-    head = [f"{method} {target} HTTP/1.1", f"Host: {host}"]
+    head = [
+        f"{method} {parsed.request_uri} HTTP/1.1",
+        f"Host: {_host_header(parsed.host, parsed.port, parsed.scheme)}",
+    ]
     head.extend(f"{name}: {value}" for name, value in headers.items())
     if body is not None:
         head.append(f"Content-Length: {len(body)}")
@@ -103,6 +101,14 @@ def exchange(
             if not resend:
                 raise TransportError(f"connection closed by the server: {stale}") from None
             resend = False  # once
+
+
+@functools.lru_cache(maxsize=64)
+def _host_header(host: str | None, port: int | None, scheme: str | None) -> str:
+    """The ``Host`` header: the host (an IPv6 address keeps the brackets urllib3's parser
+    gives it) and the port unless it is the scheme's default."""
+    default = {"http": 80, "https": 443}.get(scheme or "http")
+    return f"{host or ''}:{port}" if port and port != default else host or ""
 
 
 def _once(

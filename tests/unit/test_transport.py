@@ -190,3 +190,10 @@ def test_garbage_and_refused_connections_are_transport_errors(
 def test_only_a_direct_pool_is_supported() -> None:
     assert transport.supports(urllib3.PoolManager())
     assert not transport.supports(urllib3.ProxyManager("http://127.0.0.1:3128"))
+
+
+def test_host_header_keeps_ipv6_brackets_and_drops_default_ports() -> None:
+    assert transport._host_header("[::1]", 8080, "http") == "[::1]:8080"
+    assert transport._host_header("h", 443, "https") == "h"
+    assert transport._host_header("h", 80, "https") == "h:80"
+    assert transport._host_header("h", None, "http") == "h"
