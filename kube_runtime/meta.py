@@ -16,7 +16,7 @@ call works on both.
 """
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
 import orjson
@@ -61,12 +61,13 @@ _ORJSON_STRICT: Final = (
 )
 
 
-def deep_copy(value: Any) -> Any:
+def deep_copy(value: Any, fallback: Callable[[Any], Any] = copy.deepcopy) -> Any:
     """A copy of ``value`` to mutate, for JSON data (objects read from the API, a watch or a
     cache): a dict or list is copied by an orjson round trip, 8x faster than
     ``copy.deepcopy`` on a pod (about 10 us against 80). Values a round trip cannot write
     (integers beyond 64 bits, non-string keys, subclasses of str or int, datetimes, other
-    objects) fall back to ``copy.deepcopy``; anything else that is not a dict or list too.
+    objects) fall back to ``fallback`` (``copy.deepcopy``); anything else that is not a dict
+    or list too.
     Not for Python-built values that hold tuples or enums: a round trip gives those back as
     lists and plain values."""
     if type(value) is dict or type(value) is list:
@@ -74,7 +75,7 @@ def deep_copy(value: Any) -> Any:
             return orjson.loads(orjson.dumps(value, option=_ORJSON_STRICT))
         except TypeError:  # orjson.JSONEncodeError
             pass
-    return copy.deepcopy(value)
+    return fallback(value)
 
 
 def _as_mapping(obj: Any) -> Mapping[str, Any]:

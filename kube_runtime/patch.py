@@ -69,6 +69,8 @@ from typing import Any, Final, Literal
 
 import orjson
 
+from kube_runtime import meta
+
 __all__ = [
     "FieldSchema",
     "PatchError",
@@ -99,25 +101,15 @@ class PatchError(ValueError):
 # --------------------------------------------------------------------------------------
 
 
-_ORJSON_STRICT: Final = (
-    orjson.OPT_PASSTHROUGH_DATETIME
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-    | orjson.OPT_PASSTHROUGH_SUBCLASS
-)
-
-
 def _copy(value: Any) -> Any:
     """Copy a JSON value: fresh dicts and lists, scalars shared (they are immutable).
 
-    An orjson round trip is several times faster than a Python walk; values it would not
-    reproduce exactly (big integers, non-string keys, datetimes, subclasses...) make it raise,
-    and the Python walk takes over.
+    :func:`kube_runtime.meta.deep_copy` (an orjson round trip, several times faster than a
+    Python walk); values it would not reproduce exactly (big integers, non-string keys,
+    datetimes, subclasses...) are copied by the Python walk below.
     """
     if isinstance(value, (dict, list)):
-        try:
-            return orjson.loads(orjson.dumps(value, option=_ORJSON_STRICT))
-        except TypeError:  # orjson.JSONEncodeError
-            return _copy_slow(value)
+        return meta.deep_copy(value, fallback=_copy_slow)
     return value
 
 
