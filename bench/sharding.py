@@ -46,7 +46,7 @@ from bench.embedded_server import Context, log
 from bench.scale import _NAMESPACE, _cpu_seconds, _free_port, _up, _wait
 from kube_runtime import kinds, meta
 from kube_runtime.client import Client
-from kube_runtime.sharding import RING_LABEL
+from kube_runtime.sharding import RING_LABEL, shard_label
 
 REPLICAS = (1, 2, 4)
 LEASE = ("--lease-duration=4", "--renew-deadline=3", "--retry-period=0.5")
@@ -267,6 +267,22 @@ def _start_replicas(
         _wait("the sharder", lambda: bool(cluster.sharder(ring)), 60)
 
 
+def _held(cluster: Cluster, objects: list[Any], ring: str, sharded: bool) -> dict[str, int]:
+    """Objects per replica identity: by their shard label, or all the single replica's."""
+    key = shard_label(ring)
+    held: dict[str, int] = {}
+    for o in objects:
+        shard = str(meta.labels(o).get(key) if sharded else cluster.replicas[0].identity)
+        held[shard] = held.get(shard, 0) + 1
+    return held
+
+
+def _replica_name(cluster: Cluster, replica: Replica, sharded: bool, ring: str) -> str:
+    """The replica's identity, marked when it holds the ring's sharder Lease."""
+    runs_sharder = sharded and cluster.sharder(ring) == replica.identity
+    return replica.identity + (" (sharder)" if runs_sharder else "")
+
+
 def _label(replicas: int, sharded: bool, apart: bool) -> str:
     if not sharded:
         return "1 (off)"
@@ -296,19 +312,14 @@ def _run(
             )
             wall = time.perf_counter() - started
             time.sleep(2.0)  # the last status writes and their events
-            key = f"shard.kube-runtime.io/{RING}"
-            held: dict[str, int] = {}
-            for o in cluster.client.request("GET", path)["items"]:
-                shard = meta.labels(o).get(key) if sharded else cluster.replicas[0].identity
-                held[str(shard)] = held.get(str(shard), 0) + 1
+            held = _held(cluster, cluster.client.request("GET", path)["items"], RING, sharded)
             rows = []
             for r in cluster.replicas:
                 now = _metrics(r.metrics_port)
                 rows.append(
                     (
                         _label(replicas, sharded, apart),
-                        r.identity
-                        + (" (sharder)" if sharded and cluster.sharder() == r.identity else ""),
+                        _replica_name(cluster, r, sharded, RING),
                         f"{wall:.1f}",
                         f"{_cpu_seconds(r.proc.pid) - r.cpu0:.1f}",
                         held.get(r.identity, 0),
@@ -348,7 +359,7 @@ def _failover(kind: str, count: int, pods: int) -> Failover:
     """4 replicas; a rollout of every set, then a second one with a non-sharder replica
     SIGKILLed as it begins (see :class:`Failover`)."""
     path, make = _workloads(kind, count, pods)
-    key = f"shard.kube-runtime.io/{RING}"
+    key = shard_label(RING)
     with tempfile.TemporaryDirectory(prefix="bench-sharding-") as tmp:
         cluster = Cluster(Path(tmp))
         try:
@@ -517,25 +528,17 @@ def _cpu_run(
             wall = time.perf_counter() - started
             server_cpu = _cpu_seconds(cluster.server.pid) - server_cpu0
             time.sleep(1.0)
-            key = "shard.kube-runtime.io/bench-cpu"
-            held: dict[str, int] = {}
-            for o in cluster.client.list(
+            rendered_objects = cluster.client.list(
                 kinds.ConfigMap, _NAMESPACE, label_selector=f"{RENDER_LABEL}=true"
-            )["items"]:
-                shard = meta.labels(o).get(key) if sharded else cluster.replicas[0].identity
-                held[str(shard)] = held.get(str(shard), 0) + 1
+            )["items"]
+            held = _held(cluster, rendered_objects, "bench-cpu", sharded)
             rows = []
             for r in cluster.replicas:
                 now = _metrics(r.metrics_port)
                 rows.append(
                     (
                         _label(replicas, sharded, apart),
-                        r.identity
-                        + (
-                            " (sharder)"
-                            if sharded and cluster.sharder("bench-cpu") == r.identity
-                            else ""
-                        ),
+                        _replica_name(cluster, r, sharded, "bench-cpu"),
                         f"{wall:.1f}",
                         f"{_cpu_seconds(r.proc.pid) - r.cpu0:.1f}",
                         f"{server_cpu:.1f}",
