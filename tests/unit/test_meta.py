@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,3 +77,34 @@ def test_models_read_through_their_json_form() -> None:
 def test_anything_else_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="expected a dict or a resource model"):
         meta.name(42)
+
+
+def test_deep_copy_gives_independent_json_and_falls_back_for_the_rest() -> None:
+    import copy
+    import enum
+
+    pod: dict[str, Any] = {
+        "metadata": {"name": "p", "labels": {"a": "b"}},
+        "spec": {"containers": [{"n": 1}]},
+    }
+    copied = meta.deep_copy(pod)
+    assert copied == pod
+    copied["metadata"]["labels"]["a"] = "changed"
+    copied["spec"]["containers"][0]["n"] = 2
+    assert pod["metadata"]["labels"] == {"a": "b"} and pod["spec"]["containers"] == [{"n": 1}]
+
+    class Mode(str, enum.Enum):
+        ON = "on"
+
+    # Values an orjson round trip cannot reproduce are copied by the fallback.
+    big: dict[str, Any] = {"n": 2**70, "k": [{1: "int key"}]}
+    assert meta.deep_copy(big) == big and meta.deep_copy(big)["k"] is not big["k"]
+    seen: list[object] = []
+
+    def fallback(value: object) -> object:
+        seen.append(value)
+        return copy.deepcopy(value)
+
+    assert meta.deep_copy(big, fallback=fallback) == big and seen == [big]
+    assert meta.deep_copy((1, [2]), fallback=fallback) == (1, [2])  # not a dict or list
+    assert meta.deep_copy("s") == "s" and isinstance(meta.deep_copy(Mode.ON), Mode)
