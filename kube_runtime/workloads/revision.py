@@ -40,9 +40,12 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from datetime import datetime, timezone
 from typing import Any, Protocol
+
+import orjson
 
 from kube_runtime import meta
 from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
@@ -150,6 +153,43 @@ def go_json(value: Any) -> bytes:
     return text.encode()
 
 
+# Every sync of every workload encodes its template (the new revision's hash, the comparison
+# with its history); templates repeat, so the Go encoding and its FNV-1 hash are kept per
+# canonical form (orjson's bytes with keys sorted: the same bytes are the same JSON value).
+_ENCODED_MAX = 1024
+_encoded: dict[bytes, tuple[bytes, int]] = {}
+_encoded_lock = threading.Lock()
+
+
+def _encoded_data(value: Any) -> tuple[bytes, bytes, int] | None:
+    """``(canonical bytes, go_json bytes, FNV-1 32 of them)`` of a JSON value, memoized;
+    None for what orjson cannot encode (non-string keys, integers beyond 64 bits), which the
+    callers then encode directly.
+
+    Data comes from JSON (the API server's), so no NaN or infinity occurs: orjson writes
+    those as ``null``, which would make them share a cache entry with ``None``.
+    """
+    try:
+        key = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    entry = _encoded.get(key)
+    if entry is None:
+        encoded = go_json(value)
+        entry = (encoded, _fnv1_32(encoded))
+        with _encoded_lock:
+            if len(_encoded) >= _ENCODED_MAX:
+                _encoded.pop(next(iter(_encoded)))  # the oldest entry
+            _encoded[key] = entry
+    return key, entry[0], entry[1]
+
+
+def _go_json_memo(value: Any) -> bytes:
+    """:func:`go_json`, memoized by canonical form."""
+    encoded = _encoded_data(value)
+    return go_json(value) if encoded is None else encoded[1]
+
+
 def _fnv1_32(data: bytes, h: int = _FNV32_OFFSET) -> int:
     for byte in data:
         h = (h * _FNV32_PRIME) & 0xFFFFFFFF
@@ -165,7 +205,9 @@ def safe_encode(text: str) -> str:
 def hash_revision(revision: Mapping[str, Any], collision_count: int | None = None) -> str:
     """Upstream ``HashControllerRevision`` of ``revision["data"]`` (see the module docstring);
     ``collision_count`` (None: not part of the hash) makes a different name after a collision."""
-    h = _fnv1_32(go_json(revision.get("data")))
+    data = revision.get("data")
+    encoded = _encoded_data(data)
+    h = _fnv1_32(go_json(data)) if encoded is None else encoded[2]
     if collision_count is not None:
         h = _fnv1_32(str(int(collision_count)).encode(), h)
     return safe_encode(str(h))
@@ -267,6 +309,28 @@ def new_revision(
     :data:`HASH_LABEL`; the parent (of ``controller_kind``, default its own apiVersion/kind)
     is its controller with ``blockOwnerDeletion``.
     """
+    return _build_revision(
+        parent,
+        meta.deep_copy(data),
+        number,
+        collision_count,
+        controller_kind=controller_kind,
+        template_labels=template_labels,
+        annotations=annotations,
+    )
+
+
+def _build_revision(
+    parent: Mapping[str, Any],
+    data: Any,
+    number: int,
+    collision_count: int | None,
+    *,
+    controller_kind: Kind | None,
+    template_labels: Mapping[str, str] | None,
+    annotations: Mapping[str, str] | None,
+) -> Obj:
+    """:func:`new_revision` taking ``data`` as it is (the caller's own copy)."""
     parent_meta = meta.metadata(parent)  # one accessor call for the three fields (every sync)
     name, uid = parent_meta.get("name"), parent_meta.get("uid")
     kind = controller_kind or Kind.of(parent)
@@ -289,7 +353,7 @@ def new_revision(
                 }
             ],
         },
-        "data": meta.deep_copy(data),
+        "data": data,
         "revision": int(number),
     }
     if annotations:
@@ -312,9 +376,9 @@ def revision_from_object(
     :func:`revision_patch` of ``paths``, labels = the pod template's labels, annotations = the
     parent's annotations."""
     template = meta.spec(parent).get("template") or {}
-    return new_revision(
+    return _build_revision(
         parent,
-        revision_patch(parent, paths),
+        revision_patch(parent, paths),  # a copy already
         number,
         collision_count,
         controller_kind=controller_kind,
@@ -327,15 +391,20 @@ def equal_revision(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> 
     """Both None, or both revisions with semantically equal data."""
     if a is None or b is None:
         return a is b
-    return go_json(a.get("data")) == go_json(b.get("data"))
+    data_a, data_b = a.get("data"), b.get("data")
+    encoded_a, encoded_b = _encoded_data(data_a), _encoded_data(data_b)
+    if encoded_a is not None and encoded_b is not None:
+        # Equal canonical bytes: equal values; otherwise Go's encoding decides (1.0 == 1).
+        return encoded_a[0] == encoded_b[0] or encoded_a[1] == encoded_b[1]
+    return _go_json_memo(data_a) == _go_json_memo(data_b)
 
 
 def find_equal_revisions(
     revisions: Iterable[Mapping[str, Any]], needle: Mapping[str, Any]
 ) -> list[Mapping[str, Any]]:
     """The revisions with data equal to ``needle``'s, in their order."""
-    key = go_json(needle.get("data"))
-    return [r for r in revisions if go_json(r.get("data")) == key]
+    key = _go_json_memo(needle.get("data"))
+    return [r for r in revisions if _go_json_memo(r.get("data")) == key]
 
 
 _EPOCH = datetime.min.replace(tzinfo=timezone.utc)
@@ -435,7 +504,7 @@ def create_revision(
             if not is_already_exists(err):
                 raise
             existing: Obj = client.get(ControllerRevision, clone_meta["name"], namespace)
-            if go_json(existing.get("data")) == go_json(clone.get("data")):
+            if _go_json_memo(existing.get("data")) == _go_json_memo(clone.get("data")):
                 log.debug(
                     "revision %s/%s already exists with equal data", namespace, clone_meta["name"]
                 )

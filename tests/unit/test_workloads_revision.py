@@ -178,6 +178,37 @@ def test_hash_is_deterministic_short_and_depends_on_data_and_collision_count() -
     assert hash_revision({"data": {"a": 1, "b": 2}}) == hash_revision({"data": {"b": 2, "a": 1}})
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"spec": {"template": {"x": 1, "a": [1, 2.5, None, "<&>"]}}},
+        {"x": 1.0},  # prints as 1 in Go: the memo must not keep orjson's "1.0" form
+        {1: "non-string key"},  # orjson refuses: encoded directly
+        {"big": 2**70},  # beyond 64 bits: orjson refuses, encoded directly
+        [],
+        None,
+    ],
+)
+def test_memoized_encoding_agrees_with_the_direct_one(data: Any) -> None:
+    direct = fnv1_32(go_json(data))
+    for _ in range(2):  # the first call fills the memo, the second reads it
+        assert hash_revision({"data": data}) == safe_encode(str(direct))
+        assert equal_revision({"data": data}, {"data": copy.deepcopy(data)})
+
+
+def test_memo_is_bounded_and_forgets_oldest_first() -> None:
+    from kube_runtime.workloads import revision as module
+
+    first = {"n": -1}
+    hash_revision({"data": first})
+    for n in range(module._ENCODED_MAX):
+        hash_revision({"data": {"n": n}})
+    assert len(module._encoded) <= module._ENCODED_MAX
+    assert b'{"n":-1}' not in module._encoded
+    # forgotten entries are recomputed, equal to before
+    assert hash_revision({"data": first}) == safe_encode(str(fnv1_32(go_json(first))))
+
+
 def test_revision_name_cuts_long_prefixes() -> None:
     assert revision_name("web", "abc") == "web-abc"
     assert revision_name("x" * 300, "h") == "x" * 223 + "-h"
