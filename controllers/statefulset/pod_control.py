@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from controllers.statefulset.pvc import (
+    claim_names_for_pod,
     claim_owner_up_to_date,
-    claims_for_pod,
     create_missing_claims,
     has_stale_owner_ref,
     update_claims_for_retention_policy,
@@ -141,15 +141,11 @@ class StatefulPodControl:
     ) -> list[Mapping[str, Any]]:
         """The pod's claims as the reader has them (missing ones skipped)."""
         current: list[Mapping[str, Any]] = []
-        for claim in claims_for_pod(sts, pod).values():
-            # Every pod, every sync: read our own claim dicts directly (no accessor).
-            claim_meta = claim["metadata"]
+        # Every pod, every sync: the claims' names suffice (no claim is built).
+        namespace = (sts.get("metadata") or {}).get("namespace")
+        for name in claim_names_for_pod(sts, pod):
             try:
-                current.append(
-                    self._reader.get(
-                        PersistentVolumeClaim, claim_meta["name"], claim_meta["namespace"]
-                    )
-                )
+                current.append(self._reader.get(PersistentVolumeClaim, name, namespace))
             except Exception as err:
                 if not is_not_found(err):
                     raise

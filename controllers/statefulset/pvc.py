@@ -7,7 +7,7 @@ Objects are JSON dicts; the pure helpers return new dicts and never mutate their
 * :func:`claim_name` - ``<template>-<set>-<ordinal>``;
 * :func:`claims_for_pod` - the claims a pod implies, keyed by template name: the template
   (deep copy) named per pod, in the set's namespace, labels = template labels overlaid with
-  the set's ``spec.selector.matchLabels``;
+  the set's ``spec.selector.matchLabels``; :func:`claim_names_for_pod` - only their names;
 * :func:`pod_volumes_for` - the pod's volumes with one PVC volume per template (in template
   order) replacing any same-named volume (``updateStorage``); :func:`storage_matches`;
 * :func:`create_missing_claims` - create the claims that do not exist before the pod;
@@ -64,6 +64,7 @@ __all__ = [
     "RETAIN",
     "VolumeClaimError",
     "claim_name",
+    "claim_names_for_pod",
     "claim_owner_up_to_date",
     "claims_for_pod",
     "create_missing_claims",
@@ -142,6 +143,17 @@ def claims_for_pod(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[
         plain_name(t): claim_from_template(t, claim_name(t, set_name, ordinal), workload)
         for t in templates
     }
+
+
+def claim_names_for_pod(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> list[str]:
+    """The names of the claims :func:`claims_for_pod` would build, in template order,
+    without building them (every pod on every sync looks its claims up by name)."""
+    templates = volume_claim_templates(workload)
+    if not templates:
+        return []
+    _, ordinal = parse_ordinal(plain_name(pod))
+    set_name = plain_name(workload)
+    return list(dict.fromkeys(claim_name(t, set_name, ordinal) for t in templates))
 
 
 def pod_volumes_for(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> list[Obj]:

@@ -11,6 +11,7 @@ import pytest
 from controllers.statefulset.pvc import (
     VolumeClaimError,
     claim_name,
+    claim_names_for_pod,
     claim_owner_up_to_date,
     claims_for_pod,
     create_missing_claims,
@@ -107,6 +108,17 @@ def test_claims_for_pod() -> None:
     assert claims["logs"]["metadata"]["labels"] == {"app": "web"}
     data["spec"]["accessModes"].append("X")
     assert sts == frozen
+
+
+def test_claim_names_for_pod_are_the_built_claims_names() -> None:
+    sts = statefulset()
+    built = [c["metadata"]["name"] for c in claims_for_pod(sts, pod(2)).values()]
+    assert claim_names_for_pod(sts, pod(2)) == built == ["data-web-2", "logs-web-2"]
+    # a template name given twice names one claim, as the dict of built claims has one
+    twice = copy.deepcopy(sts)
+    twice["spec"]["volumeClaimTemplates"].append(twice["spec"]["volumeClaimTemplates"][0])
+    assert claim_names_for_pod(twice, pod(2)) == ["data-web-2", "logs-web-2"]
+    assert claim_names_for_pod({"metadata": {"name": "web"}, "spec": {}}, pod(2)) == []
 
 
 def test_pod_volumes_for_replaces_conflicting_and_keeps_others() -> None:
