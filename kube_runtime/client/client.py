@@ -156,6 +156,11 @@ class Client(ClosesOnExit, ClientBase):
         self._base = str(configuration.host).rstrip("/")
         self.host = urlparse(self._base).netloc
         self._pool = _config.pool_manager(configuration)
+        self._hostpools: transport.HostPools = {}
+        # The metrics' children per (code, method) / method: labels() costs a lock and a
+        # tuple key per call, twice per request.
+        self._request_counters: dict[tuple[str, str], Any] = {}
+        self._latency_histograms: dict[str, Any] = {}
         self._credentials = _config.Credentials(configuration)
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
@@ -222,6 +227,7 @@ class Client(ClosesOnExit, ClientBase):
     def close(self) -> None:
         """Close pooled connections (open watches keep theirs until closed)."""
         self._pool.clear()
+        self._hostpools.clear()
 
     def __repr__(self) -> str:
         return f"Client({self._base!r})"
@@ -242,8 +248,16 @@ class Client(ClosesOnExit, ClientBase):
         return f"{self._base}{path}?{urlencode(params)}" if params else self._base + path
 
     def _record(self, code: str, method: str, started: float) -> None:
-        REST_REQUESTS.labels(code, method, self.host).inc()
-        REST_LATENCY.labels(method, self.host).observe(time.monotonic() - started)
+        counter = self._request_counters.get((code, method))
+        if counter is None:
+            counter = self._request_counters[code, method] = REST_REQUESTS.labels(
+                code, method, self.host
+            )
+        histogram = self._latency_histograms.get(method)
+        if histogram is None:
+            histogram = self._latency_histograms[method] = REST_LATENCY.labels(method, self.host)
+        counter.inc()
+        histogram.observe(time.monotonic() - started)
 
     def request(
         self,
@@ -279,6 +293,7 @@ class Client(ClosesOnExit, ClientBase):
                     payload,
                     connect_timeout=self._connect_timeout,
                     read_timeout=self._read_timeout,
+                    hostpools=self._hostpools,
                 )
                 status, data, answer_headers = answer.status, answer.data, answer.headers
             else:

@@ -197,3 +197,99 @@ def test_host_header_keeps_ipv6_brackets_and_drops_default_ports() -> None:
     assert transport._host_header("h", 443, "https") == "h"
     assert transport._host_header("h", 80, "https") == "h:80"
     assert transport._host_header("h", None, "http") == "h"
+
+
+def trickle(raw: bytes, size: int = 3, keep: bool = True) -> Handler:
+    """Send the answer a few bytes at a time (each its own segment): framing must not
+    depend on what one read returns."""
+
+    def handle(conn: socket.socket, request: bytes) -> bool:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for start in range(0, len(raw), size):
+            conn.sendall(raw[start : start + size])
+        return keep
+
+    return handle
+
+
+def test_answers_split_across_many_reads_and_bare_line_feeds(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    chunked = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+    )
+    bare_lf = b"HTTP/1.1 200 OK\nContent-Length: 2\nX-A: b\n\n{}"
+    server = serve([trickle(OK, 1), trickle(chunked, 2), trickle(bare_lf, 5), reply(OK)])
+    pool = urllib3.PoolManager()
+    assert _send(pool, "GET", server.url()).data == b"{}"
+    assert _send(pool, "GET", server.url()).data == b"abcde"
+    answer = _send(pool, "GET", server.url())
+    assert (answer.data, answer.headers["x-a"]) == (b"{}", "b")
+    assert _send(pool, "GET", server.url()).data == b"{}"
+    assert [n for n, _ in server.requests] == [1, 1, 1, 1]  # every answer framed exactly
+
+
+def test_bytes_beyond_the_answer_close_the_connection(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    server = serve([reply(OK + b"HTTP/1.1 200 OK\r\n"), reply(OK)])
+    pool = urllib3.PoolManager()
+    assert _send(pool, "GET", server.url()).data == b"{}"
+    assert _send(pool, "GET", server.url()).data == b"{}"
+    assert [n for n, _ in server.requests] == [1, 2]  # not reused: the framing was off
+
+
+def test_a_large_body_and_an_oversized_head(serve: Callable[[list[Handler]], Server]) -> None:
+    big = bytes(range(256)) * 8192  # 2 MiB, several reads
+    huge_head = b"HTTP/1.1 200 OK\r\nX: " + b"a" * (transport._MAX_HEAD + 10) + b"\r\n\r\n"
+    server = serve(
+        [
+            reply(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(big) + big),
+            reply(huge_head, keep=False),
+        ]
+    )
+    pool = urllib3.PoolManager()
+    assert _send(pool, "GET", server.url()).data == big
+    with pytest.raises(TransportError, match="longer than"):
+        _send(pool, "GET", server.url())
+
+
+def test_request_targets_are_sent_as_urllib3_would_send_them(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    server = serve([reply(OK) for _ in range(4)])
+    pool = urllib3.PoolManager()
+    for path in (
+        "/api/v1/pods?labelSelector=app%3Dweb%2Ctier+in+%28a%29&limit=5",
+        "/a b/%2f",  # a space to encode, a lower-case escape to upper-case
+        "/x/./y/../z",  # dot segments
+        "/ü",
+    ):
+        _send(pool, "GET", server.url(path))
+    sent = [request.split(b" ", 2)[1] for _, request in server.requests]
+    expected = [
+        urllib3.util.parse_url(server.url(path)).request_uri.encode("latin-1")
+        for path in ("/api/v1/pods?labelSelector=app%3Dweb%2Ctier+in+%28a%29&limit=5",)
+    ]
+    assert sent[0] == expected[0]
+    assert sent[1:] == [b"/a%20b/%2F", b"/x/z", b"/%C3%BC"]
+
+
+def test_the_pool_memo_follows_the_manager(serve: Callable[[list[Handler]], Server]) -> None:
+    server = serve([reply(OK), reply(OK), reply(OK)])
+    pool = urllib3.PoolManager()
+    memo: transport.HostPools = {}
+
+    def send() -> int:
+        return exchange(
+            pool, "GET", server.url(), {}, None, connect_timeout=2, read_timeout=2, hostpools=memo
+        ).status
+
+    assert send() == 200 and len(memo) == 1
+    pool.clear()
+    memo.clear()  # what Client.close() does: the next request uses the manager's new pool
+    assert send() == 200
+    pool.clear()  # the manager drops its pool and the pool is closed, the memo not emptied:
+    next(iter(memo.values())).close()  # the closed pool is noticed and looked up again
+    assert send() == 200
+    assert [n for n, _ in server.requests] == [1, 2, 3]
