@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NoReturn
 
 from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.resources import ResourceInfo
@@ -105,11 +105,14 @@ class Admission:
 
     ``priority_classes``: returns every PriorityClass object that exists (the built-in ones
     included); None when the server serves no PriorityClass resource (only the built-in
-    classes are then known).
+    classes are then known). When it returns the very object it returned last time, the
+    classes are taken as unchanged (the index of them by name is kept).
     """
 
     def __init__(self, priority_classes: Callable[[], Iterable[Obj]] | None = None) -> None:
         self.priority_classes = priority_classes
+        self._seen: tuple[Iterable[Obj] | None, Mapping[str, Obj]] = (None, _SYSTEM_CLASSES)
+        self._default: tuple[Mapping[str, Obj] | None, Obj | None] = (None, None)
 
     def admit_create(self, info: ResourceInfo, obj: Obj) -> None:
         """Mutate ``obj`` about to be created; raise a 403 :class:`ApiError` to refuse it."""
@@ -136,18 +139,22 @@ class Admission:
     def _classes(self) -> Mapping[str, Obj]:
         if self.priority_classes is None:
             return _SYSTEM_CLASSES  # built once: pods are created on hot paths
-        return {str((pc.get("metadata") or {}).get("name")): pc for pc in self.priority_classes()}
+        found = self.priority_classes()
+        seen, by_name = self._seen
+        if found is not seen:
+            by_name = {str((pc.get("metadata") or {}).get("name")): pc for pc in found}
+            self._seen = (found, by_name)
+        return by_name
 
     def _admit_pod_priority(self, info: ResourceInfo, pod: Obj) -> None:
         spec = pod.get("spec")
         if not isinstance(spec, dict):
             return
-        name = str((pod.get("metadata") or {}).get("name") or "")
         classes = self._classes()
         class_name = spec.get("priorityClassName")
         policy: Any
         if not class_name:
-            default = global_default(classes.values())
+            default = self._global_default(classes)
             if default is None:
                 priority, policy = DEFAULT_PRIORITY, PREEMPT_LOWER_PRIORITY
             else:
@@ -156,26 +163,42 @@ class Admission:
         else:
             pc = classes.get(str(class_name))
             if pc is None:
-                raise forbidden(info, name, f"no PriorityClass with name {class_name} was found")
+                raise forbidden(
+                    info, _name(pod), f"no PriorityClass with name {class_name} was found"
+                )
             priority, policy = pc.get("value", 0), pc.get("preemptionPolicy")
-        _check_computed(info, name, "integer value of priority", spec.get("priority"), priority)
+        sent = spec.get("priority")
+        if sent is not None and sent != priority:
+            _refuse_computed(info, _name(pod), "integer value of priority", sent, priority)
         spec["priority"] = priority
         if policy is not None:
-            _check_computed(
-                info, name, "string value of PreemptionPolicy", spec.get("preemptionPolicy"), policy
-            )
+            sent = spec.get("preemptionPolicy")
+            if sent is not None and sent != policy:
+                _refuse_computed(info, _name(pod), "string value of PreemptionPolicy", sent, policy)
             spec["preemptionPolicy"] = policy
 
+    def _global_default(self, classes: Mapping[str, Obj]) -> Obj | None:
+        """:func:`global_default` of ``classes``, kept while the classes are the same."""
+        cached = self._default
+        if cached[0] is not classes:
+            cached = self._default = (classes, global_default(classes.values()))
+        return cached[1]
 
-def _check_computed(info: ResourceInfo, name: str, what: str, sent: Any, computed: Any) -> None:
-    """403 when the pod spec sends a value other than the one the plugin computed."""
-    if sent is not None and sent != computed:
-        raise forbidden(
-            info,
-            name,
-            f"the {what} ({sent}) must not be provided in pod spec; priority admission "
-            f"controller computed {computed} from the given PriorityClass name",
-        )
+
+def _name(pod: Obj) -> str:
+    return str((pod.get("metadata") or {}).get("name") or "")
+
+
+def _refuse_computed(
+    info: ResourceInfo, name: str, what: str, sent: Any, computed: Any
+) -> NoReturn:
+    """403: the pod spec sent a value other than the one the plugin computed."""
+    raise forbidden(
+        info,
+        name,
+        f"the {what} ({sent}) must not be provided in pod spec; priority admission "
+        f"controller computed {computed} from the given PriorityClass name",
+    )
 
 
 def global_default(classes: Iterable[Obj]) -> Obj | None:
@@ -199,16 +222,6 @@ def keep_priority(pod: Obj, old: Obj) -> None:
             spec[key] = old_spec[key]
 
 
-def _tolerates(toleration: Any, key: str) -> bool:
-    if not isinstance(toleration, dict):
-        return False
-    return toleration.get("key") in (None, "", key) and toleration.get("effect") in (
-        None,
-        "",
-        "NoExecute",
-    )
-
-
 def add_default_tolerations(pod: Obj, seconds: int = DEFAULT_TOLERATION_SECONDS) -> None:
     """DefaultTolerationSeconds: append the not-ready/unreachable tolerations a pod lacks."""
     spec = pod.get("spec")
@@ -217,21 +230,29 @@ def add_default_tolerations(pod: Obj, seconds: int = DEFAULT_TOLERATION_SECONDS)
     tolerations = spec.get("tolerations")
     if tolerations is not None and not isinstance(tolerations, list):
         return  # malformed: validation reports it
-    current = tolerations or []
-    missing = [
-        key
-        for key in (TAINT_NOT_READY, TAINT_UNREACHABLE)
-        if not any(_tolerates(t, key) for t in current)
-    ]
-    if not missing:
+    # One pass over the tolerations (this runs for every pod written): a toleration counts
+    # for a taint when its key is the taint's or empty and its effect NoExecute or empty.
+    not_ready = unreachable = False
+    for t in tolerations or ():
+        if type(t) is not dict and not isinstance(t, dict):
+            continue
+        if t.get("effect") not in (None, "", "NoExecute"):
+            continue
+        key = t.get("key")
+        if key in (None, ""):
+            return  # tolerates both
+        if key == TAINT_NOT_READY:
+            not_ready = True
+        elif key == TAINT_UNREACHABLE:
+            unreachable = True
+    if not_ready and unreachable:
         return
-    spec["tolerations"] = [
-        *current,
-        *(
-            {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": seconds}
-            for key in missing
-        ),
+    added = [
+        {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": seconds}
+        for key, has in ((TAINT_NOT_READY, not_ready), (TAINT_UNREACHABLE, unreachable))
+        if not has
     ]
+    spec["tolerations"] = [*tolerations, *added] if tolerations else added
 
 
 def add_finalizer(obj: Obj, finalizer: str) -> None:

@@ -10,6 +10,7 @@ PriorityClass: upstream's ``ValidatePriorityClass`` / ``ValidatePriorityClassUpd
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -47,12 +48,25 @@ _PREEMPTION_POLICIES: Final = ("PreemptLowerPriority", "Never")
 
 def priority_classes(store: Store) -> list[Obj]:
     """Every PriorityClass that exists, for pod admission: the two system classes
-    kube-apiserver creates at start, then the stored ones (a stored system class wins)."""
-    found = list(system_priority_classes())
+    kube-apiserver creates at start, then the stored ones (a stored system class wins).
+
+    While no PriorityClass changes, every call returns the same list (built once: pods are
+    created on hot paths; :class:`~.admission.Admission` keeps its index of the classes as
+    long as it gets the same list). Callers must not mutate it."""
     info = store.registry.by_key("scheduling.k8s.io", "priorityclasses")
+    changes = store.changes(info) if info is not None else -1
+    cached = _CACHE.get(store)
+    if cached is not None and cached[0] == changes:
+        return cached[1]
+    found = list(system_priority_classes())
     if info is not None:
         found += [stored.obj for stored in store.objects(info)]
+    _CACHE[store] = (changes, found)
     return found
+
+
+#: store -> (its priority classes' change counter, :func:`priority_classes`' list).
+_CACHE: weakref.WeakKeyDictionary[Store, tuple[int, list[Obj]]] = weakref.WeakKeyDictionary()
 
 
 def check_priority_class(

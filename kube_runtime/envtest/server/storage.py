@@ -245,6 +245,8 @@ class _Bucket:
     times: deque[float] = field(default_factory=deque)
     evicted_rv: int = 0
     watches: list[_Watch] = field(default_factory=list)
+    #: Moves with every change of ``objects`` (commits and restores): :meth:`Store.changes`.
+    changes: int = 0
 
 
 @dataclass
@@ -328,6 +330,13 @@ class Store:
             b = self._buckets[info.key] = _Bucket(evicted_rv=self._oldest_rv)
         return b
 
+    def changes(self, info: ResourceInfo) -> int:
+        """A counter of the changes to ``info``'s objects: equal values mean the same
+        objects (for caches of what is derived from them, e.g. the priority classes pod
+        admission reads on every pod create)."""
+        bucket = self._buckets.get(info.key)
+        return bucket.changes if bucket is not None else 0
+
     def add_listener(self, fn: Callable[[Event], None]) -> None:
         """Call ``fn(event)`` for every committed event, under the store lock (enqueue only)."""
         with self.lock:
@@ -390,6 +399,7 @@ class Store:
             self._record(info, key, type_, stored)
         self._rv = rv
         bucket = self._buckets.get(info.key) or self._bucket(info)
+        bucket.changes += 1
         uid = meta.get("uid", "")
         refs_before = old.obj["metadata"].get("ownerReferences") if old is not None else None
         if type_ == DELETED:
@@ -439,7 +449,9 @@ class Store:
             for info, stored in objects:
                 meta = stored.meta
                 key = (meta.get("namespace") or "", meta["name"])
-                self._bucket(info).objects[key] = stored
+                bucket = self._bucket(info)
+                bucket.objects[key] = stored
+                bucket.changes += 1
                 uid = meta.get("uid", "")
                 self._by_uid[uid] = (info, key[0], key[1])
                 refs = meta.get("ownerReferences")

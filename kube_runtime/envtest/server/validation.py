@@ -45,6 +45,7 @@ from typing import Any, Final, TypeGuard
 from kube_runtime import selectors
 from kube_runtime.envtest.server import celrules, webhookconfig
 from kube_runtime.envtest.server.errors import Cause
+from kube_runtime.envtest.server.memo import Memo, json_key
 from kube_runtime.validation import (
     VALIDATOR_CACHE_SIZE,
     dns1123_label_errors,
@@ -931,9 +932,24 @@ def _validate_pod_update(out: list[Cause], spec: Mapping[str, Any], old: Mapping
         )
 
 
+#: A pod spec's encoding -> the causes :func:`_validate_pod_spec` finds in it (a pure function
+#: of the spec; pods written from one template repeat their spec byte for byte).
+_POD_SPEC_CAUSES: Final[Memo[tuple[Cause, ...]]] = Memo()
+
+
 def _pod(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     spec = _mapping_field(out, "spec", obj.get("spec"))
-    _validate_pod_spec(out, "spec", spec, is_pod=True)
+    key = json_key(spec) if type(spec) is dict else None
+    if key is None:
+        _validate_pod_spec(out, "spec", spec, is_pod=True)
+    else:
+        causes = _POD_SPEC_CAUSES.get(key)
+        if causes is None:
+            found: list[Cause] = []
+            _validate_pod_spec(found, "spec", spec, is_pod=True)
+            causes = tuple(found)
+            _POD_SPEC_CAUSES.put(key, causes)
+        out += causes
     if old is not None:
         _validate_pod_update(out, spec, _map(old.get("spec")))
 

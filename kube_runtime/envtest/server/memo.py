@@ -1,0 +1,62 @@
+"""Memos of the embedded server's write path, keyed by the JSON encoding of a sub-object.
+
+Most pods are written from templates, so their specs repeat byte for byte; what the write
+path computes from a spec alone (its defaulted, admitted and zero-dropped form; its
+validation causes) is kept here under the spec's encoding and reused.
+
+Contract: a memoized step is a pure function of the JSON value it is keyed by (plus what
+its caller adds to the check of a hit). :func:`json_key` is that value's ``orjson``
+encoding, key order included; it is None for values that are not plain decoded JSON
+(subclasses of ``dict``/``list``/``str``/``int``, dataclasses, dates, integers beyond 64
+bits...), which the caller then computes without the memo. Tuples encode as lists, enums
+as their values and NaN as null: the write path is given decoded JSON, which has none of
+them. A :class:`Memo` holds at most ``size``
+entries (it starts afresh when full): a bound on memory, not an LRU.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+import orjson
+
+__all__ = ["Memo", "json_key"]
+
+V = TypeVar("V")
+
+_STRICT = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
+
+
+def json_key(value: Any) -> bytes | None:
+    """The JSON encoding of ``value`` as a memo key; None when it is not plain JSON."""
+    try:
+        return orjson.dumps(value, option=_STRICT)
+    except TypeError:  # orjson.JSONEncodeError included
+        return None
+
+
+class Memo(Generic[V]):
+    """A bounded map from :func:`json_key` keys to computed values (thread-safe under the
+    GIL: single dict operations only)."""
+
+    __slots__ = ("_entries", "size")
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._entries: dict[bytes, V] = {}
+
+    def get(self, key: bytes) -> V | None:
+        return self._entries.get(key)
+
+    def put(self, key: bytes, value: V) -> None:
+        entries = self._entries
+        if len(entries) >= self.size:
+            entries.clear()
+        entries[key] = value
+
+    def __len__(self) -> int:
+        return len(self._entries)
