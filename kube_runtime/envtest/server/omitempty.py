@@ -103,13 +103,8 @@ ALWAYS_WRITTEN: Final[dict[tuple[str, str], tuple[tuple[str, Any], ...]]] = {
 }
 
 
-def _is_zero(value: Any, zero: Any) -> bool:
-    # type() also keeps 0 and False apart (bool is an int subclass).
-    return type(value) is type(zero) and value == zero
-
-
 class _Zero:
-    """A leaf of a compiled table: the zero value of one field."""
+    """A leaf of a table being compiled: the zero value of one field."""
 
     __slots__ = ("value",)
 
@@ -117,13 +112,17 @@ class _Zero:
         self.value = value
 
 
-#: A compiled table: field name -> its zero (a leaf) or the table of what lies below it;
-#: a name ending in ``[]`` steps into every item of that list.
+#: A table being compiled: field name -> its zero (a leaf) or the table of what lies below
+#: it; a name ending in ``[]`` steps into every item of that list.
 _Tree = dict[str, "_Zero | _Tree"]
 
+#: A compiled table, walked on every write: the leaves as (name, zero, type of the zero),
+#: then the children as (name, whether it is a list of objects, the child's table).
+_Node = tuple[tuple[tuple[str, Any, type], ...], tuple[tuple[str, bool, "_Node"], ...]]
 
-def _compile(paths: Iterable[tuple[str, Any]]) -> _Tree:
-    """The tree of ``(dotted path, zero)`` pairs, so one walk serves every path."""
+
+def _compile(paths: Iterable[tuple[str, Any]]) -> _Node:
+    """The table of ``(dotted path, zero)`` pairs, so one walk serves every path."""
     tree: _Tree = {}
     for dotted, zero in paths:
         *steps, name = dotted.split(".")
@@ -133,29 +132,43 @@ def _compile(paths: Iterable[tuple[str, Any]]) -> _Tree:
             assert isinstance(child, dict)
             node = child
         node[name] = _Zero(zero)
-    return tree
+    return _freeze(tree)
 
 
-_OMITTED: Final[dict[tuple[str, str], _Tree]] = {
+def _freeze(tree: _Tree) -> _Node:
+    leaves = tuple(
+        (name, node.value, type(node.value))
+        for name, node in tree.items()
+        if isinstance(node, _Zero)
+    )
+    children = tuple(
+        (name.removesuffix("[]"), name.endswith("[]"), _freeze(node))
+        for name, node in tree.items()
+        if not isinstance(node, _Zero)
+    )
+    return leaves, children
+
+
+_OMITTED: Final[dict[tuple[str, str], _Node]] = {
     key: _compile(paths) for key, paths in OMITTED_WHEN_ZERO.items()
 }
 
 
-def _drop_zeros(obj: Obj, tree: _Tree) -> None:
-    for name, node in tree.items():
-        if isinstance(node, _Zero):
-            if name in obj and _is_zero(obj[name], node.value):
-                del obj[name]
-        elif name.endswith("[]"):
-            items = obj.get(name[:-2])
-            if isinstance(items, list):
-                for item in items:
+def _drop_zeros(obj: Obj, node: _Node) -> None:
+    leaves, children = node
+    for name, zero, zero_type in leaves:
+        # type() also keeps 0 and False apart (bool is an int subclass).
+        if name in obj and type(value := obj[name]) is zero_type and value == zero:
+            del obj[name]
+    for name, is_list, below in children:
+        child = obj.get(name)
+        if is_list:
+            if isinstance(child, list):
+                for item in child:
                     if isinstance(item, dict):
-                        _drop_zeros(item, node)
-        else:
-            child = obj.get(name)
-            if isinstance(child, dict):
-                _drop_zeros(child, node)
+                        _drop_zeros(item, below)
+        elif isinstance(child, dict):
+            _drop_zeros(child, below)
 
 
 def normalize(group: str, kind: str, obj: Obj) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from kube_runtime.client.mapping import ALL_VERBS, BUILTIN_RESOURCES, Resource
@@ -62,7 +63,9 @@ class ResourceInfo:
     #: kube-apiserver's cohabiting resources). Its converter maps to and from that form.
     stored_as: str | None = None
 
-    @property
+    # key, storage_group, version and the stored apiVersion are read several times per
+    # write: computed once per (immutable) info, kept in the instance's __dict__.
+    @cached_property
     def key(self) -> tuple[str, str]:
         """The storage key: one store per (group, plural), whatever the version (a view's
         is the viewed resource's)."""
@@ -70,20 +73,26 @@ class ResourceInfo:
             return (self.stored_as.rpartition("/")[0], self.plural)
         return (self.group, self.plural)
 
-    @property
+    @cached_property
     def storage_group(self) -> str:
         """The group whose rules (defaults, encoding, validation) the stored objects follow."""
         return self.key[0]
 
-    @property
+    @cached_property
     def version(self) -> str:
         return self.versions[0]
+
+    @cached_property
+    def _stored_api_version(self) -> str:
+        if self.stored_as is not None:
+            return self.stored_as
+        return f"{self.group}/{self.version}" if self.group else self.version
 
     def api_version(self, version: str | None = None) -> str:
         """``group/version`` of ``version``; without one, the ``apiVersion`` objects are
         stored in (a view's: the viewed resource's)."""
-        if version is None and self.stored_as is not None:
-            return self.stored_as
+        if version is None:
+            return self._stored_api_version
         v = version or self.version
         return f"{self.group}/{v}" if self.group else v
 

@@ -588,14 +588,45 @@ def _validate_meta(
     if "generation" in meta:
         _nonnegative(out, f"{path}.generation", meta["generation"])
     # Each check below ignores an empty field: skip building its path then.
+    # Label and annotation maps repeat across pods of one template: their causes memoized.
     if labels := meta.get("labels"):
-        _validate_labels(out, f"{path}.labels", labels)
+        _memoized(_validate_labels, _LABEL_CAUSES, out, f"{path}.labels", labels)
     if annotations := meta.get("annotations"):
-        _validate_annotations(out, f"{path}.annotations", annotations)
+        _memoized(
+            _validate_annotations, _ANNOTATION_CAUSES, out, f"{path}.annotations", annotations
+        )
     if refs := meta.get("ownerReferences"):
         _validate_owner_references(out, f"{path}.ownerReferences", refs)
     if finalizers := meta.get("finalizers"):
         _validate_finalizers(out, f"{path}.finalizers", finalizers)
+
+
+_LABEL_CAUSES: Final[Memo[tuple[Cause, ...]]] = Memo()
+_ANNOTATION_CAUSES: Final[Memo[tuple[Cause, ...]]] = Memo()
+
+
+def _memoized(
+    check: Callable[[list[Cause], str, Any], None],
+    memo: Memo[tuple[Cause, ...]],
+    out: list[Cause],
+    path: str,
+    value: Any,
+) -> None:
+    """``check(out, path, value)``, a pure function of ``path`` and ``value``, through
+    ``memo`` (``value`` keyed by its JSON encoding; computed directly when it is not
+    plain JSON)."""
+    key = json_key(value) if type(value) is dict else None
+    if key is None:
+        check(out, path, value)
+        return
+    key = path.encode() + b"\0" + key
+    causes = memo.get(key)
+    if causes is None:
+        found: list[Cause] = []
+        check(found, path, value)
+        causes = tuple(found)
+        memo.put(key, causes)
+    out += causes
 
 
 def validate_object_meta(
@@ -937,19 +968,13 @@ def _validate_pod_update(out: list[Cause], spec: Mapping[str, Any], old: Mapping
 _POD_SPEC_CAUSES: Final[Memo[tuple[Cause, ...]]] = Memo()
 
 
+def _validate_pod_spec_of_pod(out: list[Cause], path: str, spec: Any) -> None:
+    _validate_pod_spec(out, path, spec, is_pod=True)
+
+
 def _pod(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     spec = _mapping_field(out, "spec", obj.get("spec"))
-    key = json_key(spec) if type(spec) is dict else None
-    if key is None:
-        _validate_pod_spec(out, "spec", spec, is_pod=True)
-    else:
-        causes = _POD_SPEC_CAUSES.get(key)
-        if causes is None:
-            found: list[Cause] = []
-            _validate_pod_spec(found, "spec", spec, is_pod=True)
-            causes = tuple(found)
-            _POD_SPEC_CAUSES.put(key, causes)
-        out += causes
+    _memoized(_validate_pod_spec_of_pod, _POD_SPEC_CAUSES, out, "spec", spec)
     if old is not None:
         _validate_pod_update(out, spec, _map(old.get("spec")))
 
