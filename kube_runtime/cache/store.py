@@ -188,6 +188,7 @@ _shared_strings = _SharedTable(1 << 15, 4 << 20)
 _shared_subtrees = _SharedTable(1 << 13, 4 << 20)
 
 SHARE_SUBTREES_ENV = "KUBE_CACHE_SHARE_SUBTREES"
+_CONTAINERS = (dict, list)  # a constant: ``dict | list`` builds a union at every check
 
 
 def reset_shared_values() -> None:
@@ -218,20 +219,26 @@ def share_strings(value: Any) -> None:
         for k, v in items:
             if isinstance(v, str):
                 _share_str(node, k, v)
-            elif isinstance(v, dict | list):
+            elif isinstance(v, _CONTAINERS):
                 stack.append(v)
 
 
-def share_values(obj: Obj) -> None:
+def share_values(obj: Obj, previous: Obj | None = None) -> None:
     """Make ``obj`` (in place) point at shared equal copies of its strings and sub-objects.
 
     Every dict or list below the top level, except ``metadata`` itself (it holds the
-    object's name, uid and resourceVersion: never repeated), is looked up by the hash of
-    its canonical JSON (``orjson``, sorted keys); an equal sub-object stored earlier, by
-    any informer, replaces it. A sub-object seen for the first time has its own children
-    shared, then becomes the shared copy. Equality is checked with ``==`` after the hash
-    matches, so a hash collision costs a miss, never a wrong value. Values orjson cannot
-    encode (not JSON: e.g. tuples or ints above 64 bits) are only walked.
+    object's name, uid and resourceVersion: never repeated), is shared:
+
+    * with ``previous`` (the version of the object stored before, if any): a sub-object equal
+      to the one at the same place in ``previous`` becomes that one. An update changes a few
+      fields (a status condition, a resourceVersion), so most of the object is taken over
+      from its previous version with one ``==`` and no encoding;
+    * otherwise by the hash of its canonical JSON (``orjson``, sorted keys): an equal
+      sub-object stored earlier, by any informer, replaces it. A sub-object seen for the first
+      time has its own children shared, then becomes the shared copy. Equality is checked
+      with ``==`` after the hash matches, so a hash collision costs a miss, never a wrong
+      value. Values orjson cannot encode (not JSON: e.g. tuples or ints above 64 bits) are
+      only walked.
 
     Same contract as :func:`share_strings`: only for an object nobody else holds yet. The
     shared sub-objects are read-only like everything in the cache (a mutation through one
@@ -241,11 +248,12 @@ def share_values(obj: Obj) -> None:
     for key, value in obj.items():
         if isinstance(value, str):
             _share_str(obj, key, value)
-        elif isinstance(value, dict | list):
+        elif isinstance(value, _CONTAINERS):
+            before = previous.get(key) if previous is not None else None
             if key == "metadata":
-                _share_children(value)
+                _share_children(value, before)
             else:
-                shared = _share_subtree(value)
+                shared = _share_subtree(value, before)
                 if shared is not value:
                     obj[key] = shared
 
@@ -258,18 +266,37 @@ def _share_str(node: Any, key: Any, value: str) -> None:
         node[key] = shared
 
 
-def _share_children(node: dict[str, Any] | list[Any]) -> None:
-    items = node.items() if isinstance(node, dict) else enumerate(node)
-    for key, value in items:
+def _share_children(node: dict[str, Any] | list[Any], before: Any = None) -> None:
+    """Share ``node``'s children; ``before`` is the node at the same place in the previous
+    version (None, or anything else, when there is none)."""
+    if isinstance(node, dict):
+        olds = before if isinstance(before, dict) else None
+        for key, value in node.items():
+            old = olds.get(key) if olds is not None else None
+            if isinstance(value, str):
+                if old is not None and old is not value and old == value:
+                    node[key] = old  # a string of the stored object: shared already
+                else:
+                    _share_str(node, key, value)
+            elif isinstance(value, _CONTAINERS):
+                shared = _share_subtree(value, old)
+                if shared is not value:
+                    node[key] = shared
+        return
+    old_items = before if isinstance(before, list) and len(before) == len(node) else None
+    for index, value in enumerate(node):
+        old = old_items[index] if old_items is not None else None
         if isinstance(value, str):
-            _share_str(node, key, value)
-        elif isinstance(value, dict | list):
-            shared = _share_subtree(value)
+            _share_str(node, index, value)
+        elif isinstance(value, _CONTAINERS):
+            shared = _share_subtree(value, old)
             if shared is not value:
-                node[key] = shared  # type: ignore[index]
+                node[index] = shared
 
 
-def _share_subtree(node: dict[str, Any] | list[Any]) -> Any:
+def _share_subtree(node: dict[str, Any] | list[Any], before: Any = None) -> Any:
+    if before is not None and type(before) is type(node) and before == node:
+        return before  # unchanged since the previous version: its (shared) copy
     table = _shared_subtrees
     try:
         data = orjson.dumps(node, option=orjson.OPT_SORT_KEYS)
@@ -277,13 +304,13 @@ def _share_subtree(node: dict[str, Any] | list[Any]) -> Any:
         data = b""
     size = len(data)
     if not data or size > table.budget:
-        _share_children(node)
+        _share_children(node, before)
         return node
     key = hash(data)
     shared = table.get(key, size)
     if shared is not None and type(shared) is type(node) and shared == node:
         return shared
-    _share_children(node)
+    _share_children(node, before)
     table.put(key, node, size)
     return node
 
@@ -304,7 +331,7 @@ class Indexer:
     ) -> None:
         self._lock = threading.Lock()
         share = share_subtrees_enabled() if share_subtrees is None else share_subtrees
-        self._share: Callable[[Obj], None] = share_values if share else share_strings
+        self._share_subtrees = share
         self._items: dict[str, Obj] = {}
         self._indexers: dict[str, IndexFunc] = {
             INDEX_NAMESPACE: namespace_index,
@@ -344,8 +371,9 @@ class Indexer:
         ``resource_version`` (the list's) is accepted so an Indexer can be a reflector's sink.
         """
         items = {object_key(obj): obj for obj in objs}
-        for obj in items.values():
-            self._share(obj)
+        stored = self._items
+        for key, obj in items.items():
+            self._share(obj, stored.get(key))
         indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
         with self._lock:
             for key, obj in items.items():
@@ -448,8 +476,16 @@ class Indexer:
         except KeyError:
             raise KeyError(f"index {index_name!r} does not exist") from None
 
+    def _share(self, obj: Obj, previous: Obj | None) -> None:
+        if self._share_subtrees:
+            share_values(obj, previous)
+        else:
+            share_strings(obj)
+
     def _put(self, key: str, obj: Obj) -> Obj | None:
-        self._share(obj)
+        # The stored version guides the sharing (read without the lock: one reflector
+        # writes a store, and a stale guide costs a miss, never a wrong value).
+        self._share(obj, self._items.get(key))
         with self._lock:
             old = self._items.get(key)
             self._items[key] = obj
