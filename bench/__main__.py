@@ -76,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--profile",
         action="store_true",
-        help="server suite: cProfile the server thread; controllers suite: the reconciles",
+        help="server suite: cProfile the server thread; controllers suite: the reconciles; "
+        "real suite: our controller process under yappi (bench/profiled.py)",
     )
     parser.add_argument(
         "--markdown", type=Path, metavar="PATH", help="also write the tables as Markdown"

@@ -40,8 +40,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import ssl
 import sys
+import tempfile
 import time
 import urllib.request
 from collections import Counter
@@ -436,8 +438,11 @@ class Result:
 
 
 @contextmanager
-def contender_cluster(contender: Contender) -> Iterator[tuple[Any, Path, dict[str, Child]]]:
-    """A fresh RealCluster, the kubelet process and (ours) the controller process."""
+def contender_cluster(
+    contender: Contender, profile_to: Path | None = None
+) -> Iterator[tuple[Any, Path, dict[str, Child]]]:
+    """A fresh RealCluster, the kubelet process and (ours) the controller process; with
+    ``profile_to``, the controller runs under :mod:`bench.profiled`, writing there."""
     from kube_runtime.envtest.real import RealCluster
 
     cluster = RealCluster(
@@ -464,20 +469,26 @@ def contender_cluster(contender: Contender) -> Iterator[tuple[Any, Path, dict[st
             children["kubelet"] = kubelet
             kubelet.wait_log("simulated kubelet running as node")
             if contender.ours:
+                args = (
+                    "run",
+                    "statefulset",
+                    "--kubeconfig",
+                    str(kubeconfig),
+                    "--metrics-port",
+                    "0",
+                    "--health-port",
+                    "0",
+                    "--workers",
+                    str(contender.workers),
+                )
+                argv = (
+                    [sys.executable, "-m", "bench.profiled", str(profile_to), *args]
+                    if profile_to is not None
+                    else kube_runtime_argv(*args)
+                )
                 ours = Child(
                     "kube-runtime",
-                    kube_runtime_argv(
-                        "run",
-                        "statefulset",
-                        "--kubeconfig",
-                        str(kubeconfig),
-                        "--metrics-port",
-                        "0",
-                        "--health-port",
-                        "0",
-                        "--workers",
-                        str(contender.workers),
-                    ),
+                    argv,
                     cluster.workdir / "bench-controller.log",
                 )
                 children["controller"] = ours
@@ -493,14 +504,20 @@ def contender_cluster(contender: Contender) -> Iterator[tuple[Any, Path, dict[st
 
 
 def run_contender(
-    contender: Contender, workload: str, policy: str, sets: int, replicas: int
+    contender: Contender,
+    workload: str,
+    policy: str,
+    sets: int,
+    replicas: int,
+    profile_to: Path | None = None,
 ) -> Result:
     from kube_runtime import kinds
     from kube_runtime.cache.informer import SharedInformer
     from kube_runtime.client import Client
 
     log(f"-- {workload}: {contender.label}: starting a fresh cluster")
-    with contender_cluster(contender) as (cluster, kubeconfig, children):
+    profile_to = profile_to if contender.ours else None
+    with contender_cluster(contender, profile_to) as (cluster, kubeconfig, children):
         client = Client.from_kubeconfig(str(kubeconfig))
         metrics = ApiMetrics(cluster.url, cluster.token, cluster.certs.ca_file)
         pids = {
@@ -523,6 +540,8 @@ def run_contender(
                 raise RuntimeError("the benchmark's StatefulSet informer did not sync")
             before, _ = metrics.wait_quiet()
             cpu_before = {k: cpu_of(p) for k, p in pids.items()}
+            if profile_to is not None:
+                os.kill(children["controller"].pid, signal.SIGUSR1)  # start-up left out
             load = os.getloadavg()[0]
             manifests = [statefulset(f"web-{i:03d}", replicas, policy) for i in range(sets)]
             log(f"   creating {sets} sets x {replicas} ({policy}); load {load:.2f}")
@@ -537,6 +556,8 @@ def run_contender(
             milestones["all sets created"] = created - started
             after, last_write = metrics.wait_quiet()
             cpu_after = {k: cpu_of(p) for k, p in pids.items()}
+            if profile_to is not None:
+                os.kill(children["controller"].pid, signal.SIGUSR2)  # CPU per thread, now
         finally:
             informer.stop()
         objects = {
@@ -748,10 +769,18 @@ def run_workload(ctx: Any, policy: str) -> None:
         table: Table = shared_table(ctx, MAIN_TITLE, ["workload", "skipped"])
         table.add(workload, f"missing {', '.join(missing)}: run scripts/real-apiserver.sh")
         return
-    results = [
-        run_contender(contender, workload, policy, sets, sizes.set_replicas)
-        for contender in chosen_contenders()
-    ]
+    results = []
+    for contender in chosen_contenders():
+        profile_to = None
+        if ctx.profile and contender.ours:
+            profile_to = Path(tempfile.gettempdir()) / (
+                f"bench-profile-{policy.lower()}-{contender.key}.md"
+            )
+        results.append(
+            run_contender(contender, workload, policy, sets, sizes.set_replicas, profile_to)
+        )
+        if profile_to is not None:
+            log(f"   {contender.label}: CPU profile in {profile_to}")
     report(ctx, results)
     chart = draw_chart(results, chart_path(policy, sets, sizes.set_replicas))
     if chart is not None:
