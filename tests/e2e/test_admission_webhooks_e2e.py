@@ -26,6 +26,7 @@ from kube_runtime.envtest import wait_for
 from kube_runtime.envtest.server import tls
 from kube_runtime.webhook.endpoint import AdmissionEndpoint
 from kube_runtime.webhook.review import AdmissionRequest, AdmissionResponse, allowed, denied
+from tests.e2e._fixtures import webhook_server
 
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 MARKER = "/marker"
@@ -76,21 +77,8 @@ class Hooks:
 
 @pytest.fixture(scope="module")
 def hooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hooks]:
-    certs = tls.generate(Path(tmp_path_factory.mktemp("webhook-certs")))
-    server = webhook.Server(
-        host="127.0.0.1",
-        port=0,
-        cert_dir=certs.directory,
-        cert_name="server.crt",
-        key_name="server.key",
-    )
-    stop = threading.Event()
-    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
-    thread.start()
-    assert server.wait_started(10)
-    yield Hooks(server, certs)
-    stop.set()
-    thread.join(10)
+    with webhook_server(tmp_path_factory.mktemp("webhook-certs")) as (server, certs):
+        yield Hooks(server, certs)
 
 
 @pytest.fixture
@@ -600,19 +588,10 @@ def test_a_service_reference_reaches_the_webhook(
 ) -> None:
     """The embedded server resolves a service reference to 127.0.0.1 and the Service port's
     targetPort, verifying the certificate for NAME.NAMESPACE.svc as kube-apiserver does."""
-    certs = tls.generate(tmp_path / "svc-certs", dns_names=[f"hooks.{scoped}.svc"])
-    server = webhook.Server(
-        host="127.0.0.1",
-        port=0,
-        cert_dir=certs.directory,
-        cert_name="server.crt",
-        key_name="server.key",
-    )
-    stop = threading.Event()
-    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
-    thread.start()
-    try:
-        assert server.wait_started(10)
+    with webhook_server(tmp_path / "svc-certs", dns_names=[f"hooks.{scoped}.svc"]) as (
+        server,
+        certs,
+    ):
         local = Hooks(server, certs)
         calls = local.on("/svc", lambda request: denied("via the service"))
         service = {
@@ -634,9 +613,6 @@ def test_a_service_reference_reaches_the_webhook(
             _create_cm(client, scoped, _configmap("through-service"))
         assert refused.value.message.endswith("denied the request: via the service")
         assert calls[-1].name == "through-service"
-    finally:
-        stop.set()
-        thread.join(10)
 
 
 def test_a_mutating_webhook_on_delete(client: Client, hooks: Hooks, scoped: str) -> None:

@@ -18,20 +18,17 @@ registered with a ValidatingWebhookConfiguration (with the defaulting webhook, a
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from controllers.statefulset import ENHANCED_STATEFULSET
 from controllers.statefulset.webhooks import StatefulSetValidator, set_defaults
-from kube_runtime import webhook
 from kube_runtime.client.errors import ApiError
-from kube_runtime.envtest.server import tls
 from kube_runtime.webhook.defaulting import DefaultingHandler
 from kube_runtime.webhook.validating import ValidatingHandler
+from tests.e2e._fixtures import webhook_server
 from tests.e2e.test_admission_webhooks_e2e import Hooks, _hook, configuration
 from tests.e2e.test_asts_kruise_e2e import (  # noqa: F401 (fixtures)
     _expandable_set,
@@ -64,21 +61,8 @@ RULES = [
 @pytest.fixture(scope="module")
 def sts_hooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hooks]:
     """A webhook server for the enhanced kind's webhooks (put on it by :func:`installed`)."""
-    certs = tls.generate(Path(tmp_path_factory.mktemp("webhook-certs")))
-    server = webhook.Server(
-        host="127.0.0.1",
-        port=0,
-        cert_dir=certs.directory,
-        cert_name="server.crt",
-        key_name="server.key",
-    )
-    stop = threading.Event()
-    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
-    thread.start()
-    assert server.wait_started(10)
-    yield Hooks(server, certs)
-    stop.set()
-    thread.join(10)
+    with webhook_server(tmp_path_factory.mktemp("webhook-certs")) as (server, certs):
+        yield Hooks(server, certs)
 
 
 @pytest.fixture

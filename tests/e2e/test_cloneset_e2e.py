@@ -12,8 +12,8 @@ import pytest
 
 from controllers.cloneset import CLONESET, install_crd, setup
 from kube_runtime import Manager, kinds
-from kube_runtime.envtest.managers import running
 from kube_runtime.workloads.pods import is_ready
+from tests.e2e._fixtures import running_manager
 
 TIMEOUT = 30
 INSTANCE = "apps.kruise.io/cloneset-instance-id"
@@ -27,15 +27,7 @@ def crd(client) -> None:
 
 @pytest.fixture
 def manager(client, namespace, crd) -> Iterator[Manager]:
-    m = Manager(
-        client,
-        namespace=namespace,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        graceful_shutdown_timeout=10,
-    )
-    setup(m, name=f"cloneset-{namespace}")
-    with running(m):
+    with running_manager(client, namespace, lambda m: setup(m, name=f"cloneset-{namespace}")) as m:
         yield m
 
 

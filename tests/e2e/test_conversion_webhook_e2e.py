@@ -6,10 +6,8 @@ on the embedded server and on kube-apiserver 1.20."""
 from __future__ import annotations
 
 import base64
-import threading
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -20,6 +18,7 @@ from kube_runtime.client import ApiError, Client
 from kube_runtime.envtest import wait_for
 from kube_runtime.envtest.server import tls
 from kube_runtime.webhook.endpoint import ConversionEndpoint
+from tests.e2e._fixtures import webhook_server
 
 KIND = "Gadget"
 
@@ -64,21 +63,8 @@ class Converters:
 
 @pytest.fixture(scope="module")
 def converters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Converters]:
-    certs = tls.generate(Path(tmp_path_factory.mktemp("conversion-certs")))
-    server = webhook.Server(
-        host="127.0.0.1",
-        port=0,
-        cert_dir=certs.directory,
-        cert_name="server.crt",
-        key_name="server.key",
-    )
-    stop = threading.Event()
-    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
-    thread.start()
-    assert server.wait_started(10)
-    yield Converters(server, certs)
-    stop.set()
-    thread.join(10)
+    with webhook_server(tmp_path_factory.mktemp("conversion-certs")) as (server, certs):
+        yield Converters(server, certs)
 
 
 def _schema(field: str) -> dict[str, Any]:

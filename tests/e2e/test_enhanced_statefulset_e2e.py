@@ -15,8 +15,8 @@ from controllers.statefulset import ENHANCED_STATEFULSET, install_crd, setup
 from controllers.statefulset.utils import ORDERED_TEARDOWN_FINALIZER
 from kube_runtime import Manager, kinds
 from kube_runtime.client.errors import is_not_found
-from kube_runtime.envtest.managers import running
 from kube_runtime.workloads.pods import is_ready
+from tests.e2e._fixtures import running_manager
 from tests.e2e.test_statefulset_e2e import PodLog
 
 TIMEOUT = 30
@@ -30,15 +30,9 @@ def crd(client) -> None:
 
 @pytest.fixture
 def manager(client, namespace, crd) -> Iterator[Manager]:
-    m = Manager(
-        client,
-        namespace=namespace,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        graceful_shutdown_timeout=10,
-    )
-    setup(m, name=f"statefulset-{namespace}")
-    with running(m):
+    with running_manager(
+        client, namespace, lambda m: setup(m, name=f"statefulset-{namespace}")
+    ) as m:
         yield m
 
 

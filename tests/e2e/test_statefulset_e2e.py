@@ -12,8 +12,8 @@ import pytest
 from controllers.statefulset import setup
 from kube_runtime import Manager, kinds
 from kube_runtime.envtest import server_version
-from kube_runtime.envtest.managers import running
 from kube_runtime.workloads.pods import is_ready
+from tests.e2e._fixtures import running_manager
 from tests.e2e.test_kubectl_e2e import MANIFEST, kubectl  # noqa: F401  (fixture)
 
 TIMEOUT = 30
@@ -65,15 +65,9 @@ class PodLog:
 
 @pytest.fixture
 def manager(client, namespace) -> Iterator[Manager]:
-    m = Manager(
-        client,
-        namespace=namespace,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        graceful_shutdown_timeout=10,
-    )
-    setup(m, name=f"statefulset-{namespace}")
-    with running(m):
+    with running_manager(
+        client, namespace, lambda m: setup(m, name=f"statefulset-{namespace}")
+    ) as m:
         yield m
 
 
