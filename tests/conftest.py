@@ -3,6 +3,10 @@
 * The cache's mutation detector is on: a test that mutates a cached object fails.
 * On ``--backend real``, the tests listed in :mod:`tests.real_skips` (features newer than the
   real backend's Kubernetes 1.20) are skipped with their reason.
+* Tests marked ``slow`` (they wait tens of seconds) are collected first, in their collection
+  order, so that on pytest-xdist workers (``--dist worksteal``, pyproject's addopts) they start
+  at once and the workers share the rest and finish together, instead of one worker starting a
+  long wait at the end.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ os.environ.setdefault("KUBE_CACHE_MUTATION_DETECTOR", "true")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow first
     if backend_of(config) != "real":
         return
     for item in items:

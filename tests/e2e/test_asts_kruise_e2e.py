@@ -77,6 +77,7 @@ class GraceLog:
         self._watch.close()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("manager")
 def test_in_place_update_env_from_label(client, namespace, wait_for):
     """Kruise's "should in-place update env from label": 3 replicas, InPlaceIfPossible with an

@@ -228,6 +228,7 @@ def _log_time(text: str, marker: str) -> float:
     return dt.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120 + 20 * PAUSE_TRIALS)  # a few seconds per trial, more under load
 def test_a_leader_resumed_after_losing_its_lease_writes_nothing(
     replicas: tuple[list[Replica], Any], client: Client, namespace: str, wait_for: Any

@@ -25,6 +25,7 @@ def _ready(pod: dict) -> bool:
     return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
 
 
+@pytest.mark.slow
 def test_real_cluster_starts_serves_and_stops(tmp_path: Path) -> None:
     cluster = RealCluster(pod_ready_after=0.01)
     with cluster:
