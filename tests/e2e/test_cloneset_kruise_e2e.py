@@ -2,33 +2,44 @@
 in openkruise/kruise), replayed on this project's CloneSet with Kruise's numbers: replicas,
 strategies, ``minReadySeconds``, ``progressDeadlineSeconds`` and the ``Progressing`` conditions
 Kruise's test expects at each step. Where Kruise's test sleeps, these wait for the state it
-sleeps for. One number differs, and says so where it does: a deadline the test only waits out.
+sleeps for. Some numbers differ, to keep the suite fast, and say so where they do: a
+``minReadySeconds`` of 10 the scenario only waits out is ``MIN_READY`` (one test,
+``test_scales_with_min_ready_seconds_and_scale_strategy``, measures Kruise's 10 s), a
+deadline the test only waits out is shorter, and so is the postStart hook whose length the
+priorities test checks.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from controllers.cloneset import CLONESET, install_crd, setup
+from controllers.cloneset import CLONESET, setup
 from controllers.cloneset.core import SCALING_EXCLUDE_PREPARING_DELETE_LABEL
 from controllers.cloneset.webhooks import set_defaults
-from kube_runtime import Manager, kinds, webhook
-from kube_runtime.envtest.managers import running
-from kube_runtime.envtest.server import tls
+from kube_runtime import Manager, kinds
 from kube_runtime.webhook.defaulting import DefaultingHandler
 from kube_runtime.workloads.pods import parse_time
+from tests.e2e._fixtures import running_manager, webhook_server
 from tests.e2e.test_admission_webhooks_e2e import Hooks, _hook, configuration
-from tests.e2e.test_cloneset_e2e import claims, make_cs, pods
+from tests.e2e.test_cloneset_e2e import (  # noqa: F401 (fixtures)
+    claims,
+    crd,
+    make_cs,
+    manager,
+    pods,
+)
 
 TIMEOUT = 60
 TEN_MINUTES = 600
+# Kruise's minReadySeconds is 10 where these tests only wait it out (they check counts,
+# states and conditions, not the wait): long enough for the Progressing condition's
+# "CloneSet is progressing" to be seen between a change and availability, no longer.
+MIN_READY = 3
 INSTANCE = "apps.kruise.io/cloneset-instance-id"
 REVISION = "controller-revision-hash"
 STATE = "lifecycle.apps.kruise.io/state"
@@ -49,25 +60,6 @@ def deadline_exceeded(revision: str) -> tuple[str, str, str]:
         "ProgressDeadlineExceeded",
         f"CloneSet revision {revision} has timed out progressing",
     )
-
-
-@pytest.fixture(scope="module")
-def crd(client) -> None:
-    install_crd(client)
-
-
-@pytest.fixture
-def manager(client, namespace, crd) -> Iterator[Manager]:
-    m = Manager(
-        client,
-        namespace=namespace,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        graceful_shutdown_timeout=10,
-    )
-    setup(m, name=f"cloneset-{namespace}")
-    with running(m):
-        yield m
 
 
 def get_cs(client, namespace) -> dict[str, Any]:
@@ -110,7 +102,8 @@ def observed(client, namespace) -> bool:
     return (cs.get("status") or {}).get("observedGeneration") == cs["metadata"]["generation"]
 
 
-def test_partition_99_percent_of_4_updates_one_pod(client, namespace, manager, wait_for):
+@pytest.mark.usefixtures("manager")
+def test_partition_99_percent_of_4_updates_one_pod(client, namespace, wait_for):
     """``CloneSet partition="99%", replicas=4, make sure one pod is upgraded``."""
     client.create(
         make_cs(
@@ -122,7 +115,7 @@ def test_partition_99_percent_of_4_updates_one_pod(client, namespace, manager, w
                 "maxUnavailable": "50%",
                 "partition": "99%",
             },
-            minReadySeconds=10,
+            minReadySeconds=MIN_READY,
             progressDeadlineSeconds=TEN_MINUTES,
         )
     )
@@ -164,7 +157,9 @@ def _recreated(client, namespace, old_uids: set[str]) -> bool:
     return len(live) == 4 and not {p["metadata"]["uid"] for p in live.values()} & old_uids
 
 
-def test_update_with_disable_pvc_reuse(client, namespace, manager, wait_for):
+@pytest.mark.slow
+@pytest.mark.usefixtures("manager")
+def test_update_with_disable_pvc_reuse(client, namespace, wait_for):
     """``CloneSet Update with DisablePVCReuse=true``."""
     client.create(
         make_cs(
@@ -172,7 +167,7 @@ def test_update_with_disable_pvc_reuse(client, namespace, manager, wait_for):
             4,
             image="nginx:alpine",
             updateStrategy={"type": "ReCreate"},
-            minReadySeconds=10,
+            minReadySeconds=MIN_READY,
             progressDeadlineSeconds=TEN_MINUTES,
             volumeClaimTemplates=VCT2,
         )
@@ -226,8 +221,12 @@ def test_update_with_disable_pvc_reuse(client, namespace, manager, wait_for):
 
 HOOK = "preparing-update-hook"
 # Kruise's test sets 120 s and waits up to 180 s for the deadline to pass; nothing else in
-# the scenario depends on its length, so it is shortened here to keep the suite fast.
-SHORT_DEADLINE = 15
+# the scenario depends on its length, so it is shortened here to keep the suite fast (longer
+# than the set takes to become available at its creation, MIN_READY after its pods are ready).
+SHORT_DEADLINE = 8
+# Kruise's 11 s and 8 s deadlines of the two "creates with" tests that wait them out while the
+# pod is held (PreparingNormal, unschedulable): nothing else depends on their length.
+HELD_DEADLINE = 4
 
 
 def _groups(client, namespace) -> tuple[int, int, int]:
@@ -244,7 +243,9 @@ def _groups(client, namespace) -> tuple[int, int, int]:
     return updated, current, preparing
 
 
-def test_regard_preparing_update_pod_as_update_when_scaling(client, namespace, manager, wait_for):
+@pytest.mark.slow
+@pytest.mark.usefixtures("manager")
+def test_regard_preparing_update_pod_as_update_when_scaling(client, namespace, wait_for):
     """``CloneSet regard preparing-update pod as update when scaling``."""
     cs = make_cs(
         namespace,
@@ -252,7 +253,7 @@ def test_regard_preparing_update_pod_as_update_when_scaling(client, namespace, m
         image="nginx:alpine",
         updateStrategy={"type": "InPlaceIfPossible", "maxUnavailable": "50%", "partition": "99%"},
         lifecycle={"inPlaceUpdate": {"labelsHandler": {HOOK: "true"}}},
-        minReadySeconds=10,
+        minReadySeconds=MIN_READY,
         progressDeadlineSeconds=SHORT_DEADLINE,
     )
     cs["spec"]["template"]["metadata"]["labels"][HOOK] = "true"
@@ -313,7 +314,8 @@ def test_regard_preparing_update_pod_as_update_when_scaling(client, namespace, m
     assert progressing(client, namespace) == deadline_exceeded(revision)
 
 
-def test_scale_up_excluding_preparing_delete(client, namespace, manager, wait_for):
+@pytest.mark.usefixtures("manager")
+def test_scale_up_excluding_preparing_delete(client, namespace, wait_for):
     """``specific scale down with lifecycle and then scale up, when
     scalingExcludePreparingDelete is enabled``."""
     cs = make_cs(
@@ -363,9 +365,8 @@ def test_scale_up_excluding_preparing_delete(client, namespace, manager, wait_fo
     wait_progressing(client, namespace, wait_for, AVAILABLE, 30)
 
 
-def test_in_place_update_images_with_the_same_image_id(
-    client, namespace, manager, wait_for, kubelet
-):
+@pytest.mark.usefixtures("manager")
+def test_in_place_update_images_with_the_same_image_id(client, namespace, wait_for, kubelet):
     """``in-place update images with the same imageID``: in Kruise's registry
     nginx:mainline-alpine is the same image as nginx:alpine; the simulated kubelet is told so."""
     if kubelet is None:
@@ -377,7 +378,7 @@ def test_in_place_update_images_with_the_same_image_id(
             1,
             image="nginx:alpine",
             updateStrategy={"type": "InPlaceIfPossible"},
-            minReadySeconds=10,
+            minReadySeconds=MIN_READY,
             progressDeadlineSeconds=TEN_MINUTES,
         )
     )
@@ -401,17 +402,12 @@ def test_in_place_update_images_with_the_same_image_id(
 
 
 @pytest.fixture
-def kruise_manager(client, namespace, crd) -> Iterator[Manager]:
-    """The controller with new pods starting in PreparingNormal, as Kruise's do."""
-    m = Manager(
-        client,
-        namespace=namespace,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        graceful_shutdown_timeout=10,
-    )
-    setup(m, name=f"cloneset-{namespace}", preparing_normal=True)
-    with running(m):
+def kruise_manager(client, namespace) -> Iterator[Manager]:
+    """The controller with new pods starting in PreparingNormal, as Kruise's do (the tests ask
+    for ``crd`` too: module-scoped, it is installed first)."""
+    with running_manager(
+        client, namespace, lambda m: setup(m, name=f"cloneset-{namespace}", preparing_normal=True)
+    ) as m:
         yield m
 
 
@@ -419,7 +415,8 @@ def states(client, namespace) -> list[str]:
     return [p["metadata"]["labels"].get(STATE, "") for p in pods(client, namespace).values()]
 
 
-def test_creates_with_lifecycle_pre_normal_finalizer(client, namespace, kruise_manager, wait_for):
+@pytest.mark.usefixtures("crd", "kruise_manager")
+def test_creates_with_lifecycle_pre_normal_finalizer(client, namespace, wait_for):
     """``creates with lifecycle preNormal finalizer``."""
     finalizer = "finalizers.sigs.k8s.io/test"
     client.create(
@@ -427,13 +424,15 @@ def test_creates_with_lifecycle_pre_normal_finalizer(client, namespace, kruise_m
             namespace,
             1,
             lifecycle={"preNormal": {"finalizersHandler": [finalizer]}},
-            progressDeadlineSeconds=11,
+            progressDeadlineSeconds=HELD_DEADLINE,
         )
     )
     # the pod is ready, but held in PreparingNormal: not available
     wait_status(client, namespace, wait_for, "readyReplicas", 1)
     revision = status(client, namespace)["updateRevision"]
-    wait_progressing(client, namespace, wait_for, deadline_exceeded(revision), 11 + TIMEOUT)
+    wait_progressing(
+        client, namespace, wait_for, deadline_exceeded(revision), HELD_DEADLINE + TIMEOUT
+    )
     assert states(client, namespace) == ["PreparingNormal"]
 
     (name,) = pods(client, namespace)
@@ -445,9 +444,10 @@ def test_creates_with_lifecycle_pre_normal_finalizer(client, namespace, kruise_m
     wait_progressing(client, namespace, wait_for, AVAILABLE)
 
 
-def test_creates_with_unschedulable_scheduler(client, namespace, kruise_manager, wait_for):
+@pytest.mark.usefixtures("crd", "kruise_manager")
+def test_creates_with_unschedulable_scheduler(client, namespace, wait_for):
     """``creates with unschedulable scheduler``."""
-    cs = make_cs(namespace, 1, progressDeadlineSeconds=8)
+    cs = make_cs(namespace, 1, progressDeadlineSeconds=HELD_DEADLINE)
     cs["spec"]["template"]["spec"]["schedulerName"] = "unschedulable"
     client.create(cs)
     wait_status(client, namespace, wait_for, "replicas", 1)
@@ -460,7 +460,9 @@ def test_creates_with_unschedulable_scheduler(client, namespace, kruise_manager,
 
     assert wait_for(pending_preparing, 10)
     revision = status(client, namespace)["updateRevision"]
-    wait_progressing(client, namespace, wait_for, deadline_exceeded(revision), 20)
+    wait_progressing(
+        client, namespace, wait_for, deadline_exceeded(revision), HELD_DEADLINE + TIMEOUT
+    )
     # Kruise checks for 10 s that the pod stays pending and PreparingNormal: it still is
     assert pending_preparing()
 
@@ -473,7 +475,8 @@ def test_creates_with_unschedulable_scheduler(client, namespace, kruise_manager,
 MAX_INT32 = 2**31 - 1
 
 
-def test_creates_with_max_int32_progress_deadline(client, namespace, manager, wait_for):
+@pytest.mark.usefixtures("manager")
+def test_creates_with_max_int32_progress_deadline(client, namespace, wait_for):
     """``creates with maxInt32 progressDeadlineSeconds``: no Progressing condition, until a
     real deadline is set."""
     client.create(make_cs(namespace, 1, progressDeadlineSeconds=MAX_INT32))
@@ -486,9 +489,8 @@ def test_creates_with_max_int32_progress_deadline(client, namespace, manager, wa
     wait_progressing(client, namespace, wait_for, AVAILABLE)
 
 
-def test_creates_with_max_int32_min_ready_and_progress_deadline(
-    client, namespace, manager, wait_for
-):
+@pytest.mark.usefixtures("manager")
+def test_creates_with_max_int32_min_ready_and_progress_deadline(client, namespace, wait_for):
     """``creates with maxInt32 minReadySeconds and maxInt32 progressDeadlineSeconds``."""
     client.create(
         make_cs(namespace, 1, minReadySeconds=MAX_INT32, progressDeadlineSeconds=MAX_INT32)
@@ -503,7 +505,8 @@ def test_creates_with_max_int32_min_ready_and_progress_deadline(
     assert progressing(client, namespace) is None
 
 
-def test_scales_in_normal_cases(client, namespace, manager, wait_for):
+@pytest.mark.usefixtures("manager")
+def test_scales_in_normal_cases(client, namespace, wait_for):
     """``scales in normal cases`` without the defaulting webhook (its defaults: see the next
     test)."""
     client.create(make_cs(namespace, 3, progressDeadlineSeconds=TEN_MINUTES))
@@ -515,29 +518,15 @@ def test_scales_in_normal_cases(client, namespace, manager, wait_for):
 @pytest.fixture(scope="module")
 def hooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hooks]:
     """A webhook server (the CloneSet's defaulting webhook is put on it by the test)."""
-    certs = tls.generate(Path(tmp_path_factory.mktemp("webhook-certs")))
-    server = webhook.Server(
-        host="127.0.0.1",
-        port=0,
-        cert_dir=certs.directory,
-        cert_name="server.crt",
-        key_name="server.key",
-    )
-    stop = threading.Event()
-    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
-    thread.start()
-    assert server.wait_started(10)
-    yield Hooks(server, certs)
-    stop.set()
-    thread.join(10)
+    with webhook_server(tmp_path_factory.mktemp("webhook-certs")) as (server, certs):
+        yield Hooks(server, certs)
 
 
 MUTATE = "/mutate-apps-kube-runtime-io-v1alpha1-cloneset"
 
 
-def test_scales_in_normal_cases_with_the_defaulting_webhook(
-    client, namespace, manager, wait_for, hooks
-):
+@pytest.mark.usefixtures("manager")
+def test_scales_in_normal_cases_with_the_defaulting_webhook(client, namespace, wait_for, hooks):
     """``scales in normal cases`` with the CloneSet's defaulting webhook installed: the
     created set reads back with Kruise's defaults (type ReCreate, maxUnavailable 20%)."""
     client.request(
@@ -566,7 +555,9 @@ def test_scales_in_normal_cases_with_the_defaulting_webhook(
     wait_progressing(client, namespace, wait_for, AVAILABLE)
 
 
-def test_scales_with_min_ready_seconds_and_scale_strategy(client, namespace, manager, wait_for):
+@pytest.mark.slow
+@pytest.mark.usefixtures("manager")
+def test_scales_with_min_ready_seconds_and_scale_strategy(client, namespace, wait_for):
     """``scales with minReadySeconds and scaleStrategy``: with scaleStrategy.maxUnavailable 1
     each pod is created minReadySeconds after the previous one became ready."""
     replicas, min_ready = 4, 10
@@ -595,7 +586,8 @@ def test_scales_with_min_ready_seconds_and_scale_strategy(client, namespace, man
         assert min_ready <= gap.total_seconds() <= min_ready + 2
 
 
-def test_pods_should_be_ready_when_paused(client, namespace, manager, wait_for):
+@pytest.mark.usefixtures("manager")
+def test_pods_should_be_ready_when_paused(client, namespace, wait_for):
     """``pods should be ready when paused=true``."""
     client.create(
         make_cs(
@@ -611,7 +603,8 @@ def test_pods_should_be_ready_when_paused(client, namespace, manager, wait_for):
     wait_status(client, namespace, wait_for, "readyReplicas", 3)
 
 
-def test_specific_delete_without_excluding_preparing_delete(client, namespace, manager, wait_for):
+@pytest.mark.usefixtures("manager")
+def test_specific_delete_without_excluding_preparing_delete(client, namespace, wait_for):
     """``specific delete a Pod, when scalingExcludePreparingDelete is disabled``."""
     cs = make_cs(
         namespace,
@@ -665,14 +658,22 @@ def _container_status(pod: dict[str, Any], name: str) -> dict[str, Any]:
     return next(c for c in pod["status"]["containerStatuses"] if c["name"] == name)
 
 
-def test_in_place_update_two_container_images_with_priorities(client, namespace, manager, wait_for):
+# Kruise's redis postStart hook sleeps 10 s; the test checks nginx waits the hook out, which
+# a shorter hook shows as well.
+HOOK_SECONDS = 3
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("manager")
+def test_in_place_update_two_container_images_with_priorities(client, namespace, wait_for):
     """``in-place update two container images with priorities successfully``: redis (launch
-    priority 10, a 10 s postStart hook) is updated first, nginx only once redis is ready."""
+    priority 10, a postStart hook of HOOK_SECONDS, Kruise's is 10 s) is updated first, nginx
+    only once redis is ready."""
     cs = make_cs(
         namespace,
         1,
         updateStrategy={"type": "InPlaceIfPossible"},
-        minReadySeconds=10,
+        minReadySeconds=MIN_READY,
         progressDeadlineSeconds=TEN_MINUTES,
     )
     cs["spec"]["template"]["spec"] = {
@@ -684,7 +685,7 @@ def test_in_place_update_two_container_images_with_priorities(client, namespace,
                 "image": "redis:alpine",
                 "command": ["sleep", "999"],
                 "env": [{"name": "KRUISE_CONTAINER_PRIORITY", "value": "10"}],
-                "lifecycle": {"postStart": {"exec": {"command": ["sleep", "10"]}}},
+                "lifecycle": {"postStart": {"exec": {"command": ["sleep", str(HOOK_SECONDS)]}}},
             },
         ],
     }
@@ -707,11 +708,11 @@ def test_in_place_update_two_container_images_with_priorities(client, namespace,
     (pod,) = pods(client, namespace).values()
     nginx, redis = _container_status(pod, "nginx"), _container_status(pod, "redis")
     assert nginx["restartCount"] == 1 and redis["restartCount"] == 1
-    # nginx stopped after the new redis had been started for 10 s (its postStart hook); the
+    # nginx stopped after the new redis had been started for HOOK_SECONDS (its postStart hook); the
     # timestamps are whole seconds and the simulated restart takes milliseconds, so "at least"
     # where Kruise's test has "after"
     stopped = parse_time(nginx["lastState"]["terminated"]["finishedAt"])
     started = parse_time(redis["state"]["running"]["startedAt"])
-    assert (stopped - started).total_seconds() >= 10
+    assert (stopped - started).total_seconds() >= HOOK_SECONDS
     state = json.loads(pod["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"])
     assert [b["containers"] for b in state["containerBatchesRecord"]] == [["redis"], ["nginx"]]

@@ -1,12 +1,16 @@
 """OpenKruise's CloneSet e2e scenario ``CloneSet Update with VolumeClaimTemplate changes``
 (``testUpdateVolumeClaimTemplates`` in ``test/e2e/apps/v1alpha1/cloneset.go``), replayed with
-Kruise's numbers on this project's CloneSet with Kruise's
+Kruise's numbers (but one) on this project's CloneSet with Kruise's
 ``RecreatePodWhenChangeVCTInCloneSetGate`` on (``setup(recreate_pod_when_change_vct=True)``),
 on the embedded cluster and on kube-apiserver 1.20.
 
 Each step is Kruise's ``changeCloneSetAndWaitReady``: change the set, wait until it observed
 the change and every pod is updated and ready and the ``Progressing`` condition says
 available, then compare the pods' instance ids and the claims with those before.
+
+The number that differs is ``minReadySeconds``: Kruise's 10 s, waited out by each pod in turn
+at each step, only paces the rollouts this test checks the outcome of (which pods and claims
+are recreated, the claims' sizes), so it is ``MIN_READY`` here to keep the suite fast.
 """
 
 from __future__ import annotations
@@ -16,13 +20,14 @@ from typing import Any
 
 import pytest
 
-from controllers.cloneset import CLONESET, install_crd, setup
+from controllers.cloneset import CLONESET, setup
 from kube_runtime import Manager
-from kube_runtime.envtest.managers import running
-from tests.e2e.test_cloneset_e2e import claims, make_cs, pods
+from tests.e2e._fixtures import running_manager
+from tests.e2e.test_cloneset_e2e import claims, crd, make_cs, pods  # noqa: F401 (fixture)
 
 REPLICAS = 4
-TIMEOUT = 180  # Kruise waits 120 s per step; each pod waits 10 s (minReadySeconds) in turn
+TIMEOUT = 180  # Kruise waits 120 s per step; each pod waits MIN_READY in turn
+MIN_READY = 1  # Kruise's minReadySeconds is 10
 INSTANCE = "apps.kruise.io/cloneset-instance-id"
 AVAILABLE = ("True", "CloneSetAvailable", "CloneSet is available")
 
@@ -33,22 +38,15 @@ REDIS = "k8s.gcr.io/e2e-test-images/redis:5.0.5-alpine"
 HTTPD = "k8s.gcr.io/e2e-test-images/httpd:2.4.38-1"
 
 
-@pytest.fixture(scope="module")
-def crd(client) -> None:
-    install_crd(client)
-
-
 @pytest.fixture
-def manager(client, namespace, crd) -> Iterator[Manager]:
-    m = Manager(
+def manager(client, namespace) -> Iterator[Manager]:
+    """The controller with Kruise's RecreatePodWhenChangeVCTInCloneSetGate on (the test asks for
+    ``crd`` too: module-scoped, it is installed first)."""
+    with running_manager(
         client,
-        namespace=namespace,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        graceful_shutdown_timeout=10,
-    )
-    setup(m, name=f"cloneset-{namespace}", recreate_pod_when_change_vct=True)
-    with running(m):
+        namespace,
+        lambda m: setup(m, name=f"cloneset-{namespace}", recreate_pod_when_change_vct=True),
+    ) as m:
         yield m
 
 
@@ -155,14 +153,16 @@ def _image(image: str) -> dict[str, Any]:
     return {"spec": {"containers": [{"name": "c", "image": image}]}}
 
 
-def test_update_with_volume_claim_template_changes(client, namespace, manager, wait_for):
+@pytest.mark.slow
+@pytest.mark.usefixtures("crd", "manager")
+def test_update_with_volume_claim_template_changes(client, namespace, wait_for):
     """``CloneSet Update with VolumeClaimTemplate changes``."""
     cs = make_cs(
         namespace,
         REPLICAS,
         image=NGINX,
         updateStrategy={"type": "ReCreate"},
-        minReadySeconds=10,
+        minReadySeconds=MIN_READY,
         progressDeadlineSeconds=600,
         volumeClaimTemplates=_vct("1Gi", "1Gi"),
     )
