@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+import orjson
 import pytest
 
+from bench.embedded_server import typical_pod
 from kube_runtime.envtest import EmbeddedCluster
 from kube_runtime.envtest.server import validation
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.memo import Memo, json_key
+from tests.unit import write_path_corpus
+from tests.unit.write_path_corpus import rich_pod
 
 
 def _pod(name: str, **spec: Any) -> dict[str, Any]:
@@ -74,3 +79,36 @@ def test_memo_is_bounded() -> None:
         assert len(memo) <= 3
     assert memo.get(b"6") == 6
     assert memo.get(b"0") is None
+
+
+def _outcome(store: Any, info: Any, body: dict[str, Any], name: str) -> bytes:
+    """A create's stored bytes or error, with what differs from name to name masked."""
+    body = copy.deepcopy(body)
+    if isinstance(body.get("metadata"), dict):
+        body["metadata"]["name"] = name
+    try:
+        obj = store.create(info, "corpus", body).obj
+    except ApiError as e:
+        return orjson.dumps([e.code, e.status]).replace(name.encode(), b"NAME")
+    except Exception as e:  # malformed input the HTTP layer refuses earlier
+        return type(e).__name__.encode()
+    meta = dict(obj["metadata"], name="", uid="", creationTimestamp="", resourceVersion="")
+    return orjson.dumps({**obj, "metadata": meta})
+
+
+def test_a_repeated_pod_spec_is_prepared_as_the_first_time() -> None:
+    """Every pod spec of the write-path corpus created three times (the third create replays
+    the edit script recorded at the second) is stored, or refused, the same each time."""
+    bodies = [
+        *(body for _, body in write_path_corpus.mutations(typical_pod("x"))),
+        *(body for _, body in write_path_corpus.mutations(rich_pod("x"), ("null", "word"))),
+        *(body for _, body in write_path_corpus.hostile_templates()),
+    ]
+    with EmbeddedCluster(kubelet=False) as cluster:
+        store = cluster.store
+        store.create(cluster.resource("", "namespaces"), None, {"metadata": {"name": "corpus"}})
+        pods = cluster.resource("", "pods")
+        for i, body in enumerate(bodies):
+            first, second, third = (_outcome(store, pods, body, f"p{i}-{n}") for n in range(3))
+            assert first == second == third, (i, body)
+        assert len(store.strategy._pod_specs) > 0  # type: ignore[attr-defined]

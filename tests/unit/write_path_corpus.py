@@ -208,7 +208,7 @@ def mutations(base: Obj, odd: tuple[str, ...] | None = None) -> Iterator[tuple[s
                 yield f"{label}:{what}", _mutated(base, path, value)
 
 
-def _hostile_templates() -> Iterator[tuple[str, Obj]]:
+def hostile_templates() -> Iterator[tuple[str, Obj]]:
     """The pod templates of the hostile corpus as pods."""
     from tests.e2e.bad_specs import CORPUS, good
 
@@ -332,7 +332,7 @@ def run_corpus() -> dict[str, str]:
             create(pods, body, f"pod/typical/{label}")
         for label, body in mutations(rich_pod("x"), _SOME_ODD_VALUES):
             create(pods, body, f"pod/rich/{label}")
-        for label, body in _hostile_templates():
+        for label, body in hostile_templates():
             create(pods, body, f"pod/hostile/{label}")
         for (group, plural), body in _other_kinds():
             info = cluster.resource(group, plural)

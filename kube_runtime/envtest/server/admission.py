@@ -136,6 +136,10 @@ class Admission:
 
     # ------------------------------------------------------------------ priority
 
+    def classes(self) -> Mapping[str, Obj]:
+        """The priority classes by name; the same object as long as they do not change."""
+        return self._classes()
+
     def _classes(self) -> Mapping[str, Obj]:
         if self.priority_classes is None:
             return _SYSTEM_CLASSES  # built once: pods are created on hot paths
