@@ -470,17 +470,28 @@ class Client(ClosesOnExit, ClientBase):
         if accept:
             headers["Accept"] = accept
         started = time.monotonic()
+        resp: Any
         try:
-            resp = self._pool.request(
-                "GET",
-                url,
-                headers=headers,
-                timeout=urllib3.Timeout(connect=self._connect_timeout, read=read),
-                retries=self._watch_retries,
-                redirect=False,
-                preload_content=False,
-            )
-        except urllib3.exceptions.HTTPError as err:
+            if self._fast:
+                resp = transport.open_stream(
+                    self._pool,
+                    url,
+                    headers,
+                    connect_timeout=self._connect_timeout,
+                    read_timeout=read,
+                    hostpools=self._hostpools,
+                )
+            else:
+                resp = self._pool.request(
+                    "GET",
+                    url,
+                    headers=headers,
+                    timeout=urllib3.Timeout(connect=self._connect_timeout, read=read),
+                    retries=self._watch_retries,
+                    redirect=False,
+                    preload_content=False,
+                )
+        except (urllib3.exceptions.HTTPError, transport.TransportError) as err:
             self._record("<error>", "GET", started)
             raise ApiConnectionError(f"watch {url}: {err}") from err
         self._record(str(resp.status), "GET", started)
@@ -488,6 +499,8 @@ class Client(ClosesOnExit, ClientBase):
         if resp.status >= 300:
             try:
                 data = resp.read()
+            except (OSError, ValueError) as err:
+                data = f"(the error's body could not be read: {err!r})".encode()
             finally:
                 resp.release_conn()
             if resp.status == 401:

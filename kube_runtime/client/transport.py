@@ -7,12 +7,14 @@ keeps what urllib3 is good at, the pool (one per host, bounded, thread-safe), co
 (TLS with the kubeconfig's CA, client certificate, SNI and hostname checks; the socket
 options) and the check that an idle pooled socket is still open, and does the exchange
 itself: the request written in one ``sendall``, the status line and headers parsed by hand,
-the body read by ``Content-Length`` or chunked encoding.
+the body read by ``Content-Length`` or chunked encoding. :func:`open_stream` does the same
+for a watch: the body is handed on as it arrives (:class:`Stream`), chunked encoding removed
+on the bytes of each socket read at once, where ``http.client`` reads chunk by chunk.
 
 Contract:
 
 * Only for a plain :class:`urllib3.PoolManager` (no proxy; the client uses urllib3's own
-  request path for proxies and for watches).
+  request path for proxies).
 * The connection goes back to the pool only after a complete response that lets it be
   kept (HTTP/1.1 without ``Connection: close``); anything else closes it.
 * Failures raise :class:`TransportError` (the client's ``ApiConnectionError``): connecting
@@ -26,17 +28,29 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+import socket
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import urllib3
 from urllib3.util.url import parse_url
 
-__all__ = ["IDEMPOTENT", "Answer", "HostPools", "TransportError", "exchange", "supports"]
+__all__ = [
+    "IDEMPOTENT",
+    "Answer",
+    "HostPools",
+    "Stream",
+    "TransportError",
+    "exchange",
+    "open_stream",
+    "supports",
+]
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
 """Methods sent again after a broken reused connection (urllib3's ``Retry`` defaults)."""
+
+_T = TypeVar("_T")
 
 _MAX_LINE = 65536
 _MAX_HEADERS = 200
@@ -93,6 +107,80 @@ def exchange(
     in the manager costs more than the rest of the exchange's Python work); the caller
     empties it when it clears ``pool``. A pool found closed is looked up again.
     """
+
+    def read(hostpool: Any, conn: Any, incoming: _Incoming) -> Answer:
+        keep = False
+        try:
+            answer, keep = _read_answer(incoming, method)
+        except (ConnectionError, TimeoutError, OSError, ValueError) as err:
+            raise TransportError(f"reading the answer: {err!r}") from err
+        finally:
+            _release(hostpool, conn, keep)
+        return answer
+
+    return _request(
+        pool,
+        method,
+        url,
+        headers,
+        body,
+        read,
+        connect_timeout,
+        read_timeout,
+        connect_retries,
+        hostpools,
+    )
+
+
+def open_stream(
+    pool: urllib3.PoolManager,
+    url: str,
+    headers: Mapping[str, str],
+    *,
+    connect_timeout: float,
+    read_timeout: float | None,
+    connect_retries: int = 3,
+    hostpools: HostPools | None = None,
+) -> Stream:
+    """Send a GET whose answer is a stream (a watch) and return it once its status line and
+    headers arrived; the body is read from the :class:`Stream` as it comes. ``read_timeout``
+    None waits for data forever. Retries as :func:`exchange` does for a GET."""
+
+    def start(hostpool: Any, conn: Any, incoming: _Incoming) -> Stream:
+        try:
+            return Stream(hostpool, conn, incoming)
+        except (ConnectionError, TimeoutError, OSError, ValueError) as err:
+            _release(hostpool, conn, False)
+            raise TransportError(f"reading the answer: {err!r}") from err
+
+    return _request(
+        pool,
+        "GET",
+        url,
+        headers,
+        None,
+        start,
+        connect_timeout,
+        read_timeout,
+        connect_retries,
+        hostpools,
+    )
+
+
+def _request(
+    pool: urllib3.PoolManager,
+    method: str,
+    url: str,
+    headers: Mapping[str, str],
+    body: bytes | None,
+    answer: Callable[[Any, Any, _Incoming], _T],
+    connect_timeout: float,
+    read_timeout: float | None,
+    connect_retries: int,
+    hostpools: HostPools | None,
+) -> _T:
+    """Send the request and hand the connection, once the first bytes of the answer
+    arrived, to ``answer(hostpool, conn, incoming)``, which releases it."""
     target = _target(url)
     head = [
         f"{method} {target.request_uri} HTTP/1.1",
@@ -111,16 +199,19 @@ def exchange(
     while True:
         hostpool = _hostpool(pool, target, hostpools)
         try:
-            return _once(hostpool, wire, method, connect_timeout, read_timeout, connect_retries)
+            conn, incoming = _send(hostpool, wire, connect_timeout, read_timeout, connect_retries)
         except urllib3.exceptions.ClosedPoolError as err:
             if fresh_pool or hostpools is None:
                 raise TransportError(repr(err)) from err
             hostpools.clear()  # closed under the memo: take the manager's current pool
             fresh_pool = True
+            continue
         except _Stale as stale:
             if not resend:
                 raise TransportError(f"connection closed by the server: {stale}") from None
             resend = False  # once
+            continue
+        return answer(hostpool, conn, incoming)
 
 
 class _Target(NamedTuple):
@@ -172,16 +263,17 @@ def _host_header(host: str | None, port: int | None, scheme: str | None) -> str:
     return f"{host or ''}:{port}" if port and port != default else host or ""
 
 
-def _once(
+def _send(
     hostpool: Any,
     wire: bytes,
-    method: str,
     connect_timeout: float,
-    read_timeout: float,
+    read_timeout: float | None,
     connect_retries: int,
-) -> Answer:
+) -> tuple[Any, _Incoming]:
+    """Send ``wire`` on a pooled (or new) connection and wait for the first bytes of the
+    answer. Raises :class:`_Stale` when a reused connection broke first (the connection is
+    closed), :class:`TransportError` for other failures."""
     conn = hostpool._get_conn()
-    keep = False
     try:
         reused = conn.sock is not None
         if not reused:
@@ -200,17 +292,19 @@ def _once(
             if reused:
                 raise _Stale("no answer")
             raise TransportError("the server closed the connection without an answer")
-        try:
-            answer, keep = _read_answer(incoming, method)
-        except (ConnectionError, TimeoutError, OSError, ValueError) as err:
-            raise TransportError(f"reading the answer: {err!r}") from err
-        return answer
-    finally:
-        if keep:
-            hostpool._put_conn(conn)
-        else:
-            conn.close()
-            hostpool._put_conn(None)
+    except BaseException:
+        _release(hostpool, conn, False)
+        raise
+    return conn, incoming
+
+
+def _release(hostpool: Any, conn: Any, keep: bool) -> None:
+    """Give the connection back to the pool (``keep``) or close it and free its slot."""
+    if keep:
+        hostpool._put_conn(conn)
+    else:
+        conn.close()
+        hostpool._put_conn(None)
 
 
 class _Incoming:
@@ -294,7 +388,9 @@ def _connect(conn: Any, timeout: float, retries: int) -> None:
                 raise TransportError(f"connecting: {err!r}") from err
 
 
-def _read_answer(incoming: _Incoming, method: str) -> tuple[Answer, bool]:
+def _read_head(incoming: _Incoming) -> tuple[int, dict[str, str], bool]:
+    """The status code, the headers (names lower-cased) and whether the connection may be
+    kept after the body (HTTP/1.1 without ``Connection: close``)."""
     head = incoming.until(_HEAD_END, _MAX_HEAD, "status line and headers")
     lines = head.decode("latin-1").rstrip("\r\n").split("\n")
     status_line = lines[0]
@@ -302,7 +398,6 @@ def _read_answer(incoming: _Incoming, method: str) -> tuple[Answer, bool]:
     if len(parts) < 2 or not parts[0].startswith("HTTP/1."):
         raise ValueError(f"not an HTTP/1.x status line: {status_line[:80]!r}")
     status = int(parts[1])
-    http10 = parts[0] == "HTTP/1.0"
     if len(lines) > _MAX_HEADERS + 1:
         raise ValueError("too many header lines")
     headers: dict[str, str] = {}
@@ -311,8 +406,12 @@ def _read_answer(incoming: _Incoming, method: str) -> tuple[Answer, bool]:
         if not sep:
             raise ValueError(f"malformed header line {line[:80]!r}")
         headers[name.strip(" \t\r").lower()] = value.strip(" \t\r")
-    connection = headers.get("connection", "").lower()
-    keep = not http10 and "close" not in connection
+    keep = parts[0] != "HTTP/1.0" and "close" not in headers.get("connection", "").lower()
+    return status, headers, keep
+
+
+def _read_answer(incoming: _Incoming, method: str) -> tuple[Answer, bool]:
+    status, headers, keep = _read_head(incoming)
     if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
         data = b""
     elif "chunked" in headers.get("transfer-encoding", "").lower():
@@ -343,3 +442,125 @@ def _read_chunked(incoming: _Incoming) -> bytes:
             return b"".join(chunks)
         chunks.append(incoming.exactly(size, "chunk"))
         incoming.until(_LINE_END, _MAX_LINE, "chunk end")  # CRLF after the chunk
+
+
+class Stream:
+    """An answer whose body is read as it arrives (a watch), on a connection of its own.
+
+    ``status`` and ``headers`` are known at once. :meth:`read1` returns the body's bytes
+    available now (chunked encoding removed; blocking only when none are), b"" at the end.
+    :meth:`read` reads the whole body (an error answer). :meth:`shutdown` may be called from
+    another thread to end a blocked read; :meth:`release_conn` ends the stream: the
+    connection returns to the pool only after a complete body that lets it be kept.
+    """
+
+    def __init__(self, hostpool: Any, conn: Any, incoming: _Incoming) -> None:
+        self._hostpool = hostpool
+        self._conn: Any = conn
+        self._incoming = incoming
+        self.status, self.headers, self._keep = _read_head(incoming)
+        self._chunked = "chunked" in self.headers.get("transfer-encoding", "").lower()
+        length = self.headers.get("content-length")
+        self._left: int | None = None if self._chunked or length is None else int(length)
+        self._chunk_left = 0  # bytes of the current chunk not yet returned
+        self._crlf_due = False  # a chunk's data ended: its CRLF comes next
+        self._done = self._left == 0
+
+    def read1(self, size: int = -1) -> bytes:
+        """Body bytes available now (at least one unless the body ended); ``size`` is a hint
+        for how much to read from the socket at most, not a cap on the bytes returned."""
+        while not self._done:
+            data = self._decode_buffered()
+            if data:
+                return data
+            if self._done:
+                break
+            if not self._incoming.fill():
+                self._done = True
+                self._keep = False  # ended early: the framing is unfinished
+                break
+        return b""
+
+    def read(self) -> bytes:
+        """The rest of the body."""
+        parts: list[bytes] = []
+        while True:
+            data = self.read1()
+            if not data:
+                return b"".join(parts)
+            parts.append(data)
+
+    def _decode_buffered(self) -> bytes:
+        incoming = self._incoming
+        buf, pos = incoming.buf, incoming.pos
+        if not self._chunked:
+            end = len(buf) if self._left is None else min(len(buf), pos + self._left)
+            data = incoming._take(end)
+            if self._left is not None:
+                self._left -= len(data)
+                self._done = self._left == 0
+            else:
+                self._keep = False  # delimited by the end of the connection
+            return data
+        parts: list[bytes] = []
+        while True:
+            if self._chunk_left:
+                end = min(len(buf), incoming.pos + self._chunk_left)
+                if end == incoming.pos:
+                    break
+                parts.append(incoming._take(end))
+                self._chunk_left -= len(parts[-1])
+                if self._chunk_left:
+                    break
+                self._crlf_due = True
+            newline = buf.find(b"\n", incoming.pos)
+            if newline < 0:
+                if len(buf) - incoming.pos > _MAX_LINE:
+                    raise ValueError(f"chunk size line longer than {_MAX_LINE} bytes")
+                break
+            line = incoming._take(newline + 1)
+            if self._crlf_due:
+                self._crlf_due = False
+                if line.strip():
+                    raise ValueError(f"no line end after a chunk: {line[:40]!r}")
+                continue
+            size = int(line.split(b";", 1)[0].strip(), 16)
+            if size == 0:
+                self._finish_chunked()
+                break
+            self._chunk_left = size
+        return b"".join(parts)
+
+    def _finish_chunked(self) -> None:
+        """The last chunk: read the trailers up to the blank line, then the body is done."""
+        while self._incoming.until(_LINE_END, _MAX_LINE, "trailer", end_ok=True) not in (
+            b"\r\n",
+            b"\n",
+            b"",
+        ):
+            pass
+        self._done = True
+
+    def shutdown(self) -> None:
+        """Shut the socket down for reading: a blocked :meth:`read1` returns (from any
+        thread)."""
+        conn = self._conn
+        if conn is None or conn.sock is None:
+            raise RuntimeError("the stream's connection is already released")
+        conn.sock.shutdown(socket.SHUT_RD)
+
+    def close(self) -> None:
+        """Close the connection (the stream cannot be resumed)."""
+        self._keep = False
+        conn = self._conn
+        if conn is not None:
+            conn.close()
+
+    def release_conn(self) -> None:
+        """End the stream: keep the connection for the next request if the body ended
+        cleanly, else close it. Idempotent."""
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        keep = self._keep and self._done and self._incoming.pos == len(self._incoming.buf)
+        _release(self._hostpool, conn, keep)

@@ -293,3 +293,67 @@ def test_the_pool_memo_follows_the_manager(serve: Callable[[list[Handler]], Serv
     next(iter(memo.values())).close()  # the closed pool is noticed and looked up again
     assert send() == 200
     assert [n for n, _ in server.requests] == [1, 2, 3]
+
+
+def _stream(pool: urllib3.PoolManager, url: str) -> transport.Stream:
+    return transport.open_stream(pool, url, {}, connect_timeout=2, read_timeout=2)
+
+
+def _read_all(stream: transport.Stream) -> list[bytes]:
+    reads = []
+    while data := stream.read1(65536):
+        reads.append(data)
+    return reads
+
+
+def test_a_chunked_stream_is_handed_on_as_it_arrives(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    events = [b'{"type":"ADDED","n":%d}\n' % n for n in range(50)]
+    body = b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in events) + b"0\r\n\r\n"
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    server = serve([trickle(head + body, 7), reply(head + body), reply(OK)])
+    pool = urllib3.PoolManager()
+    for _ in range(2):  # split anywhere (7-byte segments), then all in one read
+        stream = _stream(pool, server.url("/w?watch=true"))
+        assert stream.status == 200
+        assert b"".join(_read_all(stream)) == b"".join(events)
+        stream.release_conn()
+    assert _send(pool, "GET", server.url()).data == b"{}"
+    assert [n for n, _ in server.requests] == [1, 1, 1]  # ended cleanly: the connection kept
+
+
+def test_a_stream_error_answer_and_content_length(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    gone = b'{"kind":"Status","code":410}'
+    server = serve([reply(b"HTTP/1.1 410 Gone\r\nContent-Length: %d\r\n\r\n" % len(gone) + gone)])
+    pool = urllib3.PoolManager()
+    stream = _stream(pool, server.url())
+    assert (stream.status, stream.read()) == (410, gone)
+    stream.release_conn()
+
+
+def test_shutdown_ends_a_blocked_read_and_a_broken_stream_is_not_reused(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    opened = threading.Event()
+    release = threading.Event()
+
+    def endless(conn: socket.socket, request: bytes) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n")
+        opened.set()
+        release.wait(5)
+        return False
+
+    server = serve([endless, reply(OK)])
+    pool = urllib3.PoolManager()
+    stream = transport.open_stream(pool, server.url(), {}, connect_timeout=2, read_timeout=None)
+    assert stream.read1() == b"abc"
+    opened.wait(2)
+    threading.Timer(0.05, stream.shutdown).start()
+    assert stream.read1() == b""  # unblocked by the shutdown from another thread
+    stream.release_conn()
+    release.set()
+    assert _send(pool, "GET", server.url()).data == b"{}"
+    assert [n for n, _ in server.requests] == [1, 2]
