@@ -10,7 +10,9 @@ re-read the object on each call, or the retry just repeats the stale write::
 
     retry_on_conflict(bump)
 
-Both helpers are built on tenacity and take a ``sleep`` function so tests need not sleep.
+Both helpers take a ``sleep`` function so tests need not sleep. They are a plain loop: every
+write of a controller goes through them, and a general retry library cost more per call than
+a typical request's own Python work.
 """
 
 from __future__ import annotations
@@ -21,8 +23,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
-
-import tenacity
 
 from kube_runtime.client.errors import is_conflict
 
@@ -88,32 +88,23 @@ def retry_on(
     if backoff.steps < 1:
         raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
     delays = list(backoff.delays())
-
-    def wait(state: tenacity.RetryCallState) -> float:
-        # tenacity asks for the wait before checking stop: nothing is slept after the last try.
-        n = state.attempt_number
-        return delays[n - 1] if n <= len(delays) else 0.0
-
-    def before_sleep(state: tenacity.RetryCallState) -> None:
-        error = state.outcome.exception() if state.outcome is not None else None
-        log.debug(
-            "retrying %s in %.3fs (try %d of %d): %s",
-            getattr(fn, "__qualname__", fn),
-            state.upcoming_sleep,
-            state.attempt_number + 1,
-            len(delays) + 1,
-            error,
-        )
-
-    retrying = tenacity.Retrying(
-        retry=tenacity.retry_if_exception(predicate),
-        stop=tenacity.stop_after_attempt(len(delays) + 1),
-        wait=wait,
-        sleep=sleep,
-        before_sleep=before_sleep,
-        reraise=True,
-    )
-    return retrying(fn)
+    attempt = 0
+    while True:
+        try:
+            return fn()
+        except Exception as error:
+            if attempt >= len(delays) or not predicate(error):
+                raise
+            log.debug(
+                "retrying %s in %.3fs (try %d of %d): %s",
+                getattr(fn, "__qualname__", fn),
+                delays[attempt],
+                attempt + 2,
+                len(delays) + 1,
+                error,
+            )
+            sleep(delays[attempt])
+            attempt += 1
 
 
 def retry_on_conflict(
