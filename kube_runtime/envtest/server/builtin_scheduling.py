@@ -10,7 +10,6 @@ PriorityClass: upstream's ``ValidatePriorityClass`` / ``ValidatePriorityClassUpd
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -55,18 +54,18 @@ def priority_classes(store: Store) -> list[Obj]:
     long as it gets the same list). Callers must not mutate it."""
     info = store.registry.by_key("scheduling.k8s.io", "priorityclasses")
     changes = store.changes(info) if info is not None else -1
-    cached = _CACHE.get(store)
+    cached: tuple[int, list[Obj]] | None = store.derived.get(_DERIVED)
     if cached is not None and cached[0] == changes:
         return cached[1]
     found = list(system_priority_classes())
     if info is not None:
         found += [stored.obj for stored in store.objects(info)]
-    _CACHE[store] = (changes, found)
+    store.derived[_DERIVED] = (changes, found)
     return found
 
 
-#: store -> (its priority classes' change counter, :func:`priority_classes`' list).
-_CACHE: weakref.WeakKeyDictionary[Store, tuple[int, list[Obj]]] = weakref.WeakKeyDictionary()
+#: Where :func:`priority_classes` keeps (the classes' change counter, its list) in a store.
+_DERIVED: Final = "scheduling.priority_classes"
 
 
 def check_priority_class(

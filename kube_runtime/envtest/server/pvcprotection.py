@@ -43,7 +43,6 @@ def claim_names(pod: Obj) -> list[str]:
     """Names of the claims ``pod`` may use: its ``persistentVolumeClaim`` volumes' claims and
     the ``<pod>-<volume>`` claims of its ``ephemeral`` volumes."""
     spec = pod.get("spec") or {}
-    pod_name = str((pod.get("metadata") or {}).get("name") or "")
     out: list[str] = []
     for volume in spec.get("volumes") or ():
         if not isinstance(volume, dict):
@@ -52,6 +51,7 @@ def claim_names(pod: Obj) -> list[str]:
         if isinstance(source, dict) and source.get("claimName"):
             out.append(str(source["claimName"]))
         elif isinstance(volume.get("ephemeral"), dict) and volume.get("name"):
+            pod_name = str((pod.get("metadata") or {}).get("name") or "")
             out.append(f"{pod_name}-{volume['name']}")
     return out
 
@@ -123,9 +123,11 @@ class PvcProtectionController(StoreWorker[Key]):
     # ---------------------------------------------------------------- events
 
     def _index(self, pod: Obj, add: bool) -> list[str]:
+        claims = claim_names(pod)
+        if not claims:  # most pods (every pod write comes here: keep it cheap)
+            return claims
         meta = pod.get("metadata") or {}
         ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-        claims = claim_names(pod)
         for claim in claims:
             key = (ns, claim)
             if add:
@@ -143,15 +145,15 @@ class PvcProtectionController(StoreWorker[Key]):
         key = event.info.key
         obj = event.new.obj
         if key == _PODS:
-            ns = str(obj["metadata"].get("namespace") or "")
             if event.old is not None:
                 self._index(event.old.obj, add=False)
             if event.type == DELETED:
                 claims = self._index(obj, add=False)
             else:
                 claims = self._index(obj, add=True)
-                if not _pod_cannot_hold(obj):
+                if not claims or not _pod_cannot_hold(obj):
                     return
+            ns = str(obj["metadata"].get("namespace") or "")
             for claim in claims:
                 self.enqueue((ns, claim))
         elif key == _CLAIMS and event.type != DELETED:

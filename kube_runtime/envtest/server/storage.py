@@ -317,6 +317,9 @@ class Store:
         self._oldest_rv = 0  # watches from before it get 410 (a restored store's start)
         #: Admission webhooks of API requests (None: none are called).
         self.admission: AdmissionHook | None = None
+        #: Values derived from stored objects, kept by whoever derives them under a name of
+        #: their own along with what tells them when to derive again (e.g. :meth:`changes`).
+        self.derived: dict[str, Any] = {}
 
     # ----------------------------------------------------------------- basics
 
