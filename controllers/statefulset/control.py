@@ -322,8 +322,14 @@ class _Pass:
         self.rollout_checked = False
         #: Replicas deleted this pass for their specified-delete label (enhanced kind).
         self.specified_deleted: set[str] = set()
-        self.current_set = apply_revision(sts, current)
-        self.update_set = apply_revision(sts, update)
+        # Read-only views of the set at each revision; one applies both when they are the
+        # same revision (the common case: no rollout in progress).
+        self.current_set: Mapping[str, Any] = apply_revision(sts, current)
+        self.update_set: Mapping[str, Any] = (
+            self.current_set
+            if current is update or (self.current_name == self.update_name and current == update)
+            else apply_revision(sts, update)
+        )
         self.status: Obj = {
             "observedGeneration": meta.generation(sts),
             "currentRevision": self.current_name,
