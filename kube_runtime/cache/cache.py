@@ -128,6 +128,11 @@ class InformerCache:
     def informer_for(self, kind: KindLike) -> SharedInformer:
         """The shared informer of ``kind`` (created on first use; started if the cache is)."""
         k = as_kind(kind)
+        # Every cached read comes here: an informer that exists is read without the lock (a
+        # dict read is atomic; informers are only ever added, under the lock).
+        informer = self._informers.get(k)
+        if informer is not None:
+            return informer
         with self._lock:
             informer = self._informers.get(k)
             if informer is None:
@@ -188,8 +193,7 @@ class InformerCache:
 
     def options(self, kind: KindLike) -> ByObject | None:
         """The cache options of ``kind`` (None: the cache's defaults)."""
-        with self._lock:
-            return self._by_object.get(as_kind(kind))
+        return self._by_object.get(as_kind(kind))  # an atomic read; set under the lock
 
     def is_metadata_only(self, kind: KindLike) -> bool:
         """Whether ``kind`` is cached as metadata-only objects."""
