@@ -26,6 +26,7 @@ from kube_runtime.envtest.managers import running
 from kube_runtime.envtest.server import tls
 from kube_runtime.kinds import Kind, StatefulSet
 from kube_runtime.webhook.manifests import ClientConfig, webhook_configurations
+from tests.e2e._fixtures import running_manager
 from tests.e2e.bad_specs import CORPUS, LONG, LONG_NAMES, good
 
 TIMEOUT = 60
@@ -44,16 +45,11 @@ def _controller_names(namespace: str) -> list[str]:
 
 @pytest.fixture
 def manager(client: Client, namespace: str, crds: None) -> Iterator[Manager]:
-    m = Manager(
-        client,
-        namespace=namespace,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        graceful_shutdown_timeout=10,
-    )
-    statefulset.setup(m, name=f"sts-{namespace}", enhanced=True)
-    cloneset.setup(m, name=f"cs-{namespace}")
-    with running(m):
+    def add(m: Manager) -> None:
+        statefulset.setup(m, name=f"sts-{namespace}", enhanced=True)
+        cloneset.setup(m, name=f"cs-{namespace}")
+
+    with running_manager(client, namespace, add) as m:
         yield m
 
 
