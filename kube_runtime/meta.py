@@ -70,12 +70,18 @@ def deep_copy(value: Any, fallback: Callable[[Any], Any] = copy.deepcopy) -> Any
     or list too.
     Not for Python-built values that hold tuples or enums: a round trip gives those back as
     lists and plain values."""
-    if type(value) is dict or type(value) is list:
+    kind = type(value)
+    if kind is dict or kind is list:
         try:
             return orjson.loads(orjson.dumps(value, option=_ORJSON_STRICT))
         except TypeError:  # orjson.JSONEncodeError
             pass
+    elif kind in _IMMUTABLE_SCALARS:
+        return value  # what copy.deepcopy returns for them too, without its dispatch
     return fallback(value)
+
+
+_IMMUTABLE_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _as_mapping(obj: Any) -> Mapping[str, Any]:

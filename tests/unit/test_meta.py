@@ -108,3 +108,8 @@ def test_deep_copy_gives_independent_json_and_falls_back_for_the_rest() -> None:
     assert meta.deep_copy(big, fallback=fallback) == big and seen == [big]
     assert meta.deep_copy((1, [2]), fallback=fallback) == (1, [2])  # not a dict or list
     assert meta.deep_copy("s") == "s" and isinstance(meta.deep_copy(Mode.ON), Mode)
+    # Immutable JSON scalars are themselves (as copy.deepcopy gives them), without a fallback.
+    seen.clear()
+    for scalar in ("s", 7, 2.5, True, None, 2**70):
+        assert meta.deep_copy(scalar, fallback=fallback) is scalar
+    assert seen == []
