@@ -18,10 +18,11 @@ than of its name, controller-runtime's ``ObjectReconciler``) to this contract; t
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from kube_runtime import meta
 
 if TYPE_CHECKING:
     from kube_runtime.kinds import KindLike
@@ -115,7 +116,7 @@ class ObjectReconciler:
         except NotFound:
             return None
         # Cached dicts are shared with every reader; models are fresh copies already.
-        return self.fn(copy.deepcopy(obj) if isinstance(obj, dict) else obj)
+        return self.fn(meta.deep_copy(obj) if isinstance(obj, dict) else obj)
 
 
 def as_reconciler(reader: _Getter, kind: KindLike, fn: ObjectReconcileFn) -> ObjectReconciler:

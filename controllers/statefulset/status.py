@@ -10,7 +10,6 @@ adds Kruise's ``updatedReadyReplicas``, ``updatedAvailableReplicas``, ``labelSel
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Mapping
 from datetime import datetime
@@ -211,7 +210,7 @@ class ApiStatusUpdater:
         kind = Kind.of(sts) if sts.get("apiVersion") and sts.get("kind") else StatefulSet
 
         def attempt() -> None:
-            clone: Obj = copy.deepcopy(dict(state["set"]))
+            clone: Obj = meta.deep_copy(dict(state["set"]))
             new_status = dict(meta.status(clone))
             new_status.update(status)
             clone["status"] = new_status
