@@ -46,6 +46,8 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from kube_runtime import featuregates
+
 if TYPE_CHECKING:
     from kube_runtime.client import Client
     from kube_runtime.manager import Manager
@@ -146,34 +148,9 @@ def _serve_webhooks(manager: Any, entries: Sequence[Any], port: int, cert_dir: s
 
 
 def parse_feature_gates(text: str, known: Mapping[str, bool]) -> dict[str, bool]:
-    """``--feature-gates`` in Kruise's (component-base's) syntax, ``A=true,B=false`` (spaces
-    around entries ignored, a value read as Go's ``strconv.ParseBool``), for the gates
-    ``known``; ``ValueError`` with component-base's words for an entry without a value, a
-    value that is not a bool, or a gate not in ``known``."""
-    gates: dict[str, bool] = {}
-    for entry in text.split(","):
-        entry = entry.strip()
-        if not entry:
-            continue
-        name, sep, value = entry.partition("=")
-        name, value = name.strip(), value.strip()
-        if not sep:
-            raise ValueError(f"missing bool value for {name}")
-        if name not in known:
-            raise ValueError(f"unrecognized feature gate: {name}")
-        if value not in _GO_BOOLS:
-            raise ValueError(
-                f"invalid value of {name}={value}, err: strconv.ParseBool: parsing "
-                f'"{value}": invalid syntax'
-            )
-        gates[name] = _GO_BOOLS[value]
-    return gates
-
-
-_GO_BOOLS: dict[str, bool] = {
-    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
-    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
-}
+    """``--feature-gates`` in Kruise's (component-base's) syntax for the gates ``known``
+    (:func:`kube_runtime.featuregates.parse_feature_gates`, which it calls)."""
+    return featuregates.parse_feature_gates(text, known)
 
 
 def _feature_gates(entries: Sequence[Any], text: str | None) -> list[dict[str, bool]] | str:

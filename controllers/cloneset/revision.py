@@ -25,7 +25,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from kube_runtime import meta
+from kube_runtime import featuregates, meta
 from kube_runtime.kinds import Kind
 from kube_runtime.workloads.revision import (
     ReadWriter,
@@ -178,19 +178,11 @@ def resolve_revisions(
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:
-    """Feature gates in Kruise's ``--feature-gates`` syntax (``A=true,B=false``; spaces
-    ignored) as a mapping; ``ValueError`` for an entry that is not ``name=bool``."""
-    gates: dict[str, bool] = {}
-    for entry in text.split(","):
-        entry = entry.strip()
-        if not entry:
-            continue
-        name, sep, value = entry.partition("=")
-        value = value.strip().lower()
-        if not sep or not name.strip() or value not in ("true", "false"):
-            raise ValueError(f"invalid feature gate {entry!r}: want Name=true or Name=false")
-        gates[name.strip()] = value == "true"
-    return gates
+    """Feature gates in Kruise's ``--feature-gates`` syntax (``A=true,B=false``; values read
+    as Go bools, as the flag reads them: :func:`kube_runtime.featuregates.parse_feature_gates`)
+    as a mapping, any gate name accepted; ``ValueError`` for an entry that is not
+    ``name=bool``."""
+    return featuregates.parse_feature_gates(text)
 
 
 def feature_gate_enabled(name: str, environ: Mapping[str, str] | None = None) -> bool:

@@ -236,8 +236,10 @@ def test_pods_of_a_revision_without_a_hash_are_updated_in_place():
 
 def test_feature_gates_in_kruise_syntax():
     assert parse_feature_gates(" A=true, B=False ,") == {"A": True, "B": False}
-    with pytest.raises(ValueError, match="Name=true"):
+    with pytest.raises(ValueError, match="missing bool value for A"):
         parse_feature_gates("A")
+    # Go bools, as the --feature-gates flag reads them (one parser for both)
+    assert parse_feature_gates("A=1,B=F,C=TRUE") == {"A": True, "B": False, "C": True}
     with pytest.raises(ValueError):
         parse_feature_gates("A=yes")
     assert feature_gate_enabled(RECREATE_POD_WHEN_CHANGE_VCT_GATE, GATE_ON)
