@@ -10,9 +10,10 @@ Contract (client-go ``tools/record``: ``event.go``, ``events_cache.go``):
 
   - spam filter: per involved object (and source), a token bucket of 25 events refilled at one
     per 5 minutes; events beyond it are dropped;
-  - aggregation: when more than 10 events with the same object, type and reason but different
-    messages arrive within 10 minutes, further ones are written as a single Event whose message
-    is prefixed ``(combined from similar events): ``;
+  - aggregation: from the 10th distinct message for the same object, type and reason within
+    10 minutes on, events are written as a single Event whose message is prefixed
+    ``(combined from similar events): `` (client-go's ``EventAggregate``: the 10th already is
+    combined, and the set of messages is kept at 9 by dropping one at random);
   - deduplication: an event identical to one written less than 10 minutes earlier (same object,
     type, reason, message, source) patches that Event (``count + 1``, ``lastTimestamp``)
     instead of creating a new one; when the patch finds the Event gone it is created again.
@@ -62,7 +63,8 @@ CACHE_SIZE = 4096
 CORRELATION_WINDOW = 600.0
 """Seconds during which repeats are counted up and similar events aggregated."""
 AGGREGATE_MAX_EVENTS = 10
-"""Distinct messages for one object/type/reason before further ones are combined."""
+"""The count of distinct messages for one object/type/reason at which events are combined
+(client-go's ``maxEvents``: the 10th distinct message is already combined)."""
 AGGREGATE_PREFIX = "(combined from similar events): "
 SPAM_BURST = 25
 SPAM_QPS = 1.0 / 300.0
@@ -199,8 +201,9 @@ class _Correlator:
             self._similar.put(key, similar)
         similar.messages.add(event["message"])
         similar.last = now
-        if len(similar.messages) <= AGGREGATE_MAX_EVENTS:
+        if len(similar.messages) < AGGREGATE_MAX_EVENTS:
             return event, _identity_key(event)
+        similar.messages.pop()  # never more than max - 1 kept (client-go's PopAny)
         combined = dict(event)
         combined["message"] = AGGREGATE_PREFIX + event["message"]
         return combined, key
