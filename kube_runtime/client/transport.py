@@ -225,8 +225,15 @@ class _Target(NamedTuple):
 def _target(url: str) -> _Target:
     """``url`` split for a request: the origin parsed once per origin, the rest (path and
     query) sent as given when urllib3's parser would not change it, else as it makes it."""
-    slash = url.find("/", url.find("//") + 2) if "//" in url else -1
-    origin, rest = (url, "/") if slash < 0 else (url[:slash], url[slash:])
+    start = url.find("//") + 2 if "//" in url else 0
+    slash = url.find("/", start)
+    query = url.find("?", start)
+    if 0 <= query < slash or (slash < 0 and query >= 0):  # no path: "http://h?q" is "/?q"
+        origin, rest = url[:query], "/" + url[query:]
+    elif slash < 0:
+        origin, rest = url, "/"
+    else:
+        origin, rest = url[:slash], url[slash:]
     scheme, host, port, host_header = _origin(origin)
     raw = rest.encode("latin-1", "replace")
     if "/." in rest or "#" in rest or not _PLAIN_TARGET.fullmatch(raw):

@@ -357,3 +357,15 @@ def test_shutdown_ends_a_blocked_read_and_a_broken_stream_is_not_reused(
     release.set()
     assert _send(pool, "GET", server.url()).data == b"{}"
     assert [n for n, _ in server.requests] == [1, 2]
+
+
+def test_targets_split_origin_and_rest() -> None:
+    for url, origin, rest in [
+        ("https://h:6443/api/v1/pods?limit=5", ("https", "h", 6443), "/api/v1/pods?limit=5"),
+        ("http://h", ("http", "h", None), "/"),
+        ("http://h?watch=1", ("http", "h", None), "/?watch=1"),
+        ("https://h/k8s/clusters/c-1/api?x=/y", ("https", "h", None), "/k8s/clusters/c-1/api?x=/y"),
+    ]:
+        target = transport._target(url)
+        assert (target.scheme, target.host, target.port) == origin
+        assert target.request_uri == rest == urllib3.util.parse_url(url).request_uri
