@@ -73,6 +73,7 @@ PersistentVolume objects, node heartbeats and Leases.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import ipaddress
@@ -690,7 +691,9 @@ class Kubelet:
                 return current
 
             self._write(self._pvcs_info, pvc, bind)
-        in_use = self._claim_in_use(namespace, name)
+        # Whether a running pod mounts the claim matters only to a claim waiting for its file
+        # system resize: asked then, once per sync (it scans the namespace's pods).
+        in_use = functools.cache(lambda: self._claim_in_use(namespace, name))
         if _pvc_status(pvc, self._now(), in_use) != pvc.get("status"):
 
             def report(current: Obj) -> Obj:
@@ -1144,12 +1147,13 @@ def _condition_true(obj: Obj, type_: str) -> bool:
     )
 
 
-def _pvc_status(pvc: Obj, ts: str, in_use: bool) -> Obj:
+def _pvc_status(pvc: Obj, ts: str, in_use: Callable[[], bool]) -> Obj:
     """A bound claim's status: capacity = the request when first bound; a larger request
     afterwards goes the way of the external resizer and the kubelet, one step per sync:
     ``Resizing``, then the volume is expanded and the claim waits in
     ``FileSystemResizePending``, then, once a running pod on this node mounts it, the file
-    system is expanded: ``status.capacity`` is the request and the conditions are gone."""
+    system is expanded: ``status.capacity`` is the request and the conditions are gone.
+    ``in_use`` says whether such a pod mounts it (called only for a claim in that state)."""
     spec = pvc.get("spec") or {}
     status = dict(pvc.get("status") or {})
     status["phase"] = "Bound"
@@ -1169,7 +1173,7 @@ def _pvc_status(pvc: Obj, ts: str, in_use: bool) -> Obj:
         if c.get("type") not in (RESIZING, FS_RESIZE_PENDING)
     ]
     if _condition_true(pvc, FS_RESIZE_PENDING):
-        if in_use:
+        if in_use():
             status["capacity"] = {"storage": storage}
             if conditions:
                 status["conditions"] = conditions
