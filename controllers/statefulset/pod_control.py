@@ -271,7 +271,8 @@ class StatefulPodControl:
 
     def update_pod(self, sts: Mapping[str, Any], pod: Obj) -> None:
         """Repair the pod's identity and storage (creating missing claims) and its claims'
-        retention owners; write the pod only if it changed, re-reading it on a conflict."""
+        retention owners; write the pod only if it changed, re-reading it from the reader (the
+        cache, as upstream's lister) on a conflict."""
         state = {"pod": pod, "attempted": False}
 
         def attempt() -> None:
@@ -294,9 +295,10 @@ class StatefulPodControl:
                 self._client.update(current)
             except Exception as err:
                 if is_conflict(err):
+                    # Upstream re-reads the pod from its lister (the cache), not the API.
                     name = meta.name(current)
                     try:
-                        fresh = self._client.get(Pod, name, meta.namespace(current))
+                        fresh = self._reader.get(Pod, name, meta.namespace(current))
                         state["pod"] = meta.deep_copy(dict(fresh))
                     except Exception:
                         self.log.debug("re-reading pod %s failed", name, exc_info=True)
