@@ -46,6 +46,7 @@ from kube_runtime.kinds import Kind, PersistentVolumeClaim, Pod
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads import podreadiness
 from kube_runtime.workloads.inplace import InPlaceControl, InPlaceSpec
+from kube_runtime.workloads.lifecycle import hook_state_patch
 from kube_runtime.workloads.revision import delete_revision
 
 __all__ = [
@@ -259,22 +260,13 @@ class CloneSetPodControl:
             self._not_ready_policy(pod, state)
         if lifecycle.get_state(pod) == state:
             return False, pod
-        patch = lifecycle.state_patch(state)
-        name, namespace = meta.name(pod), meta.namespace(pod)
-        updated: Obj
-        if hook:
-            labels = hook.get("labelsHandler") or {}
-            patch["metadata"]["labels"].update(labels if isinstance(labels, Mapping) else {})
-            finalizers = hook.get("finalizersHandler") or []
-            patch["metadata"]["finalizers"] = list(
-                finalizers if isinstance(finalizers, list) else []
-            )
-            # Kruise's patch is strategic: the finalizers merge into the pod's
-            updated = self._client.patch(
-                Pod, name, patch, namespace=namespace, patch_type="strategic"
-            )
-        else:
-            updated = self._client.patch(Pod, name, patch, namespace=namespace)
+        updated: Obj = self._client.patch(
+            Pod,
+            meta.name(pod),
+            hook_state_patch(state, hook),
+            namespace=meta.namespace(pod),
+            patch_type="strategic",
+        )
         self._expect_version(updated)
         self._log.info(
             "%s: lifecycle %r -> %r", meta.key(pod), lifecycle.get_state(pod), str(state)

@@ -225,14 +225,12 @@ class StatefulPodControl:
             self._not_ready_policy(pod, state)
         if lifecycle.get_state(pod) == state:
             return False
-        patch = lifecycle.state_patch(state)
-        if hook:
-            patch["metadata"]["labels"].update(hook.get("labelsHandler") or {})
-            finalizers = list(hook.get("finalizersHandler") or ())
-            if finalizers:
-                patch["metadata"]["finalizers"] = finalizers
         written: Obj = self._client.patch(
-            Pod, meta.name(pod), patch, namespace=meta.namespace(pod), patch_type="strategic"
+            Pod,
+            meta.name(pod),
+            lifecycle.hook_state_patch(state, hook),
+            namespace=meta.namespace(pod),
+            patch_type="strategic",
         )
         self.log.info(
             "%s: pod %s lifecycle %r -> %r",

@@ -15,6 +15,7 @@ the pod waits until it carries all of them).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Any, Final
@@ -33,6 +34,7 @@ __all__ = [
     "UPDATING",
     "LifecycleState",
     "get_state",
+    "hook_state_patch",
     "is_normal",
     "is_pod_all_hooked",
     "is_pod_hooked",
@@ -126,6 +128,22 @@ def state_patch(state: str, now: datetime | None = None) -> dict[str, Any]:
             "annotations": {LIFECYCLE_TIMESTAMP_ANNOTATION: moment.strftime("%Y-%m-%dT%H:%M:%SZ")},
         }
     }
+
+
+def hook_state_patch(state: str, hook: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The strategic merge patch that moves a pod to ``state`` (:func:`state_patch`) and,
+    with ``hook`` (Kruise ``UpdatePodLifecycleWithHandler``), puts the hook's
+    ``labelsHandler`` labels and ``finalizersHandler`` finalizers back in the same write (the
+    finalizers merge into the pod's: strategic merge)."""
+    patch = state_patch(state)
+    if hook:
+        labels = hook.get("labelsHandler")
+        if isinstance(labels, Mapping):
+            patch["metadata"]["labels"].update(labels)
+        finalizers = hook.get("finalizersHandler")
+        if isinstance(finalizers, list) and finalizers:
+            patch["metadata"]["finalizers"] = list(finalizers)
+    return patch
 
 
 def set_state(pod: dict[str, Any], state: str, now: datetime | None = None) -> None:

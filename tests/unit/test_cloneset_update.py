@@ -151,7 +151,7 @@ class FakeClient:
     def __init__(self):
         self.patches = []
 
-    def patch(self, kind, name, patch, namespace=None):
+    def patch(self, kind, name, patch, namespace=None, patch_type="merge"):
         self.patches.append(patch)
         return {"metadata": {"name": name, "labels": patch["metadata"]["labels"]}}
 
