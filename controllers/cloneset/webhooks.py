@@ -42,6 +42,7 @@ __all__ = [
     "RESOURCE",
     "UPDATABLE",
     "CloneSetValidator",
+    "pod_template_errors",
     "pods_to_delete_errors",
     "priority_strategy_error",
     "set_defaults",
@@ -127,6 +128,27 @@ def _selector_errors(spec: Mapping[str, Any]) -> list[webhook.FieldError]:
             )
         ]
     return []
+
+
+def pod_template_errors(spec: Mapping[str, Any], workload: str) -> list[webhook.FieldError]:
+    """Kruise's checks of a workload's pod template: ``restartPolicy`` only ``Always`` and no
+    ``activeDeadlineSeconds`` ("activeDeadlineSeconds in ``workload`` is not Supported", in
+    the words each of Kruise's webhooks uses)."""
+    errors: list[webhook.FieldError] = []
+    pod_spec = _mapping(_mapping(spec.get("template")).get("spec"))
+    policy = pod_spec.get("restartPolicy")
+    if policy not in (None, "", "Always"):
+        errors.append(
+            webhook.FieldError.not_supported("spec.template.spec.restartPolicy", policy, ["Always"])
+        )
+    if pod_spec.get("activeDeadlineSeconds") is not None:
+        errors.append(
+            webhook.FieldError.forbidden(
+                "spec.template.spec.activeDeadlineSeconds",
+                f"activeDeadlineSeconds in {workload} is not Supported",
+            )
+        )
+    return errors
 
 
 def priority_strategy_error(priority: Any) -> str | None:
@@ -257,19 +279,7 @@ def spec_errors(cs: Any, old: Any = None) -> list[webhook.FieldError]:
     for key in ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"):
         _nonnegative(errors, spec, key)
     errors += _selector_errors(spec)
-    pod_spec = _mapping(_mapping(spec.get("template")).get("spec"))
-    policy = pod_spec.get("restartPolicy")
-    if policy not in (None, "", "Always"):
-        errors.append(
-            webhook.FieldError.not_supported("spec.template.spec.restartPolicy", policy, ["Always"])
-        )
-    if pod_spec.get("activeDeadlineSeconds") is not None:
-        errors.append(
-            webhook.FieldError.forbidden(
-                "spec.template.spec.activeDeadlineSeconds",
-                "activeDeadlineSeconds in cloneset is not Supported",
-            )
-        )
+    errors += pod_template_errors(spec, "cloneset")
     scale = _mapping(spec.get("scaleStrategy"))
     names = scale.get("podsToDelete") or []
     duplicated = sorted({n for n in names if names.count(n) > 1})

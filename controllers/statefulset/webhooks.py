@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Final, TypeGuard
 
-from controllers.cloneset.webhooks import priority_strategy_error
+from controllers.cloneset.webhooks import pod_template_errors, priority_strategy_error
 from controllers.statefulset.spec import (
     DEFAULT_REVISION_HISTORY_LIMIT,
     IN_PLACE_IF_POSSIBLE,
@@ -294,19 +294,7 @@ def kruise_errors(sts: Any) -> list[webhook.FieldError]:
         )
     elif kind == "RollingUpdate" and rolling is not None:
         errors += _rolling_update_errors(spec, _mapping(rolling), parallel)
-    pod_spec = _mapping(_mapping(spec.get("template")).get("spec"))
-    policy = pod_spec.get("restartPolicy")
-    if policy not in (None, "", "Always"):
-        errors.append(
-            webhook.FieldError.not_supported("spec.template.spec.restartPolicy", policy, ["Always"])
-        )
-    if pod_spec.get("activeDeadlineSeconds") is not None:
-        errors.append(
-            webhook.FieldError.forbidden(
-                "spec.template.spec.activeDeadlineSeconds",
-                "activeDeadlineSeconds in StatefulSet is not Supported",
-            )
-        )
+    errors += pod_template_errors(spec, "StatefulSet")
     return errors
 
 
