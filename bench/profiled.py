@@ -29,17 +29,22 @@ TOP = 40
 """Rows per table in ``OUT``."""
 
 
+# Where a module path is cut: our packages keep their name, a library directory is dropped.
+_CUTS = (
+    ("/kube_runtime/", True),
+    ("/controllers/", True),
+    ("site-packages/", False),
+    ("/lib/python3.11/", False),
+)
+
+
 def _name(stat: Any) -> str:
     """``function (path:line)`` with the path cut to the package (ours or a library's)."""
     module = stat.module
-    for marker in ("/kube_runtime/", "/controllers/", "site-packages/", "/lib/python3.11/"):
+    for marker, keep in _CUTS:
         at = module.rfind(marker)
         if at >= 0:
-            module = (
-                module[at + 1 :]
-                if marker.startswith("/k") or marker.startswith("/c")
-                else (module[at + len(marker) :])
-            )
+            module = module[at + 1 :] if keep else module[at + len(marker) :]
             break
     return f"{stat.name} ({module}:{stat.lineno})"
 
