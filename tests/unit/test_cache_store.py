@@ -267,6 +267,24 @@ def test_equal_sub_objects_are_stored_once() -> None:
     assert c == pod("c", node="n2")  # content unchanged
 
 
+def test_an_update_takes_unchanged_parts_from_the_stored_version() -> None:
+    store = Indexer(mutation_detector=False)
+    store.add(pod("a"))
+    old = store.get("ns1/a")
+    assert old is not None
+    store_module.reset_shared_values()  # the shared tables forget: only the old version helps
+    new = pod("a")
+    new["status"]["phase"] = "Succeeded"
+    store.update(new)
+    got = store.get("ns1/a")
+    assert got is not None and got["status"]["phase"] == "Succeeded"
+    assert got["spec"] is old["spec"]  # unchanged: the stored version's own dict
+    assert got["status"]["conditions"] is old["status"]["conditions"]  # inside a changed part
+    assert got["metadata"]["labels"] is old["metadata"]["labels"]
+    assert got["status"] is not old["status"]
+    assert got == new and old["status"]["phase"] == "Running"  # contents as written
+
+
 def test_sharing_compares_json_values_not_python_equality() -> None:
     store = Indexer(mutation_detector=False)
     one = dict(obj("a"), spec={"x": 1, "y": [1]})

@@ -592,3 +592,32 @@ def test_stop_is_prompt_with_timers_pending(env: Env) -> None:
     assert time.monotonic() - started < 0.5
     # Only this kubelet's threads: a session-wide embedded cluster may run its own kubelet.
     assert not any(t.is_alive() for t in threads)
+
+
+def test_claim_status_asks_whether_it_is_mounted_only_while_its_resize_waits() -> None:
+    """Whether a running pod mounts a claim scans the namespace's pods: asked only for a claim
+    in FileSystemResizePending, never on the other claim syncs (pods x claims otherwise)."""
+    from kube_runtime.envtest.kubelet.simulator import FS_RESIZE_PENDING, _pvc_status
+
+    def never() -> bool:
+        raise AssertionError("asked whether the claim is mounted")
+
+    bound = {
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        "status": {"phase": "Bound", "capacity": {"storage": "1Gi"}},
+    }
+    assert _pvc_status(bound, "t", never)["capacity"] == {"storage": "1Gi"}
+    waiting = {
+        "spec": {"resources": {"requests": {"storage": "2Gi"}}},
+        "status": {
+            "phase": "Bound",
+            "capacity": {"storage": "1Gi"},
+            "conditions": [{"type": FS_RESIZE_PENDING, "status": "True"}],
+        },
+    }
+    asked: list[bool] = []
+    assert _pvc_status(waiting, "t", lambda: asked.append(True) or True)["capacity"] == {
+        "storage": "2Gi"
+    }
+    assert asked == [True]
+    assert _pvc_status(waiting, "t", lambda: False)["capacity"] == {"storage": "1Gi"}
