@@ -213,7 +213,7 @@ class SimStall(RuntimeError):
 class _Waiter:
     """One thread blocked on a virtual clock until notified or until ``deadline``."""
 
-    __slots__ = ("lock", "deadline", "seq", "woken", "timed_out", "participant", "error")
+    __slots__ = ("deadline", "error", "lock", "participant", "seq", "timed_out", "woken")
 
     def __init__(self, seq: int) -> None:
         self.lock = threading.Lock()
@@ -232,7 +232,7 @@ class _Waiter:
 class _Participant:
     """A thread whose activity keeps a :class:`SimClock` from moving."""
 
-    __slots__ = ("thread", "blocked", "where")
+    __slots__ = ("blocked", "thread", "where")
 
     def __init__(self, thread: threading.Thread) -> None:
         self.thread = thread
@@ -299,7 +299,7 @@ class _VirtualEvent(threading.Event):
 
 
 class _VirtualTimer:
-    __slots__ = ("fn", "cancelled")
+    __slots__ = ("cancelled", "fn")
 
     def __init__(self, fn: Callable[[], None]) -> None:
         self.fn = fn
@@ -436,7 +436,9 @@ class _VirtualClock:
     def _check_failure_locked(self) -> None:
         """Hook (under the clock's lock): raise a failure pending for the calling thread."""
 
-    def _wake(self, waiter: _Waiter, *, timed_out: bool, error: BaseException | None = None) -> bool:
+    def _wake(
+        self, waiter: _Waiter, *, timed_out: bool, error: BaseException | None = None
+    ) -> bool:
         """Release ``waiter`` unless already released; True if this call released it."""
         with self._lock:
             return self._wake_locked(waiter, timed_out=timed_out, error=error)
@@ -620,10 +622,10 @@ class SimClock(_VirtualClock):
 
     def _check_failure_locked(self) -> None:
         error = self._failure
-        if error is not None and self._owner is not None:
-            if self._owner.thread is threading.current_thread():
-                self._failure = None
-                raise error
+        owner = self._owner
+        if error is not None and owner is not None and owner.thread is threading.current_thread():
+            self._failure = None
+            raise error
 
     def _unblocked(self, waiter: _Waiter) -> None:
         p = waiter.participant
