@@ -55,6 +55,7 @@ import threading
 import time
 import time as _time
 import traceback
+import warnings
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from datetime import datetime, timezone
@@ -71,6 +72,7 @@ __all__ = [
     "SimStall",
     "Timer",
     "current",
+    "resolve",
     "start_detached",
     "use",
 ]
@@ -195,6 +197,44 @@ def use(clock: Clock) -> Iterator[Clock]:
         yield clock
     finally:
         _current = previous
+
+
+class _CallableClock(RealClock):
+    """A bare time function given where a :class:`Clock` is now expected (the old way of
+    injecting time): it reads the time; sleeping, waits and timers stay real."""
+
+    def __init__(self, fn: Callable[[], float], *, wall: bool) -> None:
+        self._fn = fn
+        self._wall = wall
+
+    def monotonic(self) -> float:  # type: ignore[override]
+        """The function's value."""
+        return self._fn()
+
+    def time(self) -> float:  # type: ignore[override]
+        """The function's value when it reads the wall clock, else the real wall clock."""
+        return self._fn() if self._wall else _time.time()
+
+    def now(self) -> datetime:
+        """:meth:`time` as an aware UTC datetime."""
+        return _utc(self.time())
+
+
+def resolve(clock: Clock | Callable[[], float] | None, owner: str, *, wall: bool = False) -> Clock:
+    """The clock a component built now uses: ``clock`` itself, :func:`current` for None, or, for
+    a bare time function (how time was injected before this module; ``wall``: it returns epoch
+    seconds), an adapter that reads it, with a ``DeprecationWarning`` naming ``owner``."""
+    if clock is None:
+        return _current
+    if hasattr(clock, "monotonic"):
+        return clock  # type: ignore[return-value]
+    warnings.warn(
+        f"{owner}: a bare time function as clock is deprecated; pass a kube_runtime.clock.Clock"
+        " (FakeClock in tests). It will be refused in the next release",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return _CallableClock(clock, wall=wall)  # type: ignore[arg-type]
 
 
 # --- virtual time ------------------------------------------------------------------------------
