@@ -207,11 +207,11 @@ class _CallableClock(RealClock):
         self._fn = fn
         self._wall = wall
 
-    def monotonic(self) -> float:  # type: ignore[override]
+    def monotonic(self) -> float:
         """The function's value."""
         return self._fn()
 
-    def time(self) -> float:  # type: ignore[override]
+    def time(self) -> float:
         """The function's value when it reads the wall clock, else the real wall clock."""
         return self._fn() if self._wall else _time.time()
 
@@ -234,7 +234,7 @@ def resolve(clock: Clock | Callable[[], float] | None, owner: str, *, wall: bool
         DeprecationWarning,
         stacklevel=3,
     )
-    return _CallableClock(clock, wall=wall)  # type: ignore[arg-type]
+    return _CallableClock(clock, wall=wall)
 
 
 # --- virtual time ------------------------------------------------------------------------------
