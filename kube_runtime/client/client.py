@@ -45,7 +45,7 @@ import orjson
 import urllib3
 from pydantic import BaseModel
 
-from kube_runtime import __version__
+from kube_runtime import __version__, clock
 from kube_runtime.client import config as _config
 from kube_runtime.client import interfaces, transport
 from kube_runtime.client.base import ClientBase
@@ -59,7 +59,7 @@ from kube_runtime.client.interfaces import (
 )
 from kube_runtime.client.mapping import Resource, RestMapper, model_class
 from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
-from kube_runtime.client.watch import Watch
+from kube_runtime.client.watch import SIM_WATCH_HEADER, Watch
 from kube_runtime.kinds import KindLike, kind_for
 from kube_runtime.meta import Obj
 from kube_runtime.metrics import REST_LATENCY, REST_REQUESTS
@@ -93,6 +93,19 @@ def _retry_policy(read: int) -> urllib3.Retry:
         respect_retry_after_header=False,
         raise_on_status=False,
     )
+
+
+def _sim_watch_key(headers: dict[str, str]) -> str | None:
+    """Under a simulated clock, a watch opened by one of its participants names itself to the
+    server (:data:`~kube_runtime.client.watch.SIM_WATCH_HEADER`), which then holds the clock
+    for every event it sends until the :class:`Watch` has handed the event on. The key, or None
+    on any other clock."""
+    clk = clock.current()
+    if not isinstance(clk, clock.SimClock) or not clk.is_participant():
+        return None
+    key = clk.new_key()
+    headers[SIM_WATCH_HEADER] = key
+    return key
 
 
 def _error_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -469,6 +482,7 @@ class Client(ClosesOnExit, ClientBase):
         headers = self._headers()
         if accept:
             headers["Accept"] = accept
+        sim_key = _sim_watch_key(headers)
         started = time.monotonic()
         resp: Any
         try:
@@ -507,7 +521,7 @@ class Client(ClosesOnExit, ClientBase):
                 self._credentials.invalidate()
             raise error_from_response(resp.status, data, resp.headers)
         where = f" in {namespace}" if namespace and resource.namespaced else ""
-        return Watch(resp, f"{resource.plural}{where}")
+        return Watch(resp, f"{resource.plural}{where}", sim_key=sim_key)
 
     # ------------------------------------------------------------------ writes
 

@@ -24,10 +24,18 @@ from typing import Any, NamedTuple
 import orjson
 import urllib3
 
+from kube_runtime import clock
 from kube_runtime.client.closing import ClosesOnExit
 from kube_runtime.client.errors import error_from_status
 
-__all__ = ["Watch", "WatchEvent"]
+__all__ = ["SIM_WATCH_HEADER", "Watch", "WatchEvent"]
+
+SIM_WATCH_HEADER = "X-Kube-Runtime-Sim-Watch"
+"""Request header naming a watch opened under a :class:`~kube_runtime.clock.SimClock`: its
+value is a key of that clock (:meth:`~kube_runtime.clock.SimClock.new_key`). An embedded server
+on the same clock holds the key once per line it writes to the stream; the :class:`Watch`
+releases one per event it has handed on (when asked for the next) and forgets the key when the
+stream ends, so virtual time never moves past an event that is still on its way."""
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +62,13 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
     time; ``close()`` is safe from any thread and idempotent.
     """
 
-    def __init__(self, response: Any, description: str = "") -> None:
+    def __init__(self, response: Any, description: str = "", *, sim_key: str | None = None) -> None:
         self._response = response
+        # Under a simulated clock: the key the server holds per event line, the clock, and
+        # how many events were handed on since the last release.
+        self._sim_key = sim_key
+        self._sim = clock.current() if sim_key is not None else None
+        self._handed = 0
         self._description = description
         self._buffer = b""
         self._pending: deque[bytes] = deque()
@@ -74,9 +87,15 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
         return self
 
     def __next__(self) -> WatchEvent:
+        if self._sim is not None and self._handed:
+            # Asked for the next event: the ones handed on before were taken up.
+            self._sim.release(self._sim_key, self._handed)
+            self._handed = 0
         while not self._pending:
             if not self._fill():
                 raise StopIteration
+        if self._sim is not None:
+            self._handed += 1
         return self._decode(self._pending.popleft())
 
     @property
@@ -91,7 +110,11 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
         if self._finished or self._closed.is_set():
             self._finish()
             return False
-        data = self._read()
+        if self._sim is not None:
+            with self._sim.idle():  # what arrives is held by the server until handed on
+                data = self._read()
+        else:
+            data = self._read()
         if not data:
             self._finish()
             return False
@@ -137,6 +160,8 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
                 return
             self._finished = True
             self._pending.clear()
+            if self._sim is not None and self._sim_key is not None:
+                self._sim.forget(self._sim_key)
             try:
                 if discard or self._closed.is_set():
                     self._response.close()
