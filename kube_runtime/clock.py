@@ -112,6 +112,11 @@ class Clock(Protocol):
     def after(self, seconds: float, fn: Callable[[], None]) -> Timer:
         """Run ``fn()`` once, ``seconds`` from now, on another thread; cancellable."""
 
+    @property
+    def rng(self) -> random.Random:
+        """Where the framework draws its own random choices (jitter): seeded, hence
+        reproducible, on a simulated clock."""
+
     def idle(self) -> contextlib.AbstractContextManager[None]:
         """A block during which the calling thread waits on something outside the clock whose
         arrival is accounted for by :meth:`hold` or by a running participant."""
@@ -152,6 +157,9 @@ class RealClock:
     sleep = staticmethod(_time.sleep)
     event = staticmethod(threading.Event)
     condition = staticmethod(threading.Condition)
+
+    #: The process's random numbers (a private instance, seeded by the system).
+    rng = random.Random()
 
     def now(self) -> datetime:
         """The wall clock as an aware UTC datetime."""
@@ -361,6 +369,9 @@ class _VirtualClock:
         self._deadlines: list[_Waiter] = []
         self.seed = seed
         self._random = random.Random(seed) if seed is not None else None
+        #: The framework's random choices (jitter) on this clock: seeded by ``seed`` (0 when
+        #: None), so a run is reproducible.
+        self.rng = random.Random(seed or 0)
         self._timers: list[tuple[float, int, _VirtualTimer]] = []
         self._timer_cond: _VirtualCondition | None = None
 
