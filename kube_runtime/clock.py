@@ -755,7 +755,12 @@ class SimClock(_VirtualClock):
             return
         nxt = self._next_deadline_locked()
         if nxt is None:
-            self._fail_owner_locked(SimDeadlock(self._describe_locked("no participant can run")))
+            # An idle participant may still wake by itself (its I/O arrives): the watchdog
+            # judges that case after stall_timeout; without one, nothing can ever run again.
+            if not any(p.where == "idle" and p.blocked for p in self._participants.values()):
+                self._fail_owner_locked(
+                    SimDeadlock(self._describe_locked("no participant can run"))
+                )
             return
         self.advances += 1
         self._advance_locked(nxt)
@@ -774,15 +779,25 @@ class SimClock(_VirtualClock):
                 if not self._active:
                     return
                 quiet = time.monotonic() - self._changed
-                if quiet > self.stall_timeout and (self._running > 0 or self._held_total > 0):
-                    self._changed = time.monotonic()
-                    self._fail_owner_locked(
-                        SimStall(
-                            self._describe_locked(
-                                f"virtual time has not moved for {quiet:.0f} s of real time"
-                            )
+                if quiet <= self.stall_timeout:
+                    continue
+                self._changed = time.monotonic()
+                if self._running > 0 or self._held_total > 0:
+                    error: RuntimeError = SimStall(
+                        self._describe_locked(
+                            f"virtual time has not moved for {quiet:.0f} s of real time"
                         )
                     )
+                elif self._next_deadline_locked() is None:
+                    error = SimDeadlock(
+                        self._describe_locked(
+                            f"no participant has run for {quiet:.0f} s of real time and none"
+                            " waits for a deadline"
+                        )
+                    )
+                else:
+                    continue
+                self._fail_owner_locked(error)
 
     def describe(self) -> str:
         """Where every participant is, what is held, and the virtual time (for diagnostics)."""
