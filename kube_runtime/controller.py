@@ -17,6 +17,9 @@ Mirrors controller-runtime's ``internal/controller``. Contract:
 * :meth:`start` blocks: it starts the sources, waits for their caches to sync (failing after
   ``cache_sync_timeout``), runs the workers, and on ``stop`` shuts the queue (no new intake),
   lets in-flight reconciles finish, and returns.
+* Time: the queue's delays and backoff, the cache-sync timeout and the traceback limiter run on
+  the controller's :class:`~kube_runtime.clock.Clock` (``clock=``; the builder passes the
+  manager's). The reconcile duration metric measures the machine, in real time.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from cachetools import TTLCache
 
+from kube_runtime import clock as _clock
 from kube_runtime import metrics
 from kube_runtime.client.errors import ApiError
 from kube_runtime.handlers import EventHandler
@@ -49,12 +53,18 @@ Obj = Mapping[str, Any]
 class TracebackLimiter:
     """Says whether a failure deserves its traceback in the log: the first time its key is
     seen within ``period`` seconds (a failure repeated by the retries of one object logs its
-    traceback once a minute, and one line each time). At most ``size`` keys are remembered."""
+    traceback once a minute, and one line each time). At most ``size`` keys are remembered.
+    The period runs on ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the current
+    clock; a bare monotonic function still works for one release, deprecated)."""
 
     def __init__(
-        self, period: float = 60.0, size: int = 10_000, clock: Any = time.monotonic
+        self,
+        period: float = 60.0,
+        size: int = 10_000,
+        clock: _clock.Clock | Callable[[], float] | None = None,
     ) -> None:
-        self._seen: TTLCache[Any, bool] = TTLCache(maxsize=size, ttl=period, timer=clock)
+        timer = _clock.resolve(clock, "TracebackLimiter").monotonic
+        self._seen: TTLCache[Any, bool] = TTLCache(maxsize=size, ttl=period, timer=timer)
         self._lock = threading.Lock()
 
     def first(self, key: Any) -> bool:
@@ -109,7 +119,11 @@ def _is_api_failure(error: BaseException) -> bool:
 
 
 class Controller:
-    """Runs one reconciler over the requests its watches produce (see the module docstring)."""
+    """Runs one reconciler over the requests its watches produce (see the module docstring).
+
+    ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the clock current now) times the
+    work queue, the default rate limiter, the cache-sync timeout and the traceback limiter.
+    """
 
     def __init__(
         self,
@@ -120,6 +134,7 @@ class Controller:
         rate_limiter: RateLimiter | None = None,
         need_leader_election: bool = True,
         cache_sync_timeout: float = 120.0,
+        clock: _clock.Clock | None = None,
     ) -> None:
         if max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
@@ -128,15 +143,18 @@ class Controller:
         self.max_concurrent_reconciles = max_concurrent_reconciles
         self.need_leader_election = need_leader_election
         self.cache_sync_timeout = cache_sync_timeout
+        self._clock = _clock.resolve(clock, "Controller")
         self.queue: WorkQueue[Request] = WorkQueue(
-            name=name, rate_limiter=rate_limiter or default_controller_rate_limiter()
+            name=name,
+            rate_limiter=rate_limiter or default_controller_rate_limiter(self._clock),
+            clock=self._clock,
         )
         self._watches: list[_Watch] = []
-        self._started = threading.Event()
+        self._started = self._clock.event()
         self._workers: list[threading.Thread] = []
         self._active = 0
         self._active_lock = threading.Lock()
-        self._tracebacks = TracebackLimiter()
+        self._tracebacks = TracebackLimiter(clock=self._clock)
 
     # --- wiring --------------------------------------------------------------------------------
     def watch(self, source: Source, handler: EventHandler, *predicates: Predicate) -> None:
@@ -148,7 +166,13 @@ class Controller:
 
     @property
     def started(self) -> bool:
+        """Whether :meth:`start` was called."""
         return self._started.is_set()
+
+    @property
+    def clock(self) -> _clock.Clock:
+        """The clock the controller's queue, backoff and timeouts run on."""
+        return self._clock
 
     # --- running -------------------------------------------------------------------------------
     def _init_metrics(self) -> None:
@@ -190,16 +214,15 @@ class Controller:
 
     def _wait_for_sync(self, stop: threading.Event) -> bool:
         """Wait for every source to sync; False when ``stop`` is set first (the queue is shut
-        down), ``CacheSyncTimeout`` after ``cache_sync_timeout``."""
-        deadline = time.monotonic() + self.cache_sync_timeout
+        down), ``CacheSyncTimeout`` after ``cache_sync_timeout`` (on the controller's clock)."""
+        monotonic = self._clock.monotonic
+        deadline = monotonic() + self.cache_sync_timeout
         for w in self._watches:
-            while not w.source.wait_for_sync(
-                min(_SYNC_POLL, max(0.0, deadline - time.monotonic()))
-            ):
+            while not w.source.wait_for_sync(min(_SYNC_POLL, max(0.0, deadline - monotonic()))):
                 if stop.is_set():
                     self.queue.shutdown()
                     return False
-                if time.monotonic() >= deadline:
+                if monotonic() >= deadline:
                     self.queue.shutdown()
                     raise CacheSyncTimeout(
                         f"controller {self.name!r}: timed out after {self.cache_sync_timeout:.0f}s "
@@ -227,6 +250,7 @@ class Controller:
 
     def _reconcile_item(self, request: Request) -> None:
         """Reconcile one request and apply the result contract to the queue."""
+        # The duration metric measures the machine (real time), also under a simulated clock.
         started = time.monotonic()
         with reconcile_context(self.name, request.key, uuid.uuid4().hex[:12]):
             try:

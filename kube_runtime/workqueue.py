@@ -17,6 +17,11 @@ The contract (client-go ``util/workqueue``), which controllers rely on:
   item already waiting, the earlier deadline wins. There is no timer thread: blocked getters
   wait on the condition variable with a timeout up to the earliest deadline, and every
   ``add``/``get``/``len`` first moves due items into the queue.
+* **Time.** Delays, timeouts, the default rate limiter and the metrics run on the queue's
+  :class:`~kube_runtime.clock.Clock` (``clock=``, else the clock current when the queue is
+  built): under a :class:`~kube_runtime.clock.FakeClock` a delayed item is due when the test
+  steps the clock, under a :class:`~kube_runtime.clock.SimClock` a 1,000 s backoff passes in
+  virtual time.
 * **Rate limiting.** ``add_rate_limited(item)`` is ``add_after(item, limiter.when(item))``;
   ``forget(item)`` resets the limiter's memory of the item (call it after a success);
   ``num_requeues(item)`` says how many failures it remembers.
@@ -35,18 +40,30 @@ import heapq
 import itertools
 import math
 import threading
-import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
+from kube_runtime import clock as _clock
 from kube_runtime import metrics
+from kube_runtime._moved import moved_attribute
 
 T = TypeVar("T", bound=Hashable)
 
-Clock = Callable[[], float]
-"""Seconds on a monotonic scale; ``time.monotonic`` unless a test injects a fake."""
+# What ``clock=`` accepts: a Clock, None for the current clock, or (deprecated, for one
+# release) a bare function returning monotonic seconds.
+_ClockArg: TypeAlias = "_clock.Clock | Callable[[], float] | None"
+
+#: Where names that moved out of this module went (resolved by ``__getattr__`` for one
+#: release): ``Clock``, once a bare ``time.monotonic``-like function, is
+#: :class:`kube_runtime.clock.Clock` now.
+MOVED_TO = ("kube_runtime.clock",)
+
+
+def __getattr__(name: str) -> Any:
+    """A name that moved out of this module, with a ``DeprecationWarning`` naming its new path."""
+    return moved_attribute(__name__, name, MOVED_TO)
 
 
 # --- rate limiters -------------------------------------------------------------------------
@@ -127,26 +144,28 @@ class BucketRateLimiter:
     ``when`` reserves a token and returns how long until it is available, as
     ``golang.org/x/time/rate``'s ``Reserve().Delay()``: the bucket starts full, and the balance
     may go negative, so reservations made in a burst get increasing delays. ``forget`` does
-    nothing and ``num_requeues`` is always 0: the bucket knows no items.
+    nothing and ``num_requeues`` is always 0: the bucket knows no items. The bucket refills on
+    ``clock`` (None: the clock current when it is built).
     """
 
-    def __init__(self, qps: float = 10.0, burst: int = 100, clock: Clock = time.monotonic) -> None:
+    def __init__(self, qps: float = 10.0, burst: int = 100, clock: _ClockArg = None) -> None:
         if not qps > 0:
             raise ValueError(f"qps must be positive, got {qps}")
         if burst < 1:
             raise ValueError(f"burst must be at least 1, got {burst}")
         self.qps = qps
         self.burst = burst
-        self._clock = clock
+        self._clock = _clock.resolve(clock, "BucketRateLimiter")
+        self._monotonic = self._clock.monotonic
         self._tokens = float(burst)
-        self._last = clock()
+        self._last = self._monotonic()
         self._lock = threading.Lock()
 
     def when(self, item: Hashable) -> float:
         if math.isinf(self.qps):
             return 0.0
         with self._lock:
-            now = self._clock()
+            now = self._monotonic()
             elapsed = max(0.0, now - self._last)
             self._last = now
             self._tokens = min(float(self.burst), self._tokens + elapsed * self.qps) - 1.0
@@ -179,11 +198,14 @@ class MaxOfRateLimiter:
         return max(limiter.num_requeues(item) for limiter in self.limiters)
 
 
-def default_controller_rate_limiter(clock: Clock = time.monotonic) -> MaxOfRateLimiter:
-    """client-go's default: per item 5 ms doubling up to 1000 s, overall 10 qps with burst 100."""
+def default_controller_rate_limiter(clock: _ClockArg = None) -> MaxOfRateLimiter:
+    """client-go's default: per item 5 ms doubling up to 1000 s, overall 10 qps with burst 100
+    (the bucket on ``clock``; None: the clock current now)."""
     return MaxOfRateLimiter(
         ItemExponentialFailureRateLimiter(0.005, 1000.0),
-        BucketRateLimiter(qps=10.0, burst=100, clock=clock),
+        BucketRateLimiter(
+            qps=10.0, burst=100, clock=_clock.resolve(clock, "default_controller_rate_limiter")
+        ),
     )
 
 
@@ -198,8 +220,10 @@ class _QueueMetrics:
     Depth, unfinished work and the longest running processor are computed on scrape.
     """
 
-    def __init__(self, name: str, clock: Clock, lock: threading.Lock, dirty: set[Any]) -> None:
-        self._clock = clock
+    def __init__(
+        self, name: str, clock: Callable[[], float], lock: threading.Lock, dirty: set[Any]
+    ) -> None:
+        self._clock = clock  # the queue's monotonic function
         self._lock = lock
         self._adds = metrics.QUEUE_ADDS.labels(name)
         self._retries = metrics.QUEUE_RETRIES.labels(name)
@@ -263,25 +287,26 @@ class WorkQueue(Generic[T]):
     """Deduplicating, delaying, rate-limited work queue (see the module docstring).
 
     ``name`` turns on the ``workqueue_*`` metrics; ``rate_limiter`` defaults to
-    :func:`default_controller_rate_limiter`; ``clock`` (monotonic seconds) times delayed adds,
-    the default limiter and the metrics. All methods are thread-safe.
+    :func:`default_controller_rate_limiter`; ``clock`` (a :class:`~kube_runtime.clock.Clock`;
+    None: the clock current now) times delayed adds, ``get`` timeouts, the default limiter and
+    the metrics, and blocked getters wait on it. All methods are thread-safe.
     """
 
     def __init__(
         self,
         name: str | None = None,
         rate_limiter: RateLimiter | None = None,
-        clock: Clock | None = None,
+        clock: _ClockArg = None,
     ) -> None:
         self.name = name
-        clock = clock or time.monotonic
-        self._clock = clock
+        self._clock = _clock.resolve(clock, "WorkQueue")
+        self._monotonic = monotonic = self._clock.monotonic
         self._rate_limiter = (
-            default_controller_rate_limiter(clock) if rate_limiter is None else rate_limiter
+            default_controller_rate_limiter(self._clock) if rate_limiter is None else rate_limiter
         )
         self._lock = threading.Lock()
-        self._ready = threading.Condition(self._lock)  # getters wait here
-        self._idle = threading.Condition(self._lock)  # shutdown_with_drain waits here
+        self._ready = self._clock.condition(self._lock)  # getters wait here
+        self._idle = self._clock.condition(self._lock)  # shutdown_with_drain waits here
         self._queue: deque[T] = deque()
         self._dirty: set[T] = set()
         self._processing: set[T] = set()
@@ -291,7 +316,12 @@ class WorkQueue(Generic[T]):
         self._waiting: list[_Waiting[T]] = []  # heap by ready time; may hold stale entries
         self._deadline: dict[T, _Waiting[T]] = {}  # item -> its live heap entry
         self._sequence = itertools.count()
-        self._metrics = _QueueMetrics(name, clock, self._lock, self._dirty) if name else None
+        self._metrics = _QueueMetrics(name, monotonic, self._lock, self._dirty) if name else None
+
+    @property
+    def clock(self) -> _clock.Clock:
+        """The clock the queue's delays and waits run on."""
+        return self._clock
 
     # -- basic queue
 
@@ -309,7 +339,8 @@ class WorkQueue(Generic[T]):
         exit), and ``(None, False)`` if ``timeout`` seconds pass with nothing to hand out.
         The caller must call :meth:`done` with the item when it has finished with it.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
+        monotonic = self._monotonic
+        deadline = None if timeout is None else monotonic() + timeout
         with self._lock:
             while True:
                 if self._waiting:
@@ -320,11 +351,11 @@ class WorkQueue(Generic[T]):
                     return None, True
                 wait = None
                 if deadline is not None:
-                    wait = deadline - time.monotonic()
+                    wait = deadline - monotonic()
                     if wait <= 0:
                         return None, False
                 if self._waiting:
-                    due_in = self._waiting[0][0] - self._clock()
+                    due_in = self._waiting[0][0] - monotonic()
                     wait = due_in if wait is None else min(wait, due_in)
                 self._blocked_getters += 1
                 try:
@@ -411,7 +442,7 @@ class WorkQueue(Generic[T]):
                     self._fire_due()
                 self._add(item)
                 return
-            ready_at = self._clock() + seconds
+            ready_at = self._monotonic() + seconds
             current = self._deadline.get(item)
             if current is not None and current[0] <= ready_at:
                 return
@@ -452,7 +483,7 @@ class WorkQueue(Generic[T]):
             self._ready.notify()
 
     def _fire_due(self) -> None:
-        now = self._clock()
+        now = self._monotonic()
         waiting = self._waiting
         while waiting and waiting[0][0] <= now:
             entry = heapq.heappop(waiting)

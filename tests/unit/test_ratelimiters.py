@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from kube_runtime.clock import FakeClock
 from kube_runtime.workqueue import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
@@ -13,14 +14,6 @@ from kube_runtime.workqueue import (
     MaxOfRateLimiter,
     default_controller_rate_limiter,
 )
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 50.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 # --- per-item exponential ------------------------------------------------------------------
@@ -100,9 +93,9 @@ def test_bucket_refills_with_time_up_to_burst():
     limiter.when("x")
     limiter.when("x")
     assert limiter.when("x") == pytest.approx(0.1)  # balance now -1
-    clock.now += 0.3  # +3 tokens -> 2
+    clock.step(0.3)  # +3 tokens -> 2
     assert limiter.when("x") == 0
-    clock.now += 100  # refills only to burst
+    clock.step(100)  # refills only to burst
     assert [limiter.when("x") for _ in range(3)] == pytest.approx([0, 0, 0.1])
 
 

@@ -8,17 +8,18 @@ import logging
 import pytest
 
 from kube_runtime.client.errors import Conflict
+from kube_runtime.clock import FakeClock
 from kube_runtime.controller import Controller, TracebackLimiter
 from kube_runtime.reconcile import Request
 
 
 def test_the_limiter_says_yes_once_per_key_and_period() -> None:
-    now = [0.0]
-    limiter = TracebackLimiter(period=60.0, clock=lambda: now[0])
+    clock = FakeClock()
+    limiter = TracebackLimiter(period=60.0, clock=clock)
     assert limiter.first("a") and not limiter.first("a") and limiter.first("b")
-    now[0] = 59.0
+    clock.step(59.0)
     assert not limiter.first("a")
-    now[0] = 60.5
+    clock.step(1.5)
     assert limiter.first("a")
 
 

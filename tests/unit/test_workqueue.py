@@ -16,22 +16,12 @@ from collections.abc import Hashable
 
 import pytest
 
+from kube_runtime.clock import FakeClock
 from kube_runtime.envtest.waiting import wait_for
 from kube_runtime.metrics import REGISTRY
 from kube_runtime.workqueue import WorkQueue
 
 _names = itertools.count()
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 class RecordingLimiter:
@@ -264,9 +254,9 @@ def test_add_after_waits_for_the_deadline():
     q.add_after("a", 5)
     assert len(q) == 0
     assert q.get(timeout=0) == (None, False)
-    clock.advance(4.999)
+    clock.step(4.999)
     assert len(q) == 0
-    clock.advance(0.001)
+    clock.step(0.001)
     assert len(q) == 1
     assert q.get(timeout=0) == ("a", False)
 
@@ -291,11 +281,11 @@ def test_add_after_keeps_the_earliest_deadline(first: float, second: float, due_
     q: WorkQueue[str] = WorkQueue(clock=clock)
     q.add_after("a", first)
     q.add_after("a", second)
-    clock.advance(due_at - 0.5)
+    clock.step(due_at - 0.5)
     assert len(q) == 0
-    clock.advance(0.5)
+    clock.step(0.5)
     assert drain(q) == ["a"]
-    clock.advance(100)
+    clock.step(100)
     assert len(q) == 0  # fired once: the superseded deadline is not a second add
 
 
@@ -306,7 +296,7 @@ def test_delayed_items_fire_in_deadline_order_and_dedup_with_queue():
     q.add_after("early", 1)
     q.add_after("queued", 2)
     q.add("queued")
-    clock.advance(5)
+    clock.step(5)
     assert drain(q) == ["queued", "early", "late"]
 
 
@@ -316,7 +306,7 @@ def test_delayed_add_of_processing_item_requeues_on_done():
     q.add("a")
     q.get()
     q.add_after("a", 1)  # what a reconcile returning requeue_after does
-    clock.advance(1)
+    clock.step(1)
     assert len(q) == 0
     q.done("a")
     assert drain(q) == ["a"]
@@ -328,7 +318,7 @@ def test_add_after_is_dropped_on_shutdown():
     q.add_after("pending", 1)
     q.shutdown()
     q.add_after("late", 0)
-    clock.advance(10)
+    clock.step(10)
     assert q.get(timeout=0) == (None, True)
 
 
@@ -397,7 +387,7 @@ def test_add_rate_limited_delays_by_the_limiter():
     q.add_rate_limited("a")
     assert q.num_requeues("a") == 2
     assert len(q) == 0
-    clock.advance(2)
+    clock.step(2)
     assert drain(q) == ["a"]
     q.forget("a")
     assert limiter.forgotten == ["a"]
@@ -410,12 +400,12 @@ def test_default_rate_limiter_backs_off_per_item():
     q.add_rate_limited("a")  # 5 ms
     q.add_rate_limited("b")
     assert q.num_requeues("a") == 1
-    clock.advance(0.005)
+    clock.step(0.005)
     assert drain(q) == ["a", "b"]
     q.add_rate_limited("a")  # second failure: 10 ms
-    clock.advance(0.005)
+    clock.step(0.005)
     assert len(q) == 0
-    clock.advance(0.005)
+    clock.step(0.005)
     assert drain(q) == ["a"]
 
 
@@ -437,17 +427,17 @@ def test_named_queue_exports_client_go_metrics():
     assert sample("workqueue_adds_total", name) == 2
     assert sample("workqueue_depth", name) == 2
 
-    clock.advance(0.5)
+    clock.step(0.5)
     q.get()  # "a" waited 0.5 s
     assert sample("workqueue_depth", name) == 1
     assert sample("workqueue_queue_duration_seconds_count", name) == 1
     assert sample("workqueue_queue_duration_seconds_sum", name) == pytest.approx(0.5)
 
-    clock.advance(2)
+    clock.step(2)
     q.get()  # "b": both in flight, for 2 s and 0 s
     assert sample("workqueue_unfinished_work_seconds", name) == pytest.approx(2)
     assert sample("workqueue_longest_running_processor_seconds", name) == pytest.approx(2)
-    clock.advance(1)
+    clock.step(1)
     assert sample("workqueue_unfinished_work_seconds", name) == pytest.approx(4)
     assert sample("workqueue_longest_running_processor_seconds", name) == pytest.approx(3)
 
