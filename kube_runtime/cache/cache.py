@@ -25,13 +25,14 @@ Contract (controller-runtime ``pkg/cache`` informer cache):
   is used) sets a kind's selectors, transform, or metadata-only caching
   (:mod:`kube_runtime.cache.options`); :meth:`is_metadata_only` tells readers which kinds
   hold metadata-only objects.
+* Time: the cache's :class:`~kube_runtime.clock.Clock` (``clock=``; None: the clock current
+  when the cache is made) runs its sync waits and is every informer's clock.
 """
 
 from __future__ import annotations
 
 import builtins
 import threading
-import time
 from collections.abc import Iterable, Mapping
 
 from kube_runtime.cache.informer import SharedInformer
@@ -40,6 +41,7 @@ from kube_runtime.cache.reflector import BackoffPolicy, ListerWatcher
 from kube_runtime.cache.store import INDEX_LABEL, INDEX_NAMESPACE, IndexFunc
 from kube_runtime.client.errors import NotFound, error_from_status
 from kube_runtime.client.mapping import BUILTIN_RESOURCES
+from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
 from kube_runtime.selectors import (
@@ -96,7 +98,8 @@ class CacheStopping(RuntimeError):
 
 
 class InformerCache:
-    """Shared informers by kind plus reads from them (see the module docstring)."""
+    """Shared informers by kind plus reads from them (see the module docstring); ``clock``
+    runs the sync waits and is given to every informer the cache makes."""
 
     def __init__(
         self,
@@ -107,7 +110,9 @@ class InformerCache:
         sync_timeout: float = 60.0,
         backoff: BackoffPolicy | None = None,
         by_object: Mapping[KindLike, ByObject] | None = None,
+        clock: Clock | None = None,
     ) -> None:
+        self._clock = resolve(clock, "InformerCache")
         self.client = client
         self.namespace = namespace
         self.resync_period = resync_period
@@ -121,7 +126,12 @@ class InformerCache:
         }
         self._started = False
         self._stopped = False
-        self._interrupted = threading.Event()
+        self._interrupted = self._clock.event()
+
+    @property
+    def clock(self) -> Clock:
+        """The clock of the cache and of its informers."""
+        return self._clock
 
     # --- informers ---------------------------------------------------------------------------
 
@@ -154,6 +164,7 @@ class InformerCache:
                 label_selector=self._label_selectors.get(kind),
                 resync_period=self.resync_period,
                 backoff=self._backoff,
+                clock=self._clock,
             )
         selectors = [self._label_selectors.get(kind), selector_text(options.label_selector)]
         return SharedInformer(
@@ -166,6 +177,7 @@ class InformerCache:
             backoff=self._backoff,
             transform=options.effective_transform(),
             compact=options.compact,
+            clock=self._clock,
         )
 
     def _source(self, options: ByObject) -> ListerWatcher:
@@ -220,6 +232,7 @@ class InformerCache:
             return self._label_selectors.get(as_kind(kind))
 
     def informers(self) -> builtins.list[SharedInformer]:
+        """Every informer created so far."""
         with self._lock:
             return list(self._informers.values())
 
@@ -252,9 +265,10 @@ class InformerCache:
 
     def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
         """True once every informer created so far has synced; False on timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        monotonic = self._clock.monotonic
+        deadline = None if timeout is None else monotonic() + timeout
         for informer in self.informers():
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            left = None if deadline is None else max(0.0, deadline - monotonic())
             if not informer.wait_for_sync(left):
                 return False
         return True
@@ -323,11 +337,12 @@ class InformerCache:
             informer.start()
         if informer.has_synced():
             return informer
-        deadline = time.monotonic() + self.sync_timeout
-        while not informer.wait_for_sync(min(_WAIT_SLICE, max(0.0, deadline - time.monotonic()))):
+        monotonic = self._clock.monotonic
+        deadline = monotonic() + self.sync_timeout
+        while not informer.wait_for_sync(min(_WAIT_SLICE, max(0.0, deadline - monotonic()))):
             if self._interrupted.is_set():
                 raise CacheStopping(f"the cache is stopping: {kind} was not synced")
-            if time.monotonic() >= deadline:
+            if monotonic() >= deadline:
                 raise TimeoutError(f"the cache of {kind} did not sync within {self.sync_timeout}s")
         return informer
 

@@ -24,6 +24,9 @@ Contract (client-go ``tools/cache/shared_informer.go``):
   so handlers are not woken by objects that did not change.
 * Resync: every ``resync_period`` seconds (per handler, defaulting to the informer's),
   ``on_update(obj, obj)`` for every cached object, to that handler only.
+* Time: every wait and timer (resyncs, the reflector's backoff, the handlers' buffers,
+  :meth:`SharedInformer.wait_for_sync`) runs on the informer's
+  :class:`~kube_runtime.clock.Clock` (``clock=``; None: the clock current when it is made).
 * The objects handed to handlers are the cache's shared dicts: do not mutate them.
 """
 
@@ -31,7 +34,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -46,6 +48,7 @@ from kube_runtime.cache.store import (
     IndexFunc,
     object_key,
 )
+from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
 
@@ -117,25 +120,33 @@ class HandlerRegistration:
 
     :meth:`has_synced` is True once the handler has processed every notification of the
     informer's initial state (the objects cached when it registered, or the first list).
+    Its waits run on ``clock`` (the informer's; None: the clock current now).
     """
 
     def __init__(
-        self, handler: ResourceEventHandler, resync_period: float | None, name: str
+        self,
+        handler: ResourceEventHandler,
+        resync_period: float | None,
+        name: str,
+        clock: Clock | None = None,
     ) -> None:
+        clock = resolve(clock, "HandlerRegistration")
         self.handler = handler
         self.resync_period = resync_period
-        self.next_resync = time.monotonic() + resync_period if resync_period else 0.0
+        self.next_resync = clock.monotonic() + resync_period if resync_period else 0.0
         self._name = name
         self._buffer: deque[_Notification] = deque()
-        self._cond = threading.Condition(threading.Lock())
+        self._cond = clock.condition(threading.Lock())
         self._stopped = False
-        self._synced = threading.Event()
+        self._synced = clock.event()
         self._thread: threading.Thread | None = None
 
     def has_synced(self) -> bool:
+        """True once the handler has processed the informer's initial state."""
         return self._synced.is_set()
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Block until :meth:`has_synced`; False when ``timeout`` seconds passed first."""
         return self._synced.wait(timeout)
 
     def pending(self) -> int:
@@ -277,7 +288,9 @@ class SharedInformer:
     every object before it is stored (default :func:`strip_managed_fields`; None keeps
     objects as the API sends them). ``compact=True`` stores objects as compact JSON
     (:class:`~kube_runtime.cache.store.CompactIndexer`). Start with :meth:`start`
-    (idempotent), stop with :meth:`stop` (an informer is not restartable).
+    (idempotent), stop with :meth:`stop` (an informer is not restartable). ``clock`` (a
+    :class:`~kube_runtime.clock.Clock`; None: the clock current when the informer is made)
+    runs its resyncs, waits and the reflector's.
     """
 
     def __init__(
@@ -295,7 +308,9 @@ class SharedInformer:
         min_watch_timeout: float = 300.0,
         transform: Transform | None = strip_managed_fields,
         compact: bool = False,
+        clock: Clock | None = None,
     ) -> None:
+        self._clock = resolve(clock, "SharedInformer")
         self.kind: Kind = as_kind(kind)
         self.namespace = namespace
         self.resync_period = resync_period
@@ -310,6 +325,7 @@ class SharedInformer:
             page_size=page_size,
             backoff=backoff,
             min_watch_timeout=min_watch_timeout,
+            clock=self._clock,
         )
         # client-go's blockDeltas: store updates, distribution and registration are serial.
         self._lock = threading.RLock()
@@ -318,8 +334,10 @@ class SharedInformer:
         # the reflector's batch of watch events is handed on at once by _flush (under the
         # lock; registration and resync flush first, so every handler sees changes in order).
         self._undelivered: list[_Notification] = []
-        self._synced = threading.Event()
-        self._stop = threading.Event()
+        self._synced = self._clock.event()
+        self._stop = self._clock.event()
+        # Wakes the housekeeping thread: stop, the first sync, a handler with a resync period.
+        self._wake = self._clock.event()
         self._started = False
         self._threads: list[threading.Thread] = []
         self._objects_metric = metrics.INFORMER_OBJECTS.labels(kind=str(self.kind))
@@ -344,6 +362,7 @@ class SharedInformer:
         """Stop the reflector (closing its watch) and every handler thread, then join them."""
         with self._lock:
             self._stop.set()
+            self._wake.set()
             listeners = list(self._listeners)
         self.reflector.close_watch()
         for listener in listeners:
@@ -357,11 +376,18 @@ class SharedInformer:
         log.debug("%s: informer stopped", self.kind)
 
     @property
+    def clock(self) -> Clock:
+        """The clock the informer's resyncs and waits run on."""
+        return self._clock
+
+    @property
     def started(self) -> bool:
+        """Whether :meth:`start` was called."""
         return self._started
 
     @property
     def stopped(self) -> bool:
+        """Whether :meth:`stop` was called."""
         return self._stop.is_set()
 
     def has_synced(self) -> bool:
@@ -374,6 +400,7 @@ class SharedInformer:
 
     @property
     def last_sync_resource_version(self) -> str | None:
+        """The resourceVersion of the reflector's last list or event."""
         return self.reflector.last_sync_resource_version
 
     # --- handlers ----------------------------------------------------------------------------
@@ -391,7 +418,7 @@ class SharedInformer:
             if self._stop.is_set():
                 raise RuntimeError(f"informer for {self.kind} was stopped; handler not added")
             name = f"handler-{self.kind}-{len(self._listeners)}"
-            listener = HandlerRegistration(handler, period or None, name)
+            listener = HandlerRegistration(handler, period or None, name, self._clock)
             self._flush()
             self._listeners.append(listener)
             for obj in self.indexer.list():
@@ -400,6 +427,8 @@ class SharedInformer:
                 listener._push((_SYNCED, None, None))
             if self._started:
                 listener._start()
+            if listener.resync_period:
+                self._wake.set()  # the housekeeping thread schedules its resyncs
         return listener
 
     def remove_event_handler(self, registration: HandlerRegistration) -> None:
@@ -425,6 +454,7 @@ class SharedInformer:
                 self._distribute((_DELETE, DeletedFinalStateUnknown(key, prev), None))
             if initial:
                 self._synced.set()
+                self._wake.set()  # resyncs wait for the first list
                 self._distribute((_SYNCED, None, None))
             self._flush()
             self._objects_metric.set(len(self.indexer))
@@ -462,10 +492,15 @@ class SharedInformer:
     # --- resync and the mutation detector ------------------------------------------------------
 
     def _housekeeping(self) -> None:
-        """Deliver due resyncs; run the mutation detector's periodic check when it is on."""
-        next_check = time.monotonic() + _MUTATION_CHECK_PERIOD
-        while True:
-            now = time.monotonic()
+        """Deliver due resyncs; run the mutation detector's periodic check when it is on.
+        Sleeps until the next of those is due, or until woken (:attr:`_wake`): no polling, so
+        that on a virtual clock the time jumps straight to the next resync."""
+        monotonic = self._clock.monotonic
+        wake = self._wake
+        next_check = monotonic() + _MUTATION_CHECK_PERIOD
+        while not self._stop.is_set():
+            wake.clear()  # before reading the state: a later set() ends the wait below
+            now = monotonic()
             synced = self._synced.is_set()
             with self._lock:
                 self._flush()  # changes before the resync reach handlers before it
@@ -480,18 +515,21 @@ class SharedInformer:
                         for obj in objs:
                             listener._push((_UPDATE, obj, obj))
                         listener.next_resync = now + (listener.resync_period or 0.0)
-                periods = [x.next_resync - now for x in self._listeners if x.resync_period]
-            if not synced:
-                periods = [0.1]
-            if self.indexer.mutation_detector and now >= next_check:
-                next_check = now + _MUTATION_CHECK_PERIOD
-                try:
-                    self.indexer.check_mutations()
-                except CacheMutationError as exc:
-                    log.error("%s: %s", self.kind, exc)
-            wait = min([_MUTATION_CHECK_PERIOD, *periods])
-            if self._stop.wait(max(wait, 0.01)):
-                return
+                # Before the first list, resyncs wait for it (the sync wakes this thread).
+                periods = (
+                    [x.next_resync - now for x in self._listeners if x.resync_period]
+                    if synced
+                    else []
+                )
+            if self.indexer.mutation_detector:
+                if now >= next_check:
+                    next_check = now + _MUTATION_CHECK_PERIOD
+                    try:
+                        self.indexer.check_mutations()
+                    except CacheMutationError as exc:
+                        log.error("%s: %s", self.kind, exc)
+                periods.append(next_check - now)
+            wake.wait(max(min(periods), 0.01) if periods else None)
 
     def _spawn(self, target: Callable[..., None], name: str, *args: Any) -> None:
         thread = threading.Thread(target=target, args=args, name=name, daemon=True)

@@ -31,14 +31,13 @@ returns promptly.
 from __future__ import annotations
 
 import logging
-import random
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
 from kube_runtime import meta, metrics
+from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
 
@@ -120,9 +119,13 @@ class BackoffPolicy(Protocol):
 class ExponentialBackoff:
     """client-go's exponential backoff manager: ``initial * factor**n`` seconds, jittered.
 
-    Each delay is multiplied by ``1 + jitter * random()`` and capped at ``maximum``. When
+    Each delay is multiplied by ``1 + jitter * rand()`` and capped at ``maximum``. When
     more than ``reset_after`` seconds passed since the previous delay was handed out (the
     reflector was healthy meanwhile), the sequence starts again from ``initial``.
+
+    ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the clock current when the backoff
+    is made) measures that time; ``rand`` defaults to the clock's
+    :attr:`~kube_runtime.clock.Clock.rng` (seeded, hence reproducible, on a virtual clock).
     """
 
     initial: float = 0.8
@@ -131,22 +134,25 @@ class ExponentialBackoff:
     factor: float = 2.0
     jitter: float = 1.0
     reset_after: float = 120.0
-    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
-    rand: Callable[[], float] = field(default=random.random, repr=False)
+    clock: Clock | None = field(default=None, repr=False)
+    rand: Callable[[], float] | None = field(default=None, repr=False)
     _current: float = field(init=False, repr=False)
     _last: float | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._current = self.initial
+        self._clock = resolve(self.clock, "ExponentialBackoff")
+        self._rand = self.rand if self.rand is not None else self._clock.rng.random
 
     def next_delay(self) -> float:
-        now = self.clock()
+        """The seconds to wait before the next retry."""
+        now = self._clock.monotonic()
         if self._last is not None and now - self._last > self.reset_after:
             self._current = self.initial
         self._last = now
         delay = self._current
         self._current = min(self._current * self.factor, self.maximum)
-        return min(delay * (1.0 + self.jitter * self.rand()), self.maximum)
+        return min(delay * (1.0 + self.jitter * self._rand()), self.maximum)
 
 
 def _is_gone(exc: BaseException) -> bool:
@@ -160,6 +166,10 @@ class Reflector:
     ``watch`` methods (:class:`ListerWatcher`). ``backoff`` defaults to a fresh
     :class:`ExponentialBackoff`. ``metrics_label`` replaces the kind in the ``kind`` label of
     its metrics (the sharder's metadata watches count apart from the controllers').
+    ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the clock current when the
+    reflector is made) times the default backoff and short watches and draws the watch
+    timeouts' jitter; the ``stop`` event given to :meth:`run` should come from the same clock
+    (its backoff waits are ``stop.wait``).
     """
 
     def __init__(
@@ -175,7 +185,9 @@ class Reflector:
         backoff: BackoffPolicy | None = None,
         min_watch_timeout: float = 300.0,
         metrics_label: str | None = None,
+        clock: Clock | None = None,
     ) -> None:
+        self._clock = resolve(clock, "Reflector")
         self.client = client
         self.kind: Kind = as_kind(kind)
         self.sink = sink
@@ -183,7 +195,9 @@ class Reflector:
         self.label_selector = label_selector
         self.field_selector = field_selector
         self.page_size = page_size
-        self.backoff: BackoffPolicy = backoff if backoff is not None else ExponentialBackoff()
+        self.backoff: BackoffPolicy = (
+            backoff if backoff is not None else ExponentialBackoff(clock=self._clock)
+        )
         self.min_watch_timeout = min_watch_timeout
         self._last_rv: str | None = None
         self._synced = False
@@ -262,8 +276,9 @@ class Reflector:
 
     def _watch_once(self, stop: threading.Event) -> None:
         """Follow one watch stream to its end (or until ``stop``)."""
-        timeout = int(self.min_watch_timeout * (1.0 + random.random()))
-        started = time.monotonic()
+        clock = self._clock
+        timeout = int(self.min_watch_timeout * (1.0 + clock.rng.random()))
+        started = clock.monotonic()
         watch = self.client.watch(
             self.kind,
             self.namespace,
@@ -286,7 +301,7 @@ class Reflector:
             with self._lock:
                 self._watch = None
             watch.close()
-        if count == 0 and not stop.is_set() and time.monotonic() - started < _SHORT_WATCH_SECONDS:
+        if count == 0 and not stop.is_set() and clock.monotonic() - started < _SHORT_WATCH_SECONDS:
             raise ConnectionError("very short watch: the stream closed at once without events")
 
     def _follow(self, watch: WatchStream, stop: threading.Event) -> int:

@@ -12,6 +12,7 @@ import pytest
 from kube_runtime import metrics
 from kube_runtime.cache.reflector import ExponentialBackoff, Reflector
 from kube_runtime.cache.store import Indexer
+from kube_runtime.clock import FakeClock
 from kube_runtime.envtest import wait_for
 from kube_runtime.kinds import ConfigMap
 from tests.unit.test_informer_fake_source import (
@@ -252,12 +253,12 @@ def test_metrics_count_lists_and_events(server: FakeServer, run: Any) -> None:
 
 
 def test_exponential_backoff_doubles_caps_jitters_and_resets() -> None:
-    now = [0.0]
-    b = ExponentialBackoff(clock=lambda: now[0], rand=lambda: 0.0)
+    clock = FakeClock()
+    b = ExponentialBackoff(clock=clock, rand=lambda: 0.0)
     delays = [b.next_delay() for _ in range(8)]
     assert delays == [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0]
-    now[0] += 121  # healthy for longer than reset_after
+    clock.step(121)  # healthy for longer than reset_after
     assert b.next_delay() == 0.8
-    jittered = ExponentialBackoff(clock=lambda: 0.0, rand=lambda: 0.5)
+    jittered = ExponentialBackoff(clock=FakeClock(), rand=lambda: 0.5)
     assert jittered.next_delay() == pytest.approx(1.2)  # 0.8 * (1 + 1.0 * 0.5)
     assert all(jittered.next_delay() <= 30.0 for _ in range(20))
