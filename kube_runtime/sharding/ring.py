@@ -24,10 +24,11 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from kube_runtime.clock import Clock, resolve
 
 __all__ = [
     "DEAD",
@@ -376,16 +377,19 @@ class ShardState:
 class LeaseTracker:
     """Shard Lease states by observed time: a Lease counts as renewed when its
     resourceVersion changes, and as expired once it has not changed for its
-    ``leaseDurationSeconds`` by this process's clock (as leader-election candidates judge)."""
+    ``leaseDurationSeconds`` by this process's clock (as leader-election candidates judge):
+    ``clock``, a :class:`~kube_runtime.clock.Clock` (None: the clock current when the tracker
+    is made), whose monotonic time :attr:`ShardState.since` is."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
+    def __init__(self, clock: Clock | None = None) -> None:
+        self._clock = resolve(clock, "LeaseTracker")
+        self._monotonic = self._clock.monotonic
         self._lock = threading.Lock()
         self._seen: dict[str, tuple[str, float]] = {}  # name -> (resourceVersion, first seen)
 
     def states(self, leases: Iterable[Mapping[str, Any]]) -> dict[str, ShardState]:
         """The state of every Lease in ``leases`` (the ring's current Leases) now."""
-        now = self._clock()
+        now = self._monotonic()
         out: dict[str, ShardState] = {}
         with self._lock:
             names = set()
@@ -414,7 +418,7 @@ class LeaseTracker:
 
     def next_expiry(self, leases: Iterable[Mapping[str, Any]]) -> float | None:
         """Seconds until the first ready Lease would expire without a renewal (None: none)."""
-        now = self._clock()
+        now = self._monotonic()
         soonest: float | None = None
         for st in self.states(leases).values():
             if st.state != READY:

@@ -24,7 +24,8 @@ leader election among the replicas; its writes are fenced by that Lease as a lea
 :class:`Sharder` runs it: metadata-only reflectors of the primary and owned kinds (a uid index
 for owned objects) and of the ring's Leases, a work queue of primary keys, and a ticker that
 notices Leases expiring (no event says so) and re-queues every object when the set of ready
-shards changes.
+shards changes. Every timer and wait of it (Lease expiry, the start-up grace, its queue and
+leader election) runs on the sharder's :class:`~kube_runtime.clock.Clock` (``clock=``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import functools
 import logging
 import re
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -43,6 +43,7 @@ from typing import Any, Protocol
 from kube_runtime import meta
 from kube_runtime.cache.reflector import Reflector
 from kube_runtime.client.errors import WriteRefused, is_conflict, is_forbidden, is_not_found
+from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Kind, Lease
 from kube_runtime.leaderelection import LeaderElector, format_micro_time
 from kube_runtime.sharding import metrics as shard_metrics
@@ -71,6 +72,10 @@ Obj = Mapping[str, Any]
 
 #: What a 403 of kube-apiserver names: verb, resource and API group.
 _REFUSAL = re.compile(r'cannot (\S+) resource "([^"]*)"(?: in API group "([^"]*)")?')
+
+#: The longest the sharder's loop sleeps between looks at the shard Leases (it wakes sooner
+#: for a Lease event, a Lease expiring, or the end of the start-up grace).
+_TICK = 1.0
 
 # Outcomes of Assigner.sync (for logs, metrics and tests).
 ASSIGNED = "assigned"
@@ -182,13 +187,15 @@ class _Store:
         kind: Kind,
         on_change: Callable[[Obj | None, Obj], None],
         label_keys: Sequence[str] = (),
+        clock: Clock | None = None,
     ) -> None:
+        self._clock = resolve(clock, "MetadataView")
         self.kind = kind
         self._keep: Callable[[Obj], dict[str, Any]] = (
             _lease if kind == Lease else functools.partial(slim, label_keys=tuple(label_keys))
         )
         self._lock = threading.Lock()
-        self._seen = threading.Condition(self._lock)
+        self._seen = self._clock.condition(self._lock)
         self.objects: dict[tuple[str | None, str], dict[str, Any]] = {}
         self.by_owner: dict[str, set[tuple[str | None, str]]] = defaultdict(set)
         self.rv = 0
@@ -263,10 +270,11 @@ class _Store:
         self._on_change(gone, obj)
 
     def wait_seen(self, rv: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
+        monotonic = self._clock.monotonic
+        deadline = monotonic() + timeout
         with self._lock:
             while self.rv < rv:
-                left = deadline - time.monotonic()
+                left = deadline - monotonic()
                 if left <= 0:
                     return False
                 self._seen.wait(left)
@@ -275,7 +283,8 @@ class _Store:
 
 class MetadataView:
     """The sharder's :class:`View`: metadata-only reflectors (list+watch) of the ring's kinds
-    and Leases, each event also reported to ``on_change(kind, old, new)``."""
+    and Leases, each event also reported to ``on_change(kind, old, new)``; its reflectors and
+    waits run on ``clock`` (None: the clock current when the view is made)."""
 
     def __init__(
         self,
@@ -286,7 +295,9 @@ class MetadataView:
         lease_namespace: str,
         namespace: str | None,
         on_change: Callable[[Kind, Obj | None, Obj], None],
+        clock: Clock | None = None,
     ) -> None:
+        self._clock = resolve(clock, "MetadataView")
         self._stores: dict[Kind, _Store] = {}
         self._reflectors: list[Reflector] = []
         all_kinds = [*dict.fromkeys(kinds), Lease]
@@ -295,6 +306,7 @@ class MetadataView:
                 kind,
                 lambda old, new, k=kind: on_change(k, old, new),  # type: ignore[misc]
                 (shard_label(ring), drain_label(ring)),
+                self._clock,
             )
             self._stores[kind] = store
             is_lease = kind == Lease
@@ -306,9 +318,10 @@ class MetadataView:
                     namespace=lease_namespace if is_lease else namespace,
                     label_selector=f"{RING_LABEL}={ring}" if is_lease else None,
                     metrics_label=f"sharder:{kind}",
+                    clock=self._clock,
                 )
             )
-        self._stop = threading.Event()
+        self._stop = self._clock.event()
 
     def start(self) -> None:
         """Start listing and watching (each reflector on a thread of its own)."""
@@ -374,18 +387,21 @@ class Assigner:
     ``client`` writes (labels, the ``moved`` annotation, shard Lease take-overs); ``view``
     reads. ``tracker`` judges shard Leases; ``min_shards`` holds the first assignments back
     until that many shards are ready (or ``startup_grace`` seconds passed), so that replicas
-    starting together do not move every object twice.
+    starting together do not move every object twice. ``clock`` (a
+    :class:`~kube_runtime.clock.Clock`; None: the clock current when the assigner is made)
+    times the grace and the Lease take-overs; the default ``tracker`` judges on it too.
     """
 
     client: Any
     view: View
     ring: str
     kinds: Sequence[RingKinds]
-    tracker: LeaseTracker = field(default_factory=LeaseTracker)
+    tracker: LeaseTracker | None = None
+    """Judges the shard Leases (None: a :class:`LeaseTracker` on ``clock``)."""
     min_shards: int = 1
     startup_grace: float = 15.0
     seen_timeout: float = 10.0
-    clock: Callable[[], float] = time.monotonic
+    clock: Clock | None = field(default=None, repr=False)
     load_factor: float = 1.1
     """The bound of consistent hashing with bounded loads: no shard is the target of more
     than ``ceil(load_factor * objects / shards)`` primary objects of a kind
@@ -399,10 +415,14 @@ class Assigner:
     next sync judge them again at once."""
 
     def __post_init__(self) -> None:
+        self._clock = resolve(self.clock, "Assigner")
+        self._monotonic = self._clock.monotonic
+        self._tracker = self.tracker if self.tracker is not None else LeaseTracker(self._clock)
+        self.tracker = self._tracker
         self.shard_key = shard_label(self.ring)
         self.drain_key = drain_label(self.ring)
         self.moved_key = moved_annotation(self.ring)
-        self._started = self.clock()
+        self._started = self._monotonic()
         self._owned = {rk.primary: rk.owned for rk in self.kinds}
         self.targets = {rk.primary: BoundedTargets(self.load_factor) for rk in self.kinds}
         self._states_lock = threading.Lock()
@@ -417,12 +437,12 @@ class Assigner:
             self._lease_epoch += 1
 
     def _judged(self) -> tuple[dict[str, ShardState], tuple[str, ...]]:
-        now = self.clock()
+        now = self._monotonic()
         with self._states_lock:
             cached, epoch = self._states, self._lease_epoch
         if cached is not None and cached[1] == epoch and now - cached[0] < self.state_ttl:
             return cached[2], cached[3]
-        states = self.tracker.states(self.view.leases())
+        states = self._tracker.states(self.view.leases())
         with self._states_lock:
             fenced = set(self._fenced)
         for name in fenced:
@@ -447,9 +467,19 @@ class Assigner:
             ready = self._judged()[1]
         else:
             ready = tuple(sorted(n for n, s in states.items() if s.state == READY))
-        if len(ready) < self.min_shards and self.clock() - self._started < self.startup_grace:
+        if len(ready) < self.min_shards and self._monotonic() - self._started < self.startup_grace:
             return ()
         return ready
+
+    def next_change(self) -> float | None:
+        """Seconds until the ready shards may change with no Lease event (a ready Lease
+        expires, or the start-up grace ends); None when nothing is due."""
+        due = self._tracker.next_expiry(self.view.leases())
+        if self.min_shards > 1:
+            grace = self._started + self.startup_grace - self._monotonic()
+            if grace > 0:
+                due = grace if due is None else min(due, grace)
+        return due
 
     # --- the plan ---
     def observe(self, kind: Kind, obj: Obj, deleted: bool) -> None:
@@ -574,7 +604,7 @@ class Assigner:
         makes this a conflict, and the shard is ready again)."""
         lease = {k: v for k, v in state.lease.items() if k != "status"}
         spec = dict(lease.get("spec") or {})
-        stamp = format_micro_time(_utcnow())
+        stamp = format_micro_time(self._clock.now())
         spec.update(
             holderIdentity=SHARDER_HOLDER,
             acquireTime=stamp,
@@ -642,15 +672,11 @@ class Assigner:
         return moved
 
 
-def _utcnow() -> Any:
-    from datetime import datetime, timezone
-
-    return datetime.now(timezone.utc)
-
-
 class Sharder:
     """The sharder runnable (``need_leader_election = False``: every replica campaigns for
-    the ``<ring>-sharder`` Lease; the holder assigns). See the module docstring."""
+    the ``<ring>-sharder`` Lease; the holder assigns). See the module docstring. ``clock`` (a
+    :class:`~kube_runtime.clock.Clock`; None: the clock current when the sharder is made)
+    runs its election, view, queue and timers."""
 
     need_leader_election = False
 
@@ -669,7 +695,9 @@ class Sharder:
         min_shards: int = 1,
         workers: int = 2,
         load_factor: float = 1.1,
+        clock: Clock | None = None,
     ) -> None:
+        self._clock = resolve(clock, "Sharder")
         self.client = client
         self.ring = ring
         self._kinds = kinds
@@ -680,7 +708,7 @@ class Sharder:
         self.min_shards = min_shards
         self.workers = workers
         self.load_factor = load_factor
-        self.leading = threading.Event()
+        self.leading = self._clock.event()
         self.assigner: Assigner | None = None
         self.view: MetadataView | None = None
         self.elector: LeaderElector | None = None
@@ -709,6 +737,7 @@ class Sharder:
                 retry_period=retry_period,
                 on_started_leading=lambda leading_stop, c=client: self._lead(c, leading_stop),  # type: ignore[misc]
                 on_stopped_leading=lambda: None,
+                clock=self._clock,
             )
             self.elector = elector
 
@@ -724,14 +753,16 @@ class Sharder:
     def _lead(self, client: Any, leading_stop: threading.Event) -> None:
         kinds = list(self._kinds())
         queue: WorkQueue[tuple[Kind, str | None, str]] = WorkQueue(
-            name=f"sharder-{self.ring}", rate_limiter=ItemExponentialFailureRateLimiter(0.01, 5.0)
+            name=f"sharder-{self.ring}",
+            rate_limiter=ItemExponentialFailureRateLimiter(0.01, 5.0),
+            clock=self._clock,
         )
         primaries = {rk.primary for rk in kinds}
         owner_kind: dict[Kind, list[Kind]] = defaultdict(list)
         for rk in kinds:
             for k in rk.owned:
                 owner_kind[k].append(rk.primary)
-        wake = threading.Event()
+        wake = self._clock.event()
 
         key = shard_label(self.ring)
         counts: dict[str, int] = defaultdict(int)
@@ -785,6 +816,7 @@ class Sharder:
             lease_namespace=self.lease_namespace,
             namespace=self.namespace,
             on_change=on_change,
+            clock=self._clock,
         )
         assigner = Assigner(
             client,
@@ -795,6 +827,7 @@ class Sharder:
             startup_grace=self.timings[0],
             load_factor=self.load_factor,
             on_moved=lambda kind, ns, name: queue.add((kind, ns, name)),
+            clock=self._clock,
         )
         self.view, self.assigner = view, assigner
         view.start()
@@ -827,7 +860,12 @@ class Sharder:
                         for ns, name in view.keys(kind):
                             queue.add((kind, ns, name))
                 self._forget_dead(assigner)
-                wake.wait(0.25)
+                # No event says a Lease expired or the grace ended: sleep until the next
+                # one may (a Lease event wakes the loop at once); never less than the
+                # assigner reuses its judgement for, never more than _TICK.
+                due = assigner.next_change()
+                wait = _TICK if due is None else min(max(due, assigner.state_ttl), _TICK)
+                wake.wait(wait)
                 wake.clear()
         finally:
             self.leading.clear()
@@ -845,7 +883,7 @@ class Sharder:
         duration, so a shard that was only paused finds its Lease taken, not gone); the
         counts come from the events, no scan."""
         assert self.view is not None
-        now = assigner.clock()
+        now = self._clock.monotonic()
         if now - self._last_cleanup < self.timings[0]:
             return
         self._last_cleanup = now

@@ -10,6 +10,7 @@ from kube_runtime import meta
 from kube_runtime.cache import InformerCache
 from kube_runtime.client.errors import Conflict
 from kube_runtime.client.fake import FakeClient
+from kube_runtime.clock import FakeClock
 from kube_runtime.kinds import ControllerRevision, Lease, Pod, StatefulSet
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.sharding import RING_LABEL, Sharding, ShardRuntime, shard_for
@@ -31,14 +32,6 @@ RING = "ring"
 NS = "ns"
 KEY = shard_label(RING)
 DRAIN = drain_label(RING)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def lease(name: str, holder: str | None = None) -> dict[str, Any]:
@@ -98,7 +91,7 @@ def name_on(target: str, shards: list[str]) -> str:
     raise AssertionError("no such name")
 
 
-def assigner(client: FakeClient, clock: Clock, **kw: Any) -> Assigner:
+def assigner(client: FakeClient, clock: FakeClock, **kw: Any) -> Assigner:
     return Assigner(
         client,
         ClientView(client, RING, NS),
@@ -126,7 +119,7 @@ def test_unassigned_object_gets_its_shard_owned_objects_first() -> None:
             owned("Pod", "other-0", "other"),
         ]
     )
-    a = assigner(client, Clock())
+    a = assigner(client, FakeClock())
     assert a.sync(StatefulSet, NS, name) == ASSIGNED
     assert labels(client, StatefulSet, name)[KEY] == "b"
     assert labels(client, Pod, f"{name}-0")[KEY] == "b"
@@ -143,12 +136,12 @@ def test_unassigned_object_gets_its_shard_owned_objects_first() -> None:
 
 def test_no_ready_shard_no_assignment_and_min_shards_holds_back() -> None:
     client = FakeClient([sts("x")])
-    clock = Clock()
+    clock = FakeClock()
     assert assigner(client, clock).sync(StatefulSet, NS, "x") == NO_SHARDS
     client.create(lease("a"))
     held = assigner(client, clock, min_shards=2, startup_grace=15.0)
     assert held.sync(StatefulSet, NS, "x") == NO_SHARDS
-    clock.now += 16  # the grace is over: one shard is enough
+    clock.step(16)  # the grace is over: one shard is enough
     renew(client, "a")
     assert held.sync(StatefulSet, NS, "x") == ASSIGNED
 
@@ -180,7 +173,7 @@ def test_move_between_ready_shards_drains_first() -> None:
     client = FakeClient(
         [lease("a"), lease("b"), sts(name, "a"), owned("Pod", f"{name}-0", name, "a")]
     )
-    a = assigner(client, Clock())
+    a = assigner(client, FakeClock())
     assert a.sync(StatefulSet, NS, name) == DRAIN_REQUESTED
     assert labels(client, StatefulSet, name)[KEY] == "a"  # still a's: a is told, not bypassed
     assert labels(client, StatefulSet, name)[DRAIN] == "true"
@@ -208,7 +201,7 @@ def test_move_between_ready_shards_drains_first() -> None:
 def test_drain_cancelled_when_the_ring_changes_back() -> None:
     name = name_on("a", ["a"])
     client = FakeClient([lease("a"), sts(name, "a", **{DRAIN: "true"})])
-    assert assigner(client, Clock()).sync(StatefulSet, NS, name) == IN_PLACE
+    assert assigner(client, FakeClock()).sync(StatefulSet, NS, name) == IN_PLACE
     assert labels(client, StatefulSet, name) == {KEY: "a"}
 
 
@@ -217,10 +210,10 @@ def test_expired_shard_is_fenced_then_its_objects_move_without_drain() -> None:
     client = FakeClient(
         [lease("a"), lease("b"), sts(name, "a"), owned("Pod", f"{name}-0", name, "a")]
     )
-    clock = Clock()
+    clock = FakeClock()
     a = assigner(client, clock)
     assert a.sync(StatefulSet, NS, name) == DRAIN_REQUESTED
-    clock.now += 11  # a stopped renewing; b renewed
+    clock.step(11)  # a stopped renewing; b renewed
     renew(client, "b")
     assert a.sync(StatefulSet, NS, name) == FENCED
     assert client.get(Lease, "a", NS)["spec"]["holderIdentity"] == SHARDER_HOLDER
@@ -232,10 +225,10 @@ def test_expired_shard_is_fenced_then_its_objects_move_without_drain() -> None:
 
 def test_fencing_loses_to_a_renewal() -> None:
     client = FakeClient([lease("a"), sts("x", "a")])
-    clock = Clock()
+    clock = FakeClock()
     a = assigner(client, clock)
     states = a.shard_states()
-    clock.now += 11
+    clock.step(11)
     states = a.shard_states()
     renew(client, "a")  # a renews after the sharder read it
     with pytest.raises(Conflict):
@@ -245,7 +238,7 @@ def test_fencing_loses_to_a_renewal() -> None:
 
 def test_released_shard_objects_move_at_once() -> None:
     client = FakeClient([lease("a", holder=""), lease("b"), sts("x", "a")])
-    assert assigner(client, Clock()).sync(StatefulSet, NS, "x") == ASSIGNED
+    assert assigner(client, FakeClock()).sync(StatefulSet, NS, "x") == ASSIGNED
     assert labels(client, StatefulSet, "x")[KEY] == "b"
 
 
@@ -257,7 +250,7 @@ def test_stale_view_of_owned_objects_read_fresh_from_the_old_shard() -> None:
     view = ClientView(client, RING, NS)
     view.owned = lambda kind, namespace, owner_uid: []  # type: ignore[method-assign]
     a = Assigner(
-        client, view, RING, [RingKinds(StatefulSet, (Pod,))], tracker=LeaseTracker(Clock())
+        client, view, RING, [RingKinds(StatefulSet, (Pod,))], tracker=LeaseTracker(FakeClock())
     )
     assert a.sync(StatefulSet, NS, name) == ASSIGNED
     assert labels(client, Pod, f"{name}-0")[KEY] == "b"
@@ -310,7 +303,7 @@ def test_the_bound_holds_through_the_assigner() -> None:
     names = names_on("a", ["a", "b"], 6)
     client = FakeClient([lease("a"), lease("b"), *(sts(n) for n in names)])
     reported: list[tuple[str | None, str]] = []
-    a = assigner(client, Clock(), on_moved=lambda kind, ns, name: reported.append((ns, name)))
+    a = assigner(client, FakeClock(), on_moved=lambda kind, ns, name: reported.append((ns, name)))
     a.seed()
     assert [a.sync(StatefulSet, NS, n) for n in names] == [ASSIGNED] * 6
     placed = {n: labels(client, StatefulSet, n)[KEY] for n in names}
@@ -344,12 +337,12 @@ def test_a_new_sharder_keeps_the_labels_it_finds() -> None:
     (seeded from the labels) writes nothing."""
     names = names_on("a", ["a", "b"], 3) + names_on("b", ["a", "b"], 3)
     client = FakeClient([lease("a"), lease("b"), *(sts(n) for n in names)])
-    first = assigner(client, Clock())
+    first = assigner(client, FakeClock())
     first.seed()
     for n in names:
         first.sync(StatefulSet, NS, n)
     rvs = {n: meta.resource_version(client.get(StatefulSet, n, NS)) for n in names}
-    second = assigner(client, Clock())
+    second = assigner(client, FakeClock())
     second.seed()
     assert [second.sync(StatefulSet, NS, n) for n in names] == [IN_PLACE] * 6
     assert {n: meta.resource_version(client.get(StatefulSet, n, NS)) for n in names} == rvs

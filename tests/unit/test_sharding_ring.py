@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from kube_runtime.clock import FakeClock
 from kube_runtime.sharding import ring as ring_module
 from kube_runtime.sharding.ring import (
     DEAD,
@@ -100,15 +101,15 @@ def lease(name: str, holder: str, rv: int, duration: int = 10) -> dict[str, Any]
 
 
 def test_lease_states_by_observed_time() -> None:
-    now = [100.0]
-    tracker = LeaseTracker(clock=lambda: now[0])
+    clock = FakeClock()
+    tracker = LeaseTracker(clock=clock)
     leases = [lease("a", "a", 1), lease("b", "", 2), lease("c", SHARDER_HOLDER, 3)]
     states = tracker.states(leases)
     assert {n: s.state for n, s in states.items()} == {"a": READY, "b": DEAD, "c": DEAD}
-    now[0] += 9.9
+    clock.step(9.9)
     assert tracker.states(leases)["a"].state == READY
     assert tracker.next_expiry(leases) == pytest.approx(0.1)
-    now[0] += 0.2  # ten seconds without a change: expired, whatever renewTime says
+    clock.step(0.2)  # ten seconds without a change: expired, whatever renewTime says
     assert tracker.states(leases)["a"].state == EXPIRED
     leases[0] = lease("a", "a", 4)  # renewed: a new resourceVersion
     assert tracker.states(leases)["a"].state == READY
