@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import datetime
 
 from controllers.cloneset.core import CloneSetView, SpecError, is_updated
 from controllers.cloneset.lifecycle import PREPARING_UPDATE, get_state
@@ -47,6 +48,7 @@ from controllers.cloneset.status import (
 )
 from controllers.cloneset.update import UpdateError, Updater
 from kube_runtime import meta
+from kube_runtime.clock import Clock, resolve
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.reconcile import Result
 from kube_runtime.workloads.pods import is_available
@@ -72,7 +74,9 @@ class CloneSetControl(PodControlStep):
     :class:`~controllers.cloneset.scale.Scaler`). ``recreate_pod_when_change_vct`` (Kruise's
     ``RecreatePodWhenChangeVCTInCloneSetGate``, off by default): a changed
     ``volumeClaimTemplates`` hash forbids in-place updates (see
-    :class:`~controllers.cloneset.update.Updater`)."""
+    :class:`~controllers.cloneset.update.Updater`). Each pass reads the time once from
+    ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the clock current when the
+    control is made) for availability, minReadySeconds and the progress deadline."""
 
     def __init__(
         self,
@@ -83,8 +87,11 @@ class CloneSetControl(PodControlStep):
         preparing_normal: bool = True,
         recreate_pod_when_change_vct: bool = False,
         logger: logging.Logger = log,
+        clock: Clock | None = None,
     ) -> None:
         super().__init__(pod_control, logger=logger)
+        self.clock = resolve(clock, "CloneSetControl")
+        """Where each pass reads the time."""
         self.status_updater = status_updater
         self.preparing_update_as_update = preparing_update_as_update
         self._scaler = Scaler(pod_control, preparing_normal=preparing_normal, logger=logger)
@@ -109,6 +116,7 @@ class CloneSetControl(PodControlStep):
         ``current`` and ``update``. Raises the scaling or update error after the status was
         written."""
         current_name, update_name = meta.name(current), meta.name(update)
+        now = self.clock.now()
         current_cs = cs.at_revision(current)
         diffs = ExpectationDiffs()
         scale_error: Exception | None = None
@@ -119,14 +127,14 @@ class CloneSetControl(PodControlStep):
             # Both steps decide from the same pods: the update runs only when scaling wrote
             # nothing, so one computation serves both.
             diffs = calculate_diffs(
-                cs, pods, current_name, update_name, is_pod_update=self._is_pod_update
+                cs, pods, current_name, update_name, is_pod_update=self._is_pod_update, now=now
             )
             scaling = self._scaler.scale(
                 current_cs, cs, current_name, update_name, pods, claims, diffs
             )
             if self.preparing_update_as_update:
                 # the update counts a pod by its revision only (upstream's nil isPodUpdate)
-                diffs = calculate_diffs(cs, pods, current_name, update_name)
+                diffs = calculate_diffs(cs, pods, current_name, update_name, now=now)
         except Exception as err:
             self._log.warning("%s: scaling failed: %s", cs.key, err)
             scale_error = err
@@ -139,10 +147,10 @@ class CloneSetControl(PodControlStep):
                 if isinstance(err, UpdateError):
                     self.pod_control.record(cs.obj, "Warning", "FailedUpdate", str(err))
 
-        status = calculate_status(cs, pods, current_name, update_name, collision_count)
+        status = calculate_status(cs, pods, current_name, update_name, collision_count, now)
         set_condition(status, FAILED_SCALE, scale_error)
         set_condition(status, FAILED_UPDATE, update_error)
-        progress_delay = set_progressing(cs, status)
+        progress_delay = set_progressing(cs, status, now)
         self.status_updater.update_status(cs.obj, status)
         self._truncate_pods_to_delete(cs, pods)
         limit = cs.revision_history_limit
@@ -154,7 +162,7 @@ class CloneSetControl(PodControlStep):
             raise scale_error
         if update_error is not None:
             raise update_error
-        delay = _min_positive(delay, self._min_ready_requeue(cs, pods))
+        delay = _min_positive(delay, self._min_ready_requeue(cs, pods, now))
         delay = _min_positive(delay, progress_delay)
         return Result(requeue_after=delay) if delay > 0 else None
 
@@ -189,13 +197,13 @@ class CloneSetControl(PodControlStep):
             self.pod_control.truncate_pods_to_delete(cs, kept)
 
     @staticmethod
-    def _min_ready_requeue(cs: CloneSetView, pods: Sequence[Obj]) -> float:
+    def _min_ready_requeue(cs: CloneSetView, pods: Sequence[Obj], now: datetime) -> float:
         min_ready = cs.min_ready_seconds
         if min_ready <= 0:
             return 0.0
         delay = 0.0
         for pod in pods:
-            available, left = is_available(pod, min_ready)
+            available, left = is_available(pod, min_ready, now)
             if not available and left is not None:
                 delay = _min_positive(delay, left + _AVAILABLE_SLACK)
         return delay

@@ -99,6 +99,7 @@ class CloneSetReconciler:
             recreate_pod_when_change_vct=recreate_pod_when_change_vct,
             logger=logger,
         )
+        """The sync of one set; its clock is the one current when the reconciler is made."""
 
     def _items(self, kind: KindLike, namespace: str, **options: Any) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self._reader.list(kind, namespace, **options)["items"]

@@ -13,12 +13,13 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Final, Protocol
 
 from controllers.cloneset import core, lifecycle
 from controllers.cloneset.core import CloneSetView
+from kube_runtime import clock as _clock
 from kube_runtime import meta
 from kube_runtime.client.interfaces import Client
 from kube_runtime.conditions import format_time, remove_status_condition, set_status_condition
@@ -135,7 +136,7 @@ def set_progressing(cs: CloneSetView, status: dict[str, Any], now: datetime | No
         if not status["conditions"]:
             del status["conditions"]
         return 0.0
-    moment = now if now is not None else datetime.now(timezone.utc)
+    moment = now if now is not None else _clock.current().now()
     replicas = cs.replicas
     current: Obj | None = next((c for c in conditions if c.get("type") == PROGRESSING), None)
     delay = 0.0

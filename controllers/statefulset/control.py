@@ -80,8 +80,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Protocol
 
 from controllers.statefulset.pvc import claims_for_pod
@@ -124,6 +125,7 @@ from controllers.statefulset.utils import (
 from kube_runtime import meta
 from kube_runtime.client.errors import is_not_found
 from kube_runtime.client.interfaces import Client
+from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import PersistentVolumeClaim
 from kube_runtime.meta import Obj
 from kube_runtime.selectors import label_selector_from_dict
@@ -1058,8 +1060,10 @@ def _deep_copy(pod: Pod) -> Obj:
 class StatefulSetControl:
     """Runs :meth:`update` for one set per call; stateless between calls.
 
-    ``history`` creates/reads/updates/deletes ControllerRevisions (a client);
-    ``clock`` returns the current time (tests pin it for minReadySeconds).
+    ``history`` creates/reads/updates/deletes ControllerRevisions (a client); ``clock`` (a
+    :class:`~kube_runtime.clock.Clock`; None: the clock current when the control is made)
+    gives the time of each pass (minReadySeconds, condition and lifecycle timestamps) and
+    the default in-place control's.
     """
 
     def __init__(
@@ -1068,7 +1072,7 @@ class StatefulSetControl:
         status_updater: StatusUpdater,
         history: Client,
         *,
-        clock: Callable[[], datetime] | None = None,
+        clock: Clock | Callable[[], datetime] | None = None,
         in_place: InPlaceControl | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
@@ -1076,8 +1080,21 @@ class StatefulSetControl:
         self.status_updater = status_updater
         self.history = history
         self.log = logger if logger is not None else log
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
-        self.in_place = in_place if in_place is not None else InPlaceControl(history, self.clock)
+        self.now: Callable[[], datetime]
+        """The time of a pass (the clock's ``now``)."""
+        if clock is not None and not hasattr(clock, "monotonic"):
+            warnings.warn(
+                "StatefulSetControl: a bare now() function as clock is deprecated; pass a"
+                " kube_runtime.clock.Clock (FakeClock in tests)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            self.clock: Clock = resolve(None, "StatefulSetControl")
+            self.now = clock
+        else:
+            self.clock = resolve(clock, "StatefulSetControl")  # type: ignore[arg-type]
+            self.now = self.clock.now
+        self.in_place = in_place if in_place is not None else InPlaceControl(history, self.now)
 
     def update(
         self,
@@ -1108,7 +1125,7 @@ class StatefulSetControl:
             update,
             collision_count,
             pods,
-            self.clock(),
+            self.now(),
             spec,
             [*ordered, update],
             claims,

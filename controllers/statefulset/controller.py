@@ -53,6 +53,7 @@ from controllers.statefulset.utils import (
     set_key,
 )
 from controllers.statefulset.webhooks import WEBHOOK_PERMISSIONS
+from kube_runtime import clock as _clock
 from kube_runtime import crds, meta, rbac
 from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID, INDEX_LABEL
@@ -153,6 +154,10 @@ class StatefulSetReconciler:
     on the set with its pending status laid over the recorded one (where upstream reads the
     status it wrote last). 0 (the default
     here; :func:`setup` uses :data:`STATUS_WINDOW`) writes every change at once.
+
+    Time (the status window, minReadySeconds, condition timestamps) comes from the
+    :class:`~kube_runtime.clock.Clock` current when the reconciler is made
+    (:func:`kube_runtime.clock.current`; :attr:`clock`).
     """
 
     def __init__(
@@ -166,6 +171,8 @@ class StatefulSetReconciler:
         status_window: float = 0.0,
     ) -> None:
         self.kind = kind
+        self.clock = _clock.current()
+        """The clock of the status writer and of the control (the current one when made)."""
         self.log = logger if logger is not None else log
         self._enhanced = kind == ENHANCED_STATEFULSET
         self._client = client
@@ -194,13 +201,15 @@ class StatefulSetReconciler:
             final=settled,
             window=status_window,
             window_for=coalescing_window,
+            clock=self.clock,
         )
         """Holds back count-only status changes (see ``status_window``)."""
         self.control = StatefulSetControl(
             self.pod_control,
             self.status_writer,
             client,
-            in_place=InPlaceControl(client, on_write=self.pod_writes.expect),
+            clock=self.clock,
+            in_place=InPlaceControl(client, on_write=self.pod_writes.expect, clock=self.clock),
             logger=self.log,
         )
 
@@ -508,7 +517,7 @@ class StatefulSetReconciler:
         ``observedGeneration``) and one Warning event, both only when the recorded status does
         not say so already; no retry (the spec's next change wakes the set)."""
         message = str(err)
-        status = invalid_spec_status(sts, message, self.control.clock())
+        status = invalid_spec_status(sts, message, self.control.now())
         if status is None:
             self.log.debug("%s: invalid spec, reported already: %s", set_key(sts), message)
             return

@@ -29,11 +29,12 @@ import dataclasses
 import json
 import logging
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Final
 
 from kube_runtime import meta
 from kube_runtime.client.interfaces import Writer
+from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Pod
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads.containermeta import env_hashes_consistent, refers_to_meta
@@ -404,10 +405,6 @@ def _not_ready_before_next(pod: Obj, state: Obj) -> str | None:
     return None
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 def _dump(state: Obj) -> str:
     return json.dumps(state, sort_keys=True)
 
@@ -420,16 +417,21 @@ class InPlaceControl:
     """API side of in-place updates: pod patches and ``InPlaceUpdateReady`` condition writes.
 
     ``on_write`` (optional) gets every pod as the API returned it after a write, so a caller
-    can wait until its cache shows the write (resourceVersion expectations)."""
+    can wait until its cache shows the write (resourceVersion expectations). Timestamps and
+    grace periods come from ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the clock
+    current when the control is made), or from ``now`` (a function returning the time) when
+    given."""
 
     def __init__(
         self,
         client: Writer,
-        now: Callable[[], datetime] = _now,
+        now: Callable[[], datetime] | None = None,
         on_write: Callable[[Obj], None] | None = None,
+        *,
+        clock: Clock | None = None,
     ) -> None:
         self._client = client
-        self._now = now
+        self._now = now if now is not None else resolve(clock, "InPlaceControl").now
         self._on_write = on_write
 
     def _written(self, pod: Obj) -> Obj:

@@ -16,10 +16,11 @@ the pod waits until it carries all of them).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final
 
+from kube_runtime import clock as _clock
 from kube_runtime import meta
 from kube_runtime.meta import ObjView as Obj
 
@@ -120,8 +121,8 @@ def is_pod_all_hooked(hook: Obj | None, pod: Obj) -> bool:
 
 def state_patch(state: str, now: datetime | None = None) -> dict[str, Any]:
     """The merge patch that moves a pod to ``state``: the state label and its timestamp
-    annotation (``now``, default the current time, in whole UTC seconds)."""
-    moment = now if now is not None else datetime.now(timezone.utc)
+    annotation (``now``, default the current clock's time, in whole UTC seconds)."""
+    moment = now if now is not None else _clock.current().now()
     return {
         "metadata": {
             "labels": {LIFECYCLE_STATE_LABEL: str(state)},

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, MutableMapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Final
 
+from kube_runtime import clock as _clock
 from kube_runtime.workloads import lifecycle
 
 __all__ = [
@@ -41,7 +42,7 @@ PRE_UPDATE_KEY: Final = "preUpdateHook"
 
 
 def _stamp(now: datetime | None) -> str:
-    return (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (now or _clock.current().now()).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _conditions(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from kube_runtime import clock as _clock
 from kube_runtime.meta import ObjView as Obj
 
 __all__ = [
@@ -84,7 +85,8 @@ def parse_time(value: object) -> datetime | None:
 
 
 def _now(now: datetime | None) -> datetime:
-    return now if now is not None else datetime.now(timezone.utc)
+    """``now``, or the current clock's time (:func:`kube_runtime.clock.current`)."""
+    return now if now is not None else _clock.current().now()
 
 
 # --- state predicates ----------------------------------------------------------------------

@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from kube_runtime import meta
+from kube_runtime.clock import Clock, resolve
 
 __all__ = ["DEFAULT_WINDOW", "CoalescingStatusWriter", "StatusWrite"]
 
@@ -62,8 +62,9 @@ class CoalescingStatusWriter:
     ``status`` differs from ``obj``'s recorded status (the controller's own comparison);
     ``urgent(recorded, status)`` whether the difference must be written at once;
     ``final(obj, status)`` whether ``status`` is the converged one. ``window_for(obj)``, if
-    given, may shorten the window for one object (the smaller of the two applies). ``clock``
-    is monotonic seconds (tests pin it).
+    given, may shorten the window for one object (the smaller of the two applies). The
+    windows run on ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the clock current
+    when the writer is made).
     """
 
     def __init__(
@@ -75,7 +76,7 @@ class CoalescingStatusWriter:
         final: Callable[[Obj, Obj], bool],
         window: float = DEFAULT_WINDOW,
         window_for: Callable[[Obj], float] | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         if window < 0:
             raise ValueError(f"window must be >= 0, not {window}")
@@ -85,14 +86,19 @@ class CoalescingStatusWriter:
         self._final = final
         self.window = window
         self._window_for = window_for
-        self.clock = clock
-        """Monotonic seconds (replaceable, e.g. by a test)."""
+        self._clock = resolve(clock, "CoalescingStatusWriter")
+        self._monotonic = self._clock.monotonic
         self._lock = threading.Lock()
         self._pending: dict[tuple[str, str], _Pending] = {}
         self.writes = 0
         """Writes made (immediate and flushed)."""
         self.held = 0
         """Statuses held back instead of written at once."""
+
+    @property
+    def clock(self) -> Clock:
+        """The clock the windows run on."""
+        return self._clock
 
     @staticmethod
     def _key(obj: Obj) -> tuple[str, str]:
@@ -127,7 +133,7 @@ class CoalescingStatusWriter:
         """Write ``status`` now (urgent, final, window 0, or the pending deadline passed) or
         hold it as ``obj``'s pending status. ``obj`` may be a :meth:`view`."""
         entry = self._entry(obj)
-        now = self.clock()
+        now = self._monotonic()
         window = self.window
         if self._window_for is not None:
             window = max(0.0, min(window, self._window_for(obj)))
@@ -155,7 +161,7 @@ class CoalescingStatusWriter:
         if not self._changed(obj, status):
             self.discard(obj)
             return None
-        left = entry.deadline - self.clock()
+        left = entry.deadline - self._monotonic()
         if left <= 0:
             self._flush(obj, status)
             return None
@@ -189,7 +195,7 @@ class CoalescingStatusWriter:
         except Exception:
             with self._lock:
                 self._pending.setdefault(
-                    key, _Pending(meta.uid(obj) or "", dict(status), self.clock())
+                    key, _Pending(meta.uid(obj) or "", dict(status), self._monotonic())
                 )
             raise
         with self._lock:

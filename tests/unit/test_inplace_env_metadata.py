@@ -6,10 +6,11 @@ recorded, and completion only once every container runs with the new values."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from kube_runtime.client.fake import FakeClient
+from kube_runtime.clock import FakeClock
 from kube_runtime.kinds import Pod
 from kube_runtime.workloads.containermeta import (
     RUNTIME_META_ANNOTATION,
@@ -137,10 +138,10 @@ def _state(api: FakeClient) -> dict[str, Any]:
 
 
 def test_update_waits_for_the_grace_period_then_completes_after_the_restart():
-    clock = [datetime(2026, 1, 1, tzinfo=timezone.utc)]
+    clock = FakeClock(start=datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp())
     api = FakeClient().with_objects(_pod({"app": "web", "test-env": "foo"}))
     _report(api, "c-1")
-    control = InPlaceControl(api, now=lambda: clock[0])
+    control = InPlaceControl(api, clock=clock)
     old = _revision("r1", _template({"app": "web", "test-env": "foo"}))
     new = _revision("r2", _template({"app": "web", "test-env": "bar"}))
     spec = calculate_in_place_spec(old, new)
@@ -156,7 +157,7 @@ def test_update_waits_for_the_grace_period_then_completes_after_the_restart():
     assert check_update_completed(pod) == "images wait for the grace period"
     wrote, left = control.refresh(pod)
     assert not wrote and left == 10.0
-    clock[0] += timedelta(seconds=10)
+    clock.step(10)
     assert control.refresh(api.get(Pod, "p", NS)) == (True, 0.0)
     pod = api.get(Pod, "p", NS)
     assert pod["metadata"]["labels"]["test-env"] == "bar"

@@ -27,6 +27,7 @@ from controllers.statefulset.pod_control import StatefulPodControl
 from controllers.statefulset.status import ApiStatusUpdater
 from controllers.statefulset.utils import ENHANCED_STATEFULSET
 from kube_runtime.client.fake import FakeClient, Interceptor
+from kube_runtime.clock import FakeClock
 from kube_runtime.kinds import (
     ControllerRevision,
     Kind,
@@ -60,14 +61,15 @@ class Recorder:
 
 class Cluster:
     """A FakeClient serving both StatefulSet kinds, recording successful writes, with
-    optional graceful pod deletion and a clock the test moves (``now``)."""
+    optional graceful pod deletion and a clock the test moves (:attr:`clock`, a
+    :class:`~kube_runtime.clock.FakeClock` at :data:`T0`; ``now`` reads and moves it)."""
 
     def __init__(self) -> None:
-        self.now = T0
+        self.clock = FakeClock(start=T0.timestamp())
         self.graceful = False
         self.writes: list[tuple[str, str, str]] = []
         self.fake = FakeClient(
-            clock=lambda: self.now.timestamp(),
+            clock=self.clock.time,
             interceptor=Interceptor(
                 create=self._create,
                 update=self._update,
@@ -77,6 +79,15 @@ class Cluster:
             ),
         )
         self.fake.register(models.StatefulSet)
+
+    @property
+    def now(self) -> datetime:
+        """The clock's time (setting it moves the clock on; never back)."""
+        return self.clock.now()
+
+    @now.setter
+    def now(self, when: datetime) -> None:
+        self.clock.set_time(when)
 
     # --- the recording seam ----------------------------------------------------------------
 
@@ -213,7 +224,7 @@ class Harness(Cluster):
         self.seed(sts)
         self.pod_control = StatefulPodControl(self.fake, self.recorder)
         self.control = StatefulSetControl(
-            self.pod_control, ApiStatusUpdater(self.fake), self.fake, clock=lambda: self.now
+            self.pod_control, ApiStatusUpdater(self.fake), self.fake, clock=self.clock
         )
 
     @property

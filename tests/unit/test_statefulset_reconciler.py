@@ -12,6 +12,7 @@ from controllers.statefulset.status import INVALID_SPEC
 from controllers.statefulset.utils import ENHANCED_STATEFULSET
 from kube_runtime.client.errors import AlreadyExists
 from kube_runtime.client.fake import FakeClient
+from kube_runtime.clock import use
 from kube_runtime.kinds import Kind, KindLike, Pod, StatefulSet, as_kind
 from kube_runtime.reconcile import Request
 from tests.unit.test_statefulset_fakes import NS, Cluster, Recorder, make_set, ready_status
@@ -54,9 +55,10 @@ class Setup(Cluster):
         self.seed(sts)
         self.reader = StaleReader(self.fake)
         self.recorder = Recorder()
-        self.reconciler = StatefulSetReconciler(
-            self.fake, self.reader, self.recorder, kind=self.kind
-        )
+        with use(self.clock):  # the reconciler runs on the cluster's clock
+            self.reconciler = StatefulSetReconciler(
+                self.fake, self.reader, self.recorder, kind=self.kind
+            )
 
     @property
     def sts(self) -> dict[str, Any]:

@@ -10,27 +10,20 @@ from typing import Any
 from controllers.statefulset.controller import EXPECTATIONS_RECHECK, StatefulSetReconciler
 from controllers.statefulset.status import coalescing_window, settled, urgent_change
 from kube_runtime.client.fake import not_found
+from kube_runtime.clock import FakeClock, use
 from kube_runtime.kinds import PersistentVolumeClaim, Pod, as_kind
 from tests.unit.test_statefulset_fakes import NS, make_set
 from tests.unit.test_statefulset_reconciler import Setup, StaleReader
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def coalescing(sts: dict[str, Any], window: float = 1.0) -> tuple[Setup, Clock]:
+def coalescing(sts: dict[str, Any], window: float = 1.0) -> tuple[Setup, FakeClock]:
     s = Setup(sts)
-    s.reconciler = StatefulSetReconciler(
-        s.fake, s.reader, s.recorder, kind=s.kind, status_window=window
-    )
-    clock = Clock()
-    s.reconciler.status_writer.clock = clock
-    return s, clock
+    with use(s.clock):  # the status writer's window runs on the cluster's clock
+        s.reconciler = StatefulSetReconciler(
+            s.fake, s.reader, s.recorder, kind=s.kind, status_window=window
+        )
+    assert s.reconciler.status_writer.clock is s.clock
+    return s, s.clock
 
 
 def status_writes(s: Setup) -> int:
@@ -45,7 +38,7 @@ def test_progress_is_held_back_and_the_converged_status_written_at_once() -> Non
     pending = s.reconciler.status_writer.pending(s.sts)
     assert pending is not None and pending["observedGeneration"] == 1
     s.ready("web-0")
-    clock.now = 0.5
+    clock.step(0.5)
     result = s.reconcile()
     assert status_writes(s) == 0 and result is not None and result.requeue_after == 0.5
     s.ready("web-1")
@@ -61,7 +54,7 @@ def test_held_back_status_is_written_when_due() -> None:
     s, clock = coalescing(make_set(3, policy="Parallel"))
     s.reconcile()
     s.ready("web-0")
-    clock.now = 1.0  # the requeue comes back
+    clock.step(1.0)  # the requeue comes back
     assert s.reconcile() is None
     assert status_writes(s) == 1
     assert s.sts["status"]["readyReplicas"] == 1
@@ -100,8 +93,8 @@ def drive(s: Setup, step: Any) -> None:
         s.set_image("nginx:2")
 
 
-def tick(clock: Clock) -> None:
-    clock.now += 0.3
+def tick(clock: FakeClock) -> None:
+    clock.step(0.3)
 
 
 def test_decisions_are_the_same_as_without_coalescing() -> None:

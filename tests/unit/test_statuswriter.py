@@ -6,17 +6,10 @@ from typing import Any
 
 import pytest
 
+from kube_runtime.clock import FakeClock
 from kube_runtime.workloads.statuswriter import CoalescingStatusWriter
 
 Obj = dict[str, Any]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _obj(status: Obj | None = None, uid: str = "u1", name: str = "web") -> Obj:
@@ -39,9 +32,9 @@ def _final(obj: Any, status: Any) -> bool:
     return status.get("ready") == obj["spec"]["replicas"]
 
 
-def _writer(window: float = 1.0) -> tuple[CoalescingStatusWriter, list[tuple[Obj, Obj]], Clock]:
+def _writer(window: float = 1.0) -> tuple[CoalescingStatusWriter, list[tuple[Obj, Obj]], FakeClock]:
     written: list[tuple[Obj, Obj]] = []
-    clock = Clock()
+    clock = FakeClock()
     writer = CoalescingStatusWriter(
         lambda obj, status: written.append((dict(obj), dict(status))),
         changed=_changed,
@@ -74,11 +67,11 @@ def test_progress_is_held_until_the_first_change_is_a_window_old():
     # the next sync decides on the pending status
     view = writer.view(recorded)
     assert view["status"]["ready"] == 1 and recorded["status"]["ready"] == 0
-    clock.now += 0.6
+    clock.step(0.6)
     writer.update_status(view, {"observedGeneration": 1, "ready": 2})
     assert writer.settle(recorded, {"observedGeneration": 1, "ready": 2}) == pytest.approx(0.4)
     assert written == []
-    clock.now += 0.4
+    clock.step(0.4)
     # the requeued sync computes the same as pending: settle writes it
     assert writer.settle(recorded, {"observedGeneration": 1, "ready": 2}) is None
     assert [s for _, s in written] == [{"observedGeneration": 1, "ready": 2}]
@@ -89,7 +82,7 @@ def test_a_change_after_the_deadline_is_written_by_update_status():
     writer, written, clock = _writer()
     recorded = _obj({"observedGeneration": 1, "ready": 0})
     writer.update_status(recorded, {"observedGeneration": 1, "ready": 1})
-    clock.now += 2
+    clock.step(2)
     writer.update_status(writer.view(recorded), {"observedGeneration": 1, "ready": 2})
     assert [s for _, s in written] == [{"observedGeneration": 1, "ready": 2}]
 
@@ -101,7 +94,7 @@ def test_pending_dropped_when_the_recorded_status_equals_the_computed_one():
     # a pod went unready again: the computed status equals the recorded one
     assert writer.settle(recorded, {"observedGeneration": 1, "ready": 1}) is None
     assert writer.pending(recorded) is None and writer.view(recorded) is recorded
-    clock.now += 5
+    clock.step(5)
     assert writer.settle(recorded, {"observedGeneration": 1, "ready": 1}) is None
     assert written == []
 
@@ -133,7 +126,7 @@ def test_pending_is_per_object_and_uid():
 def test_flush_and_a_failed_write_stays_pending_and_due():
     calls: list[Obj] = []
     fail = [True]
-    clock = Clock()
+    clock = FakeClock()
 
     def write(obj: Any, status: Any) -> None:
         calls.append(dict(status))
@@ -157,7 +150,7 @@ def test_flush_and_a_failed_write_stays_pending_and_due():
 
 
 def test_window_for_shortens_the_window_of_one_object():
-    clock = Clock()
+    clock = FakeClock()
     writer = CoalescingStatusWriter(
         lambda obj, status: None,
         changed=_changed,
