@@ -111,6 +111,7 @@ class CertWatcher:
         return True
 
     def run(self, stop: threading.Event) -> None:
-        """Poll until ``stop`` is set."""
+        """Poll until ``stop`` is set (every ``interval`` seconds of ``stop``'s clock: make
+        it with :meth:`kube_runtime.clock.Clock.event`)."""
         while not stop.wait(self.interval):
             self.check()

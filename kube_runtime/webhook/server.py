@@ -14,6 +14,11 @@ controller-runtime panics on them); a request for another path gets 404. Each co
 served on its own thread, HTTP/1.1 with keep-alive; the TLS handshake happens on that thread
 (a slow client does not hold up others) and a connection idle for ``idle_timeout`` seconds
 is closed. :meth:`Server.started_check` is a readiness check (``manager.add_readyz_check``).
+
+The server's events and the certificate polls run on its :class:`~kube_runtime.clock.Clock`
+(``clock=``; None: the clock current when the server is made). The socket-serving thread
+starts outside any simulation (:func:`kube_runtime.clock.start_detached`): it acts only on
+requests, whose senders count as running until answered.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from kube_runtime.clock import Clock, resolve, start_detached
 from kube_runtime.webhook.certwatcher import DEFAULT_INTERVAL, CertWatcher
 from kube_runtime.webhook.conversion import Conversions
 from kube_runtime.webhook.endpoint import MAX_REQUEST_BYTES, ConversionEndpoint, Endpoint
@@ -122,7 +128,9 @@ class Server:
         client_ca_name: str | None = None,
         cert_poll_interval: float = DEFAULT_INTERVAL,
         idle_timeout: float = 120.0,
+        clock: Clock | None = None,
     ) -> None:
+        self._clock = resolve(clock, "webhook.Server")
         self.host = host
         self.port = port
         self.cert_dir = Path(cert_dir) if cert_dir is not None else DEFAULT_CERT_DIR
@@ -137,7 +145,7 @@ class Server:
         self._lock = threading.Lock()
         self._http: _TLSHTTPServer | None = None
         self._watcher: CertWatcher | None = None
-        self._started = threading.Event()
+        self._started = self._clock.event()
 
     def __repr__(self) -> str:
         return f"webhook.Server(port={self.port}, cert_dir={str(self.cert_dir)!r})"
@@ -234,7 +242,7 @@ class Server:
         host, port = self.bind()
         http = self._http
         assert http is not None
-        watcher_stop = threading.Event()
+        watcher_stop = self._clock.event()
         watcher_thread = threading.Thread(
             target=self._watcher.run, args=(watcher_stop,), name="webhook-certs", daemon=True
         )
@@ -242,7 +250,7 @@ class Server:
             target=http.serve_forever, kwargs={"poll_interval": 0.2}, name="webhook", daemon=True
         )
         watcher_thread.start()
-        serve_thread.start()
+        start_detached(serve_thread)  # blocks on its socket: outside any simulation
         log.info("serving webhooks on https://%s:%d", host or "0.0.0.0", port)
         self._started.set()
         try:
