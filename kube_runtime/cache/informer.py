@@ -33,6 +33,7 @@ Contract (client-go ``tools/cache/shared_informer.go``):
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -209,6 +210,12 @@ class HandlerRegistration:
                     log.exception("%s: event handler failed on %s", self._name, _describe(a))
             if self._stopped:
                 return
+
+
+def _next_tick(now: float, period: float) -> float:
+    """The first multiple of ``period`` after ``now``: the mutation checks of every informer
+    fall on the same instants, so that a virtual clock moves once per period for all."""
+    return (math.floor(now / period) + 1) * period
 
 
 def _describe(obj: Any) -> str:
@@ -497,7 +504,7 @@ class SharedInformer:
         that on a virtual clock the time jumps straight to the next resync."""
         monotonic = self._clock.monotonic
         wake = self._wake
-        next_check = monotonic() + _MUTATION_CHECK_PERIOD
+        next_check = _next_tick(monotonic(), _MUTATION_CHECK_PERIOD)
         while not self._stop.is_set():
             wake.clear()  # before reading the state: a later set() ends the wait below
             now = monotonic()
@@ -523,7 +530,7 @@ class SharedInformer:
                 )
             if self.indexer.mutation_detector:
                 if now >= next_check:
-                    next_check = now + _MUTATION_CHECK_PERIOD
+                    next_check = _next_tick(now, _MUTATION_CHECK_PERIOD)
                     try:
                         self.indexer.check_mutations()
                     except CacheMutationError as exc:
