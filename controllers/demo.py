@@ -14,13 +14,13 @@ from __future__ import annotations
 import argparse
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from kube_runtime import clock as _clock
 from kube_runtime import kinds, metrics
 from kube_runtime.cli import Command
 from kube_runtime.client import Client, NotFound
@@ -89,12 +89,12 @@ class _Progress:
 
     def step(self, title: str, done: Callable[[], bool], timeout: float = 60.0) -> None:
         print(f"==> {title}", flush=True)
-        start = time.monotonic()
+        start = _clock.current().monotonic()
 
         def check() -> bool:
             line = self.line()
             if line != self.last:
-                print(f"    [{time.monotonic() - start:5.2f}s] {line}", flush=True)
+                print(f"    [{_clock.current().monotonic() - start:5.2f}s] {line}", flush=True)
                 self.last = line
             return done()
 
@@ -148,7 +148,7 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
     """Run the demo; see the module docstring. Returns the process exit code."""
     cluster = EmbeddedCluster(port=port, token=EmbeddedCluster.new_token(), pod_ready_after=0.2)
     cluster.start()
-    began = time.monotonic()
+    began = _clock.current().monotonic()
     manager: Manager | None = None
     manager_thread: threading.Thread | None = None
     recorder: _Recorder | None = None
@@ -222,7 +222,7 @@ def run_demo(*, serve: bool = False, kubeconfig: Path | None = None, port: int =
             f"    API writes by the demo and controller: {_api_writes() - requests_before:.0f}",
             flush=True,
         )
-        print(f"demo converged in {time.monotonic() - began:.1f}s", flush=True)
+        print(f"demo converged in {_clock.current().monotonic() - began:.1f}s", flush=True)
         if serve:
             from kube_runtime.envtest.cli import serve_until_signal
 
