@@ -6,6 +6,11 @@ kubeconfig that kubectl and the official client accept, and stops cleanly (open 
 streams end with a terminating chunk). Use it as a context manager or via the pytest plugin.
 With ``data_dir`` its state lives on disk too (:mod:`.server.persist`) and survives a restart
 or a SIGKILL of the process.
+
+The whole cluster runs on one :class:`~kube_runtime.clock.Clock` (``clock``): the API server's
+timers, the garbage collector and the other workers, the simulated kubelet's delays, and the
+timestamps written. Built on a :class:`~kube_runtime.clock.SimClock` (inside its
+``activate()``), it runs in virtual time with the controllers of the test (``docs/simtime.md``).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from kube_runtime import clock as _clock
 from kube_runtime.client import Client
 from kube_runtime.envtest.kubeconfig import kubeconfig, write_kubeconfig
 from kube_runtime.envtest.server import builtin_flowcontrol
@@ -38,6 +44,8 @@ from kube_runtime.envtest.server.tls import ServingCerts
 log = logging.getLogger(__name__)
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: Seconds between BOOKMARKs on a virtual clock: about kube-apiserver's (once a minute).
+BOOKMARK_EVERY = 60.0
 
 
 class EmbeddedCluster:
@@ -58,6 +66,16 @@ class EmbeddedCluster:
     seconds (None: no age bound); a watch from a resourceVersion before it gets 410 Expired, as
     from kube-apiserver's watch cache. The pytest fixtures use a small window (see
     :mod:`kube_runtime.envtest.plugin`) so that clients' 410 handling runs in tests.
+    ``clock``: the time the cluster runs on (None: the current clock, :func:`kube_runtime.clock.
+    current`, when the cluster is built). Its timers, workers and kubelet wait on it and its
+    timestamps (``creationTimestamp``, ``deletionTimestamp``, ``lastTransitionTime``,
+    ``startedAt``...) are its wall time. A cluster started by a participant of a
+    :class:`~kube_runtime.clock.SimClock` takes part in the simulation: virtual time moves
+    only when the server, the workers and the kubelet have nothing to do but wait for it.
+    Timings default to what suits the clock: on the real clock short ones that keep tests fast
+    (``bookmark_interval`` 1 s; a deleted pod is stopped at once, ``grace_scale`` 0 and
+    ``max_grace`` 1 s, see :class:`~kube_runtime.envtest.kubelet.simulator.Kubelet`), on a
+    virtual clock Kubernetes' own (a BOOKMARK a minute, a pod's whole grace period).
     """
 
     def __init__(
@@ -69,12 +87,24 @@ class EmbeddedCluster:
         kubelet: bool = True,
         history_size: int = 20_000,
         history_age: float | None = None,
-        bookmark_interval: float = 1.0,
+        bookmark_interval: float | None = None,
         tls: bool | None = None,
         data_dir: str | os.PathLike[str] | None = None,
         data_sync: Synchronous = "NORMAL",
         limits: ServerLimits | None = None,
+        clock: _clock.Clock | None = None,
+        grace_scale: float | None = None,
+        max_grace: float | None = None,
     ) -> None:
+        #: The time the whole cluster runs on (see the class).
+        self.clock: _clock.Clock = _clock.resolve(clock, "EmbeddedCluster", wall=True)
+        real_time = isinstance(self.clock, _clock.RealClock)
+        if bookmark_interval is None:
+            bookmark_interval = 1.0 if real_time else BOOKMARK_EVERY
+        if grace_scale is None:
+            grace_scale = 0.0 if real_time else 1.0
+        if max_grace is None:
+            max_grace = 1.0 if real_time else float("inf")
         self.registry = Registry()
         # pods may name any PriorityClass stored, besides the two system ones
         admission = Admission(priority_classes=lambda: priority_classes(self.store))
@@ -83,6 +113,7 @@ class EmbeddedCluster:
             KubeStrategy(admission),
             history_size=history_size,
             history_age=history_age,
+            clock=self.clock,
         )
         self.crd_serving = CrdServing(self.store)
         self.journal: Journal | None = None
@@ -110,6 +141,7 @@ class EmbeddedCluster:
             port=port,
             ssl_context=self.certs.server_context() if self.certs else None,
             limits=limits,
+            clock=self.clock,
         )
         self.gc = GarbageCollector(self.store)
         self.pvc_protection = PvcProtectionController(self.store)
@@ -119,7 +151,12 @@ class EmbeddedCluster:
         if kubelet:
             from kube_runtime.envtest.kubelet.simulator import Kubelet
 
-            self.kubelet = Kubelet(self.store, ready_after=pod_ready_after)
+            self.kubelet = Kubelet(
+                self.store,
+                ready_after=pod_ready_after,
+                grace_scale=grace_scale,
+                max_grace=max_grace,
+            )
         self._running = False
 
     # ------------------------------------------------------------ persistence
@@ -163,8 +200,7 @@ class EmbeddedCluster:
         builtin_flowcontrol.bootstrap(self.store)  # kube-apiserver's API priority and fairness
         self.http.start()
         self.api.address = f"127.0.0.1:{self.http.port}"
-        self.api.call_later = self.http.call_later
-        self.http.call_soon(self._bookmark_tick)
+        self.api.call_later = self.http.call_later  # watch timeouts and bookmarks
         self.gc.start()
         self.crd_serving.start()
         self.pvc_protection.start()
@@ -175,12 +211,6 @@ class EmbeddedCluster:
         self._running = True
         log.info("embedded cluster serving on %s", self.url)
         return self
-
-    def _bookmark_tick(self) -> None:
-        if not self._running and self.http.loop.is_closed():
-            return
-        self.api.bookmark_tick()
-        self.http.call_later(self.api.bookmark_interval, self._bookmark_tick)
 
     def stop(self) -> None:
         """Stop serving; the TLS directory with the server's private key is deleted, and a

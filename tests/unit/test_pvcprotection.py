@@ -139,12 +139,12 @@ def test_events_enqueue_only_claims_that_need_a_look(env: Any) -> None:
     queued = controller._queue
     store.create(claims, NS, claim())  # has the finalizer and is live: nothing to do
     store.create(pods, NS, pod())  # scheduled and running: cannot release anything
-    assert queued.empty()
+    assert not queued
     store.delete(claims, NS, "c")
     store.mutate(claims, NS, "c", lambda o: {**o, "metadata": {**o["metadata"], "labels": {}}})
-    assert queued.get_nowait() == (NS, "c")
-    assert queued.empty()  # deduplicated while pending
+    assert queued.popleft() == (NS, "c")
+    assert not queued  # deduplicated while pending
     controller._pending.clear()  # as the worker does when it takes a key
     store.delete(pods, NS, "p", DeleteOptions(grace_seconds=0))
-    assert queued.get_nowait() == (NS, "c")
+    assert queued.popleft() == (NS, "c")
     assert controller._pods_by_claim == {}

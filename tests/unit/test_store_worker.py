@@ -76,7 +76,7 @@ def worker(store: Store) -> Iterator[Recorder]:
 def test_an_item_already_pending_is_queued_once(worker: Recorder) -> None:
     for name in ("a", "b", "a", "a", "b", "c"):
         worker.enqueue(name)
-    assert worker._queue.qsize() == 3
+    assert len(worker._queue) == 3
     worker.start()
     assert worker.wait_idle(5)
     assert worker.handled == ["a", "b", "c"]
@@ -102,7 +102,7 @@ def test_idle_only_when_nothing_is_queued_or_being_handled(worker: Recorder) -> 
     worker.start()
     assert worker.handling.wait(5)
     # The queue is empty while "a" is handled: still not idle.
-    assert worker._queue.empty()
+    assert not worker._queue
     assert not worker.wait_idle(0.05)
     worker.enqueue("b")
     worker.release.set()
@@ -152,7 +152,7 @@ def test_start_and_stop_are_idempotent(store: Store, configmaps: ResourceInfo) -
     worker.stop()
     assert not thread.is_alive() and worker._thread is None
     store.create(configmaps, NS, {"metadata": {"name": "after-stop"}})
-    assert worker._queue.empty() and worker.wait_idle(0)
+    assert not worker._queue and worker.wait_idle(0)
     # Started again, it works again.
     worker.start()
     store.create(configmaps, NS, {"metadata": {"name": "restarted"}})

@@ -21,6 +21,9 @@ cluster:
 
 Objects handed out are the informers' shared copies: callers must not mutate them (the
 kubelet never does).
+
+``clock`` (None: the current clock when the store is built) is the kubelet's time: its delays,
+waits and the timestamps it writes.
 """
 
 from __future__ import annotations
@@ -28,10 +31,10 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
+from kube_runtime import clock as _clock
 from kube_runtime import kinds
 from kube_runtime.cache.informer import ResourceEventHandlerFuncs, SharedInformer
 from kube_runtime.cache.store import DeletedFinalStateUnknown
@@ -82,17 +85,18 @@ class ApiStore:
     Call :meth:`start` (informers synced) before handing it to a kubelet, :meth:`stop` after.
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, *, clock: _clock.Clock | None = None) -> None:
         self.client = client
         self.registry = Registry()
-        self.clock: Callable[[], float] = time.time
+        #: The kubelet's time (delays, waits, timestamps).
+        self.clock: _clock.Clock = _clock.resolve(clock, "ApiStore", wall=True)
         self._lock = threading.Lock()
         self._listeners: list[Callable[[Event], None]] = []
         self._informers: dict[tuple[str, str], SharedInformer] = {}
         # Our own writes, newer than the cache until its watch catches up.
         self._written: dict[tuple[tuple[str, str], str], Obj] = {}
         for key, kind in _KINDS.items():
-            informer = SharedInformer(client, kind)
+            informer = SharedInformer(client, kind, clock=self.clock)
             informer.add_event_handler(self._handler(key))
             self._informers[key] = informer
 

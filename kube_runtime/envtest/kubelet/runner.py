@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Unpack
 
 from kube_runtime.client import Client
+from kube_runtime.clock import REAL, Clock
 from kube_runtime.envtest.kubelet.apistore import ApiStore
 from kube_runtime.envtest.kubelet.simulator import DEFAULT_NODE_NAME, Kubelet, KubeletOptions
 
@@ -23,24 +24,35 @@ class ClientKubelet(Kubelet):
     """The simulated kubelet working through ``client`` (see :mod:`kube_runtime.envtest.kubelet`).
 
     ``start()`` starts the informers (waiting for their first list) and then the kubelet;
-    ``stop()`` stops both, and closes the client when this object created it.
+    ``stop()`` stops both, and closes the client when this object created it. ``clock``
+    (None: the current clock when it is built) is the time the kubelet and its informers run
+    on (:class:`~kube_runtime.clock.SimClock`: its delays are virtual).
     """
 
     def __init__(
-        self, client: Any, *, owns_client: bool = False, **options: Unpack[KubeletOptions]
+        self,
+        client: Any,
+        *,
+        owns_client: bool = False,
+        clock: Clock | None = None,
+        **options: Unpack[KubeletOptions],
     ) -> None:
         """``options``: :class:`Kubelet`'s (node name and timings)."""
-        self.api_store = ApiStore(client)
+        self.api_store = ApiStore(client, clock=clock)
         self._owns_client = owns_client
         super().__init__(self.api_store, **options)
 
     @classmethod
     def from_kubeconfig(
-        cls, path: str | os.PathLike[str] | None = None, **options: Unpack[KubeletOptions]
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        clock: Clock | None = None,
+        **options: Unpack[KubeletOptions],
     ) -> ClientKubelet:
         """A kubelet with its own client for the kubeconfig at ``path`` (closed on stop)."""
         client = Client.from_kubeconfig(str(path) if path is not None else None)
-        return cls(client, owns_client=True, **options)
+        return cls(client, owns_client=True, clock=clock, **options)
 
     def start(self) -> None:
         self.api_store.start()
@@ -88,6 +100,7 @@ def main(argv: Sequence[str] | None = None, stop: threading.Event | None = None)
             signal.signal(sig, lambda *_: done.set())
     kubelet = ClientKubelet.from_kubeconfig(
         args.kubeconfig,
+        clock=REAL,  # a process of its own: real time
         node_name=args.node_name,
         ready_after=args.pod_ready_after,
         restart_delay=args.restart_delay,

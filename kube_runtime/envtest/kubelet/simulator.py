@@ -65,6 +65,10 @@ Implementation contracts:
 * Objects read from the store are never mutated; status dicts are rebuilt.
 * :attr:`Kubelet.settings` may be changed at run time (new delays apply to delays that start
   afterwards), except ``node_name``, which is read by ``start()``.
+* Time is the store's clock (:attr:`KubeletStore.clock`, a :class:`~kube_runtime.clock.Clock`):
+  delays are measured on its monotonic time, both threads wait on its conditions, and the
+  timestamps written (``startedAt``, ``finishedAt``, ``lastTransitionTime``) are its wall
+  time. On a :class:`~kube_runtime.clock.SimClock` every delay above is virtual.
 
 Not simulated: resource requests/limits and pod capacity, taints/tolerations and affinity,
 probes, Events, init-container image changes, volumes (a pod naming a missing PVC still runs),
@@ -82,13 +86,13 @@ import json
 import logging
 import secrets
 import threading
-import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypedDict
 
+from kube_runtime.clock import Clock
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 from kube_runtime.envtest.server.storage import (
@@ -181,7 +185,8 @@ class KubeletStore(Protocol):
     """
 
     registry: Registry
-    clock: Callable[[], float]
+    #: The time the kubelet runs on (delays, waits and timestamps).
+    clock: Clock
 
     def add_listener(self, fn: Callable[[Event], None]) -> None: ...
 
@@ -267,8 +272,8 @@ class _Tick:
     name must identify the state it belongs to.
     """
 
-    def __init__(self, dues: dict[tuple[str, ...], float]) -> None:
-        self.now = time.monotonic()
+    def __init__(self, dues: dict[tuple[str, ...], float], now: float) -> None:
+        self.now = now
         self._dues = dues
         self.used: dict[tuple[str, ...], float] = {}
         self.wake: float | None = None
@@ -380,6 +385,8 @@ class Kubelet:
         max_grace: float = 1.0,
     ) -> None:
         self.store = store
+        #: The store's clock, which the kubelet runs on (see the module).
+        self.clock: Clock = store.clock
         self.settings = KubeletSettings(
             ready_after, restart_delay, grace_scale, max_grace, node_name
         )
@@ -394,8 +401,8 @@ class Kubelet:
         self._node_name = node_name
         # Shared between the listener, the timer thread and the worker.
         self._lock = threading.Lock()
-        self._work_cv = threading.Condition(self._lock)
-        self._timer_cv = threading.Condition(self._lock)
+        self._work_cv = self.clock.condition(self._lock)
+        self._timer_cv = self.clock.condition(self._lock)
         self._queue: deque[_Key] = deque()
         self._queued: set[_Key] = set()
         self._timers: list[tuple[float, int, _Key]] = []
@@ -480,13 +487,14 @@ class Kubelet:
                 self._timer_cv.notify()
 
     def _timer_loop(self) -> None:
+        monotonic = self.clock.monotonic
         with self._lock:
             while not self._stopping:
                 if not self._timers:
                     self._timer_cv.wait()
                     continue
                 due, _, key = self._timers[0]
-                delay = due - time.monotonic()
+                delay = due - monotonic()
                 if delay > 0:
                     self._timer_cv.wait(delay)
                     continue
@@ -520,7 +528,7 @@ class Kubelet:
     # ------------------------------------------------------------------ helpers
 
     def _now(self) -> str:
-        return now_rfc3339(self.store.clock)
+        return now_rfc3339(self.store.clock.time)
 
     def _write(
         self,
@@ -737,7 +745,7 @@ class Kubelet:
         if mem is None or mem.uid != uid:
             self._forget(key)
             mem = self._pods[key] = _PodMemory(uid)
-        tick = _Tick(mem.dues)
+        tick = _Tick(mem.dues, self.clock.monotonic())
         try:
             self._reconcile_pod(key, pod, mem, tick)
         finally:

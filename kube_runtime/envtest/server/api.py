@@ -65,8 +65,9 @@ class ApiServer:
     """The request handler. ``crd_hook`` is told about CRD writes so it can (re)serve kinds.
 
     ``records`` keeps the handling time of each request while ``record_requests`` is set;
-    ``bookmark_tick`` is to be called every ``bookmark_interval`` seconds and ``call_later``
-    set to the HTTP loop's (it ends watches at their timeout).
+    ``call_later`` is to be set to the HTTP server's timers (``HttpServer.call_later``, on the
+    store's clock): it ends watches at their timeout and sends BOOKMARKs every
+    ``bookmark_interval`` seconds to the watches that asked for them.
     """
 
     def __init__(
@@ -84,11 +85,10 @@ class ApiServer:
         self.faults = faults or Faults()
         self.token = token
         self.address = address
-        self.bookmark_interval = bookmark_interval
         self.crd_hook = crd_hook
         self.records: deque[RequestRecord] = deque(maxlen=200_000)
         self.record_requests = False
-        self.watches = Watches(store, self.faults)
+        self.watches = Watches(store, self.faults, bookmark_interval=bookmark_interval)
         #: Admission webhooks: called by the store on the writes of requests that may match.
         self.webhooks = webhooks.Webhooks(store)
         store.admission = self.webhooks
@@ -109,7 +109,17 @@ class ApiServer:
         }
 
     @property
+    def bookmark_interval(self) -> float:
+        """Seconds between the BOOKMARKs of the watches that asked for them."""
+        return self.watches.bookmark_interval
+
+    @bookmark_interval.setter
+    def bookmark_interval(self, value: float) -> None:
+        self.watches.bookmark_interval = value
+
+    @property
     def call_later(self) -> Callable[[float, Callable[[], None]], Any] | None:
+        """The server's timers (see the class)."""
         return self.watches.call_later
 
     @call_later.setter

@@ -725,7 +725,13 @@ def bootstrap(store: Store) -> None:
     def managed_by(manager: str, info: Any, subresource: str = "") -> Any:
         def hook(old: Obj | None, new: Obj) -> None:
             update_managed_fields(
-                info, old, new, manager, api_version, subresource, lambda: now_rfc3339(store.clock)
+                info,
+                old,
+                new,
+                manager,
+                api_version,
+                subresource,
+                lambda: now_rfc3339(store.clock.time),
             )
 
         return hook
@@ -734,7 +740,7 @@ def bootstrap(store: Store) -> None:
         if store.try_get(levels_info, None, level["metadata"]["name"]) is None:
             store.create(levels_info, None, level, fields=managed_by(_PRODUCER, levels_info))
     existing = {str(s.meta.get("name")) for s in store.objects(levels_info)}
-    now = now_rfc3339(store.clock)
+    now = now_rfc3339(store.clock.time)
     for schema in schemas:
         name = schema["metadata"]["name"]
         if store.try_get(schemas_info, None, name) is not None:
@@ -806,7 +812,7 @@ class FlowSchemaConditions(StoreWorker[str]):
             return
         level = str(_get(stored.obj, "spec", "priorityLevelConfiguration", "name") or "")
         exists = self.store.try_get(levels, None, level) is not None
-        now = now_rfc3339(self.store.clock)
+        now = now_rfc3339(self.store.clock.time)
         wanted = dangling_condition(level, exists, now)
         conditions = [c for c in _list(_get(stored.obj, "status", "conditions"))]
         current = next((c for c in conditions if c.get("type") == "Dangling"), None)

@@ -21,14 +21,13 @@ the same kind. ``deletecollection`` of CRDs skips the cleanup, as upstream's doe
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import logging
 from typing import Any
 
 from kube_runtime.envtest.server import crdschema
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.resources import ResourceInfo, ScaleSpec
-from kube_runtime.envtest.server.storage import DELETED, Event, Obj, Store
+from kube_runtime.envtest.server.storage import DELETED, Event, Obj, Store, now_rfc3339
 from kube_runtime.envtest.server.worker import StoreWorker
 
 log = logging.getLogger(__name__)
@@ -97,10 +96,6 @@ def _conversion_webhook(spec: Obj) -> dict[str, Any] | None:
     return dict(webhook) if isinstance(webhook, dict) else {}
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _condition(crd: Obj, type_: str) -> Obj | None:
     for c in (crd.get("status") or {}).get("conditions") or ():
         if c.get("type") == type_:
@@ -114,11 +109,13 @@ def is_terminating(crd: Obj) -> bool:
     return cond is not None and cond.get("status") == "True"
 
 
-def set_condition(crd: Obj, type_: str, status: str, reason: str, message: str) -> None:
-    """Set one status condition of ``crd`` in place (transition time kept unless it flips)."""
+def set_condition(
+    crd: Obj, type_: str, status: str, reason: str, message: str, *, now: str
+) -> None:
+    """Set one status condition of ``crd`` in place (transition time kept unless it flips);
+    ``now``: the server's time (RFC 3339), the transition time of a condition that flips."""
     st = crd.setdefault("status", {})
     conditions = [dict(c) for c in st.get("conditions") or ()]
-    now = _now()
     for c in conditions:
         if c.get("type") == type_:
             if c.get("status") != status:
@@ -138,9 +135,9 @@ def set_condition(crd: Obj, type_: str, status: str, reason: str, message: str) 
     st["conditions"] = conditions
 
 
-def mark_deleting(crd: Obj) -> None:
+def mark_deleting(crd: Obj, now: str) -> None:
     """The first deletion of a CRD (given to ``Store.delete(mark=...)``): add the cleanup
-    finalizer and ``Terminating=True`` (``InstanceDeletionPending``), in place."""
+    finalizer and ``Terminating=True`` (``InstanceDeletionPending``, at ``now``), in place."""
     meta = crd["metadata"]
     finalizers = list(meta.get("finalizers") or ())
     if CLEANUP_FINALIZER not in finalizers:
@@ -152,6 +149,7 @@ def mark_deleting(crd: Obj) -> None:
         "True",
         "InstanceDeletionPending",
         "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+        now=now,
     )
 
 
@@ -176,6 +174,10 @@ class CrdServing(StoreWorker[str]):
     def __call__(self, op: str, crd: Obj) -> None:
         with self.store.lock:
             self._serve(crd)
+
+    def _now(self) -> str:
+        """The server's time as conditions' ``lastTransitionTime`` (the store's clock)."""
+        return now_rfc3339(self.store.clock.time)
 
     # ------------------------------------------------------------- finalizer
 
@@ -262,7 +264,7 @@ class CrdServing(StoreWorker[str]):
         assert crd_info is not None
 
         def change(current: Obj) -> Obj:
-            set_condition(current, "Terminating", status, reason, message)
+            set_condition(current, "Terminating", status, reason, message, now=self._now())
             return current
 
         stored = self.store.mutate(crd_info, None, name, change, subresource="status")
@@ -326,7 +328,7 @@ class CrdServing(StoreWorker[str]):
 
         def set_status(current: Obj) -> Obj:
             status = dict(current.get("status") or {})
-            now = _now()
+            now = self._now()
             old = {c.get("type"): c for c in status.get("conditions") or []}
             conditions = []
             for type_, reason, message in (

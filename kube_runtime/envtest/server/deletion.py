@@ -163,6 +163,10 @@ class Deletion:
         self.store = store
         self.after_write = after_write
 
+    def _mark_crd(self, crd: Obj) -> None:
+        """A CRD's first deletion step, stamped with the server's time."""
+        crds.mark_deleting(crd, now_rfc3339(self.store.clock.time))
+
     def delete(self, request: Request, route: Route) -> Response:
         assert route.name is not None
         if route.subresource:
@@ -172,7 +176,7 @@ class Deletion:
         info = route.info
         is_crd = info.key == crds.CRD_KEY
         stored, removed = self.store.delete(
-            info, route.namespace, route.name, opts, mark=crds.mark_deleting if is_crd else None
+            info, route.namespace, route.name, opts, mark=self._mark_crd if is_crd else None
         )
         if is_crd and not opts.dry_run:
             # After the store accepted the deletion: a failed precondition changes nothing.
@@ -180,7 +184,7 @@ class Deletion:
         if removed and info.key not in RETURN_DELETED_OBJECT:
             return json_response(200, _deleted_status(info, stored))
         if removed and info.key == ("", "pods"):
-            return json_response(200, _removed_pod(stored.obj, self.store.clock))
+            return json_response(200, _removed_pod(stored.obj, self.store.clock.time))
         # kube-apiserver answers 202 only for a pending deletion asked with orphanDependents=false.
         return object_response(
             route, stored, 202 if not removed and _orphan_false(request, body) else 200

@@ -227,7 +227,7 @@ class GarbageCollector(StoreWorker[Item]):
         self, info: ResourceInfo, name: str, remaining: list[tuple[ResourceInfo, Obj]]
     ) -> None:
         """Write the namespace controller's deletion conditions when they changed."""
-        now = now_rfc3339(self.store.clock)
+        now = now_rfc3339(self.store.clock.time)
 
         def report(current: Obj) -> Obj:
             status = dict(current.get("status") or {})

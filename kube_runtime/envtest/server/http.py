@@ -20,6 +20,16 @@ Contracts:
 * ``stop()`` ends every open stream cleanly (terminating chunk) before closing sockets.
 * Over TLS a connection's first bytes are looked at before the handshake (:class:`_TlsSniffer`):
   plain HTTP gets Go's ``400 ... HTTPS server`` answer, as from kube-apiserver.
+* Time: :meth:`HttpServer.call_later` runs on the server's :class:`~kube_runtime.clock.Clock`
+  (the cluster's). On the real clock it is the loop's own ``call_later``. On a virtual clock
+  the clock's timer fires, holds the clock (:meth:`~kube_runtime.clock.Clock.hold`) and posts
+  the function to the loop, which releases the hold once it ran it; the loop waits in its
+  selector as *idle* (:meth:`~kube_runtime.clock.Clock.idle`), so under a
+  :class:`~kube_runtime.clock.SimClock` a server with nothing to do never keeps virtual time
+  from moving, and one with work posted always does. Housekeeping no test waits for (idle
+  connection sweeps, TLS handshake timeouts) and fault-injected latency (the client waiting
+  for its answer counts as running, so virtual time could not move to end it) stay on the
+  loop's real timers.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import selectors
 import ssl
 import threading
 import time
@@ -37,6 +48,8 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from kube_runtime import clock as _clock
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +101,8 @@ class Stream:
         self._closing = False
         self._paused = False
         self.closed = False
+        #: The connection went away before the stream ended (set before ``on_close`` runs).
+        self.lost = False
         self.on_close: Callable[[], None] | None = None
 
     def write(self, data: bytes) -> None:
@@ -336,6 +351,7 @@ class _Connection(asyncio.Protocol):
             self.busy = False
         self.transport = None
         if self.stream is not None:
+            self.stream.lost = True
             self.stream._finish()
             self.stream = None
 
@@ -429,7 +445,10 @@ class _Connection(asyncio.Protocol):
             self.server.delayed[self.mutating] += 1
             if self.transport is not None:
                 self.transport.pause_reading()
-            self.server.call_later(response.delay, lambda: self._send_delayed(response, request))
+            # Injected latency is the network's: real time (see the module's contract).
+            self.server.loop.call_later(
+                response.delay, lambda: self._send_delayed(response, request)
+            )
             return
         self._send(response, request)
 
@@ -443,7 +462,7 @@ class _Connection(asyncio.Protocol):
 
         def answer(response: Response) -> None:
             if response.delay > 0:
-                self.server.call_later(
+                self.server.loop.call_later(
                     response.delay, lambda: self._send_delayed(response, request)
                 )
             else:
@@ -689,8 +708,27 @@ class ServerLimits:
     sweep_every: float = _SWEEP_EVERY
 
 
+class _IdleSelector(selectors.DefaultSelector):
+    """The loop's selector on a virtual clock: a wait for I/O is *idle* for the clock
+    (:meth:`~kube_runtime.clock.Clock.idle`); a poll (timeout 0) is not, the loop has work."""
+
+    def __init__(self, clock: _clock.Clock) -> None:
+        super().__init__()
+        self._idle = clock.idle
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        """The ready file objects, waiting up to ``timeout`` seconds as idle."""
+        if timeout is not None and timeout <= 0:
+            return super().select(timeout)
+        with self._idle():
+            return super().select(timeout)
+
+
 class HttpServer:
-    """Serves ``handler`` on ``host:port`` (port 0 picks a free one) from a background thread."""
+    """Serves ``handler`` on ``host:port`` (port 0 picks a free one) from a background thread.
+
+    ``clock``: what :meth:`call_later` runs on (None: the current clock; see the module's
+    contract)."""
 
     def __init__(
         self,
@@ -701,8 +739,14 @@ class HttpServer:
         ssl_context: ssl.SSLContext | None = None,
         *,
         limits: ServerLimits | None = None,
+        clock: _clock.Clock | None = None,
     ) -> None:
         self.handler = handler
+        #: The clock of the server's timers (:meth:`call_later`).
+        self.clock: _clock.Clock = _clock.resolve(clock, "HttpServer")
+        self._real_time = isinstance(self.clock, _clock.RealClock)
+        # What the server holds the clock under while work it posted waits for the loop.
+        self._hold_key = f"http-server-{id(self):x}"
         #: The bounds this server keeps (may be changed while it runs).
         self.limits = limits if limits is not None else ServerLimits()
         #: Connections closed at once because :attr:`max_connections` were open.
@@ -723,7 +767,11 @@ class HttpServer:
         self.observe: Callable[[Request, int], None] = observe or (lambda r, s: None)
         self.connections: set[_Connection] = set()
         self.streams: set[Stream] = set()
-        self.loop = asyncio.new_event_loop()
+        self.loop = (
+            asyncio.new_event_loop()
+            if self._real_time
+            else asyncio.SelectorEventLoop(_IdleSelector(self.clock))
+        )
         self._thread: threading.Thread | None = None
         self._server: asyncio.AbstractServer | None = None
         self._started = threading.Event()
@@ -743,8 +791,29 @@ class HttpServer:
         elif not self.loop.is_closed():
             self.loop.call_soon_threadsafe(fn)
 
-    def call_later(self, delay: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
-        return self.loop.call_later(delay, fn)
+    def call_later(self, delay: float, fn: Callable[[], None]) -> _clock.Timer:
+        """Run ``fn`` on the loop ``delay`` seconds from now on the server's clock; the
+        handle's ``cancel()`` stops it from running (see the module's contract). Called on
+        the loop thread (on the real clock it is the loop's own ``call_later``)."""
+        if self._real_time:
+            return self.loop.call_later(delay, fn)
+        return self.clock.after(delay, lambda: self._post_held(fn))
+
+    def _post_held(self, fn: Callable[[], None]) -> None:
+        """From the clock's timer thread: run ``fn`` on the loop, the clock held until then."""
+        clock, key = self.clock, self._hold_key
+        clock.hold(key)
+
+        def run() -> None:
+            try:
+                fn()
+            finally:
+                clock.release(key)
+
+        try:
+            self.loop.call_soon_threadsafe(run)
+        except RuntimeError:  # the loop is closed: the server stopped
+            clock.release(key)
 
     def over_inflight_bound(self, request: Request) -> Response | None:
         """kube-apiserver's ``--max-requests-inflight`` / ``--max-mutating-requests-inflight``:
@@ -815,6 +884,13 @@ class HttpServer:
             ) from self._error
 
     def _run(self) -> None:
+        try:
+            self._serve()
+        finally:
+            # What was posted and will never run, and stop()'s hold: nothing is in flight now.
+            self.clock.forget(self._hold_key)
+
+    def _serve(self) -> None:
         asyncio.set_event_loop(self.loop)
         try:
             tls = self.ssl_context is not None
@@ -859,6 +935,8 @@ class HttpServer:
             self.loop.call_later(0.05, self.loop.stop)
             done.set()
 
+        # On a virtual clock the time stands still until the loop thread has ended.
+        self.clock.hold(self._hold_key)
         self.loop.call_soon_threadsafe(shutdown)
         done.wait(timeout)
         self._thread.join(timeout)

@@ -61,6 +61,7 @@ class Reads:
                     str(stored.rv),
                     request.param("includeObject"),
                     served_objects(route),
+                    now=self.store.clock.time(),
                 ),
             )
         partial = partialmeta.partial_target(accept)
@@ -91,6 +92,7 @@ class Reads:
                 str(result.rv),
                 request.param("includeObject"),
                 served_objects(route),
+                now=self.store.clock.time(),
             )
             if result.continue_token:
                 doc["metadata"]["continue"] = result.continue_token

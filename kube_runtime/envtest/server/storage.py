@@ -45,6 +45,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 import orjson
 
+from kube_runtime import clock as _clock
 from kube_runtime.cache.store import compact_json
 from kube_runtime.client.registry import merge_update
 from kube_runtime.envtest.server import errors, pvcresize
@@ -292,7 +293,7 @@ class Store:
         *,
         history_size: int = 20_000,
         history_age: float | None = None,
-        clock: Callable[[], float] | None = None,
+        clock: _clock.Clock | Callable[[], float] | None = None,
         journal: Journal | None = None,
     ) -> None:
         self.registry = registry
@@ -305,9 +306,13 @@ class Store:
         #: resourceVersion before the window gets 410 Expired, as from kube-apiserver's watch
         #: cache (which keeps a bounded number of events, and 75 s of them at least).
         self.history_age = history_age
-        #: The clock of the age bound (tests may replace it).
-        self.monotonic: Callable[[], float] = time.monotonic
-        self.clock: Callable[[], float] = clock or time.time
+        #: The cluster's one time source (:mod:`kube_runtime.clock`; None: the current clock
+        #: when the store is built): timestamps (``creationTimestamp``, ``deletionTimestamp``)
+        #: are its wall time, and what runs on the store (workers, kubelet, watch timers)
+        #: takes its time and waits from it. A bare function of epoch seconds is deprecated.
+        self.clock: _clock.Clock = _clock.resolve(clock, "Store", wall=True)
+        #: The clock of the age bound (the clock's monotonic time; tests may replace it).
+        self.monotonic: Callable[[], float] = self.clock.monotonic
         self.lock = threading.RLock()
         self._rv = 0
         self._buckets: dict[tuple[str, str], _Bucket] = {}
@@ -687,7 +692,7 @@ class Store:
                     meta["name"] = self._generate_name(bucket, namespace or "", str(prefix))
             name = meta.get("name") or ""
             meta["uid"] = new_uid()
-            meta["creationTimestamp"] = now_rfc3339(self.clock)
+            meta["creationTimestamp"] = now_rfc3339(self.clock.time)
             if info.tracks_generation:
                 meta["generation"] = 1
             else:
@@ -930,7 +935,7 @@ class Store:
             if mark is not None and not meta.get("deletionTimestamp"):
                 marked = copy.deepcopy(current.obj)
                 mark(marked)
-                marked["metadata"]["deletionTimestamp"] = now_rfc3339(self.clock)
+                marked["metadata"]["deletionTimestamp"] = now_rfc3339(self.clock.time)
                 if opts.dry_run:
                     return Stored(marked), False
                 key = (namespace or "", name)
@@ -963,7 +968,7 @@ class Store:
                 if opts.dry_run:
                     return current, True
                 return self._commit(info, (namespace or "", name), DELETED, new, current), True
-            deadline = self.clock() + (grace or 0)
+            deadline = self.clock.time() + (grace or 0)
             if not already or grace is not None:
                 new_meta["deletionTimestamp"] = now_rfc3339(lambda: deadline)
             if info.key != ("", "namespaces"):  # the namespace registry sets no grace period

@@ -223,7 +223,7 @@ def bind_pod(store: Store, route: Route, body: Obj) -> Response:
                 "type": "PodScheduled",
                 "status": "True",
                 "lastProbeTime": None,
-                "lastTransitionTime": since or now_rfc3339(store.clock),
+                "lastTransitionTime": since or now_rfc3339(store.clock.time),
             }
         )
         status["conditions"] = conditions

@@ -10,6 +10,9 @@ of a current release decision by decision: column names, types (a column may be 
 ``string`` while its cells are integers, as upstream does), formats, priorities and cell
 contents. Custom resources get their CRD's ``additionalPrinterColumns`` (default: Name and
 Age); other kinds the default convertor's Name and Created At.
+
+Ages are measured from the server's time: :func:`table` takes ``now`` (the store's clock, so
+that a cluster on a simulated clock prints virtual ages), else the real wall clock.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from decimal import ROUND_UP, Decimal, InvalidOperation
 from typing import Any, NamedTuple
 
@@ -27,6 +31,17 @@ from jsonpath_ng import ext as jsonpath_ext
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import Obj, parse_rfc3339
 from kube_runtime.selectors import SelectorError, format_label_selector, label_selector_from_dict
+
+#: The time the table being rendered on this thread measures ages from (None: the real clock).
+_NOW: ContextVar[float | None] = ContextVar("table_now", default=None)
+
+
+def _now(now: float | None) -> float:
+    """``now``, else the time of the table being rendered, else the real wall clock."""
+    if now is not None:
+        return now
+    rendering = _NOW.get()
+    return time.time() if rendering is None else rendering
 
 
 class Column(NamedTuple):
@@ -90,7 +105,7 @@ def human_age(timestamp: Any, now: float | None = None) -> str:
         then = parse_rfc3339(timestamp)
     except (ValueError, TypeError):
         return "<unknown>"
-    return human_duration((time.time() if now is None else now) - then)
+    return human_duration(_now(now) - then)
 
 
 def _get(obj: Any, *path: str) -> Any:
@@ -353,7 +368,7 @@ def pod_summary(pod: Obj, now: float | None = None) -> PodSummary:
 
     restarts_text = str(restarts)
     if restarts and last_restart is not None:
-        ago = human_duration((time.time() if now is None else now) - last_restart)
+        ago = human_duration(_now(now) - last_restart)
         restarts_text = f"{restarts} ({ago} ago)"
     return PodSummary(f"{ready}/{total}", reason, restarts_text)
 
@@ -885,10 +900,27 @@ def table(
     resource_version: str,
     include_object: str | None,
     served: Callable[[list[Obj]], list[Obj]] | None = None,
+    *,
+    now: float | None = None,
 ) -> dict[str, Any]:
     """The ``Table`` of ``objects`` (stored form: the printers read it); with
     ``includeObject=Object`` each row carries its object as ``served`` gives it (in the
-    requested version; default: as stored)."""
+    requested version; default: as stored). Ages are measured from ``now`` (epoch seconds;
+    None: the real wall clock)."""
+    token = _NOW.set(now)
+    try:
+        return _table(info, objects, resource_version, include_object, served)
+    finally:
+        _NOW.reset(token)
+
+
+def _table(
+    info: ResourceInfo,
+    objects: list[Obj],
+    resource_version: str,
+    include_object: str | None,
+    served: Callable[[list[Obj]], list[Obj]] | None,
+) -> dict[str, Any]:
     cols = columns_for(info)
     if len(objects) > 1 and not info.custom:
         from kube_runtime.envtest.server.builtin_groups import ROW_ORDER  # imports this module

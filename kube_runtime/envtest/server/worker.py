@@ -7,13 +7,17 @@ The queue de-duplicates: an item already waiting is not queued again (the handle
 level-based, reading the store when they run, so one look covers every event that asked for
 it). An item is taken off the pending set before it is handled, so an event arriving while it
 is being handled queues it once more.
+
+The worker runs on the store's clock (:attr:`Store.clock`): its thread waits on a condition
+of that clock, so under a :class:`~kube_runtime.clock.SimClock` an idle worker does not keep
+virtual time from moving.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
@@ -40,11 +44,14 @@ class StoreWorker(Generic[T]):
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._queue: queue.Queue[T | None] = queue.Queue()  # None: stop
+        clock = store.clock
+        self._pending_lock = threading.Lock()
+        # What the worker takes next (None: stop); the condition says something was queued.
+        self._queue: deque[T | None] = deque()
+        self._queued = clock.condition(self._pending_lock)
         self._pending: set[T] = set()  # queued, not yet taken by the worker
         self._outstanding = 0  # items queued or being handled
-        self._pending_lock = threading.Lock()
-        self._idle = threading.Event()
+        self._idle = clock.event()
         self._idle.set()
         self._thread: threading.Thread | None = None
         self._log = logging.getLogger(type(self).__module__)
@@ -102,7 +109,8 @@ class StoreWorker(Generic[T]):
             self._pending.add(item)
             self._outstanding += 1
             self._idle.clear()
-        self._queue.put_nowait(item)
+            self._queue.append(item)
+            self._queued.notify()
 
     def wait_idle(self, timeout: float = 5.0) -> bool:
         """Block until nothing is queued or being handled (tests); False on timeout."""
@@ -126,15 +134,20 @@ class StoreWorker(Generic[T]):
         thread, self._thread = self._thread, None
         if thread is None:
             return
-        self._queue.put(None)
+        with self._pending_lock:
+            self._queue.append(None)
+            self._queued.notify()
         thread.join(timeout)
 
     def _run(self) -> None:
+        queue, queued = self._queue, self._queued
         while True:
-            item = self._queue.get()
-            if item is None:
-                return
             with self._pending_lock:
+                while not queue:
+                    queued.wait()
+                item = queue.popleft()
+                if item is None:
+                    return
                 self._pending.discard(item)
             try:
                 self._handle(item)

@@ -204,7 +204,7 @@ class Writes:
         return object_response(route, stored, 201 if op == "create" else 200)
 
     def _now(self) -> str:
-        return now_rfc3339(self.store.clock)
+        return now_rfc3339(self.store.clock.time)
 
     def _fields_hook(self, request: Request, route: Route) -> FieldsHook:
         """Records the write in managedFields as an Update by the request's manager."""

@@ -1,0 +1,226 @@
+"""The embedded cluster on a simulated clock (issue 28): the API server's timers, its workers and
+the simulated kubelet run in virtual time, and the timestamps they write are virtual.
+
+Each test builds a cluster inside ``SimClock.activate()`` and talks to it over HTTP with the
+framework's client; Kubernetes' real timings (a 30 s grace period, a 10 s postStart hook) take
+milliseconds of wall time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from kube_runtime.client import Client
+from kube_runtime.clock import REAL, SIM_EPOCH, RealClock, SimClock
+from kube_runtime.envtest.cluster import EmbeddedCluster
+from kube_runtime.envtest.server.storage import parse_rfc3339
+
+NS = "default"
+EPOCH = "2026-01-01T00:00:00Z"  # SIM_EPOCH
+
+
+def _pod(name: str, **spec: Any) -> dict[str, Any]:
+    container = {"name": "c", "image": "nginx:1.25"}
+    container.update(spec.pop("container", {}))
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"containers": [container], **spec},
+    }
+
+
+def _condition(pod: dict[str, Any], type_: str) -> dict[str, Any]:
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == type_:
+            return dict(c)
+    return {}
+
+
+def _ready(pod: dict[str, Any]) -> bool:
+    return _condition(pod, "Ready").get("status") == "True"
+
+
+def _pod_if(client: Client, name: str, test: Callable[[dict[str, Any]], bool]) -> Any:
+    """Pod ``name`` when ``test`` says so, else None."""
+    pod = client.get("v1/Pod", name, NS)
+    return pod if test(pod) else None
+
+
+def _running(pod: dict[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") == "Running"
+
+
+def _at(stamp: str) -> float:
+    """Virtual seconds since the simulation started of an RFC 3339 timestamp."""
+    return parse_rfc3339(stamp) - SIM_EPOCH
+
+
+def _until(sim: SimClock, what: Callable[[], Any], within: float, step: float = 0.1) -> Any:
+    """Poll ``what`` every ``step`` virtual seconds until truthy; its value. Fails after
+    ``within`` virtual seconds."""
+    deadline = sim.monotonic() + within
+    while True:
+        value = what()
+        if value:
+            return value
+        assert sim.monotonic() < deadline, f"not within {within} virtual seconds"
+        sim.sleep(step)
+
+
+@pytest.fixture
+def sim() -> Iterator[SimClock]:
+    """A simulated clock active for the test; the test's wall time is bounded."""
+    clock = SimClock(stall_timeout=10)
+    started = time.monotonic()
+    with clock.activate():
+        yield clock
+    assert time.monotonic() - started < 5.0, "simulated time took real time"
+
+
+@pytest.fixture
+def cluster(sim: SimClock) -> Iterator[EmbeddedCluster]:
+    """A cluster built and started inside the simulation (the current clock), stopped in it."""
+    cluster = EmbeddedCluster(pod_ready_after=5)
+    assert cluster.clock is sim and cluster.store.clock is sim
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def client(cluster: EmbeddedCluster) -> Iterator[Client]:
+    with cluster.client() as c:
+        yield c
+
+
+def test_timestamps_are_virtual(sim: SimClock, client: Client) -> None:
+    sim.sleep(42)
+    cm = client.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": NS}}
+    )
+    assert cm["metadata"]["creationTimestamp"] == "2026-01-01T00:00:42Z"
+    node = client.get("v1/Node", "embedded-node")
+    assert node["metadata"]["creationTimestamp"] == EPOCH
+    assert _condition(node, "Ready")["lastTransitionTime"] == EPOCH
+
+
+def test_a_pod_is_ready_after_pod_ready_after_virtual_seconds(
+    sim: SimClock, client: Client
+) -> None:
+    sim.sleep(100)
+    client.create(_pod("p"))
+    pod = _until(sim, lambda: _pod_if(client, "p", _ready), 60)
+    assert sim.monotonic() == pytest.approx(105.0, abs=0.11)
+    assert pod["metadata"]["creationTimestamp"] == "2026-01-01T00:01:40Z"
+    assert pod["status"]["phase"] == "Running"
+    assert _at(pod["status"]["startTime"]) == 100
+    state = pod["status"]["containerStatuses"][0]["state"]["running"]
+    assert state["startedAt"] == "2026-01-01T00:01:45Z"
+    assert _condition(pod, "Ready")["lastTransitionTime"] == "2026-01-01T00:01:45Z"
+    assert _condition(pod, "PodScheduled")["lastTransitionTime"] == "2026-01-01T00:01:40Z"
+
+
+def test_a_post_start_sleep_delays_readiness_by_virtual_seconds(
+    sim: SimClock, client: Client
+) -> None:
+    hook = {"lifecycle": {"postStart": {"exec": {"command": ["sh", "-c", "sleep 10"]}}}}
+    client.create(_pod("hooked", container=hook))
+    running = _until(sim, lambda: _pod_if(client, "hooked", _running), 60)
+    assert not _ready(running)
+    state = running["status"]["containerStatuses"][0]["state"]["running"]
+    assert _at(state["startedAt"]) == 5  # pod_ready_after
+    pod = _until(sim, lambda: _pod_if(client, "hooked", _ready), 60)
+    assert sim.monotonic() == pytest.approx(15.0, abs=0.11)
+    assert _at(_condition(pod, "Ready")["lastTransitionTime"]) == 15
+
+
+def test_graceful_deletion_takes_the_grace_period_in_virtual_time(
+    sim: SimClock, client: Client
+) -> None:
+    client.create(_pod("doomed", terminationGracePeriodSeconds=30))
+    _until(sim, lambda: _ready(client.get("v1/Pod", "doomed", NS)), 60)
+    sim.sleep(10)  # virtual 15 s
+    client.delete("v1/Pod", "doomed", NS)
+    deleted_at = sim.monotonic()
+    pod = client.get("v1/Pod", "doomed", NS)
+    assert _at(pod["metadata"]["deletionTimestamp"]) == 45  # now + the grace period
+    assert pod["metadata"]["deletionGracePeriodSeconds"] == 30
+    sim.sleep(29.9)
+    assert client.get("v1/Pod", "doomed", NS)["metadata"]["name"] == "doomed"
+
+    def gone() -> bool:
+        return not client.list("v1/Pod", NS)["items"]
+
+    _until(sim, gone, 5, step=0.01)
+    assert sim.monotonic() - deleted_at == pytest.approx(30.0, abs=0.011)
+
+
+def test_a_watch_times_out_in_virtual_time(sim: SimClock, client: Client) -> None:
+    """``timeoutSeconds`` ends a stream on the server's (virtual) timers; the events before
+    are delivered first, each held until the client handed it on."""
+    watch = client.watch("v1/ConfigMap", NS, timeout_seconds=300, allow_bookmarks=False)
+    client.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w", "namespace": NS}}
+    )
+    events = [e.type for e in watch]  # iterates until the server ends the stream
+    assert events == ["ADDED"]
+    assert sim.monotonic() == pytest.approx(300.0, abs=0.01)
+
+
+def _consume(sim: SimClock, client: Client, **options: Any) -> tuple[list[Any], threading.Thread]:
+    """Watch pods on a thread of the simulation: (type, name, virtual time) of each event."""
+    seen: list[Any] = []
+    watch = client.watch("v1/Pod", NS, **options)
+
+    def run() -> None:
+        for event in watch:
+            seen.append((event.type, event.object["metadata"].get("name"), sim.monotonic()))
+        seen.append(("END", None, sim.monotonic()))
+
+    thread = threading.Thread(target=run, name="test-watch")
+    thread.start()
+    return seen, thread
+
+
+def test_time_does_not_move_past_a_watch_event_not_handed_on(
+    sim: SimClock, client: Client
+) -> None:
+    """Every line written to a simulated client's watch holds the clock until the client has
+    handed its event on: the consumer sees each event at the virtual instant it happened,
+    however long the test thread's own wait."""
+    seen, thread = _consume(sim, client, allow_bookmarks=False, timeout_seconds=100)
+    client.create(_pod("p"))
+    sim.sleep(1000)  # nothing keeps the clock: it jumps as soon as the events are taken up
+    thread.join()
+    assert [(t, n) for t, n, _ in seen][:1] == [("ADDED", "p")]
+    times = {t: when for t, _, when in seen}
+    assert all(when in (0.0, 5.0, 100.0) for _, _, when in seen), seen
+    assert times["ADDED"] == 0.0  # created (and scheduled) at 0
+    assert times["MODIFIED"] == 5.0  # the last change: running and ready at 5
+    assert times["END"] == 100.0  # the stream's timeout
+    assert sim.monotonic() == 1000.0
+
+
+def test_bookmarks_come_every_minute_of_virtual_time(sim: SimClock, client: Client) -> None:
+    seen, thread = _consume(sim, client, allow_bookmarks=True, timeout_seconds=200)
+    thread.join()
+    assert [(t, when) for t, _, when in seen] == [
+        ("BOOKMARK", 60.0),
+        ("BOOKMARK", 120.0),
+        ("BOOKMARK", 180.0),
+        ("END", 200.0),
+    ]
+
+
+def test_the_real_clock_is_the_default_outside_a_simulation() -> None:
+    cluster = EmbeddedCluster(kubelet=False)
+    assert cluster.clock is REAL and isinstance(cluster.http.clock, RealClock)
+    assert cluster.api.bookmark_interval == 1.0
