@@ -190,9 +190,7 @@ def _consume(sim: SimClock, client: Client, **options: Any) -> tuple[list[Any], 
     return seen, thread
 
 
-def test_time_does_not_move_past_a_watch_event_not_handed_on(
-    sim: SimClock, client: Client
-) -> None:
+def test_time_does_not_move_past_a_watch_event_not_handed_on(sim: SimClock, client: Client) -> None:
     """Every line written to a simulated client's watch holds the clock until the client has
     handed its event on: the consumer sees each event at the virtual instant it happened,
     however long the test thread's own wait."""
@@ -218,6 +216,23 @@ def test_bookmarks_come_every_minute_of_virtual_time(sim: SimClock, client: Clie
         ("BOOKMARK", 180.0),
         ("END", 200.0),
     ]
+
+
+def test_a_real_clock_cluster_started_in_a_simulation_stays_out_of_it(sim: SimClock) -> None:
+    """A cluster on the real clock (a session-wide one) started by a participant: its threads
+    are not participants (their waits are real), so they never keep virtual time still."""
+    cluster = EmbeddedCluster(clock=REAL, pod_ready_after=0.01)
+    cluster.start()
+    try:
+        with cluster.client() as c:
+            c.create(_pod("real"))
+            sim.sleep(100)  # moves at once: nothing of the cluster takes part
+            assert sim.monotonic() == 100.0
+            pod = c.get("v1/Pod", "real", NS)
+            assert abs(parse_rfc3339(pod["metadata"]["creationTimestamp"]) - time.time()) < 5
+            _until(sim, lambda: _ready(c.get("v1/Pod", "real", NS)), 1000, step=0.01)
+    finally:
+        cluster.stop()
 
 
 def test_the_real_clock_is_the_default_outside_a_simulation() -> None:

@@ -102,6 +102,7 @@ from kube_runtime.envtest.server.storage import (
     Stored,
     now_rfc3339,
 )
+from kube_runtime.envtest.server.worker import start_thread
 from kube_runtime.meta import Obj
 from kube_runtime.workloads.containermeta import (
     RUNTIME_META_ANNOTATION,
@@ -438,7 +439,7 @@ class Kubelet:
             threading.Thread(target=self._timer_loop, name="kubelet-timers", daemon=True),
         ]
         for t in self._threads:
-            t.start()
+            start_thread(t, self.clock)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop listening and join both threads (pending work is dropped). Idempotent."""

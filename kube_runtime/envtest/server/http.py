@@ -876,7 +876,10 @@ class HttpServer:
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="embedded-apiserver", daemon=True)
-        self._thread.start()
+        if self._real_time:  # its waits are real: never a participant of a simulation
+            _clock.start_detached(self._thread)
+        else:
+            self._thread.start()
         self._started.wait(10)
         if self._error is not None:
             raise RuntimeError(

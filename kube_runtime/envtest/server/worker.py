@@ -21,11 +21,24 @@ from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
+from kube_runtime.clock import Clock, RealClock, start_detached
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import Event, Obj, Store
 
 T = TypeVar("T", bound=Hashable)
+
+
+def start_thread(thread: threading.Thread, clock: Clock) -> None:
+    """Start a thread of the embedded cluster that runs on ``clock``. On the real clock it is
+    started outside any simulation (:func:`~kube_runtime.clock.start_detached`): its waits are
+    real, and as a participant of a test's :class:`~kube_runtime.clock.SimClock` (a cluster
+    started by one) it would keep virtual time from moving. On another clock it starts as
+    usual, a participant when started by one."""
+    if isinstance(clock, RealClock):
+        start_detached(thread)
+    else:
+        thread.start()
 
 
 class StoreWorker(Generic[T]):
@@ -126,7 +139,7 @@ class StoreWorker(Generic[T]):
             self.store.add_listener(self._on_event)
             self._seed()
         self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
-        self._thread.start()
+        start_thread(self._thread, self.store.clock)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Remove the listener, let the worker finish what is queued and join it. Idempotent."""
