@@ -112,6 +112,57 @@ def test_timestamps_are_virtual(sim: SimClock, client: Client) -> None:
     assert _condition(node, "Ready")["lastTransitionTime"] == EPOCH
 
 
+def test_table_ages_are_virtual(sim: SimClock, client: Client) -> None:
+    """``kubectl get``'s Age column is measured from the server's (virtual) time."""
+    client.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "aged", "namespace": NS}}
+    )
+    sim.sleep(150)
+    table = client.request(
+        "GET",
+        f"/api/v1/namespaces/{NS}/configmaps/aged",
+        accept="application/json;as=Table;v=v1;g=meta.k8s.io",
+    )
+    names = [c["name"] for c in table["columnDefinitions"]]
+    assert table["rows"][0]["cells"][names.index("Age")] == "2m30s"
+
+
+def test_crd_conditions_are_stamped_with_virtual_time(sim: SimClock, client: Client) -> None:
+    sim.sleep(7)
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    client.create(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {
+                "group": "example.com",
+                "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema}],
+            },
+        }
+    )
+    crd = _until(
+        sim,
+        lambda: _established(
+            client.get("apiextensions.k8s.io/v1/CustomResourceDefinition", "widgets.example.com")
+        ),
+        10,
+    )
+    assert _condition(crd, "Established")["lastTransitionTime"] == "2026-01-01T00:00:07Z"
+    sim.sleep(5)
+    deleting = client.delete(
+        "apiextensions.k8s.io/v1/CustomResourceDefinition", "widgets.example.com"
+    )
+    assert deleting["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:12Z"
+    assert _condition(deleting, "Terminating")["lastTransitionTime"] == "2026-01-01T00:00:12Z"
+
+
+def _established(crd: dict[str, Any]) -> Any:
+    return crd if _condition(crd, "Established").get("status") == "True" else None
+
+
 def test_a_pod_is_ready_after_pod_ready_after_virtual_seconds(
     sim: SimClock, client: Client
 ) -> None:
