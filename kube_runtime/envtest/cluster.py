@@ -110,7 +110,7 @@ class EmbeddedCluster:
         admission = Admission(priority_classes=lambda: priority_classes(self.store))
         self.store = Store(
             self.registry,
-            KubeStrategy(admission),
+            KubeStrategy(admission, clock=self.clock),
             history_size=history_size,
             history_age=history_age,
             clock=self.clock,

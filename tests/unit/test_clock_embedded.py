@@ -163,6 +163,29 @@ def _established(crd: dict[str, Any]) -> Any:
     return crd if _condition(crd, "Established").get("status") == "True" else None
 
 
+def test_csr_conditions_are_stamped_with_virtual_time(sim: SimClock, client: Client) -> None:
+    import base64
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sim")])
+    request = x509.CertificateSigningRequestBuilder().subject_name(name).sign(key, hashes.SHA256())
+    pem = base64.b64encode(request.public_bytes(serialization.Encoding.PEM)).decode()
+    path = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+    spec = {"request": pem, "signerName": "example.com/signer", "usages": ["digital signature"]}
+    body = {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest"}
+    created = client.request("POST", path, body={**body, "metadata": {"name": "c"}, "spec": spec})
+    sim.sleep(33)
+    created["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "T"}]}
+    approved = client.request("PUT", f"{path}/c/approval", body=created)
+    (condition,) = approved["status"]["conditions"]
+    assert condition["lastUpdateTime"] == condition["lastTransitionTime"] == "2026-01-01T00:00:33Z"
+
+
 def test_a_pod_is_ready_after_pod_ready_after_virtual_seconds(
     sim: SimClock, client: Client
 ) -> None:

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import time
 from collections.abc import Mapping
 from typing import Any, Final
 
 from cryptography import x509
 
 from kube_runtime.envtest.server.errors import Cause
-from kube_runtime.envtest.server.storage import now_rfc3339
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _get, _list, _str
 from kube_runtime.envtest.server.validation import (
     INVALID,
@@ -36,6 +34,7 @@ __all__ = [
     "KEY",
     "check_csr",
     "prepare_csr",
+    "stamp_conditions",
 ]
 
 GROUP: Final = "certificates.k8s.io"
@@ -54,7 +53,7 @@ _CERTIFICATE_BEGIN: Final = b"-----BEGIN CERTIFICATE-----"
 
 def prepare_csr(obj: dict[str, Any], old: Mapping[str, Any] | None) -> None:
     """On create the requester's identity (the embedded server authenticates one user, an
-    administrator); on every write, condition timestamps where a condition has none."""
+    administrator). The strategy then stamps the conditions (:func:`stamp_conditions`)."""
     spec = obj.get("spec")
     if old is None and isinstance(spec, dict):
         username = str(USER_INFO["username"])
@@ -62,8 +61,12 @@ def prepare_csr(obj: dict[str, Any], old: Mapping[str, Any] | None) -> None:
         spec["uid"] = username
         spec["groups"] = [*USER_INFO["groups"], "system:authenticated"]
         spec.pop("extra", None)
+
+
+def stamp_conditions(obj: dict[str, Any], stamp: str) -> None:
+    """On every write, ``stamp`` (the server's time, RFC 3339) as the timestamps of the
+    conditions that have none."""
     conditions = _map(obj.get("status")).get("conditions")
-    stamp = now_rfc3339(time.time)
     for condition in conditions if isinstance(conditions, list) else ():
         if isinstance(condition, dict):
             condition.setdefault("lastUpdateTime", stamp)

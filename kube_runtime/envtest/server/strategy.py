@@ -20,8 +20,10 @@ from typing import Any
 
 import orjson
 
+from kube_runtime import clock as _clock
 from kube_runtime.client.registry import drop_empty_collections
 from kube_runtime.envtest.server import (
+    builtin_certificates,
     builtin_groups,
     crdschema,
     defaults,
@@ -32,17 +34,22 @@ from kube_runtime.envtest.server import (
 from kube_runtime.envtest.server.admission import Admission
 from kube_runtime.envtest.server.memo import Memo, json_key
 from kube_runtime.envtest.server.resources import ResourceInfo
-from kube_runtime.envtest.server.storage import Obj
+from kube_runtime.envtest.server.storage import Obj, now_rfc3339
 
 _CLUSTER_IPS = ipaddress.ip_network("10.96.0.0/16")
 
 
 class KubeStrategy:
     """``admission``: the mutating admission run after defaulting (None: a default
-    :class:`Admission`, which knows only the built-in priority classes)."""
+    :class:`Admission`, which knows only the built-in priority classes). ``clock``: the
+    server's time, which the timestamps the strategy fills in are (None: the current clock;
+    the store's, which the embedded cluster passes)."""
 
-    def __init__(self, admission: Admission | None = None) -> None:
+    def __init__(
+        self, admission: Admission | None = None, *, clock: _clock.Clock | None = None
+    ) -> None:
         self.admission = admission if admission is not None else Admission()
+        self.clock: _clock.Clock = _clock.resolve(clock, "KubeStrategy")
         self._ip_lock = threading.Lock()
         self._next_ip = itertools.count(10)
         self._pod_specs: Memo[tuple[object, list[_Edit] | None, str]] = Memo()
@@ -134,6 +141,8 @@ class KubeStrategy:
             return
         if info.key == ("", "services"):
             _keep_allocated_ips(obj, old)
+        elif info.key == builtin_certificates.KEY:
+            builtin_certificates.stamp_conditions(obj, now_rfc3339(self.clock.time))
         builtin_groups.prepare(info.key, obj, old)
         defaults.apply_defaults(info.storage_group, info.kind, obj)
         self.admission.admit_update(info, obj, old)
