@@ -292,6 +292,32 @@ def test_bookmarks_come_every_minute_of_virtual_time(sim: SimClock, client: Clie
     ]
 
 
+def test_a_client_kubelet_runs_on_the_simulated_clock(sim: SimClock) -> None:
+    """The kubelet that works through a client (its informers, delays and timestamps) on the
+    current clock, against a cluster of the same simulation."""
+    from kube_runtime.envtest.kubelet import ClientKubelet
+
+    cluster = EmbeddedCluster(kubelet=False)
+    cluster.start()
+    try:
+        with cluster.client() as c:
+            kubelet = ClientKubelet(c, ready_after=5, node_name="n1")
+            assert kubelet.clock is sim
+            kubelet.start()
+            try:
+                sim.sleep(10)
+                c.create(_pod("p"))
+                pod = _until(sim, lambda: _pod_if(c, "p", _ready), 60, step=0.5)
+                assert 15.0 <= sim.monotonic() <= 15.5  # polled every 0.5 s
+                assert _at(pod["status"]["startTime"]) == 10
+                state = pod["status"]["containerStatuses"][0]["state"]["running"]
+                assert _at(state["startedAt"]) == 15
+            finally:
+                kubelet.stop()
+    finally:
+        cluster.stop()
+
+
 def test_a_real_clock_cluster_started_in_a_simulation_stays_out_of_it(sim: SimClock) -> None:
     """A cluster on the real clock (a session-wide one) started by a participant: its threads
     are not participants (their waits are real), so they never keep virtual time still."""
