@@ -281,6 +281,36 @@ def test_time_does_not_move_past_a_watch_event_not_handed_on(sim: SimClock, clie
     assert sim.monotonic() == 1000.0
 
 
+def test_a_converted_watch_is_held_from_when_its_line_is_queued(
+    sim: SimClock, cluster: EmbeddedCluster, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watch whose objects go through a conversion (a CRD's webhook; here an identity on
+    config maps) is written by a thread of its own, which waits on the clock; its lines are
+    held from when they are queued."""
+
+    def converter(info: Any) -> Any:
+        return (lambda objects, version: objects) if info.plural == "configmaps" else None
+
+    monkeypatch.setattr(cluster.api.conversions, "converter", converter)
+    watch = client.watch("v1/ConfigMap", NS, allow_bookmarks=True, timeout_seconds=100)
+    seen: list[tuple[str, float]] = []
+
+    def run() -> None:
+        seen.extend((event.type, sim.monotonic()) for event in watch)
+        seen.append(("END", sim.monotonic()))
+
+    thread = threading.Thread(target=run, name="test-watch")
+    thread.start()
+    threading_names = {t.name for t in threading.enumerate()}
+    assert "watch-convert" in threading_names
+    client.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": NS}}
+    )
+    sim.sleep(1000)
+    thread.join()
+    assert seen == [("ADDED", 0.0), ("BOOKMARK", 60.0), ("END", 100.0)]
+
+
 def test_bookmarks_come_every_minute_of_virtual_time(sim: SimClock, client: Client) -> None:
     seen, thread = _consume(sim, client, allow_bookmarks=True, timeout_seconds=200)
     thread.join()
