@@ -28,7 +28,7 @@ import os
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ import pytest
 
 if TYPE_CHECKING:  # imported when a fixture runs: loading the plugin stays cheap and inert
     from kube_runtime.client import Client
+    from kube_runtime.clock import Clock
     from kube_runtime.envtest.server.faults import Faults
 
 BACKEND_ENV = "KUBE_RUNTIME_BACKEND"
@@ -59,6 +60,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=BACKENDS,
         default=None,
         help=f"cluster backend of the fixtures (default: ${BACKEND_ENV} or embedded)",
+    )
+    group.addoption(
+        "--sim-seed",
+        dest="sim_seed",
+        default=None,
+        help="seed of the simulated clocks (sim_clock, @pytest.mark.simtime): the order of "
+        "waiters due at the same virtual instant and the framework's jitter",
     )
     parser.addini(
         "kube_runtime_namespace_wait",
@@ -90,6 +98,11 @@ def backend_of(config: pytest.Config) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "simtime(seed=None, stall_timeout=60): run the test on a simulated clock (the sim_clock "
+        "fixture first); real time on the real backend",
+    )
     config.addinivalue_line(
         "markers",
         "embedded_only(reason): needs the embedded server (skipped on the real backend)",
@@ -125,6 +138,12 @@ def _skip_reason(item: pytest.Item) -> str | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        names = getattr(item, "fixturenames", None)
+        if item.get_closest_marker("simtime") is not None and isinstance(names, list):
+            if "sim_clock" in names:
+                names.remove("sim_clock")
+            names.insert(0, "sim_clock")  # set up first: every other fixture runs on it
     if backend_of(config) != "real":
         return
     for item in items:
@@ -328,3 +347,105 @@ def wait_for() -> Callable[..., Any]:
     from kube_runtime.envtest.waiting import wait_for as _wait_for
 
     return _wait_for
+
+
+# --- simulated time ---------------------------------------------------------------------------
+
+
+def _sim_settings(request: pytest.FixtureRequest) -> tuple[int | None, float]:
+    """The seed (``--sim-seed``, else the ``simtime`` marker's, else None) and the stall
+    timeout (real seconds) of a test's simulated clock."""
+    marker = request.node.get_closest_marker("simtime")
+    kwargs = marker.kwargs if marker is not None else {}
+    option = request.config.getoption("sim_seed", None)
+    seed = int(option) if option is not None else kwargs.get("seed")
+    return seed, float(kwargs.get("stall_timeout", 60.0))
+
+
+@pytest.fixture
+def sim_clock(request: pytest.FixtureRequest) -> Iterator[Clock]:
+    """A :class:`~kube_runtime.clock.SimClock` active for the rest of the test (fixtures
+    requested after it, the test body and their teardown run on it): virtual time that jumps
+    to the next deadline whenever every participant thread is blocked. On the real backend it
+    is :data:`~kube_runtime.clock.REAL` and the test runs in real time. A failure's report
+    shows the clock's seed and virtual time (``--sim-seed N`` replays a seed)."""
+    from kube_runtime import clock
+
+    if backend_of(request.config) == "real":
+        yield clock.REAL
+        return
+    seed, stall = _sim_settings(request)
+    sim = clock.SimClock(seed=seed, stall_timeout=stall)
+    request.node.stash[_SIM_KEY] = sim
+    with sim.activate():
+        yield sim
+
+
+@pytest.fixture
+def sim_cluster(sim_clock: Clock, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """An embedded cluster of the test's own on the simulated clock: its API server's timers,
+    garbage collector and kubelet run in virtual time, and its timestamps are virtual. On the
+    real backend, the session cluster (real time)."""
+    from kube_runtime.envtest.cluster import EmbeddedCluster
+
+    if backend_of(request.config) == "real":
+        yield request.getfixturevalue("embedded_cluster")
+        return
+    cluster = EmbeddedCluster(pod_ready_after=0.02, clock=sim_clock)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def sim_kubeconfig(sim_cluster: Any, tmp_path: Path) -> Path:
+    """A kubeconfig file for :func:`sim_cluster` (for ``kube-runtime`` entry points in-process)."""
+    path: Path = sim_cluster.write_kubeconfig(tmp_path / "sim-kubeconfig")
+    return path
+
+
+@pytest.fixture
+def sim_client(sim_cluster: Any) -> Iterator[Client]:
+    """A :class:`~kube_runtime.client.Client` of :func:`sim_cluster`."""
+    c: Client = sim_cluster.client()
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def sim_namespace(sim_cluster: Any, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A namespace in :func:`sim_cluster` (the :func:`namespace` fixture's on the real
+    backend; on the embedded one the cluster is the test's own and goes with it)."""
+    if backend_of(request.config) == "real":
+        yield request.getfixturevalue("namespace")
+        return
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    sim_cluster.store.create(
+        sim_cluster.resource("", "namespaces"), None, {"metadata": {"name": name}}
+    )
+    yield name
+
+
+_SIM_KEY = pytest.StashKey["Clock"]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    """A failed test that ran on a simulated clock reports the clock's seed and time."""
+    outcome = yield
+    report = outcome.get_result()
+    sim = item.stash.get(_SIM_KEY, None)
+    if sim is not None and report.failed:
+        report.sections.append(
+            (
+                "simulated clock",
+                f"seed={getattr(sim, 'seed', None)} (replay with --sim-seed), virtual time "
+                f"{sim.monotonic():.3f} s ({sim.now().isoformat()})",
+            )
+        )

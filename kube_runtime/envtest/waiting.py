@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TypeVar
+
+from kube_runtime import clock
 
 T = TypeVar("T")
 
@@ -22,9 +23,12 @@ def wait_for(
     """Call ``predicate`` until it returns a truthy value and return that value.
 
     Exceptions raised by the predicate count as "not yet" and the last one is reported on
-    timeout; the interval grows gently up to 0.2 s so long waits stay cheap.
+    timeout; the interval grows gently up to 0.2 s so long waits stay cheap. Time is the
+    current clock's (:func:`kube_runtime.clock.current`): under a simulated clock the timeout
+    and the pauses are virtual, so a wait of minutes costs milliseconds.
     """
-    deadline = time.monotonic() + timeout
+    clk = clock.current()
+    deadline = clk.monotonic() + timeout
     last: object = None
     delay = interval
     while True:
@@ -35,9 +39,9 @@ def wait_for(
             last = value
         except Exception as e:
             last = e
-        if time.monotonic() >= deadline:
+        if clk.monotonic() >= deadline:
             raise WaitTimeout(
                 f"timed out after {timeout:.1f}s waiting for {message}; last result: {last!r}"
             )
-        time.sleep(delay)
+        clk.sleep(delay)
         delay = min(delay * 1.5, 0.2)
