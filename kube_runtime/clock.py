@@ -581,6 +581,7 @@ class SimClock(_VirtualClock):
         self._owner_waiter: _Waiter | None = None
         self._changed = time.monotonic()
         self._failure: BaseException | None = None
+        self._settling: list[_Waiter] = []
         self._active = False
         self._exits = _VirtualCondition(self, threading.Lock())
         self._key_prefix = f"sim{id(self):x}-"
@@ -750,8 +751,24 @@ class SimClock(_VirtualClock):
 
     # moving the time
 
+    def settle(self) -> None:
+        """Block until every other participant waits on the clock (or is idle) and nothing is
+        held, without moving the time (synctest's ``Wait``): what was set off at this instant
+        has then run its course, so a check made next sees the same state on every run."""
+        waiter = self._new_waiter(None)
+        with self._lock:
+            if not self._active:
+                return
+            self._settling.append(waiter)
+        self._block(waiter, "settle")
+
     def _maybe_advance_locked(self) -> None:
         if not self._active or self._running > 0 or self._held_total > 0:
+            return
+        if self._settling:
+            settling, self._settling = self._settling, []
+            for waiter in settling:
+                self._wake_locked(waiter, timed_out=False)
             return
         nxt = self._next_deadline_locked()
         if nxt is None:

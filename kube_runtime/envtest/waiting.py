@@ -25,13 +25,18 @@ def wait_for(
     Exceptions raised by the predicate count as "not yet" and the last one is reported on
     timeout; the interval grows gently up to 0.2 s so long waits stay cheap. Time is the
     current clock's (:func:`kube_runtime.clock.current`): under a simulated clock the timeout
-    and the pauses are virtual, so a wait of minutes costs milliseconds.
+    and the pauses are virtual, so a wait of minutes costs milliseconds, and each check is made
+    once everything set off at that virtual instant has run (:meth:`~kube_runtime.clock.SimClock.settle`),
+    so a simulated test sees the same states at the same instants on every run.
     """
     clk = clock.current()
+    settle = getattr(clk, "settle", None)  # a simulated clock: check at quiescence
     deadline = clk.monotonic() + timeout
     last: object = None
     delay = interval
     while True:
+        if settle is not None:
+            settle()
         try:
             value = predicate()
             if value:

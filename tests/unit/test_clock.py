@@ -229,3 +229,21 @@ def test_sim_clock_join_of_a_participant_waits_in_virtual_time() -> None:
 def test_sim_clock_rng_is_seeded() -> None:
     assert SimClock(seed=3).rng.random() == SimClock(seed=3).rng.random()
     assert SimClock().rng.random() == SimClock(seed=0).rng.random()
+
+
+def test_sim_clock_settle_waits_for_what_runs_at_this_instant_without_moving_time() -> None:
+    sim = SimClock()
+    with sim.activate():
+        done: list[float] = []
+
+        def worker() -> None:
+            time.sleep(0.05)  # real work, no clock wait: the instant is not over yet
+            done.append(sim.monotonic())
+            sim.sleep(10)
+
+        t = threading.Thread(target=worker)
+        t.start()
+        sim.settle()
+        assert done == [0.0] and sim.monotonic() == 0.0
+        t.join()
+        assert sim.monotonic() == 10.0
