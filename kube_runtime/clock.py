@@ -600,6 +600,7 @@ class SimClock(_VirtualClock):
         with self._lock:
             self._owner = self._register_locked(me)
             self._active = True
+            self._changed = time.monotonic()
         watchdog = threading.Thread(target=self._watch, name="simclock-watchdog", daemon=True)
         _ORIGINAL_START(watchdog)  # not a participant: it watches them
         _ACTIVE.append(self)
@@ -639,14 +640,12 @@ class SimClock(_VirtualClock):
         if p is None:
             p = self._participants[thread] = _Participant(thread)
             self._running += 1
-            self._changed = time.monotonic()
         return p
 
     def _unregister_locked(self, thread: threading.Thread) -> None:
         p = self._participants.pop(thread, None)
         if p is not None and not p.blocked:
             self._running -= 1
-            self._changed = time.monotonic()
             self._maybe_advance_locked()
 
     def _start_service_thread(self, thread: threading.Thread) -> None:
@@ -667,7 +666,6 @@ class SimClock(_VirtualClock):
             p.blocked = True
             p.where = what
             self._running -= 1
-            self._changed = time.monotonic()
         if p is self._owner:
             self._owner_waiter = waiter
         self._maybe_advance_locked()
@@ -684,7 +682,6 @@ class SimClock(_VirtualClock):
         if p is not None and p.blocked:
             p.blocked = False
             self._running += 1
-            self._changed = time.monotonic()
         if waiter is self._owner_waiter:
             self._owner_waiter = None
 
@@ -697,7 +694,6 @@ class SimClock(_VirtualClock):
                 p.blocked = True
                 p.where = "idle"
                 self._running -= 1
-                self._changed = time.monotonic()
                 self._maybe_advance_locked()
             else:
                 p = None
@@ -709,7 +705,6 @@ class SimClock(_VirtualClock):
                     if p.blocked and p.thread in self._participants:
                         p.blocked = False
                         self._running += 1
-                        self._changed = time.monotonic()
 
     def idle(self) -> contextlib.AbstractContextManager[None]:
         """The calling participant waits on something outside the clock (see the module)."""
@@ -722,7 +717,6 @@ class SimClock(_VirtualClock):
                 return
             self._held[key] = self._held.get(key, 0) + 1
             self._held_total += 1
-            self._changed = time.monotonic()
 
     def release(self, key: Hashable = None, count: int = 1) -> None:
         """``count`` hand-offs under ``key`` were taken up (never below zero)."""
@@ -736,7 +730,6 @@ class SimClock(_VirtualClock):
             else:
                 self._held[key] = have - count
             self._held_total -= count
-            self._changed = time.monotonic()
             self._maybe_advance_locked()
 
     def forget(self, key: Hashable) -> None:
@@ -746,7 +739,6 @@ class SimClock(_VirtualClock):
             count = self._held.pop(key, 0)
             if count:
                 self._held_total -= count
-                self._changed = time.monotonic()
                 self._maybe_advance_locked()
 
     # moving the time
@@ -769,6 +761,7 @@ class SimClock(_VirtualClock):
             settling, self._settling = self._settling, []
             for waiter in settling:
                 self._wake_locked(waiter, timed_out=False)
+            self._changed = time.monotonic()
             return
         nxt = self._next_deadline_locked()
         if nxt is None:
@@ -780,6 +773,7 @@ class SimClock(_VirtualClock):
                 )
             return
         self.advances += 1
+        self._changed = time.monotonic()
         self._advance_locked(nxt)
 
     def _fail_owner_locked(self, error: BaseException) -> None:
@@ -798,7 +792,6 @@ class SimClock(_VirtualClock):
                 quiet = time.monotonic() - self._changed
                 if quiet <= self.stall_timeout:
                     continue
-                self._changed = time.monotonic()
                 if self._running > 0 or self._held_total > 0:
                     error: RuntimeError = SimStall(
                         self._describe_locked(
