@@ -151,7 +151,9 @@ class Builder:
                 reader=self._manager.client,
                 writer=self._manager.api_reader,
             )
-        controller = Controller(name, inner, **self._options)
+        options = dict(self._options)
+        options.setdefault("clock", getattr(self._manager, "clock", None))
+        controller = Controller(name, inner, **options)
         cache = self._manager.cache
         if self._for is not None:
             kind, preds = self._for

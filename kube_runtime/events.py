@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from kube_runtime.client.errors import (
     is_server_error,
     is_too_many_requests,
 )
+from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Event, Kind
 from kube_runtime.retry import Backoff, retry_on
 
@@ -231,8 +231,10 @@ class _Correlator:
 class EventRecorder:
     """Records Events for one component; see the module docstring for the contract.
 
-    ``max_tries`` and ``retry_delay`` bound the work spent on one event when writes fail;
-    ``clock`` (epoch seconds) is for tests.
+    ``max_tries`` and ``retry_delay`` bound the work spent on one event when writes fail.
+    ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the current clock) stamps the events,
+    names them and times the spam filter, the aggregation window and the retries; a bare
+    epoch-seconds function still works for one release (deprecated).
     """
 
     def __init__(
@@ -244,7 +246,7 @@ class EventRecorder:
         max_queued: int = MAX_QUEUED_EVENTS,
         max_tries: int = 3,
         retry_delay: float = 0.1,
-        clock: Callable[[], float] = time.time,
+        clock: Clock | Callable[[], float] | None = None,
     ) -> None:
         self.client = client
         self.component = component
@@ -253,12 +255,12 @@ class EventRecorder:
         self._backoff = Backoff(
             steps=max(1, max_tries), duration=retry_delay, factor=2.0, jitter=1.0
         )
-        self._clock = clock
-        self._correlator = _Correlator(clock)
+        self._clock = resolve(clock, "EventRecorder", wall=True)
+        self._correlator = _Correlator(self._clock.time)
         self._queue: deque[dict[str, Any]] = deque()
         self._pending = 0  # queued + being written
-        self._cond = threading.Condition()
-        self._closed = threading.Event()
+        self._cond = self._clock.condition()
+        self._closed = self._clock.event()
         self._last_name_ns = 0
         self._thread = threading.Thread(
             target=self._run, name=f"event-recorder-{component}", daemon=True
@@ -329,11 +331,12 @@ class EventRecorder:
         reason: str,
         message: str,
     ) -> dict[str, Any]:
-        now_ns = time.time_ns()
+        now = self._clock.time()
+        now_ns = int(now * 1_000_000_000)
         with self._cond:  # names stay unique even when the clock does not move
             now_ns = max(now_ns, self._last_name_ns + 1)
             self._last_name_ns = now_ns
-        stamp = _format_time(self._clock())
+        stamp = _format_time(now)
         source: dict[str, str] = {"component": self.component}
         if self.host:
             source["host"] = self.host
@@ -361,10 +364,11 @@ class EventRecorder:
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every queued event has been written or dropped; False on timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        monotonic = self._clock.monotonic
+        deadline = None if timeout is None else monotonic() + timeout
         with self._cond:
             while self._pending:
-                remaining = None if deadline is None else deadline - time.monotonic()
+                remaining = None if deadline is None else deadline - monotonic()
                 if remaining is not None and remaining <= 0:
                     return False
                 self._cond.wait(remaining)

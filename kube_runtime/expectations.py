@@ -33,17 +33,38 @@ import enum
 import logging
 import math
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from cachetools import TTLCache
 
+from kube_runtime import clock as _clock
 from kube_runtime.reconcile import Result
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
+"""A monotonic time function (the old way of giving expectations a clock)."""
+
+ClockLike = _clock.Clock | Clock | None
+"""What the expectations take as ``clock``: a :class:`kube_runtime.clock.Clock` (None: the
+current one, captured at construction); a bare monotonic function still works for one release
+(deprecated)."""
+
+
+def _timer(clock: ClockLike, owner: str) -> Clock:
+    """The monotonic time function of ``clock`` (see :data:`ClockLike`)."""
+    if isinstance(clock, _TimerClock):
+        return clock.monotonic
+    return _clock.resolve(clock, owner).monotonic
+
+
+class _TimerClock(_clock.RealClock):
+    """A resolved time function passed on to another expectations object (no second warning)."""
+
+    def __init__(self, fn: Clock) -> None:
+        self.monotonic = fn
+
 
 EXPECTATIONS_TIMEOUT: Final = 300.0
 """Seconds after which expectations are given up on (upstream ``ExpectationsTimeout``, 5 min)."""
@@ -79,9 +100,9 @@ class ControllerExpectations:
     :meth:`deletion_observed`. A sync proceeds when :meth:`satisfied` is True.
     """
 
-    def __init__(self, ttl: float = EXPECTATIONS_TIMEOUT, clock: Clock = time.monotonic) -> None:
+    def __init__(self, ttl: float = EXPECTATIONS_TIMEOUT, clock: ClockLike = None) -> None:
         self.ttl = ttl
-        self._clock = clock
+        self._clock = clock = _timer(clock, "ControllerExpectations")
         self._lock = threading.Lock()
         # Kept for two ttls: the second one lets an expired record be seen (and logged) as such.
         self._store: TTLCache[str, ControlleeExpectations] = TTLCache(
@@ -166,8 +187,9 @@ class UIDTrackingControllerExpectations:
     once. Everything else delegates to the wrapped :class:`ControllerExpectations`.
     """
 
-    def __init__(self, ttl: float = EXPECTATIONS_TIMEOUT, clock: Clock = time.monotonic) -> None:
-        self.expectations = ControllerExpectations(ttl, clock)
+    def __init__(self, ttl: float = EXPECTATIONS_TIMEOUT, clock: ClockLike = None) -> None:
+        clock = _timer(clock, "UIDTrackingControllerExpectations")
+        self.expectations = ControllerExpectations(ttl, _TimerClock(clock))
         self._lock = threading.Lock()
         self._uids: TTLCache[str, set[str]] = TTLCache(maxsize=math.inf, ttl=2 * ttl, timer=clock)
 
@@ -257,8 +279,8 @@ class ScaleExpectations:
     A controller key's record disappears as soon as nothing is expected any more.
     """
 
-    def __init__(self, clock: Clock = time.monotonic) -> None:
-        self._clock = clock
+    def __init__(self, clock: ClockLike = None) -> None:
+        self._clock = _timer(clock, type(self).__name__)
         self._lock = threading.Lock()
         self._records: dict[str, _ScaleRecord] = {}
 
@@ -350,10 +372,10 @@ class UpdateExpectations:
     def __init__(
         self,
         equal_to_revision: RevisionMatcher = equal_to_revision_hash,
-        clock: Clock = time.monotonic,
+        clock: ClockLike = None,
     ) -> None:
         self._equal = equal_to_revision
-        self._clock = clock
+        self._clock = _timer(clock, type(self).__name__)
         self._lock = threading.Lock()
         self._records: dict[str, _UpdateRecord] = {}
 
@@ -436,8 +458,8 @@ class ResourceVersionExpectations:
     observed one that is not a number satisfies nothing (kruise's rules).
     """
 
-    def __init__(self, clock: Clock = time.monotonic) -> None:
-        self._clock = clock
+    def __init__(self, clock: ClockLike = None) -> None:
+        self._clock = _timer(clock, type(self).__name__)
         self._lock = threading.Lock()
         self._records: dict[str, _VersionRecord] = {}
 

@@ -35,7 +35,6 @@ import os
 import signal
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
@@ -43,6 +42,7 @@ from typing import Any, Protocol
 from kube_runtime.cache import ByObject, InformerCache
 from kube_runtime.client import Client, WriteRefused
 from kube_runtime.client.cached import CachedClient
+from kube_runtime.clock import Clock, resolve
 from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import KindLike
 from kube_runtime.leaderelection import LeaderElector
@@ -109,6 +109,7 @@ class Manager:
         sharding: Sharding | None = None,
         cache_by_object: Mapping[KindLike, ByObject] | None = None,
         uncached: Iterable[KindLike] = (),
+        clock: Clock | None = None,
     ) -> None:
         if leader_election and sharding is not None:
             raise ValueError(
@@ -117,6 +118,9 @@ class Manager:
             )
         if leader_election and not leader_election_id:
             raise ValueError("leader_election=True needs leader_election_id (the Lease's name)")
+        #: The manager's time source (:mod:`kube_runtime.clock`; the current clock when None):
+        #: its cache, controllers, work queues, leader election and event recorders run on it.
+        self.clock: Clock = resolve(clock, "Manager")
         self.api_reader: Client = client if client is not None else Client.from_env()
         if (leader_election or sharding is not None) and isinstance(self.api_reader, Client):
             # Its writes get fenced (see _guard_write): a client of its own, so that the one
@@ -127,6 +131,7 @@ class Manager:
             namespace=namespace,
             resync_period=resync_period,
             by_object=cache_by_object,
+            clock=self.clock,
         )
         self.client = CachedClient(self.api_reader, self.cache, uncached=uncached)
         self.namespace = namespace
@@ -147,11 +152,11 @@ class Manager:
         self.metrics_bind_address = metrics_bind_address
         self.health_probe_bind_address = health_probe_bind_address
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
-        self.elected = threading.Event()
+        self.elected = self.clock.event()
         self._runnables: list[Any] = []
         self._threads: list[threading.Thread] = []
-        self._stop = threading.Event()
-        self._runnable_stop = threading.Event()
+        self._stop = self.clock.event()
+        self._runnable_stop = self.clock.event()
         self._lock = threading.Lock()
         self._started = False
         self._error: BaseException | None = None
@@ -213,7 +218,7 @@ class Manager:
         with self._lock:
             recorder = self._recorders.get(component)
             if recorder is None:
-                recorder = EventRecorder(self.api_reader, component)
+                recorder = EventRecorder(self.api_reader, component, clock=self.clock)
                 self._recorders[component] = recorder
             return recorder
 
@@ -237,7 +242,7 @@ class Manager:
             threading.Thread(target=stop_when_asked, name="manager-stop", daemon=True).start()
         restore = self._install_signal_handlers()
         elector_thread: threading.Thread | None = None
-        elector_stop = threading.Event()
+        elector_stop = self.clock.event()
         try:
             self._start_servers()
             self.cache.start()
@@ -388,6 +393,7 @@ class Manager:
             on_started_leading=on_started,
             on_stopped_leading=on_stopped,
             release_on_cancel=True,
+            clock=self.clock,
             event_recorder=self._election_recorder(election_client),
         )
         return self._elector
@@ -396,7 +402,7 @@ class Manager:
         """The recorder of the election's own events ("became leader", "stopped leading"):
         it writes through the election client, which the write guard does not fence."""
         name = self._lease_name()
-        recorder = EventRecorder(client, name)
+        recorder = EventRecorder(client, name, clock=self.clock)
         with self._lock:
             self._recorders[f"leader-election:{name}"] = recorder
         return recorder
@@ -405,17 +411,18 @@ class Manager:
         log.info("manager: stopping runnables (timeout %.0fs)", self.graceful_shutdown_timeout)
         self._runnable_stop.set()
         self.cache.interrupt_waits()  # reconciles waiting on a cache that cannot sync end now
-        deadline = time.monotonic() + self.graceful_shutdown_timeout
+        now = self.clock.monotonic
+        deadline = now() + self.graceful_shutdown_timeout
         with self._lock:
             threads = list(self._threads)
         for t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
+            t.join(max(0.0, deadline - now()))
         stuck = [t.name for t in threads if t.is_alive()]
         if stuck:
             log.warning("manager: runnables still running after the timeout: %s", stuck)
         elector_stop.set()  # releases the lease now that our controllers have stopped
         if elector is not None:
-            elector.join(max(1.0, deadline - time.monotonic()))
+            elector.join(max(1.0, deadline - now()))
         for recorder in list(self._recorders.values()):
             recorder.flush(timeout=2.0)
             recorder.close()

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
+from kube_runtime import clock
 from kube_runtime.client.errors import is_conflict
 
 log = logging.getLogger(__name__)
@@ -48,8 +48,11 @@ class Backoff:
     jitter: float
     cap: float | None = None
 
-    def delays(self) -> Iterator[float]:
-        """The sleeps between consecutive tries: one fewer than the number of tries."""
+    def delays(self, rng: random.Random | None = None) -> Iterator[float]:
+        """The sleeps between consecutive tries: one fewer than the number of tries. The
+        jitter is drawn from ``rng`` (the current clock's, :mod:`kube_runtime.clock`, when
+        None: seeded under a simulated clock)."""
+        draw = (rng if rng is not None else clock.current().rng).random
         steps, duration = self.steps, self.duration
         while steps > 1:
             steps -= 1
@@ -61,7 +64,7 @@ class Backoff:
                     # we give up without the pointless sleep.
                     return
             if self.jitter > 0:
-                current += random.random() * self.jitter * current
+                current += draw() * self.jitter * current
             yield current
 
 
@@ -77,22 +80,26 @@ def retry_on(
     fn: Callable[[], R],
     backoff: Backoff = DEFAULT_RETRY,
     *,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
 ) -> R:
     """Call ``fn`` until it returns, retrying while it raises an exception ``predicate`` accepts.
 
     At most ``backoff.steps`` calls; returns ``fn``'s result. An exception the predicate
     rejects propagates at once; when the tries run out, the last exception propagates
-    (client-go's ``retry.OnError`` returns the last error).
+    (client-go's ``retry.OnError`` returns the last error). ``sleep`` pauses between tries
+    (the current clock's when None, :mod:`kube_runtime.clock`). The first try is a plain
+    call: the backoff's delays are drawn only after a failure.
     """
     if backoff.steps < 1:
         raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
-    delays = list(backoff.delays())
+    delays: list[float] | None = None
     attempt = 0
     while True:
         try:
             return fn()
         except Exception as error:
+            if delays is None:
+                delays = list(backoff.delays())
             if attempt >= len(delays) or not predicate(error):
                 raise
             log.debug(
@@ -103,7 +110,7 @@ def retry_on(
                 len(delays) + 1,
                 error,
             )
-            sleep(delays[attempt])
+            (sleep if sleep is not None else clock.current().sleep)(delays[attempt])
             attempt += 1
 
 
@@ -111,7 +118,7 @@ def retry_on_conflict(
     fn: Callable[[], R],
     backoff: Backoff = DEFAULT_RETRY,
     *,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
 ) -> R:
     """:func:`retry_on` for 409 Conflict (``kube_runtime.client.errors.Conflict``).
 

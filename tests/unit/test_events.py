@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from kube_runtime.client.errors import ApiConnectionError, BadRequest, NotFound, ServerError
+from kube_runtime.clock import FakeClock
 from kube_runtime.envtest.waiting import wait_for
 from kube_runtime.events import AGGREGATE_PREFIX, EventRecorder
 from kube_runtime.kinds import Event
@@ -60,12 +61,8 @@ class FakeClient:
         return next(iter(self.events.values()))
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.t
+def Clock() -> FakeClock:
+    return FakeClock(start=1_700_000_000.0)
 
 
 POD = {
@@ -133,7 +130,7 @@ def test_repeats_patch_one_event(client: FakeClient) -> None:
     recorder = _recorder(client, clock=clock)
     for _ in range(3):
         recorder.event(POD, "Normal", "Scaled", "scaled to 3")
-        clock.t += 5
+        clock.step(5)
     assert recorder.flush(5)
     event = client.only_event()
     assert event["count"] == 3
@@ -157,7 +154,7 @@ def test_repeats_after_the_window_create_a_new_event(client: FakeClient) -> None
     recorder = _recorder(client, clock=clock)
     recorder.event(POD, "Normal", "Scaled", "scaled to 3")
     assert recorder.flush(5)
-    clock.t += 601
+    clock.step(601)
     recorder.event(POD, "Normal", "Scaled", "scaled to 3")
     assert recorder.flush(5)
     assert [c[0] for c in client.calls] == ["create", "create"]

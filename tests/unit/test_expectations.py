@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kube_runtime.clock import FakeClock
 from kube_runtime.expectations import (
     EXPECTATIONS_TIMEOUT,
     ControllerExpectations,
@@ -23,17 +24,6 @@ from kube_runtime.expectations import (
 )
 
 KEY = "ns/web"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def step(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def run_threads(n: int, target: Callable[[int], None]) -> None:
@@ -175,7 +165,7 @@ def test_get_expectations_is_a_copy_with_counts_and_timestamp() -> None:
     exp.creation_observed(KEY)
     got = exp.get_expectations(KEY)
     assert got is not None
-    assert (got.key, got.add, got.delete, got.timestamp) == (KEY, 2, 1, 1000.0)
+    assert (got.key, got.add, got.delete, got.timestamp) == (KEY, 2, 1, 0.0)
     got.add = 0
     assert exp.get_expectations(KEY).add == 2  # type: ignore[union-attr]
 
