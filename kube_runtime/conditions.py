@@ -18,7 +18,7 @@ Contract of :func:`set_status_condition`, the function the others build on:
   condition is replaced by a new dict. A shallow copy (``list(cached["status"]["conditions"])``)
   of a cached object's list is therefore safe to pass.
 
-"Now" is ``datetime.now(timezone.utc)`` unless a ``now`` is given: a datetime, or a clock (a
+"Now" is the current clock's (:func:`kube_runtime.clock.current`) unless a ``now`` is given: a datetime, or a clock (a
 function returning one), for tests. Times are written in UTC with whole seconds
 (``2024-01-31T12:00:00Z``), as ``metav1.Time`` serializes. A naive datetime is taken as UTC.
 
@@ -33,6 +33,8 @@ from datetime import datetime, timezone
 from typing import Any, TypeAlias, get_args
 
 from pydantic import BaseModel
+
+from kube_runtime import clock
 
 __all__ = [
     "Clock",
@@ -50,7 +52,7 @@ Clock = Callable[[], datetime]
 """A function returning the current time (injected by tests)."""
 
 Now: TypeAlias = datetime | Clock | None
-"""When "now" is: a fixed time, a clock, or None for the system clock."""
+"""When "now" is: a fixed time, a clock, or None for the current clock's time."""
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 
@@ -67,7 +69,7 @@ def format_time(moment: datetime) -> str:
 
 def _now(now: Now) -> str:
     if now is None:
-        return format_time(datetime.now(timezone.utc))
+        return format_time(clock.current().now())
     if isinstance(now, datetime):
         return format_time(now)
     return format_time(now())
