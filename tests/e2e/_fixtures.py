@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kube_runtime import Manager, webhook
+from kube_runtime import Manager, clock, webhook
 from kube_runtime.client import Client
 from kube_runtime.envtest.managers import running
 from kube_runtime.envtest.server import tls
@@ -34,7 +34,7 @@ def webhook_server(
         cert_name="server.crt",
         key_name="server.key",
     )
-    stop = threading.Event()
+    stop = clock.current().event()  # the server waits on it: a simulated clock's, in a simulation
     thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
     thread.start()
     try:

@@ -2,23 +2,29 @@
 in openkruise/kruise), replayed on this project's CloneSet with Kruise's numbers: replicas,
 strategies, ``minReadySeconds``, ``progressDeadlineSeconds`` and the ``Progressing`` conditions
 Kruise's test expects at each step. Where Kruise's test sleeps, these wait for the state it
-sleeps for. Some numbers differ, to keep the suite fast, and say so where they do: a
-``minReadySeconds`` of 10 the scenario only waits out is ``MIN_READY`` (one test,
-``test_scales_with_min_ready_seconds_and_scale_strategy``, measures Kruise's 10 s), a
-deadline the test only waits out is shorter, and so is the postStart hook whose length the
-priorities test checks.
+sleeps for.
+
+On the embedded backend every test runs on simulated time (``docs/simtime.md``): a cluster of
+its own whose clock, like the controller's, jumps to the next deadline whenever nothing can
+run, so Kruise's own numbers (``minReadySeconds`` 10, deadlines of 120, 11 and 8 s, a 10 s
+postStart hook) cost milliseconds. On kube-apiserver (``--backend real``) they run in real time,
+where the numbers a scenario only waits out stay shorter (``SIMULATED`` False): a
+``minReadySeconds`` of 3 instead of 10, deadlines of 8 and 4 s, a 3 s hook; one test,
+``test_scales_with_min_ready_seconds_and_scale_strategy``, measures Kruise's 10 s on both.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from controllers.cloneset import CLONESET, setup
+from controllers.cloneset import CLONESET, install_crd, setup
 from controllers.cloneset.core import SCALING_EXCLUDE_PREPARING_DELETE_LABEL
 from controllers.cloneset.webhooks import set_defaults
 from kube_runtime import Manager, kinds
@@ -28,18 +34,50 @@ from tests.e2e._fixtures import running_manager, webhook_server
 from tests.e2e.test_admission_webhooks_e2e import Hooks, _hook, configuration
 from tests.e2e.test_cloneset_e2e import (  # noqa: F401 (fixtures)
     claims,
-    crd,
     make_cs,
     manager,
     pods,
 )
 
+# Simulated time (docs/simtime.md): on the embedded backend each test runs on a cluster of its
+# own whose clock, like the controller's, jumps to the next deadline whenever nothing can run,
+# so Kruise's own numbers cost no wall time; on kube-apiserver they run in real time.
+pytestmark = pytest.mark.simtime
+SIMULATED = os.environ.get("KUBE_RUNTIME_BACKEND", "embedded") != "real"
+
+
+@pytest.fixture
+def client(sim_client):
+    return sim_client
+
+
+@pytest.fixture
+def namespace(sim_namespace):
+    return sim_namespace
+
+
+@pytest.fixture
+def crd(client) -> None:
+    install_crd(client)
+
+
+@pytest.fixture
+def kubelet(sim_cluster):
+    """The simulated kubelet of the test's cluster; its settings are restored afterwards (on
+    the real backend the cluster is the session's)."""
+    kubelet = sim_cluster.kubelet
+    saved = None if kubelet is None else dataclasses.replace(kubelet.settings)
+    yield kubelet
+    if saved is not None:
+        kubelet.settings = saved
+
+
 TIMEOUT = 60
 TEN_MINUTES = 600
-# Kruise's minReadySeconds is 10 where these tests only wait it out (they check counts,
-# states and conditions, not the wait): long enough for the Progressing condition's
-# "CloneSet is progressing" to be seen between a change and availability, no longer.
-MIN_READY = 3
+# Kruise's minReadySeconds is 10; in real time, where these tests only wait it out (they check
+# counts, states and conditions, not the wait), 3 s: long enough for the Progressing
+# condition's "CloneSet is progressing" to be seen between a change and availability.
+MIN_READY = 10 if SIMULATED else 3
 INSTANCE = "apps.kruise.io/cloneset-instance-id"
 REVISION = "controller-revision-hash"
 STATE = "lifecycle.apps.kruise.io/state"
@@ -221,12 +259,14 @@ def test_update_with_disable_pvc_reuse(client, namespace, wait_for):
 
 HOOK = "preparing-update-hook"
 # Kruise's test sets 120 s and waits up to 180 s for the deadline to pass; nothing else in
-# the scenario depends on its length, so it is shortened here to keep the suite fast (longer
-# than the set takes to become available at its creation, MIN_READY after its pods are ready).
-SHORT_DEADLINE = 8
+# the scenario depends on its length, so in real time it is shortened (longer than the set
+# takes to become available at its creation, MIN_READY after its pods are ready).
+SHORT_DEADLINE = 120 if SIMULATED else 8
 # Kruise's 11 s and 8 s deadlines of the two "creates with" tests that wait them out while the
-# pod is held (PreparingNormal, unschedulable): nothing else depends on their length.
-HELD_DEADLINE = 4
+# pod is held (PreparingNormal, unschedulable): nothing else depends on their length (4 s in
+# real time).
+HELD_DEADLINE = 11 if SIMULATED else 4
+HELD_DEADLINE_UNSCHEDULABLE = 8 if SIMULATED else 4
 
 
 def _groups(client, namespace) -> tuple[int, int, int]:
@@ -447,7 +487,7 @@ def test_creates_with_lifecycle_pre_normal_finalizer(client, namespace, wait_for
 @pytest.mark.usefixtures("crd", "kruise_manager")
 def test_creates_with_unschedulable_scheduler(client, namespace, wait_for):
     """``creates with unschedulable scheduler``."""
-    cs = make_cs(namespace, 1, progressDeadlineSeconds=HELD_DEADLINE)
+    cs = make_cs(namespace, 1, progressDeadlineSeconds=HELD_DEADLINE_UNSCHEDULABLE)
     cs["spec"]["template"]["spec"]["schedulerName"] = "unschedulable"
     client.create(cs)
     wait_status(client, namespace, wait_for, "replicas", 1)
@@ -659,8 +699,8 @@ def _container_status(pod: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 # Kruise's redis postStart hook sleeps 10 s; the test checks nginx waits the hook out, which
-# a shorter hook shows as well.
-HOOK_SECONDS = 3
+# a shorter hook shows as well in real time.
+HOOK_SECONDS = 10 if SIMULATED else 3
 
 
 @pytest.mark.slow
