@@ -582,6 +582,7 @@ class SimClock(_VirtualClock):
         self._changed = time.monotonic()
         self._failure: BaseException | None = None
         self._settling: list[_Waiter] = []
+        self._watching: list[_Waiter] = []
         self._active = False
         self._exits = _VirtualCondition(self, threading.Lock())
         self._key_prefix = f"sim{id(self):x}-"
@@ -754,6 +755,20 @@ class SimClock(_VirtualClock):
             self._settling.append(waiter)
         self._block(waiter, "settle")
 
+    def wait_for_change(self, timeout: float | None = None) -> bool:
+        """Block until the time next moves (someone's deadline is reached) or ``timeout``
+        (virtual seconds) has passed; False on the timeout. Nothing but a participant can change
+        anything, and they run only when the time moves or when another runs: a poll made after
+        :meth:`settle` and again after each change sees every state the simulation reaches,
+        without adding deadlines of its own."""
+        waiter = self._new_waiter(timeout)
+        with self._lock:
+            if not self._active:
+                return False
+            self._watching.append(waiter)
+        self._block(waiter, "wait for change")
+        return not waiter.timed_out
+
     def _maybe_advance_locked(self) -> None:
         if not self._active or self._running > 0 or self._held_total > 0:
             return
@@ -775,6 +790,10 @@ class SimClock(_VirtualClock):
         self.advances += 1
         self._changed = time.monotonic()
         self._advance_locked(nxt)
+        if self._watching:
+            watching, self._watching = self._watching, []
+            for waiter in watching:
+                self._wake_locked(waiter, timed_out=waiter.deadline <= self._now)
 
     def _fail_owner_locked(self, error: BaseException) -> None:
         waiter = self._owner_waiter

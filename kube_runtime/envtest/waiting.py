@@ -25,18 +25,18 @@ def wait_for(
     Exceptions raised by the predicate count as "not yet" and the last one is reported on
     timeout; the interval grows gently up to 0.2 s so long waits stay cheap. Time is the
     current clock's (:func:`kube_runtime.clock.current`): under a simulated clock the timeout
-    and the pauses are virtual, so a wait of minutes costs milliseconds, and each check is made
-    once everything set off at that virtual instant has run (:meth:`~kube_runtime.clock.SimClock.settle`),
-    so a simulated test sees the same states at the same instants on every run.
+    is virtual, so a wait of minutes costs milliseconds, and the predicate is checked once
+    everything set off at one virtual instant has run and again each time the time moves
+    (:meth:`~kube_runtime.clock.SimClock.settle`, :meth:`~kube_runtime.clock.SimClock.wait_for_change`):
+    it sees every state the simulation reaches, at the same instants on every run.
     """
     clk = clock.current()
-    settle = getattr(clk, "settle", None)  # a simulated clock: check at quiescence
+    if isinstance(clk, clock.SimClock):
+        return _wait_simulated(clk, predicate, timeout, message)
     deadline = clk.monotonic() + timeout
     last: object = None
     delay = interval
     while True:
-        if settle is not None:
-            settle()
         try:
             value = predicate()
             if value:
@@ -50,3 +50,27 @@ def wait_for(
             )
         clk.sleep(delay)
         delay = min(delay * 1.5, 0.2)
+
+
+def _wait_simulated(
+    clk: clock.SimClock, predicate: Callable[[], T], timeout: float, message: str
+) -> T:
+    """:func:`wait_for` on a simulated clock: a check per change of virtual time."""
+    deadline = clk.monotonic() + timeout
+    last: object = None
+    while True:
+        clk.settle()
+        try:
+            value = predicate()
+            if value:
+                return value
+            last = value
+        except Exception as e:
+            last = e
+        left = deadline - clk.monotonic()
+        if left <= 0:
+            raise WaitTimeout(
+                f"timed out after {timeout:.1f}s (virtual) waiting for {message}; "
+                f"last result: {last!r}"
+            )
+        clk.wait_for_change(left)
