@@ -31,35 +31,13 @@ def wait_for(
     it sees every state the simulation reaches, at the same instants on every run.
     """
     clk = clock.current()
-    if isinstance(clk, clock.SimClock):
-        return _wait_simulated(clk, predicate, timeout, message)
+    sim = clk if isinstance(clk, clock.SimClock) else None
     deadline = clk.monotonic() + timeout
     last: object = None
     delay = interval
     while True:
-        try:
-            value = predicate()
-            if value:
-                return value
-            last = value
-        except Exception as e:
-            last = e
-        if clk.monotonic() >= deadline:
-            raise WaitTimeout(
-                f"timed out after {timeout:.1f}s waiting for {message}; last result: {last!r}"
-            )
-        clk.sleep(delay)
-        delay = min(delay * 1.5, 0.2)
-
-
-def _wait_simulated(
-    clk: clock.SimClock, predicate: Callable[[], T], timeout: float, message: str
-) -> T:
-    """:func:`wait_for` on a simulated clock: a check per change of virtual time."""
-    deadline = clk.monotonic() + timeout
-    last: object = None
-    while True:
-        clk.settle()
+        if sim is not None:
+            sim.settle()
         try:
             value = predicate()
             if value:
@@ -70,7 +48,11 @@ def _wait_simulated(
         left = deadline - clk.monotonic()
         if left <= 0:
             raise WaitTimeout(
-                f"timed out after {timeout:.1f}s (virtual) waiting for {message}; "
-                f"last result: {last!r}"
+                f"timed out after {timeout:.1f}s{' (virtual)' if sim else ''} waiting for "
+                f"{message}; last result: {last!r}"
             )
-        clk.wait_for_change(left)
+        if sim is not None:
+            sim.wait_for_change(left)
+        else:
+            clk.sleep(delay)
+            delay = min(delay * 1.5, 0.2)
