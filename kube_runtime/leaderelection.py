@@ -37,21 +37,29 @@ already on the wire when the pause began can still arrive, and the API server ha
 tokens to reject it; writes are idempotent level-driven updates guarded by resourceVersions,
 which is what keeps that window harmless in practice. Keep ``lease_duration`` comfortably
 above ``renew_deadline``.
+
+Time: every duration, pause and timestamp of an elector is on its
+:class:`~kube_runtime.clock.Clock` (``clock=``; None: the clock current when it is built), and
+its jitter is drawn from the clock's ``rng``: on a :class:`~kube_runtime.clock.SimClock` a
+candidate takes over exactly ``lease_duration`` virtual seconds after it saw the last renewal,
+and a run is reproducible. Its pauses end at once when ``stop`` is set, when it is deposed, or
+(for a follower) when the Lease watch sees the Lease change.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
-import random
 import threading
-import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from kube_runtime import clock as _clock
 from kube_runtime import meta, metrics
+from kube_runtime._moved import moved_attribute
 from kube_runtime.client.errors import is_conflict, is_not_found
 from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import Lease
@@ -66,8 +74,14 @@ JITTER_FACTOR = 1.2
 
 MICROTIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
-_PAUSE_SLICE = 0.05
-"""How often a waiting elector looks at its stop, deposed and Lease-changed signals (s)."""
+#: Where names that moved out of this module went (resolved by ``__getattr__`` for one
+#: release): ``Clock`` and ``RealClock`` are :mod:`kube_runtime.clock`'s now.
+MOVED_TO = ("kube_runtime.clock",)
+
+
+def __getattr__(name: str) -> Any:
+    """A name that moved out of this module, with a ``DeprecationWarning`` naming its new path."""
+    return moved_attribute(__name__, name, MOVED_TO)
 
 
 def _newer(lease: dict[str, Any], than: dict[str, Any] | None) -> bool:
@@ -81,22 +95,40 @@ def _newer(lease: dict[str, Any], than: dict[str, Any] | None) -> bool:
     return a != b
 
 
-class Clock(Protocol):
-    """Time source: ``monotonic()`` for observed-time arithmetic, ``now()`` for timestamps."""
+class _ReadingClock(_clock.RealClock):
+    """An object of the old ``leaderelection.Clock`` protocol (``monotonic()`` and ``now()``
+    only) where a full :class:`~kube_runtime.clock.Clock` is expected: it reads the time;
+    pauses, waits and jitter stay real."""
 
-    def monotonic(self) -> float: ...
-
-    def now(self) -> datetime: ...
-
-
-class RealClock:
-    """The process clock: ``time.monotonic`` and the UTC wall clock."""
+    def __init__(self, clock: Any) -> None:
+        self._reader = clock
 
     def monotonic(self) -> float:
-        return time.monotonic()
+        """The wrapped clock's monotonic time."""
+        return float(self._reader.monotonic())
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        """The wrapped clock's wall clock."""
+        moment: datetime = self._reader.now()
+        return moment
+
+    def time(self) -> float:
+        """:meth:`now` as epoch seconds."""
+        return self.now().timestamp()
+
+
+def _resolve_clock(clock: Any) -> _clock.Clock:
+    """The elector's clock: :func:`kube_runtime.clock.resolve`, and, for one release, an
+    object with only ``monotonic()`` and ``now()`` (the old protocol), with a warning."""
+    if hasattr(clock, "monotonic") and not hasattr(clock, "condition"):
+        warnings.warn(
+            "LeaderElector: a clock with only monotonic() and now() is deprecated; pass a "
+            "kube_runtime.clock.Clock (FakeClock in tests). It will be refused in the next release",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return _ReadingClock(clock)
+    return _clock.resolve(clock, "LeaderElector")
 
 
 def format_micro_time(moment: datetime) -> str:
@@ -219,7 +251,7 @@ class LeaderElector:
         on_stopped_leading: Callable[[], None],
         on_new_leader: Callable[[str], None] | None = None,
         release_on_cancel: bool = True,
-        clock: Clock | None = None,
+        clock: _clock.Clock | None = None,
         event_recorder: EventRecorder | None = None,
     ) -> None:
         if not identity:
@@ -236,7 +268,7 @@ class LeaderElector:
         self._on_started_leading = on_started_leading
         self._on_stopped_leading = on_stopped_leading
         self._on_new_leader = on_new_leader
-        self._clock: Clock = clock or RealClock()
+        self._clock = _resolve_clock(clock)
         self._recorder = event_recorder
         self._lock = LeaseLock(client, namespace, name)
         # Lease specs carry whole seconds; sub-second durations (tests) round up to one.
@@ -252,10 +284,18 @@ class LeaderElector:
         # Local monotonic time at which the last successful acquire/renew request was sent:
         # every other candidate measures expiry from a later moment (when it saw that write).
         self._renew_sent = float("-inf")
-        self._deposed = threading.Event()  # another holder observed while leading
+        self._deposed = self._clock.event()  # another holder observed while leading
         self._lease_watch: Any = None
-        self._wakeup = threading.Event()  # the Lease changed: try now instead of waiting
+        # Pauses wait here; notified when the caller's stop is set, on deposition, and when
+        # the Lease changed (``_lease_changed``: a follower tries now instead of waiting).
+        self._signal = self._clock.condition(threading.Lock())
+        self._lease_changed = False
         metrics.LEADER_STATUS.labels(name=name).set(0)
+
+    @property
+    def clock(self) -> _clock.Clock:
+        """The clock the elector's durations, pauses and timestamps run on."""
+        return self._clock
 
     # --- observed state ---------------------------------------------------------------------
 
@@ -396,13 +436,16 @@ class LeaderElector:
 
         Blocks the calling thread. ``on_started_leading(leading_stop)`` runs in its own thread
         once the lease is held; ``leading_stop`` is set when leadership ends for any reason.
+        ``stop`` should be made by the elector's clock (``clock.event()``) for a simulated
+        clock to see the threads waiting on it.
         """
-        watch_stop = threading.Event()
+        watch_stop = self._clock.event()
         _start_thread(self._watch_lease, watch_stop, f"lease-watch-{self.name}")
+        self._relay_stop(stop, watch_stop)
         try:
             if not self._acquire(stop):
                 return
-            leading_stop = threading.Event()
+            leading_stop = self._clock.event()
             _start_thread(self._run_started_leading, leading_stop, f"leader-{self.name}")
             try:
                 self._renew(stop)
@@ -441,7 +484,7 @@ class LeaderElector:
                     "successfully acquired lease %s as %s", self._lock.describe(), self.identity
                 )
                 return True
-            period = self.retry_period * (1.0 + random.random() * JITTER_FACTOR)
+            period = self.retry_period * (1.0 + self._clock.rng.random() * JITTER_FACTOR)
             self._pause(stop, period, wake_on_change=True)
         return False
 
@@ -479,19 +522,35 @@ class LeaderElector:
     def _pause(
         self, stop: threading.Event, seconds: float, *, wake_on_change: bool = False
     ) -> None:
-        """Wait ``seconds`` (real time), less when ``stop`` is set or this leader is deposed,
-        or, with ``wake_on_change``, when the Lease watch saw the Lease change."""
-        deadline = time.monotonic() + seconds
-        while not stop.is_set() and not self._deposed.is_set():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
+        """Wait ``seconds`` on the elector's clock, less when ``stop`` is set or this leader is
+        deposed, or, with ``wake_on_change``, when the Lease watch saw the Lease change."""
+        deposed = self._deposed
+
+        def interrupted() -> bool:
+            return stop.is_set() or deposed.is_set() or (wake_on_change and self._lease_changed)
+
+        with self._signal:
+            self._signal.wait_for(interrupted, max(0.0, seconds))
             if wake_on_change:
-                if self._wakeup.wait(min(left, _PAUSE_SLICE)):
-                    self._wakeup.clear()
+                self._lease_changed = False
+
+    def _poke(self) -> None:
+        """Wake a pause to look at its signals again."""
+        with self._signal:
+            self._signal.notify_all()
+
+    def _relay_stop(self, stop: threading.Event, done: threading.Event) -> None:
+        """Wake pauses the moment ``stop`` is set (a pause cannot wait on two events): a
+        thread waits on ``stop``, looking every ``retry_period`` whether ``done`` (the run is
+        over) ends its job."""
+
+        def relay() -> None:
+            while not done.is_set():
+                if stop.wait(self.retry_period):
+                    self._poke()
                     return
-            else:
-                stop.wait(min(left, _PAUSE_SLICE))
+
+        threading.Thread(target=relay, name=f"lease-stop-{self.name}", daemon=True).start()
 
     # --- the Lease watch -------------------------------------------------------------------
 
@@ -538,7 +597,9 @@ class LeaderElector:
             leading = self._leading
             own = self._lock.lease
         if not leading:
-            self._wakeup.set()
+            with self._signal:
+                self._lease_changed = True
+                self._signal.notify_all()
             return
         if holder == self.identity or not _newer(lease, own):
             return  # our own write, or an event older than our last write
@@ -549,18 +610,22 @@ class LeaderElector:
             self.identity,
         )
         self._deposed.set()
+        self._poke()
 
     def _attempt_before(self, timeout: float) -> bool:
         """One renewal that must finish within ``timeout`` seconds (a hung request counts as failed)."""
         epoch = self._epoch
         result: list[bool] = []
-        worker = threading.Thread(
-            target=lambda: result.append(self._attempt(epoch)),
-            name=f"lease-renew-{self.name}",
-            daemon=True,
-        )
-        worker.start()
-        worker.join(timeout)
+        finished = self._clock.event()
+
+        def attempt() -> None:
+            try:
+                result.append(self._attempt(epoch))
+            finally:
+                finished.set()
+
+        threading.Thread(target=attempt, name=f"lease-renew-{self.name}", daemon=True).start()
+        finished.wait(timeout)
         return bool(result and result[0])
 
     def release(self) -> bool:

@@ -9,8 +9,9 @@ import pytest
 from kubernetes.client import Configuration
 
 from kube_runtime.client import Client, WriteRefused
+from kube_runtime.clock import FakeClock
 from kube_runtime.manager import Manager
-from tests.unit.test_leaderelection import NAME, NS, FakeClient, FakeClock, _elector
+from tests.unit.test_leaderelection import NAME, NS, FakeClient, _clock, _elector
 
 
 def _leading(clock: FakeClock) -> Any:
@@ -22,19 +23,19 @@ def _leading(clock: FakeClock) -> Any:
 
 
 def test_the_lease_is_provable_until_renew_deadline_after_the_last_renewal_sent() -> None:
-    clock = FakeClock()
+    clock = _clock()
     a, _ = _leading(clock)
     assert a.holds_lease_safely()
-    clock.advance(9.9)
+    clock.step(9.9)
     assert a.holds_lease_safely()
-    clock.advance(0.2)  # a pause past renew_deadline: others may take over soon
+    clock.step(0.2)  # a pause past renew_deadline: others may take over soon
     assert not a.holds_lease_safely()
     assert a.try_acquire_or_renew()  # a renewal sent now proves it again
     assert a.holds_lease_safely()
 
 
 def test_a_newer_lease_naming_another_holder_deposes_the_leader_at_once() -> None:
-    clock = FakeClock()
+    clock = _clock()
     a, client = _leading(clock)
     own = client.objects[(NS, NAME)]
     older = {**own, "metadata": {**own["metadata"], "resourceVersion": "0"}}

@@ -11,16 +11,17 @@ import copy
 import re
 import threading
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 
 from kube_runtime import metrics
 from kube_runtime.client.errors import AlreadyExists, Conflict, NotFound, ServerError
+from kube_runtime.clock import REAL, FakeClock
 from kube_runtime.envtest.waiting import wait_for
 from kube_runtime.kinds import Lease
-from kube_runtime.leaderelection import LeaderElector, RealClock
+from kube_runtime.leaderelection import LeaderElector
 
 MICROTIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 NS, NAME = "kube-system", "my-controller"
@@ -84,25 +85,18 @@ class FakeClient:
         return dict(self.objects[(NS, NAME)]["spec"])
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-        self.base = datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+EPOCH = datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc).timestamp()
 
-    def monotonic(self) -> float:
-        return self.t
 
-    def now(self) -> datetime:
-        return self.base + timedelta(seconds=self.t)
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
+def _clock(start: float = EPOCH) -> FakeClock:
+    """A hand-stepped clock whose wall clock reads ``start`` at first."""
+    return FakeClock(start=start)
 
 
 def _elector(client: FakeClient, identity: str, clock: Any = None, **kw: Any) -> LeaderElector:
     kw.setdefault("on_started_leading", lambda stop: None)
     kw.setdefault("on_stopped_leading", lambda: None)
-    return LeaderElector(client, NS, NAME, identity, clock=clock or FakeClock(), **kw)
+    return LeaderElector(client, NS, NAME, identity, clock=clock or _clock(), **kw)
 
 
 @pytest.mark.parametrize(
@@ -141,11 +135,11 @@ def test_acquire_creates_the_lease() -> None:
 
 
 def test_renew_keeps_acquire_time_and_skips_the_read() -> None:
-    client, clock = FakeClient(), FakeClock()
+    client, clock = FakeClient(), _clock()
     a = _elector(client, "a", clock)
     assert a.try_acquire_or_renew()
     acquired = client.spec()["acquireTime"]
-    clock.advance(2)
+    clock.step(2)
     client.calls.clear()
     assert a.try_acquire_or_renew()
     spec = client.spec()
@@ -157,17 +151,16 @@ def test_renew_keeps_acquire_time_and_skips_the_read() -> None:
 
 def test_follower_waits_a_lease_duration_on_its_own_clock() -> None:
     client = FakeClient()
-    a_clock, b_clock = FakeClock(), FakeClock()
     # a's wall clock is an hour behind: its timestamps look long expired to anybody
     # comparing them with a correct clock; b must not care.
-    a_clock.base -= timedelta(hours=1)
+    a_clock, b_clock = _clock(EPOCH - 3600), _clock()
     a, b = _elector(client, "a", a_clock), _elector(client, "b", b_clock)
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew()
     assert b.get_leader() == "a"
-    b_clock.advance(14.9)
+    b_clock.step(14.9)
     assert not b.try_acquire_or_renew()
-    b_clock.advance(0.2)
+    b_clock.step(0.2)
     assert b.try_acquire_or_renew()
     spec = client.spec()
     assert spec["holderIdentity"] == "b"
@@ -177,30 +170,30 @@ def test_follower_waits_a_lease_duration_on_its_own_clock() -> None:
 
 def test_a_renewal_restarts_the_followers_wait() -> None:
     client = FakeClient()
-    a_clock, b_clock = FakeClock(), FakeClock()
+    a_clock, b_clock = _clock(), _clock()
     a, b = _elector(client, "a", a_clock), _elector(client, "b", b_clock)
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew()
-    b_clock.advance(10)
-    a_clock.advance(10)
+    b_clock.step(10)
+    a_clock.step(10)
     assert a.try_acquire_or_renew()  # renewTime changes: b sees a new record
-    b_clock.advance(1)
+    b_clock.step(1)
     assert not b.try_acquire_or_renew()
-    b_clock.advance(14.5)  # 15.5 s after b's first look, 14.5 s after it saw the renewal
+    b_clock.step(14.5)  # 15.5 s after b's first look, 14.5 s after it saw the renewal
     assert not b.try_acquire_or_renew()
-    b_clock.advance(1)
+    b_clock.step(1)
     assert b.try_acquire_or_renew()
 
 
 def test_losing_the_write_race_just_loses_the_round() -> None:
     client = FakeClient()
-    b_clock, c_clock = FakeClock(), FakeClock()
+    b_clock, c_clock = _clock(), _clock()
     a = _elector(client, "a")
     b, c = _elector(client, "b", b_clock), _elector(client, "c", c_clock)
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew() and not c.try_acquire_or_renew()
-    b_clock.advance(20)
-    c_clock.advance(20)
+    b_clock.step(20)
+    c_clock.step(20)
     # b takes the expired lease between c's read and c's write.
     client.before_update = lambda: (b.try_acquire_or_renew(), None)[1]
     assert not c.try_acquire_or_renew()
@@ -210,13 +203,13 @@ def test_losing_the_write_race_just_loses_the_round() -> None:
 
 
 def test_a_conflicting_renewal_falls_back_to_a_read() -> None:
-    client, clock = FakeClient(), FakeClock()
+    client, clock = FakeClient(), _clock()
     a = _elector(client, "a", clock)
     assert a.try_acquire_or_renew()
     stored = client.objects[(NS, NAME)]
     client.rv += 1
     stored["metadata"]["resourceVersion"] = str(client.rv)  # someone touched the Lease
-    clock.advance(2)
+    clock.step(2)
     client.calls.clear()
     assert a.try_acquire_or_renew()
     assert client.calls == ["update", "get", "update"]
@@ -293,7 +286,7 @@ def test_run_leads_then_releases_on_stop() -> None:
     a = _elector(
         client,
         "a",
-        clock=RealClock(),
+        clock=REAL,
         on_started_leading=on_started,
         on_stopped_leading=stopped.set,
         on_new_leader=new_leaders.append,
@@ -334,7 +327,7 @@ def test_run_gives_up_when_renewals_keep_failing() -> None:
     a = _elector(
         client,
         "a",
-        clock=RealClock(),
+        clock=REAL,
         on_started_leading=on_started,
         on_stopped_leading=stopped.set,
         **FAST,
