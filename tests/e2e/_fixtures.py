@@ -2,15 +2,21 @@
 namespaced manager running the controllers a test module sets up.
 
 They are context managers, not fixtures, so each module keeps its fixtures' names and scopes
-(a module-scoped ``hooks``, a per-test ``manager``) and only the set-up code lives here.
+(a module-scoped ``hooks``, a per-test ``manager``) and only the set-up code lives here; the
+exception is the simulated-time fixtures at the end, which a module imports whole.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from kube_runtime import Manager, clock, webhook
 from kube_runtime.client import Client
@@ -62,3 +68,37 @@ def running_manager(
     add(m)
     with running(m):
         yield m
+
+
+# --- simulated time -----------------------------------------------------------------------------
+# A module whose tests should run on simulated time (docs/simtime.md) sets
+# ``pytestmark = pytest.mark.simtime`` and imports these: its tests' ``client`` and ``namespace``
+# are then those of a cluster of the test's own on the test's clock (the session's on the real
+# backend, in real time), and every fixture built on them follows.
+
+SIMULATED = os.environ.get("KUBE_RUNTIME_BACKEND", "embedded") != "real"
+"""Whether ``simtime`` tests run on simulated time (the embedded backend): modules pick
+upstream's own numbers then, and shorter ones for real time."""
+
+
+@pytest.fixture(name="client")
+def simulated_client(sim_client: Client) -> Client:
+    """``client`` for a ``simtime`` module: the client of the test's own cluster."""
+    return sim_client
+
+
+@pytest.fixture(name="namespace")
+def simulated_namespace(sim_namespace: str) -> str:
+    """``namespace`` for a ``simtime`` module: a namespace of the test's own cluster."""
+    return sim_namespace
+
+
+@pytest.fixture(name="kubelet")
+def simulated_kubelet(sim_cluster: Any) -> Iterator[Any]:
+    """``kubelet`` for a ``simtime`` module: the test's cluster's simulated kubelet, its
+    settings restored afterwards (on the real backend the cluster is the session's)."""
+    kubelet = sim_cluster.kubelet
+    saved = None if kubelet is None else dataclasses.replace(kubelet.settings)
+    yield kubelet
+    if saved is not None:
+        kubelet.settings = saved

@@ -11,17 +11,20 @@ from typing import Any
 
 import pytest
 
-from controllers.statefulset import ENHANCED_STATEFULSET
+from controllers.statefulset import ENHANCED_STATEFULSET, install_crd
 from kube_runtime import kinds
 from kube_runtime.client.errors import Forbidden, Invalid
 from kube_runtime.kinds import Kind
 from kube_runtime.workloads.containermeta import env_hashes_consistent
 from kube_runtime.workloads.pods import is_ready
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    SIMULATED,
+    simulated_client,
+    simulated_namespace,
+)
 from tests.e2e.test_enhanced_statefulset_e2e import (  # noqa: F401 (fixtures)
     REVISION,
-    TIMEOUT,
     converged,
-    crd,
     get_set,
     live_pods,
     make_asts,
@@ -32,6 +35,16 @@ from tests.e2e.test_enhanced_statefulset_e2e import (  # noqa: F401 (fixtures)
 GRACE_SECONDS = 2
 STORAGE_CLASS = Kind("storage.k8s.io/v1", "StorageClass")
 ENV_FROM_LABEL = {"fieldRef": {"fieldPath": "metadata.labels['test-env']"}}
+
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
+# In virtual time pods take their whole 30 s grace period to go, as from a kubelet; Kruise's
+# own tests wait minutes.
+TIMEOUT = 300 if SIMULATED else 30
+
+
+@pytest.fixture
+def crd(client) -> None:
+    install_crd(client)
 
 
 class GraceLog:

@@ -15,10 +15,8 @@ where the numbers a scenario only waits out stay shorter (``SIMULATED`` False): 
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,7 +28,14 @@ from controllers.cloneset.webhooks import set_defaults
 from kube_runtime import Manager, kinds
 from kube_runtime.webhook.defaulting import DefaultingHandler
 from kube_runtime.workloads.pods import parse_time
-from tests.e2e._fixtures import running_manager, webhook_server
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    SIMULATED,
+    running_manager,
+    simulated_client,
+    simulated_kubelet,
+    simulated_namespace,
+    webhook_server,
+)
 from tests.e2e.test_admission_webhooks_e2e import Hooks, _hook, configuration
 from tests.e2e.test_cloneset_e2e import (  # noqa: F401 (fixtures)
     claims,
@@ -39,37 +44,12 @@ from tests.e2e.test_cloneset_e2e import (  # noqa: F401 (fixtures)
     pods,
 )
 
-# Simulated time (docs/simtime.md): on the embedded backend each test runs on a cluster of its
-# own whose clock, like the controller's, jumps to the next deadline whenever nothing can run,
-# so Kruise's own numbers cost no wall time; on kube-apiserver they run in real time.
-pytestmark = pytest.mark.simtime
-SIMULATED = os.environ.get("KUBE_RUNTIME_BACKEND", "embedded") != "real"
-
-
-@pytest.fixture
-def client(sim_client):
-    return sim_client
-
-
-@pytest.fixture
-def namespace(sim_namespace):
-    return sim_namespace
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
 
 
 @pytest.fixture
 def crd(client) -> None:
     install_crd(client)
-
-
-@pytest.fixture
-def kubelet(sim_cluster):
-    """The simulated kubelet of the test's cluster; its settings are restored afterwards (on
-    the real backend the cluster is the session's)."""
-    kubelet = sim_cluster.kubelet
-    saved = None if kubelet is None else dataclasses.replace(kubelet.settings)
-    yield kubelet
-    if saved is not None:
-        kubelet.settings = saved
 
 
 TIMEOUT = 60
