@@ -183,6 +183,7 @@ class Manager:
                 retry_period=retry_period,
                 min_shards=sharding.min_shards,
                 load_factor=sharding.load_factor,
+                clock=self.clock,
             )
             self.add(self.sharder)
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+from kube_runtime import clock
 from kube_runtime.metrics import exposition
 
 log = logging.getLogger(__name__)
@@ -83,10 +84,13 @@ class EndpointServer:
         return (str(host), int(port))
 
     def start(self) -> None:
+        """Serve on a daemon thread. It is started outside any simulated clock
+        (:func:`kube_runtime.clock.start_detached`): it blocks on its socket and acts only on
+        requests, whose senders count as running until answered."""
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="kube-runtime-http", daemon=True
         )
-        self._thread.start()
+        clock.start_detached(self._thread)
 
     def stop(self) -> None:
         self._server.shutdown()

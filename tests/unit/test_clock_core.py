@@ -6,20 +6,26 @@ lease) pass in milliseconds of wall time."""
 from __future__ import annotations
 
 import itertools
+import queue
 import threading
 import time
+import urllib.request
 from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 
 from kube_runtime import clock as kclock
+from kube_runtime.builder import Builder
 from kube_runtime.client.fake import FakeClient
 from kube_runtime.clock import FakeClock, SimClock
 from kube_runtime.controller import Controller, TracebackLimiter
-from kube_runtime.kinds import Lease
+from kube_runtime.kinds import ConfigMap, Lease
 from kube_runtime.leaderelection import MICROTIME_FORMAT, LeaderElector
+from kube_runtime.manager import Manager
 from kube_runtime.reconcile import Request
+from kube_runtime.serving import EndpointServer
+from kube_runtime.source import Channel, ChannelSource
 from kube_runtime.workqueue import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
@@ -290,3 +296,78 @@ def test_a_stop_ends_an_elector_pause_at_once_on_a_fake_clock() -> None:
     stop.set()
     runner.join(10)
     assert not runner.is_alive() and stopped.is_set()
+
+
+# --- sources, servers and the manager ------------------------------------------------------
+
+
+class _Sink:
+    def __init__(self, clock: kclock.Clock) -> None:
+        self.got: list[Any] = []
+        self.arrived = clock.event()
+
+    def on_generic(self, obj: Any) -> None:
+        self.got.append(obj)
+        self.arrived.set()
+
+
+def test_a_channel_get_times_out_on_its_clock() -> None:
+    clock = FakeClock()
+    channel: Channel[int] = Channel(clock=clock)
+    outcome: list[Any] = []
+
+    def get() -> None:
+        try:
+            outcome.append(channel.get(timeout=5))
+        except queue.Empty:
+            outcome.append("empty")
+
+    getter = threading.Thread(target=get, daemon=True)
+    getter.start()
+    _wait_real(clock.has_waiters)
+    clock.step(5)
+    getter.join(10)
+    assert outcome == ["empty"]
+    channel.put(1)
+    assert channel.qsize() == 1 and channel.get_nowait() == 1 and channel.empty()
+
+
+@pytest.mark.parametrize("make", [Channel, queue.Queue])
+def test_a_channel_source_runs_on_a_simulated_clock(make: Any) -> None:
+    sim = SimClock(stall_timeout=5)
+    with sim.activate():
+        channel = make()
+        sink = _Sink(sim)
+        stop = sim.event()
+        ChannelSource(channel).start(sink, stop)  # type: ignore[arg-type]
+        sim.sleep(600)  # the pump waits on the clock (or polls it): time moves
+        channel.put({"metadata": {"name": "x"}})
+        assert sink.arrived.wait(60)
+        stop.set()
+    assert sink.got == [{"metadata": {"name": "x"}}]
+
+
+def test_an_endpoint_server_is_started_outside_the_simulation() -> None:
+    sim = SimClock(stall_timeout=5)
+    with sim.activate():
+        server = EndpointServer(("127.0.0.1", 0), healthz={"ping": lambda: None})
+        server.start()
+        try:
+            assert server._thread is not None and not sim.is_participant(server._thread)
+            sim.sleep(600)  # a serving thread blocked in select would stall the clock
+            host, port = server.address
+            with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=5) as answer:
+                assert answer.read() == b"ok"
+        finally:
+            server.stop()
+
+
+def test_the_manager_gives_its_clock_to_what_it_builds() -> None:
+    clock = FakeClock()
+    manager = Manager(FakeClient(), metrics_bind_address="0", clock=clock)
+    assert manager.clock is clock
+    recorder = manager.get_event_recorder("test")
+    assert recorder._clock is clock
+    controller = Builder(manager).for_(ConfigMap).complete(lambda request: None)
+    assert controller.clock is clock and controller.queue.clock is clock
+    recorder.close(0)
