@@ -18,8 +18,9 @@ Contract of :func:`set_status_condition`, the function the others build on:
   condition is replaced by a new dict. A shallow copy (``list(cached["status"]["conditions"])``)
   of a cached object's list is therefore safe to pass.
 
-"Now" is the current clock's (:func:`kube_runtime.clock.current`) unless a ``now`` is given: a datetime, or a clock (a
-function returning one), for tests. Times are written in UTC with whole seconds
+"Now" is the current clock's (:func:`kube_runtime.clock.current`) unless a ``now`` is given: a
+datetime, a :class:`kube_runtime.clock.Clock` (its ``now()``), or a function returning a
+datetime. Times are written in UTC with whole seconds
 (``2024-01-31T12:00:00Z``), as ``metav1.Time`` serializes. A naive datetime is taken as UTC.
 
 :func:`set_condition` is the convenience for a whole object: it sets one condition in
@@ -51,8 +52,9 @@ __all__ = [
 Clock = Callable[[], datetime]
 """A function returning the current time (injected by tests)."""
 
-Now: TypeAlias = datetime | Clock | None
-"""When "now" is: a fixed time, a clock, or None for the current clock's time."""
+Now: TypeAlias = datetime | clock.Clock | Clock | None
+"""When "now" is: a fixed time, a :class:`kube_runtime.clock.Clock`, a function returning a
+datetime, or None for the current clock's time."""
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 
@@ -72,7 +74,10 @@ def _now(now: Now) -> str:
         return format_time(clock.current().now())
     if isinstance(now, datetime):
         return format_time(now)
-    return format_time(now())
+    reader = getattr(now, "now", None)  # a kube_runtime.clock.Clock
+    if reader is not None:
+        return format_time(reader())
+    return format_time(now())  # type: ignore[operator]
 
 
 def _as_condition(new: Mapping[str, Any] | BaseModel) -> dict[str, Any]:

@@ -460,7 +460,7 @@ class EventRecorder:
             )
 
         try:
-            return retry_on(transient, attempt, self._backoff, sleep=self._sleep)
+            return retry_on(transient, attempt, self._backoff, sleep=self._sleep, clock=self._clock)
         except Exception as e:
             log.error(
                 "unable to write event %s for %s/%s (dropped): %s",

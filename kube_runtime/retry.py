@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from kube_runtime import clock
 from kube_runtime.client.errors import is_conflict
+from kube_runtime.clock import Clock
+from kube_runtime.clock import current as _current
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ class Backoff:
         """The sleeps between consecutive tries: one fewer than the number of tries. The
         jitter is drawn from ``rng`` (the current clock's, :mod:`kube_runtime.clock`, when
         None: seeded under a simulated clock)."""
-        draw = (rng if rng is not None else clock.current().rng).random
+        draw = (rng if rng is not None else _current().rng).random
         steps, duration = self.steps, self.duration
         while steps > 1:
             steps -= 1
@@ -81,14 +82,16 @@ def retry_on(
     backoff: Backoff = DEFAULT_RETRY,
     *,
     sleep: Callable[[float], None] | None = None,
+    clock: Clock | None = None,
 ) -> R:
     """Call ``fn`` until it returns, retrying while it raises an exception ``predicate`` accepts.
 
     At most ``backoff.steps`` calls; returns ``fn``'s result. An exception the predicate
     rejects propagates at once; when the tries run out, the last exception propagates
     (client-go's ``retry.OnError`` returns the last error). ``sleep`` pauses between tries
-    (the current clock's when None, :mod:`kube_runtime.clock`). The first try is a plain
-    call: the backoff's delays are drawn only after a failure.
+    (``clock``'s when None); the jitter is drawn from ``clock``'s ``rng``; ``clock`` is the
+    current one (:mod:`kube_runtime.clock`) when None. The first try is a plain call: the
+    backoff's delays are drawn only after a failure.
     """
     if backoff.steps < 1:
         raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
@@ -99,7 +102,10 @@ def retry_on(
             return fn()
         except Exception as error:
             if delays is None:
-                delays = list(backoff.delays())
+                clk = clock if clock is not None else _current()
+                delays = list(backoff.delays(clk.rng))
+                if sleep is None:
+                    sleep = clk.sleep
             if attempt >= len(delays) or not predicate(error):
                 raise
             log.debug(
@@ -110,7 +116,7 @@ def retry_on(
                 len(delays) + 1,
                 error,
             )
-            (sleep if sleep is not None else clock.current().sleep)(delays[attempt])
+            sleep(delays[attempt])
             attempt += 1
 
 
@@ -119,10 +125,11 @@ def retry_on_conflict(
     backoff: Backoff = DEFAULT_RETRY,
     *,
     sleep: Callable[[float], None] | None = None,
+    clock: Clock | None = None,
 ) -> R:
     """:func:`retry_on` for 409 Conflict (``kube_runtime.client.errors.Conflict``).
 
     ``AlreadyExists`` is not a conflict and is not retried. ``fn`` must re-read the object it
     modifies on every call.
     """
-    return retry_on(is_conflict, fn, backoff, sleep=sleep)
+    return retry_on(is_conflict, fn, backoff, sleep=sleep, clock=clock)

@@ -19,11 +19,13 @@ from kube_runtime import clock as kclock
 from kube_runtime.builder import Builder
 from kube_runtime.client.fake import FakeClient
 from kube_runtime.clock import FakeClock, SimClock
+from kube_runtime.conditions import set_status_condition
 from kube_runtime.controller import Controller, TracebackLimiter
 from kube_runtime.kinds import ConfigMap, Lease
 from kube_runtime.leaderelection import MICROTIME_FORMAT, LeaderElector
 from kube_runtime.manager import Manager
 from kube_runtime.reconcile import Request
+from kube_runtime.retry import Backoff, retry_on
 from kube_runtime.serving import EndpointServer
 from kube_runtime.source import Channel, ChannelSource
 from kube_runtime.workqueue import (
@@ -371,3 +373,40 @@ def test_the_manager_gives_its_clock_to_what_it_builds() -> None:
     controller = Builder(manager).for_(ConfigMap).complete(lambda request: None)
     assert controller.clock is clock and controller.queue.clock is clock
     recorder.close(0)
+
+
+# --- retries and conditions ----------------------------------------------------------------
+
+
+def _failing_twice() -> Any:
+    calls: list[int] = []
+
+    def fn() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise RuntimeError("conflict")
+        return "ok"
+
+    return fn
+
+
+def test_retry_on_sleeps_on_the_given_clock_and_draws_its_jitter() -> None:
+    backoff = Backoff(steps=3, duration=10, factor=2, jitter=0.5)
+    ends = []
+    for _ in range(2):
+        sim = SimClock(seed=7, stall_timeout=5)
+        with sim.activate():
+            assert retry_on(lambda e: True, _failing_twice(), backoff, clock=sim) == "ok"
+        ends.append(sim.monotonic())
+    assert 30 <= ends[0] <= 45  # 10 s then 20 s, each with up to 50 % jitter, in virtual time
+    assert ends[0] == ends[1]  # the jitter came from the seeded clock: reproducible
+
+
+def test_a_condition_takes_its_time_from_a_clock() -> None:
+    conditions: list[dict[str, Any]] = []
+    clock = FakeClock()
+    set_status_condition(conditions, {"type": "Ready", "status": "True"}, now=clock)
+    assert conditions[0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
+    clock.step(3600)
+    set_status_condition(conditions, {"type": "Ready", "status": "False"}, now=clock)
+    assert conditions[0]["lastTransitionTime"] == "2026-01-01T01:00:00Z"
