@@ -96,6 +96,7 @@ def retry_on(
     if backoff.steps < 1:
         raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
     delays: list[float] | None = None
+    pause: Callable[[float], None] | None = sleep
     attempt = 0
     while True:
         try:
@@ -104,8 +105,8 @@ def retry_on(
             if delays is None:
                 clk = clock if clock is not None else _current()
                 delays = list(backoff.delays(clk.rng))
-                if sleep is None:
-                    sleep = clk.sleep
+                if pause is None:
+                    pause = clk.sleep
             if attempt >= len(delays) or not predicate(error):
                 raise
             log.debug(
@@ -116,7 +117,8 @@ def retry_on(
                 len(delays) + 1,
                 error,
             )
-            sleep(delays[attempt])
+            assert pause is not None
+            pause(delays[attempt])
             attempt += 1
 
 
