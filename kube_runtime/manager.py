@@ -229,7 +229,9 @@ class Manager:
 
     # --- running -------------------------------------------------------------------------------
     def start(self, stop: threading.Event | None = None) -> None:
-        """Run until stopped (see the module docstring); blocks."""
+        """Run until stopped (see the module docstring); blocks. ``stop``, when given, should
+        be made by the manager's clock (``manager.clock.event()``) so that a simulated clock
+        sees the thread that waits on it."""
         with self._lock:
             if self._started:
                 raise RuntimeError("a manager can be started once")
