@@ -15,7 +15,6 @@ from kube_runtime.workqueue import (
     default_controller_rate_limiter,
 )
 
-
 # --- per-item exponential ------------------------------------------------------------------
 
 
