@@ -62,6 +62,7 @@ class StoreWorker(Generic[T]):
         # What the worker takes next (None: stop); the condition says something was queued.
         self._queue: deque[T | None] = deque()
         self._queued = clock.condition(self._pending_lock)
+        self._sleeping = False  # the worker waits on _queued (a notify is needed)
         self._pending: set[T] = set()  # queued, not yet taken by the worker
         self._outstanding = 0  # items queued or being handled
         self._idle = clock.event()
@@ -123,7 +124,8 @@ class StoreWorker(Generic[T]):
             self._outstanding += 1
             self._idle.clear()
             self._queue.append(item)
-            self._queued.notify()
+            if self._sleeping:
+                self._queued.notify()
 
     def wait_idle(self, timeout: float = 5.0) -> bool:
         """Block until nothing is queued or being handled (tests); False on timeout."""
@@ -149,7 +151,8 @@ class StoreWorker(Generic[T]):
             return
         with self._pending_lock:
             self._queue.append(None)
-            self._queued.notify()
+            if self._sleeping:
+                self._queued.notify()
         thread.join(timeout)
 
     def _run(self) -> None:
@@ -157,7 +160,11 @@ class StoreWorker(Generic[T]):
         while True:
             with self._pending_lock:
                 while not queue:
-                    queued.wait()
+                    self._sleeping = True
+                    try:
+                        queued.wait()
+                    finally:
+                        self._sleeping = False
                 item = queue.popleft()
                 if item is None:
                     return
