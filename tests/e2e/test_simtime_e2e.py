@@ -98,7 +98,12 @@ def test_a_dead_leader_is_replaced_after_client_gos_15_second_lease(
     waited = seen["took_over"] - seen["died"]
     assert waited >= LEASE_DURATION - RETRY_PERIOD * (1 + JITTER)
     assert waited <= LEASE_DURATION + RETRY_PERIOD * (1 + JITTER) + 1
-    assert [what for _, what in seen["timeline"]] == ["a leads", "a stopped", "b leads", "b stopped"]
+    assert [what for _, what in seen["timeline"]] == [
+        "a leads",
+        "a stopped",
+        "b leads",
+        "b stopped",
+    ]
 
 
 @pytest.mark.embedded_only("simulated time: the timestamps of two runs are compared")
