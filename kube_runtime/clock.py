@@ -347,14 +347,20 @@ class _VirtualEvent(threading.Event):
 
 
 class _VirtualTimer:
-    __slots__ = ("cancelled", "fn")
+    """A pending :meth:`_VirtualClock.after` call; ``cancel`` wakes the timer thread, so a
+    cancelled timer is no deadline the clock moves to."""
 
-    def __init__(self, fn: Callable[[], None]) -> None:
+    __slots__ = ("cancelled", "cond", "fn")
+
+    def __init__(self, fn: Callable[[], None], cond: threading.Condition) -> None:
         self.fn = fn
+        self.cond = cond
         self.cancelled = False
 
     def cancel(self) -> None:
-        self.cancelled = True
+        with self.cond:
+            self.cancelled = True
+            self.cond.notify_all()
 
 
 class _VirtualClock:
@@ -408,8 +414,8 @@ class _VirtualClock:
 
     def after(self, seconds: float, fn: Callable[[], None]) -> Timer:
         """Run ``fn`` on the clock's timer thread when the clock reaches ``now + seconds``."""
-        timer = _VirtualTimer(fn)
         cond = self._timers_condition()
+        timer = _VirtualTimer(fn, cond)
         with cond:
             heapq.heappush(self._timers, (self._now + max(0.0, seconds), next(self._seq), timer))
             cond.notify_all()
@@ -448,7 +454,11 @@ class _VirtualClock:
         assert cond is not None
         while True:
             with cond:
-                while not self._timers or self._timers[0][0] > self._now:
+                while True:
+                    while self._timers and self._timers[0][2].cancelled:
+                        heapq.heappop(self._timers)
+                    if self._timers and self._timers[0][0] <= self._now:
+                        break
                     cond.wait(self._timers[0][0] - self._now if self._timers else None)
                 _, _, timer = heapq.heappop(self._timers)
             if not timer.cancelled:

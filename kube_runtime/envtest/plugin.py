@@ -190,9 +190,12 @@ def embedded_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
 
     config = request.config
     age = float(config.getini("kube_runtime_watch_history_age"))
+    from kube_runtime import clock
+
     cluster = EmbeddedCluster(
         token=EmbeddedCluster.new_token(),
         pod_ready_after=0.02,
+        clock=clock.REAL,  # real time, even when a simulated test is the first to ask for it
         history_size=int(config.getini("kube_runtime_watch_history_size")),
         history_age=age if age > 0 else None,
     )

@@ -247,3 +247,14 @@ def test_sim_clock_settle_waits_for_what_runs_at_this_instant_without_moving_tim
         assert done == [0.0] and sim.monotonic() == 0.0
         t.join()
         assert sim.monotonic() == 10.0
+
+
+def test_a_cancelled_timer_is_no_deadline_the_clock_moves_to() -> None:
+    sim = SimClock()
+    with sim.activate():
+        timer = sim.after(1800, lambda: None)
+        sim.sleep(1)
+        timer.cancel()
+        with pytest.raises(SimDeadlock):
+            sim.event().wait()
+        assert sim.monotonic() == 1.0
