@@ -24,6 +24,7 @@ cluster fixture (``store``, ``api``, ...).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
@@ -298,6 +299,14 @@ def namespace(embedded_cluster: Any, request: pytest.FixtureRequest) -> Iterator
                     _wait_namespace_gone(embedded_cluster, name, wait)
         return
     c: Client = request.getfixturevalue("client")
+    with _api_namespace(c, name, _namespace_wait(request.config, embedded=False)):
+        yield name
+
+
+@contextlib.contextmanager
+def _api_namespace(c: Client, name: str, wait: float) -> Iterator[str]:
+    """Namespace ``name`` created through ``c`` for the block, then deleted (waiting up to
+    ``wait`` seconds for it to be gone)."""
     c.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     try:
         yield name
@@ -307,7 +316,7 @@ def namespace(embedded_cluster: Any, request: pytest.FixtureRequest) -> Iterator
         except Exception:
             pass
         else:
-            deadline = time.monotonic() + _namespace_wait(request.config, embedded=False)
+            deadline = time.monotonic() + wait
             while time.monotonic() < deadline:
                 try:
                     c.get("v1/Namespace", name)
@@ -410,9 +419,14 @@ def sim_kubeconfig(sim_cluster: Any, tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def sim_client(sim_cluster: Any) -> Iterator[Client]:
-    """A :class:`~kube_runtime.client.Client` of :func:`sim_cluster`."""
-    c: Client = sim_cluster.client()
+def sim_client(sim_cluster: Any, request: pytest.FixtureRequest) -> Iterator[Client]:
+    """A :class:`~kube_runtime.client.Client` of :func:`sim_cluster` (a new one per test)."""
+    from kube_runtime.client import Client
+
+    if backend_of(request.config) == "real":
+        c = Client.from_kubeconfig(request.getfixturevalue("kubeconfig"))
+    else:
+        c = sim_cluster.client()
     try:
         yield c
     finally:
@@ -421,12 +435,14 @@ def sim_client(sim_cluster: Any) -> Iterator[Client]:
 
 @pytest.fixture
 def sim_namespace(sim_cluster: Any, request: pytest.FixtureRequest) -> Iterator[str]:
-    """A namespace in :func:`sim_cluster` (the :func:`namespace` fixture's on the real
-    backend; on the embedded one the cluster is the test's own and goes with it)."""
-    if backend_of(request.config) == "real":
-        yield request.getfixturevalue("namespace")
-        return
+    """A namespace in :func:`sim_cluster` (deleted afterwards on the real backend; on the
+    embedded one the cluster is the test's own and goes with it)."""
     name = f"t-{uuid.uuid4().hex[:10]}"
+    if backend_of(request.config) == "real":  # a module may have made ``namespace`` this one
+        c: Client = request.getfixturevalue("sim_client")
+        with _api_namespace(c, name, _namespace_wait(request.config, embedded=False)):
+            yield name
+        return
     sim_cluster.store.create(
         sim_cluster.resource("", "namespaces"), None, {"metadata": {"name": name}}
     )
