@@ -228,14 +228,45 @@ class _CallableClock(RealClock):
         return _utc(self.time())
 
 
+class _ReadingClock(RealClock):
+    """An object with only ``monotonic()`` and ``now()`` where a :class:`Clock` is expected:
+    it reads the time; sleeping, waits, timers and jitter stay real."""
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+
+    def monotonic(self) -> float:
+        """The wrapped clock's monotonic time."""
+        return float(self._reader.monotonic())
+
+    def now(self) -> datetime:
+        """The wrapped clock's wall clock."""
+        moment: datetime = self._reader.now()
+        return moment
+
+    def time(self) -> float:
+        """:meth:`now` as epoch seconds."""
+        return self.now().timestamp()
+
+
 def resolve(clock: Clock | Callable[[], float] | None, owner: str, *, wall: bool = False) -> Clock:
-    """The clock a component built now uses: ``clock`` itself, :func:`current` for None, or, for
-    a bare time function (how time was injected before this module; ``wall``: it returns epoch
-    seconds), an adapter that reads it, with a ``DeprecationWarning`` naming ``owner``."""
+    """The clock a component built now uses: ``clock`` itself, :func:`current` for None, or,
+    with a ``DeprecationWarning`` naming ``owner``, an adapter that reads the time from what
+    was injected before this module: a bare time function (``wall``: it returns epoch
+    seconds) or an object with only ``monotonic()`` and ``now()`` (leader election's old
+    protocol)."""
     if clock is None:
         return _current
-    if hasattr(clock, "monotonic"):
+    if hasattr(clock, "condition"):
         return clock  # type: ignore[return-value]
+    if hasattr(clock, "monotonic"):
+        warnings.warn(
+            f"{owner}: a clock with only monotonic() and now() is deprecated; pass a"
+            " kube_runtime.clock.Clock (FakeClock in tests). It will be refused in the next release",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return _ReadingClock(clock)
     warnings.warn(
         f"{owner}: a bare time function as clock is deprecated; pass a kube_runtime.clock.Clock"
         " (FakeClock in tests). It will be refused in the next release",

@@ -54,16 +54,7 @@ current one, captured at construction); a bare monotonic function still works fo
 
 def _timer(clock: ClockLike, owner: str) -> Clock:
     """The monotonic time function of ``clock`` (see :data:`ClockLike`)."""
-    if isinstance(clock, _TimerClock):
-        return clock.monotonic
     return _clock.resolve(clock, owner).monotonic
-
-
-class _TimerClock(_clock.RealClock):
-    """A resolved time function passed on to another expectations object (no second warning)."""
-
-    def __init__(self, fn: Clock) -> None:
-        self.monotonic = fn
 
 
 EXPECTATIONS_TIMEOUT: Final = 300.0
@@ -188,10 +179,12 @@ class UIDTrackingControllerExpectations:
     """
 
     def __init__(self, ttl: float = EXPECTATIONS_TIMEOUT, clock: ClockLike = None) -> None:
-        clock = _timer(clock, "UIDTrackingControllerExpectations")
-        self.expectations = ControllerExpectations(ttl, _TimerClock(clock))
+        resolved = _clock.resolve(clock, "UIDTrackingControllerExpectations")
+        self.expectations = ControllerExpectations(ttl, resolved)  # resolved: no second warning
         self._lock = threading.Lock()
-        self._uids: TTLCache[str, set[str]] = TTLCache(maxsize=math.inf, ttl=2 * ttl, timer=clock)
+        self._uids: TTLCache[str, set[str]] = TTLCache(
+            maxsize=math.inf, ttl=2 * ttl, timer=resolved.monotonic
+        )
 
     def get_uids(self, key: str) -> set[str] | None:
         """A copy of the identities still expected to be deleted for ``key``, or None."""

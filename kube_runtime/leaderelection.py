@@ -51,7 +51,6 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -93,42 +92,6 @@ def _newer(lease: dict[str, Any], than: dict[str, Any] | None) -> bool:
     if a.isdigit() and b.isdigit():
         return int(a) > int(b)
     return a != b
-
-
-class _ReadingClock(_clock.RealClock):
-    """An object of the old ``leaderelection.Clock`` protocol (``monotonic()`` and ``now()``
-    only) where a full :class:`~kube_runtime.clock.Clock` is expected: it reads the time;
-    pauses, waits and jitter stay real."""
-
-    def __init__(self, clock: Any) -> None:
-        self._reader = clock
-
-    def monotonic(self) -> float:
-        """The wrapped clock's monotonic time."""
-        return float(self._reader.monotonic())
-
-    def now(self) -> datetime:
-        """The wrapped clock's wall clock."""
-        moment: datetime = self._reader.now()
-        return moment
-
-    def time(self) -> float:
-        """:meth:`now` as epoch seconds."""
-        return self.now().timestamp()
-
-
-def _resolve_clock(clock: Any) -> _clock.Clock:
-    """The elector's clock: :func:`kube_runtime.clock.resolve`, and, for one release, an
-    object with only ``monotonic()`` and ``now()`` (the old protocol), with a warning."""
-    if hasattr(clock, "monotonic") and not hasattr(clock, "condition"):
-        warnings.warn(
-            "LeaderElector: a clock with only monotonic() and now() is deprecated; pass a "
-            "kube_runtime.clock.Clock (FakeClock in tests). It will be refused in the next release",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return _ReadingClock(clock)
-    return _clock.resolve(clock, "LeaderElector")
 
 
 def format_micro_time(moment: datetime) -> str:
@@ -268,7 +231,7 @@ class LeaderElector:
         self._on_started_leading = on_started_leading
         self._on_stopped_leading = on_stopped_leading
         self._on_new_leader = on_new_leader
-        self._clock = _resolve_clock(clock)
+        self._clock = _clock.resolve(clock, "LeaderElector")
         self._recorder = event_recorder
         self._lock = LeaseLock(client, namespace, name)
         # Lease specs carry whole seconds; sub-second durations (tests) round up to one.
