@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -329,6 +330,42 @@ def test_env_from_metadata_change_restarts_container_during_in_place_update(env:
     assert cs["containerID"] != container(before)["containerID"]
     assert cs["imageID"] == container(before)["imageID"]
     assert after["metadata"]["uid"] == before["metadata"]["uid"]
+
+
+def test_runtime_meta_hashes_every_container_of_a_pod_with_env_from_metadata(env: Env) -> None:
+    """The kruise-daemon hashes every running container, those without env from metadata too,
+    and Kruise's completion check (``checkAllContainersHashConsistent``) wants each container's
+    hash: without the plain container's, an update of the other one never completes."""
+    env_ref = {"fieldRef": {"fieldPath": "metadata.annotations['config']"}}
+    containers = [
+        {"name": "plain", "image": "nginx:1.25"},
+        {"name": "app", "image": "redis:7", "env": [{"name": "CONFIG", "valueFrom": env_ref}]},
+    ]
+    body = {
+        "metadata": {"name": "twopod", "annotations": {"config": "foo"}},
+        "spec": {"containers": containers},
+    }
+    env.store.create(env.pods, NS, body)
+    pod = env.wait_pod(
+        "twopod",
+        lambda p: is_ready(p) and env_hashes_consistent(p) is None,
+        "both containers hashed",
+    )
+    entries = json.loads(pod["metadata"]["annotations"][RUNTIME_META_ANNOTATION])["containers"]
+    assert sorted(e["name"] for e in entries) == ["app", "plain"]
+    assert all("extractedEnvFromMetadataHash" in e["hashes"] for e in entries)
+
+    def update_plain_image(p: Obj) -> Obj:
+        p["spec"]["containers"][0]["image"] = "nginx:1.26"
+        return p
+
+    env.store.mutate(env.pods, NS, "twopod", update_plain_image)
+    after = env.wait_pod(
+        "twopod",
+        lambda p: container(p)["restartCount"] == 1 and env_hashes_consistent(p) is None,
+        "the restarted plain container hashed again",
+    )
+    assert container(after)["containerID"] != container(pod)["containerID"]
 
 
 # ------------------------------------------------------------------------ deletion

@@ -26,12 +26,15 @@ What clients observe through the API is what a one-node cluster shows:
   are restarted the same way (restart policy is not consulted).
 * **Env from metadata** (the kruise-daemon's part of Kruise's in-place update): for a pod with
   a container whose env takes a value from a label or annotation (``valueFrom.fieldRef``), the
-  kubelet records per started container the hash of the values it got and reports them in the
+  kubelet records per started container (every container of the pod, one without such env
+  hashing no values) the hash of the values it got and reports them in the
   ``apps.kruise.io/runtime-containers-meta`` annotation (containerID, restartCount,
-  ``extractedEnvFromMetadataHash``). While the pod's ``InPlaceUpdateReady`` condition is False
-  (an in-place update runs), a running container whose values differ from what the pod's
-  metadata gives now is stopped after ``restart_delay`` and restarted like above (new
-  containerID, ``restartCount + 1``, the same imageID).
+  ``extractedEnvFromMetadataHash``). The kubelet itself never restarts a container for a
+  changed label or annotation (env is resolved when a container starts); the daemon does:
+  while the pod's ``InPlaceUpdateReady`` condition is False (an in-place update runs), a
+  running container whose values differ from what the pod's metadata gives now is stopped
+  after ``restart_delay`` (the daemon kills it) and restarted like above (new containerID,
+  ``restartCount + 1``, the same imageID).
 * **Deletion**: a pod with ``deletionTimestamp`` is stopped after
   ``min(deletionGracePeriodSeconds * grace_scale, max_grace)`` seconds: a running pod first
   gets a terminal status (containers terminated, phase ``Succeeded`` when every container
@@ -818,14 +821,19 @@ class Kubelet:
         return started is not None and started != expected_env_hash(c, pod.get("metadata") or {})
 
     def _record_env_hashes(self, pod: Obj, statuses: list[Obj], mem: _PodMemory) -> None:
-        """Remember what newly started containers got from the pod's metadata now."""
+        """Remember what newly started containers got from the pod's metadata now: every
+        container of a pod where some container takes env from metadata, those without such
+        env too (the hash of no values), as the kruise-daemon hashes every running container
+        and Kruise's completion check wants a hash for each."""
         by_name = {c["name"]: c for c in _named((pod.get("spec") or {}).get("containers"))}
+        if not any(meta_refs(c) for c in by_name.values()):
+            return
         for cs in statuses:
             c = by_name.get(cs.get("name"))
             cid = str(cs.get("containerID") or "")
             if c is None or not cid or "running" not in (cs.get("state") or {}):
                 continue
-            if not meta_refs(c) or self._started_env_hash(c, cs, pod, mem) is not None:
+            if self._started_env_hash(c, cs, pod, mem) is not None:
                 continue
             mem.env_hashes[cid] = expected_env_hash(c, pod.get("metadata") or {})
 
