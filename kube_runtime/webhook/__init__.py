@@ -27,6 +27,10 @@ Modules, one concern each:
 - :mod:`.server`: the HTTPS server, a manager runnable; :mod:`.certwatcher`: its certificate;
 - :mod:`.registration`: paths and what a configuration is made from;
 - :mod:`.manifests`: Validating/MutatingWebhookConfigurations and the CRD conversion stanza;
+- :mod:`.install`: the manager provisions its own webhooks (a self-signed certificate kept in
+  a Secret and rotated, the configurations with its CA bundle), as OpenKruise's manager does;
+  ``kube-runtime run --install-webhooks`` uses it (imported on demand: it loads
+  ``cryptography``);
 - :mod:`.command`: ``kube-runtime webhook-config``.
 
 README.md ("Admission webhooks") shows registration and the generated configuration.
