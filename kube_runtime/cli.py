@@ -11,9 +11,20 @@
 
   The entry point names an object with ``setup(manager, *, max_concurrent_reconciles)``
   (a module or a class instance) and, optionally, ``install_crd(client)`` (called for
-  ``--install-crds``) and ``setup_webhooks(manager)`` (called for ``--webhook-port N``, which
-  serves admission webhooks over HTTPS with ``tls.crt``/``tls.key`` from
-  ``--webhook-cert-dir``): see :class:`ControllerEntry`.
+  ``--install-crds``) and ``setup_webhooks(manager)`` (called when the manager serves
+  webhooks): see :class:`ControllerEntry`.
+* ``kube-runtime run NAME... --install-webhooks`` (on by default with ``--install-crds``;
+  ``--no-install-webhooks`` turns it off) serves the controllers' webhooks and installs them
+  as OpenKruise's manager does (:mod:`kube_runtime.webhook.install`): a self-signed serving
+  certificate kept in the Secret ``--webhook-secret`` of ``--webhook-namespace`` (shared by
+  the replicas, rotated before it expires) and written to ``--webhook-cert-dir``, and the
+  Mutating/ValidatingWebhookConfigurations ``--webhook-config-name`` with its CA bundle. The
+  API server calls them at ``--webhook-url`` (default outside a cluster
+  ``https://127.0.0.1:PORT``) or through ``--webhook-service NAMESPACE/NAME`` (in a cluster);
+  ``--webhook-cert-manager NAMESPACE/CERTIFICATE`` leaves the certificate to cert-manager.
+  Without it, ``--webhook-port N`` serves them with ``tls.crt``/``tls.key`` read from
+  ``--webhook-cert-dir`` and registering them is up to you (``kube-runtime webhook-config``).
+  :func:`manager_for` builds that manager without starting it (tests run it in-process).
 * ``kube-runtime run NAME... --feature-gates Name=true,...`` turns the controllers' feature
   gates on or off (Kruise's ``--feature-gates`` syntax; a controller declares its gates as
   ``FEATURE_GATES``); an unknown gate is an error (exit 2).
@@ -39,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,10 +69,12 @@ __all__ = [
     "CONTROLLERS_GROUP",
     "Command",
     "ControllerEntry",
+    "RunError",
     "build_parser",
     "controller_entries",
     "load_controller",
     "main",
+    "manager_for",
     "parse_feature_gates",
 ]
 
@@ -76,11 +90,12 @@ class ControllerEntry(Protocol):
 
     ``setup`` registers the controller's watches with the manager; it may also define
     ``install_crd(client)``, which ``kube-runtime run --install-crds`` calls first, and
-    ``setup_webhooks(manager)``, which ``kube-runtime run --webhook-port N`` calls after
-    making the manager's webhook server (:func:`kube_runtime.webhook.server_for`). A
-    controller with feature gates declares them as ``FEATURE_GATES`` (a mapping of each gate's
-    name to its default); ``kube-runtime run --feature-gates Name=true,...`` then passes its
-    setup ``feature_gates=`` (the given gates it declares).
+    ``setup_webhooks(manager)``, which ``kube-runtime run --install-webhooks`` (or
+    ``--webhook-port N``) calls after making the manager's webhook server
+    (:func:`kube_runtime.webhook.server_for`). A controller with feature gates declares them
+    as ``FEATURE_GATES`` (a mapping of each gate's name to its default);
+    ``kube-runtime run --feature-gates Name=true,...`` then passes its setup
+    ``feature_gates=`` (the given gates it declares).
     """
 
     def setup(self, manager: Manager, *, max_concurrent_reconciles: int) -> object: ...
@@ -126,6 +141,9 @@ def _commands() -> dict[str, EntryPoint]:
     return _group(COMMANDS_GROUP)
 
 
+DEFAULT_WEBHOOK_PORT = 9443
+"""The webhook port of ``kube-runtime run --install-webhooks`` without ``--webhook-port``
+(controller-runtime's default)."""
 DEFAULT_WEBHOOK_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
 """Where ``kube-runtime run --webhook-port`` reads ``tls.crt``/``tls.key`` by default (as
 controller-runtime's webhook server)."""
@@ -136,15 +154,98 @@ def _webhook_certs_present(cert_dir: str) -> bool:
     return (directory / "tls.crt").is_file() and (directory / "tls.key").is_file()
 
 
-def _serve_webhooks(manager: Any, entries: Sequence[Any], port: int, cert_dir: str) -> None:
-    """The webhook server on ``port`` with each controller's ``setup_webhooks`` (if any)."""
+class RunError(Exception):
+    """``kube-runtime run`` cannot start: ``message`` for the user, ``code`` the exit code
+    (2: the command line, 1: the cluster refused or failed)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def _serve_webhooks(manager: Any, entries: Sequence[Any], options: dict[str, Any]) -> Any:
+    """The manager's webhook server (``options`` for :class:`kube_runtime.webhook.Server`) with
+    each controller's ``setup_webhooks`` (if any) registered on it."""
     from kube_runtime import webhook
 
-    webhook.server_for(manager, port=port, cert_dir=cert_dir)
+    server = webhook.server_for(manager, **options)
     for entry in entries:
         setup = getattr(entry, "setup_webhooks", None)
         if callable(setup):
             setup(manager)
+    return server
+
+
+def _in_cluster() -> bool:
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+
+
+def _matching_labels(text: str) -> dict[str, Any]:
+    """``--webhook-namespace-selector k=v,k2=v2`` as a ``matchLabels`` selector."""
+    labels: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise RunError(
+                f"--webhook-namespace-selector {text!r}: expected KEY=VALUE[,KEY=VALUE...]"
+            )
+        labels[key.strip()] = value.strip()
+    return {"matchLabels": labels}
+
+
+def _install_webhooks(manager: Any, client: Client, server: Any, args: argparse.Namespace) -> Any:
+    """The :class:`~kube_runtime.webhook.install.WebhookInstaller` of ``server``: its
+    certificate provisioned now (the server loads it at start), the configurations written
+    once it serves and kept up to date (a manager runnable)."""
+    from kube_runtime.webhook.install import WebhookInstaller, default_namespace
+    from kube_runtime.webhook.manifests import ClientConfig
+
+    if args.webhook_service:
+        namespace, sep, name = args.webhook_service.partition("/")
+        if not sep or not namespace or not name:
+            raise RunError(f"--webhook-service {args.webhook_service!r}: expected NAMESPACE/NAME")
+        config = ClientConfig(
+            service_name=name, service_namespace=namespace, service_port=args.webhook_service_port
+        )
+    else:
+        url = args.webhook_url
+        if url is None:
+            if _in_cluster():
+                raise RunError(
+                    "--install-webhooks in a cluster needs --webhook-service NAMESPACE/NAME "
+                    "(the Service in front of the manager's webhook port), or --webhook-url"
+                )
+            url = f"https://127.0.0.1:{server.bind()[1]}"
+        try:
+            config = ClientConfig(url=url)
+        except ValueError as e:
+            raise RunError(f"--webhook-url: {e}") from None
+    cert_manager = args.webhook_cert_manager
+    if cert_manager and "/" not in cert_manager:
+        raise RunError(f"--webhook-cert-manager {cert_manager!r}: expected NAMESPACE/CERTIFICATE")
+    selector = (
+        _matching_labels(args.webhook_namespace_selector)
+        if args.webhook_namespace_selector
+        else None
+    )
+    installer = WebhookInstaller(
+        client,
+        server,
+        config,
+        secret_namespace=args.webhook_namespace or default_namespace(),
+        secret_name=args.webhook_secret,
+        name=args.webhook_config_name,
+        namespace_selector=selector,
+        manage_certs=not cert_manager,
+        cert_manager=cert_manager,
+    )
+    try:
+        installer.ensure_certificates()
+    except Exception as e:
+        raise RunError(f"cannot provision the webhook certificate: {e}", code=1) from e
+    manager.add(installer)
+    return installer
 
 
 def parse_feature_gates(text: str, known: Mapping[str, bool]) -> dict[str, bool]:
@@ -175,45 +276,57 @@ def _feature_gates(entries: Sequence[Any], text: str | None) -> list[dict[str, b
     ]
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    """``kube-runtime run``: the named controllers in one manager until a signal."""
-    from kube_runtime import logs
-    from kube_runtime.client import Client
-    from kube_runtime.manager import LeaderElectionLost, Manager
+def _installing_webhooks(args: argparse.Namespace) -> bool:
+    """``--install-webhooks``, which ``--install-crds`` turns on unless
+    ``--no-install-webhooks`` is given."""
+    return bool(args.install_crds if args.install_webhooks is None else args.install_webhooks)
 
-    logs.setup(logging.DEBUG if args.verbose else logging.INFO)
+
+def manager_for(args: argparse.Namespace) -> Manager:
+    """The manager ``kube-runtime run`` starts for ``args`` (parsed by :func:`build_parser`),
+    not started: CRDs installed (``--install-crds``), controllers set up, the webhook server
+    made and, with ``--install-webhooks``, its certificate provisioned and its installer added
+    (:mod:`kube_runtime.webhook.install`). :class:`RunError` when it cannot be built."""
+    from kube_runtime.client import Client
+    from kube_runtime.manager import Manager
+
     try:
         entries = [load_controller(name) for name in args.controllers]
     except (KeyError, TypeError) as e:
-        print(f"error: {e.args[0]}", file=sys.stderr)
-        return 2
+        raise RunError(str(e.args[0])) from None
     gates = _feature_gates(entries, args.feature_gates)
     if isinstance(gates, str):
-        print(f"error: {gates}", file=sys.stderr)
-        return 2
-    if args.webhook_port and not _webhook_certs_present(args.webhook_cert_dir):
-        print(
-            f"error: --webhook-port needs a serving certificate: no tls.crt and tls.key in "
-            f"{args.webhook_cert_dir} (give --webhook-cert-dir, or leave --webhook-port out)",
-            file=sys.stderr,
-        )
-        return 2
+        raise RunError(gates)
+    install_webhooks = _installing_webhooks(args)
+    serve_webhooks = install_webhooks or bool(args.webhook_port)
+    self_signed = install_webhooks and not args.webhook_cert_manager
+    if serve_webhooks and not self_signed and not _webhook_certs_present(args.webhook_cert_dir):
+        flag = "--webhook-cert-manager" if install_webhooks else "--webhook-port"
+        raise RunError(
+            f"{flag} needs a serving certificate: no tls.crt and tls.key in "
+            f"{args.webhook_cert_dir} (give --webhook-cert-dir"
+            + (", or --install-webhooks without --webhook-cert-manager" if install_webhooks
+               else ", or --install-webhooks to make one, or leave --webhook-port out")
+            + ")"
+        )  # fmt: skip
+    for flag in ("webhook_url", "webhook_service", "webhook_cert_manager"):
+        if getattr(args, flag) and not install_webhooks:
+            raise RunError(f"--{flag.replace('_', '-')} needs --install-webhooks")
+    if args.webhook_url and args.webhook_service:
+        raise RunError("--webhook-url and --webhook-service exclude each other")
     sharding = None
     if args.shards:
         from kube_runtime.sharding import Sharding
 
         if args.shards != "auto" and not (args.shards.isdigit() and int(args.shards) >= 1):
-            print(f"error: --shards takes a number of replicas or 'auto', not {args.shards!r}",
-                  file=sys.stderr)  # fmt: skip
-            return 2
+            raise RunError(f"--shards takes a number of replicas or 'auto', not {args.shards!r}")
         if args.leader_elect:
             logging.getLogger(__name__).warning(
                 "--leader-elect is ignored with --shards: every replica runs its shard "
                 "(the sharder elects its own leader)"
             )
         if args.sharder_only and args.no_sharder:
-            print("error: --sharder-only and --no-sharder exclude each other", file=sys.stderr)
-            return 2
+            raise RunError("--sharder-only and --no-sharder exclude each other")
         sharding = Sharding(
             ring=args.shard_ring,
             lease_namespace=args.leader_election_namespace,
@@ -222,8 +335,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             run_shard=not args.sharder_only,
         )
     elif args.sharder_only or args.no_sharder:
-        print("error: --sharder-only and --no-sharder need --shards", file=sys.stderr)
-        return 2
+        raise RunError("--sharder-only and --no-sharder need --shards")
     client: Client
     if args.kubeconfig or args.context:
         client = Client.from_kubeconfig(args.kubeconfig, args.context)
@@ -253,8 +365,31 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         else:
             entry.setup(manager, max_concurrent_reconciles=args.workers)
-    if args.webhook_port:
-        _serve_webhooks(manager, entries, args.webhook_port, args.webhook_cert_dir)
+    if serve_webhooks:
+        port = args.webhook_port if args.webhook_port is not None else DEFAULT_WEBHOOK_PORT
+        options: dict[str, Any] = {"port": port, "cert_dir": args.webhook_cert_dir}
+        host = args.webhook_host
+        if host is None and install_webhooks and not args.webhook_service and not _in_cluster():
+            host = "127.0.0.1"  # reached by URL on this machine: not on other interfaces
+        if host:
+            options["host"] = host
+        server = _serve_webhooks(manager, entries, options)
+        if install_webhooks:
+            _install_webhooks(manager, client, server, args)
+    return manager
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``kube-runtime run``: the named controllers in one manager until a signal."""
+    from kube_runtime import logs
+    from kube_runtime.manager import LeaderElectionLost
+
+    logs.setup(logging.DEBUG if args.verbose else logging.INFO)
+    try:
+        manager = manager_for(args)
+    except RunError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        return e.code
     try:
         manager.start()
     except LeaderElectionLost as e:
@@ -377,16 +512,75 @@ def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.Argu
         "--identity",
         help="this replica's identity, its shard id with --shards (default: hostname + random)",
     )
-    p.add_argument(
+    w = p.add_argument_group(
+        "webhooks",
+        "The controllers' admission webhooks. --install-crds turns --install-webhooks on "
+        "(--no-install-webhooks: off): the manager serves them, makes a self-signed serving "
+        "certificate kept in a Secret (shared by the replicas, rotated before it expires) "
+        "and writes the Mutating/ValidatingWebhookConfigurations with its CA bundle.",
+    )
+    w.add_argument(
+        "--install-webhooks",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="serve the webhooks and install their certificate and configurations "
+        "(default: on with --install-crds)",
+    )
+    w.add_argument(
         "--webhook-port",
         type=int,
-        default=0,
-        help="serve the controllers' admission webhooks over HTTPS on this port (default 0: off)",
+        default=None,
+        help="HTTPS port of the webhooks (with --install-webhooks default "
+        f"{DEFAULT_WEBHOOK_PORT}, 0: a free one; without it, serving needs a certificate in "
+        "--webhook-cert-dir; default: off)",
     )
-    p.add_argument(
+    w.add_argument(
+        "--webhook-host",
+        help="address the webhooks listen on (default: 127.0.0.1 when reached by a local "
+        "URL, else all)",
+    )
+    w.add_argument(
         "--webhook-cert-dir",
         default=DEFAULT_WEBHOOK_CERT_DIR,
-        help="directory with tls.crt and tls.key for the webhooks (default %(default)s)",
+        help="directory of the serving tls.crt and tls.key: written with --install-webhooks, "
+        "else read (default %(default)s)",
+    )
+    w.add_argument(
+        "--webhook-url",
+        help="https://HOST:PORT the API server calls (default outside a cluster: "
+        "https://127.0.0.1:PORT)",
+    )
+    w.add_argument(
+        "--webhook-service",
+        metavar="NAMESPACE/NAME",
+        help="the Service the API server calls the webhooks through (in a cluster)",
+    )
+    w.add_argument("--webhook-service-port", type=int, default=443, help="the Service's port")
+    w.add_argument(
+        "--webhook-namespace",
+        help="namespace of the certificate Secret (default: the pod's, else 'default')",
+    )
+    w.add_argument(
+        "--webhook-secret",
+        default="kube-runtime-webhook-certs",
+        help="the Secret holding the CA and serving certificate (default %(default)s)",
+    )
+    w.add_argument(
+        "--webhook-config-name",
+        default="kube-runtime-webhook",
+        help="name of the Mutating/ValidatingWebhookConfiguration (default %(default)s)",
+    )
+    w.add_argument(
+        "--webhook-namespace-selector",
+        metavar="KEY=VALUE,...",
+        help="call the webhooks only for objects in namespaces with these labels (default: "
+        "every namespace, or what the configuration was given by hand)",
+    )
+    w.add_argument(
+        "--webhook-cert-manager",
+        metavar="NAMESPACE/CERTIFICATE",
+        help="the serving certificate is cert-manager's (mounted in --webhook-cert-dir): no "
+        "Secret is written and the configurations get cert-manager's CA injection annotation",
     )
     p.add_argument(
         "--feature-gates",
