@@ -59,6 +59,7 @@ __all__ = [
     "max_surge",
     "max_unavailable",
     "new_versioned_pods",
+    "over_100_percent",
     "partition",
     "partition_replicas",
     "replicas",
@@ -346,11 +347,20 @@ def scale_max_unavailable(cs: CloneSetLike) -> int | None:
     return view_of(cs).scale_max_unavailable
 
 
+def over_100_percent(raw: Any) -> str | None:
+    """apps/v1's ``IsNotMoreThan100Percent``: a well-formed percentage above 100% (of a
+    ``partition`` or ``maxUnavailable``: more pods than the set has) as its error, else None."""
+    if isinstance(raw, str) and raw.endswith("%") and raw[:-1].isdigit() and int(raw[:-1]) > 100:
+        return f"Invalid value: {raw!r}: must not be greater than 100%"
+    return None
+
+
 def validate(cs: CloneSetLike) -> CloneSetView:
     """The set's view, or :class:`SpecError` for specs upstream's webhook rejects and that
     this controller cannot act on: a spec the CRD's schema rejects, a bad selector (or one not
     matching the template), a template or volumeClaimTemplates of the wrong shape
-    (:func:`~kube_runtime.workloads.templates.template_problems`), malformed int-or-percent values, an unknown strategy, InPlaceOnly
+    (:func:`~kube_runtime.workloads.templates.template_problems`), malformed int-or-percent
+    values, a ``partition`` or ``maxUnavailable`` above 100%, an unknown strategy, InPlaceOnly
     with maxSurge."""
     view = view_of(cs)
     problems = template_problems(meta.spec(view.obj))
@@ -395,6 +405,10 @@ def validate(cs: CloneSetLike) -> CloneSetView:
         error = int_or_percent_error(raw)
         if error is not None:
             raise SpecError(f"{path}: {error}")
+        if path.startswith("updateStrategy.") and path != "updateStrategy.maxSurge":
+            error = over_100_percent(raw)
+            if error is not None:
+                raise SpecError(f"{path}: {error}")
     if kind == IN_PLACE_ONLY and strategy.max_surge not in (None, 0, "0%"):
         raise SpecError("updateStrategy.maxSurge is not allowed with type InPlaceOnly")
     if (

@@ -1,7 +1,7 @@
 """The CloneSet's webhooks. The validating one (issue 17 part 3) refuses, with field paths
 (422 and one cause per problem, as OpenKruise's CloneSet webhook answers), what
 :func:`spec_errors` finds: template and claim-template shapes, selectors, negative counts,
-malformed int-or-percent values, unknown strategies, InPlaceOnly with maxSurge, both
+malformed int-or-percent values, a partition or maxUnavailable above 100%, unknown strategies, InPlaceOnly with maxSurge, both
 maxUnavailable and maxSurge below 1, priority and scatter terms, duplicated podsToDelete,
 lifecycle hook finalizers that are not qualified names; on
 updates also changes to fields Kruise keeps fixed (the selector among them). Anything else
@@ -25,6 +25,7 @@ from controllers.cloneset.core import (
     IN_PLACE_ONLY,
     RECREATE,
     SpecError,
+    over_100_percent,
     validate,
 )
 from kube_runtime import meta, webhook
@@ -193,7 +194,8 @@ def _scatter_error(scatter: Any) -> str | None:
 
 def _update_strategy_errors(strategy: Mapping[str, Any], replicas: int) -> list[webhook.FieldError]:
     """Kruise's ``validateUpdateStrategy`` (an absent maxUnavailable is the default 20%, as the
-    defaulting webhook sets it)."""
+    defaulting webhook sets it), and apps/v1's ``IsNotMoreThan100Percent`` for ``partition``
+    and ``maxUnavailable`` (a percentage above 100% names more pods than the set has)."""
     errors: list[webhook.FieldError] = []
     path = "spec.updateStrategy"
     kind = strategy.get("type") or RECREATE
@@ -211,7 +213,7 @@ def _update_strategy_errors(strategy: Mapping[str, Any], replicas: int) -> list[
         if raw is None:
             continue
         value = _scaled(raw, replicas)
-        why = int_or_percent_error(raw)
+        why = int_or_percent_error(raw) or (over_100_percent(raw) if key != "maxSurge" else None)
         if value is None or why is not None:
             detail = why or "must be an integer or percentage (e.g '5%')"
             errors.append(webhook.FieldError.invalid(f"{path}.{key}", raw, detail))

@@ -44,6 +44,7 @@ __all__ = [
     "RollingUpdate",
     "SetSpec",
     "ordinals_for",
+    "over_100_percent",
     "parse_reserved_ordinals",
     "spec_field_errors",
 ]
@@ -118,6 +119,15 @@ def _nonnegative(path: str, value: Any) -> str | None:
     return None
 
 
+def over_100_percent(path: str, value: Any) -> str | None:
+    """apps/v1's ``IsNotMoreThan100Percent`` for ``value`` at ``path``: a percentage above
+    100% names more pods than the set has (a well-formed one; None otherwise)."""
+    well_formed = isinstance(value, str) and value.endswith("%") and value[:-1].isdigit()
+    if well_formed and int(value[:-1]) > 100:
+        return f"{path}: Invalid value: {value!r}: must not be greater than 100%"
+    return None
+
+
 def _one_of(path: str, value: Any, allowed: tuple[str, ...]) -> str | None:
     if value is None or value == "" or value in allowed:
         return None
@@ -127,9 +137,10 @@ def _one_of(path: str, value: Any, allowed: tuple[str, ...]) -> str | None:
 
 def spec_field_errors(spec: Mapping[str, Any]) -> list[str]:
     """What OpenKruise's validating webhook (and apps/v1 validation) rejects in a set's spec
-    that the CRD's schema lets through: negative counts, unknown enum values, malformed or
-    negative int-or-percent values, a ``maxUnavailable`` that rounds to 0. One message per
-    field, with its path; empty when the spec's values are acceptable. (The selector is
+    that the CRD's schema lets through: negative counts (``inPlaceUpdateStrategy.
+    gracePeriodSeconds`` among them), unknown enum values, malformed or negative
+    int-or-percent values, a ``maxUnavailable`` that rounds to 0 or is above 100%. One
+    message per field, with its path; empty when the spec's values are acceptable. (The selector is
     checked by the reconciler, the template's shape by :func:`template_problems`.)"""
     strategy = spec.get("updateStrategy") or {}
     rolling = strategy.get("rollingUpdate") or {}
@@ -143,6 +154,14 @@ def spec_field_errors(spec: Mapping[str, Any]) -> list[str]:
         _one_of("spec.updateStrategy.type", strategy.get("type"), _UPDATE_TYPES),
         _nonnegative(f"{_ROLLING_PATH}.partition", rolling.get("partition")),
         _nonnegative(f"{_ROLLING_PATH}.minReadySeconds", rolling.get("minReadySeconds")),
+        _nonnegative(
+            f"{_ROLLING_PATH}.inPlaceUpdateStrategy.gracePeriodSeconds",
+            (rolling.get("inPlaceUpdateStrategy") or {}).get("gracePeriodSeconds")
+            if isinstance(rolling.get("inPlaceUpdateStrategy"), Mapping)
+            else None,
+        ),
+        over_100_percent(f"{_ROLLING_PATH}.maxUnavailable", rolling.get("maxUnavailable")),
+        over_100_percent(f"{_ROLLING_PATH}.partition", rolling.get("partition")),
         _one_of(
             f"{_ROLLING_PATH}.podUpdatePolicy", rolling.get("podUpdatePolicy"), _POD_UPDATE_POLICIES
         ),

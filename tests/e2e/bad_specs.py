@@ -108,6 +108,13 @@ _ENHANCED: list[tuple[str, Change]] = [
     ("max-unavailable-negative", _set("updateStrategy.rollingUpdate.maxUnavailable", "-10%")),
     ("partition-negative", _set("updateStrategy.rollingUpdate.partition", -1)),
     ("min-ready-negative", _set("updateStrategy.rollingUpdate.minReadySeconds", -5)),
+    # issue 29: percentages above 100% and a negative in-place grace period
+    ("max-unavailable-over-100", _set("updateStrategy.rollingUpdate.maxUnavailable", "150%")),
+    ("partition-percent", _set("updateStrategy.rollingUpdate.partition", "150%")),
+    (
+        "grace-period-negative",
+        _set("updateStrategy.rollingUpdate.inPlaceUpdateStrategy.gracePeriodSeconds", -10),
+    ),
     ("pod-update-policy-unknown", _set("updateStrategy.rollingUpdate.podUpdatePolicy", "Teleport")),
     ("reserve-ordinals-word", _set("reserveOrdinals", ["x-y"])),
     ("reserve-ordinals-reversed", _set("reserveOrdinals", ["5-2"])),
@@ -123,6 +130,8 @@ _CLONESET: list[tuple[str, Change]] = [
     ("partition-negative", _set("updateStrategy.partition", -1)),
     ("max-surge-negative", _set("updateStrategy.maxSurge", "-5%")),
     ("max-unavailable-word", _set("updateStrategy.maxUnavailable", "x%")),
+    ("max-unavailable-over-100", _set("updateStrategy.maxUnavailable", "150%")),
+    ("partition-over-100", _set("updateStrategy.partition", "150%")),
     ("min-ready-negative", _set("minReadySeconds", -5)),
     ("in-place-only-with-surge", _set("updateStrategy", {"type": "InPlaceOnly", "maxSurge": 1})),
     ("pods-to-delete-empty-name", _set("scaleStrategy.podsToDelete", [""])),

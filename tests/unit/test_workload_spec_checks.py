@@ -119,6 +119,25 @@ def _set(**spec: Any) -> dict[str, Any]:
             "spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: must not round",
         ),
         ({"scaleStrategy": {"maxUnavailable": "lots"}}, "spec.scaleStrategy.maxUnavailable"),
+        # issue 29: what reached the controller and was acted on without a word
+        (
+            {"updateStrategy": {"rollingUpdate": {"maxUnavailable": "150%"}}},
+            "spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: '150%': must not "
+            "be greater than 100%",
+        ),
+        (
+            {"updateStrategy": {"rollingUpdate": {"partition": "150%"}}},
+            "spec.updateStrategy.rollingUpdate.partition: Invalid value: '150%'",
+        ),
+        (
+            {
+                "updateStrategy": {
+                    "rollingUpdate": {"inPlaceUpdateStrategy": {"gracePeriodSeconds": -10}}
+                }
+            },
+            "spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.gracePeriodSeconds: "
+            "Invalid value: -10: must be greater than or equal to 0",
+        ),
         (
             {"persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Shred"}},
             "spec.persistentVolumeClaimRetentionPolicy.whenDeleted",
@@ -163,11 +182,25 @@ def _cloneset(**spec: Any) -> dict[str, Any]:
         ({"updateStrategy": {"maxSurge": "-5%"}}, 'updateStrategy.maxSurge: Invalid value: "-5%"'),
         ({"updateStrategy": {"partition": "lots"}}, "updateStrategy.partition: Invalid value"),
         ({"volumeClaimTemplates": ["data"]}, "spec.volumeClaimTemplates[0]: must be an object"),
+        (
+            {"updateStrategy": {"maxUnavailable": "150%"}},
+            "updateStrategy.maxUnavailable: Invalid value: '150%': must not be greater than 100%",
+        ),
+        (
+            {"updateStrategy": {"partition": "150%"}},
+            "updateStrategy.partition: Invalid value: '150%': must not be greater than 100%",
+        ),
     ],
 )
 def test_cloneset_spec_values(spec: dict[str, Any], message: str) -> None:
     with pytest.raises(SpecError, match=message.replace("[", r"\[").replace("]", r"\]")):
         validate(_cloneset(**spec))
+
+
+def test_a_cloneset_surge_above_100_percent_is_valid() -> None:
+    """apps/v1 bounds ``maxUnavailable`` (and a partition can keep at most every pod), not
+    ``maxSurge``: 150% surge is a valid spec."""
+    assert validate(_cloneset(updateStrategy={"maxSurge": "150%", "maxUnavailable": "100%"}))
 
 
 def test_a_failure_raised_from_an_api_error_is_not_a_panic() -> None:
