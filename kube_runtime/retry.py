@@ -10,18 +10,57 @@ re-read the object on each call, or the retry just repeats the stale write::
 
     retry_on_conflict(bump)
 
-Both helpers take a ``sleep`` function so tests need not sleep. They are a plain loop: every
-write of a controller goes through them, and a general retry library cost more per call than
-a typical request's own Python work.
+**How a call runs.** The first try is a plain call of ``fn``: a write that succeeds (nearly
+every one), or fails with an error the predicate does not accept, costs one Python call more
+than ``fn`` itself and touches no tenacity object. Only an error the predicate accepts enters
+tenacity: a :class:`tenacity.Retrying` built once per policy (one object for the default
+policy, shared by every thread) takes that first failure as its first attempt, then sleeps and
+retries with client-go's backoff (:class:`Backoff`; :data:`DEFAULT_RETRY` is client-go's
+``retry.DefaultRetry``). Sleeps go through ``sleep=`` when given, else through ``clock=``'s
+``sleep``, else the sleep of the clock current at the call (:mod:`kube_runtime.clock`, never
+the clock current when the ``Retrying`` was built); the jitter is drawn from that clock's
+``rng``, so under a ``SimClock`` a retry sleeps virtual time with a reproducible jitter. Tests
+pass ``sleep=`` (a recorder) or run on a ``SimClock`` so nothing really sleeps. When the tries
+run out, the last error propagates (client-go's ``OnError`` returns the last error, never a
+wrapper); an error the predicate rejects, or any ``BaseException`` that is not an
+``Exception``, propagates at once.
+
+**tenacity's own strategies.** ``stop=``, ``wait=`` and ``retry=`` take tenacity's objects (or
+the plain callables tenacity accepts) and replace one part of the policy each::
+
+    import tenacity
+
+    retry_on_conflict(bump, stop=tenacity.stop_after_attempt(3), wait=tenacity.wait_fixed(0.1))
+    retry_on(is_server_error, call, wait=tenacity.wait_exponential(multiplier=0.1, max=2))
+
+- ``stop`` replaces the backoff's number of tries. Without ``wait``, the sleeps are still the
+  backoff's, and once those run out its last sleep again (its ``duration`` when it has none).
+- ``wait`` replaces the backoff's sleeps (still slept through the clock, as above).
+- ``retry`` narrows which errors are retried: an error is retried when the predicate accepts
+  it *and* ``retry`` does. Results are never retried: a try that returns ends the call (make
+  ``fn`` raise instead).
+
+A ``Retrying`` is built once per combination of these objects and kept (the 64 most recent
+combinations): pass the same objects on every call (module constants), not new ones per call.
+tenacity measures ``stop_after_delay`` / ``stop_before_delay`` on the real monotonic clock and
+its random waits draw from :mod:`random`, not from the clock: under a ``SimClock`` prefer
+attempt counts and the backoff's own sleeps.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
+import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar, cast
+
+import tenacity
+from tenacity.retry import RetryBaseT, retry_base
+from tenacity.stop import StopBaseT, stop_base
+from tenacity.wait import WaitBaseT, wait_base
 
 from kube_runtime.client.errors import is_conflict
 from kube_runtime.clock import Clock
@@ -83,43 +122,32 @@ def retry_on(
     *,
     sleep: Callable[[float], None] | None = None,
     clock: Clock | None = None,
+    stop: StopBaseT | None = None,
+    wait: WaitBaseT | None = None,
+    retry: RetryBaseT | None = None,
 ) -> R:
     """Call ``fn`` until it returns, retrying while it raises an exception ``predicate`` accepts.
 
-    At most ``backoff.steps`` calls; returns ``fn``'s result. An exception the predicate
-    rejects propagates at once; when the tries run out, the last exception propagates
-    (client-go's ``retry.OnError`` returns the last error). ``sleep`` pauses between tries
-    (``clock``'s when None); the jitter is drawn from ``clock``'s ``rng``; ``clock`` is the
-    current one (:mod:`kube_runtime.clock`) when None. The first try is a plain call: the
-    backoff's delays are drawn only after a failure.
+    At most ``backoff.steps`` calls (fewer when its ``cap`` ends it early); returns ``fn``'s
+    result. An exception the predicate rejects propagates at once; when the tries run out, the
+    last exception propagates (client-go's ``retry.OnError`` returns the last error).
+    ``sleep`` pauses between tries (``clock``'s when None); the jitter is drawn from
+    ``clock``'s ``rng``; ``clock`` is the one current at the call (:mod:`kube_runtime.clock`)
+    when None. The first try is a plain call: the backoff's delays are drawn, and tenacity
+    entered, only after a failure the predicate accepts. ``stop``, ``wait`` and ``retry`` are
+    tenacity strategies replacing the backoff's number of tries, its sleeps, and narrowing the
+    predicate (see the module docstring). ValueError if ``backoff.steps`` < 1.
     """
     if backoff.steps < 1:
         raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
-    delays: list[float] | None = None
-    pause: Callable[[float], None] | None = sleep
-    attempt = 0
-    while True:
-        try:
-            return fn()
-        except Exception as error:
-            if delays is None:
-                clk = clock if clock is not None else _current()
-                delays = list(backoff.delays(clk.rng))
-                if pause is None:
-                    pause = clk.sleep
-            if attempt >= len(delays) or not predicate(error):
-                raise
-            log.debug(
-                "retrying %s in %.3fs (try %d of %d): %s",
-                getattr(fn, "__qualname__", fn),
-                delays[attempt],
-                attempt + 2,
-                len(delays) + 1,
-                error,
-            )
-            assert pause is not None
-            pause(delays[attempt])
-            attempt += 1
+    try:
+        return fn()
+    except Exception as error:
+        if not predicate(error):
+            raise
+        first = error
+    # Outside the handler, so the errors raised from here carry no "during handling" context.
+    return _retry(predicate, fn, first, backoff, sleep, clock, stop, wait, retry)
 
 
 def retry_on_conflict(
@@ -128,10 +156,173 @@ def retry_on_conflict(
     *,
     sleep: Callable[[float], None] | None = None,
     clock: Clock | None = None,
+    stop: StopBaseT | None = None,
+    wait: WaitBaseT | None = None,
+    retry: RetryBaseT | None = None,
 ) -> R:
     """:func:`retry_on` for 409 Conflict (``kube_runtime.client.errors.Conflict``).
 
     ``AlreadyExists`` is not a conflict and is not retried. ``fn`` must re-read the object it
-    modifies on every call.
+    modifies on every call. ``stop``, ``wait`` and ``retry`` as for :func:`retry_on`.
     """
-    return retry_on(is_conflict, fn, backoff, sleep=sleep, clock=clock)
+    # retry_on's first try, inlined: every controller write comes through here.
+    if backoff.steps < 1:
+        raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
+    try:
+        return fn()
+    except Exception as error:
+        if not is_conflict(error):
+            raise
+        first = error
+    return _retry(is_conflict, fn, first, backoff, sleep, clock, stop, wait, retry)
+
+
+# --- the slow path: tenacity, after a first failure the predicate accepted -------------------
+
+
+class _Call:
+    """One retried call: what the shared ``Retrying``'s strategies read (as ``state.fn``).
+
+    Calling it is one attempt; the first replays the failure of the plain first try.
+    """
+
+    __slots__ = ("delays", "fallback", "first_error", "fn", "predicate", "sleep", "tries")
+
+    def __init__(
+        self,
+        fn: Callable[[], Any],
+        predicate: Callable[[BaseException], bool],
+        first_error: BaseException,
+        sleep: Callable[[float], None],
+    ) -> None:
+        self.fn = fn
+        self.predicate = predicate
+        self.first_error: BaseException | None = first_error
+        self.delays: list[float] = []
+        self.tries = 0  # the backoff's tries (used unless a stop strategy is given)
+        self.fallback = 0.0  # the sleep once `delays` run out (a stop strategy allows more)
+        self.sleep = sleep
+
+    def __call__(self) -> Any:
+        error = self.first_error
+        if error is not None:
+            self.first_error = None
+            raise error
+        return self.fn()
+
+
+def _call_of(state: tenacity.RetryCallState) -> _Call:
+    return cast(_Call, state.fn)
+
+
+class _Accepted(retry_base):
+    """Retry an ``Exception`` the call's predicate accepts; never a result."""
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        outcome = retry_state.outcome
+        if outcome is None:
+            return False
+        error = outcome.exception()
+        return isinstance(error, Exception) and _call_of(retry_state).predicate(error)
+
+
+class _BackoffWait(wait_base):
+    """The sleep after attempt n: the call's n-th backoff delay (drawn when it first failed)."""
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        call = _call_of(retry_state)
+        n = retry_state.attempt_number
+        return call.delays[n - 1] if n <= len(call.delays) else call.fallback
+
+
+class _BackoffStop(stop_base):
+    """Stop after the backoff's number of tries."""
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        return retry_state.attempt_number >= _call_of(retry_state).tries
+
+
+_active = threading.local()
+"""``call``: the retried call in progress on this thread (tenacity's ``sleep`` gets seconds
+only, so the shared ``Retrying`` finds the call's sleep here)."""
+
+
+def _sleep(seconds: float) -> None:
+    call: _Call = _active.call
+    call.sleep(seconds)
+
+
+def _log_retry(retry_state: tenacity.RetryCallState) -> None:
+    if not log.isEnabledFor(logging.DEBUG):
+        return
+    call = _call_of(retry_state)
+    outcome = retry_state.outcome
+    log.debug(
+        "retrying %s in %.3fs (try %d): %s",
+        getattr(call.fn, "__qualname__", call.fn),
+        retry_state.upcoming_sleep,
+        retry_state.attempt_number + 1,
+        outcome.exception() if outcome is not None else None,
+    )
+
+
+_ACCEPTED = _Accepted()
+_BACKOFF_WAIT = _BackoffWait()
+_BACKOFF_STOP = _BackoffStop()
+
+
+def _build(
+    stop: StopBaseT | None, wait: WaitBaseT | None, retry: RetryBaseT | None
+) -> tenacity.Retrying:
+    return tenacity.Retrying(
+        sleep=_sleep,
+        stop=stop if stop is not None else _BACKOFF_STOP,
+        wait=wait if wait is not None else _BACKOFF_WAIT,
+        retry=_ACCEPTED if retry is None else tenacity.retry_all(_ACCEPTED, retry),
+        before_sleep=_log_retry,
+        reraise=True,
+    )
+
+
+_policy = functools.lru_cache(maxsize=64)(_build)
+"""The ``Retrying`` of a (stop, wait, retry) combination, built once (thread-safe cache)."""
+
+
+_NO_JITTER = random.Random(0)  # never drawn from: `_tries` sets jitter 0
+
+
+@functools.lru_cache(maxsize=64)
+def _tries(backoff: Backoff) -> int:
+    """How many tries ``backoff`` allows (the jitter never changes it)."""
+    return sum(1 for _ in replace(backoff, jitter=0).delays(_NO_JITTER)) + 1
+
+
+def _retry(
+    predicate: Callable[[BaseException], bool],
+    fn: Callable[[], R],
+    first_error: Exception,
+    backoff: Backoff,
+    sleep: Callable[[float], None] | None,
+    clock: Clock | None,
+    stop: StopBaseT | None,
+    wait: WaitBaseT | None,
+    retry: RetryBaseT | None,
+) -> R:
+    clk = clock if clock is not None else _current()
+    call = _Call(fn, predicate, first_error, sleep if sleep is not None else clk.sleep)
+    if wait is None:
+        call.delays = list(backoff.delays(clk.rng))
+        call.tries = len(call.delays) + 1
+        call.fallback = call.delays[-1] if call.delays else backoff.duration
+    else:
+        call.tries = _tries(backoff)
+    try:
+        retrying = _policy(stop, wait, retry)
+    except TypeError:  # an unhashable strategy: built for this call only
+        retrying = _build(stop, wait, retry)
+    outer = getattr(_active, "call", None)  # a retried call inside `fn` of another one
+    _active.call = call
+    try:
+        return cast(R, retrying(call))
+    finally:
+        _active.call = outer
