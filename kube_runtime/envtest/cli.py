@@ -2,11 +2,13 @@
 
 Registered in the ``kube_runtime.commands`` entry-point group (see :mod:`kube_runtime.cli`):
 
-* ``kube-runtime cluster [--port N] [--kubeconfig PATH] [--pod-ready-after S] [--no-auth]
-  [--data-dir DIR] [--watch-history-size N] [--watch-history-age S]
+* ``kube-runtime cluster [--port N] [--kubeconfig PATH] [--pod-ready-after S]
+  [--image-digest IMAGE=DIGEST]... [--image-digests FILE]... [--no-auth] [--data-dir DIR] [--watch-history-size N] [--watch-history-age S]
   [--max-requests-inflight N] [--max-mutating-requests-inflight N]`` serves
   an embedded cluster (API server + simulated kubelet) until Ctrl-C or SIGTERM and writes a
-  kubeconfig for it; with ``--data-dir`` its state is kept on disk;
+  kubeconfig for it; with ``--data-dir`` its state is kept on disk; ``--image-digest`` /
+  ``--image-digests`` declare the images' digests the simulated kubelet reports
+  (:mod:`kube_runtime.envtest.kubelet.images`);
 * ``kube-runtime kubelet --kubeconfig PATH`` runs the simulated kubelet against any API
   server (:func:`kube_runtime.envtest.kubelet.main`).
 """
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from kube_runtime.cli import Command
 from kube_runtime.envtest.cluster import EmbeddedCluster
+from kube_runtime.envtest.kubelet import images
 from kube_runtime.envtest.server.http import ServerLimits
 from kube_runtime.envtest.server.persist import JournalError
 
@@ -59,6 +62,7 @@ def _cluster_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="Pending -> Ready delay of new pods",
     )
+    images.add_arguments(p)
     p.add_argument(
         "--no-auth", action="store_true", help="serve without bearer-token authentication"
     )
@@ -102,8 +106,11 @@ def _cluster_parser() -> argparse.ArgumentParser:
 
 
 def cluster_main(argv: Sequence[str]) -> int:
-    """``kube-runtime cluster``: serve until a signal; exit code 1 when the port is taken."""
-    args = _cluster_parser().parse_args(list(argv))
+    """``kube-runtime cluster``: serve until a signal; exit code 1 when the port is taken or
+    the data directory is unusable, 2 for bad arguments (a malformed image digest too)."""
+    parser = _cluster_parser()
+    args = parser.parse_args(list(argv))
+    digests = images.from_arguments(parser, args)
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -124,6 +131,8 @@ def cluster_main(argv: Sequence[str]) -> int:
     except JournalError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    if cluster.kubelet is not None:
+        cluster.kubelet.settings.image_digests = digests
     try:
         cluster.start()
     except RuntimeError as e:

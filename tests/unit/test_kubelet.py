@@ -288,6 +288,30 @@ def test_image_change_restarts_container_in_place(env: Env) -> None:
     )
 
 
+def test_declared_digest_makes_two_tags_one_image(env: Env) -> None:
+    """``settings.image_digests`` (``--image-digest``): a container reports
+    ``<repository>@<digest>``, and an in-place change to another tag with the same digest
+    restarts the container with the same imageID."""
+    digest = "sha256:" + "ab" * 32
+    env.kubelet.settings.image_digests = {"nginx:1.25": digest, "nginx:1.25-alpine": digest}
+    before = env.wait_pod(env.create_pod("tagged")["metadata"]["name"], is_ready)
+    assert container(before)["imageID"] == f"docker-pullable://nginx@{digest}"
+
+    def retag(p: Obj) -> Obj:
+        p["spec"]["containers"][0]["image"] = "nginx:1.25-alpine"
+        return p
+
+    env.store.mutate(env.pods, NS, "tagged", retag)
+    after = env.wait_pod(
+        "tagged",
+        lambda p: container(p)["image"] == "nginx:1.25-alpine" and is_ready(p),
+        "restarted with the new tag",
+    )
+    assert container(after)["restartCount"] == 1
+    assert container(after)["containerID"] != container(before)["containerID"]
+    assert container(after)["imageID"] == container(before)["imageID"]
+
+
 def test_env_from_metadata_change_restarts_container_during_in_place_update(env: Env) -> None:
     env_ref = {"fieldRef": {"fieldPath": "metadata.labels['test-env']"}}
     containers = [

@@ -12,6 +12,7 @@ from typing import Any, Unpack
 
 from kube_runtime.client import Client
 from kube_runtime.clock import REAL, Clock
+from kube_runtime.envtest.kubelet import images
 from kube_runtime.envtest.kubelet.apistore import ApiStore
 from kube_runtime.envtest.kubelet.simulator import DEFAULT_NODE_NAME, Kubelet, KubeletOptions
 
@@ -83,13 +84,16 @@ def _parser() -> argparse.ArgumentParser:
         help="fraction of a pod's grace period waited before it is stopped",
     )
     p.add_argument("--max-grace", type=float, default=1.0, help="cap on that wait (seconds)")
+    images.add_arguments(p)
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
 
 
 def main(argv: Sequence[str] | None = None, stop: threading.Event | None = None) -> int:
     """``kube-runtime kubelet``: run until SIGINT/SIGTERM (or ``stop`` is set); exit code."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    digests = images.from_arguments(parser, args)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -106,6 +110,7 @@ def main(argv: Sequence[str] | None = None, stop: threading.Event | None = None)
         restart_delay=args.restart_delay,
         grace_scale=args.grace_scale,
         max_grace=args.max_grace,
+        image_digests=digests,
     )
     kubelet.start()
     log.info("simulated kubelet running as node %s", kubelet.node_name)

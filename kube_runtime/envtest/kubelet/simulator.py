@@ -81,7 +81,6 @@ PersistentVolume objects, node heartbeats and Leases.
 from __future__ import annotations
 
 import functools
-import hashlib
 import heapq
 import ipaddress
 import itertools
@@ -96,6 +95,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypedDict
 
 from kube_runtime.clock import Clock
+from kube_runtime.envtest.kubelet.images import declared_image_id, image_id
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 from kube_runtime.envtest.server.storage import (
@@ -227,9 +227,12 @@ class KubeletSettings:
     max_grace: float = 1.0
     node_name: str = DEFAULT_NODE_NAME
     image_digests: dict[str, str] = field(default_factory=dict)
-    """Retags, as a registry holds them: image -> the image whose content it is. A container
-    started with such an image reports that image's ``imageID`` (``{"nginx:b": "nginx:a"}``:
-    a container updated in place from ``nginx:a`` to ``nginx:b`` keeps its imageID)."""
+    """What a registry holds (:mod:`kube_runtime.envtest.kubelet.images`): image -> its digest
+    (``sha256:<64 hex>``: a container started with the image reports
+    ``docker-pullable://<repository>@<digest>``, so tags of one repository with one digest
+    report one imageID) or image -> the image whose content it is (it reports that image's
+    imageID: ``{"nginx:b": "nginx:a"}``, a container updated in place from ``nginx:a`` to
+    ``nginx:b`` keeps its imageID). Undeclared images report a digest of their own."""
 
 
 class KubeletOptions(TypedDict, total=False):
@@ -241,13 +244,7 @@ class KubeletOptions(TypedDict, total=False):
     restart_delay: float
     grace_scale: float
     max_grace: float
-
-
-def image_id(image: str) -> str:
-    """The ``imageID`` reported for ``image``: a digest derived from the image name."""
-    if "@sha256:" in image:
-        return f"docker-pullable://{image}"
-    return f"docker-pullable://{image}@sha256:{hashlib.sha256(image.encode()).hexdigest()}"
+    image_digests: dict[str, str]
 
 
 def _container_id() -> str:
@@ -387,12 +384,13 @@ class Kubelet:
         restart_delay: float = 0.05,
         grace_scale: float = 0.0,
         max_grace: float = 1.0,
+        image_digests: dict[str, str] | None = None,
     ) -> None:
         self.store = store
         #: The store's clock, which the kubelet runs on (see the module).
         self.clock: Clock = store.clock
         self.settings = KubeletSettings(
-            ready_after, restart_delay, grace_scale, max_grace, node_name
+            ready_after, restart_delay, grace_scale, max_grace, node_name, dict(image_digests or {})
         )
         self._pods_info = _info(store.registry, "pods")
         self._pvcs_info = _info(store.registry, "persistentvolumeclaims")
@@ -1038,11 +1036,14 @@ class Kubelet:
         self, c: Obj, cs: Obj | None, pod: Obj, flags: _Flags, tick: _Tick, ts: str, mem: _PodMemory
     ) -> Obj:
         """Advance one container of a running pod by at most one step; a container (re)started
-        with a retagged image (``settings.image_digests``) reports the original's imageID."""
+        with an image ``settings.image_digests`` declares reports the declared imageID."""
         new = self._advance_container(c, cs, pod, flags, tick, ts, mem)
-        alias = self.settings.image_digests.get(str(new.get("image") or ""))
-        if new is not cs and alias and new.get("imageID") == image_id(str(new.get("image"))):
-            return {**new, "imageID": image_id(alias)}
+        if new is cs or not self.settings.image_digests:
+            return new
+        image = str(new.get("image") or "")
+        declared = declared_image_id(image, self.settings.image_digests)
+        if declared and new.get("imageID") == image_id(image):
+            return {**new, "imageID": declared}
         return new
 
     def _after_post_start(self, c: Obj, cs: Obj, tick: _Tick) -> Obj:
