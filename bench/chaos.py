@@ -298,6 +298,7 @@ class ControllerProcess:
             f"--kubeconfig={kubeconfig}",
             f"--namespace={namespace}",
             "--install-crds",
+            "--no-install-webhooks",  # several replicas on one machine: no webhooks
             "--metrics-port=0",
             "--health-port=0",
         ]

@@ -197,6 +197,7 @@ class Processes:
                 f"--kubeconfig={self.kubeconfig}",
                 f"--namespace={_NAMESPACE}",
                 "--install-crds",
+                "--no-install-webhooks",  # several replicas on one machine: no webhooks
                 f"--metrics-port={self.metrics_port}",
                 f"--health-port={self.health_port}",
             ],

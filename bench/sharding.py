@@ -144,6 +144,7 @@ class Cluster:
             f"--kubeconfig={self.kubeconfig}",
             f"--namespace={_NAMESPACE}",
             "--install-crds",
+            "--no-install-webhooks",  # several replicas on one machine: no webhooks
             f"--metrics-port={metrics_port}",
             f"--health-port={health_port}",
             f"--identity={identity}",

@@ -181,6 +181,13 @@ def _in_cluster() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
 
 
+def _loopback(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname or ""
+    return host == "localhost" or host.startswith("127.") or host == "::1"
+
+
 def _matching_labels(text: str) -> dict[str, Any]:
     """``--webhook-namespace-selector k=v,k2=v2`` as a ``matchLabels`` selector."""
     labels: dict[str, str] = {}
@@ -239,6 +246,8 @@ def _install_webhooks(manager: Any, client: Client, server: Any, args: argparse.
         namespace_selector=selector,
         manage_certs=not cert_manager,
         cert_manager=cert_manager,
+        # reached on this machine: nothing answers once it stops, so take them away then
+        remove_on_stop=config.url is not None and _loopback(config.url),
     )
     try:
         installer.ensure_certificates()

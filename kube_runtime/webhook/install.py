@@ -115,6 +115,8 @@ DEFAULT_CA_VALIDITY = _dt.timedelta(days=3650)
 signs now."""
 DEFAULT_RESYNC_PERIOD = 60.0
 """Seconds between two syncs of the certificates and configurations (Kruise: a minute)."""
+MUTATING_KIND = "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration"
+VALIDATING_KIND = "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration"
 _SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 _ATTEMPTS = 5
 
@@ -629,7 +631,11 @@ class WebhookInstaller:
     Secret shared by the replicas; ``name`` the configurations' name. ``namespace_selector``
     scopes every webhook (None: keep what the configuration has). ``manage_certs=False``
     leaves the certificate to cert-manager: ``cert_manager`` (``NAMESPACE/CERTIFICATE``) is
-    then required, and written as the CA injection annotation.
+    then required, and written as the CA injection annotation. ``remove_on_stop`` deletes the
+    configurations when the installer stops, if they still point at this server's URL (a
+    manager reached by URL on a developer's machine: once it is gone nothing answers them, and
+    ``failurePolicy: Fail`` would refuse every write of their kinds); replicas behind a Service
+    keep them, as Kruise's do.
     """
 
     need_leader_election = False
@@ -650,6 +656,7 @@ class WebhookInstaller:
         cert_validity: _dt.timedelta = DEFAULT_CERT_VALIDITY,
         renew_before: _dt.timedelta = DEFAULT_RENEW_BEFORE,
         start_timeout: float = 60.0,
+        remove_on_stop: bool = False,
     ) -> None:
         if not manage_certs and not cert_manager:
             raise ValueError(
@@ -666,6 +673,7 @@ class WebhookInstaller:
         self.cert_manager = None if manage_certs else cert_manager
         self.resync_period = resync_period
         self.start_timeout = start_timeout
+        self.remove_on_stop = remove_on_stop
         self.store = SecretCertStore(
             client,
             secret_namespace,
@@ -732,4 +740,30 @@ class WebhookInstaller:
             except Exception:
                 log.exception("webhook installer: sync failed (retried in %ss)", self.resync_period)
             if stop.wait(self.resync_period):
-                return
+                break
+        if self.remove_on_stop:
+            self.remove()
+
+    def remove(self) -> list[str]:
+        """Delete the configurations named ``name`` whose webhooks call this installer's URL
+        (another server's are left); the kinds deleted. Errors are logged, not raised."""
+        removed: list[str] = []
+        if not self.config.url:
+            return removed
+        prefix = self.config.url.rstrip("/") + "/"
+        for kind in (MUTATING_KIND, VALIDATING_KIND):
+            try:
+                current = self.client.get(kind, self.name)
+                urls = [
+                    (hook.get("clientConfig") or {}).get("url") or ""
+                    for hook in current.get("webhooks") or []
+                ]
+                if urls and all(url.startswith(prefix) for url in urls):
+                    self.client.delete(kind, self.name)
+                    removed.append(kind.rpartition("/")[2])
+            except Exception as err:
+                if not is_not_found(err):
+                    log.warning("webhook installer: cannot remove %s %s: %s", kind, self.name, err)
+        if removed:
+            log.info("removed %s %s (its server stops)", " and ".join(removed), self.name)
+        return removed

@@ -37,7 +37,8 @@ def test_demo_converges_with_the_exact_upstream_order(capsys) -> None:
 def test_run_statefulset_against_a_cluster(client, kubeconfig, namespace, wait_for) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "kube_runtime.cli", "run", "statefulset", "cloneset",
-         "--install-crds", "--kubeconfig", str(kubeconfig), "--namespace", namespace,
+         "--install-crds", "--no-install-webhooks", "--kubeconfig", str(kubeconfig),
+         "--namespace", namespace,
          "--metrics-port", "0", "--health-port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip

@@ -94,7 +94,8 @@ def installed(
 ) -> Iterator[tuple[Manager, str]]:
     """The manager with the webhooks it installs itself (the default with --install-crds),
     scoped to this test's namespace (the configurations are cluster-wide, the test cluster
-    shared) and named for it; deleted afterwards. Yields it and the configurations' name."""
+    shared) and named for it; the manager deletes them when it stops (checked). Yields it
+    and the configurations' name."""
     client.request(
         "PATCH",
         f"/api/v1/namespaces/{namespace}",
@@ -115,6 +116,11 @@ def installed(
         with running(manager):
             _wait("the installed webhooks to refuse a spec", lambda: _refused(client, namespace))
             yield manager, name
+        # Reached by URL on this machine: once the manager stops, its configurations go too.
+        for kind in (MUTATING, VALIDATING):
+            with pytest.raises(ApiError) as gone:
+                client.get(kind, name)
+            assert gone.value.code == 404
     finally:
         for kind in (MUTATING, VALIDATING):
             try:

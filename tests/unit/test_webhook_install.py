@@ -285,3 +285,26 @@ def test_crd_conversions_get_the_bundle_once() -> None:
     assert conversion["strategy"] == "Webhook"
     assert base64.b64decode(conversion["webhook"]["clientConfig"]["caBundle"]) == b"ca"
     assert conversion["webhook"]["clientConfig"]["url"] == "https://127.0.0.1:9443/convert"
+
+
+def test_a_local_installer_removes_only_configurations_that_call_it(tmp_path: Path) -> None:
+    client = _client()
+    server = _server(tmp_path)
+    installer = WebhookInstaller(
+        client,
+        server,
+        ClientConfig(url="https://127.0.0.1:9443"),
+        secret_namespace="system",
+        name="hooks",
+        remove_on_stop=True,
+    )
+    installer.sync(now=NOW)
+    other = ClientConfig(url="https://127.0.0.1:9444", ca_bundle=b"ca")
+    ensure_webhook_configurations(client, server.registrations, other, name="hooks")
+    assert installer.remove() == []  # another replica's URL now: left alone
+    installer.sync(now=NOW)
+    assert installer.remove() == [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ]
+    assert client.objects(VALIDATING) == [] and client.objects(MUTATING) == []
