@@ -177,7 +177,7 @@ def decode_yaml(body: bytes, kind: str) -> Any:
     """A YAML body as JSON-compatible Python data (``sigs.k8s.io/yaml``'s conversion)."""
     check_body_size(body)
     try:
-        data = yaml.load(body.decode(), Loader=_YAML_LOADER)  # noqa: S506 (a safe loader)
+        data = yaml.load(body.decode(), Loader=_YAML_LOADER)  # a safe loader
     except RecursionError:
         raise _yaml_depth_error(kind) from None
     except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:
