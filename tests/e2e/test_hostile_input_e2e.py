@@ -8,10 +8,14 @@ Two parts:
   wrong URL) that runs on both backends and expects kube-apiserver 1.20's status codes; the
   few where 1.20 itself answers 500 (fixed in later releases) or where this server keeps a
   lower limit are embedded-only, with the reason;
+* updates whose ``metadata.managedFields`` are no field sets (lists, strings, numbers where
+  nodes belong), on both backends: kube-apiserver ignores them and keeps the live entries;
 * a seeded fuzzer (embedded only: it leaves odd objects behind and relies on the embedded
   server's speed) that mutates valid bodies of Pods, StatefulSets, PVCs, ConfigMaps, CRDs,
-  custom objects, DeleteOptions and patches of every type, sends them to item and collection
-  URLs, and checks every answer is below 500 (but for the 500 kube-apiserver itself gives a
+  custom objects, DeleteOptions and patches of every type (server-side applies with lists,
+  strings and numbers where objects belong, at any depth; updates of the live object with
+  ``managedFields`` of wrong shapes), sends them to item and collection URLs, and checks
+  every answer is below 500 (but for the 500 kube-apiserver itself gives a
   server-side apply of an undeclared field) and every collection still lists.
 """
 
@@ -380,6 +384,15 @@ CASES = [
         json.dumps({"metadata": {"name": "huge"}, "data": {"a": "x" * (3 * 1024 * 1024)}}),
         413,
     ),
+    Case(
+        "invalid-utf8-field-name",  # its unknown-field Warning quotes U+FFFD
+        "POST",
+        "Pod",
+        _with("Pod", "utfname", spec__x=1)
+        .replace('"x"', '"x\\udcff"')
+        .encode("utf-8", "surrogateescape"),
+        201,
+    ),
     Case("empty-body", "POST", "ConfigMap", "", 400),
     Case("array-body", "POST", "ConfigMap", "[1]", 400),
     Case("null-body", "POST", "ConfigMap", "null", 422),
@@ -641,6 +654,106 @@ def test_text_that_go_replaces_reads_back_replaced(env: Env) -> None:
     assert got["data"] == {"a": "x\ufffdy", "b": "\ufffd"}
 
 
+# ------------------------------------------------- managedFields a client writes, both backends
+
+#: fieldsV1 values that are no field set: kube-apiserver keeps the live object's entries.
+_BAD_FIELDS_V1: dict[str, Any] = {
+    "list": [1],
+    "string": "x",
+    "number": 5,
+    "nested-list": {"f:data": [1]},
+    "nested-string": {"f:data": {"f:a": "x"}},
+    "nested-nested-list": {"f:data": {"f:a": [[1]]}},
+    "key-without-colon": {"zz": {}},
+    "bad-key-json": {"f:data": {"k:[1]": {}}},
+    "bad-index": {"f:data": {"i:x": {}}},
+}
+
+
+def _entry(manager: str, fields: Any, **more: Any) -> dict[str, Any]:
+    entry = {
+        "manager": manager,
+        "operation": "Update",
+        "apiVersion": "v1",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    }
+    entry.update(more)
+    return entry
+
+
+def _owners(obj: dict[str, Any]) -> dict[str, Any]:
+    return {
+        e.get("manager", ""): e.get("fieldsV1") for e in obj["metadata"].get("managedFields") or ()
+    }
+
+
+@pytest.mark.parametrize("shape", list(_BAD_FIELDS_V1))
+def test_update_with_malformed_managed_fields_keeps_the_live_ones(env: Env, shape: str) -> None:
+    """An update whose managedFields do not decode keeps the live object's entries (the
+    whole list is ignored, a well-formed entry beside the bad one too) and records the write;
+    a later apply then conflicts as it would have."""
+    cms = env.paths["ConfigMap"]
+    name = f"mf-{shape}"
+    applied = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+    data = {"a": "b", "k": "v"}
+    status, live = env.raw(
+        "PATCH", f"{cms}/{name}?fieldManager=app", json.dumps({**applied, "data": data}), APPLY
+    )
+    assert status == 201, live
+    body = copy.deepcopy(live)
+    body["metadata"]["managedFields"] += [
+        _entry("bad", _BAD_FIELDS_V1[shape]),
+        _entry("good", {"f:data": {"f:other": {}}}),
+    ]
+    body["data"]["a"] = "c"
+    status, updated = env.raw("PUT", f"{cms}/{name}", json.dumps(body))
+    assert status == 200, updated
+    owners = _owners(updated)
+    assert "bad" not in owners and "good" not in owners
+    assert owners.pop("app") == {"f:data": {"f:k": {}}}
+    assert list(owners.values()) == [{"f:data": {"f:a": {}}}]  # the writer's (its User-Agent)
+    status, answer = env.raw(
+        "PATCH",
+        f"{cms}/{name}?fieldManager=app",
+        json.dumps({**applied, "data": {**data, "a": "d"}}),
+        APPLY,
+    )
+    assert status == 409, answer
+    assert [c["field"] for c in answer["details"]["causes"]] == [".data.a"]
+
+
+def test_update_reads_managed_fields_as_kube_apiserver_reads_them(env: Env) -> None:
+    """What decodes is kept in canonical form: ``null`` is an empty node, elements of unknown
+    types are dropped, keys and indices are re-encoded; an entry without fields is dropped."""
+    cms = env.paths["ConfigMap"]
+    body = configmap("mf-canonical")
+    body["metadata"]["managedFields"] = [
+        _entry("keys", {"f:data": {'k:{ "name" : "a" }': {}, "i:+1": {}, "f:z": None}}),
+        _entry("unknown", {"x:y": {}, "f:data": {"f:y": {}}}),
+        _entry("empty", None),
+    ]
+    status, created = env.raw("POST", cms, json.dumps(body))
+    assert status == 201, created
+    owners = _owners(created)
+    assert owners["keys"] == {"f:data": {'k:{"name":"a"}': {}, "i:1": {}, "f:z": {}}}
+    assert owners["unknown"] == {"f:data": {"f:y": {}}}
+    assert "empty" not in owners
+
+
+def test_managed_fields_with_a_bad_operation_are_invalid(env: Env) -> None:
+    cms = env.paths["ConfigMap"]
+    body = configmap("mf-operation")
+    body["metadata"]["managedFields"] = [_entry("m", {"f:data": {"f:q": {}}}, operation="Bogus")]
+    status, answer = env.raw("POST", cms, json.dumps(body))
+    assert status == 422, answer
+    assert answer["message"] == (
+        'ConfigMap "mf-operation" is invalid: metadata.managedFields.operation: '
+        'Invalid value: "Bogus": must be `Apply` or `Update`'
+    )
+    assert answer["details"]["causes"][0]["field"] == "metadata.managedFields.operation"
+
+
 # --------------------------------------------------------------------------- the fuzzer
 
 SEED = 18
@@ -729,6 +842,56 @@ def mutate(rng: random.Random, body: Any, rounds: int = 1) -> Any:
         else:
             parent[key] = {"x": parent[key]}
     return body
+
+
+_NOT_MAPS: list[Any] = ["x", "", 5, -1.5, True, [], [1], ["x"], [[1]], [{"a": 1}], [[{"f:x": {}}]]]
+
+
+def swap_maps(rng: random.Random, body: Any, rounds: int = 1) -> Any:
+    """``body`` with ``rounds`` of its objects (at any depth: ``metadata.labels``, ``spec``, a
+    container) replaced by a list, a string, a number or a bool: the shapes a server-side
+    apply types as maps and the field manager walks as field sets."""
+    body = copy.deepcopy(body)
+    for _ in range(rounds):
+        maps = [p for p in _paths(body) if p and isinstance(_at(body, p), dict)]
+        if not maps:
+            break
+        path = rng.choice(maps)
+        _at(body, path[:-1])[path[-1]] = copy.deepcopy(rng.choice(_NOT_MAPS))
+    return body
+
+
+def _at(body: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        body = body[key]
+    return body
+
+
+def bad_managed_fields(rng: random.Random, entries: Any) -> Any:
+    """``entries`` (an object's managedFields) with one entry's ``fieldsV1`` of a wrong shape
+    at some depth, or one entry added with one, or another field of an entry mutated."""
+    entries = copy.deepcopy(entries) if isinstance(entries, list) and entries else []
+    roll = rng.random()
+    if not entries or roll < 0.25:
+        entries.append(
+            {
+                "manager": rng.choice(["edit", "", "fuzz"]),
+                "operation": rng.choice(["Update", "Update", "Apply", "Bogus"]),
+                "apiVersion": rng.choice(["v1", "apps/v1", f"{GROUP}/v1", ""]),
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:metadata": {"f:labels": {"f:a": {}}}},
+            }
+        )
+    entry = rng.choice(entries)
+    if roll < 0.8:
+        fields = entry.get("fieldsV1")
+        if isinstance(fields, dict) and fields and rng.random() < 0.8:
+            entry["fieldsV1"] = swap_maps(rng, fields, rng.randint(1, 2))
+        else:
+            entry["fieldsV1"] = copy.deepcopy(rng.choice([*_NOT_MAPS, None]))
+    else:
+        return mutate(rng, entries, rng.randint(1, 2))
+    return entries
 
 
 def encode(rng: random.Random, body: Any) -> bytes:
@@ -824,7 +987,7 @@ def fuzz(env: Env, seed: int, count: int) -> FuzzReport:
         if roll < 0.3:
             ctype = YAML if rng.random() < 0.15 else JSON
             send("POST", kind, collection, encode(rng, mutate(rng, base, rng.randint(1, 3))), ctype)
-        elif roll < 0.45:
+        elif roll < 0.4:
             base["metadata"]["name"] = "base"
             suffix = rng.choice(
                 ["", "", "/status"] + (["/scale"] if kind in ("StatefulSet", "Hostile") else [])
@@ -832,6 +995,19 @@ def fuzz(env: Env, seed: int, count: int) -> FuzzReport:
             send(
                 "PUT", kind, item + suffix, encode(rng, mutate(rng, base, rng.randint(1, 3))), JSON
             )
+        elif roll < 0.48:
+            # an update of the live object whose managedFields hold wrong shapes
+            status, live = env.raw("GET", item)
+            if status != 200 or not isinstance(live, dict):
+                live = base
+                live["metadata"]["name"] = "base"
+            live.get("metadata", {}).pop("resourceVersion", None)
+            if isinstance(live.get("metadata"), dict):
+                meta = live["metadata"]
+                meta["managedFields"] = bad_managed_fields(rng, meta.get("managedFields"))
+            if rng.random() < 0.5:
+                live = mutate(rng, live)
+            send("PUT", kind, item, encode(rng, live), JSON)
         elif roll < 0.75:
             ctype, patch = rng.choice(_PATCHES)
             if ctype == APPLY:
@@ -841,13 +1017,11 @@ def fuzz(env: Env, seed: int, count: int) -> FuzzReport:
             query = "?fieldManager=fuzz" if ctype == APPLY else ""
             if ctype == APPLY and rng.random() < 0.3:
                 query += "&force=true"
-            send(
-                "PATCH",
-                kind,
-                item + suffix + query,
-                encode(rng, mutate(rng, patch, rng.randint(1, 2))),
-                ctype,
-            )
+            if ctype == APPLY and rng.random() < 0.4:
+                patch = swap_maps(rng, patch, rng.randint(1, 2))
+            else:
+                patch = mutate(rng, patch, rng.randint(1, 2))
+            send("PATCH", kind, item + suffix + query, encode(rng, patch), ctype)
         elif roll < 0.9:
             target = item if rng.random() < 0.3 else f"{collection}/fz{rng.randrange(max(i, 1))}"
             if rng.random() < 0.2:

@@ -21,6 +21,13 @@ A re-implementation, in plain Python over JSON values, of the semantics of
   write added or changed move to the writer's ``Update`` entry (one per manager, apiVersion
   and subresource) and leave every other entry; removed fields leave every entry. Entries
   with no fields left are dropped. A write that changes nothing changes no entry.
+* **Managed fields a client writes** are read as upstream's ``DecodeManagedFields`` reads
+  them (:func:`_read_set`): canonical form, ``null`` an empty node, unknown path-element
+  types dropped; when any entry is not a field set (a list, a string or a number where a
+  node belongs, a key that is no path element, a ``fieldsType`` other than ``FieldsV1``) the
+  whole list is ignored and the live object's entries are kept. An entry left holding fields
+  whose operation is neither ``Apply`` nor ``Update`` is ``422 Invalid``. What is stored is
+  therefore always a field set, and applies and updates trust the live entries.
 * **Apply** (:func:`apply`): the applied configuration is merged into the live object
   (associative lists merged by key, atomic values replaced), fields the manager applied last
   time and no longer applies are removed unless another manager owns them, and fields it
@@ -40,12 +47,15 @@ the existing entries only when something changed.
 from __future__ import annotations
 
 import datetime as _dt
+import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 import orjson
 
 from kube_runtime import patch as _patch
+from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.meta import Obj
@@ -836,30 +846,115 @@ def schema_for(info: ResourceInfo, subresource: str = "") -> FNode:
 _Key = tuple[str, str, str, str]  # manager, operation, apiVersion ("" for Apply), subresource
 
 
-def _decode(entries: Any) -> dict[_Key, Obj] | None:
-    """The entries of a ``managedFields`` value by identity; None when malformed."""
+def _decode(entries: Any, check: bool = True) -> dict[_Key, Obj] | None:
+    """The entries of a ``managedFields`` value by identity; None when they do not decode.
+
+    As upstream ``DecodeManagedFields``: an entry whose ``fieldsType`` is not ``FieldsV1`` or
+    whose ``fieldsV1`` is not a field set (:func:`_read_set`) fails the whole list; ``null``
+    or no ``fieldsV1`` is the empty set; a later entry of the same identity replaces an
+    earlier one; an entry with no ``apiVersion`` is dropped. The operation is not checked
+    here (see :func:`_check_operations`).
+    ``check``: read the sets as a client sent them; False trusts them as stored (every
+    stored set went through this check).
+    """
     if not isinstance(entries, list):
         return None
     out: dict[_Key, Obj] = {}
     for e in entries:
-        if not isinstance(e, dict):
+        if not isinstance(e, dict) or e.get("fieldsType") != "FieldsV1":
             return None
-        op = e.get("operation")
-        fields = e.get("fieldsV1", {})
-        if op not in ("Apply", "Update") or not isinstance(fields, dict):
+        op = str(e.get("operation") or "")
+        fields = e.get("fieldsV1")
+        if fields is None:
+            fields = {}
+        elif check:
+            fields = _read_set(fields, True)
+            if fields is None:
+                return None
+        elif not isinstance(fields, dict):
             return None
-        if e.get("fieldsType", "FieldsV1") != "FieldsV1":
-            return None
+        api_version = str(e.get("apiVersion") or "")
+        if check and not api_version:
+            continue  # upstream's updater drops a manager whose version it cannot convert to
         key = (
             str(e.get("manager") or ""),
             op,
-            "" if op == "Apply" else str(e.get("apiVersion") or ""),
+            "" if op == "Apply" else api_version,
             str(e.get("subresource") or ""),
         )
-        if key in out:
-            return None
-        out[key] = _entry(key, str(e.get("apiVersion") or ""), _norm_time(e.get("time")), fields)
+        out.pop(key, None)
+        out[key] = _entry(key, api_version, _norm_time(e.get("time")), fields)
     return out
+
+
+_INDEX_RE: Final = re.compile(r"[+-]?[0-9]+")
+_JSON: Final = json.JSONDecoder()
+
+
+def _json_prefix(text: str) -> Any:
+    """The JSON value at the start of ``text`` (what follows it is ignored, as json-iterator
+    reads one value); raises ``ValueError`` when there is none."""
+    return _JSON.raw_decode(text.lstrip(" \t\r\n"))[0]
+
+
+def _read_pe(pe: str) -> str | None:
+    """A client's path element in canonical form; ``""`` for an element of an unknown type
+    (upstream drops those); None when it does not parse."""
+    if len(pe) < 2 or pe[1] != ":":
+        return None
+    head, body = pe[0], pe[2:]
+    if head == "f":
+        return pe
+    try:
+        if head == "k":
+            keys = _json_prefix(body)
+            if not isinstance(keys, dict):
+                return None
+            return "k:" + orjson.dumps(dict(sorted(keys.items()))).decode()
+        if head == "v":
+            return "v:" + orjson.dumps(_json_prefix(body)).decode()
+    except (ValueError, TypeError, orjson.JSONEncodeError):
+        return None
+    if head == "i":
+        return f"i:{int(body)}" if _INDEX_RE.fullmatch(body) else None
+    return ""
+
+
+def _read_set(node: Any, top: bool = False) -> FieldSet | None:
+    """Upstream ``Set.FromJSON`` of a client's ``fieldsV1`` (or a node below it): the set in
+    canonical form, or None when it is not one.
+
+    Every node is a JSON object (``null`` reads as ``{}``); its keys are ``"."`` (the node
+    itself is a member; the value is not read) or path elements (:func:`_read_pe`) whose
+    values are nodes. Elements of unknown types are dropped, and a node left with no
+    children is a member. Anything else (a list, a string or a number where a node belongs,
+    a key that is no path element) fails the whole set.
+    """
+    if node is None:
+        return {}
+    if type(node) is not dict:
+        return None
+    member = False
+    children: FieldSet = {}
+    for pe, value in node.items():
+        if pe == _DOT:
+            member = True
+            continue
+        canonical = _read_pe(pe)
+        if canonical is None:
+            return None
+        if not canonical:
+            continue
+        child = _read_set(value)
+        if child is None:
+            return None
+        have = children.get(canonical)
+        children[canonical] = (
+            child if have is None else union({canonical: have}, {canonical: child})[canonical]
+        )
+    if top or not children:
+        return children
+    return {_DOT: {}, **children} if member else children
 
 
 def _norm_time(value: Any) -> str | None:
@@ -879,7 +974,12 @@ def _norm_time(value: Any) -> str | None:
 
 def _entry(key: _Key, api_version: str, time: str | None, fields: FieldSet) -> Obj:
     manager, op, _, sub = key
-    e: Obj = {"manager": manager, "operation": op, "apiVersion": api_version}
+    e: Obj = {}
+    if manager:  # every field of a ManagedFieldsEntry is omitted when empty
+        e["manager"] = manager
+    e["operation"] = op
+    if api_version:
+        e["apiVersion"] = api_version
     if time is not None:
         e["time"] = time
     e["fieldsType"] = "FieldsV1"
@@ -896,7 +996,7 @@ def _encode(managed: dict[_Key, Obj]) -> list[Obj]:
         key=lambda e: (
             e["operation"],
             e.get("time") or "",
-            e["manager"],
+            e.get("manager") or "",
             e.get("apiVersion") or "",
             e.get("subresource") or "",
         ),
@@ -957,14 +1057,16 @@ def update_managed_fields(
     """
     meta = new["metadata"]
     sent = meta.get("managedFields")
+    live = old["metadata"].get("managedFields") if old else None
     managed: dict[_Key, Obj] | None = None
     if not subresource and sent is not None:
         if _is_reset(sent):
             managed = {}
         else:
-            managed = _decode(sent) or None
+            # what a client echoes back unchanged was checked when it was stored
+            managed = _decode(sent, check=sent is not live and sent != live) or None
     if managed is None:
-        managed = (_decode(old["metadata"].get("managedFields")) if old else None) or {}
+        managed = (_decode(live, check=False) if live is not None else None) or {}
     node = schema_for(info, subresource)
     added, modified, removed = compare(old, new, node)
     changed = union(added, modified)
@@ -974,7 +1076,25 @@ def update_managed_fields(
         prev = managed.get(key)
         fields = union(changed, _fields(prev)) if prev is not None else changed
         managed[key] = _entry(key, api_version, now(), fields)
+    _check_operations(info, meta, managed)
     _set_managed(meta, managed)
+
+
+def _check_operations(info: ResourceInfo, meta: Obj, managed: dict[_Key, Obj]) -> None:
+    """422 for an entry a client wrote whose operation is neither ``Apply`` nor ``Update``
+    and that still holds fields after the write (upstream ``ValidateManagedFields``, which
+    runs on the field manager's result: such an entry whose fields the write took is gone)."""
+    causes = [
+        errors.Cause(
+            "metadata.managedFields.operation",
+            "FieldValueInvalid",
+            f"Invalid value: {orjson.dumps(op).decode()}: must be `Apply` or `Update`",
+        )
+        for _, op, _, _ in managed
+        if op not in ("Apply", "Update")
+    ]
+    if causes:
+        raise errors.invalid(info.kind, info.group, str(meta.get("name") or ""), causes)
 
 
 def validate_field_manager(manager: str) -> None:
@@ -1053,8 +1173,8 @@ def apply(
     """Server-side apply of ``config`` by ``manager``: (the object to store, its managedFields).
 
     ``live`` is the current object (None: the apply creates it); it may be mutated (pass a
-    copy). Errors: 400 for a configuration that is not of this kind or carries
-    ``managedFields`` or malformed associative lists; 409 Conflict (one
+    copy). Errors: 400 for a configuration that is not of this kind, whose ``metadata`` is
+    not an object, or that carries ``managedFields`` or malformed associative lists; 409 Conflict (one
     ``FieldManagerConflict`` cause per field) when the apply changes a field another
     manager owns and ``force`` is false. With ``force`` the applier takes those fields over.
     """
@@ -1066,6 +1186,13 @@ def apply(
             "BadRequest",
         )
     meta = config.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        # the server refuses this shape before (it is ObjectMeta's); kept for direct callers
+        raise api_error(
+            400,
+            f"failed to create typed patch object: .metadata: expected map, got {meta!r}",
+            "BadRequest",
+        )
     if isinstance(meta, dict) and meta.get("managedFields") is not None:
         raise api_error(400, "metadata.managedFields must be nil", "BadRequest")
     node = schema_for(info, subresource)

@@ -540,7 +540,8 @@ def _head(status: int, content_type: str, length: int | None, headers: dict[str,
     if length is not None:
         lines.append(f"Content-Length: {length}")
     lines.extend(f"{k}: {v}" for k, v in headers.items())
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    # UTF-8, as Go writes a header's bytes: a Warning may quote a field name with U+FFFD in it
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
 _READ_METHODS = frozenset(("GET", "HEAD", "OPTIONS"))

@@ -362,7 +362,7 @@ MANAGED_FIELDS = _st(
     apiVersion=S,
     time=T,
     fieldsType=S,
-    fieldsV1=_op("v1.FieldsV1"),
+    fieldsV1=ANY,  # any JSON decodes (FieldsV1 keeps the raw bytes); the field manager reads it
     subresource=S,
 )
 OBJECT_META = _st(
