@@ -14,6 +14,7 @@ import sys
 import textwrap
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,35 +115,46 @@ def test_the_pytest_plugin_is_inert_until_a_fixture_is_used(tmp_path: Path) -> N
     assert "1 passed" in done.stdout
 
 
-@pytest.mark.parametrize(
-    ("old", "new", "name"),
-    [
-        ("kube_runtime.embedded.cluster", "kube_runtime.envtest.cluster", "EmbeddedCluster"),
-        ("kube_runtime.embedded.storage", "kube_runtime.envtest.server.storage", "Store"),
-        ("kube_runtime.embedded.patch", "kube_runtime.patch", "apply_merge_patch"),
-        ("kube_runtime.embedded.kubelet", "kube_runtime.envtest.kubelet.simulator", "Kubelet"),
-        ("kube_runtime.testing.waiting", "kube_runtime.envtest.waiting", "wait_for"),
-        ("kube_runtime.kubelet.runner", "kube_runtime.envtest.kubelet.runner", "ClientKubelet"),
-    ],
-)
-def test_old_import_paths_work_for_one_release_with_a_warning(
-    old: str, new: str, name: str
-) -> None:
+OLD_PATHS = [
+    ("kube_runtime.embedded.cluster", "kube_runtime.envtest.cluster", "EmbeddedCluster"),
+    ("kube_runtime.embedded.storage", "kube_runtime.envtest.server.storage", "Store"),
+    ("kube_runtime.embedded.patch", "kube_runtime.patch", "apply_merge_patch"),
+    ("kube_runtime.embedded.kubelet", "kube_runtime.envtest.kubelet.simulator", "Kubelet"),
+    ("kube_runtime.testing.waiting", "kube_runtime.envtest.waiting", "wait_for"),
+    ("kube_runtime.kubelet.runner", "kube_runtime.envtest.kubelet.runner", "ClientKubelet"),
+]
+
+
+@pytest.fixture(scope="module")
+def old_imports() -> dict[str, dict[str, object]]:
+    """Each old path imported (for the first time) in one fresh interpreter: whether it gives
+    the new module's object, the new module's own name, and the DeprecationWarnings raised."""
     out = _python(
         f"""
         import importlib, json, warnings
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            old = importlib.import_module({old!r})
-        new = importlib.import_module({new!r})
-        print(json.dumps({{
-            "same": getattr(old, {name!r}) is getattr(new, {name!r}),
-            "spec": new.__spec__.name,
-            "warnings": [str(w.message) for w in caught if w.category is DeprecationWarning],
-        }}))
+        results = {{}}
+        for old, new, name in {OLD_PATHS!r}:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                old_module = importlib.import_module(old)
+            new_module = importlib.import_module(new)
+            results[old] = {{
+                "same": getattr(old_module, name) is getattr(new_module, name),
+                "spec": new_module.__spec__.name,
+                "warnings": [str(w.message) for w in caught if w.category is DeprecationWarning],
+            }}
+        print(json.dumps(results))
         """
     )
-    result = json.loads(out)
+    results: dict[str, dict[str, object]] = json.loads(out)
+    return results
+
+
+@pytest.mark.parametrize(("old", "new", "name"), OLD_PATHS)
+def test_old_import_paths_work_for_one_release_with_a_warning(
+    old: str, new: str, name: str, old_imports: dict[str, dict[str, Any]]
+) -> None:
+    result = old_imports[old]
     assert result["same"] is True
     assert result["spec"] == new  # the alias does not rename the real module
     assert any(f"{old} moved to {new}" in w for w in result["warnings"]), result["warnings"]
