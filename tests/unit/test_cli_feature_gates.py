@@ -5,9 +5,10 @@ controller not run, or a value that is not a bool is an error with exit code 2."
 
 from __future__ import annotations
 
-from typing import Any
+from unittest.mock import MagicMock
 
 import pytest
+from pytest_mock import MockerFixture
 
 import controllers.cloneset.controller as cloneset_controller
 from controllers.cloneset.core import CLONESET
@@ -21,24 +22,24 @@ GATE = RECREATE_POD_WHEN_CHANGE_VCT_GATE
 RUN = ["run", "--metrics-port", "0", "--health-port", "0"]
 
 
+def gates(reconciler: MagicMock) -> list[bool]:
+    """The ``recreate_pod_when_change_vct`` of each CloneSet reconciler built, in order."""
+    return [call.kwargs["recreate_pod_when_change_vct"] for call in reconciler.call_args_list]
+
+
 @pytest.fixture
-def built(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Runs ``main`` against a FakeClient with a manager that returns at once; collects the
-    ``recreate_pod_when_change_vct`` each CloneSet reconciler is built with."""
-    seen: list[bool] = []
-    real = cloneset_controller.CloneSetReconciler
-
-    def recording(*args: Any, **kwargs: Any) -> Any:
-        seen.append(kwargs["recreate_pod_when_change_vct"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(cloneset_controller, "CloneSetReconciler", recording)
-    monkeypatch.setattr(
-        Client, "from_env", classmethod(lambda cls: FakeClient().register(CLONESET))
+def built(mocker: MockerFixture, monkeypatch: pytest.MonkeyPatch) -> MagicMock:
+    """Runs ``main`` against a FakeClient with a manager that returns at once; the CloneSet
+    reconciler class, spied (the real one is built)."""
+    reconciler = mocker.patch.object(
+        cloneset_controller,
+        "CloneSetReconciler",
+        wraps=cloneset_controller.CloneSetReconciler,
     )
-    monkeypatch.setattr(Manager, "start", lambda self: None)
+    mocker.patch.object(Client, "from_env", side_effect=lambda: FakeClient().register(CLONESET))
+    mocker.patch.object(Manager, "start", return_value=None)
     monkeypatch.delenv(FEATURE_GATES_ENV, raising=False)
-    return seen
+    return reconciler
 
 
 @pytest.mark.parametrize(
@@ -52,7 +53,7 @@ def built(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     ],
 )
 def test_the_gate_reaches_the_cloneset_controller(
-    built: list[bool],
+    built: MagicMock,
     monkeypatch: pytest.MonkeyPatch,
     environment: str | None,
     flag: str | None,
@@ -62,15 +63,15 @@ def test_the_gate_reaches_the_cloneset_controller(
         monkeypatch.setenv(FEATURE_GATES_ENV, environment)
     argv = [*RUN, "cloneset"] + (["--feature-gates", flag] if flag is not None else [])
     assert main(argv) == 0
-    assert built == [expected]
+    assert gates(built) == [expected]
 
 
 def test_a_controller_without_gates_runs_with_the_flag_naming_another_controllers_gate(
-    built: list[bool],
+    built: MagicMock,
 ) -> None:
     """``run statefulset cloneset``: the StatefulSet has no gates and is set up as before."""
     assert main([*RUN, "statefulset", "cloneset", "--feature-gates", f"{GATE}=true"]) == 0
-    assert built == [True]
+    assert gates(built) == [True]
 
 
 @pytest.mark.parametrize(
@@ -83,7 +84,7 @@ def test_a_controller_without_gates_runs_with_the_flag_naming_another_controller
     ],
 )
 def test_bad_gates_are_refused_with_exit_code_2(
-    built: list[bool],
+    built: MagicMock,
     capsys: pytest.CaptureFixture[str],
     controllers: list[str],
     flag: str,
@@ -92,7 +93,7 @@ def test_bad_gates_are_refused_with_exit_code_2(
     assert main([*RUN, *controllers, "--feature-gates", flag]) == 2
     err = capsys.readouterr().err
     assert f'error: invalid argument "{flag}" for "--feature-gates" flag: {message}' in err
-    assert built == []
+    assert gates(built) == []
 
 
 def test_parse_feature_gates_reads_go_bools() -> None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from pytest_mock import MockerFixture
 
 from controllers.cloneset.controller import CloneSetReconciler
 from controllers.cloneset.pvc import INSTANCE_ID_LABEL
@@ -255,28 +256,25 @@ def test_feature_gates_in_kruise_syntax():
     ({}, True, True),
 ])  # fmt: skip
 def test_setup_reads_the_gate_from_the_environment_unless_given(
-    monkeypatch, env: Mapping[str, str], argument, want
-):
+    monkeypatch: pytest.MonkeyPatch,
+    mocker: MockerFixture,
+    env: Mapping[str, str],
+    argument: bool | None,
+    want: bool,
+) -> None:
     from controllers.cloneset import controller
 
     monkeypatch.delenv(FEATURE_GATES_ENV, raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    seen: dict[str, Any] = {}
 
     class _Stop(Exception):
         pass
 
-    class Reconciler(CloneSetReconciler):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            seen.update(kwargs)
-            raise _Stop
-
-    monkeypatch.setattr(controller, "CloneSetReconciler", Reconciler)
-
-    manager: Any = type(
-        "M", (), {"api_reader": None, "client": None, "get_event_recorder": lambda self, c: None}
-    )()
+    # setup stops where it builds the reconciler: what it was built with is the answer
+    reconciler = mocker.patch.object(controller, "CloneSetReconciler", side_effect=_Stop)
+    manager = mocker.NonCallableMock(api_reader=None, client=None)
     with pytest.raises(_Stop):
         controller.setup(manager, recreate_pod_when_change_vct=argument)
-    assert seen["recreate_pod_when_change_vct"] is want
+    reconciler.assert_called_once()
+    assert reconciler.call_args.kwargs["recreate_pod_when_change_vct"] is want

@@ -15,7 +15,9 @@ from typing import Any, ClassVar
 
 import orjson
 import pytest
+from pytest_mock import MockerFixture
 
+from kube_runtime import kinds
 from kube_runtime.client import Conflict, NotFound, Resource
 from kube_runtime.controllerutil import (
     AlreadyOwnedError,
@@ -233,20 +235,13 @@ def test_finalizers_on_a_model() -> None:
     assert w.metadata.finalizers is None
 
 
-def test_kube_runtime_finalizers_module_decides_through_controllerutil() -> None:
+def test_kube_runtime_finalizers_module_decides_through_controllerutil(
+    mocker: MockerFixture,
+) -> None:
     from kube_runtime import finalizers
 
     assert finalizers.has_finalizer is contains_finalizer
-
-    class Recorder:
-        def __init__(self) -> None:
-            self.patches: list[Any] = []
-
-        def patch(self, kind: Any, name: str, patch: Any, **kwargs: Any) -> Any:
-            self.patches.append(patch)
-            return {"patched": patch}
-
-    recorder = Recorder()
+    client = mocker.NonCallableMock(spec=["get", "patch"])
     obj = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -257,8 +252,15 @@ def test_kube_runtime_finalizers_module_decides_through_controllerutil() -> None
             "finalizers": ["a", "a"],
         },
     }
-    finalizers.remove_finalizer(recorder, obj, "a")
-    assert recorder.patches == [{"metadata": {"finalizers": [], "resourceVersion": "7"}}]
+    assert finalizers.remove_finalizer(client, obj, "a") is client.patch.return_value
+    client.patch.assert_called_once_with(
+        kinds.ConfigMap,
+        "c",
+        {"metadata": {"finalizers": [], "resourceVersion": "7"}},
+        namespace="ns",
+        patch_type="merge",
+    )
+    client.get.assert_not_called()  # the given object is the first try's: no read
     assert obj["metadata"]["finalizers"] == ["a", "a"]  # the given object is not modified
 
 

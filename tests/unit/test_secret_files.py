@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from pytest_mock import MockerFixture
 
 from kube_runtime.envtest import secretfiles
 from kube_runtime.envtest.kubeconfig import kubeconfig, write_kubeconfig
@@ -75,17 +76,14 @@ def test_readers_see_the_old_or_the_new_file_never_a_part(tmp_path: Path) -> Non
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, mocker: MockerFixture
 ) -> None:
     target = tmp_path / "kubeconfig"
     write_private(target, b"old")
-
-    def broken(fd: int) -> None:
-        raise OSError("disk full")
-
-    monkeypatch.setattr(secretfiles.os, "fsync", broken)
+    fsync = mocker.patch.object(secretfiles.os, "fsync", side_effect=OSError("disk full"))
     with pytest.raises(OSError, match="disk full"):
         write_private(target, b"new")
+    fsync.assert_called_once()  # the new data was written, then failed to reach the disk
     assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["kubeconfig"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pytest_mock import MockerFixture
 
 from kube_runtime import meta
 from kube_runtime.cache import InformerCache
@@ -242,17 +243,20 @@ def test_released_shard_objects_move_at_once() -> None:
     assert labels(client, StatefulSet, "x")[KEY] == "b"
 
 
-def test_stale_view_of_owned_objects_read_fresh_from_the_old_shard() -> None:
+def test_stale_view_of_owned_objects_read_fresh_from_the_old_shard(
+    mocker: MockerFixture,
+) -> None:
     """The view knows no pod of the set (its last create not seen yet): the sharder reads
     what the old shard labelled and moves it before the set."""
     name = name_on("b", ["b"])
     client = FakeClient([lease("b"), sts(name, "a"), owned("Pod", f"{name}-0", name, "a")])
     view = ClientView(client, RING, NS)
-    view.owned = lambda kind, namespace, owner_uid: []  # type: ignore[method-assign]
+    stale = mocker.patch.object(view, "owned", return_value=[])
     a = Assigner(
         client, view, RING, [RingKinds(StatefulSet, (Pod,))], tracker=LeaseTracker(FakeClock())
     )
     assert a.sync(StatefulSet, NS, name) == ASSIGNED
+    assert stale.called  # the view was asked, and its empty answer not trusted
     assert labels(client, Pod, f"{name}-0")[KEY] == "b"
 
 

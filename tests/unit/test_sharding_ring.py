@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from pytest_mock import MockerFixture
 
 from kube_runtime.clock import FakeClock
 from kube_runtime.sharding import ring as ring_module
@@ -309,23 +310,15 @@ def test_no_shards_no_targets_and_back() -> None:
     within_bound(targets, keys)
 
 
-def test_join_costs_two_hashes_per_key(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_join_costs_two_hashes_per_key(mocker: MockerFixture) -> None:
     shards = shards_of(50)
     keys = KEYS[:1000]
     targets = bounded(keys, shards)
-    calls = 0
-    real = ring_module.score
-
-    def counting(shard: str, key: str) -> int:
-        nonlocal calls
-        calls += 1
-        return real(shard, key)
-
-    monkeypatch.setattr(ring_module, "score", counting)
+    score = mocker.spy(ring_module, "score")
     targets.set_shards([*shards, "shard-new"])
-    assert calls == 2 * len(keys)  # instead of 51 per key
+    assert score.call_count == 2 * len(keys)  # instead of 51 per key
     assert targets.set_shards([*shards, "shard-new"]) == set()  # unchanged: nothing
-    calls = 0
+    score.reset_mock()
     leaver = targets.loads()["shard-new"]
     targets.set_shards(shards)  # the newcomer leaves: only its keys are rehashed
-    assert leaver and calls == 50 * leaver
+    assert leaver and score.call_count == 50 * leaver

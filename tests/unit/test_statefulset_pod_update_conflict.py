@@ -6,33 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_mock import MockerFixture
+
 from controllers.statefulset.pod_control import StatefulPodControl
 from kube_runtime import kinds
 from kube_runtime.client.fake import FakeClient, conflict
 from kube_runtime.client.interceptor import Interceptor
-
-
-class _Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str]] = []
-
-    def event(self, obj: Any, type: str, reason: str, message: str) -> None:
-        self.events.append((type, reason))
-
-
-class _CountingReader:
-    """A reader over the fake's objects that counts its gets."""
-
-    def __init__(self, client: FakeClient) -> None:
-        self.client = client
-        self.gets = 0
-
-    def get(self, kind: Any, name: str, namespace: str | None = None) -> Any:
-        self.gets += 1
-        return self.client.direct.get(kind, name, namespace)
-
-    def list(self, kind: Any, namespace: str | None = None, **options: Any) -> Any:
-        return self.client.direct.list(kind, namespace, **options)
 
 
 def _set() -> dict[str, Any]:
@@ -44,7 +23,7 @@ def _set() -> dict[str, Any]:
     }
 
 
-def test_a_conflicting_pod_update_re_reads_the_pod_from_the_reader() -> None:
+def test_a_conflicting_pod_update_re_reads_the_pod_from_the_reader(mocker: MockerFixture) -> None:
     stale = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -60,13 +39,15 @@ def test_a_conflicting_pod_update_re_reads_the_pod_from_the_reader() -> None:
         return client.update(obj, **options)
 
     fake = FakeClient(objects=[stale], interceptor=Interceptor(update=update))
-    reader = _CountingReader(fake)
-    control = StatefulPodControl(fake, _Recorder(), reader=reader)
+    reader = fake.direct  # the fake's objects, its own gets unrecorded: the cache's part
+    gets = mocker.spy(reader, "get")
+    recorder = mocker.NonCallableMock(spec=["event"])
+    control = StatefulPodControl(fake, recorder, reader=reader)
     current = fake.direct.get(kinds.Pod, "web-0", "ns")
     control.update_pod(_set(), current)
 
     written = fake.direct.get(kinds.Pod, "web-0", "ns")
     labels = written["metadata"]["labels"]  # the identity repaired on the retry
     assert labels["statefulset.kubernetes.io/pod-name"] == "web-0"
-    assert reader.gets == 1  # the re-read went to the reader ...
+    assert gets.call_count == 1  # the re-read went to the reader ...
     assert [a for a in fake.actions if a.verb == "get" and a.kind == kinds.Pod] == []  # ... only

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
+from pytest_mock import MockerFixture
 
 from kube_runtime.cache.informer import SharedInformer
 from kube_runtime.cache.reflector import Reflector
@@ -130,13 +131,16 @@ class OneByOne:
         pass
 
 
-def test_reflector_flushes_after_every_event_of_a_stream_without_buffered() -> None:
+def test_reflector_flushes_after_every_event_of_a_stream_without_buffered(
+    mocker: MockerFixture,
+) -> None:
     sink = RecordingSink()
     events = list(Watch(two_reads()))
     source = Source(Chunks())
-    source.watch = lambda *a, **kw: OneByOne(events)  # type: ignore[method-assign]
+    watch = mocker.patch.object(source, "watch", return_value=OneByOne(events))
     reflector = Reflector(source, "v1/ConfigMap", sink, namespace="ns")
     reflector._watch_once(threading.Event())
+    watch.assert_called_once()
     assert [c for c, _ in sink.calls] == ["add", "flush"] * 2 + ["update", "flush"] + [
         "add",
         "flush",
@@ -169,15 +173,14 @@ class Recorder:
         self._record(("delete", o["metadata"]["name"], None))
 
 
-def test_informer_queues_a_read_at_once_in_order() -> None:
+def test_informer_queues_a_read_at_once_in_order(mocker: MockerFixture) -> None:
     informer = SharedInformer(Source(two_reads()), "v1/ConfigMap", namespace="ns")
     recorder = Recorder()
     registration = informer.add_event_handler(recorder)
-    pushes: list[int] = []
-    push_many = registration._push_many
-    registration._push_many = lambda ns: (pushes.append(len(ns)), push_many(ns))[1]  # type: ignore[method-assign]
+    push_many = mocker.spy(registration, "_push_many")
     informer.reflector._list()
     informer.reflector._watch_once(threading.Event())
+    pushes = [len(call.args[0]) for call in push_many.call_args_list]
     assert pushes == [1, 3, 2]  # the initial list's sync mark, then one push per read
     recorder.expect(5)
     registration._start()
