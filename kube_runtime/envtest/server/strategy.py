@@ -25,6 +25,7 @@ from kube_runtime.client.registry import drop_empty_collections
 from kube_runtime.envtest.server import (
     builtin_certificates,
     builtin_groups,
+    crdscale,
     crdschema,
     defaults,
     errors,
@@ -160,6 +161,8 @@ class KubeStrategy:
             schema = info.schemas.get(info.version)
             if schema is not None:
                 causes += crdschema.validate(obj, schema, old)
+            if info.scale is not None:
+                causes += crdscale.validate_scale(obj, info.scale, spec=subresource != "status")
         else:
             causes = validation.validate(
                 info.storage_group,

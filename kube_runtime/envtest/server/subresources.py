@@ -115,7 +115,13 @@ def write_scale(
             raise errors.bad_request("the scale must be a JSON object")
         # omitempty: a Scale without spec.replicas asks for 0, as Go decodes it
         replicas = (scale.get("spec") or {}).get("replicas", 0)
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        # a custom resource's scale is not validated as a Scale: a negative count goes into
+        # the object, whose validation refuses it (.spec.size: ... non-negative integer)
+        if (
+            not isinstance(replicas, int)
+            or isinstance(replicas, bool)
+            or (replicas < 0 and not info.custom)
+        ):
             raise errors.invalid(
                 "Scale",
                 "autoscaling",

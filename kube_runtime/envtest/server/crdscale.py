@@ -1,0 +1,165 @@
+"""The checks apiextensions-apiserver makes of a custom resource whose CRD declares a scale
+subresource, on every write (its ``customResourceValidator.ValidateScaleSpec`` /
+``ValidateScaleStatus``).
+
+* The value at ``specReplicasPath`` (create, update; not a status write) and the one at
+  ``statusReplicasPath`` (every write) must be absent, or integers from 0 to 2^31-1:
+  ``.spec.size: Invalid value: -1: should be a non-negative integer``,
+  ``... Invalid value: 2147483648: should be less than or equal to 2147483647``; a value of
+  another JSON type is ``Invalid value: 0: .spec.size accessor error: x is of the type
+  string, expected int64`` (the accessor's error, with Go's ``%v`` / ``%T`` of the value).
+* The value at ``labelSelectorPath``, when the CRD names one, must be absent or a string
+  (``Invalid value: "": .status.selector accessor error: ... expected string``).
+* A path that crosses a value that is no object is the accessor's error too
+  (``... expected map[string]interface{}``).
+
+The field of each cause is the path with its leading dot, as upstream names it. The paths
+are the resource's own (its storage version's) and checked on the stored form, as this
+server validates custom resources against the storage version's schema.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Final
+
+from kube_runtime.envtest.server.errors import Cause
+from kube_runtime.envtest.server.resources import ScaleSpec
+
+__all__ = ["validate_scale"]
+
+_MAX_INT32: Final = 2**31 - 1
+_MIN_INT64: Final = -(2**63)
+_MAX_INT64: Final = 2**63 - 1
+_ABSENT: Final = object()
+
+
+class _AccessorError(Exception):
+    pass
+
+
+def validate_scale(obj: dict[str, Any], scale: ScaleSpec | None, *, spec: bool) -> list[Cause]:
+    """The causes ``obj`` breaks of ``scale``'s paths; ``spec``: check the spec replicas too
+    (False for a write of the status subresource)."""
+    if scale is None:
+        return []
+    causes: list[Cause] = []
+    if spec:
+        causes += _replicas(obj, scale.spec_replicas_path)
+    causes += _replicas(obj, scale.status_replicas_path)
+    if scale.label_selector_path:
+        path = scale.label_selector_path
+        try:
+            value = _nested(obj, path)
+            if value is not _ABSENT and not isinstance(value, str):
+                raise _AccessorError(_type_error(path, value, "string"))
+        except _AccessorError as err:
+            causes.append(_invalid(path, '""', str(err)))
+    return causes
+
+
+def _replicas(obj: dict[str, Any], path: str) -> list[Cause]:
+    try:
+        value = _nested(obj, path)
+        if value is _ABSENT:
+            return []
+        if not _is_int64(value):
+            raise _AccessorError(_type_error(path, value, "int64"))
+    except _AccessorError as err:
+        return [_invalid(path, "0", str(err))]
+    if value < 0:
+        return [_invalid(path, str(value), "should be a non-negative integer")]
+    if value > _MAX_INT32:
+        return [_invalid(path, str(value), f"should be less than or equal to {_MAX_INT32}")]
+    return []
+
+
+def _is_int64(value: Any) -> bool:
+    """An integer as Go's JSON decoding into ``interface{}`` keeps one (an ``int64``: an
+    integral literal within range; ``2.0`` and larger integers become ``float64``)."""
+    return type(value) is int and _MIN_INT64 <= value <= _MAX_INT64
+
+
+def _nested(obj: Any, path: str) -> Any:
+    """``unstructured.NestedFieldNoCopy`` of the dotted ``path``: the value, or ``_ABSENT``
+    when a step is missing or ``null``; raises for a step through a non-object."""
+    fields = path.split(".")
+    value = obj
+    for i, name in enumerate(fields):
+        if value is None:
+            return _ABSENT
+        if not isinstance(value, dict):
+            raise _AccessorError(
+                f".{'.'.join(fields[: i + 1])} accessor error: {_go_v(value)} is of the type "
+                f"{_go_t(value)}, expected map[string]interface{{}}"
+            )
+        if name not in value:
+            return _ABSENT
+        value = value[name]
+    return value
+
+
+def _type_error(path: str, value: Any, expected: str) -> str:
+    return (
+        f".{path} accessor error: {_go_v(value)} is of the type {_go_t(value)}, expected {expected}"
+    )
+
+
+def _invalid(path: str, shown: str, detail: str) -> Cause:
+    return Cause(f".{path}", "FieldValueInvalid", f"Invalid value: {shown}: {detail}")
+
+
+def _go_t(value: Any) -> str:
+    """Go's ``%T`` of a JSON value decoded into ``interface{}``."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    if isinstance(value, list):
+        return "[]interface {}"
+    return "int64" if _is_int64(value) else "float64"
+
+
+def _go_v(value: Any) -> str:
+    """Go's ``%v`` of a JSON value decoded into ``interface{}``."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_v(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go_v(v) for v in value) + "]"
+    if _is_int64(value):
+        return str(value)
+    return _go_float(float(value))
+
+
+def _go_float(f: float) -> str:
+    """Go's ``%v`` of a float64: the shortest digits, in exponent form when the exponent is
+    below -4 or at least 6 (``1.5``, ``2``, ``1e+06``, ``1.1805916207174113e+21``)."""
+    if f != f:
+        return "NaN"
+    if f in (float("inf"), float("-inf")):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if str(f).startswith("-") else "0"
+    sign, digits, exponent = Decimal(repr(f)).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits))
+    exp = len(text) - 1 + exponent
+    minus = "-" if sign else ""
+    if exp < -4 or exp >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{minus}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{minus}0.{'0' * (-exp - 1)}{text}"
+    if len(text) <= exp + 1:
+        return f"{minus}{text}{'0' * (exp + 1 - len(text))}"
+    return f"{minus}{text[: exp + 1]}.{text[exp + 1 :]}"
