@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import datetime as _dt
-import ipaddress
 import shutil
 import ssl
 import tempfile
@@ -17,12 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
-
 from kube_runtime.envtest.secretfiles import write_private
+from kube_runtime.webhook.install import generate_certificates
 
 
 @dataclass(frozen=True)
@@ -51,10 +46,6 @@ class ServingCerts:
         return ctx
 
 
-def _name(common_name: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-
-
 def generate(directory: Path | None = None, dns_names: Iterable[str] = ()) -> ServingCerts:
     """A new CA and a server certificate for 127.0.0.1 / ::1 / localhost (and ``dns_names``,
     e.g. a webhook Service's ``NAME.NAMESPACE.svc``), written to
@@ -66,66 +57,13 @@ def generate(directory: Path | None = None, dns_names: Iterable[str] = ()) -> Se
     target.mkdir(parents=True, exist_ok=True)
     if owned:
         atexit.register(shutil.rmtree, target, ignore_errors=True)
-    now = _dt.datetime.now(_dt.timezone.utc)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name("kube-runtime-ca"))
-        .issuer_name(_name("kube-runtime-ca"))
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - _dt.timedelta(minutes=5))
-        .not_valid_after(now + _dt.timedelta(days=365))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                key_cert_sign=True,
-                crl_sign=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name("kube-apiserver"))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - _dt.timedelta(minutes=5))
-        .not_valid_after(now + _dt.timedelta(days=365))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [
-                    x509.DNSName("localhost"),
-                    *(x509.DNSName(name) for name in dns_names),
-                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-                    x509.IPAddress(ipaddress.ip_address("::1")),
-                ]
-            ),
-            critical=False,
-        )
-        .add_extension(
-            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
-        )
-        .sign(ca_key, hashes.SHA256())
+    made = generate_certificates(
+        ["127.0.0.1", "::1", "localhost", *dns_names], cert_validity=_dt.timedelta(days=365)
     )
     certs = ServingCerts(
-        ca_pem=ca_cert.public_bytes(serialization.Encoding.PEM),
-        cert_pem=cert.public_bytes(serialization.Encoding.PEM),
-        key_pem=key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ),
+        ca_pem=made.ca_cert,
+        cert_pem=made.cert,
+        key_pem=made.key,
         directory=target,
         owned=owned,
     )
