@@ -22,6 +22,7 @@ import pytest
 
 from kube_runtime import webhook
 from kube_runtime.client import ApiError, Client
+from kube_runtime.crds import install_crd
 from kube_runtime.envtest import wait_for
 from kube_runtime.envtest.server import tls
 from kube_runtime.webhook.endpoint import AdmissionEndpoint
@@ -660,3 +661,140 @@ def test_deletecollection_admits_each_object(client: Client, hooks: Hooks, scope
     # each object is admitted as the old object of a request without a name, as in 1.20
     assert [c.name for c in calls] == ["", ""]
     assert sorted(c.old_object["metadata"]["name"] for c in calls if c.old_object) == ["a", "b"]
+
+
+# --------------------------------------------------- defaulting around mutating webhooks
+
+
+def _widget_crd(group: str) -> dict[str, Any]:
+    """A CRD whose schema defaults ``spec.replicas`` to 2 and ``spec.mode`` to "auto"."""
+    spec = {
+        "type": "object",
+        "properties": {
+            "replicas": {"type": "integer", "default": 2},
+            "mode": {"type": "string", "default": "auto"},
+            "image": {"type": "string"},
+        },
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
+                }
+            ],
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def widgets(client: Client) -> Iterator[str]:
+    """The API group of a Widget CRD with schema defaults, installed for the module."""
+    group = f"wd-{uuid.uuid4().hex[:8]}.example.com"
+    install_crd(client, _widget_crd(group))
+    yield group
+    client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"widgets.{group}")
+
+
+def _widget_rule(group: str) -> dict[str, Any]:
+    return {
+        "apiGroups": [group],
+        "apiVersions": ["v1"],
+        "operations": ["CREATE", "UPDATE"],
+        "resources": ["widgets"],
+    }
+
+
+def _spec_of(request: AdmissionRequest) -> dict[str, Any]:
+    assert request.object is not None
+    return dict(request.object.get("spec") or {})
+
+
+def test_mutating_webhooks_see_custom_resources_defaulted_from_the_schema(
+    client: Client, hooks: Hooks, scoped: str, widgets: str
+) -> None:
+    """kube-apiserver decodes (and so defaults) a custom resource before admission, and
+    re-decodes each mutating webhook's result: the first webhook sees the schema's
+    ``replicas: 2``; it removes the field, and the second webhook sees it defaulted again."""
+
+    def drop_replicas(request: AdmissionRequest) -> AdmissionResponse:
+        response = allowed()
+        if "replicas" in _spec_of(request):
+            response.patch = [{"op": "remove", "path": "/spec/replicas"}]
+        return response
+
+    first = hooks.on("/widget-first", drop_replicas)
+    second = hooks.on("/widget-second", lambda request: allowed())
+    rule = _widget_rule(widgets)
+    mutating = [
+        _hook(hooks, "a.widgets.test", "/widget-first", scoped, mutating=True, rules=[rule]),
+        _hook(hooks, "b.widgets.test", "/widget-second", scoped, mutating=True, rules=[rule]),
+    ]
+    body = {
+        "apiVersion": f"{widgets}/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w"},
+        "spec": {"image": "nginx"},
+    }
+    path = f"/apis/{widgets}/v1/namespaces/{scoped}/widgets"
+    with configuration(client, hooks, scoped, mutating, mutating=True):
+        created = client.request("POST", path, body=body)
+        assert _spec_of(first[-1]) == {"image": "nginx", "replicas": 2, "mode": "auto"}
+        assert _spec_of(second[-1]) == {"image": "nginx", "replicas": 2, "mode": "auto"}
+        assert created["spec"] == {"image": "nginx", "replicas": 2, "mode": "auto"}
+        # an update's body is defaulted too (the client sends no mode)
+        updated = client.request(
+            "PUT", f"{path}/w", body={**created, "spec": {"image": "httpd", "replicas": 5}}
+        )
+        assert first[-1].operation == "UPDATE"
+        assert _spec_of(first[-1]) == {"image": "httpd", "replicas": 5, "mode": "auto"}
+        assert _spec_of(second[-1]) == {"image": "httpd", "replicas": 2, "mode": "auto"}
+    assert updated["spec"] == {"image": "httpd", "replicas": 2, "mode": "auto"}
+
+
+def test_mutating_webhooks_see_built_in_kinds_defaulted(
+    client: Client, hooks: Hooks, scoped: str
+) -> None:
+    """A Deployment reaches a mutating webhook with its defaults (replicas, strategy, the
+    containers' pull policy), as kube-apiserver's decoding sets them."""
+    calls = hooks.on("/deployments", lambda request: allowed())
+    rule = {
+        "apiGroups": ["apps"],
+        "apiVersions": ["v1"],
+        "operations": ["CREATE"],
+        "resources": ["deployments"],
+    }
+    hook = _hook(hooks, "d.webhooks.test", "/deployments", scoped, mutating=True, rules=[rule])
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]},
+            },
+        },
+    }
+    with configuration(client, hooks, scoped, [hook], mutating=True):
+        client.request("POST", f"/apis/apps/v1/namespaces/{scoped}/deployments", body=deployment)
+    spec = _spec_of(calls[-1])
+    assert spec["replicas"] == 1
+    assert spec["revisionHistoryLimit"] == 10
+    assert spec["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+    }
+    container = spec["template"]["spec"]["containers"][0]
+    assert container["imagePullPolicy"] == "IfNotPresent"
+    assert container["terminationMessagePolicy"] == "File"

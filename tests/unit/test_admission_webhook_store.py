@@ -22,7 +22,9 @@ class RecordingHook:
     def active(self) -> bool:
         return self.enabled
 
-    def mutate(self, info: Any, operation: str, obj: Obj | None, old: Obj | None) -> Obj | None:
+    def mutate(
+        self, info: Any, operation: str, obj: Obj | None, old: Obj | None, *, default: Any = None
+    ) -> Obj | None:
         self.calls.append(("mutate", operation))
         if self.during_mutate is not None:
             action, self.during_mutate = self.during_mutate, None

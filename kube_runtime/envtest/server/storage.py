@@ -166,6 +166,11 @@ class Event(NamedTuple):
 class Strategy(Protocol):
     """Per-kind behaviour the store delegates: defaulting, validation, and status handling."""
 
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        """Default ``obj`` in place as kube-apiserver's decoding of a request body does (the
+        built-in kinds' defaults; a custom resource pruned and defaulted from its schema).
+        Called before and after mutating webhooks; idempotent."""
+
     def prepare_create(self, info: ResourceInfo, obj: Obj) -> None: ...
 
     def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None: ...
@@ -190,8 +195,17 @@ class AdmissionHook(Protocol):
     def active(self) -> bool: ...
 
     def mutate(
-        self, info: ResourceInfo, operation: str, obj: Obj | None, old: Obj | None
-    ) -> Obj | None: ...
+        self,
+        info: ResourceInfo,
+        operation: str,
+        obj: Obj | None,
+        old: Obj | None,
+        *,
+        default: Callable[[Obj], None] | None = None,
+    ) -> Obj | None:
+        """``obj`` after the mutating webhooks. ``default`` does to an object in place what
+        kube-apiserver's decoding does (:meth:`Strategy.default`): it is called on ``obj``
+        before the first webhook and on every webhook's patched object."""
 
     def validate(
         self, info: ResourceInfo, operation: str, obj: Obj | None, old: Obj | None
@@ -208,6 +222,9 @@ _ADMISSION_RETRIES = 20
 
 class PlainStrategy:
     """No defaulting and no validation beyond what the store itself checks."""
+
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        return None
 
     def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
         return None
@@ -360,6 +377,11 @@ class Store:
     def _admission(self) -> AdmissionHook | None:
         hook = self.admission
         return hook if hook is not None and hook.active() else None
+
+    def _defaulter(self, info: ResourceInfo) -> Callable[[Obj], None]:
+        """The strategy's decode-time defaulting of ``info``'s objects, for the webhooks."""
+        strategy = self.strategy
+        return lambda obj: strategy.default(info, obj)
 
     def _unlocked(self, call: Callable[[], T]) -> T:
         """``call()`` with the store lock released (held by this thread, at any depth): a
@@ -673,7 +695,7 @@ class Store:
         self._check_namespace(info, namespace, meta)
         hook = self._admission()
         if hook is not None:
-            mutated = hook.mutate(info, "CREATE", obj, None)
+            mutated = hook.mutate(info, "CREATE", obj, None, default=self._defaulter(info))
             if mutated is not obj and isinstance(mutated, dict):
                 obj = {**mutated, "apiVersion": info.api_version(), "kind": info.kind}
                 meta = dict(obj.get("metadata") or {})
@@ -787,7 +809,10 @@ class Store:
         if hook is not None:
             key = (current.meta.get("namespace") or "", current.meta["name"])
             sent = incoming
-            mutated = self._unlocked(lambda: hook.mutate(info, "UPDATE", sent, old))
+            default = self._defaulter(info)
+            mutated = self._unlocked(
+                lambda: hook.mutate(info, "UPDATE", sent, old, default=default)
+            )
             incoming = mutated if isinstance(mutated, dict) else incoming
             if self._bucket(info).objects.get(key) is not current:
                 raise _Changed

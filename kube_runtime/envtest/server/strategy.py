@@ -1,5 +1,7 @@
 """Per-kind write behaviour of the embedded server, as kube-apiserver's registry strategies.
 
+* before mutating webhooks, and on each webhook's result: :meth:`KubeStrategy.default`, the
+  defaulting kube-apiserver's decoder does (webhooks see defaulted objects);
 * create: server-owned status is reset (pods start Pending, workloads with an empty status,
   custom resources with a status subresource lose any status sent), then defaults are applied,
   then mutating admission (:mod:`.admission`: pod priority and default tolerations, the
@@ -54,6 +56,19 @@ class KubeStrategy:
         self._ip_lock = threading.Lock()
         self._next_ip = itertools.count(10)
         self._pod_specs: Memo[tuple[object, list[_Edit] | None, str]] = Memo()
+
+    def default(self, info: ResourceInfo, obj: Obj) -> None:
+        """What kube-apiserver's decoding of a request body does to ``obj`` (in place): a
+        built-in kind gets its ``SetDefaults`` (:func:`.defaults.apply_defaults`), a custom
+        resource is pruned and defaulted from its CRD's structural schema. The store calls
+        it before the mutating webhooks and on each webhook's patched object, as
+        kube-apiserver decodes (and so defaults) the body before admission and re-decodes a
+        webhook's result. Idempotent; :meth:`prepare_create` and :meth:`prepare_update` do it
+        again."""
+        if info.custom:
+            self._custom(info, obj)
+        else:
+            defaults.apply_defaults(info.storage_group, info.kind, obj)
 
     def prepare_create(self, info: ResourceInfo, obj: Obj) -> None:
         if info.custom:

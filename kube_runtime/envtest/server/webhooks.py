@@ -2,7 +2,10 @@
 
 The stored Mutating/ValidatingWebhookConfigurations (configurations in name order, webhooks
 in their order) are consulted on every write the API serves. The store calls
-:meth:`Webhooks.mutate` before its own defaulting, admission and validation (create: on the
+:meth:`Webhooks.mutate` before its own status handling, admission plugins and validation, on
+an object defaulted first as kube-apiserver's decoding defaults it (built-in defaults; a
+custom resource pruned and defaulted from its schema), and re-defaults each webhook's
+patched object, as kube-apiserver re-decodes it (create: on the
 object sent; update and patch: on the result of the update or patch, with the stored object
 as ``oldObject``; delete: no object, the stored one as ``oldObject``) and :meth:`Webhooks.validate` after its validation,
 just before the commit (:class:`~.storage.Store` releases its lock for both calls and redoes
@@ -47,7 +50,7 @@ import base64
 import contextlib
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -380,16 +383,29 @@ class Webhooks:
     # ------------------------------------------------------------------- calls
 
     def mutate(
-        self, info: ResourceInfo, operation: str, obj: Obj | None, old: Obj | None
+        self,
+        info: ResourceInfo,
+        operation: str,
+        obj: Obj | None,
+        old: Obj | None,
+        *,
+        default: Callable[[Obj], None] | None = None,
     ) -> Obj | None:
         """``obj`` after the matching mutating webhooks (the same dict when none changed it);
-        raises the :class:`ApiError` a denial or a failure to call answers."""
+        raises the :class:`ApiError` a denial or a failure to call answers.
+
+        ``default`` (the store's decode-time defaulting, in place) is applied to ``obj``
+        before the first webhook when there is one, and to each webhook's patched object
+        after comparing it with what was sent, as kube-apiserver decodes the request body
+        (defaulting it) before admission and re-decodes each webhook's result."""
         attrs = self._attributes(info, operation, obj, old)
         if attrs is None:
             return obj
         hooks = self._hooks(MUTATING_KEY)
         if not hooks:
             return obj
+        if default is not None and obj is not None:
+            default(obj)
         reinvocable: set[tuple[str, int]] = set()
         again: set[tuple[str, int]] = set()
         changed_once = False
@@ -397,7 +413,7 @@ class Webhooks:
             version = self._should_call(hook, attrs, obj, old)
             if version is None:
                 continue
-            result, changed = self._mutate_once(hook, attrs, version, obj, old)
+            result, changed = self._mutate_once(hook, attrs, version, obj, old, default)
             if changed:
                 obj = result
                 changed_once = True
@@ -411,13 +427,19 @@ class Webhooks:
                 version = self._should_call(hook, attrs, obj, old)
                 if version is None:
                     continue
-                result, changed = self._mutate_once(hook, attrs, version, obj, old)
+                result, changed = self._mutate_once(hook, attrs, version, obj, old, default)
                 if changed:
                     obj = result
         return obj
 
     def _mutate_once(
-        self, hook: _Hook, attrs: _Attributes, version: str, obj: Obj | None, old: Obj | None
+        self,
+        hook: _Hook,
+        attrs: _Attributes,
+        version: str,
+        obj: Obj | None,
+        old: Obj | None,
+        default: Callable[[Obj], None] | None,
     ) -> tuple[Obj | None, bool]:
         response = self._call(hook, attrs, version, obj, old)
         if response is None:
@@ -457,7 +479,10 @@ class Webhooks:
         patched = _as_stored(attrs.info, patched)
         if stored_version is not None:
             patched["apiVersion"] = stored_version
-        return patched, patched != obj
+        changed = patched != obj
+        if changed and default is not None:
+            default(patched)  # re-decoded: defaulted again (after the comparison, as upstream)
+        return patched, changed
 
     def validate(
         self, info: ResourceInfo, operation: str, obj: Obj | None, old: Obj | None
