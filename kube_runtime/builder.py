@@ -12,7 +12,8 @@
 * predicates given to a watch apply to it; ``with_event_filter`` applies to all watches.
 * the reconciler is an object with ``reconcile(request)`` or a plain function of the request;
   :meth:`Builder.complete_objects` takes a function of the ``for_`` object itself instead
-  (read from the cache, a private copy; a model when ``for_`` was given a model class).
+  (read from the cache, a private copy; a model when ``for_`` was given a model class; a stored
+  object the model does not accept arrives as a lenient instance, or goes to ``on_invalid``).
 * the controller's name defaults to the lower-cased ``for_`` kind and must be unique in the
   manager (it labels metrics and logs).
 * on a manager with sharding (:mod:`kube_runtime.sharding`), the ``for_`` and ``owns`` kinds
@@ -36,7 +37,14 @@ from kube_runtime.handlers import (
 )
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.predicates import Predicate
-from kube_runtime.reconcile import ObjectReconcileFn, Reconciler, Request, Result, as_reconciler
+from kube_runtime.reconcile import (
+    InvalidObjectFn,
+    ObjectReconcileFn,
+    Reconciler,
+    Request,
+    Result,
+    as_reconciler,
+)
 from kube_runtime.source import KindSource, Source
 from kube_runtime.workqueue import RateLimiter
 
@@ -203,13 +211,20 @@ class Builder:
         """Same as :meth:`build` (controller-runtime's name for it)."""
         return self.build(reconciler)
 
-    def complete_objects(self, fn: ObjectReconcileFn) -> Controller:
+    def complete_objects(
+        self, fn: ObjectReconcileFn, *, on_invalid: InvalidObjectFn | None = None
+    ) -> Controller:
         """Register ``fn(obj)``, a reconciler of the ``for_`` object itself.
 
         The object comes from the manager's cache as a private copy (a model instance when
         ``for_`` got a resource model class); requests for objects already gone are done
-        without a call. See :class:`~kube_runtime.reconcile.ObjectReconciler`.
+        without a call. A stored object the model class does not accept is read leniently
+        (typed where it validates, as stored where not): one being deleted always goes to
+        ``fn`` (its finalizer must run); any other goes to ``on_invalid(InvalidObject)`` when
+        given, else to ``fn``. See :class:`~kube_runtime.reconcile.ObjectReconciler`.
         """
         if self._for_kind is None:
             raise ValueError("complete_objects() needs for_(): it reads the for_() object")
-        return self.build(as_reconciler(self._manager.client, self._for_kind, fn))
+        if on_invalid is not None and not callable(on_invalid):
+            raise TypeError("on_invalid is a function of the InvalidObject")
+        return self.build(as_reconciler(self._manager.client, self._for_kind, fn, on_invalid))

@@ -47,9 +47,9 @@ from pydantic import BaseModel
 from kube_runtime import ownership
 from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
 from kube_runtime.client.interfaces import Client
-from kube_runtime.kinds import kind_for
+from kube_runtime.kinds import as_kind, kind_for
 from kube_runtime.meta import metadata
-from kube_runtime.models import ObjectMeta
+from kube_runtime.models import ObjectMeta, validate_lenient
 from kube_runtime.ownership import AlreadyOwnedError
 from kube_runtime.retry import DEFAULT_RETRY, Backoff, retry_on
 
@@ -200,6 +200,17 @@ def _mutated(mutate: Mutate[T], obj: T, key: tuple[str, str | None]) -> T:
     return obj
 
 
+def _answered(kind: Any, call: Callable[[Any], Any]) -> Any:
+    """``call(kind)``; for a resource model class, ``call`` gets the model's Kind and the
+    answer is read leniently (:func:`kube_runtime.models.validate_lenient`): an object its
+    model no longer accepts (stored before a stricter rule) can still be changed, and the
+    write that changed it does not end in a ``ValidationError``."""
+    if not (isinstance(kind, type) and issubclass(kind, BaseModel)):
+        return call(kind)
+    answer = call(as_kind(kind))
+    return validate_lenient(kind, answer)[0] if isinstance(answer, Mapping) else answer
+
+
 def _has_status_subresource(client: Any, kind: Any) -> bool:
     resource = getattr(kind, "__kube_resource__", None)
     if resource is None:
@@ -235,8 +246,11 @@ def _merge_patch(
         patch = {**patch, "metadata": {**patch.get("metadata", {})}}
         patch["metadata"]["resourceVersion"] = _resource_version(lock_on)
     name, namespace = key
-    return client.patch(
-        kind, name, patch, namespace=namespace, patch_type="merge", subresource=subresource
+    return _answered(
+        kind,
+        lambda k: client.patch(
+            k, name, patch, namespace=namespace, patch_type="merge", subresource=subresource
+        ),
     )
 
 
@@ -249,7 +263,7 @@ def _live_or_created(
     """``(live object, False)``; or, when there is none, ``(object created from
     mutate(copy of obj), True)``. Errors other than ``NotFound`` propagate."""
     try:
-        live: T = client.get(kind, *key)
+        live: T = _answered(kind, lambda k: client.get(k, *key))
     except Exception as err:
         if not is_not_found(err):
             raise

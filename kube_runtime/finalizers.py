@@ -18,6 +18,9 @@ controllerutil's):
   last finalizer lets the server delete it: the returned object is its final state).
 * An object without ``resourceVersion`` is patched without the precondition.
 * Other errors (``NotFound`` when the object is gone, ``Invalid``, ...) propagate.
+* A resource model is answered with a model, read leniently
+  (:func:`kube_runtime.models.validate_lenient`): a stored object its model no longer accepts
+  can still have its finalizer added and removed.
 """
 
 from __future__ import annotations
@@ -25,8 +28,11 @@ from __future__ import annotations
 from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from kube_runtime import controllerutil, meta
-from kube_runtime.kinds import Kind
+from kube_runtime.kinds import Kind, as_kind
+from kube_runtime.models import validate_lenient
 from kube_runtime.retry import retry_on_conflict
 
 if TYPE_CHECKING:
@@ -53,11 +59,17 @@ def remove_finalizer(client: Client, obj: Any, name: str) -> Any:
     )
 
 
+def _typed(model: type[BaseModel] | None, answer: Any) -> Any:
+    return answer if model is None else validate_lenient(model, answer)[0]
+
+
 def _change_finalizers(
     client: Client, obj: Any, change: Callable[[MutableMapping[str, Any]], bool]
 ) -> Any:
-    # A resource model's class makes the client answer with models too.
-    kind: Any = type(obj) if hasattr(type(obj), "__kube_resource__") else Kind.of(obj)
+    # A resource model answers with models too, read leniently: an object its model no
+    # longer accepts (stored before a stricter rule) must still be finalized.
+    model = type(obj) if hasattr(type(obj), "__kube_resource__") else None
+    kind: Any = as_kind(model) if model is not None else Kind.of(obj)
     name, namespace = meta.name(obj), meta.namespace(obj) or None
     if not name:
         raise ValueError("object has no metadata.name")
@@ -66,7 +78,7 @@ def _change_finalizers(
     def attempt() -> Any:
         # Only a Conflict brings a second try: from then on start from the server's object.
         nonlocal first
-        current = obj if first else client.get(kind, name, namespace)
+        current = obj if first else _typed(model, client.get(kind, name, namespace))
         first = False
         # The change runs on a shadow holding only the finalizers: `current` stays untouched.
         shadow: dict[str, Any] = {"metadata": {"finalizers": _finalizers(current)}}
@@ -76,8 +88,9 @@ def _change_finalizers(
         version = meta.resource_version(current)
         if version:
             patch_meta["resourceVersion"] = version
-        return client.patch(
+        answer = client.patch(
             kind, name, {"metadata": patch_meta}, namespace=namespace, patch_type="merge"
         )
+        return _typed(model, answer)
 
     return retry_on_conflict(attempt)

@@ -10,7 +10,15 @@ and add warnings with ``request.warn``. ``request.dry_run`` says nothing will be
 Decisions, as controller-runtime's ``defaulterForType.Handle``:
 
 * ``DELETE`` is allowed at once (code 200): there is nothing to default;
-* an object that cannot be decoded is answered 400;
+* a request with no object is answered 400;
+* an object the registration's model class does not accept (a required field missing, a
+  value out of bounds: Go's decoder, which checks types only, would have decoded it) is
+  handed to the defaulter read leniently (:func:`kube_runtime.models.validate_lenient`: typed
+  where it validates, a missing required field reads ``None``), so it can fill in what is
+  missing. If the defaulter then raises anything but a deliberate refusal (``Denied``,
+  ``Invalid``, an ``ApiError``), the request is allowed unchanged: the API server's schema
+  validation answers with its own errors (``422 spec.image: Required value``), never a
+  webhook error with pydantic's text;
 * no change: allowed without a patch; otherwise the patch is computed from the raw object
   that was sent (``PatchResponseFromRaw``), so fields the decoding does not know are kept;
 * removals that only the decoding made (a model round trip dropping a field) are left out of
@@ -19,17 +27,22 @@ Decisions, as controller-runtime's ``defaulterForType.Handle``:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 import jsonpatch
 from pydantic import BaseModel
 
+from kube_runtime.client.errors import ApiError
+from kube_runtime.webhook.errors import AdmissionError
 from kube_runtime.webhook.handler import refusal
-from kube_runtime.webhook.objects import DecodeError, decode, encode
+from kube_runtime.webhook.objects import DecodeError, decode_lenient, encode
 from kube_runtime.webhook.review import AdmissionRequest, AdmissionResponse, allowed, errored
 
 __all__ = ["DefaultFn", "Defaulter", "DefaultingHandler", "json_patch"]
+
+log = logging.getLogger(__name__)
 
 DefaultFn = Callable[[Any, AdmissionRequest], Any]
 """``fn(obj, request)``: change ``obj`` in place (return None) or return the new object."""
@@ -69,16 +82,27 @@ class DefaultingHandler:
             return allowed()
         raw = request.object
         try:
-            obj = decode(raw, self._model)
+            obj, invalid = decode_lenient(raw, self._model)
         except DecodeError as e:
             return errored(400, str(e))
         assert raw is not None  # decode refuses an empty object
-        decoded = encode(obj) if self._model is not None else raw
+        decoded = encode(obj, warn=invalid is None) if self._model is not None else raw
         try:
             returned = self._fn(obj, request)
-            current = encode(obj if returned is None else returned)
+            current = encode(obj if returned is None else returned, warn=invalid is None)
         except Exception as e:
-            return refusal(e, request, "defaulter")
+            if invalid is None or isinstance(e, (AdmissionError, ApiError)):
+                return refusal(e, request, "defaulter")
+            log.info(
+                "defaulter of %s %s/%s failed on an object its model does not accept (%s: %s); "
+                "allowed unchanged, the API server validates it",
+                request.kind_name,
+                request.namespace,
+                request.object_name,
+                type(e).__name__,
+                e,
+            )
+            return allowed().with_warnings(request.warnings)
         operations = json_patch(raw, current)
         if operations and decoded is not raw:
             dropped = {(op["op"], op["path"]) for op in json_patch(raw, decoded)}

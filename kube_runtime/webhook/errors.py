@@ -190,7 +190,8 @@ def _is_union_tag(part: str) -> bool:
 
 def field_errors_of(error: ValidationError, prefix: str = "") -> list[FieldError]:
     """The :class:`FieldError` list of a pydantic ``ValidationError`` raised by a resource
-    model (fields named by their wire aliases): one ``Invalid value`` per field, at the path
+    model (fields named by their wire aliases): one ``Invalid value`` per field (``Required
+    value`` for a missing one, as the API server says it), at the path
     apimachinery would name (``spec.updateStrategy.maxSurge``, list items as ``[i]``), under
     ``prefix``; the constraint's detail in apimachinery's words where there is one, else
     pydantic's message. The members of a union that all failed (an int-or-string) are one
@@ -217,6 +218,9 @@ def field_errors_of(error: ValidationError, prefix: str = "") -> list[FieldError
         if not detail:
             message = str(item["msg"])
             detail = message[:1].lower() + message[1:]
+        if item["type"] == "missing":
+            found[path] = FieldError.required(path)
+            continue
         value = item.get("input", OMIT)
         found[path] = FieldError.invalid(path, value, detail)
     return list(found.values())

@@ -2,8 +2,10 @@
 
 A registration made with a resource model class (``codegen`` output, a pydantic model with
 ``__kube_resource__``) decodes each object with ``model_validate``, as the client does for
-reads; otherwise the object is a private deep copy of the JSON dict. :func:`encode` gives the
-wire form back (a model dumped with its aliases and only the fields that were set, as the
+reads; otherwise the object is a private deep copy of the JSON dict. :func:`decode_lenient`
+also returns an object the model does not accept, read as
+:func:`kube_runtime.models.validate_lenient` reads it, with the ``ValidationError``: what the
+handlers do with it is theirs to say. :func:`encode` gives the wire form back (a model dumped with its aliases and only the fields that were set, as the
 client writes models), which is what a defaulter's patch is computed from.
 """
 
@@ -15,7 +17,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["DecodeError", "decode", "encode"]
+from kube_runtime.models.lenient import validate_lenient
+
+__all__ = ["DecodeError", "decode", "decode_lenient", "encode"]
 
 
 class DecodeError(ValueError):
@@ -35,10 +39,26 @@ def decode(raw: Mapping[str, Any] | None, model: type[BaseModel] | None) -> Any:
         raise DecodeError(f"cannot decode the object as {model.__name__}: {e}") from e
 
 
-def encode(obj: Any) -> dict[str, Any]:
-    """The JSON form of ``obj`` (a model dumped by alias, set fields only; a dict as is)."""
+def decode_lenient(
+    raw: Mapping[str, Any] | None, model: type[BaseModel] | None
+) -> tuple[Any, ValidationError | None]:
+    """``(object, None)`` as :func:`decode` gives it; for an object ``model`` does not accept,
+    ``(the lenient instance, the ValidationError)``. Raises :class:`DecodeError` only when there
+    is no content."""
+    if not raw:
+        raise DecodeError("there is no content to decode")
+    if model is None:
+        return decode(raw, None), None
+    copied: dict[str, Any] = orjson.loads(orjson.dumps(dict(raw)))
+    return validate_lenient(model, copied)
+
+
+def encode(obj: Any, *, warn: bool = True) -> dict[str, Any]:
+    """The JSON form of ``obj`` (a model dumped by alias, set fields only; a dict as is).
+    ``warn=False``: no pydantic serializer warnings (a lenient model holds values its types
+    do not describe, as they were sent)."""
     if isinstance(obj, BaseModel):
-        return obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return obj.model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=warn)
     if isinstance(obj, Mapping):
         result: dict[str, Any] = orjson.loads(orjson.dumps(dict(obj)))
         return result

@@ -19,9 +19,20 @@ when the registration has a model class; ``request.dry_run`` says nothing will b
 
 Decisions, as controller-runtime's ``validatorForType.Handle``: ``CONNECT`` is allowed
 without a call; ``UPDATE`` decodes both objects; ``DELETE`` validates ``oldObject`` (the object
-being deleted); an object that cannot be decoded is answered 400; an unknown operation 400.
+being deleted); a request without the object is answered 400; an unknown operation 400.
 The operations a configuration lists are those the validator has a method for
 (:func:`operations_of`).
+
+With a model class, an object the model does not accept is refused the way the API server
+refuses what its schema does not accept, before the validator is called: code 422, reason
+Invalid, one cause per field (``spec.image: Required value``, ``spec.replicas: Invalid value:
+0: must be greater than or equal to 1``; :func:`~kube_runtime.webhook.errors.field_errors_of`),
+never a 400 with pydantic's text. What was stored already is not held against a request
+(as kube-apiserver's validation ratcheting does): the old object is read leniently
+(:func:`kube_runtime.models.validate_lenient`), a ``DELETE`` is never refused for the model,
+and an ``UPDATE`` is refused only for field errors the old object did not have; otherwise the
+validator gets the lenient objects, so a metadata-only update of an object stored before a
+stricter rule (adding or removing a finalizer) reaches it.
 """
 
 from __future__ import annotations
@@ -29,10 +40,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from kube_runtime.webhook.errors import FieldError, Invalid, field_errors_of
 from kube_runtime.webhook.handler import refusal
-from kube_runtime.webhook.objects import DecodeError, decode
+from kube_runtime.webhook.objects import DecodeError, decode_lenient
 from kube_runtime.webhook.review import AdmissionRequest, AdmissionResponse, allowed, errored
 
 __all__ = ["ValidateFn", "ValidatingHandler", "Validator", "Warnings", "operations_of"]
@@ -118,19 +130,26 @@ class ValidatingHandler:
         if method is None:
             return errored(400, f"unknown operation {operation!r}")
         check = getattr(self._validator, method, None)
+        refused: list[FieldError] = []
         try:
             if operation == "UPDATE":
-                new = decode(request.object, self._model)
-                old = decode(request.old_object, self._model)
+                new, new_error = decode_lenient(request.object, self._model)
+                old, old_error = decode_lenient(request.old_object, self._model)
+                refused = _new_errors(new_error, old_error)
                 args: tuple[Any, ...] = (old, new, request)
             elif operation == "DELETE":
-                args = (decode(request.old_object, self._model), request)
+                old, _ = decode_lenient(request.old_object, self._model)
+                args = (old, request)
             else:
-                args = (decode(request.object, self._model), request)
+                obj, error = decode_lenient(request.object, self._model)
+                refused = _new_errors(error, None)
+                args = (obj, request)
         except DecodeError as e:
             return errored(400, str(e))
         if check is None:
             return allowed().with_warnings(request.warnings)
+        if refused:
+            return refusal(Invalid(errors=refused), request, "validator")
         try:
             returned = check(*args)
             if isinstance(returned, str):  # one warning
@@ -139,3 +158,14 @@ class ValidatingHandler:
         except Exception as e:
             return refusal(e, request, "validator")
         return allowed().with_warnings(request.warnings + warnings)
+
+
+def _new_errors(error: ValidationError | None, before: ValidationError | None) -> list[FieldError]:
+    """The field errors of ``error`` that ``before`` (the stored object's) did not have."""
+    if error is None:
+        return []
+    found = field_errors_of(error)
+    if before is None:
+        return found
+    stored = field_errors_of(before)
+    return [e for e in found if e not in stored]

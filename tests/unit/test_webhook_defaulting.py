@@ -107,14 +107,60 @@ def test_delete_is_allowed_without_calling_the_defaulter() -> None:
     assert response.allowed is True and response.status == {"metadata": {}, "code": 200}
 
 
-def test_an_object_that_does_not_decode_is_code_400() -> None:
+def test_a_request_without_an_object_is_code_400() -> None:
     handler = DefaultingHandler(lambda obj, req: None, App)
     no_object = handler.handle(request(obj=None))
     assert not no_object.allowed and no_object.status is not None
     assert no_object.status["code"] == 400
-    wrong = handler.handle(request(obj={**app({}), "spec": {"replicas": "many"}}))
-    assert wrong.status is not None and wrong.status["code"] == 400
-    assert "cannot decode the object as App" in wrong.status["message"]
+
+
+class RequiredSpec(BaseModel):
+    image: str
+    replicas: int = 1
+
+
+class Site(BaseModel):
+    __kube_resource__: ClassVar[Resource] = App.__kube_resource__
+    apiVersion: str
+    kind: str
+    metadata: dict[str, Any]
+    spec: RequiredSpec
+
+
+def test_an_object_the_model_refuses_reaches_the_defaulter_leniently() -> None:
+    seen: list[Any] = []
+
+    def default(site: Site, req: AdmissionRequest) -> None:
+        seen.append(site.spec.image)  # a missing required field reads None, as Go's ""
+        if not site.spec.image:
+            site.spec.image = "nginx"
+
+    response = DefaultingHandler(default, Site).handle(request(obj=app({"replicas": 2})))
+    assert seen == [None] and response.allowed
+    assert response.patch == [{"op": "add", "path": "/spec/image", "value": "nginx"}]
+
+
+def test_a_defaulter_failing_on_an_invalid_object_lets_the_api_server_answer() -> None:
+    def default(site: Site, req: AdmissionRequest) -> None:
+        site.spec.image = site.spec.image.lower()  # AttributeError: image is None
+
+    handler = DefaultingHandler(default, Site)
+    response = handler.handle(request(obj={**app({}), "spec": {"replicas": "many"}}))
+    # Allowed unchanged: the API server's schema validation says what is wrong, not pydantic.
+    assert response.allowed and response.patch == []
+    assert response.status == {"metadata": {}, "code": 200}
+
+    def refuse(site: Site, req: AdmissionRequest) -> None:
+        raise Invalid("spec.image", "must name a registry", value=site.spec.image)
+
+    refused = DefaultingHandler(refuse, Site).handle(request(obj=app({})))
+    assert refused.status is not None and refused.status["code"] == 422  # deliberate: kept
+
+    def broken(site: Site, req: AdmissionRequest) -> None:
+        raise KeyError("bug")
+
+    valid = DefaultingHandler(broken, Site).handle(request(obj=app({"image": "x"})))
+    assert valid.status is not None and valid.status["code"] == 403  # valid object: as before
 
 
 def test_refusals_keep_their_status_or_become_403() -> None:

@@ -122,7 +122,7 @@ def test_any_error_is_denied_and_an_api_status_keeps_its_code(
     assert (response.status["code"], response.status["message"]) == (code, message)
 
 
-def test_connect_is_allowed_unknown_operations_and_bad_objects_are_400() -> None:
+def test_connect_is_allowed_unknown_operations_and_missing_objects_are_400() -> None:
     recorder = Recorder()
     handler = ValidatingHandler(recorder, Box)
     assert handler.handle(request("CONNECT")).allowed
@@ -130,9 +130,43 @@ def test_connect_is_allowed_unknown_operations_and_bad_objects_are_400() -> None
     assert unknown.status is not None and unknown.status["code"] == 400
     no_old = handler.handle(request("UPDATE", box(1), None))
     assert no_old.status is not None and no_old.status["code"] == 400
-    bad = handler.handle(request("CREATE", box("big")))
-    assert bad.status is not None and bad.status["code"] == 400
     assert recorder.calls == []
+
+
+def test_an_object_the_model_refuses_is_422_with_the_fields() -> None:
+    recorder = Recorder()
+    handler = ValidatingHandler(recorder, Box)
+    bad = handler.handle(request("CREATE", box("big")))
+    assert bad.status is not None and bad.status["code"] == 422
+    assert bad.status["reason"] == "Invalid"
+    assert bad.status["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "big": input should be a valid integer, '
+            "unable to parse string as an integer",
+            "field": "size",
+        }
+    ]
+    assert "pydantic" not in bad.status["message"]
+    missing = handler.handle(request("CREATE", {"metadata": {"name": "b"}}))
+    assert missing.status is not None
+    assert missing.status["message"] == 'Box.example.com "b" is invalid: size: Required value'
+    assert recorder.calls == []
+
+
+def test_what_was_stored_is_not_held_against_an_update_or_a_delete() -> None:
+    recorder = Recorder()
+    handler = ValidatingHandler(recorder, Box)
+    stored = box("big")  # stored before the model's rule
+    labelled = {**stored, "metadata": {"name": "b", "finalizers": ["example.com/f"]}}
+    assert handler.handle(request("UPDATE", labelled, stored)).allowed
+    assert [c[0] for c in recorder.calls] == ["update"]
+    assert recorder.calls[0][2].size == "big"  # the lenient object, as stored
+    assert handler.handle(request("DELETE", None, stored)).allowed
+    # A new invalid value is still refused.
+    worse = handler.handle(request("UPDATE", {**stored, "size": "bigger"}, stored))
+    assert worse.status is not None and worse.status["code"] == 422
+    assert [c["field"] for c in worse.status["details"]["causes"]] == ["size"]
 
 
 def test_a_function_validates_creates_and_updates_with_dicts() -> None:
