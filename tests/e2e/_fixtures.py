@@ -102,3 +102,19 @@ def simulated_kubelet(sim_cluster: Any) -> Iterator[Any]:
     yield kubelet
     if saved is not None:
         kubelet.settings = saved
+
+
+@pytest.fixture(name="faults")
+def simulated_faults(sim_cluster: Any) -> Iterator[Any]:
+    """``faults`` for a ``simtime`` module: the fault injection of the test's own cluster,
+    cleared before and after the test (the test is skipped on the real backend, which has
+    none)."""
+    from kube_runtime.envtest.cluster import EmbeddedCluster
+
+    if not isinstance(sim_cluster, EmbeddedCluster):
+        pytest.skip("real backend: embedded only: fault injection")
+    sim_cluster.faults.clear()
+    try:
+        yield sim_cluster.faults
+    finally:
+        sim_cluster.faults.clear()

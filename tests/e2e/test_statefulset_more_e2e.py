@@ -20,10 +20,26 @@ from kube_runtime import Manager, kinds
 from kube_runtime.envtest.managers import running
 from kube_runtime.workloads.pods import is_ready
 from tests.e2e import test_statefulset_e2e as basic
-from tests.e2e.test_statefulset_e2e import TIMEOUT, PodLog, converged, make_sts, pods, scale
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    SIMULATED,
+    simulated_client,
+    simulated_faults,
+    simulated_kubelet,
+    simulated_namespace,
+)
+from tests.e2e.test_statefulset_e2e import PodLog, converged, make_sts, pods, scale
+
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
 
 manager = basic.manager  # fixtures
 pod_log = basic.pod_log
+
+# In virtual time a deleted pod takes its whole grace period (30 s), as with a real kubelet,
+# and an ordered scale down waits for each: timeouts in Kubernetes' own e2e minutes.
+TIMEOUT = 600 if SIMULATED else basic.TIMEOUT
+# Kubernetes' StatefulSet e2e ("AvailableReplicas should get updated accordingly when
+# MinReadySeconds is enabled") uses 30 s; in real time 1 s.
+MIN_READY = 30 if SIMULATED else 1
 
 READY_AFTER = "sim.kube-runtime.io/ready-after"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -450,7 +466,9 @@ def test_min_ready_seconds_delays_availability_and_requeues(
 ) -> None:
     watch, seen = watch_statuses(client, namespace)
     try:
-        client.create(make_sts(namespace, 2, podManagementPolicy="Parallel", minReadySeconds=1))
+        client.create(
+            make_sts(namespace, 2, podManagementPolicy="Parallel", minReadySeconds=MIN_READY)
+        )
         wait_for(converged(client, namespace, 2), TIMEOUT)
     finally:
         watch.close()
@@ -465,7 +483,7 @@ def test_ordered_ready_waits_for_availability_before_the_next_pod(
 ) -> None:
     watch, seen = watch_statuses(client, namespace)
     try:
-        client.create(make_sts(namespace, 2, minReadySeconds=1))
+        client.create(make_sts(namespace, 2, minReadySeconds=MIN_READY))
         wait_for(converged(client, namespace, 2), TIMEOUT)
     finally:
         watch.close()
@@ -519,7 +537,8 @@ def test_ordinals_start(client, namespace, manager, pod_log, wait_for) -> None:
         kinds.StatefulSet, "web", {"spec": {"ordinals": {"start": 6}}}, namespace=namespace
     )
     wait_for(converged(client, namespace, 3), TIMEOUT)
-    assert sorted(pods(client, namespace)) == ["web-6", "web-7", "web-8"]
+    # web-5 takes its grace period to go (30 s in virtual time)
+    wait_for(lambda: sorted(pods(client, namespace)) == ["web-6", "web-7", "web-8"], TIMEOUT)
     assert pod_log.names("deleting") == ["web-5"]
 
 
@@ -577,7 +596,10 @@ class CountingApi:
 
 
 def slow_down(informer: Any, seconds: float) -> None:
-    """Make ``informer`` take ``seconds`` over every watch event (a lagging cache)."""
+    """Make ``informer`` take ``seconds`` of real time over every watch event (a lagging
+    cache). Real time, like the server's injected latency: the lag is the machine's, not a
+    timer's (under simulation the event is still held while the informer takes it in, so a
+    virtual sleep there could never end)."""
     for hook in ("_on_upsert", "_on_delete"):
         original: Callable[[dict], None] = getattr(informer, hook)
 
@@ -643,9 +665,9 @@ def test_failed_writes_are_reported_and_retried(
 
 
 def test_invalid_selector_warns_and_other_sets_keep_working(
-    client, namespace, embedded_cluster, manager, monkeypatch, wait_for
+    client, namespace, sim_cluster, manager, monkeypatch, wait_for
 ) -> None:
-    strategy = embedded_cluster.store.strategy
+    strategy = sim_cluster.store.strategy
     validate = strategy.validate
 
     def lenient(info, obj, old) -> None:  # the API server would refuse the selector
