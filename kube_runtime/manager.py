@@ -17,6 +17,16 @@ Mirrors controller-runtime's ``pkg/manager``. Lifecycle of :meth:`Manager.start`
    reconciles), wait up to ``graceful_shutdown_timeout`` for them, then release the lease so a
    follower takes over at once, flush event recorders, stop the cache and the servers.
 
+Which namespaces the cache holds: ``namespaces=["a", "b"]`` caches namespaced kinds in those
+namespaces only, one list+watch per kind and namespace (controller-runtime's
+``cache.Options.DefaultNamespaces``); ``{"a": NamespaceConfig(label_selector=...)}`` adds
+selectors or a transform per namespace; ``namespace="a"`` is shorthand for
+``namespaces=["a"]``; neither caches every namespace. ``ByObject(namespaces=...)`` in
+``cache_by_object`` replaces them for one kind; cluster-scoped kinds are cached
+cluster-wide. Reading a namespace that is not cached raises
+:class:`~kube_runtime.cache.NamespaceNotCached` (see :mod:`kube_runtime.cache.cache`).
+Sharding takes one namespace or all (``ValueError`` with several).
+
 What the cache keeps: ``cache_by_object={kind: ByObject(...)}`` narrows a kind's informer to
 a label or field selector, changes its transform, or caches only its metadata
 (:mod:`kube_runtime.cache.options`, controller-runtime's ``cache.Options.ByObject`` and
@@ -40,6 +50,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from kube_runtime.cache import ByObject, InformerCache
+from kube_runtime.cache.options import NamespacesLike
 from kube_runtime.client import Client, WriteRefused
 from kube_runtime.client.cached import CachedClient
 from kube_runtime.clock import Clock, resolve
@@ -95,6 +106,7 @@ class Manager:
         client: Client | None = None,
         *,
         namespace: str | None = None,
+        namespaces: NamespacesLike | None = None,
         resync_period: float | None = None,
         leader_election: bool = False,
         leader_election_id: str | None = None,
@@ -129,12 +141,21 @@ class Manager:
         self.cache = InformerCache(
             self.api_reader,
             namespace=namespace,
+            namespaces=namespaces,
             resync_period=resync_period,
             by_object=cache_by_object,
             clock=self.clock,
         )
         self.client = CachedClient(self.api_reader, self.cache, uncached=uncached)
-        self.namespace = namespace
+        #: The one namespace the cache holds (None: several, or every namespace).
+        self.namespace = self.cache.namespace
+        #: The namespaces the cache holds by default, sorted (None: every namespace).
+        self.namespaces = self.cache.namespaces
+        if sharding is not None and self.namespaces is not None and self.namespace is None:
+            raise ValueError(
+                "sharding takes one namespace (namespace=) or every namespace, not "
+                f"namespaces={self.namespaces}"
+            )
         self.leader_election = leader_election
         self.leader_election_id = leader_election_id
         self.leader_election_namespace = leader_election_namespace or _default_namespace()
@@ -176,7 +197,7 @@ class Manager:
                 ring=sharding.ring,
                 kinds=self.sharding.ring_kinds,
                 lease_namespace=self._lease_namespace(),
-                namespace=namespace,
+                namespace=self.namespace,
                 identity=self.identity,
                 lease_duration=lease_duration,
                 renew_deadline=renew_deadline,

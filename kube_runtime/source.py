@@ -26,7 +26,8 @@ from kube_runtime.kinds import KindLike, as_kind
 from kube_runtime.meta import ObjView as Obj
 
 if TYPE_CHECKING:
-    from kube_runtime.cache import InformerCache, SharedInformer
+    from kube_runtime.cache import InformerCache
+    from kube_runtime.cache.cache import Informer
 
 log = logging.getLogger(__name__)
 
@@ -73,17 +74,19 @@ class _InformerAdapter:
 
 
 class KindSource:
-    """Events for every object of ``kind`` in ``cache`` (an ``InformerCache``)."""
+    """Events for every object of ``kind`` in ``cache`` (an ``InformerCache``): with the
+    kind cached in several namespaces, the handler is added to each namespace's informer,
+    and each object's events come once, from the informer of its namespace."""
 
     def __init__(self, cache: InformerCache, kind: KindLike) -> None:
         self.cache = cache
         self.kind = as_kind(kind)
-        self._informer: SharedInformer | None = None
+        self._informer: Informer | None = None
 
     def start(self, sink: EventSink, stop: threading.Event) -> None:
-        self._informer = self.cache.informer_for(self.kind)
-        self._informer.add_event_handler(_InformerAdapter(sink))
-        self._informer.start()
+        informer = self._informer = self.cache.informer_for(self.kind)
+        informer.add_event_handler(_InformerAdapter(sink))
+        informer.start()
 
     def wait_for_sync(self, timeout: float | None) -> bool:
         return self._informer is not None and bool(self._informer.wait_for_sync(timeout))

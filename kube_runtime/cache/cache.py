@@ -15,8 +15,17 @@ Contract (controller-runtime ``pkg/cache`` informer cache):
 * ``get`` of an absent object raises :class:`kube_runtime.client.errors.NotFound` with a
   Status like the API server's. The cache may lag the server: after a write, use the
   write's response or wait for the cache to catch up.
-* A cache built with ``namespace=`` lists and watches that namespace only; reading another
-  namespace is a ``ValueError``.
+* Namespaces (controller-runtime's ``cache.Options.DefaultNamespaces``): a cache built with
+  ``namespaces=["a", "b"]`` (or ``{"a": NamespaceConfig(label_selector=...), ...}``: selectors
+  and transform per namespace) lists and watches each namespaced kind in those namespaces
+  only, one list+watch per namespace, merged for reads, indexes and event handlers
+  (:class:`~kube_runtime.cache.multinamespace.MultiNamespaceInformer`); ``namespace="a"`` is
+  shorthand for ``namespaces=["a"]``; None (the default) caches every namespace, and
+  :data:`~kube_runtime.cache.options.ALL_NAMESPACES` (``""``) as a name means "every
+  namespace not named". ``ByObject(namespaces=...)`` replaces them for one kind.
+  Cluster-scoped kinds (by the client's ``mapper``) are cached cluster-wide. Reading a
+  namespace a kind is not cached in raises :class:`NamespaceNotCached` (a ``ValueError``)
+  naming the cached ones; a read without a namespace covers every cached namespace.
 * :meth:`InformerCache.set_label_selector` (before the kind's informer exists) makes that
   kind's informer list and watch only matching objects (controller-runtime's ``ByObject``
   label selectors): the cache then holds, and its readers see, only those. Sharding
@@ -34,9 +43,19 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from kube_runtime.cache.informer import SharedInformer
-from kube_runtime.cache.options import ByObject, selector_text
+from kube_runtime.cache.informer import SharedInformer, Transform, strip_managed_fields
+from kube_runtime.cache.multinamespace import MultiNamespaceInformer
+from kube_runtime.cache.options import (
+    ByObject,
+    NamespaceConfig,
+    NamespacesLike,
+    _Default,
+    normalize_namespaces,
+    selector_text,
+    with_metadata_cut,
+)
 from kube_runtime.cache.reflector import BackoffPolicy, ListerWatcher
 from kube_runtime.cache.store import INDEX_LABEL, INDEX_NAMESPACE, IndexFunc
 from kube_runtime.client.errors import NotFound, error_from_status
@@ -56,9 +75,12 @@ from kube_runtime.selectors import (
     parse_label_selector,
 )
 
-__all__ = ["CacheStopping", "InformerCache", "not_found"]
+__all__ = ["CacheStopping", "Informer", "InformerCache", "NamespaceNotCached", "not_found"]
 
 LabelSelectorLike = str | Mapping[str, str] | LabelSelector
+
+#: What :meth:`InformerCache.informer_for` returns: one informer, or one per namespace.
+Informer = SharedInformer | MultiNamespaceInformer
 
 _BUILTIN_KINDS = frozenset((r.group, r.kind) for r in BUILTIN_RESOURCES)
 
@@ -97,6 +119,51 @@ class CacheStopping(RuntimeError):
     """A read waited for an informer to sync while the cache was being stopped."""
 
 
+class NamespaceNotCached(ValueError):
+    """A read of a namespace the cache does not hold the kind in (controller-runtime: "unable
+    to get: ... because of unknown namespace for the cache"). ``namespace``, ``kind`` and
+    ``cached`` (the kind's cached namespaces) say which."""
+
+    def __init__(self, kind: Kind, namespace: str, cached: Iterable[str]) -> None:
+        self.kind = kind
+        self.namespace = namespace
+        self.cached = sorted(cached)
+        names = ", ".join(repr(n) for n in self.cached)
+        super().__init__(
+            f"namespace {namespace!r} is not cached for {kind}: the cache holds it in "
+            f"{names} only (Manager/InformerCache namespaces=, ByObject(namespaces=...))"
+        )
+
+
+class _Scope:
+    """What one of a kind's informers lists and watches: a namespace (None: all) and the
+    resolved selectors and transform."""
+
+    __slots__ = ("field", "label", "namespace", "transform")
+
+    def __init__(
+        self, namespace: str | None, label: str | None, field: str | None, transform: Any
+    ) -> None:
+        self.namespace = namespace
+        self.label = label
+        self.field = field
+        self.transform = transform
+
+
+def _first(*values: Any) -> Any:
+    """The first selector that is set (not None; ``""`` is set), else None."""
+    return next((v for v in values if v is not None), None)
+
+
+def _first_transform(*values: Transform | _Default | None) -> Transform | None:
+    """The first transform that is set (not ``DEFAULT_TRANSFORM``; None, "store unchanged",
+    is set), else the cache's default."""
+    for value in values:
+        if not isinstance(value, _Default):
+            return value
+    return strip_managed_fields
+
+
 class InformerCache:
     """Shared informers by kind plus reads from them (see the module docstring); ``clock``
     runs the sync waits and is given to every informer the cache makes."""
@@ -106,6 +173,7 @@ class InformerCache:
         client: ListerWatcher,
         *,
         namespace: str | None = None,
+        namespaces: NamespacesLike | None = None,
         resync_period: float | None = None,
         sync_timeout: float = 60.0,
         backoff: BackoffPolicy | None = None,
@@ -114,12 +182,22 @@ class InformerCache:
     ) -> None:
         self._clock = resolve(clock, "InformerCache")
         self.client = client
-        self.namespace = namespace
+        if namespace and namespaces is not None:
+            raise ValueError("give namespace= (one) or namespaces= (several), not both")
+        self._namespaces = normalize_namespaces([namespace] if namespace else namespaces)
+        named = [n for n in self._namespaces or () if n]
+        #: The one namespace the cache holds (``namespace=``, or ``namespaces=`` of one
+        #: name); None when it holds several or every namespace.
+        self.namespace: str | None = (
+            named[0]
+            if self._namespaces is not None and len(self._namespaces) == 1 and named
+            else None
+        )
         self.resync_period = resync_period
         self.sync_timeout = sync_timeout
         self._backoff = backoff
         self._lock = threading.Lock()
-        self._informers: dict[Kind, SharedInformer] = {}
+        self._informers: dict[Kind, Informer] = {}
         self._label_selectors: dict[Kind, str] = {}
         self._by_object: dict[Kind, ByObject] = {
             as_kind(k): v for k, v in (by_object or {}).items()
@@ -133,10 +211,26 @@ class InformerCache:
         """The clock of the cache and of its informers."""
         return self._clock
 
+    @property
+    def namespaces(self) -> builtins.list[str] | None:
+        """The namespaces cached by default, sorted (``""``: every namespace not named);
+        None for every namespace."""
+        return None if self._namespaces is None else sorted(self._namespaces)
+
+    def namespaces_of(self, kind: KindLike) -> builtins.list[str] | None:
+        """The namespaces ``kind`` is cached in, sorted (``""``: every namespace not named);
+        None when cluster-wide (every namespace, or a cluster-scoped kind)."""
+        scopes = self._scopes(as_kind(kind))
+        if len(scopes) == 1 and scopes[0].namespace is None:
+            return None
+        return sorted(s.namespace or "" for s in scopes)
+
     # --- informers ---------------------------------------------------------------------------
 
-    def informer_for(self, kind: KindLike) -> SharedInformer:
-        """The shared informer of ``kind`` (created on first use; started if the cache is)."""
+    def informer_for(self, kind: KindLike) -> Informer:
+        """The shared informer of ``kind`` (created on first use; started if the cache is): a
+        :class:`SharedInformer`, or a :class:`MultiNamespaceInformer` when the kind is cached
+        in several namespaces."""
         k = as_kind(kind)
         # Every cached read comes here: an informer that exists is read without the lock (a
         # dict read is atomic; informers are only ever added, under the lock).
@@ -154,31 +248,82 @@ class InformerCache:
                     informer.start()
             return informer
 
-    def _new_informer(self, kind: Kind) -> SharedInformer:
+    def _new_informer(self, kind: Kind) -> Informer:
         options = self._by_object.get(kind)
-        if options is None:
-            return SharedInformer(
-                self.client,
-                kind,
-                namespace=self.namespace,
-                label_selector=self._label_selectors.get(kind),
-                resync_period=self.resync_period,
-                backoff=self._backoff,
-                clock=self._clock,
-            )
-        selectors = [self._label_selectors.get(kind), selector_text(options.label_selector)]
+        informers = {
+            scope.namespace or "": self._informer_in(kind, scope, options)
+            for scope in self._scopes(kind)
+        }
+        if len(informers) == 1:
+            return next(iter(informers.values()))
+        return MultiNamespaceInformer(kind, informers, self._clock)
+
+    def _informer_in(self, kind: Kind, scope: _Scope, options: ByObject | None) -> SharedInformer:
+        selectors = [self._label_selectors.get(kind), scope.label]
         return SharedInformer(
-            self._source(options),
+            self.client if options is None else self._source(options),
             kind,
-            namespace=self.namespace,
+            namespace=scope.namespace,
             label_selector=",".join(s for s in selectors if s) or None,
-            field_selector=selector_text(options.field_selector),
+            field_selector=scope.field,
             resync_period=self.resync_period,
             backoff=self._backoff,
-            transform=options.effective_transform(),
-            compact=options.compact,
+            transform=scope.transform,
+            compact=options is not None and options.compact,
             clock=self._clock,
         )
+
+    def _scopes(self, kind: Kind) -> builtins.list[_Scope]:
+        """The informers ``kind`` gets: one per namespace it is cached in (as
+        controller-runtime defaults ``ByObject.Namespaces``), or one for every namespace."""
+        options = self._by_object.get(kind)
+        own = None if options is None else normalize_namespaces(options.namespaces)
+        namespaces = own if own is not None else self._namespaces
+        if namespaces is not None and not self._is_namespaced(kind):
+            if own is not None:
+                raise ValueError(
+                    f"{kind} is cluster-scoped: its ByObject(namespaces=...) must be None"
+                )
+            namespaces = None
+        metadata_only = options is not None and options.metadata_only
+        if namespaces is None:
+            transform = options.effective_transform() if options else strip_managed_fields
+            return [
+                _Scope(
+                    None,
+                    selector_text(options.label_selector) if options else None,
+                    selector_text(options.field_selector) if options else None,
+                    transform,
+                )
+            ]
+        named = sorted(n for n in namespaces if n)
+        scopes = []
+        for namespace, config in sorted(namespaces.items()):
+            default = (self._namespaces or {}).get(namespace) or NamespaceConfig()
+            kind_level = options or ByObject()
+            label = _first(config.label_selector, kind_level.label_selector, default.label_selector)
+            field = _first(config.field_selector, kind_level.field_selector, default.field_selector)
+            chosen = _first_transform(config.transform, kind_level.transform, default.transform)
+            fields = [selector_text(field)]
+            if not namespace:  # every namespace but the named ones: each object in one informer
+                fields += [f"metadata.namespace!={n}" for n in named]
+            scopes.append(
+                _Scope(
+                    namespace or None,
+                    selector_text(label),
+                    ",".join(f for f in fields if f) or None,
+                    with_metadata_cut(chosen, metadata_only),
+                )
+            )
+        return scopes
+
+    def _is_namespaced(self, kind: Kind) -> bool:
+        """Whether ``kind`` is namespaced, by the client's mapper (a source without one, as
+        in tests: assumed namespaced)."""
+        mapper = getattr(self.client, "mapper", None)
+        if mapper is None:
+            return True
+        return bool(mapper.resource_for(kind).namespaced)
 
     def _source(self, options: ByObject) -> ListerWatcher:
         """The REST client's metadata-only view for a metadata-only kind, else the client."""
@@ -231,8 +376,8 @@ class InformerCache:
         with self._lock:
             return self._label_selectors.get(as_kind(kind))
 
-    def informers(self) -> builtins.list[SharedInformer]:
-        """Every informer created so far."""
+    def informers(self) -> builtins.list[Informer]:
+        """Every informer created so far (one per kind)."""
         with self._lock:
             return list(self._informers.values())
 
@@ -278,7 +423,7 @@ class InformerCache:
     def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
         """The cached object (shared: do not mutate); ``NotFound`` when absent."""
         k = as_kind(kind)
-        self._check_namespace(namespace)
+        self._check_namespace(self.informer_for(k), namespace)
         informer = self._synced_informer(k)
         obj = informer.indexer.get(f"{namespace}/{name}" if namespace else name)
         if obj is None:
@@ -301,8 +446,9 @@ class InformerCache:
         object's selectable fields, as the server does) and ``index=(name, value)``.
         Candidates come from the most selective index available.
         """
-        informer = self._synced_informer(as_kind(kind))
-        self._check_namespace(namespace)
+        k = as_kind(kind)
+        self._check_namespace(self.informer_for(k), namespace)
+        informer = self._synced_informer(k)
         labels = as_label_selector(label_selector)
         fields = _field_selector(field_selector, informer.kind)
         indexer = informer.indexer
@@ -331,7 +477,7 @@ class InformerCache:
 
     # --- internals ---------------------------------------------------------------------------
 
-    def _synced_informer(self, kind: Kind) -> SharedInformer:
+    def _synced_informer(self, kind: Kind) -> Informer:
         informer = self.informer_for(kind)
         if not informer.started:
             informer.start()
@@ -346,11 +492,16 @@ class InformerCache:
                 raise TimeoutError(f"the cache of {kind} did not sync within {self.sync_timeout}s")
         return informer
 
-    def _check_namespace(self, namespace: str | None) -> None:
-        if self.namespace and namespace and namespace != self.namespace:
-            raise ValueError(
-                f"namespace {namespace!r} is not cached: this cache holds {self.namespace!r} only"
-            )
+    @staticmethod
+    def _check_namespace(informer: Informer, namespace: str | None) -> None:
+        """``NamespaceNotCached`` when ``informer`` does not hold ``namespace``."""
+        if not namespace:
+            return
+        if isinstance(informer, MultiNamespaceInformer):
+            if informer.for_namespace(namespace) is None:
+                raise NamespaceNotCached(informer.kind, namespace, informer.namespaces)
+        elif informer.namespace and namespace != informer.namespace:
+            raise NamespaceNotCached(informer.kind, namespace, [informer.namespace])
 
 
 def _field_selector(selector: str | FieldSelector | None, kind: Kind) -> FieldSelector | None:
