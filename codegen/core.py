@@ -8,7 +8,8 @@ The path-named class a module would have had stays as an alias
 (``CloneSetSpecSelector = LabelSelector``).
 
 :class:`ObjectMeta`, :class:`OwnerReference`, :class:`ManagedFieldsEntry`, :class:`Condition`
-(a ``metav1.Condition`` with optional reason and message, as most CRDs declare it) and
+(exactly controller-gen's ``metav1.Condition``: the five required fields with their patterns
+and bounds; a CRD's own looser condition type gets a class of its own) and
 :class:`EmbeddedResource` are the framework's (:mod:`kube_runtime.models`); the selector
 types are defined here, with :func:`typed_default` (the factory generated fields use for a
 schema ``default`` that holds objects, e.g. a list of them).

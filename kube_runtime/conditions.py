@@ -24,11 +24,22 @@ datetime. Times are written in UTC with whole seconds
 (``2024-01-31T12:00:00Z``), as ``metav1.Time`` serializes. A naive datetime is taken as UTC.
 
 :func:`set_condition` is the convenience for a whole object: it sets one condition in
-``obj["status"]["conditions"]`` (creating both when missing), for dicts and typed models.
+``obj["status"]["conditions"]`` (creating both when missing), for dicts and typed models. It
+writes ``metav1.Condition``s and checks them as a CRD with controller-gen's (and
+:class:`kube_runtime.models.Condition`'s) schema does, so a condition it wrote is never refused
+by the API server: the ``type`` a qualified name (``Ready``, ``example.com/Ready``, at most 316
+characters), the ``reason`` a non-empty CamelCase identifier (``^[A-Za-z]([A-Za-z0-9_,:]*
+[A-Za-z0-9_])?$``, at most 1024), the ``message`` at most 32768 characters (empty is fine),
+``observed_generation`` not negative; anything else is a ``ValueError`` naming the field.
+apimachinery's ``meta.SetStatusCondition`` checks nothing and leaves it to the server's 422;
+its callers (kubebuilder's scaffolding) always pass a reason, so there is no default reason
+here either. :func:`set_status_condition` checks only ``type`` and ``status``: it also serves
+other condition types (``apps/v1``'s), whose reason may be empty.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from datetime import datetime, timezone
 from typing import Any, TypeAlias, get_args
@@ -36,6 +47,13 @@ from typing import Any, TypeAlias, get_args
 from pydantic import BaseModel
 
 from kube_runtime import clock
+from kube_runtime.models.meta import (
+    CONDITION_MESSAGE_MAX_LENGTH,
+    CONDITION_REASON_MAX_LENGTH,
+    CONDITION_REASON_PATTERN,
+    CONDITION_TYPE_MAX_LENGTH,
+    CONDITION_TYPE_PATTERN,
+)
 
 __all__ = [
     "Clock",
@@ -60,6 +78,36 @@ TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 
 # Keys compared as Go compares a metav1.Condition's fields: a missing key equals the zero value.
 _ZERO: dict[str, Any] = {"reason": "", "message": "", "observedGeneration": 0}
+
+
+_TYPE = re.compile(CONDITION_TYPE_PATTERN)
+_REASON = re.compile(CONDITION_REASON_PATTERN)
+
+
+def _check_metav1(
+    condition_type: str, status: str, reason: str, message: str, generation: int | None
+) -> None:
+    """Refuse, with the field and the rule, what a metav1.Condition schema refuses."""
+    problems = []
+    if len(condition_type) > CONDITION_TYPE_MAX_LENGTH or not _TYPE.fullmatch(condition_type):
+        problems.append(
+            f"type {condition_type!r} must be a qualified name (CamelCase or "
+            f"example.com/CamelCase) of at most {CONDITION_TYPE_MAX_LENGTH} characters"
+        )
+    if status not in (TRUE, FALSE, UNKNOWN):
+        problems.append(f"status {status!r} must be True, False or Unknown")
+    if len(reason) > CONDITION_REASON_MAX_LENGTH or not _REASON.fullmatch(reason):
+        problems.append(
+            f"reason {reason!r} must be a non-empty CamelCase identifier (letters, digits, "
+            f"'_', ',' and ':', starting with a letter) of at most "
+            f"{CONDITION_REASON_MAX_LENGTH} characters"
+        )
+    if len(message) > CONDITION_MESSAGE_MAX_LENGTH:
+        problems.append(f"message must have at most {CONDITION_MESSAGE_MAX_LENGTH} characters")
+    if generation is not None and generation < 0:
+        problems.append(f"observed_generation {generation} must not be negative")
+    if problems:
+        raise ValueError("invalid condition: " + "; ".join(problems))
 
 
 def format_time(moment: datetime) -> str:
@@ -196,10 +244,13 @@ def set_condition(
     ``status`` is rebuilt through the status model when something changed; a model whose
     ``status`` is None gets one only if the status model validates with just conditions).
     The object itself is modified: never pass an object handed out by the cache, copy it.
-    Rules as :func:`set_status_condition`.
+    Rules as :func:`set_status_condition`. A condition a ``metav1.Condition`` schema would
+    refuse (an empty or non-CamelCase ``reason``, a malformed ``type``, ...) raises
+    ``ValueError`` naming the field, before anything changes (see the module docstring).
     """
     if isinstance(status, bool):
         status = TRUE if status else FALSE
+    _check_metav1(condition_type, status, reason, message, observed_generation)
     new: dict[str, Any] = {
         "type": condition_type,
         "status": status,

@@ -7,14 +7,25 @@ Timestamps are :data:`~kube_runtime.models.types.DateTime` strings (kept verbati
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field
 
 from kube_runtime.models.base import KubeModel
 from kube_runtime.models.types import DateTime
 
-__all__ = ["Condition", "EmbeddedResource", "ManagedFieldsEntry", "ObjectMeta", "OwnerReference"]
+__all__ = [
+    "CONDITION_MESSAGE_MAX_LENGTH",
+    "CONDITION_REASON_MAX_LENGTH",
+    "CONDITION_REASON_PATTERN",
+    "CONDITION_TYPE_MAX_LENGTH",
+    "CONDITION_TYPE_PATTERN",
+    "Condition",
+    "EmbeddedResource",
+    "ManagedFieldsEntry",
+    "ObjectMeta",
+    "OwnerReference",
+]
 
 
 class OwnerReference(KubeModel):
@@ -92,23 +103,53 @@ class ObjectMeta(KubeModel):
     )
 
 
-class Condition(KubeModel):
-    """A ``metav1.Condition`` (the standard shape of ``status.conditions`` entries)."""
+CONDITION_TYPE_PATTERN: Final = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+)
+"""A condition's ``type``: a qualified name, optionally prefixed (``example.com/Ready``)."""
+CONDITION_TYPE_MAX_LENGTH: Final = 316
+CONDITION_REASON_PATTERN: Final = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+"""A condition's ``reason``: a CamelCase identifier (``MinimumReplicasAvailable``)."""
+CONDITION_REASON_MAX_LENGTH: Final = 1024
+CONDITION_MESSAGE_MAX_LENGTH: Final = 32768
 
-    type: str
-    status: Literal["True", "False", "Unknown"]
+
+class Condition(KubeModel):
+    """One aspect of an object's current state (a metav1.Condition): type, status, the last
+    transition time, a CamelCase reason and a message (which may be empty) are required."""
+
+    type: str = Field(
+        max_length=CONDITION_TYPE_MAX_LENGTH,
+        pattern=CONDITION_TYPE_PATTERN,
+        description="The condition's type, CamelCase or prefixed (example.com/CamelCase).",
+    )
+    status: Literal["True", "False", "Unknown"] = Field(
+        description="The condition's status: True, False or Unknown."
+    )
     observed_generation: int | None = Field(
         default=None,
+        ge=0,
         validation_alias="observedGeneration",
         serialization_alias="observedGeneration",
+        json_schema_extra={"format": "int64"},
+        description="The metadata.generation the condition was set from.",
     )
-    last_transition_time: DateTime | None = Field(
-        default=None,
+    last_transition_time: DateTime = Field(
         validation_alias="lastTransitionTime",
         serialization_alias="lastTransitionTime",
+        description="When the status last changed.",
     )
-    reason: str | None = None
-    message: str | None = None
+    reason: str = Field(
+        min_length=1,
+        max_length=CONDITION_REASON_MAX_LENGTH,
+        pattern=CONDITION_REASON_PATTERN,
+        description="Why the status last changed, a CamelCase identifier; never empty.",
+    )
+    message: str = Field(
+        max_length=CONDITION_MESSAGE_MAX_LENGTH,
+        description="What a person should know about the transition; may be empty.",
+    )
 
 
 class EmbeddedResource(KubeModel):

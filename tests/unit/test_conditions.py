@@ -115,10 +115,19 @@ def test_stored_condition_dicts_are_replaced_never_modified() -> None:
 
 def test_a_model_condition_and_nulls() -> None:
     conditions: list[dict[str, Any]] = []
-    model = Condition(type="Ready", status="Unknown", reason="Wait", message=None)
+    model = Condition(
+        type="Ready", status="Unknown", reason="Wait", message="", last_transition_time=S1
+    )
+    assert model.observed_generation is None
     assert set_status_condition(conditions, model, now=T0) is True
     assert conditions == [
-        {"type": "Ready", "status": "Unknown", "reason": "Wait", "lastTransitionTime": S0}
+        {
+            "type": "Ready",
+            "status": "Unknown",
+            "reason": "Wait",
+            "message": "",
+            "lastTransitionTime": S1,
+        }
     ]
 
 
@@ -247,3 +256,39 @@ def test_set_condition_on_a_model_with_and_without_status() -> None:
         "readyReplicas": 2,
         "conditions": [ready("False", "Down", "gone", lastTransitionTime=S1)],
     }
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("Ready", True, ""), "reason ''"),  # metav1: reason may not be empty
+        (("Ready", True, "not camel"), "reason 'not camel'"),
+        (("Ready", True, "Up:"), "reason 'Up:'"),
+        (("Ready", True, "A" * 1025), "reason"),
+        (("not a type!", True, "Up"), "type 'not a type!'"),
+        (("x" * 317, True, "Up"), "type"),
+        (("Ready", "Maybe", "Up"), "status 'Maybe'"),
+        (("Ready", True, "Up", "m" * 32769), "message"),
+    ],
+)
+def test_set_condition_refuses_what_a_metav1_condition_schema_refuses(
+    args: tuple[Any, ...], field: str
+) -> None:
+    obj: dict[str, Any] = {"metadata": {"name": "x"}}
+    with pytest.raises(ValueError, match=f"invalid condition: {re.escape(field)}"):
+        set_condition(obj, *args, now=T0)
+    with pytest.raises(ValueError, match="observed_generation -1"):
+        set_condition(obj, "Ready", True, "Up", observed_generation=-1, now=T0)
+    assert obj == {"metadata": {"name": "x"}}  # nothing changed
+
+
+def test_set_condition_accepts_what_the_condition_model_accepts() -> None:
+    obj: dict[str, Any] = {}
+    for condition_type, reason in [
+        ("example.com/Ready", "MinimumReplicasAvailable"),
+        ("Ready", "A"),
+        ("Ready", "Deploy_Failed,Retrying:3"),
+    ]:
+        set_condition(obj, condition_type, True, reason, now=T0)
+    for condition in obj["status"]["conditions"]:
+        assert Condition.model_validate(condition).to_wire() == condition

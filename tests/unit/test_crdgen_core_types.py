@@ -39,14 +39,32 @@ def test_two_modules_share_one_selector_class(tmp_path: Path) -> None:
 
 
 def test_metadata_and_conditions_are_the_frameworks(tmp_path: Path) -> None:
-    cert = _module("certificate", tmp_path)
-    assert cert.Certificate.model_fields["metadata"].annotation is models.ObjectMeta
+    route = _module("httproute", tmp_path)  # controller-gen's metav1.Condition
+    assert route.HTTPRoute.model_fields["metadata"].annotation is models.ObjectMeta
     assert core.ObjectMeta is models.ObjectMeta and core.Condition is models.Condition
-    assert cert.CertificateStatusConditionsItem is models.Condition
+    assert route.HTTPRouteStatusParentsItemConditionsItem is models.Condition
+    condition = {
+        "type": "Accepted",
+        "status": "True",
+        "observedGeneration": 2,
+        "lastTransitionTime": "2024-01-31T12:00:00Z",
+        "reason": "Accepted",
+        "message": "",
+    }
+    parent = route.HTTPRouteStatusParentsItem.model_validate(
+        {"parentRef": {"name": "gw"}, "controllerName": "example.com/gw", "conditions": [condition]}
+    )
+    assert isinstance(parent.conditions[0], models.Condition)
+
+
+def test_a_looser_condition_type_is_its_own_class(tmp_path: Path) -> None:
+    # cert-manager's CertificateCondition: reason and message optional, no bounds
+    cert = _module("certificate", tmp_path)
+    assert cert.CertificateStatusConditionsItem is not models.Condition
     status = cert.CertificateStatus.model_validate(
         {"conditions": [{"type": "Ready", "status": "True", "observedGeneration": 2}]}
     )
-    assert isinstance(status.conditions[0], models.Condition)
+    assert status.conditions[0].observed_generation == 2
 
 
 def test_a_different_shape_is_not_shared(tmp_path: Path) -> None:
