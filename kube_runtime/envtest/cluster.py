@@ -1,5 +1,5 @@
-"""The embedded cluster: storage, API server, garbage collector, pvc-protection controller and
-simulated kubelet together.
+"""The embedded cluster: storage, API server, garbage collector, pvc-protection controller,
+Deployment and ReplicaSet controllers and simulated kubelet together.
 
 ``EmbeddedCluster`` starts everything on loopback (port 0 picks a free port), writes a
 kubeconfig that kubectl and the official client accept, and stops cleanly (open watch
@@ -18,6 +18,8 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import threading
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,10 @@ from kube_runtime.envtest.server.tls import ServingCerts
 log = logging.getLogger(__name__)
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: The entry point (group ``kube_runtime.controllers``) of the Deployment and ReplicaSet
+#: controllers the cluster runs by default (``controllers.deployment``, found by name: the
+#: framework imports no controller).
+WORKLOAD_CONTROLLERS = "deployment"
 #: Seconds between BOOKMARKs on a virtual clock: about kube-apiserver's (once a minute).
 BOOKMARK_EVERY = 60.0
 
@@ -76,6 +82,12 @@ class EmbeddedCluster:
     (``bookmark_interval`` 1 s; a deleted pod is stopped at once, ``grace_scale`` 0 and
     ``max_grace`` 1 s, see :class:`~kube_runtime.envtest.kubelet.simulator.Kubelet`), on a
     virtual clock Kubernetes' own (a BOOKMARK a minute, a pod's whole grace period).
+    ``deployments``: run the bundled Deployment and ReplicaSet controllers (kube-controller-
+    manager's rules, :mod:`controllers.deployment`) as kube-controller-manager runs them, so
+    that a Deployment gets ReplicaSets, pods and a status with no test writing them; they run
+    in a :class:`~kube_runtime.manager.Manager` of the cluster's own (:attr:`controllers`)
+    that talks to the server over HTTP like any client, on the cluster's clock. False leaves
+    Deployments and ReplicaSets alone (a test then writes their status itself).
     """
 
     def __init__(
@@ -95,6 +107,7 @@ class EmbeddedCluster:
         clock: _clock.Clock | None = None,
         grace_scale: float | None = None,
         max_grace: float | None = None,
+        deployments: bool = True,
     ) -> None:
         #: The time the whole cluster runs on (see the class).
         self.clock: _clock.Clock = _clock.resolve(clock, "EmbeddedCluster", wall=True)
@@ -157,6 +170,11 @@ class EmbeddedCluster:
                 grace_scale=grace_scale,
                 max_grace=max_grace,
             )
+        self.deployments = deployments
+        #: The manager running the Deployment and ReplicaSet controllers (None until started,
+        #: or when ``deployments`` is False).
+        self.controllers: Any = None
+        self._controllers_thread: threading.Thread | None = None
         self._running = False
 
     # ------------------------------------------------------------ persistence
@@ -208,6 +226,8 @@ class EmbeddedCluster:
         self.flow_schema_conditions.start()
         if self.kubelet is not None:
             self.kubelet.start()
+        if self.deployments:
+            self._start_controllers()
         self._running = True
         log.info("embedded cluster serving on %s", self.url)
         return self
@@ -221,6 +241,7 @@ class EmbeddedCluster:
             self._close_journal()
             return
         self._running = False
+        self._stop_controllers()
         if self.kubelet is not None:
             self.kubelet.stop()
         self.pvc_protection.stop()
@@ -230,6 +251,41 @@ class EmbeddedCluster:
         self.gc.stop()
         self.http.stop()
         self._close_journal()
+
+    def _start_controllers(self) -> None:
+        """Start the Deployment and ReplicaSet controllers in a manager of their own."""
+        from kube_runtime.manager import Manager
+
+        found = entry_points(group="kube_runtime.controllers", name=WORKLOAD_CONTROLLERS)
+        if not found:
+            raise RuntimeError(
+                f"no controller {WORKLOAD_CONTROLLERS!r} in the kube_runtime.controllers entry "
+                "points: install kube-runtime (pip install -e .), or pass deployments=False"
+            )
+        entry = next(iter(found)).load()
+        manager = Manager(
+            self.client(),
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            graceful_shutdown_timeout=10,
+            clock=self.clock,
+        )
+        entry.setup(manager, max_concurrent_reconciles=2)
+        self.controllers = manager
+        self._controllers_thread = threading.Thread(
+            target=manager.start, name="embedded-controllers", daemon=True
+        )
+        self._controllers_thread.start()
+
+    def _stop_controllers(self) -> None:
+        if self.controllers is None:
+            return
+        self.controllers.stop()
+        if self._controllers_thread is not None:
+            self._controllers_thread.join(15)
+        self.controllers.api_reader.close()
+        self.controllers = None
+        self._controllers_thread = None
 
     def _close_journal(self) -> None:
         if self.journal is not None:

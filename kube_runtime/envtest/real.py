@@ -7,8 +7,9 @@ builds and caches (``~/.cache/kube-runtime/k8s-1.20/bin`` or ``$KUBE_RUNTIME_REA
 * **kube-apiserver** serving TLS with a throwaway CA (:mod:`kube_runtime.envtest.server.tls`), a
   static token file, ``--authorization-mode=AlwaysAllow``, the ServiceAccount admission plugin
   off, no endpoint reconciler and no insecure port;
-* **kube-controller-manager** with only ``controllers`` (default: the garbage collector and
-  the namespace and pvc-protection controllers, see :data:`DEFAULT_CONTROLLERS`) and no
+* **kube-controller-manager** with only ``controllers`` (default: the garbage collector, the
+  namespace, pvc-protection, deployment and replicaset controllers, see
+  :data:`DEFAULT_CONTROLLERS`) and no
   leader election;
 * the simulated kubelet (:class:`kube_runtime.envtest.kubelet.ClientKubelet`) working through the API.
 
@@ -50,10 +51,11 @@ log = logging.getLogger(__name__)
 #: The binaries a real backend needs.
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager")
 #: Controllers kube-controller-manager runs by default here: the garbage collector, the
-#: namespace controller (deleting a namespace needs it) and pvc-protection (kube-apiserver's
+#: namespace controller (deleting a namespace needs it), pvc-protection (kube-apiserver's
 #: admission gives every claim the ``kubernetes.io/pvc-protection`` finalizer, which only
-#: that controller removes).
-DEFAULT_CONTROLLERS = ("garbagecollector", "namespace", "pvc-protection")
+#: that controller removes) and the deployment and replicaset controllers (a Deployment gets
+#: its ReplicaSets, pods and status, as on the embedded cluster).
+DEFAULT_CONTROLLERS = ("garbagecollector", "namespace", "pvc-protection", "deployment", "replicaset")
 SERVICE_CIDR = "10.96.0.0/16"
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 10.0
