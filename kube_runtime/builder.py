@@ -198,14 +198,24 @@ class Builder:
             mapper.resource_for(kind)
 
     def _check_permissions(self, name: str) -> None:
-        """Inside a ``setup`` decorated with :func:`kube_runtime.rbac.requires`: every kind
-        this controller watches must be readable under the declared rules."""
+        """Inside a ``setup`` decorated with :func:`kube_runtime.rbac.requires`: the declared
+        rules must grant what this controller's wiring needs
+        (:func:`kube_runtime.rbac.check_controller`: its watches, creating what it owns, the
+        ``for_`` kind's ``finalizers`` for the owner references' ``blockOwnerDeletion``)."""
         if rbac.declared() is None:
             return
         mapper = self._manager.api_reader.mapper
-        for kind in self._watched_kinds():
+
+        def plural(kind: KindLike) -> tuple[str, str]:
             resource = mapper.resource_for(kind)
-            rbac.check_readable(resource.group, resource.plural, f"controller {name!r}")
+            return resource.group, resource.plural
+
+        rbac.check_controller(
+            f"controller {name!r}",
+            owner=plural(self._for[0]) if self._for is not None else None,
+            owned=[plural(k) for k, _ in self._owns],
+            watched=[plural(s.kind) for s, _, _ in self._watches if isinstance(s, KindSource)],
+        )
 
     def complete(self, reconciler: Reconciler | ReconcileFn) -> Controller:
         """Same as :meth:`build` (controller-runtime's name for it)."""

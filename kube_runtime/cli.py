@@ -291,6 +291,23 @@ def _installing_webhooks(args: argparse.Namespace) -> bool:
     return bool(args.install_crds if args.install_webhooks is None else args.install_webhooks)
 
 
+def namespaces_of(values: Sequence[str] | None) -> list[str] | None:
+    """The namespaces of ``--namespace`` flags (each one name or a comma list), in order and
+    without repeats; None when none was given (every namespace). :class:`RunError` for an
+    empty name."""
+    if not values:
+        return None
+    names: list[str] = []
+    for value in values:
+        for name in value.split(","):
+            name = name.strip()
+            if not name:
+                raise RunError(f"--namespace {value!r}: an empty namespace name")
+            if name not in names:
+                names.append(name)
+    return names
+
+
 def manager_for(args: argparse.Namespace) -> Manager:
     """The manager ``kube-runtime run`` starts for ``args`` (parsed by :func:`build_parser`),
     not started: CRDs installed (``--install-crds``), controllers set up, the webhook server
@@ -345,6 +362,9 @@ def manager_for(args: argparse.Namespace) -> Manager:
         )
     elif args.sharder_only or args.no_sharder:
         raise RunError("--sharder-only and --no-sharder need --shards")
+    namespaces = namespaces_of(args.namespace)
+    if sharding is not None and namespaces is not None and len(namespaces) > 1:
+        raise RunError("--shards takes one --namespace or none (every namespace)")
     client: Client
     if args.kubeconfig or args.context:
         client = Client.from_kubeconfig(args.kubeconfig, args.context)
@@ -352,7 +372,7 @@ def manager_for(args: argparse.Namespace) -> Manager:
         client = Client.from_env()
     manager = Manager(
         client,
-        namespace=args.namespace,
+        namespaces=namespaces,
         leader_election=args.leader_elect and sharding is None,
         leader_election_id=args.leader_election_id,
         leader_election_namespace=args.leader_election_namespace,
@@ -422,15 +442,11 @@ def cmd_rbac(args: argparse.Namespace) -> int:
         except (KeyError, TypeError) as e:
             print(f"error: {e.args[0]}", file=sys.stderr)
             return 2
-        declared = rbac.rules_of(entry)
-        if declared is None:
-            print(
-                f"error: controller {name!r} declares no permissions: decorate its setup "
-                "with @kube_runtime.rbac.requires(...)",
-                file=sys.stderr,
-            )
+        try:
+            rules.extend(rbac.rules_of(entry))
+        except rbac.NoRulesDeclared as e:
+            print(f"error: controller {name!r}: {e}", file=sys.stderr)
             return 2
-        rules.extend(declared)
     sharding = None
     if args.shards or args.only_sharding:
         from kube_runtime.sharding import permissions
@@ -471,7 +487,13 @@ def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.Argu
         "--kubeconfig", help="kubeconfig path (default: in-cluster, $KUBECONFIG, ~/.kube/config)"
     )
     p.add_argument("--context", help="kubeconfig context")
-    p.add_argument("--namespace", help="only watch and reconcile this namespace")
+    p.add_argument(
+        "--namespace",
+        action="append",
+        metavar="NAMESPACE[,NAMESPACE...]",
+        help="only watch and reconcile these namespaces (repeat the flag or give a comma list; "
+        "default: every namespace)",
+    )
     p.add_argument("--workers", type=int, default=2, help="concurrent reconciles per controller")
     p.add_argument(
         "--install-crds",

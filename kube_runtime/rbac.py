@@ -19,10 +19,29 @@ a ClusterRole. Here a controller's ``setup`` function carries its rules::
   With ``--shards``, also what sharding adds (:mod:`kube_runtime.sharding.permissions`), as a
   ClusterRole and a Role ``<name>-sharding`` of their own (only the grants the others lack),
   so that a sharded deployment is the unsharded one plus those objects.
-* While a decorated ``setup`` runs, every controller it builds checks that each kind it
-  watches is readable through the cache (``list``, ``watch``) under the declared rules and raises
-  :class:`MissingPermissionError` naming the rule to add otherwise: a watch added without
-  its permission fails at the first test run, not on a cluster.
+* ``kube-runtime rbac module:function`` does the same for a ``setup`` function that is not
+  an installed entry point (an operator run from its source tree).
+* While a decorated ``setup`` runs, every controller it builds checks its wiring against the
+  declared rules (:func:`check_controller`) and raises :class:`MissingPermissionError` naming
+  every rule to add otherwise: a watch or an ``owns()`` added without its permission fails at
+  the first test run, not on a cluster. What a controller's wiring needs:
+
+  - each kind it watches (``for_``, ``owns``, ``watches``): ``list`` and ``watch`` (the cache);
+  - each kind it ``owns()``: ``create`` as well (an owner creates what it owns);
+  - the ``for_`` kind of a controller that owns anything: ``update`` on its ``finalizers``
+    subresource (``<plural>/finalizers``). :func:`~kube_runtime.controllerutil.set_controller_reference`
+    sets ``blockOwnerDeletion: true``, which kube-apiserver's OwnerReferencesPermissionEnforcement
+    admission plugin allows only to who may update the owner's finalizers.
+
+  What the reconciler does at run time is not seen at setup: declare ``get`` for reads through
+  the direct client (``manager.api_reader``, ``create_or_update``), ``update``/``patch``/``delete``
+  where it writes, ``<plural>/status`` for status writes, and ``<plural>/finalizers: update``
+  for every kind it adds finalizers to (kubebuilder's scaffold does the same). Events and the
+  leader-election Lease come with every manager (:func:`manager_rules`,
+  :func:`leader_election_rules`). :func:`refused_actions` checks what a test on the
+  :class:`~kube_runtime.client.fake.FakeClient` did against the rules, and the pytest fixture
+  ``client_with_rules`` (:mod:`kube_runtime.envtest.rbac`) runs a test under them on
+  kube-apiserver with its RBAC authorizer.
 
 Rules are normalised the way ``controller-gen`` does: verbs of one (group, resource, names)
 are merged, then resources sharing the same group, verbs and names share one rule; the
@@ -42,13 +61,16 @@ __all__ = [
     "READ",
     "WRITE",
     "MissingPermissionError",
+    "NoRulesDeclared",
     "Rule",
     "allows",
+    "check_controller",
     "check_readable",
     "declared",
     "leader_election_rules",
     "manager_rules",
     "normalize",
+    "refused_actions",
     "render",
     "requires",
     "rule",
@@ -157,14 +179,42 @@ def declared() -> tuple[Rule, ...] | None:
     return _CURRENT.get()
 
 
-def rules_of(entry: object) -> tuple[Rule, ...] | None:
-    """The rules a controller entry declares: those on its ``setup`` (``@requires``), else
-    its ``RBAC_RULES`` attribute; None when it declares none."""
+class NoRulesDeclared(TypeError):
+    """:func:`rules_of` got something that declares no rules (or rules that are not
+    :class:`Rule` objects)."""
+
+
+def rules_of(entry: object) -> tuple[Rule, ...]:
+    """The rules a controller declares: ``entry`` is a ``setup`` function decorated with
+    :func:`requires`, or an entry (a module, an object) whose ``setup`` is, or one with an
+    ``RBAC_RULES`` attribute (the decorator wins when both are there).
+
+    :class:`NoRulesDeclared` (a ``TypeError``) when it declares none, naming what was given
+    and how to declare them: a missing declaration is never read as "needs nothing"."""
     setup = getattr(entry, "setup", None)
-    found = getattr(setup, "__kube_rbac__", None)
+    found = getattr(entry, "__kube_rbac__", None)
+    source = "@rbac.requires"
     if found is None:
-        found = getattr(entry, "RBAC_RULES", None)
-    return tuple(found) if found is not None else None
+        found = getattr(setup, "__kube_rbac__", None)
+    if found is None:
+        found, source = getattr(entry, "RBAC_RULES", None), "RBAC_RULES"
+    if found is None:
+        what = getattr(entry, "__qualname__", None) or getattr(entry, "__name__", None)
+        described = f"{what} ({type(entry).__name__})" if what else repr(entry)
+        hint = (
+            "decorate it with @kube_runtime.rbac.requires(...)"
+            if callable(entry) and setup is None
+            else "decorate its setup with @kube_runtime.rbac.requires(...) or give it RBAC_RULES"
+        )
+        raise NoRulesDeclared(f"{described} declares no RBAC rules: {hint}")
+    rules = tuple(found)
+    wrong = [r for r in rules if not isinstance(r, Rule)]
+    if wrong:
+        raise NoRulesDeclared(
+            f"{source} of {entry!r} holds {wrong[0]!r}, not a kube_runtime.rbac.Rule "
+            "(make rules with rbac.rule(group, resource, verbs...))"
+        )
+    return rules
 
 
 def allows(
@@ -178,16 +228,148 @@ def check_readable(group: str, resource: str, what: str) -> None:
     """Inside a decorated ``setup``: raise :class:`MissingPermissionError` unless the
     declared rules grant list and watch (:data:`CACHE`) on ``resource`` of ``group`` (``what``
     names the watch in the message). Outside of one: nothing."""
+    check_controller(what, watched=[(group, resource)])
+
+
+def _needed(
+    owner: tuple[str, str] | None,
+    owned: Iterable[tuple[str, str]],
+    watched: Iterable[tuple[str, str]],
+) -> list[tuple[str, str, str, str]]:
+    """(group, resource, verb, why) of what a controller's wiring needs, in order."""
+    owned = list(owned)
+    needs: list[tuple[str, str, str, str]] = []
+    seen: set[tuple[str, str, str]] = set()
+
+    def need(group: str, resource: str, verb: str, why: str) -> None:
+        if (group, resource, verb) not in seen:
+            seen.add((group, resource, verb))
+            needs.append((group, resource, verb, why))
+
+    for group, resource in [*([owner] if owner else []), *owned, *watched]:
+        for verb in CACHE:
+            need(group, resource, verb, "it watches them")
+    for group, resource in owned:
+        need(group, resource, "create", "it owns them: it creates them")
+    if owner is not None and owned:
+        group, resource = owner
+        need(
+            group,
+            f"{resource}/finalizers",
+            "update",
+            "its controller references set blockOwnerDeletion, which "
+            "OwnerReferencesPermissionEnforcement allows only with this grant",
+        )
+    return needs
+
+
+def check_controller(
+    what: str,
+    *,
+    owner: tuple[str, str] | None = None,
+    owned: Iterable[tuple[str, str]] = (),
+    watched: Iterable[tuple[str, str]] = (),
+) -> None:
+    """Inside a decorated ``setup``: raise :class:`MissingPermissionError` unless the declared
+    rules grant what a controller's wiring needs (see the module docstring): ``owner`` is the
+    ``(group, plural)`` of its ``for_`` kind, ``owned`` those of its ``owns()`` kinds,
+    ``watched`` those of its other watches. The message names every missing grant and the
+    ``rbac.rule(...)`` lines that add them; ``what`` names the controller. Outside of a
+    decorated ``setup``: nothing."""
     rules = declared()
     if rules is None:
         return
-    missing = [v for v in CACHE if not allows(rules, group, resource, v)]
-    if missing:
-        raise MissingPermissionError(
-            f"{what} watches {resource}.{group or 'core'} but the setup's @rbac.requires(...) "
-            f"does not grant {', '.join(missing)}: add "
-            f"rbac.rule({group!r}, {resource!r}, rbac.CACHE)"
-        )
+    missing = [
+        (group, resource, verb, why)
+        for group, resource, verb, why in _needed(owner, owned, watched)
+        if not allows(rules, group, resource, verb)
+    ]
+    if not missing:
+        return
+    by_reason: dict[tuple[str, str, str], list[str]] = {}
+    by_resource: dict[tuple[str, str], list[str]] = {}
+    for group, resource, verb, why in missing:
+        by_reason.setdefault((group, resource, why), []).append(verb)
+        by_resource.setdefault((group, resource), []).append(verb)
+    reasons = "; ".join(
+        f"{', '.join(verbs)} on {resource}.{group or 'core'} ({why})"
+        for (group, resource, why), verbs in by_reason.items()
+    )
+    additions = ", ".join(
+        f"rbac.rule({group!r}, {resource!r}, {', '.join(repr(v) for v in verbs)})"
+        for (group, resource), verbs in by_resource.items()
+    )
+    raise MissingPermissionError(
+        f"{what}: the setup's @rbac.requires(...) does not grant {reasons}: add {additions}"
+    )
+
+
+#: The RBAC verb of each :class:`~kube_runtime.client.fake.FakeClient` call (its ``Action.verb``).
+_ACTION_VERBS = {
+    "get": "get",
+    "list": "list",
+    "create": "create",
+    "update": "update",
+    "patch": "patch",
+    "apply": "patch",
+    "delete": "delete",
+    "delete_all_of": "deletecollection",
+}
+
+
+def _metadata_of(body: Any) -> Mapping[str, Any]:
+    if hasattr(body, "model_dump"):
+        body = body.model_dump(by_alias=True, exclude_none=True)
+    meta = body.get("metadata") if isinstance(body, Mapping) else None
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def refused_actions(rules: Iterable[Rule], actions: Iterable[Any], mapper: Any) -> list[str]:
+    """What kube-apiserver's RBAC authorizer would refuse of ``actions`` (a
+    :class:`~kube_runtime.client.fake.FakeClient`'s ``actions``; ``mapper``: its ``mapper``)
+    under ``rules``, one line per missing grant with the ``rbac.rule(...)`` that adds it
+    (empty: every call was allowed). Checked per call: its verb on its resource or
+    subresource (``apply`` is ``patch``, ``delete_all_of`` ``deletecollection``); a body
+    whose owner references set ``blockOwnerDeletion: true`` needs ``update`` on the owner's
+    ``<plural>/finalizers`` (OwnerReferencesPermissionEnforcement); a create or patch setting
+    finalizers needs ``update`` on its own kind's ``<plural>/finalizers`` (kubebuilder's
+    convention, for clusters that check finalizer changes). Watches are the informers'
+    ``list`` calls (``watch`` is checked at setup, :func:`check_controller`). A kind the
+    mapper does not know is a ``LookupError``."""
+    rules = list(rules)
+    missing: dict[tuple[str, str, str], str] = {}
+
+    def need(group: str, resource: str, verb: str, why: str) -> None:
+        if not allows(rules, group, resource, verb) and (group, resource, verb) not in missing:
+            missing[group, resource, verb] = why
+
+    for action in actions:
+        verb = _ACTION_VERBS.get(action.verb)
+        if verb is None:
+            raise ValueError(f"unknown client call {action.verb!r} in {action!r}")
+        res = mapper.resource_for(action.kind)
+        resource = f"{res.plural}/{action.subresource}" if action.subresource else res.plural
+        where = "/".join(p for p in (action.namespace, action.name) if p)
+        need(res.group, resource, verb, f"{action.verb} {res.plural} {where}".rstrip())
+        if verb not in ("create", "update", "patch") or action.obj is None:
+            continue
+        meta = _metadata_of(action.obj)
+        for ref in meta.get("ownerReferences") or ():
+            if isinstance(ref, Mapping) and ref.get("blockOwnerDeletion"):
+                owner = mapper.resource_for(f"{ref.get('apiVersion')}/{ref.get('kind')}")
+                need(
+                    owner.group,
+                    f"{owner.plural}/finalizers",
+                    "update",
+                    f"blockOwnerDeletion on {res.plural} {where} owned by {ref.get('kind')}",
+                )
+        if meta.get("finalizers") and verb != "update" and not action.subresource:
+            need(res.group, f"{res.plural}/finalizers", "update", f"finalizers of {where}")
+    return [
+        f"{verb} on {resource}.{group or 'core'} ({why}): add rbac.rule({group!r}, "
+        f"{resource!r}, {verb!r})"
+        for (group, resource, verb), why in missing.items()
+    ]
 
 
 def manager_rules() -> tuple[Rule, ...]:

@@ -88,21 +88,90 @@ def _manager() -> Manager:
 def test_a_decorated_setup_fails_on_a_watch_it_did_not_declare() -> None:
     @rbac.requires(rbac.rule("apps", "statefulsets", rbac.CACHE))
     def setup(manager: Manager) -> Any:
-        return Builder(manager).for_(kinds.StatefulSet).owns(kinds.Pod).complete(lambda r: None)
+        return (
+            Builder(manager)
+            .for_(kinds.StatefulSet)
+            .watches(kinds.Pod, lambda o: [])
+            .complete(lambda r: None)
+        )
 
-    with pytest.raises(rbac.MissingPermissionError, match=r"pods\.core.*list, watch"):
+    with pytest.raises(rbac.MissingPermissionError, match=r"list, watch on pods\.core") as err:
         setup(_manager())
+    assert "add rbac.rule('', 'pods', 'list', 'watch')" in str(err.value)
     assert rbac.declared() is None  # the declaration is only active while setup runs
 
     @rbac.requires(rbac.rule("apps", "statefulsets", rbac.CACHE), rbac.rule("", "pods", rbac.CACHE))
     def complete_setup(manager: Manager) -> Any:
-        return Builder(manager).for_(kinds.StatefulSet).owns(kinds.Pod).complete(lambda r: None)
+        return (
+            Builder(manager)
+            .for_(kinds.StatefulSet)
+            .watches(kinds.Pod, lambda o: [])
+            .complete(lambda r: None)
+        )
 
     assert complete_setup(_manager()) is not None
     assert rbac.rules_of(type("Entry", (), {"setup": staticmethod(complete_setup)})) == (
         rbac.rule("apps", "statefulsets", rbac.CACHE),
         rbac.rule("", "pods", rbac.CACHE),
     )
+
+
+def test_owns_needs_create_on_the_owned_kind_and_the_owners_finalizers() -> None:
+    # set_controller_reference sets blockOwnerDeletion: true, which kube-apiserver's
+    # OwnerReferencesPermissionEnforcement allows only to who may update the owner's finalizers.
+    @rbac.requires(rbac.rule("apps", "statefulsets", rbac.CACHE), rbac.rule("", "pods", rbac.CACHE))
+    def reads_only(manager: Manager) -> Any:
+        return Builder(manager).for_(kinds.StatefulSet).owns(kinds.Pod).complete(lambda r: None)
+
+    with pytest.raises(rbac.MissingPermissionError) as err:
+        reads_only(_manager())
+    message = str(err.value)
+    assert "create on pods.core" in message
+    assert "update on statefulsets/finalizers.apps" in message
+    assert "OwnerReferencesPermissionEnforcement" in message
+    assert (
+        "add rbac.rule('', 'pods', 'create'), rbac.rule('apps', 'statefulsets/finalizers', "
+        "'update')" in message
+    )
+
+    @rbac.requires(
+        rbac.rule("apps", "statefulsets", rbac.CACHE),
+        rbac.rule("apps", "statefulsets/finalizers", "update"),
+        rbac.rule("", "pods", rbac.CACHE, "create"),
+    )
+    def enough(manager: Manager) -> Any:
+        return Builder(manager).for_(kinds.StatefulSet).owns(kinds.Pod).complete(lambda r: None)
+
+    assert enough(_manager()) is not None
+
+
+def test_a_controller_owning_nothing_needs_no_finalizers_grant() -> None:
+    @rbac.requires(rbac.rule("", "configmaps", rbac.CACHE))
+    def setup(manager: Manager) -> Any:
+        return Builder(manager).for_(kinds.ConfigMap).complete(lambda r: None)
+
+    assert setup(_manager()) is not None
+
+
+def test_rules_of_refuses_what_declares_nothing() -> None:
+    @rbac.requires(rbac.rule("", "configmaps", rbac.CACHE))
+    def setup(manager: Manager) -> None:
+        pass
+
+    assert rbac.rules_of(setup) == (rbac.rule("", "configmaps", rbac.CACHE),)  # the function
+    module_like = type("Entry", (), {"RBAC_RULES": [rbac.rule("", "pods", "get")]})
+    assert rbac.rules_of(module_like) == (rbac.rule("", "pods", "get"),)
+
+    def plain(manager: Manager) -> None:
+        pass
+
+    with pytest.raises(rbac.NoRulesDeclared, match=r"plain \(function\) declares no RBAC rules: "
+                       r"decorate it with @kube_runtime\.rbac\.requires"):  # fmt: skip
+        rbac.rules_of(plain)
+    with pytest.raises(rbac.NoRulesDeclared, match="decorate its setup"):
+        rbac.rules_of(type("Entry", (), {"setup": staticmethod(plain)}))
+    with pytest.raises(rbac.NoRulesDeclared, match=r"not a kube_runtime\.rbac\.Rule"):
+        rbac.rules_of(type("Entry", (), {"RBAC_RULES": [("", "pods", "get")]}))
 
 
 def test_undecorated_setups_are_not_checked() -> None:
@@ -189,3 +258,43 @@ def test_deploy_sharding_rbac_yaml_is_what_the_cli_prints_now() -> None:
         "deploy/sharding/rbac.yaml is stale: run `kube-runtime rbac --only-sharding "
         "statefulset cloneset > deploy/sharding/rbac.yaml`"
     )
+
+
+def test_refused_actions_names_each_call_the_rules_do_not_grant() -> None:
+    from kube_runtime.controllerutil import set_controller_reference
+    from kube_runtime.finalizers import add_finalizer
+
+    fake = FakeClient()
+    owner = fake.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "web", "namespace": "ns"},
+        }
+    )
+    fake.clear_actions()
+    cm: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "ns"},
+    }
+    set_controller_reference(owner, cm)
+    fake.create(cm)
+    fake.get(kinds.ConfigMap, "c", "ns")
+    add_finalizer(fake, owner, "example.com/cleanup")
+    rules = [rbac.rule("", "configmaps", "create")]
+    refused = rbac.refused_actions(rules, fake.actions, fake.mapper)
+    assert refused == [
+        "update on statefulsets/finalizers.apps (blockOwnerDeletion on configmaps ns/c owned by "
+        "StatefulSet): add rbac.rule('apps', 'statefulsets/finalizers', 'update')",
+        "get on configmaps.core (get configmaps ns/c): add rbac.rule('', 'configmaps', 'get')",
+        "patch on statefulsets.apps (patch statefulsets ns/web): add rbac.rule('apps', "
+        "'statefulsets', 'patch')",
+    ]
+    granted = [
+        *rules,
+        rbac.rule("", "configmaps", "get"),
+        rbac.rule("apps", "statefulsets", "patch"),
+        rbac.rule("apps", "statefulsets/finalizers", "update"),
+    ]
+    assert rbac.refused_actions(granted, fake.actions, fake.mapper) == []
