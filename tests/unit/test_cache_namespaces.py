@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from pytest_mock import MockerFixture
 
 from kube_runtime import Manager, kinds
 from kube_runtime.cache import (
@@ -21,6 +22,8 @@ from kube_runtime.cache import (
     NamespaceNotCached,
     SharedInformer,
 )
+from kube_runtime.cli import build_parser, main, manager_for
+from kube_runtime.client import Client
 from kube_runtime.client.fake import FakeClient
 from kube_runtime.client.mapping import RestMapper
 from kube_runtime.envtest.waiting import wait_for
@@ -384,3 +387,35 @@ def test_manager_takes_namespaces_and_sharding_takes_one() -> None:
         Manager(
             FakeClient(), metrics_bind_address="0", namespaces=["x", "y"], sharding=Sharding("r")
         )
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], None),
+        (["--namespace", "x"], ["x"]),
+        (["--namespace", "x,y", "--namespace", "z", "--namespace", "y"], ["x", "y", "z"]),
+    ],
+)
+def test_cli_namespace_flag_is_repeatable_and_takes_comma_lists(
+    mocker: MockerFixture, argv: list[str], expected: list[str] | None
+) -> None:
+    mocker.patch.object(Client, "from_env", side_effect=FakeClient)
+    args = build_parser().parse_args(["run", "--metrics-port", "0", "statefulset", *argv])
+    manager = manager_for(args)
+    assert manager.namespaces == expected
+    assert manager.cache.namespaces_of(kinds.Pod) == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--namespace", "x,,y"], "an empty namespace name"),
+        (["--namespace", "x,y", "--shards", "2"], "--shards takes one --namespace"),
+    ],
+)
+def test_cli_refuses_bad_namespaces(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "statefulset", *argv]) == 2
+    assert message in capsys.readouterr().err
