@@ -98,3 +98,31 @@ def test_the_api_server_defaults_and_refuses_through_the_webhooks(
     assert "spec.message" in refused.value.message and "must not be blank" in refused.value.message
     kept = client.create(_greeting("loud", namespace, message="HELLO"))
     assert kept["spec"]["message"] == "HELLO"  # allowed, with a warning for the client
+
+
+def test_metadata_only_updates_pass_the_validator() -> None:
+    """A Greeting stored before the webhook (a blank message) can still get its finalizer."""
+    from .webhooks import GreetingValidator
+
+    def review(operation: str, obj: dict[str, Any], old: dict[str, Any]) -> Any:
+        request = webhook.AdmissionRequest(
+            uid="u",
+            operation=operation,
+            kind={"group": "examples.kube-runtime.io", "version": "v1", "kind": "Greeting"},
+            resource={
+                "group": "examples.kube-runtime.io",
+                "version": "v1",
+                "resource": "greetings",
+            },
+            namespace="ns",
+            object=obj,
+            old_object=old,
+        )
+        return webhook.ValidatingHandler(GreetingValidator()).handle(request)
+
+    stored = {"metadata": {"name": "g", "namespace": "ns"}, "spec": {"message": " "}}
+    finalized = {**stored, "metadata": {**stored["metadata"], "finalizers": ["example.com/f"]}}
+    assert review("UPDATE", finalized, stored).allowed
+    changed = {**stored, "spec": {"message": "  "}}
+    refused = review("UPDATE", changed, stored)
+    assert not refused.allowed and refused.status is not None and refused.status["code"] == 422

@@ -23,7 +23,8 @@ class GreetingValidator(webhook.Validator):
     def validate_update(
         self, old: dict[str, Any], new: dict[str, Any], request: webhook.AdmissionRequest
     ) -> None:
-        self.validate_create(new, request)
+        if new.get("spec") != old.get("spec"):  # metadata-only updates (a finalizer) pass
+            self.validate_create(new, request)
 
 
 def setup_webhooks(manager: Manager, **server: Any) -> webhook.Server:
