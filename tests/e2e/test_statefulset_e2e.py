@@ -1,5 +1,10 @@
 """The StatefulSet controller on the embedded cluster: the observed order of pod creations and
-deletions (recorded from a watch), rolling updates with a partition, claims, status."""
+deletions (recorded from a watch), rolling updates with a partition, claims, status.
+
+On the embedded backend every test runs on simulated time (``docs/simtime.md``), on a cluster
+of its own, where a deleted pod takes its whole grace period (30 s) as with a real kubelet;
+``kubectl rollout status`` is another process and runs in real time in
+``test_statefulset_kubectl_e2e``."""
 
 from __future__ import annotations
 
@@ -13,10 +18,18 @@ from controllers.statefulset import setup
 from kube_runtime import Manager, kinds
 from kube_runtime.envtest import server_version
 from kube_runtime.workloads.pods import is_ready
-from tests.e2e._fixtures import running_manager
-from tests.e2e.test_kubectl_e2e import MANIFEST, kubectl  # noqa: F401  (fixture)
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    SIMULATED,
+    running_manager,
+    simulated_client,
+    simulated_namespace,
+)
 
-TIMEOUT = 30
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
+
+# Virtual seconds under simulation, where each pod of an ordered scale down takes its 30 s
+# grace period: minutes, as Kubernetes' own e2e gives them.
+TIMEOUT = 600 if SIMULATED else 30
 
 
 class PodLog:
@@ -282,17 +295,3 @@ def test_failed_pod_is_recreated(client, namespace, manager, wait_for) -> None:
         ],
         TIMEOUT,
     )
-
-
-@pytest.mark.kubectl
-def test_kubectl_rollout_status(kubectl, client, namespace, manager) -> None:  # noqa: F811
-    assert "created" in kubectl("apply", "-f", "-", stdin=MANIFEST.replace("IMAGE", "1.25"))
-    out = kubectl("rollout", "status", "statefulset/web", "--timeout=60s", timeout=90)
-    assert "complete" in out
-    assert "configured" in kubectl("apply", "-f", "-", stdin=MANIFEST.replace("IMAGE", "1.26"))
-    out = kubectl("rollout", "status", "statefulset/web", "--timeout=60s", timeout=90)
-    # "partitioned roll out complete: 3 new pods have been updated" (partition defaults to 0)
-    # or "statefulset rolling update complete 3 pods at revision ..."
-    assert "complete" in out.splitlines()[-1] and "3" in out.splitlines()[-1]
-    images = {p["spec"]["containers"][0]["image"] for p in pods(client, namespace).values()}
-    assert images == {"nginx:1.26"}
