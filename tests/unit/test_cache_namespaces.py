@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -419,3 +420,17 @@ def test_cli_refuses_bad_namespaces(
 ) -> None:
     assert main(["run", "statefulset", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_readme_namespaces_block_runs_as_written() -> None:
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    marker = "<!-- readme:cache-namespaces -->\n```python\n"
+    block = readme.read_text().split(marker, 1)[1].split("```", 1)[0]
+    scope: dict[str, Any] = {"client": FakeClient()}
+    exec(compile(block, "README.md", "exec"), scope)
+    manager = scope["manager"]
+    assert manager.namespaces == ["team-a", "team-b"]
+    assert manager.cache.namespaces_of(kinds.Secret) == ["operator-system"]
+    assert manager.cache.namespaces_of(kinds.Namespace) is None  # cluster-scoped
+    with pytest.raises(NamespaceNotCached, match="'team-a', 'team-b'"):
+        manager.client.get(kinds.ConfigMap, "x", "team-c")
