@@ -32,6 +32,10 @@
   ``--shard-ring`` (:mod:`kube_runtime.sharding`): run several replicas and each reconciles
   its share of the objects. ``auto`` assigns as soon as one shard is ready; ``N`` holds the
   first assignment back until N are (for at most one lease duration).
+* ``NAME`` may also be ``module:function`` (``run`` and ``rbac``): a setup function of a
+  manager in a module importable from the current directory, for an operator that is not an
+  installed package (``kube-runtime run site_operator.operator:setup``); ``module:object``
+  names an object with ``setup`` (and ``install_crd``, ``setup_webhooks`` as above).
 * ``kube-runtime rbac NAME...`` prints the ClusterRole, Role and bindings those controllers
   need (:mod:`kube_runtime.rbac`: the rules their ``setup`` declares, plus events and the
   leader-election Lease); ``--shards`` adds what sharding needs
@@ -49,6 +53,8 @@ they are loaded only when their command runs.
 from __future__ import annotations
 
 import argparse
+import importlib
+import inspect
 import logging
 import os
 import sys
@@ -69,6 +75,7 @@ __all__ = [
     "CONTROLLERS_GROUP",
     "Command",
     "ControllerEntry",
+    "ControllerNotFound",
     "RunError",
     "build_parser",
     "controller_entries",
@@ -122,14 +129,90 @@ def controller_entries() -> dict[str, EntryPoint]:
     return _group(CONTROLLERS_GROUP)
 
 
+class ControllerNotFound(KeyError):
+    """:func:`load_controller` found nothing under the name (its message says what it tried)."""
+
+
+class _FunctionEntry:
+    """A ``module:function`` target as a :class:`ControllerEntry`: ``setup`` calls the
+    function with the manager and those of the keyword arguments its signature takes."""
+
+    def __init__(self, target: str, fn: Callable[..., object]) -> None:
+        self.target = target
+        self.function = fn
+        rules = getattr(fn, "__kube_rbac__", None)
+        if rules is not None:
+            self.__kube_rbac__ = rules
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):  # a builtin without a signature: pass the manager only
+            params = iter(())
+        self._any_keyword = False
+        self._keywords: set[str] = set()
+        for p in params:
+            if p.kind is inspect.Parameter.VAR_KEYWORD:
+                self._any_keyword = True
+            elif p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+                self._keywords.add(p.name)
+
+    def __repr__(self) -> str:
+        return self.target
+
+    def setup(self, manager: Manager, **options: Any) -> object:
+        """``function(manager, **options it accepts)``."""
+        taken = {k: v for k, v in options.items() if self._any_keyword or k in self._keywords}
+        return self.function(manager, **taken)
+
+
+def _load_target(target: str) -> ControllerEntry:
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise ControllerNotFound(f"{target!r}: expected module:function (or module:object)")
+    # Like `python -m`: an operator in the current directory imports without being installed.
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ControllerNotFound(
+            f"cannot import {module_name!r} for {target!r}: {e} (run from the directory that "
+            "holds it, or install its package)"
+        ) from None
+    found: Any = module
+    for part in attr.split("."):
+        if not hasattr(found, part):
+            raise ControllerNotFound(f"{target!r}: {found.__name__!r} has no attribute {part!r}")
+        found = getattr(found, part)
+    if callable(getattr(found, "setup", None)):
+        entry: ControllerEntry = found
+        return entry
+    if callable(found):
+        return _FunctionEntry(target, found)
+    raise TypeError(
+        f"{target!r} is a {type(found).__name__}: name a setup function of a manager or an "
+        "object with setup(manager, ...)"
+    )
+
+
 def load_controller(name: str) -> ControllerEntry:
-    """The controller registered as ``name``; ``KeyError`` naming the known ones otherwise."""
+    """The controller ``name`` names: one registered in :data:`CONTROLLERS_GROUP`, or
+    ``module:function`` -- a ``setup`` function of a manager in a module importable from here
+    (the current directory is searched, as ``python -m`` does) -- or ``module:object`` with a
+    ``setup`` (and optionally ``install_crd``, ``setup_webhooks``, ``FEATURE_GATES``).
+
+    :class:`ControllerNotFound` (a ``KeyError``) naming the registered controllers, or why the
+    module or attribute was not found; ``TypeError`` when what it names cannot set up a
+    controller."""
+    if ":" in name:
+        return _load_target(name)
     entries = controller_entries()
     if name not in entries:
         known = ", ".join(sorted(entries)) or "none"
-        raise KeyError(
+        raise ControllerNotFound(
             f"no controller named {name!r} (registered: {known}); a package registers one "
-            f"in the entry-point group {CONTROLLERS_GROUP!r}"
+            f"in the entry-point group {CONTROLLERS_GROUP!r}, or name a setup function as "
+            "module:function"
         )
     entry: Any = entries[name].load()
     if not callable(getattr(entry, "setup", None)):
@@ -482,7 +565,12 @@ def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.Argu
 
     known = ", ".join(sorted(controller_entries())) or "none registered"
     p = sub.add_parser("run", help="run controllers against a cluster")
-    p.add_argument("controllers", nargs="+", metavar="CONTROLLER", help=f"one of: {known}")
+    p.add_argument(
+        "controllers",
+        nargs="+",
+        metavar="CONTROLLER",
+        help=f"one of: {known}; or module:function, a setup function of a manager",
+    )
     p.add_argument(
         "--kubeconfig", help="kubeconfig path (default: in-cluster, $KUBECONFIG, ~/.kube/config)"
     )
@@ -625,7 +713,12 @@ def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.Argu
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("rbac", help="print the RBAC objects controllers need (YAML)")
-    p.add_argument("controllers", nargs="+", metavar="CONTROLLER", help=f"one of: {known}")
+    p.add_argument(
+        "controllers",
+        nargs="+",
+        metavar="CONTROLLER",
+        help=f"one of: {known}; or module:function, a setup function of a manager",
+    )
     p.add_argument("--name", default="kube-runtime-manager", help="ClusterRole/binding name")
     p.add_argument("--namespace", default="kube-runtime-system", help="the manager's namespace")
     p.add_argument("--service-account", default="kube-runtime-manager")

@@ -20,11 +20,10 @@ This module is the webhook package's only link to :mod:`kube_runtime.cli` (a com
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import yaml
 
@@ -67,13 +66,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run_target(target: str, manager: Manager) -> None:
-    if ":" in target:
-        module_name, _, attr = target.partition(":")
-        fn: Any = getattr(importlib.import_module(module_name), attr)
-        if not callable(fn):
-            raise TypeError(f"{target} is not a function of a manager")
-        fn(manager)
-        return
+    # One loading path with `kube-runtime run` and `rbac` (kube_runtime.cli.load_controller).
     entry = load_controller(target)
     setup_webhooks = getattr(entry, "setup_webhooks", None)
     if callable(setup_webhooks):  # its webhooks, without its controller
