@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from kube_runtime import Builder, Manager, Request, kinds
-from kube_runtime.cache import ByObject, InformerCache, NamespaceNotCached
+from kube_runtime.cache import (
+    ALL_NAMESPACES,
+    ByObject,
+    InformerCache,
+    NamespaceConfig,
+    NamespaceNotCached,
+)
 from kube_runtime.client import Client, NotFound
 from kube_runtime.envtest.managers import running
 
@@ -137,5 +143,34 @@ def test_a_cache_lists_and_watches_each_namespace(
         assert cache.get(kinds.ConfigMap, "second", b)["metadata"]["namespace"] == b
         with pytest.raises(NamespaceNotCached):
             cache.get(kinds.ConfigMap, "second", c)
+    finally:
+        cache.stop()
+
+
+def test_all_namespaces_beside_a_named_one_holds_each_object_once(
+    client: Client, three_namespaces: list[str], wait_for: Any
+) -> None:
+    a, b, c = three_namespaces
+    # a: its own selector (matching nothing here); every other namespace: everything.
+    cache = InformerCache(
+        client, namespaces={ALL_NAMESPACES: None, a: NamespaceConfig(label_selector="test=none")}
+    )
+    try:
+        for ns in three_namespaces:
+            client.create(_cm("first", ns))
+
+        def mine() -> list[tuple[str, str]]:
+            # (Namespaces of earlier tests may still be terminating: only this test's.)
+            objs = cache.list(kinds.ConfigMap, label_selector="test=ns-cache")
+            keys = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs]
+            return sorted(k for k in keys if k[0] in three_namespaces)
+
+        assert mine() == sorted([(b, "first"), (c, "first")])  # the field selector serves them
+        client.create(_cm("second", c))
+        client.create(_cm("second", a))
+        wait_for(lambda: (c, "second") in mine(), timeout=30, message="the watch of the others")
+        assert mine() == sorted([(b, "first"), (c, "first"), (c, "second")])
+        assert cache.list(kinds.ConfigMap, a, label_selector="test=ns-cache") == []
+        assert cache.get(kinds.ConfigMap, "first", b)["metadata"]["namespace"] == b
     finally:
         cache.stop()
