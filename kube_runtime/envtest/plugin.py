@@ -341,7 +341,11 @@ def kubelet(embedded_cluster: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def faults(embedded_cluster: Any) -> Iterator[Faults]:
-    """The embedded server's fault injection, cleared before and after the test."""
+    """The embedded server's fault injection (:class:`~kube_runtime.envtest.server.faults.Faults`),
+    cleared before and after the test; skips the test on the real backend. Rules match a
+    resource (``"sites"`` with its subresources, ``"sites/status"``, ``"*"``), a verb, and
+    optionally a ``user_agent`` or a write's ``field_manager``:
+    ``faults.fail("sites/status", "patch", 500, user_agent="site-operator")``."""
     from kube_runtime.envtest.cluster import EmbeddedCluster
 
     if not isinstance(embedded_cluster, EmbeddedCluster):

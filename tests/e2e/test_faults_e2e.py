@@ -116,3 +116,97 @@ def test_install_crd_rides_out_transient_errors(client: Any, faults: Any) -> Non
         assert crds.install_crd(client, crd, timeout=20) == name
     finally:
         client.delete(kinds.CustomResourceDefinition, name)
+
+
+def _site_crd(group: str) -> dict[str, Any]:
+    spec = {"type": "object", "properties": {"image": {"type": "string"}}}
+    status = {"type": "object", "properties": {"ready": {"type": "boolean"}}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"sites.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "sites", "singular": "site", "kind": "Site"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {"spec": spec, "status": status},
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def test_faults_target_a_subresource_and_one_client(
+    client: Any, kubeconfig: Any, namespace: str, faults: Any
+) -> None:
+    """``sites/status`` fails the status writes only, ``user_agent`` the operator's
+    requests only, ``field_manager`` the writes of one manager: the test's own spec patches
+    go through."""
+    from kube_runtime.client import Client
+    from kube_runtime.client.errors import ApiError as ClientError
+    from kube_runtime.crds import install_crd
+
+    group = f"faults-{uuid.uuid4().hex[:8]}.example.com"
+    install_crd(client, _site_crd(group))
+    operator = Client.from_kubeconfig(kubeconfig, user_agent="site-operator/v0.1 (linux)")
+    path = f"/apis/{group}/v1/namespaces/{namespace}/sites"
+    merge = "application/merge-patch+json"
+    try:
+        site = {"apiVersion": f"{group}/v1", "kind": "Site", "metadata": {"name": "s"}}
+        client.request("POST", path, body={**site, "spec": {"image": "a"}})
+
+        faults.fail("sites/status", "patch", 500)
+        with pytest.raises(ClientError) as failed:
+            operator.request(
+                "PATCH", f"{path}/s/status", body={"status": {"ready": True}}, content_type=merge
+            )
+        assert failed.value.code == 500
+        # the spec patch, the same verb on the main resource, is not affected
+        client.request("PATCH", f"{path}/s", body={"spec": {"image": "b"}}, content_type=merge)
+        faults.clear()
+
+        faults.fail("sites", "patch", 503, user_agent="site-operator")
+        client.request("PATCH", f"{path}/s", body={"spec": {"image": "c"}}, content_type=merge)
+        for sub in ("", "/status"):
+            with pytest.raises(ClientError) as failed:
+                operator.request("PATCH", f"{path}/s{sub}", body={}, content_type=merge)
+            assert failed.value.code == 503
+        faults.clear()
+
+        faults.fail("sites", "*", 409, field_manager="site-operator", times=1)
+        operator.request("GET", f"{path}/s")  # a read has no field manager
+        client.request(
+            "PATCH",
+            f"{path}/s",
+            body={"spec": {"image": "d"}},
+            content_type=merge,
+            query={"fieldManager": "test"},
+        )
+        with pytest.raises(ClientError) as failed:
+            client.request(
+                "PATCH",
+                f"{path}/s/status",
+                body={"status": {"ready": True}},
+                content_type=merge,
+                query={"fieldManager": "site-operator"},
+            )
+        assert failed.value.code == 409
+        stored = operator.request(
+            "PATCH", f"{path}/s/status", body={"status": {"ready": True}}, content_type=merge
+        )
+        assert stored["spec"] == {"image": "d"} and stored["status"] == {"ready": True}
+        assert faults.injected == 1
+    finally:
+        operator.close()
+        client.delete("apiextensions.k8s.io/v1/CustomResourceDefinition", f"sites.{group}")

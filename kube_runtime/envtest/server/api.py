@@ -22,7 +22,7 @@ from kube_runtime.envtest.server import crds, errors, nonresource, routing, webh
 from kube_runtime.envtest.server.conversion import Conversions
 from kube_runtime.envtest.server.deletion import Deletion
 from kube_runtime.envtest.server.errors import ApiError
-from kube_runtime.envtest.server.faults import Faults
+from kube_runtime.envtest.server.faults import Faults, RequestAttributes
 from kube_runtime.envtest.server.fieldvalidation import warning_header
 from kube_runtime.envtest.server.http import DeferredResponse, Request, Response, StreamResponse
 from kube_runtime.envtest.server.reads import Reads
@@ -187,20 +187,42 @@ class ApiServer:
         if route is None:
             return nonresource.not_found(self.registry, parts)
         verb = routing.verb(request, route)
-        injected = self.faults.check(route.info.plural, verb)
-        if injected is not None:
-            raise injected
+        faulted = self._fault_attributes(request, route, verb)
+        if faulted is not None:
+            injected = self.faults.check(faulted)
+            if injected is not None:
+                raise injected
         convert = self.conversions.converter(route.info)
         if convert is not None:
             route = dataclasses.replace(route, convert=convert)
         if self.webhooks.wanted(route, verb) or (convert is not None and verb != "watch"):
-            return DeferredResponse(lambda: self._admitted(request, route, verb))
+            return DeferredResponse(lambda: self._admitted(request, route, verb, faulted))
         response = self._handlers[verb](request, route)
-        if isinstance(response, Response):
-            response.delay = self.faults.delay(route.info.plural, verb)
+        if isinstance(response, Response) and faulted is not None:
+            response.delay = self.faults.delay(faulted)
         return response
 
-    def _admitted(self, request: Request, route: Route, verb: str) -> Response:
+    def _fault_attributes(
+        self, request: Request, route: Route, verb: str
+    ) -> RequestAttributes | None:
+        """What the fault rules match of this request; None while there are no rules."""
+        if not self.faults.armed:
+            return None
+        return RequestAttributes(
+            route.info.plural,
+            verb,
+            route.subresource or "",
+            request.headers.get("user-agent", ""),
+            request.param("fieldManager") or "",
+        )
+
+    def _admitted(
+        self,
+        request: Request,
+        route: Route,
+        verb: str,
+        faulted: RequestAttributes | None = None,
+    ) -> Response:
         """A request that may call admission or conversion webhooks, served off the HTTP loop
         (the webhooks may take seconds, and may call this server): warnings become headers."""
         context = webhooks.RequestContext(route, request, verb)
@@ -211,5 +233,6 @@ class ApiServer:
             found = warning_header(context.warnings)
             previous = response.headers.get("Warning")
             response.headers["Warning"] = f"{previous}, {found}" if previous else found
-        response.delay = self.faults.delay(route.info.plural, verb)
+        if faulted is not None:
+            response.delay = self.faults.delay(faulted)
         return response
