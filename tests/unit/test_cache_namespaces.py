@@ -374,16 +374,15 @@ def test_a_source_sees_nothing_of_namespaces_not_cached(
     stop.set()
 
 
-def test_manager_takes_namespaces_and_sharding_takes_one() -> None:
+def test_manager_takes_namespaces_and_sharding_takes_one(mocker: MockerFixture) -> None:
     m = Manager(FakeClient(), metrics_bind_address="0", namespaces=["x", "y"])
     assert m.namespaces == ["x", "y"] and m.namespace is None
     assert m.cache.namespaces_of(kinds.ConfigMap) == ["x", "y"]
     one = Manager(FakeClient(), metrics_bind_address="0", namespace="x")
     assert one.namespace == "x" and one.namespaces == ["x"]
-    sharded = Manager(
-        FakeClient(), metrics_bind_address="0", namespace="x", sharding=Sharding("ring")
-    )
-    assert sharded.sharder is not None and sharded.sharder is not None
+    sharder = mocker.patch("kube_runtime.manager.Sharder")
+    Manager(FakeClient(), metrics_bind_address="0", namespace="x", sharding=Sharding("ring"))
+    assert sharder.call_args.kwargs["namespace"] == "x"  # the sharder watches that namespace
     with pytest.raises(ValueError, match="sharding takes one namespace"):
         Manager(
             FakeClient(), metrics_bind_address="0", namespaces=["x", "y"], sharding=Sharding("r")
