@@ -1,7 +1,10 @@
 """The enhanced StatefulSet (``apps.kube-runtime.io/v1beta1``, Kruise Advanced StatefulSet fields)
 on the embedded cluster, reconciled by the StatefulSet controller's one algorithm: in-place
 updates keep pods and claims, maxUnavailable, paused, unordered update by priority,
-reserveOrdinals, ordered teardown, InPlaceOnly refusals, and both kinds served by one setup."""
+reserveOrdinals, ordered teardown, InPlaceOnly refusals, and both kinds served by one setup.
+
+On the embedded backend every test runs on simulated time (``docs/simtime.md``), on a cluster
+of its own, where a deleted pod takes its whole grace period (30 s) as with a real kubelet."""
 
 from __future__ import annotations
 
@@ -16,15 +19,26 @@ from controllers.statefulset.utils import ORDERED_TEARDOWN_FINALIZER
 from kube_runtime import Manager, kinds
 from kube_runtime.client.errors import is_not_found
 from kube_runtime.workloads.pods import is_ready
-from tests.e2e._fixtures import running_manager
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    SIMULATED,
+    running_manager,
+    simulated_client,
+    simulated_namespace,
+)
 from tests.e2e.test_statefulset_e2e import PodLog
 
-TIMEOUT = 30
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
+
+# Virtual seconds under simulation, where the ordered teardown waits out each pod's 30 s grace
+# period: minutes, as Kruise's own e2e gives them.
+TIMEOUT = 300 if SIMULATED else 30
 REVISION = "controller-revision-hash"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def crd(client) -> None:
+    """The enhanced StatefulSet's CRD installed in the test's cluster (per test: under
+    simulation each test has a cluster of its own; on a shared cluster a no-op update)."""
     install_crd(client)
 
 
