@@ -21,6 +21,7 @@ from kube_runtime.cache import (
     MultiNamespaceInformer,
     NamespaceConfig,
     NamespaceNotCached,
+    ResourceEventHandlerFuncs,
     SharedInformer,
 )
 from kube_runtime.cli import build_parser, main, manager_for
@@ -433,3 +434,28 @@ def test_the_readme_namespaces_block_runs_as_written() -> None:
     assert manager.cache.namespaces_of(kinds.Namespace) is None  # cluster-scoped
     with pytest.raises(NamespaceNotCached, match="'team-a', 'team-b'"):
         manager.client.get(kinds.ConfigMap, "x", "team-c")
+
+
+def test_a_handler_registration_spans_the_namespaces_and_is_removed_from_all(
+    source: _Source, caches: list[InformerCache]
+) -> None:
+    cache = InformerCache(source, namespaces=["a", "b"])
+    caches.append(cache)
+    informer = cache.informer_for(kinds.Secret)
+    assert isinstance(informer, MultiNamespaceInformer)
+    added: list[str] = []
+    registration = informer.add_event_handler(
+        ResourceEventHandlerFuncs(on_add=lambda o: added.append(o["metadata"]["namespace"]))
+    )
+    assert set(registration.registrations) == {"a", "b"}
+    informer.start()
+    assert registration.wait_for_sync(5) and registration.has_synced()
+    assert sorted(added) == ["a", "b"]
+    informer.remove_event_handler(registration)
+    kept: list[str] = []
+    informer.add_event_handler(
+        ResourceEventHandlerFuncs(on_add=lambda o: kept.append(o["metadata"]["name"]))
+    )
+    source.put("Secret", "a", "after")
+    wait_for(lambda: "after" in kept, timeout=5, message="the new Secret at a kept handler")
+    assert sorted(added) == ["a", "b"]  # removed from every namespace's informer
