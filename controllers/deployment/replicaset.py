@@ -392,7 +392,7 @@ class ReplicaSetReconciler:
         try:
             created = self._client.create(pod_from_template(rs))
         except Exception as err:
-            if "NamespaceTerminating" in str(err):
+            if _namespace_terminating(err):
                 return  # every create fails while the namespace goes; nothing to report
             self._recorder.event(rs, "Warning", "FailedCreate", f"Error creating: {err}")
             raise
@@ -432,10 +432,19 @@ class ReplicaSetReconciler:
             try:
                 return self._client.status().update(body)
             except Exception as err:
+                if is_not_found(err):
+                    return None  # deleted meanwhile: nothing left to report
                 if attempt or not is_conflict(err):
                     raise
                 current = self._client.get(ReplicaSet, meta.name(rs), meta.namespace(rs))
         return None
+
+
+def _namespace_terminating(err: BaseException) -> bool:
+    """A create refused because the namespace is being deleted (upstream's
+    ``NamespaceTerminatingCause``)."""
+    text = str(err)
+    return "NamespaceTerminating" in text or "because it is being terminated" in text
 
 
 def _omit_zero(status: Mapping[str, Any]) -> dict[str, Any]:

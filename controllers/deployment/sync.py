@@ -269,7 +269,7 @@ class DeploymentControl:
                     except Exception:
                         pass
                     raise
-            elif "NamespaceTerminating" in str(err):
+            elif "NamespaceTerminating" in str(err) or "being terminated" in str(err):
                 raise
             else:
                 message = f'Failed to create new replica set "{name}": {err}'
