@@ -143,10 +143,11 @@ class _FunctionEntry:
         rules = getattr(fn, "__kube_rbac__", None)
         if rules is not None:
             self.__kube_rbac__ = rules
+        params: list[inspect.Parameter] = []
         try:
-            params = inspect.signature(fn).parameters.values()
+            params = list(inspect.signature(fn).parameters.values())
         except (TypeError, ValueError):  # a builtin without a signature: pass the manager only
-            params = iter(())
+            pass
         self._any_keyword = False
         self._keywords: set[str] = set()
         for p in params:

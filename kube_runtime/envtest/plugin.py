@@ -365,6 +365,28 @@ def wait_for() -> Callable[..., Any]:
     return _wait_for
 
 
+# --- webhooks ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def serve_webhooks(client: Client) -> Iterator[Callable[..., Any]]:
+    """``serve_webhooks(manager, namespace)``: run ``manager`` (not started, its webhooks
+    registered) with the session cluster calling its webhooks for objects in ``namespace``,
+    until the test ends; returns the
+    :class:`~kube_runtime.webhook.install.WebhookInstaller`. Both backends: see
+    :func:`kube_runtime.envtest.webhooks.serving_webhooks` (the certificate, configurations
+    scoped by a namespace label, and the wait until the API server calls them)."""
+    from kube_runtime.envtest.webhooks import serving_webhooks
+
+    with contextlib.ExitStack() as stack:
+
+        def serve(manager: Any, namespace: str, **options: Any) -> Any:
+            options.setdefault("client", client)
+            return stack.enter_context(serving_webhooks(manager, namespace, **options))
+
+        yield serve
+
+
 # --- RBAC -------------------------------------------------------------------------------------
 
 #: Why the RBAC fixtures skip on the embedded backend.
