@@ -3,7 +3,10 @@ Advanced StatefulSet (``apps.kube-runtime.io/v1beta1``), against the bundled con
 embedded cluster and on kube-apiserver 1.20. Kruise's suite has the ``scaleStrategy`` scenario
 ("Should can update pods when the statefulset scale strategy is set": 3 ready pods scaled to
 10 with maxUnavailable 2 stop at 5 while the new ones are not ready); the hook scenarios
-follow Kruise's ``stateful_set_control.go`` (its suite tests them on the CloneSet only)."""
+follow Kruise's ``stateful_set_control.go`` (its suite tests them on the CloneSet only).
+
+On the embedded backend every test runs on simulated time (``docs/simtime.md``), on a cluster
+of its own; on kube-apiserver in real time."""
 
 from __future__ import annotations
 
@@ -18,6 +21,10 @@ from kube_runtime.envtest.kubelet.simulator import ANNOTATION_NEVER_READY
 from kube_runtime.workloads.lifecycle import LIFECYCLE_STATE_LABEL
 from kube_runtime.workloads.podreadiness import KRUISE_POD_READY, get_condition
 from kube_runtime.workloads.pods import is_ready
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    simulated_client,
+    simulated_namespace,
+)
 from tests.e2e.test_enhanced_statefulset_e2e import (  # noqa: F401 (fixtures)
     TIMEOUT,
     converged,
@@ -28,6 +35,8 @@ from tests.e2e.test_enhanced_statefulset_e2e import (  # noqa: F401 (fixtures)
     manager,
     names,
 )
+
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
 
 HOOK = "lifecycle-hook"
 
