@@ -5,13 +5,13 @@ from __future__ import annotations
 import copy
 import logging
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from kube_runtime import clock
 from kube_runtime.client.errors import (
     ApiConnectionError,
     is_already_exists,
@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     from kube_runtime.client.interfaces import Client
 
 log = logging.getLogger(__name__)
+
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader where PyYAML has it (same constructor as ``yaml.safe_load``): a
+bundled CRD of ~30 kB parses in milliseconds instead of ~150 ms of pure Python."""
 
 
 def is_established(crd: dict[str, Any]) -> bool:
@@ -138,24 +142,26 @@ def install_crd(client: Client, manifest: Path | dict[str, Any], *, timeout: flo
     ``timeout`` seconds, the last transient error when it lasted that long, and any other
     client error at once. Returns once discovery lists the resource in every served version
     (kube-apiserver publishes it a moment after Established), so a REST mapping made next
-    finds the kind.
+    finds the kind. Its waits and timeout run on :func:`kube_runtime.clock.current` (virtual
+    seconds on a simulated clock).
     """
     if isinstance(manifest, Path):
-        crd = next(d for d in yaml.safe_load_all(manifest.read_text()) if d)
+        crd = next(d for d in yaml.load_all(manifest.read_text(), Loader=_YAML_LOADER) if d)
     else:
         crd = manifest
     name = str(crd["metadata"]["name"])
-    deadline = time.monotonic() + timeout
+    clk = clock.current()  # its waits are virtual on a simulated clock
+    deadline = clk.monotonic() + timeout
     delay = 0.05
     version: tuple[int, int] | None = None
 
     def retry_later(err: BaseException) -> None:
         nonlocal delay
-        if not _transient(err) or time.monotonic() > deadline:
+        if not _transient(err) or clk.monotonic() > deadline:
             raise err
         pause = suggests_client_delay(err) or delay
         log.info("installing CRD %s: %s; retrying in %.2fs", name, err, pause)
-        time.sleep(min(pause, max(deadline - time.monotonic(), 0.0)))
+        clk.sleep(min(pause, max(deadline - clk.monotonic(), 0.0)))
         delay = min(delay * 2, 1.0)
 
     while version is None:
@@ -189,17 +195,17 @@ def install_crd(client: Client, manifest: Path | dict[str, Any], *, timeout: flo
         except Exception as err:
             retry_later(err)
             continue
-        if time.monotonic() > deadline:
+        if clk.monotonic() > deadline:
             raise TimeoutError(f"CRD {name} not Established after {timeout}s")
-        time.sleep(0.05)
+        clk.sleep(0.05)
     # Established is not yet served: kube-apiserver publishes a new group's discovery a
     # moment later, and a REST mapping made in between misses the kind (envtest's
     # WaitForCRDs waits for discovery too).
     for path in _served_paths(crd):
         while not _discovered(client, path, crd["spec"]["names"]["plural"]):
-            if time.monotonic() > deadline:
+            if clk.monotonic() > deadline:
                 raise TimeoutError(f"CRD {name} not in discovery ({path}) after {timeout}s")
-            time.sleep(0.05)
+            clk.sleep(0.05)
     return name
 
 

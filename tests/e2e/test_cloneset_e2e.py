@@ -1,6 +1,12 @@
 """The CloneSet controller on the embedded cluster: scaling with instance ids and claim reuse,
 podsToDelete, the scale subresource, in-place and recreate updates, partition, paused,
-preDelete hooks, invalid specs."""
+preDelete hooks, invalid specs.
+
+On the embedded backend every test runs on simulated time (``docs/simtime.md``): a cluster of
+its own on a clock that jumps to the next deadline whenever nothing can run, so a deleted pod
+takes its whole 30 s grace period, as with a real kubelet, at no cost in wall time. On
+kube-apiserver (``--backend real``) the tests run in real time on the session cluster.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +17,26 @@ from typing import Any
 import pytest
 
 from controllers.cloneset import CLONESET, install_crd, setup
-from kube_runtime import Manager, kinds
+from kube_runtime import Manager, clock, kinds
 from kube_runtime.workloads.pods import is_ready
-from tests.e2e._fixtures import running_manager
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    SIMULATED,
+    running_manager,
+    simulated_client,
+    simulated_namespace,
+)
 
-TIMEOUT = 30
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
+
+# virtual seconds under simulation, where a deleted pod takes its 30 s grace period to go
+TIMEOUT = 300 if SIMULATED else 30
 INSTANCE = "apps.kruise.io/cloneset-instance-id"
 REVISION = "controller-revision-hash"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def crd(client) -> None:
+    """The CloneSet CRD, installed in the test's cluster (its own, under simulation)."""
     install_crd(client)
 
 
@@ -264,7 +279,7 @@ def test_recreate_with_max_surge(client, namespace, manager, wait_for):
     wait_for(converged(client, namespace, 3), TIMEOUT)
     before = set(pods(client, namespace))
     seen_max = [0]
-    stop = threading.Event()
+    stop = clock.current().event()  # its waits are virtual under simulation
 
     def watch_count() -> None:
         while not stop.is_set():

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kube_runtime import crds
+from kube_runtime import clock, crds
 from kube_runtime.client.errors import NotFound
 
 CRD: dict[str, Any] = {
@@ -60,3 +60,14 @@ def test_install_crd_times_out_when_discovery_never_serves_it() -> None:
     server = _LateDiscovery(misses=10**9)
     with pytest.raises(TimeoutError, match="not in discovery"):
         crds.install_crd(server, CRD, timeout=0.2)  # type: ignore[arg-type]
+
+
+def test_install_crd_waits_on_the_current_clock() -> None:
+    """Its polling and timeout are the current clock's: on a simulated clock a 30 s wait is
+    30 virtual seconds (a real ``time.sleep`` would hold virtual time still)."""
+    server = _LateDiscovery(misses=10**9)
+    sim = clock.SimClock(stall_timeout=5)
+    with sim.activate(), pytest.raises(TimeoutError, match="after 30"):
+        crds.install_crd(server, CRD, timeout=30)  # type: ignore[arg-type]
+    assert 30 <= sim.monotonic() < 31
+    assert len(server.asked) >= 30 / 0.05
