@@ -227,11 +227,18 @@ def test_the_readme_example_declares_what_it_says() -> None:
     ]
     scope: dict[str, Any] = {}
     exec(compile(code, "README.md", "exec"), scope)
-    declared = rbac.rules_of(type("Entry", (), {"setup": staticmethod(scope["setup"])}))
-    assert declared is not None
+    declared = rbac.rules_of(scope["setup"])
     assert rbac.allows(declared, "example.com", "widgets", "watch")
+    assert rbac.allows(declared, "example.com", "widgets/finalizers", "update")
     assert rbac.allows(declared, "", "configmaps", "delete")
     assert not rbac.allows(declared, "example.com", "widgets", "delete")
+    # The example passes its own setup check (owns() needs widgets/finalizers and create).
+    from kube_runtime.client.mapping import Resource
+
+    fake = FakeClient()
+    fake.mapper.add(Resource("example.com", "v1", "Widget", "widgets", True))
+    manager = Manager(fake, metrics_bind_address="0", health_probe_bind_address="0")  # type: ignore[arg-type]
+    scope["setup"](manager)
 
 
 def test_rbac_shards_prints_the_unsharded_objects_and_the_sharding_roles() -> None:
