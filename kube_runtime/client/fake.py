@@ -24,6 +24,10 @@ What it does as the API server does (the embedded cluster is the referee, see
   server), and drops ``status`` of kinds with a status subresource (a few built-ins get the
   server's initial status, e.g. a Pod's ``phase: Pending``). ``AlreadyExists`` for a taken
   name, ``Invalid`` for a missing or malformed name.
+* **Empty metadata**: ``labels: {}``, ``annotations: {}``, ``finalizers: []``,
+  ``ownerReferences: []`` (or ``null``) and ``generateName: ""`` are dropped on every write,
+  of built-in kinds and custom resources alike, as kube-apiserver's encoding of ObjectMeta
+  drops them (a ConfigMap's or Secret's empty ``data`` too).
 * **Generation** moves when anything outside ``metadata`` and ``status`` changes.
 * **Status subresource**: for the kinds that have one, ``update``/``patch`` ignore status
   changes and ``status()`` writes change only ``status`` (metadata as the server's status
@@ -113,6 +117,7 @@ from kube_runtime.client.registry import (
     ScalePaths,
     deleted_status,
     drop_empty_collections,
+    drop_empty_metadata,
     merge_update,
     scale_of,
 )
@@ -1034,7 +1039,9 @@ class FakeClient(ClientBase):
                 body.pop("status", None)
             else:
                 body["status"] = dict(initial)
-        if not info.custom:
+        if info.custom:
+            drop_empty_metadata(body)
+        else:
             drop_empty_collections(info.resource.kind, body)
         if (ns, name) in bucket:
             raise already_exists(info.resource, name)
@@ -1111,7 +1118,9 @@ class FakeClient(ClientBase):
         old_meta = current["metadata"]
         meta = new["metadata"]
         meta["resourceVersion"] = old_meta["resourceVersion"]
-        if not info.custom:
+        if info.custom:
+            drop_empty_metadata(new)
+        else:
             drop_empty_collections(info.resource.kind, new)
         if info.generation and _spec_changed(current, new):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1

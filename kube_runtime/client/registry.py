@@ -4,7 +4,8 @@ The :class:`~kube_runtime.client.fake.FakeClient` and the embedded API server of
 :mod:`kube_runtime.envtest` follow the same rules for what an update keeps of the stored
 object (:func:`merge_update`), what a delete answers (:func:`deleted_status`), what a
 ``scale`` subresource shows (:func:`scale_of`, at a kind's :class:`ScalePaths`) and which
-empty maps and lists a built-in kind's Go encoding drops (:func:`drop_empty_collections`);
+empty maps and lists a built-in kind's Go encoding drops (:func:`drop_empty_collections`;
+:func:`drop_empty_metadata` for custom resources' metadata);
 both take them from here. Objects are JSON dicts; nothing here copies deeply (callers copy what they
 hand out).
 """
@@ -24,6 +25,7 @@ __all__ = [
     "ScalePaths",
     "deleted_status",
     "drop_empty_collections",
+    "drop_empty_metadata",
     "keep_fields",
     "merge_update",
     "scale_of",
@@ -61,16 +63,37 @@ EMPTY_OMITTED: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
-def drop_empty_collections(kind: str, obj: Obj) -> None:
-    """Drop empty omitempty maps and lists of a built-in (core) kind, in place: metadata
-    labels, annotations, finalizers, owner references; a ConfigMap's or Secret's data. Runs
-    on every write of the embedded server: plain loops, no helper calls."""
+def drop_empty_metadata(obj: Obj) -> None:
+    """Drop, in place, the empty omitempty metadata that kube-apiserver's encoding of
+    ObjectMeta omits, for built-in kinds and custom resources alike (a custom resource's
+    metadata is decoded into ObjectMeta too): ``labels``, ``annotations``, ``finalizers``
+    and ``ownerReferences`` when empty or null, ``generateName`` when ``""`` (checked on
+    kube-apiserver 1.20). Runs on every write: plain loops, no helper calls."""
     meta = obj.get("metadata")
     if type(meta) is dict:
         for name in EMPTY_METADATA_OMITTED:
-            value = meta.get(name)
-            if value is not None and not value and type(value) in (dict, list):
-                del meta[name]
+            if name in meta:
+                value = meta[name]
+                if value is None or (not value and type(value) in (dict, list)):
+                    del meta[name]
+        if meta.get("generateName", None) == "":
+            del meta["generateName"]
+
+
+def drop_empty_collections(kind: str, obj: Obj) -> None:
+    """Drop empty omitempty maps and lists of a built-in (core) kind, in place: the empty
+    metadata of :func:`drop_empty_metadata`; a ConfigMap's or Secret's data. Runs on every
+    write of the embedded server: plain loops, no helper calls. Custom resources take
+    :func:`drop_empty_metadata` only (their other fields are stored as sent)."""
+    meta = obj.get("metadata")
+    if type(meta) is dict:
+        for name in EMPTY_METADATA_OMITTED:
+            if name in meta:
+                value = meta[name]
+                if value is None or (not value and type(value) in (dict, list)):
+                    del meta[name]
+        if meta.get("generateName", None) == "":
+            del meta["generateName"]
     for name in EMPTY_OMITTED.get(kind, ()):
         value = obj.get(name)
         if value is not None and not value and type(value) in (dict, list):

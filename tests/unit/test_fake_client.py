@@ -202,6 +202,31 @@ def test_dry_run_create_stores_nothing(fake: FakeClient) -> None:
     assert fake.resource_version == "0"
 
 
+_EMPTY_META = {"labels": {}, "annotations": {}, "finalizers": [], "ownerReferences": []}
+
+
+@pytest.mark.parametrize("make", [widget, cm], ids=["custom", "built-in"])
+def test_empty_metadata_is_dropped_as_kube_apiserver_encodes_it(
+    fake: FakeClient, make: Any
+) -> None:
+    """Empty labels, annotations, finalizers, owner references (or null ones) and an empty
+    generateName are not stored, for custom resources as for built-in kinds (kube-apiserver
+    1.20 decodes a custom resource's metadata into ObjectMeta too)."""
+    body = make()
+    body["metadata"].update(_EMPTY_META, generateName="")
+    created = fake.create(body)
+    server = {"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "generation"}
+    assert set(created["metadata"]) <= server
+    created["metadata"].update(_EMPTY_META, labels=None)
+    updated = fake.update(created)
+    assert set(updated["metadata"]) <= server
+    name = created["metadata"]["name"]
+    kind = Kind(created["apiVersion"], created["kind"])
+    fake.patch(kind, name, {"metadata": {"labels": {"a": "1"}}}, namespace=NS)
+    patched = fake.patch(kind, name, {"metadata": {"labels": {"a": None}}}, namespace=NS)
+    assert "labels" not in patched["metadata"]
+
+
 # ------------------------------------------------------------------------------ get
 
 

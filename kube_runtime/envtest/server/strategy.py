@@ -10,6 +10,8 @@
 * both then encode built-in kinds as kube-apiserver's Go types do (:mod:`.omitempty`:
   zero-valued ``omitempty`` scalars dropped, untagged status counters written);
 * custom resources are pruned, defaulted and validated against their CRD's structural schema;
+  their empty metadata collections (and ``generateName: ""``) are dropped, as kube-apiserver's
+  encoding of ObjectMeta drops them (:func:`~kube_runtime.client.registry.drop_empty_metadata`);
 * built-in kinds are validated by :mod:`.validation` (metadata plus kind-specific rules).
 """
 
@@ -23,7 +25,7 @@ from typing import Any
 import orjson
 
 from kube_runtime import clock as _clock
-from kube_runtime.client.registry import drop_empty_collections
+from kube_runtime.client.registry import drop_empty_collections, drop_empty_metadata
 from kube_runtime.envtest.server import (
     builtin_certificates,
     builtin_groups,
@@ -75,6 +77,7 @@ class KubeStrategy:
             if info.has_status:
                 obj.pop("status", None)
             self._custom(info, obj)
+            drop_empty_metadata(obj)
             return
         key = info.key
         if key == ("", "pods"):
@@ -154,6 +157,7 @@ class KubeStrategy:
     def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
         if info.custom:
             self._custom(info, obj)
+            drop_empty_metadata(obj)
             return
         if info.key == ("", "services"):
             _keep_allocated_ips(obj, old)
