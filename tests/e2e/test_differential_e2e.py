@@ -163,8 +163,12 @@ def backends(
     if backend_of(request.config) != "real":
         pytest.skip("differential checks run with the real backend: make test-real")
     tmp = tmp_path_factory.mktemp("differential")
-    real = RealCluster(kubelet=False)
-    embedded = EmbeddedCluster(kubelet=False, token=EmbeddedCluster.new_token())
+    # The servers are compared, not the controllers: no Deployment/ReplicaSet controller on
+    # either side writes while a request is compared (test_deployment_e2e.py runs both sides').
+    real = RealCluster(
+        kubelet=False, controllers=("garbagecollector", "namespace", "pvc-protection")
+    )
+    embedded = EmbeddedCluster(kubelet=False, token=EmbeddedCluster.new_token(), deployments=False)
     clients: dict[str, Client] = {}
     try:
         real.start()
