@@ -13,6 +13,10 @@ The webhook is this project's own handler (``StatefulSetValidator`` reading Stor
 with the test's client) served over HTTPS by a :class:`kube_runtime.webhook.Server` and
 registered with a ValidatingWebhookConfiguration (with the defaulting webhook, as
 ``kube-runtime run statefulset --webhook-port`` serves both).
+
+On the embedded backend every test runs on simulated time (``docs/simtime.md``), on a cluster
+of its own; the webhook server is the module's, outside the simulation (it only answers the
+API server's calls).
 """
 
 from __future__ import annotations
@@ -28,7 +32,11 @@ from controllers.statefulset.webhooks import StatefulSetValidator, set_defaults
 from kube_runtime.client.errors import ApiError
 from kube_runtime.webhook.defaulting import DefaultingHandler
 from kube_runtime.webhook.validating import ValidatingHandler
-from tests.e2e._fixtures import webhook_server
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    simulated_client,
+    simulated_namespace,
+    webhook_server,
+)
 from tests.e2e.test_admission_webhooks_e2e import Hooks, _hook, configuration
 from tests.e2e.test_asts_kruise_e2e import (  # noqa: F401 (fixtures)
     _expandable_set,
@@ -43,6 +51,8 @@ from tests.e2e.test_enhanced_statefulset_e2e import (  # noqa: F401 (fixtures)
     manager,
     names,
 )
+
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
 
 VALIDATE = "/validate-apps-kube-runtime-io-v1beta1-statefulset"
 MUTATE = "/mutate-apps-kube-runtime-io-v1beta1-statefulset"
