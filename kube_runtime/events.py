@@ -52,6 +52,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_name_lock = threading.Lock()
+_last_name_ns = 0
+
+
+def _name_stamp(now_ns: int) -> int:
+    """``now_ns``, or one more than the last stamp any recorder of this process named an
+    Event with: names stay unique across recorders even when the clock does not move (two
+    managers in one process on a simulated clock record at the same virtual instant)."""
+    global _last_name_ns
+    with _name_lock:
+        _last_name_ns = max(now_ns, _last_name_ns + 1)
+        return _last_name_ns
+
+
 NORMAL = "Normal"
 WARNING = "Warning"
 EVENT_TYPES = (NORMAL, WARNING)
@@ -261,7 +275,6 @@ class EventRecorder:
         self._pending = 0  # queued + being written
         self._cond = self._clock.condition()
         self._closed = self._clock.event()
-        self._last_name_ns = 0
         self._thread = threading.Thread(
             target=self._run, name=f"event-recorder-{component}", daemon=True
         )
@@ -332,10 +345,7 @@ class EventRecorder:
         message: str,
     ) -> dict[str, Any]:
         now = self._clock.time()
-        now_ns = int(now * 1_000_000_000)
-        with self._cond:  # names stay unique even when the clock does not move
-            now_ns = max(now_ns, self._last_name_ns + 1)
-            self._last_name_ns = now_ns
+        now_ns = _name_stamp(int(now * 1_000_000_000))
         stamp = _format_time(now)
         source: dict[str, str] = {"component": self.component}
         if self.host:

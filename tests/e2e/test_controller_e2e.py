@@ -1,4 +1,9 @@
-"""Controllers wired by the builder, run by a manager, against the embedded cluster."""
+"""Controllers wired by the builder, run by a manager, against the embedded cluster.
+
+On the embedded backend every test runs on simulated time (``docs/simtime.md``) on a cluster
+of its own, so leader election runs with client-go's 15/10/2 s; on kube-apiserver
+(``--backend real``) in real time with 1/0.6/0.1 s.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,19 @@ from collections.abc import Iterator
 
 import pytest
 
-from kube_runtime import Builder, Manager, Request, Result, TerminalError, kinds
+from kube_runtime import Builder, Manager, Request, Result, TerminalError, clock, kinds
 from kube_runtime.envtest.managers import running
 from kube_runtime.predicates import GenerationChanged
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    SIMULATED,
+    simulated_client,
+    simulated_namespace,
+)
+
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
+
+# client-go's lease duration, renew deadline and retry period; shrunk in real time
+LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = (15.0, 10.0, 2.0) if SIMULATED else (1.0, 0.6, 0.1)
 
 
 class Recorder:
@@ -166,7 +181,8 @@ def test_reconcile_logs_carry_the_object_key(client, namespace, manager, wait_fo
 def test_graceful_shutdown_finishes_in_flight_reconciles(
     client, namespace, manager, wait_for
 ) -> None:
-    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
+    clk = clock.current()  # the events' waits are virtual under simulation
+    entered, release, finished = clk.event(), clk.event(), clk.event()
 
     def slow(request: Request) -> None:
         entered.set()
@@ -229,9 +245,9 @@ def test_leader_election_only_the_leader_reconciles_and_a_follower_takes_over(
             leader_election=True,
             leader_election_id=lease,
             leader_election_namespace=namespace,
-            lease_duration=1.0,
-            renew_deadline=0.6,
-            retry_period=0.1,
+            lease_duration=LEASE_DURATION,
+            renew_deadline=RENEW_DEADLINE,
+            retry_period=RETRY_PERIOD,
             identity=identity,
             metrics_bind_address="0",
         )
@@ -250,7 +266,11 @@ def test_leader_election_only_the_leader_reconciles_and_a_follower_takes_over(
         assert recorders[follower].count("one") == 0
         assert not managers[follower].elected.is_set()
         runners[leader].stop()  # releases the lease on the way out
-        wait_for(lambda: managers[follower].elected.is_set(), timeout=10, message="takeover")
+        wait_for(
+            lambda: managers[follower].elected.is_set(),
+            timeout=LEASE_DURATION * 10,
+            message="takeover",
+        )
         wait_for(lambda: recorders[follower].count("one") == 1, message="new leader reconciles")
         assert client.get(kinds.Lease, lease, namespace)["spec"]["holderIdentity"] == follower
 

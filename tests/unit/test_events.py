@@ -109,6 +109,23 @@ def test_an_event_has_client_go_fields(client: FakeClient) -> None:
     recorder.close()
 
 
+def test_two_recorders_at_one_instant_name_events_apart(client: FakeClient) -> None:
+    """Two recorders of one process (two managers on one simulated clock) recording about
+    one object at the same instant write two Events, not a 409 for the second."""
+    clock = Clock()  # does not move
+    first, second = _recorder(client, clock=clock), _recorder(client, clock=clock)
+    first.event(POD, "Normal", "LeaderElection", "a became leader")
+    assert first.flush(5)
+    second.event(POD, "Normal", "LeaderElection", "b became leader")
+    assert second.flush(5)
+    assert sorted(e["message"] for e in client.events.values()) == [
+        "a became leader",
+        "b became leader",
+    ]
+    first.close()
+    second.close()
+
+
 def test_cluster_scoped_objects_get_events_in_default(client: FakeClient) -> None:
     recorder = _recorder(client)
     recorder.event(NODE, "Normal", "Ready", "node is ready")
