@@ -4,7 +4,10 @@ cluster and on kube-apiserver 1.20: ``scaleStrategy.maxUnavailable`` other than 
 Parallel pods, an in-place ``podUpdatePolicy`` without the ``InPlaceUpdateReady`` readiness
 gate in the template, and, for an InPlaceOnly set, a template update beyond its images (a
 422 without field causes, as Kruise's ``admission.Errored``). The webhooks are installed as
-in ``test_asts_admission_vct_e2e.py`` (defaulting and validating)."""
+in ``test_asts_admission_vct_e2e.py`` (defaulting and validating).
+
+On the embedded backend every test runs on simulated time (``docs/simtime.md``), on a cluster
+of its own."""
 
 from __future__ import annotations
 
@@ -12,6 +15,10 @@ import pytest
 
 from controllers.statefulset import ENHANCED_STATEFULSET
 from kube_runtime.client.errors import ApiError
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    simulated_client,
+    simulated_namespace,
+)
 from tests.e2e.test_asts_admission_vct_e2e import installed, sts_hooks  # noqa: F401 (fixture)
 from tests.e2e.test_enhanced_statefulset_e2e import (  # noqa: F401 (fixtures)
     TIMEOUT,
@@ -25,6 +32,8 @@ from tests.e2e.test_enhanced_statefulset_e2e import (  # noqa: F401 (fixtures)
 
 PARALLEL_ONLY = "can only work with Parallel PodManagementPolicyType"
 GATE = [{"conditionType": "InPlaceUpdateReady"}]
+
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
 
 
 @pytest.mark.usefixtures("crd")

@@ -2,7 +2,10 @@
 (``SetDefaultsStatefulSet``), on the embedded cluster and on kube-apiserver 1.20: a set created
 with none of the defaulted fields reads back with them and runs as the controller read it
 before (one replica, OrderedReady, ReCreate); a set stored before the webhooks were installed
-can still be updated through them."""
+can still be updated through them.
+
+On the embedded backend every test runs on simulated time (``docs/simtime.md``), on a cluster
+of its own."""
 
 from __future__ import annotations
 
@@ -11,6 +14,10 @@ from typing import Any
 import pytest
 
 from controllers.statefulset import ENHANCED_STATEFULSET
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    simulated_client,
+    simulated_namespace,
+)
 from tests.e2e.test_asts_admission_vct_e2e import installed, sts_hooks  # noqa: F401 (fixture)
 from tests.e2e.test_enhanced_statefulset_e2e import (  # noqa: F401 (fixtures)
     TIMEOUT,
@@ -21,6 +28,8 @@ from tests.e2e.test_enhanced_statefulset_e2e import (  # noqa: F401 (fixtures)
     manager,
     names,
 )
+
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
 
 
 def _bare(namespace: str) -> dict[str, Any]:
