@@ -4,7 +4,13 @@ Each replica's cache must hold only its shard's sets and pods; a replica that st
 objects over (they converge on the others); a replica that joins takes its share with the drain
 handshake; and no set is reconciled by two replicas at once (every reconcile is recorded with
 its start and end, and the intervals of one set on different replicas never overlap).
-Short leases (2 s) keep hand-overs quick; every wait is on a condition.
+Every wait is on a condition.
+
+On the embedded backend every test runs on simulated time (``docs/simtime.md``) on a cluster
+of its own, with client-go's leases (15/10/2 s); on kube-apiserver (``--backend real``), in real
+time, short leases (2 s) keep hand-overs quick. The journal's intervals are real time in both:
+they check that two reconciles never ran at once, which virtual time (standing still while
+they run) cannot show.
 """
 
 from __future__ import annotations
@@ -23,14 +29,25 @@ from controllers.cloneset import CLONESET
 from controllers.cloneset import install_crd as install_cloneset_crd
 from controllers.cloneset import setup as setup_cloneset
 from controllers.statefulset import setup
-from kube_runtime import Manager, kinds, meta
+from kube_runtime import Manager, clock, kinds, meta
 from kube_runtime.envtest.managers import RunningManager, running
 from kube_runtime.metrics import REGISTRY
 from kube_runtime.reconcile import Reconciler, Request, Result
 from kube_runtime.sharding import RING_LABEL, Sharding, shard_for, shard_label
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    SIMULATED,
+    simulated_client,
+    simulated_namespace,
+)
 
-FAST = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.3}
-TIMEOUT = 60
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
+
+FAST = (
+    {"lease_duration": 15.0, "renew_deadline": 10.0, "retry_period": 2.0}  # client-go's
+    if SIMULATED
+    else {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.3}
+)
+TIMEOUT = 300 if SIMULATED else 60  # virtual seconds under simulation
 
 
 @dataclass
@@ -343,10 +360,11 @@ def test_a_shard_that_cannot_renew_is_fenced_and_its_objects_move(
 
     manager._elector._lock.update = partitioned
     manager._elector._lock.get = partitioned
-    cut = time.monotonic()
+    clk = clock.current()  # virtual under simulation
+    cut = clk.monotonic()
     wait_for(lambda: not runner.thread.is_alive(), timeout=TIMEOUT)  # it stopped itself
     wait_for(lambda: set(placement(client, namespace, ring).values()) == {keeper}, timeout=TIMEOUT)
-    moved_after = time.monotonic() - cut
+    moved_after = clk.monotonic() - cut
     lease = client.get(kinds.Lease, victim, namespace)
     assert lease["spec"]["holderIdentity"] == "kube-runtime-sharder"
     # One lease duration after its last renewal, plus the sharder's reaction (slack for a
@@ -405,7 +423,7 @@ def test_clonesets_move_on_join_without_duplicate_pods(
     wait_for(lambda: cs_converged(client, namespace, names, 2), timeout=TIMEOUT)
 
     most: dict[str, int] = {}
-    stop = threading.Event()
+    stop = clock.current().event()  # its waits are virtual under simulation
 
     def count_pods() -> None:  # the most pods each set ever had, sampled while it all moves
         while not stop.is_set():
