@@ -3,11 +3,14 @@
 never panic on it, must report it (a Warning event naming the problem), must back off rather
 than spin, and must go on converging the good sets in the same namespace. With the bundled
 webhooks registered (issue 17), the API refuses the corpus at admission with field paths
-instead, but for what only the pod API can tell."""
+instead, but for what only the pod API can tell.
+
+On the embedded backend every test runs on simulated time (``docs/simtime.md``) on a cluster
+of its own: the work queue's backoffs, measured here, are virtual; on kube-apiserver
+(``--backend real``) the tests run in real time on the session cluster."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -19,22 +22,31 @@ import pytest
 from controllers import cloneset, statefulset
 from controllers.cloneset import CLONESET
 from controllers.statefulset import ENHANCED_STATEFULSET
-from kube_runtime import Manager, kinds, metrics, webhook
+from kube_runtime import Manager, clock, kinds, metrics, webhook
 from kube_runtime.client import ApiError, Client
 from kube_runtime.envtest import wait_for
 from kube_runtime.envtest.managers import running
 from kube_runtime.envtest.server import tls
+from kube_runtime.envtest.waiting import WaitTimeout
 from kube_runtime.kinds import Kind, StatefulSet
 from kube_runtime.webhook.manifests import ClientConfig, webhook_configurations
-from tests.e2e._fixtures import running_manager
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    SIMULATED,
+    running_manager,
+    simulated_client,
+    simulated_namespace,
+)
 from tests.e2e.bad_specs import CORPUS, LONG, LONG_NAMES, good
 
-TIMEOUT = 60
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
+
+TIMEOUT = 300 if SIMULATED else 60  # virtual seconds under simulation
 KINDS: list[Kind] = [StatefulSet, ENHANCED_STATEFULSET, CLONESET]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def crds(client: Client) -> None:
+    """The CloneSet and enhanced StatefulSet CRDs, in the test's cluster."""
     cloneset.install_crd(client)
     statefulset.install_crd(client)
 
@@ -68,15 +80,18 @@ def _warnings(client: Client, namespace: str) -> dict[tuple[str, str], list[dict
 
 
 def _wait(what: str, check: Callable[[], tuple[bool, Any]], timeout: float = TIMEOUT) -> None:
-    """Poll ``check`` (``(done, what it saw)``) until done; fail with what it saw last."""
-    deadline = time.monotonic() + timeout
-    while True:
-        done, seen = check()
-        if done:
-            return
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}: {seen!r}")
-        time.sleep(0.05)
+    """Wait (:func:`wait_for`, on the current clock) until ``check`` (``(done, what it
+    saw)``) is done; fail with what it saw last."""
+    seen: list[Any] = [None]
+
+    def done() -> bool:
+        ok, seen[0] = check()
+        return ok
+
+    try:
+        wait_for(done, timeout, message=what)
+    except WaitTimeout:
+        pytest.fail(f"timed out waiting for {what}: {seen[0]!r}")
 
 
 def test_bad_specs_are_reported_never_panic_and_good_sets_converge(
@@ -143,17 +158,18 @@ def test_a_rejected_pod_template_backs_off_per_item(
         client.create(obj)
     ninth: dict[str, float] = {}
     gaps: dict[str, float] = {}
-    deadline = time.monotonic() + TIMEOUT
+    clk = clock.current()  # the backoffs are the clock's: virtual under simulation
+    deadline = clk.monotonic() + TIMEOUT
     while len(gaps) < len(names):
-        assert time.monotonic() < deadline, f"ten failures of each set: {gaps}, {ninth}"
-        now = time.monotonic()
+        assert clk.monotonic() < deadline, f"ten failures of each set: {gaps}, {ninth}"
+        now = clk.monotonic()
         for n in names:
             count = _counter(metrics.RECONCILE_ERRORS, n) - before[n]
             if count >= 9:
                 ninth.setdefault(n, now)
             if count >= 10 and n not in gaps:
                 gaps[n] = now - ninth[n]
-        time.sleep(0.005)
+        clk.sleep(0.005)
     assert all(gap >= 0.15 for gap in gaps.values()), f"no backoff: {gaps}"
     events = _warnings(client, namespace)
     for kind in KINDS:
