@@ -1,6 +1,9 @@
 """Leader election between two candidates against the embedded API server.
 
-Short durations (lease 1 s, renew deadline 0.6 s, retry 0.1 s) keep takeovers quick.
+On the embedded backend every test runs on simulated time (``docs/simtime.md``) on a cluster
+of its own, with client-go's durations (lease 15 s, renew deadline 10 s, retry 2 s); on
+kube-apiserver (``--backend real``), in real time, short ones (1 s, 0.6 s, 0.1 s) keep takeovers
+quick.
 """
 
 from __future__ import annotations
@@ -12,21 +15,40 @@ from typing import Any
 
 import pytest
 
+from kube_runtime import clock
 from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import Event, Lease
 from kube_runtime.leaderelection import LeaderElector
+from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
+    SIMULATED,
+    simulated_client,
+    simulated_faults,
+    simulated_namespace,
+)
+
+pytestmark = pytest.mark.simtime  # on the embedded backend: a cluster of each test's own
 
 LEASE = "controller-lock"
-FAST = {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.1}
+FAST = (
+    {"lease_duration": 15.0, "renew_deadline": 10.0, "retry_period": 2.0}  # client-go's
+    if SIMULATED
+    else {"lease_duration": 1.0, "renew_deadline": 0.6, "retry_period": 0.1}
+)
+T = 10 * FAST["lease_duration"]  # a wait's timeout: virtual seconds under simulation
+
+
+def _event() -> threading.Event:
+    """An event of the current clock (a simulated clock sees the threads waiting on it)."""
+    return clock.current().event()
 
 
 @dataclass
 class Candidate:
     elector: LeaderElector
-    stop: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=_event)
     thread: threading.Thread | None = None
     leading: list[threading.Event] = field(default_factory=list)
-    stopped: threading.Event = field(default_factory=threading.Event)
+    stopped: threading.Event = field(default_factory=_event)
     leaders_seen: list[str] = field(default_factory=list)
 
     def start(self) -> Candidate:
@@ -83,23 +105,23 @@ def test_one_leader_and_a_released_lease_moves_at_once(
 ) -> None:
     recorder = EventRecorder(client, "lease-test")
     a, b = candidates("a", event_recorder=recorder), candidates("b", event_recorder=recorder)
-    wait_for(lambda: a.elector.is_leader() or b.elector.is_leader(), 10, message="a leader")
+    wait_for(lambda: a.elector.is_leader() or b.elector.is_leader(), T, message="a leader")
     leader, follower = _leader(a, b)
     # The follower has seen the leader, and keeps following while the lease is renewed.
-    wait_for(lambda: follower.elector.get_leader() == leader.elector.identity, 10)
+    wait_for(lambda: follower.elector.get_leader() == leader.elector.identity, T)
     renewed = _spec(client, namespace)["renewTime"]
-    wait_for(lambda: _spec(client, namespace)["renewTime"] != renewed, 10, message="a renewal")
+    wait_for(lambda: _spec(client, namespace)["renewTime"] != renewed, T, message="a renewal")
     assert not follower.elector.is_leader() and follower.leading == []
     assert len(leader.leading) == 1
     assert _spec(client, namespace)["holderIdentity"] == leader.elector.identity
 
     leader.halt()  # release_on_cancel (the default): holderIdentity is emptied
     assert leader.leading[0].is_set() and leader.stopped.is_set()
-    wait_for(lambda: follower.elector.is_leader(), 10, message="the follower to take over")
+    wait_for(lambda: follower.elector.is_leader(), T, message="the follower to take over")
     spec = _spec(client, namespace)
     assert spec["holderIdentity"] == follower.elector.identity
     assert spec["leaseTransitions"] == 1
-    wait_for(lambda: follower.leaders_seen[-1:] == [follower.elector.identity], 10)
+    wait_for(lambda: follower.leaders_seen[-1:] == [follower.elector.identity], T)
 
     expected = {
         f"{leader.elector.identity} became leader",
@@ -113,7 +135,7 @@ def test_one_leader_and_a_released_lease_moves_at_once(
         assert all(e["reason"] == "LeaderElection" for e in events)
         return {e["message"] for e in events}
 
-    wait_for(lambda: lease_events() == expected, 10, message=f"events {expected}")
+    wait_for(lambda: lease_events() == expected, T, message=f"events {expected}")
     recorder.close()
 
 
@@ -121,13 +143,13 @@ def test_a_dead_leader_is_replaced_after_the_lease_expires(
     client: Any, namespace: str, candidates: Callable[..., Candidate], wait_for: Any
 ) -> None:
     a = candidates("a", release_on_cancel=False)
-    wait_for(lambda: a.elector.is_leader(), 10, message="a to lead")
+    wait_for(lambda: a.elector.is_leader(), T, message="a to lead")
     b = candidates("b")
-    wait_for(lambda: b.elector.get_leader() == "a", 10, message="b to see a")
+    wait_for(lambda: b.elector.get_leader() == "a", T, message="b to see a")
 
     a.halt()  # stops renewing, leaves the lease as it is
     assert _spec(client, namespace)["holderIdentity"] == "a"
-    wait_for(lambda: b.elector.is_leader(), 10, message="b to take over the expired lease")
+    wait_for(lambda: b.elector.is_leader(), T, message="b to take over the expired lease")
     spec = _spec(client, namespace)
     assert spec["holderIdentity"] == "b"
     assert spec["leaseTransitions"] == 1
@@ -141,9 +163,9 @@ def test_failing_renewals_end_leadership(
     wait_for: Any,
 ) -> None:
     a = candidates("a")
-    wait_for(lambda: a.elector.is_leader(), 10, message="a to lead")
+    wait_for(lambda: a.elector.is_leader(), T, message="a to lead")
     faults.fail("leases", "update", 500)
-    wait_for(lambda: a.leading and a.leading[0].is_set(), 10, message="a to give up")
+    wait_for(lambda: a.leading and a.leading[0].is_set(), T, message="a to give up")
     assert a.thread is not None
     a.thread.join(10)
     assert not a.thread.is_alive()  # run() returns once leadership is lost
@@ -152,4 +174,4 @@ def test_failing_renewals_end_leadership(
 
     faults.clear()
     b = candidates("b")
-    wait_for(lambda: b.elector.is_leader(), 10, message="b to take over")
+    wait_for(lambda: b.elector.is_leader(), T, message="b to take over")
