@@ -55,7 +55,13 @@ BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager")
 #: admission gives every claim the ``kubernetes.io/pvc-protection`` finalizer, which only
 #: that controller removes) and the deployment and replicaset controllers (a Deployment gets
 #: its ReplicaSets, pods and status, as on the embedded cluster).
-DEFAULT_CONTROLLERS = ("garbagecollector", "namespace", "pvc-protection", "deployment", "replicaset")
+DEFAULT_CONTROLLERS = (
+    "garbagecollector",
+    "namespace",
+    "pvc-protection",
+    "deployment",
+    "replicaset",
+)
 SERVICE_CIDR = "10.96.0.0/16"
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 10.0
