@@ -153,7 +153,10 @@ class _FunctionEntry:
         for p in params:
             if p.kind is inspect.Parameter.VAR_KEYWORD:
                 self._any_keyword = True
-            elif p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            elif p.kind in (
+                inspect.Parameter.KEYWORD_ONLY,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            ):
                 self._keywords.add(p.name)
 
     def __repr__(self) -> str:

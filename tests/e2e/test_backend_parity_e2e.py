@@ -14,7 +14,12 @@ import pytest
 from kube_runtime.client import Client
 from kube_runtime.crds import install_crd
 
-EMPTY_METADATA: dict[str, Any] = {"labels": {}, "annotations": {}, "finalizers": [], "ownerReferences": []}
+EMPTY_METADATA: dict[str, Any] = {
+    "labels": {},
+    "annotations": {},
+    "finalizers": [],
+    "ownerReferences": [],
+}
 #: What a read shows of the metadata when only the server's own fields remain.
 SERVER_METADATA = {"creationTimestamp", "generation", "name", "namespace"}
 

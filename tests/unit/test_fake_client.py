@@ -202,7 +202,12 @@ def test_dry_run_create_stores_nothing(fake: FakeClient) -> None:
     assert fake.resource_version == "0"
 
 
-_EMPTY_META: dict[str, Any] = {"labels": {}, "annotations": {}, "finalizers": [], "ownerReferences": []}
+_EMPTY_META: dict[str, Any] = {
+    "labels": {},
+    "annotations": {},
+    "finalizers": [],
+    "ownerReferences": [],
+}
 
 
 @pytest.mark.parametrize("make", [widget, cm], ids=["custom", "built-in"])
