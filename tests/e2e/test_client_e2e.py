@@ -492,7 +492,9 @@ def test_watch_initial_events_and_bookmarks(client: Client, namespace: str) -> N
     assert periodic.type == "BOOKMARK" and periodic.object["metadata"]["resourceVersion"]
 
 
-def test_watch_ends_at_timeout(client: Client, namespace: str) -> None:
+@pytest.mark.simtime  # the server's watch timeout is virtual, on a cluster of the test's own
+def test_watch_ends_at_timeout(sim_client: Client, sim_namespace: str) -> None:
+    client, namespace = sim_client, sim_namespace
     rv = client.list(kinds.ConfigMap, namespace)["metadata"]["resourceVersion"]
     with client.watch(kinds.ConfigMap, namespace, resource_version=rv, timeout_seconds=1) as w:
         events = list(w)
