@@ -23,13 +23,13 @@ pytestmark = pytest.mark.embedded_only("the embedded server's own HTTP layer")
 
 @pytest.fixture
 def cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(kubelet=False) as c:
+    with EmbeddedCluster(kubelet=False, deployments=False) as c:
         yield c
 
 
 @pytest.fixture
 def tls_cluster() -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(token=EmbeddedCluster.new_token(), kubelet=False) as c:
+    with EmbeddedCluster(token=EmbeddedCluster.new_token(), kubelet=False, deployments=False) as c:
         yield c
 
 
@@ -76,7 +76,7 @@ def test_health_answers_while_1500_idle_and_200_slow_clients_hold_connections(
     """Idle: connected and silent (over TLS: not even a handshake). Slow: one header byte each
     every 50 ms (over TLS: after the handshake, a record per byte)."""
     token = EmbeddedCluster.new_token() if scheme == "https" else None
-    with EmbeddedCluster(token=token, kubelet=False) as cluster:
+    with EmbeddedCluster(token=token, kubelet=False, deployments=False) as cluster:
         idle = [connect(cluster) for _ in range(1_500)]
         slow = [handshaken(cluster) for _ in range(200)]
         stop = threading.Event()
