@@ -42,6 +42,7 @@ from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 from kube_runtime.envtest.server.storage import Store, Stored
 from kube_runtime.envtest.server.strategy import KubeStrategy
 from kube_runtime.envtest.server.tls import ServingCerts
+from kube_runtime.envtest.server.worker import start_thread
 
 log = logging.getLogger(__name__)
 
@@ -263,19 +264,39 @@ class EmbeddedCluster:
                 "points: install kube-runtime (pip install -e .), or pass deployments=False"
             )
         entry = next(iter(found)).load()
-        manager = Manager(
-            self.client(),
-            metrics_bind_address="0",
-            health_probe_bind_address="0",
-            graceful_shutdown_timeout=10,
-            clock=self.clock,
-        )
-        entry.setup(manager, max_concurrent_reconciles=2)
-        self.controllers = manager
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            # Set up on the controllers' own thread: the threads the setup starts (event
+            # recorders) are then started outside any simulation when the cluster is on the
+            # real clock, as the manager's own are (start_thread).
+            try:
+                manager = Manager(
+                    self.client(),
+                    metrics_bind_address="0",
+                    health_probe_bind_address="0",
+                    graceful_shutdown_timeout=10,
+                    clock=self.clock,
+                )
+                entry.setup(manager, max_concurrent_reconciles=2)
+                self.controllers = manager
+            except BaseException as err:
+                failure.append(err)
+                raise
+            finally:
+                ready.set()
+            manager.start()
+
         self._controllers_thread = threading.Thread(
-            target=manager.start, name="embedded-controllers", daemon=True
+            target=run, name="embedded-controllers", daemon=True
         )
-        self._controllers_thread.start()
+        start_thread(self._controllers_thread, self.clock)  # detached on the real clock
+        ready.wait()
+        if failure:
+            raise RuntimeError(
+                "the embedded Deployment/ReplicaSet controllers failed to start"
+            ) from (failure[0])
 
     def _stop_controllers(self) -> None:
         if self.controllers is None:
