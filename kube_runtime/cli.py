@@ -135,7 +135,9 @@ class ControllerNotFound(KeyError):
 
 class _FunctionEntry:
     """A ``module:function`` target as a :class:`ControllerEntry`: ``setup`` calls the
-    function with the manager and those of the keyword arguments its signature takes."""
+    function with the manager and those of the keyword arguments its signature names (a
+    ``**kwargs`` catch-all takes none of them: it often forwards to something else, as a
+    webhook setup forwards to the webhook server)."""
 
     def __init__(self, target: str, fn: Callable[..., object]) -> None:
         self.target = target
@@ -148,12 +150,9 @@ class _FunctionEntry:
             params = list(inspect.signature(fn).parameters.values())
         except (TypeError, ValueError):  # a builtin without a signature: pass the manager only
             pass
-        self._any_keyword = False
         self._keywords: set[str] = set()
         for p in params:
-            if p.kind is inspect.Parameter.VAR_KEYWORD:
-                self._any_keyword = True
-            elif p.kind in (
+            if p.kind in (
                 inspect.Parameter.KEYWORD_ONLY,
                 inspect.Parameter.POSITIONAL_OR_KEYWORD,
             ):
@@ -164,7 +163,7 @@ class _FunctionEntry:
 
     def setup(self, manager: Manager, **options: Any) -> object:
         """``function(manager, **options it accepts)``."""
-        taken = {k: v for k, v in options.items() if self._any_keyword or k in self._keywords}
+        taken = {k: v for k, v in options.items() if k in self._keywords}
         return self.function(manager, **taken)
 
 

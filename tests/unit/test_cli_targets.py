@@ -38,6 +38,10 @@ def undeclared(manager):
     CALLS.append("undeclared")
 
 
+def forwarding(manager, **server):
+    CALLS.append(("forwarding", server))
+
+
 NOT_A_FUNCTION = 3
 """
 
@@ -118,3 +122,12 @@ def test_webhook_config_loads_module_functions_through_the_same_path(
     assert main(["webhook-config", f"{operator_dir}:undeclared", "--url", "https://h:9443"]) == 2
     assert "register no webhooks" in capsys.readouterr().err
     assert sys.modules[operator_dir].CALLS == ["undeclared"]
+
+
+def test_a_catch_all_keyword_function_gets_only_the_manager(operator_dir: str) -> None:
+    """``**kwargs`` often forwards elsewhere (a webhook server's options): run's options such
+    as ``max_concurrent_reconciles`` are not pushed into it."""
+    entry = load_controller(f"{operator_dir}:forwarding")
+    entry.setup(object(), max_concurrent_reconciles=3)  # type: ignore[arg-type]
+    module = sys.modules[operator_dir]
+    assert module.CALLS[-1] == ("forwarding", {})
