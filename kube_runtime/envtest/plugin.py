@@ -172,14 +172,11 @@ def embedded_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     """One cluster for the whole session (tests isolate by namespace): the embedded one, or
     the real control plane with ``--backend real``."""
     if backend_of(request.config) == "real":
-        from kube_runtime.envtest.real import missing_binaries
+        from kube_runtime.envtest.real import missing_binaries_message
 
-        missing = missing_binaries()
-        if missing:
-            pytest.fail(
-                f"real backend: missing {', '.join(missing)}; run scripts/real-apiserver.sh",
-                pytrace=False,
-            )
+        problem = missing_binaries_message()
+        if problem:
+            pytest.fail(problem, pytrace=False)
         real = _real_cluster_class()(pod_ready_after=0.02)
         real.start()
         try:
@@ -405,14 +402,11 @@ def rbac_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     if backend_of(request.config) != "real":
         pytest.skip(NO_RBAC_AUTHORIZER)
     from kube_runtime.envtest.rbac import rbac_cluster as make
-    from kube_runtime.envtest.real import missing_binaries
+    from kube_runtime.envtest.real import missing_binaries_message
 
-    missing = missing_binaries()
-    if missing:
-        pytest.fail(
-            f"real backend: missing {', '.join(missing)}; run scripts/real-apiserver.sh",
-            pytrace=False,
-        )
+    problem = missing_binaries_message()
+    if problem:
+        pytest.fail(problem, pytrace=False)
     cluster = make(pod_ready_after=0.02)
     cluster.start()
     try:

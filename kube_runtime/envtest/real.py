@@ -85,6 +85,37 @@ def missing_binaries(bin_dir: Path | None = None) -> list[str]:
     return [b for b in BINARIES if not os.access(target / b, os.X_OK)]
 
 
+def missing_binaries_message(bin_dir: Path | None = None) -> str | None:
+    """Why the real backend cannot start from ``bin_dir`` (default :func:`default_bin_dir`),
+    or ``None`` when every one of :data:`BINARIES` is there.
+
+    The message names the directory looked in and where that came from
+    (``$KUBE_RUNTIME_REAL_BIN``, the build cache, or the caller), says that it must be the
+    ``bin/`` folder holding etcd, kube-apiserver and kube-controller-manager, suggests
+    ``<dir>/bin`` when the binaries are there instead, and how to build them.
+    """
+    env = os.environ.get("KUBE_RUNTIME_REAL_BIN")
+    if bin_dir is not None:
+        source = "given"
+    elif env:
+        source = "from $KUBE_RUNTIME_REAL_BIN"
+    else:
+        source = "the build cache; set $KUBE_RUNTIME_REAL_BIN for another"
+    target = bin_dir or default_bin_dir()
+    missing = missing_binaries(target)
+    if not missing:
+        return None
+    hint = ""
+    if not missing_binaries(target / "bin"):
+        hint = f" (they are in {target / 'bin'}: name that folder)"
+    return (
+        f"real backend: missing {', '.join(missing)} in {target} ({source}){hint}; "
+        f"KUBE_RUNTIME_REAL_BIN must name the bin/ folder holding {', '.join(BINARIES)} "
+        f"(e.g. {Path.home() / '.cache' / 'kube-runtime' / 'k8s-1.20' / 'bin'}); "
+        "scripts/real-apiserver.sh builds them"
+    )
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -167,11 +198,9 @@ class RealCluster:
         authorization_mode: str = "AlwaysAllow",
     ) -> None:
         self.bin_dir = bin_dir or default_bin_dir()
-        missing = missing_binaries(self.bin_dir)
-        if missing:
-            raise RealClusterError(
-                f"missing {', '.join(missing)} in {self.bin_dir}: run scripts/real-apiserver.sh"
-            )
+        problem = missing_binaries_message(bin_dir)
+        if problem:
+            raise RealClusterError(problem)
         self.token = token or secrets.token_urlsafe(24)
         self.controllers = tuple(controllers)
         self.pod_ready_after = pod_ready_after
