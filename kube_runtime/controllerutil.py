@@ -28,9 +28,11 @@ Retries. Both ``create_or_*`` functions read the live object from ``client`` and
 whole read-mutate-write with :func:`kube_runtime.retry.retry_on` when the write fails with
 ``Conflict`` (another writer changed the object between our read and our write) or
 ``AlreadyExists`` (another writer created it between our read and our create); every retry
-re-reads the object and calls ``mutate`` again, so no one's change is lost. Pass the direct
-API client (``manager.api_reader``-like) rather than a cache-backed one when conflicts are
-likely: a stale cache read makes every try conflict. controller-runtime does not retry here;
+re-reads the object and calls ``mutate`` again, so no one's change is lost. Pass the
+manager's client, as controller-runtime's ``CreateOrUpdate`` is given its manager's: it reads
+from the cache (a converged reconcile sends no request); a cache read that lags a write just
+made ends in one of those errors and is retried, and a cache still behind after the last try
+raises, requeueing the request (docs/framework.md). controller-runtime does not retry here;
 we do because DESIGN.md makes every read-modify-write retry on conflict.
 """
 

@@ -68,8 +68,13 @@ dependents stay); graceful pod deletion (pods go at once: there is no kubelet); 
 ownership of server-side apply (``apply`` merges the applied object as a strategic merge
 patch for built-in kinds, a merge patch for custom ones: a field the manager stops applying
 is not removed, new list items come first where the server appends them, ``force`` is
-ignored, no ``managedFields``); defaulting (a Pod's or a StatefulSet's defaulted fields)
-and validation beyond names and finalizers; namespaces need not exist; ``limit`` and
+ignored); ``managedFields`` (no write sets them, whatever its ``field_manager``); defaulting
+(a Pod's or a StatefulSet's defaulted fields) and validation beyond names and finalizers;
+CRD schemas: a registered custom kind has none, so its objects are neither validated
+(types, required fields, bounds, patterns, enums -> no ``Invalid``), nor pruned (unknown
+fields are kept), nor defaulted (a schema's ``default``), where kube-apiserver does all three
+(a typed reconciler test may pass here on objects the server would refuse or change: check
+them on the embedded cluster); namespaces need not exist; ``limit`` and
 ``resource_version`` of ``list`` are accepted and ignored (every match is returned, like the
 REST client that pages through them).
 """
