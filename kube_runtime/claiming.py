@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kube_runtime import meta
-from kube_runtime.client.errors import is_invalid, is_not_found
+from kube_runtime.client.errors import Invalid, NotFound
 from kube_runtime.client.interfaces import PatchType
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
@@ -192,11 +192,9 @@ class ControllerRefManager:
             return None
         try:
             return self.adopt(obj)
-        except Exception as e:
-            if is_not_found(e):
-                log.debug("not adopting %s: it no longer exists", _describe(obj))
-                return None
-            raise
+        except NotFound:
+            log.debug("not adopting %s: it no longer exists", _describe(obj))
+            return None
 
     # --- effects --------------------------------------------------------------------------
 
@@ -262,11 +260,9 @@ class ControllerRefManager:
                 namespace=meta.namespace(obj) or None,
                 patch_type="strategic",
             )
-        except Exception as e:
-            if is_not_found(e) or is_invalid(e):
-                log.debug("release of %s ignored: %s", _describe(obj), e)
-                return
-            raise
+        except (NotFound, Invalid) as e:
+            log.debug("release of %s ignored: %s", _describe(obj), e)
+            return
 
     # --- internals ------------------------------------------------------------------------
 

@@ -47,7 +47,7 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel
 
 from kube_runtime import ownership
-from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
+from kube_runtime.client.errors import NotFound, is_already_exists, is_conflict, is_not_found
 from kube_runtime.client.interfaces import Client
 from kube_runtime.kinds import as_kind, kind_for
 from kube_runtime.meta import metadata
@@ -266,9 +266,7 @@ def _live_or_created(
     mutate(copy of obj), True)``. Errors other than ``NotFound`` propagate."""
     try:
         live: T = _answered(kind, lambda k: client.get(k, *key))
-    except Exception as err:
-        if not is_not_found(err):
-            raise
+    except NotFound:
         created: T = client.create(cast(Any, _mutated(mutate, _copy(obj), key)))
         return created, True
     return live, False
@@ -609,6 +607,5 @@ def ignoring_not_found() -> Iterator[None]:
     """
     try:
         yield
-    except Exception as err:
-        if not is_not_found(err):
-            raise
+    except NotFound:
+        pass

@@ -13,10 +13,10 @@ import yaml
 
 from kube_runtime import clock
 from kube_runtime.client.errors import (
+    AlreadyExists,
     ApiConnectionError,
-    is_already_exists,
+    NotFound,
     is_conflict,
-    is_not_found,
     is_server_error,
     is_server_timeout,
     is_too_many_requests,
@@ -184,9 +184,9 @@ def install_crd(client: Client, manifest: Path | dict[str, Any], *, timeout: flo
             client.create(crd)
             log.info("installed CRD %s", name)
             break
+        except AlreadyExists:
+            break
         except Exception as err:
-            if is_already_exists(err):
-                break
             retry_later(err)
     while True:
         try:
@@ -228,7 +228,9 @@ def _discovered(client: Any, path: str, plural: str) -> bool:
         return True
     try:
         answer = get_path(path)
+    except NotFound:
+        return False
     except Exception as err:
-        return not (is_not_found(err) or _transient(err))
+        return not _transient(err)
     resources = answer.get("resources") if isinstance(answer, dict) else None
     return any(isinstance(r, dict) and r.get("name") == plural for r in resources or ())

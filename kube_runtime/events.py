@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from kube_runtime import meta
 from kube_runtime.client.errors import (
     ApiConnectionError,
-    is_not_found,
+    NotFound,
     is_server_error,
     is_too_many_requests,
 )
@@ -457,9 +457,7 @@ class EventRecorder:
                         Event, name, pending_patch, namespace=namespace, patch_type="merge"
                     )
                     return patched
-                except Exception as e:
-                    if not is_not_found(e):
-                        raise
+                except NotFound:
                     pending_patch = None  # the Event was deleted (TTL): create it again
             created: dict[str, Any] = self.client.create(event, namespace=namespace)
             return created

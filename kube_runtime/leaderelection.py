@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 from kube_runtime import clock as _clock
 from kube_runtime import meta, metrics
 from kube_runtime._moved import moved_attribute
-from kube_runtime.client.errors import is_conflict, is_not_found
+from kube_runtime.client.errors import Conflict, NotFound
 from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import Lease
 
@@ -319,9 +319,11 @@ class LeaderElector:
         sent = self._clock.monotonic()
         try:
             held = self._try_acquire_or_renew(epoch)
+        except Conflict as e:  # another candidate wrote first: just a lost round
+            log.info("leader election %s: lease write failed: %s", self._lock.describe(), e)
+            return False
         except Exception as e:
-            level = logging.INFO if is_conflict(e) else logging.WARNING
-            log.log(level, "leader election %s: lease write failed: %s", self._lock.describe(), e)
+            log.warning("leader election %s: lease write failed: %s", self._lock.describe(), e)
             return False
         if held:
             with self._state:
@@ -358,12 +360,12 @@ class LeaderElector:
 
         try:
             current = self._lock.get()
-        except Exception as e:
-            if not is_not_found(e):
-                log.warning("leader election %s: cannot read lease: %s", self._lock.describe(), e)
-                return False
+        except NotFound:
             self._lock.create(desired)
             return self._set_observed(desired, epoch)
+        except Exception as e:
+            log.warning("leader election %s: cannot read lease: %s", self._lock.describe(), e)
+            return False
 
         with self._state:
             changed = current != self._observed

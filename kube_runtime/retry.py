@@ -62,7 +62,7 @@ from tenacity.retry import RetryBaseT, retry_base
 from tenacity.stop import StopBaseT, stop_base
 from tenacity.wait import WaitBaseT, wait_base
 
-from kube_runtime.client.errors import is_conflict
+from kube_runtime.client.errors import Conflict, is_conflict
 from kube_runtime.clock import Clock
 from kube_runtime.clock import current as _current
 
@@ -170,9 +170,7 @@ def retry_on_conflict(
         raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
     try:
         return fn()
-    except Exception as error:
-        if not is_conflict(error):
-            raise
+    except Conflict as error:
         first = error
     return _retry(is_conflict, fn, first, backoff, sleep, clock, stop, wait, retry)
 

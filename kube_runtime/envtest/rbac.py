@@ -42,7 +42,7 @@ from typing import Any
 from kube_runtime import kinds
 from kube_runtime import rbac as _rbac
 from kube_runtime.client import Client
-from kube_runtime.client.errors import is_already_exists, is_not_found
+from kube_runtime.client.errors import AlreadyExists, NotFound
 from kube_runtime.envtest.real import RealCluster
 
 __all__ = [
@@ -115,9 +115,8 @@ class Grant:
 def _create(admin: Client, obj: dict[str, Any]) -> None:
     try:
         admin.create(obj)
-    except Exception as err:
-        if not is_already_exists(err):
-            raise
+    except AlreadyExists:
+        pass
 
 
 @contextlib.contextmanager
@@ -175,9 +174,8 @@ def granted(
             try:
                 admin.delete(kinds.Kind(obj["apiVersion"], obj["kind"]), meta["name"],
                              meta.get("namespace"))  # fmt: skip
-            except Exception as err:
-                if not is_not_found(err):
-                    raise
+            except NotFound:
+                pass
         if own_namespace:
             with contextlib.suppress(Exception):
                 admin.delete(kinds.Namespace, namespace)

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from kube_runtime import kinds
-from kube_runtime.client.errors import ApiError, is_not_found
+from kube_runtime.client.errors import ApiError, NotFound
 from kube_runtime.client.mapping import Resource
 from kube_runtime.envtest.managers import running
 from kube_runtime.manager import Manager
@@ -110,9 +110,8 @@ def _probe(client: Any, namespace: str, label: str) -> bool:
 def _delete(client: Any, kind: str, name: str) -> None:
     try:
         client.delete(kind, name)
-    except Exception as err:
-        if not is_not_found(err):
-            raise
+    except NotFound:
+        pass
 
 
 @contextlib.contextmanager

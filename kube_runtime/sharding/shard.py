@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kube_runtime import meta
-from kube_runtime.client.errors import is_already_exists, is_not_found
+from kube_runtime.client.errors import AlreadyExists, NotFound
 from kube_runtime.kinds import Kind, Lease
 from kube_runtime.reconcile import Reconciler, Request, Result
 from kube_runtime.sharding import metrics as shard_metrics
@@ -96,9 +96,8 @@ def ensure_shard_lease(client: Any, namespace: str, name: str, ring: str) -> Non
             }
         )
         return
-    except Exception as e:
-        if not is_already_exists(e):
-            raise
+    except AlreadyExists:
+        pass
     lease = client.get(Lease, name, namespace)
     if meta.labels(lease).get(RING_LABEL) != ring:
         client.patch(Lease, name, {"metadata": {"labels": labels}}, namespace=namespace)
@@ -147,10 +146,8 @@ class ShardGate:
         """See the class docstring."""
         try:
             obj = self.reader.get(self.kind, request.name, request.namespace)
-        except Exception as e:
-            if is_not_found(e):
-                return self.inner.reconcile(request)
-            raise
+        except NotFound:
+            return self.inner.reconcile(request)
         labels = meta.labels(obj)
         if self.drain_key in labels:
             if labels.get(self.shard_key) == self.shard:

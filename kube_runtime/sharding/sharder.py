@@ -42,7 +42,7 @@ from typing import Any, Protocol
 
 from kube_runtime import meta
 from kube_runtime.cache.reflector import Reflector
-from kube_runtime.client.errors import WriteRefused, is_conflict, is_forbidden, is_not_found
+from kube_runtime.client.errors import Conflict, Forbidden, NotFound, WriteRefused
 from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Kind, Lease
 from kube_runtime.leaderelection import LeaderElector, format_micro_time
@@ -133,10 +133,8 @@ class ClientView:
         try:
             obj: Obj = self.client.get(kind, name, namespace)
             return obj
-        except Exception as e:
-            if is_not_found(e):
-                return None
-            raise
+        except NotFound:
+            return None
 
     def keys(self, kind: Kind) -> list[tuple[str | None, str]]:
         return [(meta.namespace(o) or None, meta.name(o)) for o in self._items(kind)]
@@ -658,10 +656,8 @@ class Assigner:
                         done = self._patch_labels(
                             owned_kind, o, {self.shard_key: target}, precondition=False
                         )
-                    except Exception as e:
-                        if is_not_found(e):
-                            continue
-                        raise
+                    except NotFound:
+                        continue
                     last = max(last, _rv(done))
                 if last:
                     moved[owned_kind.kind] = max(moved.get(owned_kind.kind, 0), last)
@@ -895,11 +891,10 @@ class Sharder:
             try:
                 assigner.client.delete(Lease, st.name, self.lease_namespace)
                 log.info("sharding %s: deleted the Lease of dead shard %s", self.ring, st.name)
+            except Forbidden as e:
+                self.report_refusal(f"deleting the Lease of dead shard {st.name}", e)
             except Exception as e:
-                if is_forbidden(e):
-                    self.report_refusal(f"deleting the Lease of dead shard {st.name}", e)
-                else:
-                    log.debug("sharding %s: deleting Lease %s: %s", self.ring, st.name, e)
+                log.debug("sharding %s: deleting Lease %s: %s", self.ring, st.name, e)
 
     def report_refusal(self, what: str, err: Exception) -> None:
         """Log a 403 met while sharding ``what``: the first refusal of each verb and resource
@@ -944,14 +939,22 @@ class Sharder:
                 if outcome in (NO_SHARDS, FENCED):
                     queue.add_after(item, 0.5 if outcome == NO_SHARDS else 0.05)
                 queue.forget(item)
+            except Forbidden as e:
+                self.report_refusal(f"{kind.kind} {ns}/{name}", e)
+                self._retry_later(queue, item)
+            except Conflict as e:  # a racing writer: retried, not worth a warning
+                log.debug("sharding %s: %s %s/%s: %s", self.ring, kind.kind, ns, name, e)
+                self._retry_later(queue, item)
             except Exception as e:
-                if is_forbidden(e):
-                    self.report_refusal(f"{kind.kind} {ns}/{name}", e)
-                else:
-                    level = logging.DEBUG if is_conflict(e) else logging.WARNING
-                    log.log(level, "sharding %s: %s %s/%s: %s", self.ring, kind.kind, ns, name, e)
-                self.outcomes[RETRY] += 1
-                shard_metrics.SYNCS.labels(self.ring, RETRY).inc()
-                queue.add_rate_limited(item)
+                log.warning("sharding %s: %s %s/%s: %s", self.ring, kind.kind, ns, name, e)
+                self._retry_later(queue, item)
             finally:
                 queue.done(item)
+
+    def _retry_later(
+        self, queue: WorkQueue[tuple[Kind, str | None, str]], item: tuple[Kind, str | None, str]
+    ) -> None:
+        """Count a failed sync as ``retry`` and requeue ``item`` with backoff."""
+        self.outcomes[RETRY] += 1
+        shard_metrics.SYNCS.labels(self.ring, RETRY).inc()
+        queue.add_rate_limited(item)

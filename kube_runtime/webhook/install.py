@@ -65,7 +65,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
+from kube_runtime.client.errors import AlreadyExists, Conflict, NotFound
 from kube_runtime.webhook.manifests import (
     CERT_MANAGER_ANNOTATION,
     ClientConfig,
@@ -371,10 +371,8 @@ class SecretCertStore:
     def _read(self) -> tuple[dict[str, Any] | None, Certificates | None]:
         try:
             secret: dict[str, Any] = self.client.get("v1/Secret", self.name, self.namespace)
-        except Exception as err:
-            if is_not_found(err):
-                return None, None
-            raise
+        except NotFound:
+            return None, None
         return secret, Certificates.from_secret(secret)
 
     def _secret(self, certs: Certificates, resource_version: str | None) -> dict[str, Any]:
@@ -406,11 +404,9 @@ class SecretCertStore:
                 fresh = self._generate(hosts, None, now)
                 try:
                     created = self.client.create(self._secret(fresh, None))
-                except Exception as err:
-                    if is_already_exists(err):  # another replica won: use its certificate
-                        log.info("webhook certificate Secret %s created meanwhile", self.name)
-                        continue
-                    raise
+                except AlreadyExists:  # another replica won: use its certificate
+                    log.info("webhook certificate Secret %s created meanwhile", self.name)
+                    continue
                 log.info("created the webhook certificate Secret %s/%s", self.namespace, self.name)
                 return replace(fresh, resource_version=_rv(created)), True
             problem = (
@@ -423,10 +419,8 @@ class SecretCertStore:
             fresh = self._generate(hosts, stored, now)
             try:
                 updated = self.client.update(self._secret(fresh, _rv(secret)))
-            except Exception as err:
-                if is_conflict(err):  # another replica rotated first: check its certificate
-                    continue
-                raise
+            except Conflict:  # another replica rotated first: check its certificate
+                continue
             log.info(
                 "rotated the webhook certificate in Secret %s/%s (%s)",
                 self.namespace,
@@ -558,15 +552,11 @@ def ensure_webhook_configurations(
         for _ in range(_ATTEMPTS):
             try:
                 current = client.get(kind, name)
-            except Exception as err:
-                if not is_not_found(err):
-                    raise
+            except NotFound:
                 try:
                     client.create(desired)
-                except Exception as create_err:
-                    if is_already_exists(create_err):
-                        continue
-                    raise
+                except AlreadyExists:
+                    continue
                 log.info("created %s %s", desired["kind"], name)
                 written.append(desired["kind"])
                 break
@@ -579,10 +569,8 @@ def ensure_webhook_configurations(
                 break
             try:
                 client.update(wanted)
-            except Exception as err:
-                if is_conflict(err):
-                    continue
-                raise
+            except Conflict:
+                continue
             log.info("updated %s %s", desired["kind"], name)
             written.append(desired["kind"])
             break
@@ -603,11 +591,9 @@ def ensure_crd_conversions(
     for crd_name in crds:
         try:
             crd = client.get("apiextensions.k8s.io/v1/CustomResourceDefinition", crd_name)
-        except Exception as err:
-            if is_not_found(err):
-                log.info("CRD %s not found: its conversion webhook is set once it is", crd_name)
-                continue
-            raise
+        except NotFound:
+            log.info("CRD %s not found: its conversion webhook is set once it is", crd_name)
+            continue
         annotations = (crd.get("metadata") or {}).get("annotations") or {}
         annotated = cert_manager is None or annotations.get(CERT_MANAGER_ANNOTATION) == cert_manager
         if _covers((crd.get("spec") or {}).get("conversion"), desired) and annotated:
@@ -761,9 +747,10 @@ class WebhookInstaller:
                 if urls and all(url.startswith(prefix) for url in urls):
                     self.client.delete(kind, self.name)
                     removed.append(kind.rpartition("/")[2])
+            except NotFound:
+                pass
             except Exception as err:
-                if not is_not_found(err):
-                    log.warning("webhook installer: cannot remove %s %s: %s", kind, self.name, err)
+                log.warning("webhook installer: cannot remove %s %s: %s", kind, self.name, err)
         if removed:
             log.info("removed %s %s (its server stops)", " and ".join(removed), self.name)
         return removed

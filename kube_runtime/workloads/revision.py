@@ -48,7 +48,7 @@ from typing import Any, Protocol
 import orjson
 
 from kube_runtime import meta
-from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
+from kube_runtime.client.errors import AlreadyExists, Conflict, NotFound
 from kube_runtime.client.interfaces import Reader, Writer
 from kube_runtime.kinds import ControllerRevision, Kind
 from kube_runtime.meta import Obj
@@ -500,9 +500,7 @@ def create_revision(
         clone_meta.setdefault("labels", {})[HASH_LABEL] = hash_
         try:
             created: Obj = client.create(clone)
-        except Exception as err:
-            if not is_already_exists(err):
-                raise
+        except AlreadyExists:
             existing: Obj = client.get(ControllerRevision, clone_meta["name"], namespace)
             if _go_json_memo(existing.get("data")) == _go_json_memo(clone.get("data")):
                 log.debug(
@@ -544,13 +542,12 @@ def update_revision_number(
         clone["revision"] = int(number)
         try:
             updated: Obj = client.update(clone)
-        except Exception as err:
-            if is_conflict(err):
-                try:
-                    fresh = (reader or client).get(ControllerRevision, name, namespace)
-                    state["clone"] = meta.deep_copy(dict(fresh))
-                except Exception:
-                    log.debug("re-reading revision %s failed", name, exc_info=True)
+        except Conflict:
+            try:
+                fresh = (reader or client).get(ControllerRevision, name, namespace)
+                state["clone"] = meta.deep_copy(dict(fresh))
+            except Exception:
+                log.debug("re-reading revision %s failed", name, exc_info=True)
             raise
         state["clone"] = updated
         return updated
@@ -632,9 +629,8 @@ def delete_revision(client: Writer, revision: Mapping[str, Any]) -> None:
     name, namespace = meta.name(revision), meta.namespace(revision) or None
     try:
         client.delete(ControllerRevision, name, namespace)
-    except Exception as err:
-        if not is_not_found(err):
-            raise
+    except NotFound:
+        pass
     log.info("deleted revision %s/%s", namespace, name)
 
 
