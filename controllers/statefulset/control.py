@@ -123,7 +123,7 @@ from controllers.statefulset.utils import (
     storage_matches,
 )
 from kube_runtime import meta
-from kube_runtime.client.errors import is_not_found
+from kube_runtime.client.errors import NotFound
 from kube_runtime.client.interfaces import Client
 from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import PersistentVolumeClaim
@@ -494,10 +494,8 @@ class _Pass:
                     continue
                 if self.pods_api.update_pod_lifecycle(self.sts, pod, target, mark_not_ready=mark):
                     self.lifecycle_changed = True
-            except Exception as err:
-                if is_not_found(err):
-                    continue
-                raise
+            except NotFound:
+                continue
 
     def _in_place_hold(self, pod: Pod) -> tuple[bool, dict[str, str] | None]:
         """Kruise ``inPlaceUpdatePod``'s lifecycle step before an in-place update:
@@ -586,10 +584,8 @@ class _Pass:
                 continue
             try:
                 _, left = self.control.in_place.refresh(pod)
-            except Exception as err:
-                if is_not_found(err):
-                    continue
-                raise
+            except NotFound:
+                continue
             if left > 0:
                 self.delays.append(left)
 
@@ -927,20 +923,17 @@ class _Pass:
                         "template labels/annotations may change); no pod is deleted"
                     )
             self._delete_for_update(pod)
-        except (_InPlaceRefused, _LifecycleRefused):
+        except (_InPlaceRefused, _LifecycleRefused, NotFound):
             raise
         except Exception as err:
-            if not is_not_found(err):
-                self.failures[FAILED_UPDATE_POD] = (FAILED_UPDATE_POD, str(err))
+            self.failures[FAILED_UPDATE_POD] = (FAILED_UPDATE_POD, str(err))
             raise
 
     def _delete_for_update(self, pod: Pod) -> None:
         self.log.info("%s: deleting pod %s for update", self.key, meta.name(pod))
         try:
             _, deleting = self._delete(pod)
-        except Exception as err:
-            if not is_not_found(err):
-                raise
+        except NotFound:
             deleting = True
         if deleting:
             self.status["currentReplicas"] = int(self.status.get("currentReplicas") or 0) - 1

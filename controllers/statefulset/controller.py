@@ -58,7 +58,7 @@ from kube_runtime import crds, meta, rbac
 from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID, INDEX_LABEL
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
-from kube_runtime.client.errors import is_not_found
+from kube_runtime.client.errors import NotFound
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
 from kube_runtime.events import Recorder
@@ -243,10 +243,8 @@ class StatefulSetReconciler:
             template, set_name = "-".join(parts[:i]), "-".join(parts[i:])
             try:
                 sts = self._reader.get(self.kind, set_name, namespace)
-            except Exception as err:
-                if is_not_found(err):
-                    continue
-                raise
+            except NotFound:
+                continue
             templates = meta.spec(sts).get("volumeClaimTemplates") or ()
             if any(
                 isinstance(t, dict) and (t.get("metadata") or {}).get("name") == template
@@ -319,14 +317,12 @@ class StatefulSetReconciler:
         expectations = self.pod_control.expectations
         try:
             sts = self._reader.get(self.kind, request.name, request.namespace)
-        except Exception as err:
-            if is_not_found(err):
-                self.log.debug("%s: StatefulSet has been deleted", key)
-                expectations.delete_expectations(key)
-                self.claim_expectations.delete_expectations(key)
-                self.status_writer.forget(request.namespace or "", request.name)
-                return None
-            raise
+        except NotFound:
+            self.log.debug("%s: StatefulSet has been deleted", key)
+            expectations.delete_expectations(key)
+            self.claim_expectations.delete_expectations(key)
+            self.status_writer.forget(request.namespace or "", request.name)
+            return None
         # The status this controller wrote last (currentReplicas after deleting a pod for an
         # update, say) must be in the cache first: decisions such as which revision a
         # recreated pod gets read it. The informer event for that write wakes us again.
@@ -425,10 +421,8 @@ class StatefulSetReconciler:
         for name in expected.get(ScaleAction.CREATE, ()):
             try:
                 self._reader.get(PersistentVolumeClaim, name, namespace)
-            except Exception as err:
-                if is_not_found(err):
-                    continue
-                raise
+            except NotFound:
+                continue
             self.claim_expectations.observe_scale(key, ScaleAction.CREATE, name)
         satisfied, waited, pending = self.claim_expectations.satisfied_expectations(key)
         return wait_result(
@@ -455,10 +449,8 @@ class StatefulSetReconciler:
             elif present and not wanted:
                 remove_finalizer(self._client, dict(sts), ORDERED_TEARDOWN_FINALIZER)
                 self.log.info("%s: opted out of ordered teardown", set_key(sts))
-        except Exception as err:
-            if is_not_found(err):
-                return False
-            raise
+        except NotFound:
+            return False
         return True
 
     def _wait_for_pod_writes(self, key: str, pods: Iterable[Obj]) -> Result | None:
@@ -490,9 +482,8 @@ class StatefulSetReconciler:
             return False
         try:
             remove_finalizer(self._client, dict(sts), ORDERED_TEARDOWN_FINALIZER)
-        except Exception as err:
-            if not is_not_found(err):
-                raise
+        except NotFound:
+            pass
         self.log.info("%s: ordered teardown done, finalizer removed", set_key(sts))
         self.pod_control.expectations.delete_expectations(set_key(sts))
         return True

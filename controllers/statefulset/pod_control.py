@@ -33,7 +33,7 @@ from controllers.statefulset.utils import (
     update_storage,
 )
 from kube_runtime import meta
-from kube_runtime.client.errors import is_already_exists, is_conflict, is_not_found
+from kube_runtime.client.errors import AlreadyExists, Conflict, NotFound
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.events import Recorder
 from kube_runtime.expectations import ScaleAction, ScaleExpectations
@@ -146,9 +146,8 @@ class StatefulPodControl:
         for name in claim_names_for_pod(sts, pod):
             try:
                 current.append(self._reader.get(PersistentVolumeClaim, name, namespace))
-            except Exception as err:
-                if not is_not_found(err):
-                    raise
+            except NotFound:
+                pass
         return current
 
     def claims_match_retention_policy(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
@@ -178,10 +177,12 @@ class StatefulPodControl:
         self.expectations.expect_scale(key, ScaleAction.CREATE, name)
         try:
             created = self._client.create(dict(pod))
+        except AlreadyExists:
+            self.expectations.observe_scale(key, ScaleAction.CREATE, name)
+            raise
         except Exception as err:
             self.expectations.observe_scale(key, ScaleAction.CREATE, name)
-            if not is_already_exists(err):
-                self._pod_event("create", sts, pod, err)
+            self._pod_event("create", sts, pod, err)
             raise
         try:
             self.update_claims_for_retention_policy(sts, created)
@@ -196,11 +197,12 @@ class StatefulPodControl:
         self.expectations.expect_scale(key, ScaleAction.DELETE, token)
         try:
             self._client.delete(Pod, name, meta.namespace(pod), uid=meta.uid(pod) or None)
+        except NotFound:
+            self.expectations.observe_scale(key, ScaleAction.DELETE, token)
+            self.log.debug("%s: pod %s already gone", key, name)
+            return
         except Exception as err:
             self.expectations.observe_scale(key, ScaleAction.DELETE, token)
-            if is_not_found(err):
-                self.log.debug("%s: pod %s already gone", key, name)
-                return
             self._pod_event("delete", sts, pod, err)
             raise
         self._pod_event("delete", sts, pod, None)
@@ -291,15 +293,14 @@ class StatefulPodControl:
             state["attempted"] = True
             try:
                 self._client.update(current)
-            except Exception as err:
-                if is_conflict(err):
-                    # Upstream re-reads the pod from its lister (the cache), not the API.
-                    name = meta.name(current)
-                    try:
-                        fresh = self._reader.get(Pod, name, meta.namespace(current))
-                        state["pod"] = meta.deep_copy(dict(fresh))
-                    except Exception:
-                        self.log.debug("re-reading pod %s failed", name, exc_info=True)
+            except Conflict:
+                # Upstream re-reads the pod from its lister (the cache), not the API.
+                name = meta.name(current)
+                try:
+                    fresh = self._reader.get(Pod, name, meta.namespace(current))
+                    state["pod"] = meta.deep_copy(dict(fresh))
+                except Exception:
+                    self.log.debug("re-reading pod %s failed", name, exc_info=True)
                 raise
 
         error: BaseException | None = None

@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kube_runtime import meta
-from kube_runtime.client.errors import is_already_exists, is_not_found
+from kube_runtime.client.errors import AlreadyExists, NotFound
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.kinds import Kind, PersistentVolumeClaim, Pod, StatefulSet
 from kube_runtime.meta import Obj
@@ -203,10 +203,11 @@ def create_missing_claims(
         name, namespace = meta.name(claim), meta.namespace(claim)
         try:
             existing = source.get(PersistentVolumeClaim, name, namespace)
+        except NotFound:
+            pass
         except Exception as err:
-            if not is_not_found(err):
-                errors.append(f"failed to retrieve PVC {name}: {err}")
-                continue
+            errors.append(f"failed to retrieve PVC {name}: {err}")
+            continue
         else:
             if meta.is_deleting(existing):
                 errors.append(f"PVC {namespace}/{name} is being deleted")
@@ -214,9 +215,10 @@ def create_missing_claims(
         try:
             created.append(client.create(dict(claim)))
             log.info("created PVC %s/%s for pod %s", namespace, name, meta.name(pod))
+        except AlreadyExists:
+            pass
         except Exception as err:
-            if not is_already_exists(err):
-                errors.append(f"failed to create PVC {name}: {err}")
+            errors.append(f"failed to create PVC {name}: {err}")
     if errors:
         raise VolumeClaimError(errors)
     return created
@@ -388,10 +390,8 @@ def update_claims_for_retention_policy(
         def attempt(name: str = name, namespace: str = namespace) -> Obj | None:
             try:
                 current = source.get(PersistentVolumeClaim, name, namespace)
-            except Exception as err:
-                if is_not_found(err):
-                    return None
-                raise
+            except NotFound:
+                return None
             if claim_owner_up_to_date(current, workload, pod):
                 return None
             result: Obj = client.update(update_claim_owner_refs(current, workload, pod))

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from kube_runtime import meta
-from kube_runtime.client.errors import is_conflict
+from kube_runtime.client.errors import Conflict
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.conditions import is_status_condition_true, set_status_condition
 from kube_runtime.expectations import ResourceVersionExpectations
@@ -216,9 +216,8 @@ class ApiStatusUpdater:
             clone["status"] = new_status
             try:
                 written = self._client.status().update(clone)
-            except Exception as err:
-                if is_conflict(err):
-                    state["set"] = self._fresh(name, namespace, kind)
+            except Conflict:
+                state["set"] = self._fresh(name, namespace, kind)
                 raise
             if meta.metadata(written):
                 self.written.expect(written)
