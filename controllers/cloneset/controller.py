@@ -44,7 +44,7 @@ from kube_runtime import crds, meta, rbac
 from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
-from kube_runtime.client.errors import is_not_found
+from kube_runtime.client.errors import NotFound
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
 from kube_runtime.events import Recorder
@@ -132,12 +132,10 @@ class CloneSetReconciler:
         key = f"{request.namespace}/{request.name}"
         try:
             obj = self._reader.get(CLONESET, request.name, request.namespace)
-        except Exception as err:
-            if is_not_found(err):
-                self._log.debug("%s: CloneSet has been deleted", key)
-                self.expectations.forget(key)
-                return None
-            raise
+        except NotFound:
+            self._log.debug("%s: CloneSet has been deleted", key)
+            self.expectations.forget(key)
+            return None
         seen, waited = self.expectations.versions.is_satisfied(obj)
         wait = self._wait(seen, waited, key, "our last status write", recheck=STATUS_RECHECK)
         if wait is not None:

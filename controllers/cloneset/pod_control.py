@@ -33,7 +33,7 @@ from controllers.cloneset import lifecycle
 from controllers.cloneset.core import CLONESET, SPECIFIED_DELETE_LABEL, CloneSetView
 from controllers.cloneset.pvc import instance_claims_for_pod
 from kube_runtime import meta
-from kube_runtime.client.errors import is_not_found
+from kube_runtime.client.errors import NotFound
 from kube_runtime.client.interfaces import Client
 from kube_runtime.events import Recorder
 from kube_runtime.expectations import (
@@ -238,10 +238,11 @@ class CloneSetPodControl:
         scale.expect_scale(key, ScaleAction.DELETE, name)
         try:
             self._client.delete(kind, name, meta.namespace(obj))
+        except NotFound:
+            scale.observe_scale(key, ScaleAction.DELETE, name)
+            return False
         except Exception as err:
             scale.observe_scale(key, ScaleAction.DELETE, name)
-            if is_not_found(err):
-                return False
             self.record(cs.obj, "Warning", "FailedDelete", f"failed to delete {noun} {name}: {err}")
             raise
         return True

@@ -29,7 +29,7 @@ from controllers.cloneset.core import (
     validate,
 )
 from kube_runtime import meta, webhook
-from kube_runtime.client.errors import is_not_found
+from kube_runtime.client.errors import NotFound
 from kube_runtime.client.interfaces import Reader
 from kube_runtime.client.mapping import Resource
 from kube_runtime.kinds import Pod
@@ -344,9 +344,7 @@ def pods_to_delete_errors(reader: Reader, cs: Any, old: Any = None) -> list[webh
     for name in sorted({n for n in names if isinstance(n, str) and n} - before):
         try:
             pod = reader.get(Pod, name, namespace)
-        except Exception as err:
-            if not is_not_found(err):
-                raise
+        except NotFound as err:
             errors.append(webhook.FieldError.invalid(path, name, f"find pod {name} failed: {err}"))
             continue
         owner = meta.controller_ref(pod)
