@@ -33,7 +33,7 @@ from kube_runtime import meta, rbac
 from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
-from kube_runtime.client.errors import is_not_found
+from kube_runtime.client.errors import NotFound
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
 from kube_runtime.events import Recorder
@@ -125,10 +125,8 @@ class DeploymentReconciler:
         namespace = meta.namespace(pod)
         try:
             rs = self._reader.get(ReplicaSet, str(ref.get("name") or ""), namespace)
-        except Exception as err:
-            if is_not_found(err):
-                return []
-            raise
+        except NotFound:
+            return []
         owner = meta.controller_ref(rs)
         if (
             owner is None
@@ -138,10 +136,8 @@ class DeploymentReconciler:
             return []
         try:
             d = self._reader.get(Deployment, str(owner.get("name") or ""), namespace)
-        except Exception as err:
-            if is_not_found(err):
-                return []
-            raise
+        except NotFound:
+            return []
         if util.is_rolling_update(d) or meta.uid(d) != owner.get("uid"):
             return []
         return [Request.for_object(d)]
@@ -152,11 +148,9 @@ class DeploymentReconciler:
         key = f"{request.namespace}/{request.name}"
         try:
             cached = self._reader.get(Deployment, request.name, request.namespace)
-        except Exception as err:
-            if is_not_found(err):
-                self.log.debug("%s: Deployment has been deleted", key)
-                return None
-            raise
+        except NotFound:
+            self.log.debug("%s: Deployment has been deleted", key)
+            return None
         wait = self._wait_for_writes(key, cached)
         if wait is not None:
             return wait

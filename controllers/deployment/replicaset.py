@@ -34,7 +34,7 @@ from kube_runtime import meta, rbac
 from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
-from kube_runtime.client.errors import is_conflict, is_not_found
+from kube_runtime.client.errors import Conflict, NotFound
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
 from kube_runtime.events import Recorder
@@ -287,11 +287,9 @@ class ReplicaSetReconciler:
         key = f"{request.namespace}/{request.name}"
         try:
             rs = self._reader.get(ReplicaSet, request.name, request.namespace)
-        except Exception as err:
-            if is_not_found(err):
-                self.expectations.delete_expectations(key)
-                return None
-            raise
+        except NotFound:
+            self.expectations.delete_expectations(key)
+            return None
         try:
             selector = label_selector_from_dict((rs.get("spec") or {}).get("selector"))
         except ValueError as err:
@@ -377,10 +375,11 @@ class ReplicaSetReconciler:
                 self.expectations.expect_scale(key, ScaleAction.DELETE, name)
                 try:
                     self._client.delete(Pod, name, meta.namespace(pod))
+                except NotFound:
+                    self.expectations.observe_scale(key, ScaleAction.DELETE, name)
+                    continue
                 except Exception as err:
                     self.expectations.observe_scale(key, ScaleAction.DELETE, name)
-                    if is_not_found(err):
-                        continue
                     self._recorder.event(rs, "Warning", "FailedDelete", f"Error deleting: {err}")
                     errors.append(err)
                     continue
@@ -431,10 +430,10 @@ class ReplicaSetReconciler:
             body["status"] = _omit_zero(status)
             try:
                 return self._client.status().update(body)
-            except Exception as err:
-                if is_not_found(err):
-                    return None  # deleted meanwhile: nothing left to report
-                if attempt or not is_conflict(err):
+            except NotFound:
+                return None  # deleted meanwhile: nothing left to report
+            except Conflict:
+                if attempt:
                     raise
                 current = self._client.get(ReplicaSet, meta.name(rs), meta.namespace(rs))
         return None

@@ -36,7 +36,7 @@ from controllers.deployment import util
 from controllers.deployment.hashing import compute_hash
 from kube_runtime import clock as _clock
 from kube_runtime import meta
-from kube_runtime.client.errors import is_already_exists, is_not_found
+from kube_runtime.client.errors import AlreadyExists, NotFound
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.events import Recorder
 from kube_runtime.expectations import ResourceVersionExpectations
@@ -241,55 +241,52 @@ class DeploymentControl:
         already_exists = False
         try:
             created: Obj = self.client.create(new_rs)
-        except Exception as err:
-            if is_already_exists(err):
-                found = self._fresh_replica_set(name, meta.namespace(d))
-                ref = meta.controller_ref(found) if found is not None else None
-                if (
-                    found is not None
-                    and ref is not None
-                    and ref.get("uid") == meta.uid(d)
-                    and util.equal_ignore_hash(
-                        spec.get("template"), meta.spec(found).get("template")
-                    )
-                ):
-                    created, already_exists = found, True
-                else:
-                    before = int(status.get("collisionCount") or 0)
-                    status["collisionCount"] = before + 1
-                    try:
-                        self.update_status(d)
-                        self.log.info(
-                            "%s: hash collision on %s, collisionCount %d -> %d",
-                            meta.key(d),
-                            name,
-                            before,
-                            before + 1,
-                        )
-                    except Exception:
-                        pass
-                    raise
-            elif "NamespaceTerminating" in str(err) or "being terminated" in str(err):
-                raise
+        except AlreadyExists:
+            found = self._fresh_replica_set(name, meta.namespace(d))
+            ref = meta.controller_ref(found) if found is not None else None
+            if (
+                found is not None
+                and ref is not None
+                and ref.get("uid") == meta.uid(d)
+                and util.equal_ignore_hash(spec.get("template"), meta.spec(found).get("template"))
+            ):
+                created, already_exists = found, True
             else:
-                message = f'Failed to create new replica set "{name}": {err}'
-                if util.has_progress_deadline(d):
-                    cond.set_condition(
-                        status,
-                        cond.new_condition(
-                            cond.PROGRESSING,
-                            "False",
-                            cond.FAILED_RS_CREATE_REASON,
-                            message,
-                            self.now(),
-                        ),
+                before = int(status.get("collisionCount") or 0)
+                status["collisionCount"] = before + 1
+                try:
+                    self.update_status(d)
+                    self.log.info(
+                        "%s: hash collision on %s, collisionCount %d -> %d",
+                        meta.key(d),
+                        name,
+                        before,
+                        before + 1,
                     )
-                    try:
-                        self.update_status(d)
-                    except Exception:
-                        pass
-                self.recorder.event(d, "Warning", cond.FAILED_RS_CREATE_REASON, message)
+                except Exception:
+                    pass
                 raise
+        except Exception as err:
+            if "NamespaceTerminating" in str(err) or "being terminated" in str(err):
+                raise
+            message = f'Failed to create new replica set "{name}": {err}'
+            if util.has_progress_deadline(d):
+                cond.set_condition(
+                    status,
+                    cond.new_condition(
+                        cond.PROGRESSING,
+                        "False",
+                        cond.FAILED_RS_CREATE_REASON,
+                        message,
+                        self.now(),
+                    ),
+                )
+                try:
+                    self.update_status(d)
+                except Exception:
+                    pass
+            self.recorder.event(d, "Warning", cond.FAILED_RS_CREATE_REASON, message)
+            raise
         if not already_exists and replicas > 0:
             self.recorder.event(
                 d,
@@ -352,9 +349,8 @@ class DeploymentControl:
             try:
                 found: Obj = source.get(ReplicaSet, name, namespace)
                 return found
-            except Exception as err:
-                if not is_not_found(err):
-                    raise
+            except NotFound:
+                pass
         return None
 
     # --- scaling and history -----------------------------------------------------------------
@@ -401,9 +397,8 @@ class DeploymentControl:
             self.log.info("%s: deleting old replica set %s", meta.key(d), meta.name(rs))
             try:
                 self.client.delete(ReplicaSet, meta.name(rs), meta.namespace(rs))
-            except Exception as err:
-                if not is_not_found(err):
-                    raise
+            except NotFound:
+                pass
 
     # --- status --------------------------------------------------------------------------------
 
