@@ -5,7 +5,7 @@
 ``codegen.cli.main(argv)`` is the command (``kube-runtime codegen``, ``python -m codegen``).
 Generated classes derive from :class:`kube_runtime.models.KubeModel`; a resource class carries
 ``__kube_resource__`` (its API coordinates: the framework's client reads and writes it with no
-registration) and ``__crd__`` (a :class:`codegen.crd.Config`: what else its CRD says, which
+registration) and ``__crd__`` (a :class:`kube_runtime.models.crd.Config`: what else its CRD says, which
 ``kube-runtime crd generate`` reads back).
 """
 

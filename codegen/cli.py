@@ -19,27 +19,13 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
+from codegen.cmdline import ArgumentParser, os_error
 from codegen.generator import generate
 from codegen.sources import CrdError, Source, from_cluster, from_file
 from kube_runtime.cli import Command
 
 __all__ = ["COMMAND", "ArgumentParser", "build_parser", "main", "os_error"]
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse with usage mistakes on one line (``PROG: error: ... (see --help)``), exit 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
-def os_error(err: OSError) -> str:
-    """``path: reason`` for a file error (no errno, no Python repr)."""
-    where = err.filename if err.filename is not None else ""
-    reason = err.strerror or str(err)
-    return f"{where}: {reason}" if where else reason
 
 
 def build_parser(prog: str = "kube-runtime codegen") -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ subresources                 ``"status"`` / ``"scale"`` in ``Resource.subresourc
                              ``.status.replicas``)
 versions                     one model per version; ``crd.Config(storage=True)`` marks the
                              stored one when there are several
-columns, categories, ...     ``__crd__: ClassVar[crd.Config]`` (:mod:`codegen.crd`)
+columns, categories, ...     ``__crd__: ClassVar[crd.Config]`` (:mod:`kube_runtime.models.crd`)
 schema                       the fields: ``int``/``float``/``bool``/``str``, ``list``,
                              ``dict[str, X]``, nested models, ``Literal`` (enum),
                              ``int | str`` (int-or-string), ``dict[str, Any]``/``Any``
@@ -25,7 +25,7 @@ validation                   pydantic constraints: ``ge``/``gt``/``le``/``lt``,
                              ``multiple_of``, ``min_length``/``max_length`` (strings, lists,
                              maps), ``pattern``; defaults; a required ``X | None`` is nullable
 descriptions                 ``Field(description=...)``, else the class docstring
-extensions and CEL           markers of :mod:`codegen.crd` and ``Field(json_schema_extra=...)``
+extensions and CEL           markers of :mod:`kube_runtime.models.crd` and ``Field(json_schema_extra=...)``
                              with ``x-kubernetes-*`` keys (what ``codegen`` writes)
 ===========================  ===============================================================
 
@@ -56,10 +56,9 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from codegen import crd
-from codegen.cli import ArgumentParser, os_error
+from codegen.cmdline import ArgumentParser, os_error
 from kube_runtime.cli import Command
-from kube_runtime.models import Base64, DateTime, EmbeddedResource, ObjectMeta
+from kube_runtime.models import Base64, DateTime, EmbeddedResource, ObjectMeta, crd
 
 if TYPE_CHECKING:  # the client package is imported only to read models (codegen stays quick)
     from kube_runtime.client import Resource
@@ -187,7 +186,7 @@ def _is_root_placeholder(cls: type, description: str | None) -> bool:
 
 
 # The default factories codegen writes (kube_runtime.models.model_default for an object,
-# codegen.core.typed_default for a list or map of objects): their closure keeps the value.
+# kube_runtime.models.typed_default for a list or map of objects): their closure keeps the value.
 _DEFAULT_FACTORIES = frozenset({"model_default.<locals>.build", "typed_default.<locals>.build"})
 
 
@@ -455,7 +454,7 @@ def _version_of(model: type[BaseModel]) -> _Version:
         )
     config = getattr(model, "__crd__", None) or crd.Config()
     if not isinstance(config, crd.Config):
-        raise CrdGenError(f"{_qualname(model)}.__crd__ is not a codegen.crd.Config")
+        raise CrdGenError(f"{_qualname(model)}.__crd__ is not a kube_runtime.models.crd.Config")
     return _Version(model, resource, config)
 
 

@@ -30,27 +30,30 @@ __all__ = ["render_module"]
 _IMPORT_SOURCES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("typing", ("Annotated", "Any", "ClassVar", "Literal")),
     ("pydantic", ("Field",)),
-    ("codegen", ("crd",)),
+    ("kube_runtime.client", ("Resource",)),
     (
-        "codegen.core",
+        "kube_runtime.models",
         (
+            "Base64",
             "Condition",
+            "DateTime",
             "EmbeddedResource",
+            "KubeModel",
             "LabelSelector",
             "LabelSelectorRequirement",
             "ManagedFieldsEntry",
             "ObjectMeta",
             "OwnerReference",
+            "crd",
+            "model_default",
             "typed_default",
         ),
     ),
-    ("kube_runtime.client", ("Resource",)),
-    ("kube_runtime.models", ("Base64", "DateTime", "KubeModel", "model_default")),
 )
 _SECTIONS = (
     ("typing",),
     ("pydantic",),
-    ("codegen", "codegen.core", "kube_runtime.client", "kube_runtime.models"),
+    ("kube_runtime.client", "kube_runtime.models"),
 )
 
 
@@ -94,7 +97,7 @@ def _imports(used: set[str]) -> list[str]:
 
 def _class(model: ModelDef) -> list[str]:
     if model.alias_of is not None:
-        text = f"``{model.path}``: the shared :class:`codegen.core.{model.alias_of}`."
+        text = f"``{model.path}``: the shared :class:`kube_runtime.models.{model.alias_of}`."
         alias = statement("", model.name, None, Atom(model.alias_of))
         return [*alias, *docstring_lines(text, "")]
     opening = f"class {model.name}(KubeModel):"

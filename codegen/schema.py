@@ -15,7 +15,7 @@ before their parents so the module needs no forward references. Kubernetes exten
 - ``nullable: true`` adds ``| None`` even to a required field.
 
 An object schema of a core type (a label selector, a condition, an owner reference: see
-:mod:`codegen.core` and :mod:`codegen.shared`) is not generated: the module imports the shared
+:mod:`codegen.shared`) is not generated: the module imports the shared
 class and keeps the path name as an alias of it.
 
 Optional fields default to ``None`` (or the schema ``default``); a field with a non-null
@@ -67,7 +67,7 @@ class SchemaWalker:
         self.registry = registry
         self.models: list[ModelDef] = []
         self.imports: set[str] = set()
-        self.generated: set[str] = set()  # the classes made here (not codegen.core's)
+        self.generated: set[str] = set()  # the classes made here (not the shared ones)
 
     # ------------------------------------------------------------------ resources
 
@@ -215,7 +215,7 @@ class SchemaWalker:
             props = node.get("properties")
             shared = None if node.get("x-kubernetes-embedded-resource") else shared_type(node)
             if props and shared is not None:
-                # a core type (codegen.core): imported, with the path name as an alias
+                # a core type (codegen.shared): imported, with the path name as an alias
                 self.imports.add(shared)
                 alias = self.registry.claim(wanted)
                 self.models.append(ModelDef(alias, path, None, [], alias_of=shared))

@@ -1,5 +1,13 @@
-"""Which schemas are core types: an object schema matches a class of :mod:`codegen.core` when
-its shape is the one that class generates (``codegen.crdgen.object_schema``).
+"""Which schemas are core types: an object schema matches a class of :data:`SHARED_TYPES` (the
+framework's, :mod:`kube_runtime.models`) when its shape is the one that class generates
+(``codegen.crdgen.object_schema``); the generated module imports that class instead of
+defining a copy, so two generated modules' selectors, conditions and owner references are the
+same classes (``isinstance`` works across them, one helper serves all). The path-named class
+a module would have had stays as an alias (``CloneSetSpecSelector = LabelSelector``).
+
+:class:`~kube_runtime.models.Condition` is exactly controller-gen's ``metav1.Condition`` (the
+five required fields with their patterns and bounds): a CRD's own looser condition type gets a
+class of its own.
 
 Shapes are compared without descriptions and without what changes neither validation nor
 storage: ``int32``/``int64`` formats, ``x-kubernetes-list-type: atomic`` (a CRD list's default)
@@ -13,7 +21,25 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["shape", "shared_type"]
+from kube_runtime.models import (
+    Condition,
+    KubeModel,
+    LabelSelector,
+    LabelSelectorRequirement,
+    ManagedFieldsEntry,
+    OwnerReference,
+)
+
+__all__ = ["SHARED_TYPES", "shape", "shared_type"]
+
+#: The classes codegen matches schemas against, in the order it tries them.
+SHARED_TYPES: tuple[type[KubeModel], ...] = (
+    LabelSelector,
+    LabelSelectorRequirement,
+    Condition,
+    OwnerReference,
+    ManagedFieldsEntry,
+)
 
 
 def _normalized(node: Any, top: bool) -> Any:
@@ -50,8 +76,6 @@ def shape(node: Mapping[str, Any]) -> str:
 @functools.cache
 def _keys() -> frozenset[frozenset[str]]:
     """The property names of each core type: a cheap test before building their schemas."""
-    from codegen.core import SHARED_TYPES
-
     return frozenset(
         frozenset(f.serialization_alias or name for name, f in cls.model_fields.items())
         for cls in SHARED_TYPES
@@ -60,14 +84,13 @@ def _keys() -> frozenset[frozenset[str]]:
 
 @functools.cache
 def _index() -> dict[str, str]:
-    from codegen.core import SHARED_TYPES
     from codegen.crdgen import object_schema
 
     return {shape(object_schema(cls)): cls.__name__ for cls in reversed(SHARED_TYPES)}
 
 
 def shared_type(node: Mapping[str, Any]) -> str | None:
-    """The name of the :mod:`codegen.core` class whose schema ``node`` is, or None."""
+    """The name of the :data:`SHARED_TYPES` class whose schema ``node`` is, or None."""
     props = node.get("properties")
     if node.get("type") not in ("object", None) or not isinstance(props, Mapping) or not props:
         return None

@@ -7,10 +7,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from codegen import crd
-from codegen.core import LabelSelector, ObjectMeta
 from kube_runtime.client import Resource
-from kube_runtime.models import DateTime, KubeModel
+from kube_runtime.models import DateTime, KubeModel, LabelSelector, ObjectMeta, crd
 
 
 class CloneSetSpecLifecycleInPlaceUpdate(KubeModel):
@@ -146,7 +144,7 @@ class CloneSetSpecScaleStrategy(KubeModel):
 
 
 CloneSetSpecSelector = LabelSelector
-"""``.spec.selector``: the shared :class:`codegen.core.LabelSelector`."""
+"""``.spec.selector``: the shared :class:`kube_runtime.models.LabelSelector`."""
 
 
 class CloneSetSpecUpdateStrategyInPlaceUpdateStrategy(KubeModel):
@@ -190,7 +188,7 @@ class CloneSetSpecUpdateStrategyPriorityStrategyOrderPriorityItem(KubeModel):
 
 
 CloneSetSpecUpdateStrategyPriorityStrategyWeightPriorityItemMatchSelector = LabelSelector
-"""``.spec.updateStrategy.priorityStrategy.weightPriority[].matchSelector``: the shared :class:`codegen.core.LabelSelector`."""
+"""``.spec.updateStrategy.priorityStrategy.weightPriority[].matchSelector``: the shared :class:`kube_runtime.models.LabelSelector`."""
 
 
 class CloneSetSpecUpdateStrategyPriorityStrategyWeightPriorityItem(KubeModel):

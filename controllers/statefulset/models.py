@@ -7,10 +7,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from codegen import crd
-from codegen.core import LabelSelector, ObjectMeta
 from kube_runtime.client import Resource
-from kube_runtime.models import DateTime, KubeModel
+from kube_runtime.models import DateTime, KubeModel, LabelSelector, ObjectMeta, crd
 
 
 class StatefulSetSpecLifecycleInPlaceUpdate(KubeModel):
@@ -128,7 +126,7 @@ class StatefulSetSpecScaleStrategy(KubeModel):
 
 
 StatefulSetSpecSelector = LabelSelector
-"""``.spec.selector``: the shared :class:`codegen.core.LabelSelector`."""
+"""``.spec.selector``: the shared :class:`kube_runtime.models.LabelSelector`."""
 
 
 class StatefulSetSpecUpdateStrategyRollingUpdateInPlaceUpdateStrategy(KubeModel):
@@ -174,7 +172,7 @@ class StatefulSetSpecUpdateStrategyRollingUpdateUnorderedUpdatePriorityStrategyO
 
 
 StatefulSetSpecUpdateStrategyRollingUpdateUnorderedUpdatePriorityStrategyWeightPriorityItemMatchSelector = LabelSelector
-"""``.spec.updateStrategy.rollingUpdate.unorderedUpdate.priorityStrategy.weightPriority[].matchSelector``: the shared :class:`codegen.core.LabelSelector`."""
+"""``.spec.updateStrategy.rollingUpdate.unorderedUpdate.priorityStrategy.weightPriority[].matchSelector``: the shared :class:`kube_runtime.models.LabelSelector`."""
 
 
 class StatefulSetSpecUpdateStrategyRollingUpdateUnorderedUpdatePriorityStrategyWeightPriorityItem(

@@ -7,10 +7,8 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from codegen import crd
-from codegen.core import ObjectMeta
 from kube_runtime.client import Resource
-from kube_runtime.models import KubeModel
+from kube_runtime.models import KubeModel, ObjectMeta, crd
 
 
 class GreetingSpec(KubeModel):

@@ -19,12 +19,13 @@ a wire object:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-__all__ = ["KubeModel", "model_default"]
+__all__ = ["KubeModel", "model_default", "typed_default"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -45,5 +46,21 @@ def model_default(cls: type[M], value: Mapping[str, Any]) -> Callable[[], M]:
 
     def build() -> M:
         return cls.model_validate(frozen)
+
+    return build
+
+
+def typed_default(annotation: Any, value: Any) -> Callable[[], Any]:
+    """A ``default_factory`` building a fresh value of type ``annotation`` (e.g.
+    ``list[Match]``) from a schema's ``default`` (e.g. ``[{"path": {"value": "/"}}]``), so a
+    defaulted list of objects holds models, not dicts. ``value`` is copied; each call
+    validates a fresh copy of it (the adapter is built on the first call)."""
+    frozen = copy.deepcopy(value)
+    adapters: list[TypeAdapter[Any]] = []
+
+    def build() -> Any:
+        if not adapters:
+            adapters.append(TypeAdapter(annotation))
+        return adapters[0].validate_python(copy.deepcopy(frozen))
 
     return build

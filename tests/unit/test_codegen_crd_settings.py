@@ -1,5 +1,5 @@
 """What a CRD says beyond its schema is written into the generated module (``__crd__``, a
-:class:`codegen.crd.Config`, next to ``__kube_resource__``), and ``kube-runtime crd generate``
+:class:`kube_runtime.models.crd.Config`, next to ``__kube_resource__``), and ``kube-runtime crd generate``
 on a generated module gives back an equivalent CRD: CRD -> codegen -> model -> CRD for every
 CRD of the repository and the public ones in ``tests/crds/``."""
 
@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from codegen import crd, from_file, from_text, generate
+from codegen import from_file, from_text, generate
 from codegen.crdgen import main as crd_main
 from kube_runtime.client import Resource
 from kube_runtime.client.mapping import RestMapper
+from kube_runtime.models import crd
 from tests.unit.test_codegen import CRD_DIR, CRD_FILES, REPO, load_module, repository_crds
 from tests.unit.test_crdgen import assert_same_schema
 

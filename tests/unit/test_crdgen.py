@@ -14,7 +14,7 @@ import pytest
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-from codegen import crd, from_text, generate
+from codegen import from_text, generate
 from codegen.crdgen import (
     CrdGenError,
     crd_documents,
@@ -32,6 +32,7 @@ from kube_runtime.models import (
     EmbeddedResource,
     KubeModel,
     ObjectMeta,
+    crd,
     model_default,
 )
 from tests.unit.test_codegen import CRD_DIR, CRD_FILES, load_module
@@ -481,7 +482,7 @@ def _resource_model(**changes: Any) -> type[KubeModel]:
             "no 'scale' subresource",
         ),
         (lambda: [_resource_model(subresources=frozenset({"status"}))], "needs a status field"),
-        (lambda: [_resource_model(config="x")], "not a codegen.crd.Config"),
+        (lambda: [_resource_model(config="x")], "not a kube_runtime.models.crd.Config"),
         (lambda: [Port], "has no __kube_resource__"),
     ],
 )
@@ -669,7 +670,7 @@ def _normalized(node: Any) -> Any:
 
 
 def _descriptions(node: Any, path: str = "") -> dict[str, str]:
-    """Every description by path, except inside core types (codegen.core's own apply there)."""
+    """Every description by path, except inside core types (kube_runtime.models' own apply there)."""
     out = {path: node["description"]} if "description" in node else {}
     if shared_type(node) is not None:
         return out
