@@ -39,13 +39,16 @@ def _fields_of(obj: Obj, manager: str, operation: str) -> Obj:
     raise AssertionError(f"no {operation} entry of {manager}: {_entries(obj)}")
 
 
-def _deployment(name: str, namespace: str, replicas: int = 1) -> Obj:
+def _statefulset(name: str, namespace: str, replicas: int = 1) -> Obj:
+    """A StatefulSet: a kind with status and scale subresources that no controller of either
+    test backend writes to (a Deployment's controller would add its own managedFields)."""
     labels = {"app": name}
     return {
         "apiVersion": "apps/v1",
-        "kind": "Deployment",
+        "kind": "StatefulSet",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {
+            "serviceName": name,
             "replicas": replicas,
             "selector": {"matchLabels": labels},
             "template": {
@@ -120,9 +123,9 @@ def test_managed_fields_reset_and_kept(
 def test_status_and_scale_writes_are_subresource_entries(
     client: Client, namespace: str, kube_version: tuple[int, int]
 ) -> None:
-    client.create(_deployment("sub", namespace), field_manager="creator")
+    client.create(_statefulset("sub", namespace), field_manager="creator")
     client.patch(
-        "apps/v1/Deployment",
+        "apps/v1/StatefulSet",
         "sub",
         {"status": {"observedGeneration": 1}},
         namespace=namespace,
@@ -130,14 +133,14 @@ def test_status_and_scale_writes_are_subresource_entries(
         field_manager="statuser",
     )
     client.patch(
-        "apps/v1/Deployment",
+        "apps/v1/StatefulSet",
         "sub",
         {"spec": {"replicas": 4}},
         namespace=namespace,
         subresource="scale",
         field_manager="scaler",
     )
-    obj = client.get("apps/v1/Deployment", "sub", namespace)
+    obj = client.get("apps/v1/StatefulSet", "sub", namespace)
     entries = _entries(obj)
     if kube_version < (1, 22):  # entries name no subresource, scale writes record none
         assert ("statuser", "Update", "") in entries
@@ -154,7 +157,7 @@ def test_status_and_scale_writes_are_subresource_entries(
 
 
 def test_apply_conflicts_force_and_ownership(client: Client, namespace: str) -> None:
-    first = client.apply(_deployment("web", namespace), field_manager="a", force=False)
+    first = client.apply(_statefulset("web", namespace), field_manager="a", force=False)
     assert _entries(first) == [("a", "Apply", "")]
     fields = _fields_of(first, "a", "Apply")
     assert fields["f:spec"]["f:selector"] == {}  # label selectors are atomic
@@ -162,11 +165,11 @@ def test_apply_conflicts_force_and_ownership(client: Client, namespace: str) -> 
         'k:{"name":"app"}': {".": {}, "f:image": {}, "f:name": {}}
     }
     # b applies the same values: no conflict, shared ownership.
-    shared = client.apply(_deployment("web", namespace), field_manager="b", force=False)
+    shared = client.apply(_statefulset("web", namespace), field_manager="b", force=False)
     assert [m for m, _, _ in _entries(shared)] == ["a", "b"]
     # b changes a field a owns: 409 Conflict with one cause per field.
     with pytest.raises(Conflict) as info:
-        client.apply(_deployment("web", namespace, replicas=5), field_manager="b", force=False)
+        client.apply(_statefulset("web", namespace, replicas=5), field_manager="b", force=False)
     err = info.value
     assert err.status["reason"] == "Conflict"
     assert err.status["details"]["causes"] == [
@@ -180,27 +183,27 @@ def test_apply_conflicts_force_and_ownership(client: Client, namespace: str) -> 
         err.status["message"] == 'Apply failed with 1 conflict: conflict with "a": .spec.replicas'
     )
     # force takes it over: a loses spec.replicas, b owns it.
-    forced = client.apply(_deployment("web", namespace, replicas=5), field_manager="b", force=True)
+    forced = client.apply(_statefulset("web", namespace, replicas=5), field_manager="b", force=True)
     assert forced["spec"]["replicas"] == 5
     assert "f:replicas" not in _fields_of(forced, "a", "Apply")["f:spec"]
     assert "f:replicas" in _fields_of(forced, "b", "Apply")["f:spec"]
     # An Update manager's fields conflict too, named with their apiVersion.
     client.patch(
-        "apps/v1/Deployment",
+        "apps/v1/StatefulSet",
         "web",
-        {"spec": {"minReadySeconds": 3}},
+        {"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": None}}},
         namespace=namespace,
         field_manager="kubectl-edit",
     )
-    mine = _deployment("web", namespace, replicas=5)
-    mine["spec"]["minReadySeconds"] = 7
+    mine = _statefulset("web", namespace, replicas=5)
+    mine["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
     with pytest.raises(Conflict) as info:
         client.apply(mine, field_manager="b", force=False)
     assert info.value.status["details"]["causes"] == [
         {
             "reason": "FieldManagerConflict",
             "message": 'conflict with "kubectl-edit" using apps/v1',
-            "field": ".spec.minReadySeconds",
+            "field": ".spec.updateStrategy.type",
         }
     ]
 
@@ -208,7 +211,7 @@ def test_apply_conflicts_force_and_ownership(client: Client, namespace: str) -> 
 def test_apply_merges_lists_by_key_and_removes_what_it_stopped_applying(
     client: Client, namespace: str
 ) -> None:
-    dep = _deployment("lists", namespace)
+    dep = _statefulset("lists", namespace)
     containers = dep["spec"]["template"]["spec"]["containers"]
     containers.append({"name": "sidecar", "image": "busybox:1"})
     dep["metadata"]["labels"] = {"x": "1", "y": "2"}
@@ -216,7 +219,7 @@ def test_apply_merges_lists_by_key_and_removes_what_it_stopped_applying(
     # Another manager adds its own container: a keyed list merges item by item.
     other = {
         "apiVersion": "apps/v1",
-        "kind": "Deployment",
+        "kind": "StatefulSet",
         "metadata": {"name": "lists", "namespace": namespace},
         "spec": {
             "template": {"spec": {"containers": [{"name": "extra", "image": "redis:1"}]}},
@@ -226,7 +229,7 @@ def test_apply_merges_lists_by_key_and_removes_what_it_stopped_applying(
     names = [c["name"] for c in merged["spec"]["template"]["spec"]["containers"]]
     assert names == ["app", "sidecar", "extra"]
     # The owner drops the sidecar and label y: both go; "extra" (other's) stays.
-    again = _deployment("lists", namespace)
+    again = _statefulset("lists", namespace)
     again["metadata"]["labels"] = {"x": "1"}
     result = client.apply(again, field_manager="owner")
     names = [c["name"] for c in result["spec"]["template"]["spec"]["containers"]]
