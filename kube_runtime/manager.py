@@ -53,7 +53,7 @@ from kube_runtime.cache import ByObject, InformerCache
 from kube_runtime.cache.options import NamespacesLike
 from kube_runtime.client import Client, WriteRefused
 from kube_runtime.client.cached import CachedClient
-from kube_runtime.clock import Clock, resolve
+from kube_runtime.clock import Clock, RealClock, resolve
 from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import KindLike
 from kube_runtime.leaderelection import LeaderElector
@@ -291,7 +291,7 @@ class Manager:
                 elector_thread.start()
             else:
                 self._become_leader()
-            self._stop.wait()
+            self._wait_for_stop()
         finally:
             self._shutdown(elector_stop, elector_thread)
             restore()
@@ -301,6 +301,19 @@ class Manager:
             )
         if self._error is not None:
             raise self._error
+
+    def _wait_for_stop(self) -> None:
+        """Block until :meth:`stop`. On the main thread with the real clock the wait wakes each
+        second: a SIGTERM the kernel delivers to another of the process's threads runs its
+        Python handler only once the main thread runs again, which a wait on an Event without
+        a timeout never does."""
+        if threading.current_thread() is threading.main_thread() and isinstance(
+            self.clock, RealClock
+        ):
+            while not self._stop.wait(1.0):
+                pass
+        else:
+            self._stop.wait()
 
     def stop(self) -> None:
         """Ask a running manager to shut down (returns at once; ``start`` returns when done)."""
