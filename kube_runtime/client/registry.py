@@ -83,17 +83,9 @@ def drop_empty_metadata(obj: Obj) -> None:
 def drop_empty_collections(kind: str, obj: Obj) -> None:
     """Drop empty omitempty maps and lists of a built-in (core) kind, in place: the empty
     metadata of :func:`drop_empty_metadata`; a ConfigMap's or Secret's data. Runs on every
-    write of the embedded server: plain loops, no helper calls. Custom resources take
+    write of the embedded server. Custom resources take
     :func:`drop_empty_metadata` only (their other fields are stored as sent)."""
-    meta = obj.get("metadata")
-    if type(meta) is dict:
-        for name in EMPTY_METADATA_OMITTED:
-            if name in meta:
-                value = meta[name]
-                if value is None or (not value and type(value) in (dict, list)):
-                    del meta[name]
-        if meta.get("generateName", None) == "":
-            del meta["generateName"]
+    drop_empty_metadata(obj)
     for name in EMPTY_OMITTED.get(kind, ()):
         value = obj.get(name)
         if value is not None and not value and type(value) in (dict, list):
