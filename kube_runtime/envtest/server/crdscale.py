@@ -20,9 +20,9 @@ server validates custom resources against the storage version's schema.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any, Final
 
+from kube_runtime.envtest.server.crdschema import go_float
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.resources import ScaleSpec
 
@@ -138,28 +138,4 @@ def _go_v(value: Any) -> str:
         return "[" + " ".join(_go_v(v) for v in value) + "]"
     if _is_int64(value):
         return str(value)
-    return _go_float(float(value))
-
-
-def _go_float(f: float) -> str:
-    """Go's ``%v`` of a float64: the shortest digits, in exponent form when the exponent is
-    below -4 or at least 6 (``1.5``, ``2``, ``1e+06``, ``1.1805916207174113e+21``)."""
-    if f != f:
-        return "NaN"
-    if f in (float("inf"), float("-inf")):
-        return "+Inf" if f > 0 else "-Inf"
-    if f == 0:
-        return "-0" if str(f).startswith("-") else "0"
-    sign, digits, exponent = Decimal(repr(f)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    text = "".join(map(str, digits))
-    exp = len(text) - 1 + exponent
-    minus = "-" if sign else ""
-    if exp < -4 or exp >= 6:
-        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-        return f"{minus}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
-    if exp < 0:
-        return f"{minus}0.{'0' * (-exp - 1)}{text}"
-    if len(text) <= exp + 1:
-        return f"{minus}{text}{'0' * (exp + 1 - len(text))}"
-    return f"{minus}{text[: exp + 1]}.{text[exp + 1 :]}"
+    return go_float(float(value))

@@ -81,7 +81,7 @@ from typing import Any, Final
 from kube_runtime.envtest.server import celrules
 from kube_runtime.envtest.server.validation import Cause
 
-__all__ = ["CompiledSchema", "apply_defaults", "compile_schema", "prune", "validate"]
+__all__ = ["CompiledSchema", "apply_defaults", "compile_schema", "go_float", "prune", "validate"]
 
 # StatusCause reasons (k8s.io/apimachinery/pkg/util/validation/field ErrorType values).
 REQUIRED: Final = "FieldValueRequired"
@@ -194,7 +194,7 @@ def _float_text(f: float, e_format: bool, pad_exponent: bool) -> str:
     return f"{sign}{digits[:dp]}.{digits[dp:]}"
 
 
-def _go_float(f: float) -> str:
+def go_float(f: float) -> str:
     """fmt's %v for a float64 (shortest digits, exponent form outside [1e-4, 1e6))."""
     if math.isnan(f):
         return "NaN"
@@ -254,7 +254,7 @@ def _go_value(v: Any) -> str:
     if isinstance(v, str):
         return _go_quote(v)
     if isinstance(v, float):
-        return _go_float(v)
+        return go_float(v)
     return _go_json(v)
 
 
@@ -1271,19 +1271,19 @@ def _check_number(v: Any, kind: int, n: _Node, path: str, errs: list[Cause]) -> 
             mult = (1 / factor * v) if factor < 1 else (v / factor)
             if not _is_json_integer(mult):
                 errs.append(
-                    _invalid(path, v, f"{path} in body should be a multiple of {_go_float(factor)}")
+                    _invalid(path, v, f"{path} in body should be a multiple of {go_float(factor)}")
                 )
     if n.minimum is not None:
         lo: float | int = int(n.minimum) if is_int else n.minimum
         if v < lo or (n.exclusive_minimum and v <= lo):
             op = "greater than" if n.exclusive_minimum else "greater than or equal to"
-            shown = str(lo) if is_int else _go_float(float(lo))
+            shown = str(lo) if is_int else go_float(float(lo))
             errs.append(_invalid(path, v, f"{path} in body should be {op} {shown}"))
     if n.maximum is not None:
         hi: float | int = int(n.maximum) if is_int else n.maximum
         if v > hi or (n.exclusive_maximum and v >= hi):
             op = "less than" if n.exclusive_maximum else "less than or equal to"
-            shown = str(hi) if is_int else _go_float(float(hi))
+            shown = str(hi) if is_int else go_float(float(hi))
             errs.append(_invalid(path, v, f"{path} in body should be {op} {shown}"))
 
 
