@@ -69,6 +69,7 @@ __all__ = [
     "format_label_selector",
     "label_selector_from_dict",
     "object_fields",
+    "objects_selecting",
     "parse_field_selector",
     "parse_label_selector",
     "supported_fields",
@@ -662,6 +663,25 @@ def label_selector_from_dict(sel: Mapping[str, Any] | None) -> LabelSelector:
         requirements.append(Requirement(key, op, values))
     requirements.sort(key=lambda r: r.key)
     return LabelSelector(tuple(requirements))
+
+
+def objects_selecting(
+    candidates: Iterable[Mapping[str, Any]], labels: Mapping[str, str]
+) -> list[Mapping[str, Any]]:
+    """The candidates (workloads: a ``spec.selector`` each) whose selector matches ``labels``,
+    in order: how a controller finds the sets that could adopt an orphan pod. No labels match
+    nothing; a missing, empty-of-meaning or invalid selector matches nothing (skipped)."""
+    if not labels:
+        return []
+    found = []
+    for obj in candidates:
+        try:
+            selector = label_selector_from_dict((obj.get("spec") or {}).get("selector"))
+        except ValueError:
+            continue
+        if not selector.matches_nothing() and selector.matches(labels):
+            found.append(obj)
+    return found
 
 
 def format_label_selector(sel: Mapping[str, Any] | None) -> str:

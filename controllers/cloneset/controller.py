@@ -51,7 +51,10 @@ from kube_runtime.events import Recorder
 from kube_runtime.expectations import wait_result
 from kube_runtime.kinds import KindLike, PersistentVolumeClaim, Pod
 from kube_runtime.reconcile import Request, Result
-from kube_runtime.selectors import format_label_selector, label_selector_from_dict
+from kube_runtime.selectors import (
+    format_label_selector,
+    objects_selecting,
+)
 from kube_runtime.workloads.pods import is_active
 from kube_runtime.workloads.revision import list_revisions
 
@@ -110,17 +113,8 @@ class CloneSetReconciler:
     def sets_selecting(self, obj: Obj) -> list[Request]:
         """The CloneSets of ``obj``'s namespace whose selector matches its labels."""
         labels = meta.labels(obj)
-        if not labels:
-            return []
-        requests = []
-        for cs in self._items(CLONESET, meta.namespace(obj)):
-            try:
-                selector = label_selector_from_dict(meta.spec(cs).get("selector"))
-            except ValueError:
-                continue
-            if not selector.matches_nothing() and selector.matches(labels):
-                requests.append(Request.for_object(cs))
-        return requests
+        sets = self._items(CLONESET, meta.namespace(obj))
+        return [Request.for_object(cs) for cs in objects_selecting(sets, labels)]
 
     def orphan_pod_requests(self, pod: Obj) -> Iterable[Request]:
         """An orphan pod wakes the sets that could adopt it."""

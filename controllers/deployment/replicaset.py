@@ -42,7 +42,7 @@ from kube_runtime.expectations import ScaleAction, ScaleExpectations, wait_resul
 from kube_runtime.kinds import Pod, ReplicaSet
 from kube_runtime.ownership import owner_reference
 from kube_runtime.reconcile import Request, Result
-from kube_runtime.selectors import LabelSelector, label_selector_from_dict
+from kube_runtime.selectors import LabelSelector, label_selector_from_dict, objects_selecting
 from kube_runtime.workloads.pods import (
     colocation_ranks,
     is_active,
@@ -269,17 +269,8 @@ class ReplicaSetReconciler:
         if _has_controller(pod):
             return []
         labels = meta.labels(pod)
-        if not labels:
-            return []
-        requests = []
-        for rs in self._reader.list(ReplicaSet, meta.namespace(pod))["items"]:
-            try:
-                selector = label_selector_from_dict((rs.get("spec") or {}).get("selector"))
-            except ValueError:
-                continue
-            if not selector.matches_nothing() and selector.matches(labels):
-                requests.append(Request.for_object(rs))
-        return requests
+        sets = self._reader.list(ReplicaSet, meta.namespace(pod))["items"]
+        return [Request.for_object(rs) for rs in objects_selecting(sets, labels)]
 
     # --- sync -----------------------------------------------------------------------------
 
