@@ -16,7 +16,7 @@ the in-memory fake of a unit test (controller-runtime's ``client.Reader`` / ``Wr
 =====================  ==================================================================
 
 Implementations (each checked against these protocols by mypy, see
-``tests/unit/test_client_protocols.py``):
+``tests/unit/framework/test_client_protocols.py``):
 
 * :class:`kube_runtime.client.Client` - the REST client (reads and writes the API server);
 * :class:`kube_runtime.client.cached.CachedClient` - reads from the informer cache, writes

@@ -523,7 +523,7 @@ ADMISSION_CHECKED = {
 
 #: Grants of the enhanced StatefulSet's validating webhook (StorageClasses), which these
 #: scenarios do not serve: neither required to be used nor taken out here
-#: (tests/unit/test_asts_defaults_webhooks.py checks the webhook's reads, and
+#: (tests/unit/controllers/test_asts_defaults_webhooks.py checks the webhook's reads, and
 #: tests/e2e/test_asts_admission_vct_e2e.py the webhook on kube-apiserver).
 WEBHOOK_GRANTS = {
     (group, resource, verb)

@@ -1,0 +1,434 @@
+"""The StatefulSet algorithm against the FakeClient (no server): one test per upstream case."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from controllers.statefulset.utils import POD_INDEX_LABEL, POD_NAME_LABEL
+from kube_runtime.kinds import StatefulSet
+from kube_runtime.workloads.revision import POD_REVISION_LABEL, revision_from_object
+from tests.support.statefulset_harness import NS, Harness, make_set
+
+
+def image_of(pod):
+    return pod["spec"]["containers"][0]["image"]
+
+
+def set_image(image):
+    def edit(sts):
+        sts["spec"]["template"]["spec"]["containers"][0]["image"] = image
+
+    return edit
+
+
+# --- creation ------------------------------------------------------------------------------
+
+
+def test_ordered_ready_creates_one_pod_at_a_time_after_its_predecessor_is_ready():
+    h = Harness(make_set(3))
+    h.sync()
+    assert h.pod_names() == ["web-0"]
+    h.sync()  # web-0 Pending: wait
+    assert h.pod_writes("create") == ["web-0"]
+    h.set_ready(0, ready=False)
+    h.sync()  # running but not ready: wait
+    assert h.pod_writes("create") == ["web-0"]
+    h.set_ready(0)
+    h.sync()
+    assert h.pod_writes("create") == ["web-0", "web-1"]
+    h.converge()
+    assert h.pod_writes("create") == ["web-0", "web-1", "web-2"]
+    status = h.sts["status"]
+    assert status["replicas"] == status["readyReplicas"] == status["availableReplicas"] == 3
+    assert status["currentReplicas"] == status["updatedReplicas"] == 3
+    assert (
+        status["currentRevision"]
+        == status["updateRevision"]
+        == h.revisions()[0]["metadata"]["name"]
+    )
+    assert status["observedGeneration"] == 1 and status["collisionCount"] == 0
+
+
+def test_pods_carry_identity_owner_and_revision():
+    h = Harness(make_set(1))
+    h.sync()
+    pod = h.pod(0)
+    labels = pod["metadata"]["labels"]
+    assert labels[POD_NAME_LABEL] == "web-0" and labels[POD_INDEX_LABEL] == "0"
+    assert labels[POD_REVISION_LABEL] == h.revisions()[0]["metadata"]["name"]
+    assert labels["app"] == "web"
+    assert pod["spec"]["hostname"] == "web-0" and pod["spec"]["subdomain"] == "web"
+    (ref,) = pod["metadata"]["ownerReferences"]
+    assert (
+        ref["kind"] == "StatefulSet"
+        and ref["controller"] is True
+        and ref["uid"] == h.sts["metadata"]["uid"]
+    )
+    assert (
+        "Normal",
+        "SuccessfulCreate",
+        "create Pod web-0 in StatefulSet web successful",
+    ) in h.recorder.events
+
+
+def test_parallel_creates_all_pods_without_waiting():
+    h = Harness(make_set(4, policy="Parallel"))
+    h.sync()
+    assert h.pod_writes("create") == ["web-0", "web-1", "web-2", "web-3"]
+
+
+def test_ordered_ready_waits_for_terminating_replica():
+    h = Harness(make_set(2))
+    h.converge()
+    h.graceful = True
+    h.terminate_pod("web-0")
+    h.remove_pod("web-1")
+    h.sync()
+    assert h.pod_writes("create") == ["web-0", "web-1"]  # web-1 not recreated yet
+
+
+def test_ordinals_start():
+    h = Harness(make_set(3, ordinals={"start": 5}))
+    h.converge()
+    assert h.pod_names() == ["web-5", "web-6", "web-7"]
+    assert h.pod(5)["metadata"]["labels"][POD_INDEX_LABEL] == "5"
+    h.edit(lambda s: s["spec"].update(replicas=1))
+    h.converge()
+    assert h.pod_names() == ["web-5"]
+    assert h.pod_writes("delete") == ["web-7", "web-6"]
+    h.edit(lambda s: s["spec"].update(ordinals={"start": 0}))
+    h.converge()
+    assert h.pod_names() == ["web-0"]
+
+
+# --- scale down ----------------------------------------------------------------------------
+
+
+def test_ordered_scale_down_highest_first_one_at_a_time():
+    h = Harness(make_set(5))
+    h.converge()
+    h.edit(lambda s: s["spec"].update(replicas=2))
+    h.sync()
+    assert h.pod_writes("delete") == ["web-4"]
+    h.converge()
+    assert h.pod_writes("delete") == ["web-4", "web-3", "web-2"]
+    assert h.pod_names() == ["web-0", "web-1"]
+    assert h.sts["status"]["replicas"] == 2
+
+
+def test_ordered_scale_down_waits_for_terminating_pod():
+    h = Harness(make_set(3))
+    h.converge()
+    h.graceful = True
+    h.edit(lambda s: s["spec"].update(replicas=1))
+    h.sync()
+    h.sync()
+    assert h.pod_writes("delete") == ["web-2"]
+
+
+def test_scale_down_blocked_by_unhealthy_pod_that_is_not_the_first_unhealthy():
+    h = Harness(make_set(5))
+    h.converge()
+    h.edit(lambda s: s["spec"].update(replicas=3))
+    h.set_ready(3, ready=False)
+    h.set_ready(4, ready=False)
+    h.sync()  # first unhealthy is web-3; web-4 is unhealthy too: blocked
+    assert h.pod_writes("delete") == []
+
+
+def test_scale_down_deletes_the_first_unhealthy_pod():
+    h = Harness(make_set(5))
+    h.converge()
+    h.edit(lambda s: s["spec"].update(replicas=3))
+    h.set_ready(4, ready=False)
+    h.sync()
+    assert h.pod_writes("delete") == ["web-4"]
+
+
+def test_parallel_scale_down_deletes_all_condemned_at_once():
+    h = Harness(make_set(5, policy="Parallel"))
+    h.converge()
+    h.graceful = True
+    h.edit(lambda s: s["spec"].update(replicas=1))
+    h.set_ready(2, ready=False)
+    h.sync()
+    assert h.pod_writes("delete") == ["web-4", "web-3", "web-2", "web-1"]
+
+
+# --- repair --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("phase", ["Failed", "Succeeded"])
+def test_failed_pod_is_deleted_then_recreated(phase):
+    h = Harness(make_set(3))
+    h.converge()
+    h.set_phase(1, phase)
+    h.sync()
+    assert h.pod_writes("delete") == ["web-1"]
+    assert h.pod_names() == ["web-0", "web-2"]
+    reason = "RecreatingFailedPod" if phase == "Failed" else "RecreatingTerminatedPod"
+    assert any(e[1] == reason and "web-1" in e[2] for e in h.recorder.events)
+    h.sync()
+    assert h.pod_writes("create")[-1] == "web-1"
+
+
+def test_identity_and_storage_are_repaired():
+    templates = [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}]
+    h = Harness(make_set(2, templates=templates))
+    h.converge()
+
+    def break_identity_and_storage(pod):
+        del pod["metadata"]["labels"][POD_NAME_LABEL]
+        pod["spec"]["volumes"] = []
+
+    h.edit_pod(1, break_identity_and_storage)
+    h.fake.direct.delete("v1/PersistentVolumeClaim", "data-web-1", NS)
+    h.sync()
+    assert h.pod_writes("update") == ["web-1"]
+    pod = h.pod(1)
+    assert pod["metadata"]["labels"][POD_NAME_LABEL] == "web-1"
+    assert pod["spec"]["volumes"] == [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}}
+    ]
+    assert h.claim("data-web-1") is not None
+    h.sync()
+    assert h.pod_writes("update") == ["web-1"]  # nothing more to repair
+
+
+def test_claims_created_before_pods_and_never_deleted_without_policy():
+    templates = [
+        {
+            "metadata": {"name": "data", "labels": {"t": "x"}},
+            "spec": {"accessModes": ["ReadWriteOnce"]},
+        }
+    ]
+    h = Harness(make_set(2, templates=templates))
+    h.converge()
+    creates = [
+        (k, n) for v, k, n in h.writes if v == "create" and k in ("Pod", "PersistentVolumeClaim")
+    ]
+    assert creates == [
+        ("PersistentVolumeClaim", "data-web-0"),
+        ("Pod", "web-0"),
+        ("PersistentVolumeClaim", "data-web-1"),
+        ("Pod", "web-1"),
+    ]
+    claim = h.claim("data-web-0")
+    assert claim["metadata"]["labels"] == {"t": "x", "app": "web"}
+    assert "ownerReferences" not in claim["metadata"]
+    h.edit(lambda s: s["spec"].update(replicas=0))
+    h.converge()
+    assert h.pod_names() == []
+    assert not [w for w in h.writes if w[1] == "PersistentVolumeClaim" and w[0] != "create"]
+
+
+def test_retention_policy_when_scaled_delete_makes_the_pod_own_its_claims():
+    templates = [{"metadata": {"name": "data"}, "spec": {}}]
+    policy = {"whenDeleted": "Delete", "whenScaled": "Delete"}
+    h = Harness(make_set(2, templates=templates, persistentVolumeClaimRetentionPolicy=policy))
+    h.converge()
+    set_uid = h.sts["metadata"]["uid"]
+    refs = h.claim("data-web-1")["metadata"]["ownerReferences"]
+    assert [(r["kind"], r["uid"]) for r in refs] == [("StatefulSet", set_uid)]
+    h.graceful = True
+    h.edit(lambda s: s["spec"].update(replicas=1))
+    pod_uid = h.pod(1)["metadata"]["uid"]
+    h.sync()
+    refs = h.claim("data-web-1")["metadata"]["ownerReferences"]
+    assert [(r["kind"], r["uid"]) for r in refs] == [("Pod", pod_uid)]
+    assert h.pod_writes("delete") == ["web-1"]
+
+
+def test_stale_claim_of_an_old_pod_blocks_creation():
+    templates = [{"metadata": {"name": "data"}, "spec": {}}]
+    policy = {"whenDeleted": "Retain", "whenScaled": "Delete"}
+    h = Harness(make_set(1, templates=templates, persistentVolumeClaimRetentionPolicy=policy))
+    h.seed(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {
+                "name": "data-web-0",
+                "namespace": NS,
+                "ownerReferences": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "name": "web-0",
+                        "uid": "old",
+                        "controller": True,
+                    }
+                ],
+            },
+        }
+    )
+    h.sync()
+    assert h.pod_writes("create") == []
+
+
+# --- updates -------------------------------------------------------------------------------
+
+
+def test_rolling_update_with_partition_recreates_highest_first_down_to_partition():
+    h = Harness(make_set(5, strategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 2}}))
+    h.converge()
+    old = h.sts["status"]["currentRevision"]
+    h.edit(set_image("nginx:2"))
+    h.sync()
+    assert h.pod_writes("delete") == ["web-4"]
+    h.sync()  # recreate web-4 at the update revision
+    assert image_of(h.pod(4)) == "nginx:2"
+    h.sync()  # web-4 not ready yet: wait
+    assert h.pod_writes("delete") == ["web-4"]
+    h.converge()
+    assert h.pod_writes("delete") == ["web-4", "web-3", "web-2"]
+    assert [image_of(h.pod(i)) for i in range(5)] == ["nginx:1"] * 2 + ["nginx:2"] * 3
+    status = h.sts["status"]
+    assert status["currentRevision"] == old != status["updateRevision"]
+    assert status["currentReplicas"] == 2 and status["updatedReplicas"] == 3
+    h.edit(lambda s: s["spec"]["updateStrategy"]["rollingUpdate"].update(partition=0))
+    h.converge()
+    status = h.sts["status"]
+    assert status["currentRevision"] == status["updateRevision"]  # rolling update completed
+    assert status["currentReplicas"] == status["updatedReplicas"] == 5
+
+
+def test_recreated_pod_below_partition_takes_the_current_revision():
+    h = Harness(make_set(3, strategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 3}}))
+    h.converge()
+    h.edit(set_image("nginx:2"))
+    h.remove_pod("web-1")
+    h.converge()
+    assert image_of(h.pod(1)) == "nginx:1"
+
+
+def test_on_delete_never_deletes_for_update_and_recreates_at_update_revision():
+    h = Harness(make_set(3, strategy={"type": "OnDelete"}))
+    h.converge()
+    h.edit(set_image("nginx:2"))
+    h.converge()
+    assert h.pod_writes("delete") == []
+    h.remove_pod("web-1")
+    h.converge()
+    assert [image_of(h.pod(i)) for i in range(3)] == ["nginx:1", "nginx:2", "nginx:1"]
+
+
+def test_max_unavailable_deletes_several_pods_at_once():
+    h = Harness(
+        make_set(5, strategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}})
+    )
+    h.converge()
+    h.edit(set_image("nginx:2"))
+    h.sync()
+    assert h.pod_writes("delete") == ["web-4", "web-3"]
+
+
+def test_max_unavailable_budget_counts_already_unavailable_pods():
+    h = Harness(
+        make_set(5, strategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "40%"}})
+    )
+    h.converge()
+    h.edit(set_image("nginx:2"))
+    h.set_ready(0, ready=False)
+    h.sync()  # OrderedReady blocks on web-0 before any update
+    assert h.pod_writes("delete") == []
+    h.edit(lambda s: s["spec"].update(podManagementPolicy="Parallel"))
+    h.sync()  # Parallel: old unavailable web-0 first, then one available pod (budget 2, 1 used)
+    assert h.pod_writes("delete") == ["web-0", "web-4"]
+
+
+def test_rolling_update_waits_for_unhealthy_pod():
+    h = Harness(make_set(3))
+    h.converge()
+    h.edit(set_image("nginx:2"))
+    h.set_ready(1, ready=False)
+    h.edit(lambda s: s["spec"].update(podManagementPolicy="Parallel"))
+    h.sync()
+    # Parallel: web-1 is old and unavailable: it goes first, no budget left for the others
+    assert h.pod_writes("delete") == ["web-1"]
+
+
+# --- revisions -----------------------------------------------------------------------------
+
+
+def test_new_revision_then_rollback_reuses_the_old_revision():
+    h = Harness(make_set(2))
+    h.converge()
+    (first,) = h.revisions()
+    h.edit(set_image("nginx:2"))
+    h.converge()
+    assert len(h.revisions()) == 2
+    h.edit(set_image("nginx:1"))
+    h.converge()
+    revisions = {r["metadata"]["name"]: r["revision"] for r in h.revisions()}
+    assert len(revisions) == 2
+    assert revisions[first["metadata"]["name"]] == 3
+    assert h.sts["status"]["updateRevision"] == first["metadata"]["name"]
+
+
+def test_collision_count_bumped_on_name_collision():
+    sts = make_set(1)
+    h = Harness(sts)
+    live = h.sts
+    squatter = revision_from_object(live, 1, 0)
+    squatter["data"] = {
+        "spec": {"template": {"$patch": "replace", "metadata": {"labels": {"other": "x"}}}}
+    }
+    squatter["metadata"]["ownerReferences"][0]["uid"] = "someone-else"
+    h.seed(squatter)
+    h.sync()
+    status = h.sts["status"]
+    assert status["collisionCount"] == 1
+    assert status["updateRevision"] != squatter["metadata"]["name"]
+
+
+def test_history_truncated_to_limit_keeping_live_revisions():
+    h = Harness(make_set(2, revisionHistoryLimit=1))
+    h.converge()
+    names = []
+    for image in ("nginx:2", "nginx:3", "nginx:4"):
+        names.append(h.sts["status"]["updateRevision"])
+        h.edit(set_image(image))
+        h.converge()
+    live = h.sts["status"]["updateRevision"]
+    remaining = {r["metadata"]["name"] for r in h.revisions()}
+    assert live in remaining and names[-1] in remaining  # limit 1 keeps the newest history
+    assert len(remaining) == 2
+
+
+# --- minReadySeconds, deletion -------------------------------------------------------------
+
+
+def test_min_ready_seconds_counts_available_and_requeues_when_next_is_available():
+    h = Harness(make_set(2, minReadySeconds=10))
+    h.sync()
+    h.set_ready(0, since=h.now - timedelta(seconds=4))
+    result = h.sync()
+    assert h.pod_writes("create") == ["web-0"]  # OrderedReady waits for availability
+    assert h.sts["status"]["readyReplicas"] == 1 and h.sts["status"]["availableReplicas"] == 0
+    assert result.requeue_after == pytest.approx(6, abs=0.01)
+    h.now += timedelta(seconds=6.01)
+    h.sync()
+    assert h.pod_writes("create") == ["web-0", "web-1"]
+    assert h.sts["status"]["availableReplicas"] == 1
+
+
+def test_set_being_deleted_only_gets_status():
+    h = Harness(make_set(3))
+    h.sync()
+    h.set_ready(0)
+    h.mark_deleting(StatefulSet, "web")
+    writes = len(h.writes)
+    h.sync()
+    assert [w[0] for w in h.writes[writes:]] == ["update_status"]
+    assert h.sts["status"]["readyReplicas"] == 1
+
+
+def test_converged_set_writes_nothing():
+    h = Harness(make_set(3))
+    h.converge()
+    writes = len(h.writes)
+    h.sync()
+    assert len(h.writes) == writes

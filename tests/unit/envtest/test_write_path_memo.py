@@ -1,0 +1,114 @@
+"""The write path's caches: priority classes read once per change, pod spec causes memoized."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+import pytest
+
+from bench.embedded_server import typical_pod
+from kube_runtime.envtest import EmbeddedCluster
+from kube_runtime.envtest.server import validation
+from kube_runtime.envtest.server.errors import ApiError
+from kube_runtime.envtest.server.memo import Memo, json_key
+from tests.support import write_path_corpus
+from tests.support.write_path_corpus import rich_pod
+
+
+def _pod(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "nginx:1"}], **spec},
+    }
+
+
+def test_a_new_or_changed_priority_class_is_seen_by_the_next_pod() -> None:
+    with EmbeddedCluster(kubelet=False) as cluster:
+        store = cluster.store
+        store.create(cluster.resource("", "namespaces"), None, {"metadata": {"name": "ns"}})
+        pods = cluster.resource("", "pods")
+        classes = cluster.resource("scheduling.k8s.io", "priorityclasses")
+        assert store.create(pods, "ns", _pod("a")).obj["spec"]["priority"] == 0
+        with pytest.raises(ApiError) as refused:
+            store.create(pods, "ns", _pod("b", priorityClassName="high"))
+        assert refused.value.code == 403
+        store.create(
+            classes,
+            None,
+            {"metadata": {"name": "high"}, "value": 1000, "globalDefault": True},
+        )
+        high = store.create(pods, "ns", _pod("b", priorityClassName="high")).obj["spec"]
+        assert high["priority"] == 1000
+        default = store.create(pods, "ns", _pod("c")).obj["spec"]
+        assert (default["priorityClassName"], default["priority"]) == ("high", 1000)
+        store.delete(classes, None, "high")
+        assert store.create(pods, "ns", _pod("d")).obj["spec"]["priority"] == 0
+
+
+def test_pod_spec_causes_are_the_same_from_the_memo() -> None:
+    bad = {
+        "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {"containers": [{"name": "C_", "ports": [{"containerPort": 0}]}, {"name": "C_"}]},
+    }
+    first = validation.validate("", "Pod", bad, None)
+    again = validation.validate("", "Pod", bad, None)
+    assert first == again and len(first) >= 4
+    assert [c.field for c in first][:2] == ["spec.containers[0].name", "spec.containers[0].image"]
+    # the same spec under another object: the metadata's causes come first, then the spec's
+    renamed = {**bad, "metadata": {"name": "Bad_Name", "namespace": "ns"}}
+    causes = validation.validate("", "Pod", renamed, None)
+    assert causes[0].field == "metadata.name" and causes[1:] == first
+
+
+def test_json_key_refuses_what_is_not_plain_json() -> None:
+    class Tagged(str):
+        pass
+
+    assert json_key({"a": [1, "x", None, True, 1.5]}) == b'{"a":[1,"x",null,true,1.5]}'
+    assert json_key({"a": Tagged("x")}) is None
+    assert json_key({"a": 2**70}) is None
+    assert json_key({1: "a"}) is None
+
+
+def test_memo_is_bounded() -> None:
+    memo: Memo[int] = Memo(size=3)
+    for i in range(7):
+        memo.put(str(i).encode(), i)
+        assert len(memo) <= 3
+    assert memo.get(b"6") == 6
+    assert memo.get(b"0") is None
+
+
+def _outcome(store: Any, info: Any, body: dict[str, Any], name: str) -> bytes:
+    """A create's stored bytes or error, with what differs from name to name masked."""
+    body = copy.deepcopy(body)
+    if isinstance(body.get("metadata"), dict):
+        body["metadata"]["name"] = name
+    try:
+        obj = store.create(info, "corpus", body).obj
+    except ApiError as e:
+        return orjson.dumps([e.code, e.status]).replace(name.encode(), b"NAME")
+    except Exception as e:  # malformed input the HTTP layer refuses earlier
+        return type(e).__name__.encode()
+    meta = dict(obj["metadata"], name="", uid="", creationTimestamp="", resourceVersion="")
+    return orjson.dumps({**obj, "metadata": meta})
+
+
+def test_a_repeated_pod_spec_is_prepared_as_the_first_time() -> None:
+    """Every pod spec of the write-path corpus created three times (the third create replays
+    the edit script recorded at the second) is stored, or refused, the same each time."""
+    bodies = [
+        *(body for _, body in write_path_corpus.mutations(typical_pod("x"))),
+        *(body for _, body in write_path_corpus.mutations(rich_pod("x"), ("null", "word"))),
+        *(body for _, body in write_path_corpus.hostile_templates()),
+    ]
+    with EmbeddedCluster(kubelet=False) as cluster:
+        store = cluster.store
+        store.create(cluster.resource("", "namespaces"), None, {"metadata": {"name": "corpus"}})
+        pods = cluster.resource("", "pods")
+        for i, body in enumerate(bodies):
+            first, second, third = (_outcome(store, pods, body, f"p{i}-{n}") for n in range(3))
+            assert first == second == third, (i, body)
+        assert len(store.strategy._pod_specs) > 0  # type: ignore[attr-defined]

@@ -1,0 +1,204 @@
+"""Every client implements the client protocols, proved by mypy.
+
+The functions at the top of this module assign each implementation to the protocols of
+:mod:`kube_runtime.client.interfaces` (``x: Client = rest_client`` style). Their bodies do
+nothing at run time; :func:`test_mypy_proves_the_implementations_conform` type-checks this
+file with the project's mypy settings (tests are outside mypy's ``packages``), and a
+negative control shows that the check does reject a class missing a method. The run-time
+tests complement it: ``isinstance`` with the ``runtime_checkable`` protocols and a
+comparison of keyword parameters, which mypy does not compare by name for overloads.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from kubernetes.client import Configuration
+from pydantic import BaseModel
+
+from kube_runtime import kinds
+from kube_runtime.cache import InformerCache
+from kube_runtime.client import Client as RestClient
+from kube_runtime.client import ClientInterface, Resource
+from kube_runtime.client import interfaces as i
+from kube_runtime.client.cached import CachedClient
+from kube_runtime.client.fake import FakeClient
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+class ConfigMapModel(BaseModel):
+    """A typed ConfigMap, to check that model kinds give models back (statically)."""
+
+    __kube_resource__: ClassVar[Resource] = Resource("", "v1", "ConfigMap", "configmaps", True)
+    metadata: dict[str, Any]
+
+
+# ------------------------------------------------------------------ static conformance
+
+
+def _rest_conforms(rest: RestClient) -> None:
+    client: i.Client = rest
+    reader: i.Reader = rest
+    writer: i.Writer = rest
+    status: i.StatusWriter = rest.status()
+    scale: i.SubResourceClient = rest.subresource("scale")
+    del client, reader, writer, status, scale
+
+
+def _cached_conforms(cached: CachedClient) -> None:
+    client: i.Client = cached
+    reader: i.Reader = cached
+    writer: i.Writer = cached
+    status: i.StatusWriter = cached.status()
+    scale: i.SubResourceClient = cached.subresource("scale")
+    del client, reader, writer, status, scale
+
+
+def _fake_conforms(fake: FakeClient) -> None:
+    client: i.Client = fake
+    reader: i.Reader = fake
+    writer: i.Writer = fake
+    status: i.StatusWriter = fake.status()
+    scale: i.SubResourceClient = fake.subresource("scale")
+    exported: ClientInterface = fake
+    del client, reader, writer, status, scale, exported
+
+
+def _protocol_results_are_typed(client: i.Client) -> None:
+    """Overloads: a model kind gives the model, anything else a dict."""
+    as_dict: dict[str, Any] = client.get(kinds.ConfigMap, "a", "ns")
+    as_model: ConfigMapModel = client.get(ConfigMapModel, "a", "ns")
+    created: ConfigMapModel = client.create(as_model)
+    updated: dict[str, Any] = client.status().update(as_dict)
+    patched: ConfigMapModel = client.patch(ConfigMapModel, "a", {"metadata": {}}, namespace="ns")
+    listed: dict[str, Any] = client.list(kinds.ConfigMap, "ns", index=("label", "app=web"))
+    scale: dict[str, Any] = client.subresource("scale").get(kinds.StatefulSet, "web", "ns")
+    del created, updated, patched, listed, scale
+
+
+# ------------------------------------------------------------------ the mypy run
+
+
+def _mypy(*paths: Path) -> tuple[str, int]:
+    api = pytest.importorskip("mypy.api")
+    config = str(ROOT / "pyproject.toml")  # the project's strict settings, from any cwd
+    stdout, stderr, status = api.run(
+        [*(str(p) for p in paths), "--config-file", config, "--no-error-summary"]
+    )
+    return stdout + stderr, status
+
+
+def test_mypy_proves_the_implementations_conform(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # mypy finds kube_runtime and its cache from the project root
+    out, status = _mypy(Path(__file__))
+    assert status == 0, out
+
+
+def test_mypy_rejects_a_client_missing_a_method(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    bad = tmp_path / "incomplete_client.py"
+    bad.write_text(
+        textwrap.dedent(
+            """
+            from typing import Any
+
+            from kube_runtime.client import interfaces
+            from kube_runtime.client.fake import FakeClient
+
+            class ReadOnly:  # a structural client that forgot everything but get
+                def get(self, kind: Any, name: str, namespace: str | None = None) -> Any:
+                    return FakeClient().get(kind, name, namespace)
+
+            def check(c: ReadOnly) -> interfaces.Client:
+                return c
+            """
+        )
+    )
+    out, status = _mypy(bad)
+    assert status == 1 and "incompatible return value type" in out.lower(), out
+
+
+# ------------------------------------------------------------------ run time
+
+
+@pytest.fixture
+def rest() -> RestClient:
+    return RestClient(Configuration(host="http://127.0.0.1:9"))  # never contacted
+
+
+def _implementations(rest: RestClient) -> list[Any]:
+    return [rest, CachedClient(rest, InformerCache(rest)), FakeClient()]
+
+
+def test_every_implementation_is_a_client_at_run_time(rest: RestClient) -> None:
+    for impl in _implementations(rest):
+        assert isinstance(impl, ClientInterface)
+        assert isinstance(impl, i.Reader) and isinstance(impl, i.Writer)
+        assert isinstance(impl.status(), i.StatusWriter)
+        assert isinstance(impl.subresource("scale"), i.SubResourceClient)
+
+
+_PROTOCOL_METHODS = [
+    (i.Reader, ("get", "list")),
+    (i.Writer, ("create", "update", "patch", "apply", "delete", "delete_all_of")),
+    (i.Client, ("status", "subresource")),
+]
+
+
+def _parameters(fn: Any) -> dict[str, tuple[Any, Any]]:
+    return {
+        name: (p.kind, p.default)
+        for name, p in inspect.signature(fn).parameters.items()
+        if name != "self"
+    }
+
+
+@pytest.mark.parametrize("index", [0, 1, 2], ids=["rest", "cached", "fake"])
+def test_implementations_take_every_protocol_parameter(rest: RestClient, index: int) -> None:
+    impl = _implementations(rest)[index]
+    pairs = [(proto, name, impl) for proto, names in _PROTOCOL_METHODS for name in names]
+    pairs += [(i.StatusWriter, name, impl.status()) for name in ("update", "patch")]
+    pairs += [(i.SubResourceClient, n, impl.subresource("x")) for n in ("get", "update", "patch")]
+    for proto, name, target in pairs:
+        wanted = _parameters(getattr(proto, name))
+        have = _parameters(getattr(target, name))
+        for param, (kind, default) in wanted.items():
+            assert param in have, f"{type(target).__name__}.{name} lacks {param}"
+            assert have[param] == (kind, default), f"{type(target).__name__}.{name}({param})"
+
+
+def test_rest_list_by_index_needs_a_cache(rest: RestClient) -> None:
+    with pytest.raises(ValueError, match="index lookups need a cache-backed reader"):
+        rest.list(kinds.Pod, "ns", index=("node", "n1"))
+
+
+def test_a_subclass_of_a_protocol_gets_the_public_methods_from_its_hooks() -> None:
+    """The protocols' default methods gather the keywords and call the ``_do_*`` hooks."""
+    from kube_runtime.client.options import ListQuery
+
+    calls: list[tuple[object, ...]] = []
+
+    class Mini(i.Reader):
+        def _do_get(self, kind: object, name: str, namespace: str | None) -> object:
+            calls.append(("get", kind, name, namespace))
+            return {"kind": "ConfigMap"}
+
+        def _do_list(self, kind: object, namespace: str | None, query: ListQuery) -> object:
+            calls.append(("list", kind, namespace, query))
+            return {"items": []}
+
+    reader = Mini()
+    assert isinstance(reader, i.Reader)
+    assert reader.get("v1/ConfigMap", "a", "ns") == {"kind": "ConfigMap"}
+    reader.list("v1/ConfigMap", "ns", label_selector={"app": "web"}, limit=3)
+    assert calls == [
+        ("get", "v1/ConfigMap", "a", "ns"),
+        ("list", "v1/ConfigMap", "ns", ListQuery(label_selector={"app": "web"}, limit=3)),
+    ]
