@@ -16,7 +16,7 @@ from codegen.cli import main
 from kube_runtime import kinds
 from kube_runtime.client import Client, NoKindMatchError, NotFound
 from kube_runtime.models import ObjectMeta
-from tests.unit.codegen.test_codegen import CRD_DIR, CRD_FILES, load_module
+from tests.support.codegen import CRD_DIR, CRD_FILES, load_module
 
 CLONESET_CRD = CRD_DIR / CRD_FILES["cloneset"]
 

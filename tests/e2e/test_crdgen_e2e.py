@@ -17,7 +17,7 @@ from kube_runtime import kinds
 from kube_runtime.client import Client, Invalid, NotFound
 from kube_runtime.crds import install_crd
 from kube_runtime.envtest.plugin import backend_of
-from tests.unit.codegen.test_crdgen import BAD_SPECS, GOOD, Cache, CacheV1alpha1, bad_object
+from tests.support.crdgen_models import BAD_SPECS, GOOD, Cache, CacheV1alpha1, bad_object
 
 
 @pytest.fixture

@@ -7,108 +7,28 @@ message naming the field."""
 from __future__ import annotations
 
 import copy
-import importlib.util
-import itertools
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from codegen import CrdError, from_file, generate
-
-REPO = Path(__file__).resolve().parents[3]
-CRD_DIR = REPO / "tests" / "crds"
-CRD_FILES = {
-    "cloneset": "apps.kruise.io_clonesets.yaml",
-    "asts": "apps.kruise.io_statefulsets.yaml",
-    "certificate": "cert-manager.io_certificates.yaml",
-    "servicemonitor": "monitoring.coreos.com_servicemonitors.yaml",
-    "httproute": "gateway.networking.k8s.io_httproutes.yaml",
-    "scaledobject": "keda.sh_scaledobjects.yaml",
-}
-BIN = Path(sys.executable).parent
-_counter = itertools.count()
-
-
-def repository_crds() -> list[Path]:
-    """Every manifest holding a CRD under the repository's deploy/, controllers/, examples/
-    and tests/ directories (the public fixtures in tests/crds included)."""
-    found = []
-    for top in ("deploy", "controllers", "examples", "tests"):
-        for path in sorted((REPO / top).rglob("*.y*ml")):
-            try:
-                from_file(path)
-            except CrdError:
-                continue
-            found.append(path)
-    return found
-
-
-def load_module(text: str, directory: Path, stem: str = "generated") -> ModuleType:
-    """Write ``text`` to ``directory`` and import it under a unique module name."""
-    name = f"_codegen_{stem}_{next(_counter)}"
-    path = directory / f"{name}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def extras(model: Any, path: str = "") -> list[str]:
-    """Paths of every undeclared key kept on ``model`` and its children."""
-    out: list[str] = []
-    if isinstance(model, BaseModel):
-        out += [f"{path}.{k}" for k in model.__pydantic_extra__ or {}]
-        for name in model.model_fields_set:
-            if name in type(model).model_fields:
-                out += extras(getattr(model, name), f"{path}.{name}")
-    elif isinstance(model, list):
-        for i, item in enumerate(model):
-            out += extras(item, f"{path}[{i}]")
-    elif isinstance(model, dict):
-        for key, value in model.items():
-            out += extras(value, f"{path}.{key}")
-    return out
-
-
-def wire(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
-
-
-def ruff_clean(text: str) -> None:
-    """``ruff format`` leaves ``text`` unchanged and ``ruff check`` passes (project config;
-    the stdin filename places the module inside the project for import sorting)."""
-    ruff = BIN / "ruff"
-    if not ruff.exists():
-        pytest.skip("ruff not installed")
-    stdin_name = str(REPO / "codegen" / "_generated_check.py")
-    formatted = subprocess.run(
-        [ruff, "format", "--stdin-filename", stdin_name, "-"],
-        input=text,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=True,
-    ).stdout
-    assert formatted == text, "generated code is not ruff-formatted"
-    lint = subprocess.run(
-        [ruff, "check", "--stdin-filename", stdin_name, "-"],
-        input=text,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    assert lint.returncode == 0, lint.stdout + lint.stderr
-
+from codegen import from_file, generate
+from tests.support.codegen import (
+    BIN,
+    CRD_DIR,
+    CRD_FILES,
+    REPO,
+    extras,
+    load_module,
+    repository_crds,
+    ruff_clean,
+    wire,
+)
 
 METADATA = {
     "name": "web",

@@ -18,8 +18,14 @@ from codegen.crdgen import main as crd_main
 from kube_runtime.client import Resource
 from kube_runtime.client.mapping import RestMapper
 from kube_runtime.models import crd
-from tests.unit.codegen.test_codegen import CRD_DIR, CRD_FILES, REPO, load_module, repository_crds
-from tests.unit.codegen.test_crdgen import assert_same_schema
+from tests.support.codegen import (
+    CRD_DIR,
+    CRD_FILES,
+    REPO,
+    assert_same_schema,
+    load_module,
+    repository_crds,
+)
 
 SETTINGS_CRD = """
 apiVersion: apiextensions.k8s.io/v1

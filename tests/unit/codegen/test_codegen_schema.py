@@ -16,7 +16,7 @@ from codegen import CrdError, from_text, generate
 from codegen.cli import main
 from codegen.naming import class_part, field_name
 from codegen.pyexpr import py_str
-from tests.unit.codegen.test_codegen import load_module, ruff_clean, wire
+from tests.support.codegen import load_module, ruff_clean, wire
 
 
 def crd(

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from codegen import CrdError, from_text, generate, yaml12
 from codegen.cli import main
 from codegen.yaml12 import YamlError, load_all
-from tests.unit.codegen.test_codegen import load_module
+from tests.support.codegen import load_module
 
 PITFALLS = b"""\
 apiVersion: apiextensions.k8s.io/v1

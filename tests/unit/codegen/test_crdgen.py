@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -24,176 +24,25 @@ from codegen.crdgen import (
     object_schema,
     version_schema,
 )
-from codegen.shared import shared_type
 from kube_runtime.client import Resource
 from kube_runtime.models import (
-    Condition,
-    DateTime,
-    EmbeddedResource,
     KubeModel,
     ObjectMeta,
     crd,
     model_default,
 )
-from tests.unit.codegen.test_codegen import CRD_DIR, CRD_FILES, load_module
-
-GROUP = "crdgen.kube-runtime.test"
-
-
-class Port(KubeModel):
-    """A named port."""
-
-    name: str = Field(pattern="^[a-z][a-z0-9-]*$", max_length=15)
-    port: int = Field(ge=1, lt=65536)
-    protocol: Literal["TCP", "UDP"] = "TCP"
-
-
-@crd.rule("self.min <= self.max", message="min must not exceed max")
-class Eviction(KubeModel):
-    """When entries are evicted."""
-
-    min: int = Field(0, ge=0)
-    max: int = Field(100, ge=0)
-
-
-class CacheSpec(KubeModel):
-    """The desired state of a Cache."""
-
-    replicas: int = Field(1, ge=0, le=10, description="Number of cache servers.")
-    engine: Literal["redis", "memcached"] = "redis"
-    size: int | str = Field(description="Memory per server: bytes or a quantity like 1Gi.")
-    ports: Annotated[list[Port], crd.ListType("map", keys=("name",))] | None = None
-    eviction: Eviction | None = Field(None, description="Eviction thresholds.")
-    tags: set[str] | None = None
-    labels: dict[str, str] | None = Field(None, max_length=8)
-    config: dict[str, Any] | None = Field(None, description="Engine settings, kept as given.")
-    template: EmbeddedResource | None = None
-    ratio: float = Field(0.5, gt=0, le=1, multiple_of=0.05)
-    shards: Annotated[int, crd.Validation("self % 2 == 1", message="an odd number")] = 1
-    owner: Annotated[str, crd.Format("email")] | None = None
-    paused_until: DateTime | None = Field(
-        None, validation_alias="pausedUntil", serialization_alias="pausedUntil"
-    )
-    note: str | None = Field(None, min_length=1)
-    comment: str | None = Field(
-        description="Nullable: may be sent as null.", validation_alias="comment"
-    )
-
-
-class CacheStatus(KubeModel):
-    """The observed state of a Cache."""
-
-    replicas: int = 0
-    selector: str | None = None
-    conditions: Annotated[list[Condition], crd.ListType("map", keys=("type",))] | None = None
-
-
-class Cache(KubeModel):
-    """A replicated in-memory cache."""
-
-    __kube_resource__: ClassVar[Resource] = Resource(
-        group=GROUP,
-        version="v1",
-        kind="Cache",
-        plural="caches",
-        namespaced=True,
-        subresources=frozenset({"status", "scale"}),
-        short_names=("cch",),
-    )
-    __crd__: ClassVar[crd.Config] = crd.Config(
-        storage=True,
-        categories=("kube-runtime-test",),
-        printer_columns=(
-            crd.PrinterColumn("Engine", ".spec.engine"),
-            crd.PrinterColumn("Replicas", ".status.replicas", type="integer"),
-            crd.PrinterColumn("Size", ".spec.size", priority=1, description="memory"),
-        ),
-        scale=crd.Scale(label_selector_path=".status.selector"),
-    )
-    api_version: Literal["crdgen.kube-runtime.test/v1"] = Field(
-        "crdgen.kube-runtime.test/v1",
-        validation_alias="apiVersion",
-        serialization_alias="apiVersion",
-    )
-    kind: Literal["Cache"] = "Cache"
-    metadata: ObjectMeta
-    spec: CacheSpec
-    status: CacheStatus | None = None
-
-
-class CacheSpecV1alpha1(KubeModel):
-    """The desired state of a Cache (v1alpha1)."""
-
-    replicas: int | None = None
-
-
-class CacheV1alpha1(KubeModel):
-    """A cache, first version."""
-
-    __kube_resource__: ClassVar[Resource] = Resource(
-        group=GROUP,
-        version="v1alpha1",
-        kind="Cache",
-        plural="caches",
-        namespaced=True,
-        subresources=frozenset({"status"}),
-        short_names=("cch",),
-    )
-    __crd__: ClassVar[crd.Config] = crd.Config(
-        deprecation_warning="use v1", categories=("kube-runtime-test", "all")
-    )
-    metadata: ObjectMeta
-    spec: CacheSpecV1alpha1 | None = None
-    status: dict[str, Any] | None = None
-
-
-GOOD = {
-    "apiVersion": f"{GROUP}/v1",
-    "kind": "Cache",
-    "metadata": {"name": "c"},
-    "spec": {
-        "replicas": 3,
-        "engine": "memcached",
-        "size": "1Gi",
-        "ports": [{"name": "main", "port": 6379}],
-        "eviction": {"min": 1, "max": 2},
-        "tags": ["a", "b"],
-        "labels": {"team": "x"},
-        "config": {"maxmemory-policy": "allkeys-lru", "nested": {"x": [1, 2]}},
-        "template": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}},
-        "ratio": 0.25,
-        "shards": 3,
-        "pausedUntil": "2026-01-01T00:00:00Z",
-        "comment": None,
-    },
-}
-
-# Each rejected both by the Python model and by the API server (pydantic's errors are the
-# model's side; tests/e2e checks the server's).
-BAD_SPECS: dict[str, dict[str, Any]] = {
-    "replicas below minimum": {"replicas": -1},
-    "replicas above maximum": {"replicas": 11},
-    "engine not in enum": {"engine": "etcd"},
-    "port name pattern": {"ports": [{"name": "Main", "port": 1}]},
-    "port exclusive maximum": {"ports": [{"name": "main", "port": 65536}]},
-    "port name too long": {"ports": [{"name": "a" * 16, "port": 1}]},
-    "protocol enum": {"ports": [{"name": "main", "port": 1, "protocol": "SCTP"}]},
-    # 0.0, not 0: kube-apiserver 1.20 drops the connection (a panic) checking the integer 0
-    # against a fractional multipleOf
-    "ratio exclusive minimum": {"ratio": 0.0},
-    "ratio not a multiple": {"ratio": 0.33},
-    "too many labels": {"labels": {str(i): "v" for i in range(9)}},
-    "empty note": {"note": ""},
-    "size as a list": {"size": [1]},
-    "replicas as a string": {"replicas": "three"},
-}
-
-
-def bad_object(change: dict[str, Any]) -> dict[str, Any]:
-    """GOOD with ``change`` merged into its spec."""
-    obj = copy.deepcopy(GOOD)
-    obj["spec"].update(change)
-    return obj
+from tests.support.codegen import CRD_DIR, CRD_FILES, assert_same_schema, load_module
+from tests.support.crdgen_models import (
+    BAD_SPECS,
+    GOOD,
+    GROUP,
+    Cache,
+    CacheSpecV1alpha1,
+    CacheV1alpha1,
+    Eviction,
+    Port,
+    bad_object,
+)
 
 
 def spec_schema(model: type[BaseModel] = Cache) -> dict[str, Any]:
@@ -548,12 +397,12 @@ def test_unstructural_fields_are_errors_naming_the_field(annotation: Any, messag
 def test_command_writes_stdout_file_and_checks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    target = "tests.unit.codegen.test_crdgen:CacheV1alpha1"
-    assert main(["generate", target, "tests.unit.codegen.test_crdgen:Cache"]) == 0
+    target = "tests.support.crdgen_models:CacheV1alpha1"
+    assert main(["generate", target, "tests.support.crdgen_models:Cache"]) == 0
     text = capsys.readouterr().out
     assert text == dump_yaml(crd_documents([CacheV1alpha1, Cache]))
     out = tmp_path / "crd.yaml"
-    args = ["generate", target, "tests.unit.codegen.test_crdgen:Cache", "-o", str(out)]
+    args = ["generate", target, "tests.support.crdgen_models:Cache", "-o", str(out)]
     assert main(args) == 0 and out.read_text() == text
     assert main([*args, "--check"]) == 0
     out.write_text(text.replace("cch", "cc"))
@@ -563,7 +412,7 @@ def test_command_writes_stdout_file_and_checks(
 
 
 def test_command_takes_every_resource_class_of_a_module(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["generate", "tests.unit.codegen.test_crdgen"]) == 0
+    assert main(["generate", "tests.support.crdgen_models"]) == 0
     docs = list(yaml.safe_load_all(capsys.readouterr().out))
     # Cache and CacheV1alpha1 (definition order); classes made inside tests are not module-level
     assert [d["metadata"]["name"] for d in docs] == [f"caches.{GROUP}"]
@@ -575,22 +424,22 @@ def test_command_takes_every_resource_class_of_a_module(capsys: pytest.CaptureFi
     [
         (["generate", "no_such_module_xyz:Model"], "cannot import no_such_module_xyz"),
         (
-            ["generate", "tests.unit.codegen.test_crdgen:Nope"],
-            "tests.unit.codegen.test_crdgen has no Nope",
+            ["generate", "tests.support.crdgen_models:Nope"],
+            "tests.support.crdgen_models has no Nope",
         ),
-        (["generate", "tests.unit.codegen.test_crdgen:GROUP"], "is not a pydantic model class"),
-        (["generate", "tests.unit.codegen.test_crdgen:Port"], "has no __kube_resource__"),
-        (["generate", "tests.unit.codegen.test_crdgen:"], "expected package.module:Model"),
+        (["generate", "tests.support.crdgen_models:GROUP"], "is not a pydantic model class"),
+        (["generate", "tests.support.crdgen_models:Port"], "has no __kube_resource__"),
+        (["generate", "tests.support.crdgen_models:"], "expected package.module:Model"),
         (["generate", "codegen.naming"], "defines no model with a __kube_resource__"),
         (
-            ["generate", "tests.unit.codegen.test_crdgen:Cache", "--check"],
+            ["generate", "tests.support.crdgen_models:Cache", "--check"],
             "--check needs -o OUTPUT",
         ),
         (["generate"], "the following arguments are required: TARGET"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         ([], "the following arguments are required"),
         (
-            ["generate", "tests.unit.codegen.test_crdgen:Cache", "-o", "/nonexistent-dir/crd.yaml"],
+            ["generate", "tests.support.crdgen_models:Cache", "-o", "/nonexistent-dir/crd.yaml"],
             "/nonexistent-dir/crd.yaml: No such file or directory",
         ),
     ],
@@ -656,42 +505,6 @@ def test_round_trip_of_the_real_crds_schemas(tmp_path: Path) -> None:
         for key in ("apiVersion", "kind", "metadata"):
             schema["properties"].pop(key, None)
     assert_same_schema(got, want)
-
-
-def _normalized(node: Any) -> Any:
-    """Order-free form (required lists sorted), without descriptions and what codegen does
-    not carry because it changes nothing: int32/int64 formats (Python ints are unbounded; the
-    API server does not check them) and ``x-kubernetes-list-type: atomic`` (the default)."""
-    if isinstance(node, dict):
-        return {
-            k: sorted(v) if k == "required" else _normalized(v)
-            for k, v in node.items()
-            if k != "description"
-            and not (k == "format" and v in ("int32", "int64"))
-            and not (k == "x-kubernetes-list-type" and v == "atomic")
-        }
-    if isinstance(node, list):
-        return [_normalized(v) for v in node]
-    return node
-
-
-def _descriptions(node: Any, path: str = "") -> dict[str, str]:
-    """Every description by path, except inside core types (kube_runtime.models' own apply there)."""
-    out = {path: node["description"]} if "description" in node else {}
-    if shared_type(node) is not None:
-        return out
-    for key, child in (node.get("properties") or {}).items():
-        out |= _descriptions(child, f"{path}.{key}")
-    for key, suffix in (("items", "[]"), ("additionalProperties", "{}")):
-        if isinstance(node.get(key), dict):
-            out |= _descriptions(node[key], path + suffix)
-    return out
-
-
-def assert_same_schema(got: dict[str, Any], want: dict[str, Any]) -> None:
-    """Same structure and validation, same descriptions (outside core types)."""
-    assert _normalized(got) == _normalized(want)
-    assert _descriptions(got) == _descriptions(want)
 
 
 @pytest.mark.parametrize("name", ["asts", "cloneset", "scaledobject"])

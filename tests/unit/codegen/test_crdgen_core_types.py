@@ -13,7 +13,7 @@ import yaml
 from codegen import from_text, generate
 from codegen.shared import shared_type
 from kube_runtime import models
-from tests.unit.codegen.test_codegen import CRD_DIR, CRD_FILES, load_module
+from tests.support.codegen import CRD_DIR, CRD_FILES, load_module
 
 REPO = Path(__file__).resolve().parents[3]
 
