@@ -1,5 +1,5 @@
 """CloneSet decisions that follow OpenKruise where the controller used to differ (issue 22),
-on the FakeClient harness of :mod:`tests.unit.controllers.test_cloneset_control`:
+on the FakeClient harness of :mod:`tests.support.cloneset_harness`:
 
 * percent partitions as ``util.CalculatePartitionReplicas`` (upstream's own table);
 * scaling counts a pod held in PreparingUpdate as updated (``PreparingUpdateAsUpdate``);
@@ -43,7 +43,7 @@ from kube_runtime.workloads.inplace import (
     container_priorities,
     split_batch,
 )
-from tests.unit.controllers.test_cloneset_control import VCT, Harness, make_cs, revision
+from tests.support.cloneset_harness import VCT, Harness, make_cs, revision
 
 # --- partition ------------------------------------------------------------------------------
 

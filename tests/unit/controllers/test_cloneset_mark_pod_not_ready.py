@@ -16,7 +16,7 @@ from controllers.cloneset import lifecycle
 from kube_runtime import meta
 from kube_runtime.workloads import podreadiness
 from kube_runtime.workloads.inplace import STATE_ANNOTATION
-from tests.unit.controllers.test_cloneset_control import (
+from tests.support.cloneset_harness import (
     Harness,
     converged,
     image,

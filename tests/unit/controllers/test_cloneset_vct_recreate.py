@@ -1,6 +1,6 @@
 """CloneSet: a changed ``volumeClaimTemplates`` recreates pods and claims behind Kruise's
 ``RecreatePodWhenChangeVCTInCloneSetGate`` (issue 22), on the FakeClient harness of
-:mod:`tests.unit.controllers.test_cloneset_control`.
+:mod:`tests.support.cloneset_harness`.
 
 Covered: the claim-template hash every revision records (``kruise.io/cloneset-volumeclaimtemplate-hash``,
 rewritten when a rollback brings an older revision back), the in-place decision with the gate on
@@ -31,7 +31,7 @@ from controllers.cloneset.revision import (
 )
 from kube_runtime import meta
 from kube_runtime.kinds import ControllerRevision
-from tests.unit.controllers.test_cloneset_control import NS, Harness, image, make_cs
+from tests.support.cloneset_harness import NS, Harness, image, make_cs
 
 GATE_ON = {FEATURE_GATES_ENV: f"{RECREATE_POD_WHEN_CHANGE_VCT_GATE}=true"}
 
