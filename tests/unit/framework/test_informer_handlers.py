@@ -12,7 +12,7 @@ from kube_runtime.cache.informer import ResourceEventHandlerFuncs, SharedInforme
 from kube_runtime.cache.store import DeletedFinalStateUnknown
 from kube_runtime.envtest import wait_for
 from kube_runtime.kinds import ConfigMap
-from tests.unit.framework.test_informer_fake_source import FakeServer, RecordingBackoff
+from tests.support.fake_watch_source import FakeServer, RecordingBackoff
 
 
 class Recorder:

@@ -15,7 +15,7 @@ from kube_runtime.cache.store import Indexer
 from kube_runtime.clock import FakeClock
 from kube_runtime.envtest import wait_for
 from kube_runtime.kinds import ConfigMap
-from tests.unit.framework.test_informer_fake_source import (
+from tests.support.fake_watch_source import (
     FakeGone,
     FakeServer,
     FakeServerError,
