@@ -11,19 +11,19 @@ from kubernetes.client import Configuration
 from kube_runtime.client import Client, WriteRefused
 from kube_runtime.clock import FakeClock
 from kube_runtime.manager import Manager
-from tests.unit.framework.test_leaderelection import NAME, NS, FakeClient, _clock, _elector
+from tests.support.leaderelection import NAME, NS, FakeClient, lease_clock, make_elector
 
 
 def _leading(clock: FakeClock) -> Any:
     client = FakeClient()
-    a = _elector(client, "a", clock, lease_duration=15.0, renew_deadline=10.0, retry_period=2.0)
+    a = make_elector(client, "a", clock, lease_duration=15.0, renew_deadline=10.0, retry_period=2.0)
     assert a.try_acquire_or_renew()
     a._leading = True  # what run() records once the lease is acquired
     return a, client
 
 
 def test_the_lease_is_provable_until_renew_deadline_after_the_last_renewal_sent() -> None:
-    clock = _clock()
+    clock = lease_clock()
     a, _ = _leading(clock)
     assert a.holds_lease_safely()
     clock.step(9.9)
@@ -35,7 +35,7 @@ def test_the_lease_is_provable_until_renew_deadline_after_the_last_renewal_sent(
 
 
 def test_a_newer_lease_naming_another_holder_deposes_the_leader_at_once() -> None:
-    clock = _clock()
+    clock = lease_clock()
     a, client = _leading(clock)
     own = client.objects[(NS, NAME)]
     older = {**own, "metadata": {**own["metadata"], "resourceVersion": "0"}}
@@ -69,11 +69,11 @@ def _manager() -> Manager:
 
 def test_the_manager_refuses_writes_once_the_lease_is_not_provable() -> None:
     manager = _manager()
-    manager._elector = Elector(safe=True)  # type: ignore[assignment]
+    manager.make_elector = Elector(safe=True)  # type: ignore[assignment]
     manager.api_reader.write_guard = manager._guard_write
     manager.elected.set()
     manager._guard_write("PATCH", "/api/v1/namespaces/x/pods/p")  # leading: allowed
-    manager._elector = Elector(safe=False)  # type: ignore[assignment]
+    manager.make_elector = Elector(safe=False)  # type: ignore[assignment]
     with pytest.raises(WriteRefused, match="no longer leads"):
         manager.api_reader.request("PATCH", "/api/v1/namespaces/x/pods/p", body={})
     assert manager._stop.is_set() and manager._lost_leadership
@@ -85,7 +85,7 @@ def test_the_manager_refuses_writes_once_the_lease_is_not_provable() -> None:
 
 def test_before_election_writes_are_not_fenced() -> None:
     manager = _manager()
-    manager._elector = Elector(safe=False)  # type: ignore[assignment]
+    manager.make_elector = Elector(safe=False)  # type: ignore[assignment]
     manager._guard_write("POST", "/api/v1/namespaces/x/events")  # not elected yet: allowed
 
 

@@ -7,96 +7,23 @@ durations for the loops and callbacks.
 
 from __future__ import annotations
 
-import copy
-import re
 import threading
-from collections.abc import Callable
-from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 
 from kube_runtime import metrics
-from kube_runtime.client.errors import AlreadyExists, Conflict, NotFound, ServerError
-from kube_runtime.clock import REAL, FakeClock
+from kube_runtime.clock import REAL
 from kube_runtime.envtest.waiting import wait_for
-from kube_runtime.kinds import Lease
-from kube_runtime.leaderelection import LeaderElector
-
-MICROTIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
-NS, NAME = "kube-system", "my-controller"
-
-
-def _status(code: int, reason: str) -> dict[str, Any]:
-    return {"kind": "Status", "code": code, "reason": reason, "message": reason}
-
-
-class FakeClient:
-    """Just enough of ``Client`` for Leases: get/create/update with resourceVersion checks."""
-
-    def __init__(self) -> None:
-        self.objects: dict[tuple[str, str], dict[str, Any]] = {}
-        self.rv = 0
-        self.calls: list[str] = []
-        self.before_update: Callable[[], None] | None = None
-        self.fail_updates = False
-        self.lock = threading.Lock()
-
-    def get(self, kind: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
-        assert kind == Lease
-        with self.lock:
-            self.calls.append("get")
-            obj = self.objects.get((namespace or "", name))
-            if obj is None:
-                raise NotFound(_status(404, "NotFound"))
-            return copy.deepcopy(obj)
-
-    def create(self, obj: dict[str, Any], **_: Any) -> dict[str, Any]:
-        with self.lock:
-            self.calls.append("create")
-            key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
-            if key in self.objects:
-                raise AlreadyExists(_status(409, "AlreadyExists"))
-            return self._store(key, copy.deepcopy(obj))
-
-    def update(self, obj: dict[str, Any]) -> dict[str, Any]:
-        if self.before_update is not None:
-            hook, self.before_update = self.before_update, None
-            hook()
-        with self.lock:
-            self.calls.append("update")
-            if self.fail_updates:
-                raise ServerError(_status(500, "InternalError"))
-            key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
-            stored = self.objects.get(key)
-            if stored is None:
-                raise NotFound(_status(404, "NotFound"))
-            if obj["metadata"].get("resourceVersion") != stored["metadata"]["resourceVersion"]:
-                raise Conflict(_status(409, "Conflict"))
-            return self._store(key, copy.deepcopy(obj))
-
-    def _store(self, key: tuple[str, str], obj: dict[str, Any]) -> dict[str, Any]:
-        self.rv += 1
-        obj["metadata"]["resourceVersion"] = str(self.rv)
-        self.objects[key] = obj
-        return copy.deepcopy(obj)
-
-    def spec(self) -> dict[str, Any]:
-        return dict(self.objects[(NS, NAME)]["spec"])
-
-
-EPOCH = datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc).timestamp()
-
-
-def _clock(start: float = EPOCH) -> FakeClock:
-    """A hand-stepped clock whose wall clock reads ``start`` at first."""
-    return FakeClock(start=start)
-
-
-def _elector(client: FakeClient, identity: str, clock: Any = None, **kw: Any) -> LeaderElector:
-    kw.setdefault("on_started_leading", lambda stop: None)
-    kw.setdefault("on_stopped_leading", lambda: None)
-    return LeaderElector(client, NS, NAME, identity, clock=clock or _clock(), **kw)
+from tests.support.leaderelection import (
+    EPOCH,
+    MICROTIME,
+    NAME,
+    NS,
+    FakeClient,
+    lease_clock,
+    make_elector,
+)
 
 
 @pytest.mark.parametrize(
@@ -114,17 +41,17 @@ def _elector(client: FakeClient, identity: str, clock: Any = None, **kw: Any) ->
 )
 def test_invalid_durations_are_rejected(kw: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        _elector(FakeClient(), "a", **kw)
+        make_elector(FakeClient(), "a", **kw)
 
 
 def test_empty_identity_is_rejected() -> None:
     with pytest.raises(ValueError, match="identity"):
-        _elector(FakeClient(), "")
+        make_elector(FakeClient(), "")
 
 
 def test_acquire_creates_the_lease() -> None:
     client = FakeClient()
-    a = _elector(client, "a")
+    a = make_elector(client, "a")
     assert a.try_acquire_or_renew()
     spec = client.spec()
     assert spec["holderIdentity"] == "a"
@@ -135,8 +62,8 @@ def test_acquire_creates_the_lease() -> None:
 
 
 def test_renew_keeps_acquire_time_and_skips_the_read() -> None:
-    client, clock = FakeClient(), _clock()
-    a = _elector(client, "a", clock)
+    client, clock = FakeClient(), lease_clock()
+    a = make_elector(client, "a", clock)
     assert a.try_acquire_or_renew()
     acquired = client.spec()["acquireTime"]
     clock.step(2)
@@ -153,8 +80,8 @@ def test_follower_waits_a_lease_duration_on_its_own_clock() -> None:
     client = FakeClient()
     # a's wall clock is an hour behind: its timestamps look long expired to anybody
     # comparing them with a correct clock; b must not care.
-    a_clock, b_clock = _clock(EPOCH - 3600), _clock()
-    a, b = _elector(client, "a", a_clock), _elector(client, "b", b_clock)
+    a_clock, b_clock = lease_clock(EPOCH - 3600), lease_clock()
+    a, b = make_elector(client, "a", a_clock), make_elector(client, "b", b_clock)
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew()
     assert b.get_leader() == "a"
@@ -170,8 +97,8 @@ def test_follower_waits_a_lease_duration_on_its_own_clock() -> None:
 
 def test_a_renewal_restarts_the_followers_wait() -> None:
     client = FakeClient()
-    a_clock, b_clock = _clock(), _clock()
-    a, b = _elector(client, "a", a_clock), _elector(client, "b", b_clock)
+    a_clock, b_clock = lease_clock(), lease_clock()
+    a, b = make_elector(client, "a", a_clock), make_elector(client, "b", b_clock)
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew()
     b_clock.step(10)
@@ -187,9 +114,9 @@ def test_a_renewal_restarts_the_followers_wait() -> None:
 
 def test_losing_the_write_race_just_loses_the_round() -> None:
     client = FakeClient()
-    b_clock, c_clock = _clock(), _clock()
-    a = _elector(client, "a")
-    b, c = _elector(client, "b", b_clock), _elector(client, "c", c_clock)
+    b_clock, c_clock = lease_clock(), lease_clock()
+    a = make_elector(client, "a")
+    b, c = make_elector(client, "b", b_clock), make_elector(client, "c", c_clock)
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew() and not c.try_acquire_or_renew()
     b_clock.step(20)
@@ -203,8 +130,8 @@ def test_losing_the_write_race_just_loses_the_round() -> None:
 
 
 def test_a_conflicting_renewal_falls_back_to_a_read() -> None:
-    client, clock = FakeClient(), _clock()
-    a = _elector(client, "a", clock)
+    client, clock = FakeClient(), lease_clock()
+    a = make_elector(client, "a", clock)
     assert a.try_acquire_or_renew()
     stored = client.objects[(NS, NAME)]
     client.rv += 1
@@ -219,7 +146,7 @@ def test_a_conflicting_renewal_falls_back_to_a_read() -> None:
 
 def test_release_lets_a_follower_take_over_at_once() -> None:
     client = FakeClient()
-    a, b = _elector(client, "a"), _elector(client, "b")
+    a, b = make_elector(client, "a"), make_elector(client, "b")
     assert a.try_acquire_or_renew()
     assert not b.try_acquire_or_renew()
     assert a.release()
@@ -235,7 +162,7 @@ def test_release_lets_a_follower_take_over_at_once() -> None:
 
 def test_release_by_a_non_holder_writes_nothing() -> None:
     client = FakeClient()
-    a, b = _elector(client, "a"), _elector(client, "b")
+    a, b = make_elector(client, "a"), make_elector(client, "b")
     assert a.try_acquire_or_renew()
     client.calls.clear()
     assert b.release()
@@ -245,7 +172,7 @@ def test_release_by_a_non_holder_writes_nothing() -> None:
 
 def test_transitions_count_every_change_of_holder() -> None:
     client = FakeClient()
-    a, b = _elector(client, "a"), _elector(client, "b")
+    a, b = make_elector(client, "a"), make_elector(client, "b")
     assert a.try_acquire_or_renew()
     assert a.release()
     assert b.try_acquire_or_renew()
@@ -257,7 +184,7 @@ def test_transitions_count_every_change_of_holder() -> None:
 
 def test_api_errors_fail_the_round_without_raising() -> None:
     client = FakeClient()
-    a = _elector(client, "a")
+    a = make_elector(client, "a")
     assert a.try_acquire_or_renew()
     client.fail_updates = True
     client.objects[(NS, NAME)]["metadata"]["resourceVersion"] = "stale"
@@ -283,7 +210,7 @@ def test_run_leads_then_releases_on_stop() -> None:
         leading_stop.append(stop)
         started.set()
 
-    a = _elector(
+    a = make_elector(
         client,
         "a",
         clock=REAL,
@@ -324,7 +251,7 @@ def test_run_gives_up_when_renewals_keep_failing() -> None:
         leading_stop.append(stop)
         started.set()
 
-    a = _elector(
+    a = make_elector(
         client,
         "a",
         clock=REAL,
@@ -351,10 +278,10 @@ def test_run_gives_up_when_renewals_keep_failing() -> None:
 
 def test_stop_before_acquiring_returns_and_reports_stopped() -> None:
     client = FakeClient()
-    a = _elector(client, "a")
+    a = make_elector(client, "a")
     assert a.try_acquire_or_renew()
     stopped = threading.Event()
-    b = _elector(client, "b", on_stopped_leading=stopped.set, **FAST)
+    b = make_elector(client, "b", on_stopped_leading=stopped.set, **FAST)
     stop = threading.Event()
     runner = threading.Thread(target=b.run, args=(stop,))
     runner.start()
