@@ -9,6 +9,10 @@ same request many times is cheap and correct. Objects are the cache's shared dic
   only the controller owner; on update both the old and the new owner are enqueued, so a pod
   that changes hands wakes both sets.
 * :class:`EnqueueRequestsFromMapFunc` -- whatever a function maps the object to (``watches``).
+
+:class:`SelectingOwners` is such a function for the workload controllers: an object without
+a controller (an orphan pod, ReplicaSet, ...) maps to the workloads of its namespace whose
+selector matches it, the ones that could adopt it.
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
+from kube_runtime import meta
+from kube_runtime.client.interfaces import Reader
 from kube_runtime.kinds import KindLike, as_kind
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.reconcile import Request
+from kube_runtime.selectors import LabelSelector, objects_selecting
 
 
 class Queue(Protocol):
@@ -106,10 +113,10 @@ class EnqueueRequestForOwner(_PerObject):
 
     def requests(self, obj: Obj) -> Iterable[Request]:
         # Every watch event of an owned kind: a plain dict read (an accessor costs ~4x).
-        meta = obj.get("metadata") or {}
-        namespace = meta.get("namespace") if self.owner_namespaced else None
+        metadata = obj.get("metadata") or {}
+        namespace = metadata.get("namespace") if self.owner_namespaced else None
         out = []
-        for ref in meta.get("ownerReferences") or ():
+        for ref in metadata.get("ownerReferences") or ():
             if self.only_controller and not ref.get("controller"):
                 continue
             if ref.get("kind") == self.kind and _group(ref.get("apiVersion", "")) == self.group:
@@ -130,6 +137,43 @@ class EnqueueRequestsFromMapFunc(_PerObject):
     def requests(self, obj: Obj) -> Iterable[Request]:
         for item in self.fn(obj) or ():
             yield item if isinstance(item, Request) else Request(*item)
+
+
+class SelectingOwners:
+    """The map function (``Builder.watches(kind, SelectingOwners(reader, owner_kind))``) of a
+    workload controller that adopts objects by selector (upstream's ``getPodStatefulSets``,
+    ``getDeploymentsForReplicaSet``, kruise's ``getPodCloneSets``): an object without a
+    controller owner wakes the ``owner_kind`` objects of its namespace, listed through
+    ``reader`` (the cache), whose ``spec.selector`` matches its labels
+    (:func:`~kube_runtime.selectors.objects_selecting`: a missing, empty or invalid
+    selector matches nothing); an object with a controller wakes none (its owner hears of it
+    through ``owns``). ``selector_of(owner)`` gives an owner's parsed selector (None:
+    invalid) where the controller keeps them parsed per generation."""
+
+    def __init__(
+        self,
+        reader: Reader,
+        owner_kind: KindLike,
+        *,
+        selector_of: Callable[[Obj], LabelSelector | None] | None = None,
+    ) -> None:
+        self.reader = reader
+        self.owner_kind = owner_kind
+        self.selector_of = selector_of
+
+    def selecting(self, obj: Obj) -> list[Request]:
+        """The owners of ``obj``'s namespace whose selector matches its labels, whether or
+        not ``obj`` has a controller."""
+        labels = meta.labels(obj)
+        if not labels:
+            return []
+        owners = self.reader.list(self.owner_kind, meta.namespace(obj))["items"]
+        found = objects_selecting(owners, labels, selector_of=self.selector_of)
+        return [Request.for_object(owner) for owner in found]
+
+    def __call__(self, obj: Obj) -> list[Request]:
+        """The owners that could adopt ``obj``: none when it has a controller."""
+        return [] if meta.has_controller(obj) else self.selecting(obj)
 
 
 class Funcs(EventHandler):

@@ -32,6 +32,7 @@ __all__ = [
     "deletion_timestamp",
     "finalizers",
     "generation",
+    "has_controller",
     "is_deleting",
     "key",
     "labels",
@@ -221,6 +222,15 @@ def controller_ref(obj: Any) -> Mapping[str, Any] | None:
         if ref.get("controller") is True:
             return ref
     return None
+
+
+def has_controller(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` (a plain mapping) has an owner reference with ``controller: true``.
+    Plain dict reads: event handlers call it for every event of a watched kind."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller") is True:
+            return True
+    return False
 
 
 def controller_uid(obj: Any) -> str:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final
@@ -666,20 +666,32 @@ def label_selector_from_dict(sel: Mapping[str, Any] | None) -> LabelSelector:
 
 
 def objects_selecting(
-    candidates: Iterable[Mapping[str, Any]], labels: Mapping[str, str]
+    candidates: Iterable[Mapping[str, Any]],
+    labels: Mapping[str, str],
+    *,
+    selector_of: Callable[[Mapping[str, Any]], LabelSelector | None] | None = None,
 ) -> list[Mapping[str, Any]]:
     """The candidates (workloads: a ``spec.selector`` each) whose selector matches ``labels``,
     in order: how a controller finds the sets that could adopt an orphan pod. No labels match
-    nothing; a missing, empty-of-meaning or invalid selector matches nothing (skipped)."""
+    nothing; a missing, empty or invalid selector matches nothing (skipped), as upstream's
+    listers (``GetPodStatefulSets``, ``GetPodReplicaSets``, ...): "a nil or empty selector
+    should match nothing, not everything". ``selector_of(candidate)`` gives a candidate's
+    parsed selector (None: invalid) where the caller keeps them parsed; by default
+    ``spec.selector`` is parsed here."""
     if not labels:
         return []
     found = []
     for obj in candidates:
-        try:
-            selector = label_selector_from_dict((obj.get("spec") or {}).get("selector"))
-        except ValueError:
-            continue
-        if not selector.matches_nothing() and selector.matches(labels):
+        if selector_of is not None:
+            selector = selector_of(obj)
+            if selector is None:
+                continue
+        else:
+            try:
+                selector = label_selector_from_dict((obj.get("spec") or {}).get("selector"))
+            except ValueError:
+                continue
+        if not selector.is_empty() and not selector.matches_nothing() and selector.matches(labels):
             found.append(obj)
     return found
 

@@ -49,12 +49,10 @@ from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
 from kube_runtime.events import Recorder
 from kube_runtime.expectations import wait_result
+from kube_runtime.handlers import SelectingOwners
 from kube_runtime.kinds import KindLike, PersistentVolumeClaim, Pod
 from kube_runtime.reconcile import Request, Result
-from kube_runtime.selectors import (
-    format_label_selector,
-    objects_selecting,
-)
+from kube_runtime.selectors import format_label_selector
 from kube_runtime.workloads.pods import is_active
 from kube_runtime.workloads.revision import list_revisions
 
@@ -92,6 +90,7 @@ class CloneSetReconciler:
         self._client = client
         self._reader = reader
         self._log = logger
+        self._selecting_sets = SelectingOwners(reader, CLONESET)
         self.expectations = Expectations()
         self.pod_control = CloneSetPodControl(client, recorder, self.expectations, logger=logger)
         self.status_updater = ApiStatusUpdater(client, self.expectations.versions, logger=logger)
@@ -112,13 +111,11 @@ class CloneSetReconciler:
 
     def sets_selecting(self, obj: Obj) -> list[Request]:
         """The CloneSets of ``obj``'s namespace whose selector matches its labels."""
-        labels = meta.labels(obj)
-        sets = self._items(CLONESET, meta.namespace(obj))
-        return [Request.for_object(cs) for cs in objects_selecting(sets, labels)]
+        return self._selecting_sets.selecting(obj)
 
     def orphan_pod_requests(self, pod: Obj) -> Iterable[Request]:
         """An orphan pod wakes the sets that could adopt it."""
-        return [] if meta.controller_ref(pod) is not None else self.sets_selecting(pod)
+        return self._selecting_sets(pod)
 
     # --- reconcile -------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
 from kube_runtime.events import Recorder
 from kube_runtime.expectations import wait_result
+from kube_runtime.handlers import SelectingOwners
 from kube_runtime.kinds import Deployment, Pod, ReplicaSet
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
@@ -65,13 +66,6 @@ EXPECTATIONS_RECHECK = 1.0
 Obj = Mapping[str, Any]
 
 
-def _has_controller(obj: Obj) -> bool:
-    return any(
-        ref.get("controller") is True
-        for ref in (obj.get("metadata") or {}).get("ownerReferences") or ()
-    )
-
-
 class DeploymentReconciler:
     """Reconciles apps/v1 Deployments (see the module docstring).
 
@@ -92,30 +86,14 @@ class DeploymentReconciler:
         self._client = client
         self._reader = reader
         self._recorder = recorder
+        self._selecting = SelectingOwners(reader, Deployment)
         self.control = DeploymentControl(client, reader, recorder, logger=self.log)
 
     # --- event mapping ----------------------------------------------------------------------
 
-    def _selecting(self, obj: Obj) -> list[Request]:
-        labels = meta.labels(obj)
-        if not labels:
-            return []
-        requests = []
-        for d in self._reader.list(Deployment, meta.namespace(obj))["items"]:
-            selector = (d.get("spec") or {}).get("selector")
-            if not selector:
-                continue
-            try:
-                parsed = label_selector_from_dict(selector)
-            except ValueError:
-                continue
-            if not parsed.matches_nothing() and parsed.matches(labels):
-                requests.append(Request.for_object(d))
-        return requests
-
     def orphan_replica_set_requests(self, rs: Obj) -> list[Request]:
         """An orphan ReplicaSet wakes the Deployments that could adopt it."""
-        return [] if _has_controller(rs) else self._selecting(rs)
+        return self._selecting(rs)
 
     def recreate_pod_requests(self, pod: Obj) -> list[Request]:
         """A pod of a ReplicaSet of a Recreate Deployment wakes that Deployment."""
@@ -224,7 +202,7 @@ class DeploymentReconciler:
             ReplicaSet, namespace, index=(INDEX_CONTROLLER_UID, meta.uid(d))
         )["items"]
         matching = self._reader.list(ReplicaSet, namespace, label_selector=str(selector))["items"]
-        candidates = owned + [rs for rs in matching if not _has_controller(rs)]
+        candidates = owned + [rs for rs in matching if not meta.has_controller(rs)]
         manager = ControllerRefManager(
             self._client, d, selector, Deployment, recheck_controller(self._client, d)
         )

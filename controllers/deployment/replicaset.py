@@ -39,10 +39,11 @@ from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
 from kube_runtime.events import Recorder
 from kube_runtime.expectations import ScaleAction, ScaleExpectations, wait_result
+from kube_runtime.handlers import SelectingOwners
 from kube_runtime.kinds import Pod, ReplicaSet
 from kube_runtime.ownership import owner_reference
 from kube_runtime.reconcile import Request, Result
-from kube_runtime.selectors import LabelSelector, label_selector_from_dict, objects_selecting
+from kube_runtime.selectors import LabelSelector, label_selector_from_dict
 from kube_runtime.workloads.pods import (
     colocation_ranks,
     is_active,
@@ -223,13 +224,6 @@ def pod_from_template(rs: Obj) -> dict[str, Any]:
     }
 
 
-def _has_controller(obj: Obj) -> bool:
-    return any(
-        ref.get("controller") is True
-        for ref in (obj.get("metadata") or {}).get("ownerReferences") or ()
-    )
-
-
 # --- the controller ---------------------------------------------------------------------------
 
 
@@ -257,6 +251,7 @@ class ReplicaSetReconciler:
         self._client = client
         self._reader = reader
         self._recorder = recorder
+        self._selecting = SelectingOwners(reader, ReplicaSet)
         self.burst_replicas = burst_replicas
         self.expectations = ScaleExpectations()
         """Pods created or deleted by earlier syncs, per ReplicaSet, until the cache shows
@@ -266,11 +261,7 @@ class ReplicaSetReconciler:
 
     def orphan_pod_requests(self, pod: Obj) -> list[Request]:
         """An orphan pod wakes the ReplicaSets of its namespace whose selector matches it."""
-        if _has_controller(pod):
-            return []
-        labels = meta.labels(pod)
-        sets = self._reader.list(ReplicaSet, meta.namespace(pod))["items"]
-        return [Request.for_object(rs) for rs in objects_selecting(sets, labels)]
+        return self._selecting(pod)
 
     # --- sync -----------------------------------------------------------------------------
 
@@ -330,7 +321,7 @@ class ReplicaSetReconciler:
         if selector.matches_nothing():
             return owned
         matching = self._reader.list(Pod, namespace, label_selector=str(selector))["items"]
-        return owned + [p for p in matching if not _has_controller(p)]
+        return owned + [p for p in matching if not meta.has_controller(p)]
 
     def _observe(self, key: str, pods: Iterable[Obj]) -> None:
         pending = self.expectations.get_expectations(key)

@@ -69,6 +69,7 @@ from kube_runtime.expectations import (
     wait_result,
 )
 from kube_runtime.finalizers import add_finalizer, has_finalizer, remove_finalizer
+from kube_runtime.handlers import SelectingOwners
 from kube_runtime.kinds import (
     ControllerRevision,
     Kind,
@@ -119,15 +120,8 @@ _UNPARSED = object()
 Obj = Mapping[str, Any]
 
 
-# _has_controller and _labels run for every candidate pod of a sync and every pod event: plain
-# dict reads (a kube_runtime.meta accessor costs about four times as much).
-
-
-def _has_controller(obj: Obj) -> bool:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller") is True:
-            return True
-    return False
+# _labels runs for every candidate pod of a sync: plain dict reads (a kube_runtime.meta
+# accessor costs about four times as much; meta.has_controller reads them so too).
 
 
 def _labels(obj: Obj) -> Mapping[str, str] | None:
@@ -180,6 +174,7 @@ class StatefulSetReconciler:
         self._recorder = recorder
         self._selectors: dict[tuple[str, int], LabelSelector | None] = {}
         self._specs: dict[tuple[str, int, bool], SetSpec] = {}
+        self._selecting_sets = SelectingOwners(reader, kind, selector_of=self._parsed_selector)
         self.claim_expectations = ScaleExpectations()
         """Claims created by earlier syncs, per set, until the cache shows them."""
         self.pod_writes = ResourceVersionExpectations()
@@ -217,15 +212,7 @@ class StatefulSetReconciler:
 
     def sets_selecting(self, obj: Obj) -> list[Request]:
         """The sets of ``obj``'s namespace whose selector matches its labels."""
-        labels = meta.labels(obj)
-        if not labels:
-            return []
-        requests = []
-        for sts in self._reader.list(self.kind, meta.namespace(obj))["items"]:
-            selector = self._parsed_selector(sts)
-            if selector is not None and not selector.matches_nothing() and selector.matches(labels):
-                requests.append(Request.for_object(sts))
-        return requests
+        return self._selecting_sets.selecting(obj)
 
     def sets_of_claim(self, claim: Obj) -> list[Request]:
         """The set whose claim template made ``claim``: claims are named
@@ -304,11 +291,11 @@ class StatefulSetReconciler:
             # What the cache does for a selector with an exact term, without parsing it again.
             by_label = self._reader.list(Pod, namespace, index=(INDEX_LABEL, "=".join(pinned)))
             matching = [p for p in by_label["items"] if selector.matches(_labels(p))]
-        return owned + [p for p in matching if not _has_controller(p)]
+        return owned + [p for p in matching if not meta.has_controller(p)]
 
     def orphan_pod_requests(self, pod: Obj) -> Iterable[Request]:
         """An orphan pod wakes the sets that could adopt it."""
-        return [] if _has_controller(pod) else self.sets_selecting(pod)
+        return self._selecting_sets(pod)
 
     # --- sync ------------------------------------------------------------------------------
 
@@ -521,12 +508,12 @@ class StatefulSetReconciler:
         self, sts: Obj, selector: Mapping[str, Any] | None, can_adopt: Callable[[], None]
     ) -> list[dict[str, Any]]:
         revisions = list_revisions(self._reader, sts, selector)
-        orphans = [r for r in revisions if not _has_controller(r)]
+        orphans = [r for r in revisions if not meta.has_controller(r)]
         if not orphans:
             return revisions
         manager = ControllerRefManager(self._client, dict(sts), selector, self.kind, can_adopt)
         adopted = manager.claim(orphans)
-        return [r for r in revisions if _has_controller(r)] + adopted
+        return [r for r in revisions if meta.has_controller(r)] + adopted
 
 
 def install_crd(client: Client, *, timeout: float = 30.0) -> None:
