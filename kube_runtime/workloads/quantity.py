@@ -7,28 +7,20 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
-__all__ = ["parse_quantity", "storage_request"]
+__all__ = ["QUANTITY_RE", "parse_quantity", "storage_request"]
 
-_QUANTITY_RE: Final = re.compile(
+#: A quantity's text: the number (group 1) and its suffix, binary, decimal or an exponent
+#: (group 2; absent for none). Match it whole (``fullmatch``); it allows no white space.
+QUANTITY_RE: Final = re.compile(
     r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?"
 )
+#: Multiplier per suffix: binary (``Ki`` = 2**10 ... ``Ei`` = 2**60), decimal (``m`` = 10**-3
+#: ... ``n`` = 10**-9, ``k`` = 10**3 ... ``E`` = 10**18); no suffix is 1.
 _SUFFIX: Final[dict[str, Decimal]] = {
     "": Decimal(1),
-    "Ki": Decimal(2**10),
-    "Mi": Decimal(2**20),
-    "Gi": Decimal(2**30),
-    "Ti": Decimal(2**40),
-    "Pi": Decimal(2**50),
-    "Ei": Decimal(2**60),
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "k": Decimal(10**3),
-    "M": Decimal(10**6),
-    "G": Decimal(10**9),
-    "T": Decimal(10**12),
-    "P": Decimal(10**15),
-    "E": Decimal(10**18),
+    **{s: Decimal(2) ** (10 * i) for i, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"), 1)},
+    **{s: Decimal(10) ** (-3 * i) for i, s in enumerate(("m", "u", "n"), 1)},
+    **{s: Decimal(10) ** (3 * i) for i, s in enumerate(("k", "M", "G", "T", "P", "E"), 1)},
 }
 
 
@@ -40,7 +32,7 @@ def parse_quantity(value: object) -> Decimal | None:
         return Decimal(str(value))
     if not isinstance(value, str):
         return None
-    match = _QUANTITY_RE.fullmatch(value.strip())
+    match = QUANTITY_RE.fullmatch(value.strip())
     if match is None:
         return None
     number, suffix = match.group(1), match.group(2) or ""

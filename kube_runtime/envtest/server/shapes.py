@@ -28,7 +28,8 @@ import msgspec
 from msgspec import Meta
 
 from kube_runtime.envtest.server import errors
-from kube_runtime.envtest.server.validation import _QUANTITY_MSG, _QUANTITY_RE
+from kube_runtime.envtest.server.validation import _QUANTITY_MSG
+from kube_runtime.workloads.quantity import QUANTITY_RE as _QUANTITY_RE
 
 __all__ = ["ShapeError", "check_delete_options", "check_object", "mismatch"]
 

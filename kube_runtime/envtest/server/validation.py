@@ -38,7 +38,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Final, TypeGuard
 
@@ -55,6 +55,7 @@ from kube_runtime.validation import (
     qualified_name_errors,
     regex_error,
 )
+from kube_runtime.workloads.quantity import parse_quantity
 
 __all__ = [
     "DUPLICATE",
@@ -1451,48 +1452,20 @@ def _secret(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | N
     _immutable_data(out, obj, old, ("data",))
 
 
-_QUANTITY_RE: Final = re.compile(
-    r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?"
-)
-_QUANTITY_SUFFIX: Final[dict[str, Decimal]] = {
-    "": Decimal(1),
-    "Ki": Decimal(2**10),
-    "Mi": Decimal(2**20),
-    "Gi": Decimal(2**30),
-    "Ti": Decimal(2**40),
-    "Pi": Decimal(2**50),
-    "Ei": Decimal(2**60),
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "k": Decimal(10**3),
-    "M": Decimal(10**6),
-    "G": Decimal(10**9),
-    "T": Decimal(10**12),
-    "P": Decimal(10**15),
-    "E": Decimal(10**18),
-}
 _QUANTITY_MSG: Final = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
 
 
 def _quantity(value: Any) -> Decimal | None:
-    """The value of a resource quantity (``"1Gi"``, ``"500m"``, ``2``), ``None`` if bad."""
-    if _is_int(value) or isinstance(value, float):
-        return Decimal(str(value))
-    if not isinstance(value, str):
+    """The value of a resource quantity (``"1Gi"``, ``"500m"``, ``2``), ``None`` if bad.
+
+    Unlike :func:`~kube_runtime.workloads.quantity.parse_quantity`, surrounding white space
+    makes a string no quantity here.
+    """
+    if isinstance(value, str) and value != value.strip():
         return None
-    match = _QUANTITY_RE.fullmatch(value)
-    if match is None:
-        return None
-    number, suffix = match.group(1), match.group(2) or ""
-    try:
-        if suffix[:1] in ("e", "E"):
-            return Decimal(number) * (Decimal(10) ** int(suffix[1:]))
-        return Decimal(number) * _QUANTITY_SUFFIX[suffix]
-    except (InvalidOperation, ValueError):
-        return None
+    return parse_quantity(value)
 
 
 def _with_quantities(spec: dict[str, Any]) -> dict[str, Any]:
