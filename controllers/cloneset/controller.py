@@ -120,7 +120,7 @@ class CloneSetReconciler:
     # --- reconcile -------------------------------------------------------------------------
 
     def reconcile(self, request: Request) -> Result | None:
-        key = f"{request.namespace}/{request.name}"
+        key = request.key
         try:
             obj = self._reader.get(CLONESET, request.name, request.namespace)
         except NotFound:

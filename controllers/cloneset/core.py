@@ -140,8 +140,9 @@ class CloneSetView:
 
     @functools.cached_property
     def key(self) -> str:
-        """``namespace/name``: the key of the set's expectations and of its log records."""
-        return f"{self.namespace}/{self.name}"
+        """``namespace/name``: the key of the set's expectations and of its log records (the
+        :attr:`~kube_runtime.reconcile.Request.key` of its requests)."""
+        return meta.key(self.obj)
 
     @functools.cached_property
     def uid(self) -> str:
@@ -306,7 +307,7 @@ def controller_key(cs: CloneSetLike) -> str:
     """``namespace/name``: the key of the expectations of ``cs``."""
     if isinstance(cs, CloneSetView):
         return cs.key
-    return f"{meta.namespace(cs)}/{meta.name(cs)}"
+    return meta.key(cs)
 
 
 def replicas(cs: CloneSetLike) -> int:

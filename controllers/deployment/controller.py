@@ -123,7 +123,7 @@ class DeploymentReconciler:
     # --- sync -----------------------------------------------------------------------------
 
     def reconcile(self, request: Request) -> Result | None:
-        key = f"{request.namespace}/{request.name}"
+        key = request.key
         try:
             cached = self._reader.get(Deployment, request.name, request.namespace)
         except NotFound:

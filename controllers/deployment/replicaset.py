@@ -266,7 +266,7 @@ class ReplicaSetReconciler:
     # --- sync -----------------------------------------------------------------------------
 
     def reconcile(self, request: Request) -> Result | None:
-        key = f"{request.namespace}/{request.name}"
+        key = request.key
         try:
             rs = self._reader.get(ReplicaSet, request.name, request.namespace)
         except NotFound:

@@ -300,7 +300,7 @@ class StatefulSetReconciler:
     # --- sync ------------------------------------------------------------------------------
 
     def reconcile(self, request: Request) -> Result | None:
-        key = f"{request.namespace}/{request.name}"
+        key = request.key
         expectations = self.pod_control.expectations
         try:
             sts = self._reader.get(self.kind, request.name, request.namespace)

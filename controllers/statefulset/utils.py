@@ -84,8 +84,9 @@ collector (the apps/v1 behaviour)."""
 
 
 def set_key(sts: Mapping[str, Any]) -> str:
-    """``namespace/name`` of the set (its expectations key and the prefix of its logs)."""
-    return f"{meta.namespace(sts)}/{meta.name(sts)}"
+    """``namespace/name`` of the set (its expectations key and the prefix of its logs; the
+    :attr:`~kube_runtime.reconcile.Request.key` of its requests)."""
+    return meta.key(sts)
 
 
 def kind_of(sts: Mapping[str, Any]) -> Kind:
