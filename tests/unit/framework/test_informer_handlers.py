@@ -47,11 +47,6 @@ class Recorder:
 
 
 @pytest.fixture
-def server() -> FakeServer:
-    return FakeServer()
-
-
-@pytest.fixture
 def informers(server: FakeServer) -> Iterator[Any]:
     made: list[SharedInformer] = []
 

@@ -76,11 +76,6 @@ class Running:
 
 
 @pytest.fixture
-def server() -> FakeServer:
-    return FakeServer()
-
-
-@pytest.fixture
 def run(server: FakeServer) -> Iterator[Any]:
     started: list[Running] = []
 

@@ -1,0 +1,2 @@
+"""Unit tests of the benchmark harness (``bench/``): its parsing, charts and invariants, never
+its timings."""
