@@ -144,14 +144,21 @@ def _kinds(registry: Registry, crds: dict[str, dict[str, Any]]) -> list[_Kind]:
     return out
 
 
-def _v2(kinds: list[_Kind]) -> dict[str, Any]:
+def _gathered(kinds: list[_Kind], *, v2: bool) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """The kinds' (OpenAPI v2) paths, their custom definitions (v2 or v3, by ``v2``) and the
+    built-in definitions the paths start from, later kinds winning on a shared key."""
     paths: dict[str, Any] = {}
     custom: dict[str, Any] = {}
     roots: list[str] = list(_PATH_DEFINITIONS)
     for kind in kinds:
         paths.update(kind.paths)
-        custom.update(kind.custom_v2)
+        custom.update(kind.custom_v2 if v2 else kind.custom_v3)
         roots += kind.builtin_roots
+    return paths, custom, roots
+
+
+def _v2(kinds: list[_Kind]) -> dict[str, Any]:
+    paths, custom, roots = _gathered(kinds, v2=True)
     names = openapi_builtin.referenced(roots, [paths, custom])
     definitions = {name: _builtin_v2(name) for name in names}
     definitions.update(custom)
@@ -167,13 +174,7 @@ def _v2(kinds: list[_Kind]) -> dict[str, Any]:
 
 def _v3(kinds: list[_Kind]) -> dict[str, Any]:
     paths: dict[str, Any] = {}
-    v2_paths: dict[str, Any] = {}
-    custom: dict[str, Any] = {}
-    roots: list[str] = list(_PATH_DEFINITIONS)
-    for kind in kinds:
-        v2_paths.update(kind.paths)
-        custom.update(kind.custom_v3)
-        roots += kind.builtin_roots
+    v2_paths, custom, roots = _gathered(kinds, v2=False)
     for path, item in sorted(v2_paths.items()):
         paths[path] = openapi_paths.to_v3(item, _V2, _V3)
     names = openapi_builtin.referenced(roots, [v2_paths, *(kind.custom_v2 for kind in kinds)])
