@@ -197,11 +197,8 @@ def embedded_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
         history_size=int(config.getini("kube_runtime_watch_history_size")),
         history_age=age if age > 0 else None,
     )
-    cluster.start()
-    try:
+    with cluster:  # start(), and stop() when the fixture ends
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture(scope="session")
@@ -408,11 +405,8 @@ def rbac_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     if problem:
         pytest.fail(problem, pytrace=False)
     cluster = make(pod_ready_after=0.02)
-    cluster.start()
-    try:
+    with cluster:  # start(), and stop() when the fixture ends
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture(scope="session")
@@ -492,11 +486,8 @@ def sim_cluster(sim_clock: Clock, request: pytest.FixtureRequest) -> Iterator[An
         yield request.getfixturevalue("embedded_cluster")
         return
     cluster = EmbeddedCluster(pod_ready_after=0.02, clock=sim_clock)
-    cluster.start()
-    try:
+    with cluster:  # start(), and stop() when the fixture ends
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture
