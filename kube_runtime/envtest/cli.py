@@ -91,20 +91,18 @@ def _cluster_parser() -> argparse.ArgumentParser:
         help="seconds of events kept for watches (default 0: no age bound; kube-apiserver's "
         "watch cache keeps 75 s or more)",
     )
-    p.add_argument(
-        "--max-requests-inflight",
-        type=int,
-        default=ServerLimits.max_requests_inflight,
-        metavar="N",
-        help="as kube-apiserver's: reads in flight before 429 (0: no bound; default %(default)s)",
-    )
-    p.add_argument(
-        "--max-mutating-requests-inflight",
-        type=int,
-        default=ServerLimits.max_mutating_requests_inflight,
-        metavar="N",
-        help="as kube-apiserver's: writes in flight before 429 (0: no bound; default %(default)s)",
-    )
+    for flag, default, what in (
+        ("--max-requests-inflight", ServerLimits.max_requests_inflight, "reads"),
+        ("--max-mutating-requests-inflight", ServerLimits.max_mutating_requests_inflight, "writes"),
+    ):
+        p.add_argument(
+            flag,
+            type=int,
+            default=default,
+            metavar="N",
+            help=f"as kube-apiserver's: {what} in flight before 429 (0: no bound; "
+            "default %(default)s)",
+        )
     return p
 
 
