@@ -1,13 +1,15 @@
 """Writing a finalizer change to the API with an optimistic lock, for objects of any kind.
 
 The documented home of finalizer helpers is :mod:`kube_runtime.controllerutil`: its
-``add_finalizer(obj, name)`` / ``remove_finalizer(obj, name)`` / ``contains_finalizer`` change
-an object in memory and compose with ``create_or_update`` / ``create_or_patch``. This module
-keeps the variants that also write the change, alone, to the API (the in-memory decision is
-controllerutil's):
+``add_finalizer(obj, name) -> bool`` / ``remove_finalizer(obj, name) -> bool`` /
+``contains_finalizer`` change an object in memory (controller-runtime's
+``controllerutil.AddFinalizer``) and compose with ``create_or_update`` / ``create_or_patch``.
+This module keeps the variants that also write the change, alone, to the API (the in-memory
+decision is controllerutil's), under their own names:
 
 * :func:`has_finalizer` looks at the given object only (``controllerutil.contains_finalizer``).
-* :func:`add_finalizer` / :func:`remove_finalizer` compute the new ``metadata.finalizers`` from
+* :func:`ensure_finalizer` / :func:`ensure_finalizer_removed` compute the new
+  ``metadata.finalizers`` from
   the given object and send a JSON merge patch carrying that list and the object's
   ``metadata.resourceVersion``, so the write fails with 409 Conflict if the object changed
   since it was read (a merge patch replaces the whole list: without the precondition it could
@@ -21,6 +23,10 @@ controllerutil's):
 * A resource model is answered with a model, read leniently
   (:func:`kube_runtime.models.validate_lenient`): a stored object its model no longer accepts
   can still have its finalizer added and removed.
+
+``finalizers.add_finalizer(client, obj, name)`` and ``finalizers.remove_finalizer(client, obj,
+name)``, the old names of the two writers, shared controllerutil's names with another
+signature: they still work, with a ``DeprecationWarning`` naming the new one.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from kube_runtime import controllerutil, meta
+from kube_runtime import _moved, controllerutil, meta
 from kube_runtime.kinds import Kind, as_kind
 from kube_runtime.models import validate_lenient
 from kube_runtime.retry import retry_on_conflict
@@ -38,25 +44,41 @@ from kube_runtime.retry import retry_on_conflict
 if TYPE_CHECKING:
     from kube_runtime.client.interfaces import Client
 
+__all__ = ["ensure_finalizer", "ensure_finalizer_removed", "has_finalizer"]
+
 has_finalizer = controllerutil.contains_finalizer
+
+#: The writers' old names (they clashed with controllerutil's in-memory helpers).
+RENAMED = {"add_finalizer": "ensure_finalizer", "remove_finalizer": "ensure_finalizer_removed"}
 
 
 def _finalizers(obj: Any) -> list[str]:
     return list(meta.finalizers(obj))
 
 
-def add_finalizer(client: Client, obj: Any, name: str) -> Any:
-    """Ensure ``name`` is among the object's finalizers (appended last); see the module doc."""
+def ensure_finalizer(client: Client, obj: Any, name: str) -> Any:
+    """Ensure ``name`` is among the object's finalizers in the API (appended last) and return
+    the object as written (``obj`` itself when nothing changed); see the module doc."""
     return _change_finalizers(
         client, obj, lambda shadow: controllerutil.add_finalizer(shadow, name)
     )
 
 
-def remove_finalizer(client: Client, obj: Any, name: str) -> Any:
-    """Ensure ``name`` is not among the object's finalizers; see the module doc."""
+def ensure_finalizer_removed(client: Client, obj: Any, name: str) -> Any:
+    """Ensure ``name`` is not among the object's finalizers in the API and return the object as
+    written (``obj`` itself when nothing changed); see the module doc."""
     return _change_finalizers(
         client, obj, lambda shadow: controllerutil.remove_finalizer(shadow, name)
     )
+
+
+def __getattr__(name: str) -> Any:
+    """The writers' old names (:data:`RENAMED`), with a ``DeprecationWarning``."""
+    new = RENAMED.get(name)
+    if new is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _moved.warn_moved(f"{__name__}.{name}", f"{__name__}.{new}")
+    return globals()[new]
 
 
 def _typed(model: type[BaseModel] | None, answer: Any) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kube_runtime.client.errors import NotFound
-from kube_runtime.finalizers import add_finalizer, has_finalizer, remove_finalizer
+from kube_runtime.finalizers import ensure_finalizer, ensure_finalizer_removed, has_finalizer
 from kube_runtime.kinds import ConfigMap, Namespace
 
 MINE = "example.com/cleanup"
@@ -48,31 +48,31 @@ def test_add_is_idempotent(client: Any, namespace: str) -> None:
     cm = _config_map(client, namespace)
     assert not has_finalizer(cm, MINE)
 
-    added = add_finalizer(counting, cm, MINE)
+    added = ensure_finalizer(counting, cm, MINE)
     assert added["metadata"]["finalizers"] == [MINE]
     assert has_finalizer(added, MINE)
     assert counting.patches == 1
 
-    again = add_finalizer(counting, added, MINE)
+    again = ensure_finalizer(counting, added, MINE)
     assert again is added
     assert counting.patches == 1 and counting.gets == 0  # nothing to change: no request
     stored = client.get(ConfigMap, "settings", namespace)
     assert stored["metadata"]["finalizers"] == [MINE]
     assert stored["metadata"]["resourceVersion"] == added["metadata"]["resourceVersion"]
 
-    assert remove_finalizer(counting, cm, "never.io/added") is cm
+    assert ensure_finalizer_removed(counting, cm, "never.io/added") is cm
     assert counting.patches == 1
 
 
 def test_removing_the_last_finalizer_lets_a_deleted_object_go(
     client: Any, namespace: str, wait_for: Any
 ) -> None:
-    cm = add_finalizer(client, _config_map(client, namespace), MINE)
+    cm = ensure_finalizer(client, _config_map(client, namespace), MINE)
     client.delete(ConfigMap, "settings", namespace)
     terminating = client.get(ConfigMap, "settings", namespace)
     assert terminating["metadata"].get("deletionTimestamp")
 
-    remove_finalizer(client, terminating, MINE)
+    ensure_finalizer_removed(client, terminating, MINE)
 
     def gone() -> bool:
         try:
@@ -94,7 +94,7 @@ def test_a_stale_copy_is_reread_and_no_change_is_lost(client: Any, namespace: st
     fresh["data"] = {"k": "changed"}
     client.update(fresh)
 
-    added = add_finalizer(counting, stale, MINE)
+    added = ensure_finalizer(counting, stale, MINE)
     assert counting.gets == 1 and counting.patches == 2  # 409, re-read, patch again
     assert added["metadata"]["finalizers"] == [THEIRS, MINE]
     assert added["data"] == {"k": "changed"}
@@ -106,7 +106,7 @@ def test_a_stale_copy_is_reread_and_no_change_is_lost(client: Any, namespace: st
         {"metadata": {"finalizers": [THEIRS, MINE, "third.io/x"]}},
         namespace=namespace,
     )
-    removed = remove_finalizer(client, added, MINE)
+    removed = ensure_finalizer_removed(client, added, MINE)
     assert removed["metadata"]["finalizers"] == [THEIRS, "third.io/x"]
 
 
@@ -114,9 +114,9 @@ def test_cluster_scoped_objects(client: Any) -> None:
     name = f"fin-{uuid.uuid4().hex[:8]}"
     ns = client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     try:
-        added = add_finalizer(client, ns, MINE)
+        added = ensure_finalizer(client, ns, MINE)
         assert client.get(Namespace, name)["metadata"]["finalizers"] == [MINE]
-        removed = remove_finalizer(client, added, MINE)
+        removed = ensure_finalizer_removed(client, added, MINE)
         assert not has_finalizer(removed, MINE)
         assert not client.get(Namespace, name)["metadata"].get("finalizers")
     finally:
@@ -127,4 +127,4 @@ def test_a_missing_object_raises_not_found(client: Any, namespace: str) -> None:
     cm = _config_map(client, namespace)
     client.delete(ConfigMap, "settings", namespace)
     with pytest.raises(NotFound):
-        add_finalizer(client, cm, MINE)
+        ensure_finalizer(client, cm, MINE)

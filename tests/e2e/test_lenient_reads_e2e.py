@@ -120,9 +120,9 @@ def test_an_object_the_new_model_refuses_is_finalized_and_deleted(
         if site.metadata.deletion_timestamp:
             with lock:
                 cleaned.append(site.spec.replicas)  # the external cleanup
-            finalizers.remove_finalizer(manager.api_reader, site, FINALIZER)
+            finalizers.ensure_finalizer_removed(manager.api_reader, site, FINALIZER)
             return
-        finalizers.add_finalizer(manager.api_reader, site, FINALIZER)
+        finalizers.ensure_finalizer(manager.api_reader, site, FINALIZER)
 
     manager = Manager(client, namespace=namespace, metrics_bind_address="0")
     Builder(manager).for_(new).complete_objects(reconcile)

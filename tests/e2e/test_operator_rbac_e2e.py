@@ -25,7 +25,7 @@ from kube_runtime.controllerutil import create_or_patch, patch_status, set_contr
 from kube_runtime.crds import install_crd
 from kube_runtime.envtest import running
 from kube_runtime.envtest.waiting import wait_for
-from kube_runtime.finalizers import add_finalizer, remove_finalizer
+from kube_runtime.finalizers import ensure_finalizer, ensure_finalizer_removed
 
 GROUP = "rbac-e2e.kube-runtime.io"
 SITE = f"{GROUP}/v1/Site"
@@ -80,10 +80,10 @@ def _reconcile(manager: Manager, site: dict[str, Any]) -> None:
     meta = site["metadata"]
     if meta.get("deletionTimestamp"):
         if FINALIZER in (meta.get("finalizers") or []):
-            remove_finalizer(api, site, FINALIZER)
+            ensure_finalizer_removed(api, site, FINALIZER)
         return
     if FINALIZER not in (meta.get("finalizers") or []):
-        site = add_finalizer(api, site, FINALIZER)
+        site = ensure_finalizer(api, site, FINALIZER)
     greeting = (site.get("spec") or {}).get("greeting", "hello")
 
     def configure(cm: dict[str, Any]) -> None:

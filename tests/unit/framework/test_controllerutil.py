@@ -252,7 +252,7 @@ def test_kube_runtime_finalizers_module_decides_through_controllerutil(
             "finalizers": ["a", "a"],
         },
     }
-    assert finalizers.remove_finalizer(client, obj, "a") is client.patch.return_value
+    assert finalizers.ensure_finalizer_removed(client, obj, "a") is client.patch.return_value
     client.patch.assert_called_once_with(
         kinds.ConfigMap,
         "c",
@@ -373,3 +373,22 @@ def test_ignoring_not_found() -> None:
         raise conflict()
     with pytest.raises(KeyError), ignoring_not_found():
         raise KeyError("x")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("add_finalizer", "ensure_finalizer"), ("remove_finalizer", "ensure_finalizer_removed")],
+)
+def test_one_add_finalizer_the_writers_old_names_warn(old: str, new: str) -> None:
+    """``add_finalizer`` / ``remove_finalizer`` are controllerutil's in-memory helpers
+    (controller-runtime's ``AddFinalizer(obj, name) bool``); the finalizers module's writers,
+    which took a client under the same names, are ``ensure_finalizer*`` now. The old names
+    still give the writers, with a DeprecationWarning naming the new one."""
+    from kube_runtime import finalizers
+
+    assert old not in finalizers.__all__ and new in finalizers.__all__
+    with pytest.warns(DeprecationWarning, match=f"finalizers.{old} moved to .*finalizers.{new}"):
+        value = getattr(finalizers, old)
+    assert value is getattr(finalizers, new)
+    with pytest.raises(AttributeError):
+        finalizers.no_such_name  # noqa: B018

@@ -132,7 +132,7 @@ def test_an_invalid_object_being_deleted_is_finalized_and_goes() -> None:
     def reconcile(obj: Site) -> None:
         assert obj.metadata.deletion_timestamp is not None
         cleaned.append(obj.spec.tier)
-        gone = finalizers.remove_finalizer(client, obj, FINALIZER)
+        gone = finalizers.ensure_finalizer_removed(client, obj, FINALIZER)
         assert isinstance(gone, Site) and gone.spec.replicas == 0  # answered leniently
 
     def on_invalid(obj: InvalidObject) -> None:
@@ -146,7 +146,7 @@ def test_an_invalid_object_being_deleted_is_finalized_and_goes() -> None:
 def test_finalizer_and_status_writes_answer_an_invalid_object_as_a_model() -> None:
     client = fake(site(STORED))
     obj, _ = validate_lenient(Site, client.get("example.com/v1/Site", "s", "ns"))
-    added = finalizers.add_finalizer(client, obj, FINALIZER)
+    added = finalizers.ensure_finalizer(client, obj, FINALIZER)
     assert isinstance(added, Site) and added.metadata.finalizers == [FINALIZER]
     patched = controllerutil.patch_status(client, added, {"observed": 0})
     assert isinstance(patched, Site) and patched.status is not None

@@ -269,7 +269,7 @@ def test_deploy_sharding_rbac_yaml_is_what_the_cli_prints_now() -> None:
 
 def test_refused_actions_names_each_call_the_rules_do_not_grant() -> None:
     from kube_runtime.controllerutil import set_controller_reference
-    from kube_runtime.finalizers import add_finalizer
+    from kube_runtime.finalizers import ensure_finalizer
 
     fake = FakeClient()
     owner = fake.create(
@@ -288,7 +288,7 @@ def test_refused_actions_names_each_call_the_rules_do_not_grant() -> None:
     set_controller_reference(owner, cm)
     fake.create(cm)
     fake.get(kinds.ConfigMap, "c", "ns")
-    add_finalizer(fake, owner, "example.com/cleanup")
+    ensure_finalizer(fake, owner, "example.com/cleanup")
     rules = [rbac.rule("", "configmaps", "create")]
     refused = rbac.refused_actions(rules, fake.actions, fake.mapper)
     assert refused == [
