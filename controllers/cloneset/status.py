@@ -26,6 +26,7 @@ from kube_runtime.conditions import format_time, remove_status_condition, set_st
 from kube_runtime.expectations import ResourceVersionExpectations
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads.pods import parse_time
+from kube_runtime.workloads.statuswriter import ApiStatusWriter
 
 __all__ = [
     "FAILED_SCALE",
@@ -272,10 +273,11 @@ class StatusUpdater(Protocol):
         """Write ``status`` as the status of ``cs`` when it differs from the stored one."""
 
 
-class ApiStatusUpdater:
+class ApiStatusUpdater(ApiStatusWriter):
     """:class:`StatusUpdater` over the API: a PUT of ``/status`` with the set as read (its
-    resourceVersion: a stale copy is a ``Conflict``, raised for the sync to be retried).
-    ``written`` gets every version written, so the next sync waits until its cache shows it."""
+    resourceVersion: a stale copy is a ``Conflict``, raised for the sync to be retried),
+    only when :func:`status_changed`. ``written`` gets every version written, so the next
+    sync waits until its cache shows it."""
 
     def __init__(
         self,
@@ -284,15 +286,10 @@ class ApiStatusUpdater:
         *,
         logger: logging.Logger = log,
     ) -> None:
-        self._client = client
         self.written = written if written is not None else ResourceVersionExpectations()
-        self._log = logger
+        """The versions this updater wrote: a sync waits until the cache shows them."""
+        super().__init__(client, self.written, logger=logger)
 
     def update_status(self, cs: Obj, status: Mapping[str, Any]) -> None:
-        if not status_changed(cs, status):
-            return
-        obj = copy.deepcopy(dict(cs))
-        obj["status"] = dict(status)
-        written = self._client.status().update(obj)
-        self.written.expect(written)
-        self._log.debug("%s: status written", meta.key(cs))
+        if status_changed(cs, status):
+            self.put(cs, status)

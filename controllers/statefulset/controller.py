@@ -33,16 +33,12 @@ import pathlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from controllers.statefulset.control import StatefulSetControl
+from controllers.statefulset.control import StatefulSetControl, SyncResult
 from controllers.statefulset.pod_control import StatefulPodControl, observe_pods
 from controllers.statefulset.spec import InvalidSpecError, SetSpec
 from controllers.statefulset.status import (
     ApiStatusUpdater,
-    coalescing_window,
     invalid_spec_status,
-    settled,
-    status_changed,
-    urgent_change,
 )
 from controllers.statefulset.utils import (
     ENHANCED_STATEFULSET,
@@ -190,13 +186,7 @@ class StatefulSetReconciler:
         )
         self.status_updater = ApiStatusUpdater(client, reader=reader, logger=self.log)
         self.status_writer = CoalescingStatusWriter(
-            self.status_updater.update_status,
-            changed=status_changed,
-            urgent=urgent_change,
-            final=settled,
-            window=status_window,
-            window_for=coalescing_window,
-            clock=self.clock,
+            self.status_updater, window=status_window, clock=self.clock
         )
         """Holds back count-only status changes (see ``status_window``)."""
         self.control = StatefulSetControl(
@@ -368,14 +358,13 @@ class StatefulSetReconciler:
             if self._finish_teardown(sts, pods):
                 return None
             claims = self._reader.list(PersistentVolumeClaim, namespace)["items"]
+
         # Decide on the status this controller last computed, held back or not.
-        view = self.status_writer.view(sts)
-        try:
+        def decide(view: Obj) -> tuple[SyncResult, Obj]:
             result = self.control.update(view, revisions, pods, claims, spec=spec)
-        except Exception:
-            self.status_writer.flush(sts)
-            raise
-        due = self.status_writer.settle(sts, result.status)
+            return result, result.status
+
+        result, due = self.status_writer.sync(sts, decide)
         waits = [w for w in (result.requeue_after, due) if w is not None]
         if waits:
             return Result(requeue_after=min(waits))

@@ -22,6 +22,7 @@ from kube_runtime.conditions import is_status_condition_true, set_status_conditi
 from kube_runtime.expectations import ResourceVersionExpectations
 from kube_runtime.kinds import Kind, StatefulSet
 from kube_runtime.retry import retry_on_conflict
+from kube_runtime.workloads.statuswriter import ApiStatusWriter
 
 __all__ = [
     "COALESCED_FIELDS",
@@ -182,53 +183,6 @@ def status_changed(sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     return any(status[f] != old.get(f) for f in status if f not in _DEFAULTS)
 
 
-class ApiStatusUpdater:
-    """:class:`StatusUpdater` over the API: PUT ``/status`` with the set's resourceVersion;
-    on a conflict the set is re-read through ``reader`` and the write retried
-    (``retry_on_conflict``, whose backoff gives a cache time to catch up), as upstream's
-    updater re-reads its lister: the controller needs no ``get`` of sets from the API.
-    ``reader`` defaults to ``client``. Fields of the status this controller does not compute
-    (``conditions``) are kept."""
-
-    def __init__(
-        self,
-        client: Client,
-        written: ResourceVersionExpectations | None = None,
-        *,
-        reader: Reader | None = None,
-        logger: logging.Logger | None = None,
-    ) -> None:
-        self._client = client
-        self._reader: Reader = reader if reader is not None else client
-        self.log = logger if logger is not None else log
-        self.written = written if written is not None else ResourceVersionExpectations()
-        """The versions this updater wrote: a sync waits until the cache shows them."""
-
-    def update_status(self, sts: Mapping[str, Any], status: Mapping[str, Any]) -> None:
-        name, namespace = meta.name(sts), meta.namespace(sts)
-        state: dict[str, Mapping[str, Any]] = {"set": sts}
-        kind = Kind.of(sts) if sts.get("apiVersion") and sts.get("kind") else StatefulSet
-
-        def attempt() -> None:
-            clone: Obj = meta.deep_copy(dict(state["set"]))
-            new_status = dict(meta.status(clone))
-            new_status.update(status)
-            clone["status"] = new_status
-            try:
-                written = self._client.status().update(clone)
-            except Conflict:
-                state["set"] = self._fresh(name, namespace, kind)
-                raise
-            if meta.metadata(written):
-                self.written.expect(written)
-
-        retry_on_conflict(attempt)
-        self.log.debug("updated status of StatefulSet %s/%s", namespace, name)
-
-    def _fresh(self, name: str, namespace: str, kind: Kind) -> Mapping[str, Any]:
-        return self._reader.get(kind, name, namespace)
-
-
 COALESCED_FIELDS = frozenset(
     {
         *_DEFAULTS,
@@ -276,3 +230,50 @@ def coalescing_window(sts: Mapping[str, Any]) -> float:
     applies), or 0 for a set with ``minReadySeconds``, whose every ready-but-not-available
     phase is reported as it happens (what its users watch; no coalescing there)."""
     return 0.0 if (meta.spec(sts).get("minReadySeconds") or 0) > 0 else float("inf")
+
+
+class ApiStatusUpdater(ApiStatusWriter):
+    """:class:`StatusUpdater` over the API: PUT ``/status`` with the set's resourceVersion;
+    on a conflict the set is re-read through ``reader`` and the write retried
+    (``retry_on_conflict``, whose backoff gives a cache time to catch up), as upstream's
+    updater re-reads its lister: the controller needs no ``get`` of sets from the API.
+    ``reader`` defaults to ``client``. Fields of the status this controller does not compute
+    (``conditions``) are kept.
+
+    It is also the :class:`~kube_runtime.workloads.statuswriter.StatusPolicy` of the set's
+    coalesced writes: :meth:`write` is :meth:`update_status`, and :func:`status_changed`,
+    :func:`urgent_change`, :func:`settled` and :func:`coalescing_window` say which changes
+    count, cannot wait, mean convergence, and how long a set's may wait."""
+
+    def __init__(
+        self,
+        client: Client,
+        written: ResourceVersionExpectations | None = None,
+        *,
+        reader: Reader | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.written = written if written is not None else ResourceVersionExpectations()
+        """The versions this updater wrote: a sync waits until the cache shows them."""
+        super().__init__(client, self.written, logger=logger if logger is not None else log)
+        self._reader: Reader = reader if reader is not None else client
+
+    def update_status(self, sts: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+        name, namespace = meta.name(sts), meta.namespace(sts)
+        state: dict[str, Mapping[str, Any]] = {"set": sts}
+        kind = Kind.of(sts) if sts.get("apiVersion") and sts.get("kind") else StatefulSet
+
+        def attempt() -> None:
+            try:
+                self.put(state["set"], status, merge=True)
+            except Conflict:
+                state["set"] = self._reader.get(kind, name, namespace)
+                raise
+
+        retry_on_conflict(attempt)
+
+    write = update_status
+    changed = staticmethod(status_changed)
+    urgent = staticmethod(urgent_change)
+    final = staticmethod(settled)
+    window_for = staticmethod(coalescing_window)

@@ -5,12 +5,13 @@ every event of every pod it owns, so while pods start one after another each sma
 (one more replica created, one more ready) becomes a status write. :class:`CoalescingStatusWriter`
 sits between the controller and the real writer and holds back a write, for at most
 ``window`` seconds from the first held-back change, so the steps of a burst collapse into
-one write:
+one write. What the kind's status means comes from one :class:`StatusPolicy` object (the
+real write, and which changes count, cannot wait, or mean convergence):
 
-* a write is made **at once** when ``urgent(recorded, new)`` says the change cannot wait
-  (the StatefulSet controller: a condition, i.e. a failure to report), or
-  ``final(obj, new)`` says the object has converged (so the converged status is never
-  late), or the window (``window``, or ``window_for(obj)`` if smaller) is 0;
+* a write is made **at once** when ``policy.urgent(recorded, new)`` says the change cannot
+  wait (the StatefulSet controller: a condition, i.e. a failure to report), or
+  ``policy.final(obj, new)`` says the object has converged (so the converged status is never
+  late), or the window (``window``, or ``policy.window_for(obj)`` if smaller) is 0;
 * otherwise the status becomes the object's **pending** status (the latest one replaces an
   older pending one; the deadline stays that of the first) and the caller requeues the object
   for :meth:`~CoalescingStatusWriter.settle`'s delay;
@@ -22,6 +23,12 @@ one write:
   the recorded one: a sync must make its decisions on that view, where upstream reads the
   status it wrote last, so that no decision sees a status older than the controller's own.
 
+A sync makes all of that one call, :meth:`~CoalescingStatusWriter.sync`: it decides on the
+view, writes the pending status when the sync fails, and settles with the status it computed.
+
+:class:`ApiStatusWriter` is the real write both bundled workload controllers build on: a PUT
+of the status subresource whose written versions a sync waits for.
+
 Pending statuses live in memory only: a restarted controller (or a new leader) recomputes
 them on its first sync. Thread-safe; one sync per object at a time (the work queue's
 guarantee) is assumed between :meth:`view` and :meth:`settle`.
@@ -30,14 +37,28 @@ guarantee) is assumed between :meth:`view` and :meth:`settle`.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kube_runtime import meta
 from kube_runtime.clock import Clock, resolve
 
-__all__ = ["DEFAULT_WINDOW", "CoalescingStatusWriter", "StatusWrite"]
+if TYPE_CHECKING:
+    from kube_runtime.client.interfaces import Client
+
+__all__ = [
+    "DEFAULT_WINDOW",
+    "ApiStatusWriter",
+    "CoalescingStatusWriter",
+    "StatusPolicy",
+    "StatusWrite",
+    "WrittenVersions",
+]
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 Obj = Mapping[str, Any]
 StatusWrite = Callable[[Obj, Obj], None]
@@ -45,6 +66,27 @@ StatusWrite = Callable[[Obj, Obj], None]
 
 DEFAULT_WINDOW = 1.0
 """Seconds a progress-only status change may wait for the next one (the staleness bound)."""
+
+
+class StatusPolicy(Protocol):
+    """What a :class:`CoalescingStatusWriter` needs to know of a kind's status, in one object
+    (the StatefulSet controller's
+    :class:`~controllers.statefulset.status.ApiStatusUpdater` is one)."""
+
+    def write(self, obj: Obj, status: Obj) -> None:
+        """Write ``status`` onto ``obj`` through the API (the real write)."""
+
+    def changed(self, obj: Obj, status: Obj) -> bool:
+        """Whether ``status`` differs from ``obj``'s recorded status."""
+
+    def urgent(self, recorded: Obj, status: Obj) -> bool:
+        """Whether the difference from the ``recorded`` status must be written at once."""
+
+    def final(self, obj: Obj, status: Obj) -> bool:
+        """Whether ``status`` is the converged one (written at once)."""
+
+    def window_for(self, obj: Obj) -> float:
+        """The longest ``obj``'s status may be held back (``inf``: the writer's window)."""
 
 
 @dataclasses.dataclass
@@ -58,34 +100,24 @@ class CoalescingStatusWriter:
     """Holds back progress-only status writes per object for at most ``window`` seconds (see
     the module docstring).
 
-    ``write(obj, status)`` makes the real write. ``changed(obj, status)`` says whether
-    ``status`` differs from ``obj``'s recorded status (the controller's own comparison);
-    ``urgent(recorded, status)`` whether the difference must be written at once;
-    ``final(obj, status)`` whether ``status`` is the converged one. ``window_for(obj)``, if
-    given, may shorten the window for one object (the smaller of the two applies). The
-    windows run on ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the clock current
-    when the writer is made).
+    ``policy`` (a :class:`StatusPolicy`) makes the real write and says which changes count,
+    cannot wait, or mean convergence; its ``window_for(obj)`` may shorten the window for one
+    object (the smaller of the two applies). The windows run on ``clock`` (a
+    :class:`~kube_runtime.clock.Clock`; None: the clock current when the writer is made).
     """
 
     def __init__(
         self,
-        write: StatusWrite,
+        policy: StatusPolicy,
         *,
-        changed: Callable[[Obj, Obj], bool],
-        urgent: Callable[[Obj, Obj], bool],
-        final: Callable[[Obj, Obj], bool],
         window: float = DEFAULT_WINDOW,
-        window_for: Callable[[Obj], float] | None = None,
         clock: Clock | None = None,
     ) -> None:
         if window < 0:
             raise ValueError(f"window must be >= 0, not {window}")
-        self._write = write
-        self._changed = changed
-        self._urgent = urgent
-        self._final = final
+        self.policy = policy
+        """What the kind's status means, and its real write."""
         self.window = window
-        self._window_for = window_for
         self._clock = resolve(clock, "CoalescingStatusWriter")
         self._monotonic = self._clock.monotonic
         self._lock = threading.Lock()
@@ -134,13 +166,11 @@ class CoalescingStatusWriter:
         hold it as ``obj``'s pending status. ``obj`` may be a :meth:`view`."""
         entry = self._entry(obj)
         now = self._monotonic()
-        window = self.window
-        if self._window_for is not None:
-            window = max(0.0, min(window, self._window_for(obj)))
+        window = max(0.0, min(self.window, self.policy.window_for(obj)))
         if (
             window == 0
-            or self._urgent(meta.status(obj), status)
-            or self._final(obj, status)
+            or self.policy.urgent(meta.status(obj), status)
+            or self.policy.final(obj, status)
             or (entry is not None and now >= entry.deadline)
         ):
             self._flush(obj, status)
@@ -158,7 +188,7 @@ class CoalescingStatusWriter:
         entry = self._entry(obj)
         if entry is None:
             return None
-        if not self._changed(obj, status):
+        if not self.policy.changed(obj, status):
             self.discard(obj)
             return None
         left = entry.deadline - self._monotonic()
@@ -168,6 +198,20 @@ class CoalescingStatusWriter:
         with self._lock:
             entry.status = dict(status)
         return left
+
+    def sync(self, obj: Obj, decide: Callable[[Obj], tuple[_T, Obj]]) -> tuple[_T, float | None]:
+        """One sync of ``obj`` (as recorded): ``decide(view)`` makes the sync's decisions on
+        the :meth:`view`, writing through :meth:`update_status` as it goes, and returns its
+        result and the status it computed; then :meth:`settle`. Returns that result and
+        :meth:`settle`'s delay (requeue the object then; None: nothing pending). When
+        ``decide`` raises, the pending status is written first (:meth:`flush`) and the error
+        propagates."""
+        try:
+            result, status = decide(self.view(obj))
+        except Exception:
+            self.flush(obj)
+            raise
+        return result, self.settle(obj, status)
 
     def flush(self, obj: Obj) -> None:
         """Write ``obj``'s pending status now, if any (e.g. when a sync fails)."""
@@ -191,7 +235,7 @@ class CoalescingStatusWriter:
         with self._lock:
             self._pending.pop(key, None)
         try:
-            self._write(obj, status)
+            self.policy.write(obj, status)
         except Exception:
             with self._lock:
                 self._pending.setdefault(
@@ -200,3 +244,42 @@ class CoalescingStatusWriter:
             raise
         with self._lock:
             self.writes += 1
+
+
+class WrittenVersions(Protocol):
+    """Where an :class:`ApiStatusWriter` records the versions it wrote (a
+    :class:`~kube_runtime.expectations.ResourceVersionExpectations`)."""
+
+    def expect(self, obj: Obj) -> None:
+        """Remember ``obj``'s resourceVersion as written by this controller."""
+
+
+class ApiStatusWriter:
+    """The real status write of a workload controller: a PUT of ``obj``'s status
+    subresource (:meth:`put`), each version written recorded in ``written`` (a
+    :class:`~kube_runtime.expectations.ResourceVersionExpectations`) so that the next sync
+    waits until its cache shows it (a decision read from an older status would undo this
+    one). ``logger`` gets a debug record per write."""
+
+    def __init__(
+        self,
+        client: Client,
+        written: WrittenVersions,
+        *,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self._client = client
+        self._written = written
+        self.log = logger if logger is not None else log
+        self.log = logger if logger is not None else log
+
+    def put(self, obj: Obj, status: Obj, *, merge: bool = False) -> None:
+        """PUT ``status`` as the status of a copy of ``obj`` (with its resourceVersion: a
+        stale copy is a ``Conflict``, raised); ``merge``: laid over ``obj``'s recorded status,
+        keeping the fields ``status`` lacks, instead of replacing it."""
+        clone: dict[str, Any] = meta.deep_copy(dict(obj))
+        clone["status"] = {**meta.status(clone), **status} if merge else dict(status)
+        written = self._client.status().update(clone)
+        if meta.metadata(written):
+            self._written.expect(written)
+        self.log.debug("%s: status written", meta.key(obj))

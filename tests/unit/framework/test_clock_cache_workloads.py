@@ -311,14 +311,29 @@ def test_lifecycle_and_readiness_stamps_come_from_the_current_clock() -> None:
 
 def _writer(clock: Clock | None = None) -> tuple[CoalescingStatusWriter, list[Any]]:
     written: list[Any] = []
-    writer = CoalescingStatusWriter(
-        lambda obj, status: written.append(dict(status)),
-        changed=lambda obj, status: obj["status"] != status,
-        urgent=lambda recorded, status: False,
-        final=lambda obj, status: False,
-        window=1.0,
-        clock=clock,
-    )
+
+    class Policy:
+        @staticmethod
+        def write(obj: Any, status: Any) -> None:
+            written.append(dict(status))
+
+        @staticmethod
+        def changed(obj: Any, status: Any) -> bool:
+            return bool(obj["status"] != status)
+
+        @staticmethod
+        def urgent(recorded: Any, status: Any) -> bool:
+            return False
+
+        @staticmethod
+        def final(obj: Any, status: Any) -> bool:
+            return False
+
+        @staticmethod
+        def window_for(obj: Any) -> float:
+            return float("inf")
+
+    writer = CoalescingStatusWriter(Policy(), window=1.0, clock=clock)
     return writer, written
 
 

@@ -2,6 +2,7 @@
 urgent and final ones written at once, the pending status laid over the recorded one,
 written when due, dropped when the recorded status catches up."""
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -32,14 +33,27 @@ def _final(obj: Any, status: Any) -> bool:
     return status.get("ready") == obj["spec"]["replicas"]
 
 
+class _Policy:
+    """A StatusPolicy from a write function and the comparisons above."""
+
+    def __init__(
+        self,
+        write: Callable[[Any, Any], None],
+        window_for: Callable[[Any], float] = lambda obj: float("inf"),
+    ) -> None:
+        self.write = write
+        self.window_for = window_for
+
+    changed = staticmethod(_changed)
+    urgent = staticmethod(_urgent)
+    final = staticmethod(_final)
+
+
 def _writer(window: float = 1.0) -> tuple[CoalescingStatusWriter, list[tuple[Obj, Obj]], FakeClock]:
     written: list[tuple[Obj, Obj]] = []
     clock = FakeClock()
     writer = CoalescingStatusWriter(
-        lambda obj, status: written.append((dict(obj), dict(status))),
-        changed=_changed,
-        urgent=_urgent,
-        final=_final,
+        _Policy(lambda obj, status: written.append((dict(obj), dict(status)))),
         window=window,
         clock=clock,
     )
@@ -133,9 +147,7 @@ def test_flush_and_a_failed_write_stays_pending_and_due():
         if fail[0]:
             raise RuntimeError("conflict")
 
-    writer = CoalescingStatusWriter(
-        write, changed=_changed, urgent=_urgent, final=_final, window=1.0, clock=clock
-    )
+    writer = CoalescingStatusWriter(_Policy(write), window=1.0, clock=clock)
     recorded = _obj({"observedGeneration": 1, "ready": 0})
     writer.update_status(recorded, {"observedGeneration": 1, "ready": 1})
     with pytest.raises(RuntimeError):
@@ -152,12 +164,8 @@ def test_flush_and_a_failed_write_stays_pending_and_due():
 def test_window_for_shortens_the_window_of_one_object():
     clock = FakeClock()
     writer = CoalescingStatusWriter(
-        lambda obj, status: None,
-        changed=_changed,
-        urgent=_urgent,
-        final=_final,
+        _Policy(lambda obj, status: None, lambda obj: obj["spec"].get("hold", float("inf"))),
         window=1.0,
-        window_for=lambda obj: obj["spec"].get("hold", float("inf")),
         clock=clock,
     )
     short = _obj({"observedGeneration": 1, "ready": 0}, name="short")
@@ -170,3 +178,29 @@ def test_window_for_shortens_the_window_of_one_object():
     short["spec"]["hold"] = 0
     writer.update_status(short, {"observedGeneration": 1, "ready": 2})
     assert writer.pending(short) is None and writer.writes == 1
+
+
+def test_sync_decides_on_the_view_settles_and_flushes_when_the_sync_fails():
+    writer, written, clock = _writer()
+    recorded = _obj({"observedGeneration": 1, "ready": 0})
+    seen: list[Obj] = []
+
+    def decide(view: Any) -> tuple[str, Obj]:
+        seen.append(dict(view["status"]))
+        status = {"observedGeneration": 1, "ready": 1}
+        writer.update_status(view, status)
+        return "result", status
+
+    assert writer.sync(recorded, decide) == ("result", pytest.approx(1.0))
+    assert written == [] and writer.pending(recorded) == {"observedGeneration": 1, "ready": 1}
+    clock.step(0.5)
+
+    def fail(view: Any) -> tuple[str, Obj]:
+        seen.append(dict(view["status"]))
+        raise RuntimeError("sync failed")
+
+    with pytest.raises(RuntimeError):
+        writer.sync(recorded, fail)
+    assert seen == [{"observedGeneration": 1, "ready": 0}, {"observedGeneration": 1, "ready": 1}]
+    assert [s for _, s in written] == [{"observedGeneration": 1, "ready": 1}]
+    assert writer.pending(recorded) is None
