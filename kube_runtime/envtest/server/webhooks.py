@@ -410,27 +410,35 @@ class Webhooks:
         again: set[tuple[str, int]] = set()
         changed_once = False
         for hook in hooks:
-            version = self._should_call(hook, attrs, obj, old)
-            if version is None:
+            obj, changed = self._mutate_if_matching(hook, attrs, obj, old, default)
+            if changed is None:
                 continue
-            result, changed = self._mutate_once(hook, attrs, version, obj, old, default)
             if changed:
-                obj = result
                 changed_once = True
                 again |= reinvocable
             if hook.spec.get("reinvocationPolicy") == "IfNeeded":
                 reinvocable.add(hook.uid)
         if changed_once and again:
             for hook in hooks:
-                if hook.uid not in again:
-                    continue
-                version = self._should_call(hook, attrs, obj, old)
-                if version is None:
-                    continue
-                result, changed = self._mutate_once(hook, attrs, version, obj, old, default)
-                if changed:
-                    obj = result
+                if hook.uid in again:
+                    obj, _ = self._mutate_if_matching(hook, attrs, obj, old, default)
         return obj
+
+    def _mutate_if_matching(
+        self,
+        hook: _Hook,
+        attrs: _Attributes,
+        obj: Obj | None,
+        old: Obj | None,
+        default: Callable[[Obj], None] | None,
+    ) -> tuple[Obj | None, bool | None]:
+        """Call ``hook`` if it matches: the object to go on with (``obj`` itself unless the
+        hook changed it) and whether it changed it (None: not called)."""
+        version = self._should_call(hook, attrs, obj, old)
+        if version is None:
+            return obj, None
+        result, changed = self._mutate_once(hook, attrs, version, obj, old, default)
+        return (result if changed else obj), changed
 
     def _mutate_once(
         self,
