@@ -119,24 +119,28 @@ def default_priority_level(obj: dict[str, Any], old: Mapping[str, Any] | None) -
 
 
 def _verbs(out: list[Cause], path: str, verbs: Any) -> None:
-    verbs = [v for v in _seq(verbs) if isinstance(v, str)]
-    if not verbs:
-        out.append(_required(f"{path}.verbs", "verbs must contain at least one value"))
-    elif "*" in verbs:
-        if len(verbs) > 1:
-            out.append(
-                _invalid(f"{path}.verbs", verbs, "if '*' is present, must not specify other verbs")
-            )
-    elif not set(verbs) <= set(_VERBS):
-        out.append(_not_supported(f"{path}.verbs", verbs, _VERBS))
+    missing = "verbs must contain at least one value"
+    listed = _wildcard_list(out, f"{path}.verbs", verbs, "verbs", missing)
+    if listed and not set(listed) <= set(_VERBS):
+        out.append(_not_supported(f"{path}.verbs", listed, _VERBS))
 
 
-def _wildcard_list(out: list[Cause], path: str, values: Any, what: str, missing: str) -> None:
+def _wildcard_list(
+    out: list[Cause], path: str, values: Any, what: str, missing: str, *, required: bool = True
+) -> list[str]:
+    """A rule's list that is ``["*"]`` or names: Required (``missing``) when empty and
+    ``required``, Invalid when ``*`` stands with others. The names for the caller to check
+    one by one; none when the list is empty or holds ``*``."""
     values = [v for v in _seq(values) if isinstance(v, str)]
     if not values:
-        out.append(_required(path, missing))
-    elif len(values) > 1 and "*" in values:
-        out.append(_invalid(path, values, f"if '*' is present, must not specify other {what}"))
+        if required:
+            out.append(_required(path, missing))
+        return []
+    if "*" in values:
+        if len(values) > 1:
+            out.append(_invalid(path, values, f"if '*' is present, must not specify other {what}"))
+        return []
+    return values
 
 
 def _resource_rule(out: list[Cause], path: str, rule: Mapping[str, Any]) -> None:
@@ -155,27 +159,17 @@ def _resource_rule(out: list[Cause], path: str, rule: Mapping[str, Any]) -> None
         "resources",
         "resource rules must supply at least one resource",
     )
-    namespaces = [n for n in _seq(rule.get("namespaces")) if isinstance(n, str)]
-    if not namespaces and not rule.get("clusterScope"):
-        out.append(
-            _required(
-                f"{path}.namespaces",
-                "resource rules that are not cluster scoped must supply at least one namespace",
-            )
-        )
-    elif "*" in namespaces:
-        if len(namespaces) > 1:
-            out.append(
-                _invalid(
-                    f"{path}.namespaces",
-                    namespaces,
-                    "if '*' is present, must not specify other namespaces",
-                )
-            )
-    else:
-        for i, name in enumerate(namespaces):
-            for msg in is_dns1123_label(name):
-                out.append(_invalid(f"{path}.namespaces[{i}]", name, _NS_INTRO + msg))
+    namespaces = _wildcard_list(
+        out,
+        f"{path}.namespaces",
+        rule.get("namespaces"),
+        "namespaces",
+        "resource rules that are not cluster scoped must supply at least one namespace",
+        required=not rule.get("clusterScope"),
+    )
+    for i, name in enumerate(namespaces):
+        for msg in is_dns1123_label(name):
+            out.append(_invalid(f"{path}.namespaces[{i}]", name, _NS_INTRO + msg))
 
 
 def _url_error(url: str) -> str | None:
@@ -198,25 +192,17 @@ def _url_error(url: str) -> str | None:
 
 def _non_resource_rule(out: list[Cause], path: str, rule: Mapping[str, Any]) -> None:
     _verbs(out, path, rule.get("verbs"))
-    urls = [u for u in _seq(rule.get("nonResourceURLs")) if isinstance(u, str)]
-    if not urls:
-        out.append(
-            _required(f"{path}.nonResourceURLs", "nonResourceURLs must contain at least one value")
-        )
-    elif "*" in urls:
-        if len(urls) > 1:
-            out.append(
-                _invalid(
-                    f"{path}.nonResourceURLs",
-                    urls,
-                    "if '*' is present, must not specify other non-resource URLs",
-                )
-            )
-    else:
-        for i, url in enumerate(urls):
-            problem = _url_error(url)
-            if problem is not None:
-                out.append(_invalid(f"{path}.nonResourceURLs[{i}]", url, problem))
+    urls = _wildcard_list(
+        out,
+        f"{path}.nonResourceURLs",
+        rule.get("nonResourceURLs"),
+        "non-resource URLs",
+        "nonResourceURLs must contain at least one value",
+    )
+    for i, url in enumerate(urls):
+        problem = _url_error(url)
+        if problem is not None:
+            out.append(_invalid(f"{path}.nonResourceURLs[{i}]", url, problem))
 
 
 _SUBJECT_FIELDS: Final = {"User": "user", "Group": "group", "ServiceAccount": "serviceAccount"}
