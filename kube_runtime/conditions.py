@@ -64,6 +64,7 @@ __all__ = [
     "is_status_condition_true",
     "remove_status_condition",
     "set_condition",
+    "set_failure_condition",
     "set_status_condition",
 ]
 
@@ -224,6 +225,32 @@ def is_status_condition_false(
     """Whether the condition of ``condition_type`` is present with status ``"False"``
     (absent is neither true nor false)."""
     return is_status_condition_present_and_equal(conditions, condition_type, FALSE)
+
+
+def set_failure_condition(
+    conditions: list[dict[str, Any]],
+    condition_type: str,
+    failure: tuple[str, str] | None,
+    *,
+    remove_on_success: bool = False,
+    now: Now = None,
+) -> bool:
+    """Report a failure of ``condition_type`` in ``conditions`` (in place), as the workload
+    controllers do with ``FailedCreatePod``, ``FailedScale``, ...: with ``failure = (reason,
+    message)`` the condition is True with that reason and message; with None it is removed
+    (``remove_on_success``, kruise's ``RemoveCloneSetCondition``) or, only where it is True,
+    turned False with reason ``Succeeded``. :func:`set_status_condition`'s rules apply
+    (``lastTransitionTime`` moves only when the status does). True if anything changed."""
+    if failure is not None:
+        reason, message = failure
+        new = {"type": condition_type, "status": TRUE, "reason": reason, "message": message}
+        return set_status_condition(conditions, new, now=now)
+    if remove_on_success:
+        return remove_status_condition(conditions, condition_type)
+    if not is_status_condition_true(conditions, condition_type):
+        return False
+    new = {"type": condition_type, "status": FALSE, "reason": "Succeeded"}
+    return set_status_condition(conditions, new, now=now)
 
 
 def set_condition(

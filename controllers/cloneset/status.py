@@ -22,7 +22,7 @@ from controllers.cloneset.core import CloneSetView
 from kube_runtime import clock as _clock
 from kube_runtime import meta
 from kube_runtime.client.interfaces import Client
-from kube_runtime.conditions import format_time, remove_status_condition, set_status_condition
+from kube_runtime.conditions import format_time, set_failure_condition
 from kube_runtime.expectations import ResourceVersionExpectations
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads.pods import parse_time
@@ -230,11 +230,8 @@ def set_condition(status: dict[str, Any], kind: str, error: BaseException | str 
     condition when ``error`` is None (kruise's Set/RemoveCloneSetCondition; the transition
     time moves only when the status does, see :mod:`kube_runtime.conditions`)."""
     conditions = [dict(c) for c in status.get("conditions") or ()]
-    if error is None:
-        remove_status_condition(conditions, kind)
-    else:
-        new = {"type": kind, "status": "True", "reason": kind, "message": str(error)}
-        set_status_condition(conditions, new)
+    failure = None if error is None else (kind, str(error))
+    set_failure_condition(conditions, kind, failure, remove_on_success=True)
     if conditions:
         status["conditions"] = sorted(conditions, key=lambda c: str(c.get("type")))
     else:

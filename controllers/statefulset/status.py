@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from kube_runtime import meta
 from kube_runtime.client.errors import Conflict
 from kube_runtime.client.interfaces import Client, Reader
-from kube_runtime.conditions import is_status_condition_true, set_status_condition
+from kube_runtime.conditions import is_status_condition_true, set_failure_condition
 from kube_runtime.expectations import ResourceVersionExpectations
 from kube_runtime.kinds import Kind, StatefulSet
 from kube_runtime.retry import retry_on_conflict
@@ -114,17 +114,9 @@ def set_condition(
     and the condition was True, False (reason ``Succeeded``). ``lastTransitionTime`` moves only
     when the condition's status flips (:func:`kube_runtime.conditions.set_status_condition`)."""
     conditions = [dict(c) for c in status.get("conditions") or previous.get("conditions") or ()]
-    if failure is None:
-        if not is_status_condition_true(conditions, condition_type):
-            if conditions:
-                status["conditions"] = conditions
-            return
-        new: Obj = {"type": condition_type, "status": "False", "reason": "Succeeded"}
-    else:
-        reason, message = failure
-        new = {"type": condition_type, "status": "True", "reason": reason, "message": message}
-    set_status_condition(conditions, new, now=now)
-    status["conditions"] = conditions
+    set_failure_condition(conditions, condition_type, failure, now=now)
+    if conditions:
+        status["conditions"] = conditions
 
 
 _REQUIRED_COUNTS = (

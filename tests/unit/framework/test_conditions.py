@@ -19,6 +19,7 @@ from kube_runtime.conditions import (
     is_status_condition_true,
     remove_status_condition,
     set_condition,
+    set_failure_condition,
     set_status_condition,
 )
 from kube_runtime.models import Condition, KubeModel, ObjectMeta
@@ -292,3 +293,33 @@ def test_set_condition_accepts_what_the_condition_model_accepts() -> None:
         set_condition(obj, condition_type, True, reason, now=T0)
     for condition in obj["status"]["conditions"]:
         assert Condition.model_validate(condition).to_wire() == condition
+
+
+def test_set_failure_condition_sets_true_then_false_or_removes() -> None:
+    conditions: list[dict[str, Any]] = []
+    assert not set_failure_condition(conditions, "FailedCreatePod", None, now=T0)
+    assert conditions == []
+    assert set_failure_condition(conditions, "FailedCreatePod", ("Quota", "over"), now=T0)
+    assert conditions == [
+        {
+            "type": "FailedCreatePod",
+            "status": "True",
+            "reason": "Quota",
+            "message": "over",
+            "lastTransitionTime": "2024-01-31T12:00:00Z",
+        }
+    ]
+    later = T0 + timedelta(minutes=1)
+    removable = [dict(c) for c in conditions]
+    assert set_failure_condition(conditions, "FailedCreatePod", None, now=later)
+    assert conditions == [
+        {
+            "type": "FailedCreatePod",
+            "status": "False",
+            "reason": "Succeeded",
+            "lastTransitionTime": "2024-01-31T12:01:00Z",
+        }
+    ]
+    assert not set_failure_condition(conditions, "FailedCreatePod", None, now=later)
+    assert set_failure_condition(removable, "FailedCreatePod", None, remove_on_success=True)
+    assert removable == []
