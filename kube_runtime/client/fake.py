@@ -20,10 +20,11 @@ What it does as the API server does (the embedded cluster is the referee, see
   precondition; ``metadata.uid`` in an update is a precondition too.
 * **Create** assigns ``uid``, ``creationTimestamp``, a name from ``generateName`` (5
   characters of upstream's alphabet), ``metadata.generation = 1`` for kinds that track
-  generations (workloads, CRDs, every custom kind; not ConfigMaps or Pods, as on the
-  server), and drops ``status`` of kinds with a status subresource (a few built-ins get the
-  server's initial status, e.g. a Pod's ``phase: Pending``). ``AlreadyExists`` for a taken
-  name, ``Invalid`` for a missing or malformed name.
+  generations (workloads, Ingresses, NetworkPolicies, CRDs, every custom kind; not
+  ConfigMaps or Pods, as on the server), and drops ``status`` of kinds with a status
+  subresource (Pods, PersistentVolumeClaims, StatefulSets, Deployments and ReplicaSets get
+  the server's initial status instead, e.g. a Pod's ``phase: Pending`` and ``qosClass``).
+  ``AlreadyExists`` for a taken name, ``Invalid`` for a missing or malformed name.
 * **Empty metadata**: ``labels: {}``, ``annotations: {}``, ``finalizers: []``,
   ``ownerReferences: []`` (or ``null``) and ``generateName: ""`` are dropped on every write,
   of built-in kinds and custom resources alike, as kube-apiserver's encoding of ObjectMeta
@@ -51,6 +52,11 @@ What it does as the API server does (the embedded cluster is the referee, see
 * **Errors** carry the server's Status (``configmaps "x" not found``, details) and are the
   typed errors of :mod:`kube_runtime.client.errors`; the client-side checks (namespace
   required, patch type, json patch shape) raise what the REST client raises.
+* **One home for the server's facts**: the Status of each error, :data:`STALE_MESSAGE`, which
+  built-in kinds track generations or answer a DELETE with the object, and the initial
+  status of a created object come from :mod:`kube_runtime.client._apifacts`, which the
+  embedded server of :mod:`kube_runtime.envtest` uses too
+  (``tests/unit/framework/test_apiserver_facts.py`` checks that both give the same answers).
 * **Isolation**: objects are deep-copied in and out; callers may mutate what they get.
   One lock makes every call atomic (thread-safe).
 
@@ -69,7 +75,8 @@ ownership of server-side apply (``apply`` merges the applied object as a strateg
 patch for built-in kinds, a merge patch for custom ones: a field the manager stops applying
 is not removed, new list items come first where the server appends them, ``force`` is
 ignored); ``managedFields`` (no write sets them, whatever its ``field_manager``); defaulting
-(a Pod's or a StatefulSet's defaulted fields) and validation beyond names and finalizers;
+of spec fields (a Pod's ``restartPolicy``, a StatefulSet's ``podManagementPolicy``) and
+validation beyond names and finalizers;
 CRD schemas: a registered custom kind has none, so its objects are neither validated
 (types, required fields, bounds, patterns, enums -> no ``Invalid``), nor pruned (unknown
 fields are kept), nor defaulted (a schema's ``default``), where kube-apiserver does all three
@@ -104,9 +111,11 @@ from kube_runtime.cache.store import (
     label_index,
     namespace_index,
 )
+from kube_runtime.client import _apifacts as facts
 from kube_runtime.client import interfaces
+from kube_runtime.client._apifacts import STALE_MESSAGE
 from kube_runtime.client.base import ClientBase
-from kube_runtime.client.errors import ApiError, error_from_status
+from kube_runtime.client.errors import ApiError
 from kube_runtime.client.interceptor import VERBS, Action, ErrorSource, FaultQueue, Interceptor
 from kube_runtime.client.interfaces import (
     IndexKey,
@@ -165,50 +174,11 @@ __all__ = [
 
 M = TypeVar("M", bound=BaseModel)
 
-#: kube-apiserver's message for a write with a stale resourceVersion.
-STALE_MESSAGE = (
-    "the object has been modified; please apply your changes to the latest version and try again"
-)
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _PATCH_TYPES = ("merge", "strategic", "json", "apply")
 _PROPAGATION_POLICIES = (None, "Orphan", "Background", "Foreground")
 
 _BUILTIN: dict[Kind, Resource] = {r.kind_ref: r for r in BUILTIN_RESOURCES}
-#: Built-in kinds whose registry sets and bumps metadata.generation.
-_GENERATION_KINDS = frozenset(
-    Kind(api_version, kind)
-    for api_version, kind in (
-        ("apps/v1", "StatefulSet"),
-        ("apps/v1", "Deployment"),
-        ("apps/v1", "ReplicaSet"),
-        ("apps/v1", "DaemonSet"),
-        ("batch/v1", "Job"),
-        ("batch/v1", "CronJob"),
-        ("policy/v1", "PodDisruptionBudget"),
-        ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
-    )
-)
-#: The status a built-in kind's create strategy starts with (others with a status
-#: subresource start without one).
-_INITIAL_STATUS: dict[Kind, Obj] = {
-    Kind("v1", "Pod"): {"phase": "Pending"},
-    Kind("v1", "PersistentVolumeClaim"): {"phase": "Pending"},
-    Kind("apps/v1", "StatefulSet"): {"replicas": 0, "availableReplicas": 0},
-    Kind("apps/v1", "Deployment"): {},
-    Kind("apps/v1", "ReplicaSet"): {},
-}
-#: Built-in kinds whose DELETE answers the object even when it is gone at once.
-_RETURNS_DELETED_OBJECT = frozenset(
-    Kind("v1", kind)
-    for kind in (
-        "Pod",
-        "PersistentVolumeClaim",
-        "PersistentVolume",
-        "Namespace",
-        "Service",
-        "ServiceAccount",
-    )
-)
 #: Built-in kinds whose names are DNS-1123 labels (the rest: DNS-1123 subdomains).
 _LABEL_NAMED = frozenset({Kind("v1", "Namespace"), Kind("v1", "Service")})
 #: Metadata a create cannot set.
@@ -241,43 +211,12 @@ class _KindInfo:
         return self.resource.kind_ref
 
     @property
-    def resource_name(self) -> str:
-        """``plural`` or ``plural.group``, as error messages name the resource."""
-        r = self.resource
-        return f"{r.plural}.{r.group}" if r.group else r.plural
-
-    @property
-    def qualified_kind(self) -> str:
-        """``Kind`` or ``Kind.group``, as validation and precondition messages name it."""
-        r = self.resource
-        return f"{r.kind}.{r.group}" if r.group else r.kind
+    def key(self) -> tuple[str, str]:
+        """``(group, plural)``: the key of kube-apiserver's per-kind tables."""
+        return (self.resource.group, self.resource.plural)
 
 
 # ------------------------------------------------------------------------------ errors
-
-
-def _details(group: str, kind: str, name: str | None) -> Obj:
-    details: Obj = {"kind": kind}
-    if name is not None:
-        details["name"] = name
-    if group:
-        details["group"] = group
-    return details
-
-
-def _error(code: int, reason: str, message: str, details: Obj | None = None) -> ApiError:
-    status: Obj = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
-    if details is not None:
-        status["details"] = details
-    return error_from_status(status)
 
 
 def _resource_of(kind: KindLike | Resource) -> Resource:
@@ -289,16 +228,8 @@ def _resource_of(kind: KindLike | Resource) -> Resource:
     return RestMapper(None).resource_for(kind)
 
 
-def _named(resource: Resource) -> str:
-    return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
-
-
-def _about(kind: KindLike | Resource, name: str, code: int, reason: str, text: str) -> ApiError:
-    """The server's error ``code``/``reason`` about one object; ``text`` has ``{what}`` where
-    the message names it (``pods "x"``)."""
-    r = _resource_of(kind)
-    what = f'{_named(r)} "{name}"'
-    return _error(code, reason, text.replace("{what}", what), _details(r.group, r.plural, name))
+# The Status of each error is kube-apiserver's, from kube_runtime.client._apifacts (the
+# embedded server takes it from there too); these take a kind, a model class or a Resource.
 
 
 def not_found(kind: KindLike | Resource, name: str) -> ApiError:
@@ -306,46 +237,27 @@ def not_found(kind: KindLike | Resource, name: str) -> ApiError:
 
     ``kind`` is a built-in kind, a model class or a :class:`Resource` (for other kinds).
     """
-    return _about(kind, name, 404, "NotFound", "{what} not found")
+    r = _resource_of(kind)
+    return facts.not_found(facts.resource_name(r.plural, r.group), r.group, name)
 
 
 def already_exists(kind: KindLike | Resource, name: str) -> ApiError:
     """The server's 409 AlreadyExists for a create of a taken name."""
-    return _about(kind, name, 409, "AlreadyExists", "{what} already exists")
+    r = _resource_of(kind)
+    return facts.already_exists(facts.resource_name(r.plural, r.group), r.group, name)
 
 
 def conflict(kind: KindLike | Resource, name: str, why: str = STALE_MESSAGE) -> ApiError:
     """The server's 409 Conflict (by default: a stale resourceVersion), e.g. for
     :meth:`FakeClient.fail_next`."""
-    return _about(kind, name, 409, "Conflict", "Operation cannot be fulfilled on {what}: " + why)
+    r = _resource_of(kind)
+    return facts.conflict(facts.resource_name(r.plural, r.group), r.group, name, why)
 
 
 def _invalid(info: _KindInfo, name: str, causes: list[tuple[str, str, str]]) -> ApiError:
     """422 with ``(field, reason, message)`` causes, worded as kube-apiserver's."""
-    summary = ", ".join(f"{f}: {m}" for f, _, m in causes)
-    details = _details(info.resource.group, info.resource.kind, name)
-    details["causes"] = [{"reason": r, "message": m, "field": f} for f, r, m in causes]
-    return _error(422, "Invalid", f'{info.qualified_kind} "{name}" is invalid: {summary}', details)
-
-
-def _precondition_failed(info: _KindInfo, name: str, why: str) -> ApiError:
-    """409 for a failed delete precondition (kube-apiserver names the kind, not the resource)."""
     r = info.resource
-    return _error(
-        409,
-        "Conflict",
-        f'Operation cannot be fulfilled on {info.qualified_kind} "{name}": {why}',
-        _details(r.group, r.kind, name),
-    )
-
-
-def _bad_request(message: str) -> ApiError:
-    return _error(400, "BadRequest", message)
-
-
-def _no_route() -> ApiError:
-    """What the server answers for a subresource the kind does not have."""
-    return _error(404, "NotFound", "the server could not find the requested resource")
+    return facts.invalid(r.kind, r.group, name, [facts.Cause(f, why, m) for f, why, m in causes])
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -549,7 +461,8 @@ class FakeClient(ClientBase):
                 resource=resource,
                 custom=ref not in _BUILTIN,
                 status=has_status,
-                generation=ref not in _BUILTIN or ref in _GENERATION_KINDS,
+                generation=ref not in _BUILTIN
+                or (group, resource.plural) in facts.TRACKS_GENERATION,
                 scale=scale_paths,
             )
         return self
@@ -752,7 +665,7 @@ class FakeClient(ClientBase):
             final, removed = self._delete(info, ns, name, uid, rv, dry_run)
         if not removed:
             return final
-        if info.kind not in _RETURNS_DELETED_OBJECT:
+        if info.key not in facts.RETURN_DELETED_OBJECT:
             r = info.resource
             return deleted_status(r.group, r.plural, name, _meta(final).get("uid"))
         if info.kind == Kind("v1", "Pod") and not _meta(final).get("deletionTimestamp"):
@@ -855,7 +768,7 @@ class FakeClient(ClientBase):
                 resource=resource,
                 custom=False,
                 status="status" in resource.subresources,
-                generation=ref in _GENERATION_KINDS,
+                generation=(resource.group, resource.plural) in facts.TRACKS_GENERATION,
                 scale=ScalePaths() if "scale" in resource.subresources else None,
             )
         chosen = self._s.status_kinds
@@ -879,7 +792,7 @@ class FakeClient(ClientBase):
     @staticmethod
     def _check_propagation(policy: str | None) -> None:
         if policy not in _PROPAGATION_POLICIES:
-            raise _bad_request(f"invalid propagationPolicy: {policy}")
+            raise facts.bad_request(f"invalid propagationPolicy: {policy}")
 
     def _bucket(self, info: _KindInfo) -> dict[tuple[str, str], Obj]:
         return self._s.objects.setdefault(info.kind, {})
@@ -979,7 +892,7 @@ class FakeClient(ClientBase):
                             )
                         )
         except SelectorError as err:
-            raise _bad_request(str(err)) from None
+            raise facts.bad_request(str(err)) from None
         index_fn: IndexFunc | None = None
         if index is not None:
             index_name, _ = index
@@ -1016,7 +929,7 @@ class FakeClient(ClientBase):
         ns = self._namespace(info, namespace or meta.get("namespace"), "create")
         if info.resource.namespaced:
             if meta.get("namespace") and meta["namespace"] != ns:
-                raise _bad_request(
+                raise facts.bad_request(
                     "the namespace of the provided object does not match the namespace sent "
                     "on the request"
                 )
@@ -1039,7 +952,8 @@ class FakeClient(ClientBase):
         else:
             meta.pop("generation", None)
         if info.status:
-            initial = _INITIAL_STATUS.get(info.kind) if not info.custom else None
+            r = info.resource
+            initial = None if info.custom else facts.initial_status(r.group, r.plural, body)
             if initial is None:
                 body.pop("status", None)
             else:
@@ -1067,7 +981,7 @@ class FakeClient(ClientBase):
         """PUT ``obj`` (to its status when ``subresource`` is "status")."""
         info = self._info(kind_for(obj))
         if subresource == "status" and not info.status:
-            raise _no_route()
+            raise facts.route_not_found()
         body = _to_dict(obj)
         meta = _meta(body)
         name = meta.get("name")
@@ -1081,25 +995,14 @@ class FakeClient(ClientBase):
                 if rv != current["metadata"]["resourceVersion"]:
                     raise conflict(info.resource, str(name))
             elif info.custom:
-                raise _invalid(
-                    info,
-                    str(name),
-                    [
-                        (
-                            "metadata.resourceVersion",
-                            "FieldValueInvalid",
-                            "Invalid value: 0x0: must be specified for an update",
-                        )
-                    ],
-                )
+                r = info.resource
+                raise facts.resource_version_required(r.kind, r.group, str(name))
             uid = meta.get("uid")
-            if uid and uid != current["metadata"].get("uid"):
-                raise conflict(
-                    info.resource,
-                    str(name),
-                    f"Precondition failed: UID in precondition: {uid}, "
-                    f"UID in object meta: {current['metadata'].get('uid')}",
-                )
+            actual = current["metadata"].get("uid")
+            if uid and uid != actual:
+                r = info.resource
+                where = facts.resource_name(r.plural, r.group)
+                raise facts.uid_precondition_failed(where, r.group, str(name), uid, actual)
             new = self._merge(info, current, body, subresource)
             written = self._write(info, current, new, dry_run)
         return _decode(model_class(type(obj)), written)
@@ -1167,22 +1070,16 @@ class FakeClient(ClientBase):
         doc = _patch_doc(patch, patch_type)
         if subresource == "scale":
             if info.scale is None:
-                raise _no_route()
+                raise facts.route_not_found()
             schema = strategic_schema_for("autoscaling", "Scale")
             return self._write_scale(
                 info, ns, name, lambda scale: _apply_patch(scale, doc, patch_type, schema), dry_run
             )
         if subresource not in (None, "status") or (subresource == "status" and not info.status):
-            raise _no_route()
+            raise facts.route_not_found()
         schema = strategic_schema_for(info.resource.group, info.resource.kind)
         if patch_type == "strategic" and schema is None and info.custom:
-            raise _error(
-                415,
-                "UnsupportedMediaType",
-                "the body of the request was in an unknown format - accepted media types "
-                "include: application/json-patch+json, application/merge-patch+json, "
-                "application/apply-patch+yaml",
-            )
+            raise facts.unsupported_media_type()
         with self._s.lock:
             if patch_type == "apply" and subresource is None:
                 doc.setdefault("apiVersion", info.resource.api_version)
@@ -1216,7 +1113,7 @@ class FakeClient(ClientBase):
                 ],
             )
         if pmeta.get("name", name) != name:
-            raise _bad_request(
+            raise facts.bad_request(
                 f"the name of the object ({pmeta.get('name')}) does not match the name on the "
                 f"URL ({name})"
             )
@@ -1251,21 +1148,13 @@ class FakeClient(ClientBase):
         """Delete under the lock: (the object's last state (a copy), removed now?)."""
         current = self._current(info, ns, name)
         meta = current["metadata"]
+        r = info.resource
         if uid and uid != meta.get("uid"):
-            raise _precondition_failed(
-                info,
-                name,
-                f"the UID in the precondition ({uid}) does not match the UID in record "
-                f"({meta.get('uid')}). The object might have been deleted and then recreated",
-            )
+            actual_uid = (uid, meta.get("uid"))
+            raise facts.delete_precondition_failed(r.kind, r.group, name, uid=actual_uid)
         if resource_version and resource_version != meta.get("resourceVersion"):
-            raise _precondition_failed(
-                info,
-                name,
-                f"the ResourceVersion in the precondition ({resource_version}) does not match "
-                f"the ResourceVersion in record ({meta.get('resourceVersion')}). "
-                "The object might have been modified",
-            )
+            rvs = (resource_version, meta.get("resourceVersion"))
+            raise facts.delete_precondition_failed(r.kind, r.group, name, resource_version=rvs)
         if meta.get("finalizers"):
             if meta.get("deletionTimestamp"):
                 return copy.deepcopy(current), False
@@ -1303,7 +1192,7 @@ class FakeClient(ClientBase):
             current = self._current(info, ns, name)
             scale = change(self._scale_of(info, current))
             if not isinstance(scale, dict):
-                raise _bad_request("the scale must be a JSON object")
+                raise facts.bad_request("the scale must be a JSON object")
             replicas = (scale.get("spec") or {}).get("replicas", 0)  # omitempty: absent is 0
             if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
                 scale_info = _KindInfo(
@@ -1341,9 +1230,10 @@ def _apply_patch(current: Obj, doc: Any, patch_type: str, schema: Any) -> Obj:
         else:
             result = apply_merge_patch(current, doc)
     except PatchError as err:
-        raise _error(err.code, "BadRequest" if err.code == 400 else "Invalid", str(err)) from None
+        reason = "BadRequest" if err.code == 400 else "Invalid"
+        raise facts.api_error(err.code, str(err), reason) from None
     if not isinstance(result, dict):
-        raise _bad_request("the patch must produce a JSON object")
+        raise facts.bad_request("the patch must produce a JSON object")
     return result
 
 
@@ -1393,7 +1283,7 @@ class _FakeSubResource(interfaces.SubResourceClient):
                 return copy.deepcopy(fake._current(info, ns, name))
             if self.name == "scale" and info.scale is not None:
                 return fake._scale_of(info, fake._current(info, ns, name))
-        raise _no_route()
+        raise facts.route_not_found()
 
     def _do_update(
         self, obj: ObjectLike, body: ObjectLike | None, field_manager: str | None, dry_run: bool
@@ -1410,7 +1300,7 @@ class _FakeSubResource(interfaces.SubResourceClient):
             return _to_dict(result)
         info = fake._info(kind_for(obj))
         if self.name != "scale" or info.scale is None:
-            raise _no_route()
+            raise facts.route_not_found()
         if body is None:
             raise TypeError("a scale update needs body=<the Scale to write>")
         meta = _meta(_to_dict(obj))

@@ -75,9 +75,9 @@ import math
 import re
 import warnings
 from collections.abc import Callable, Mapping
-from decimal import Decimal
 from typing import Any, Final
 
+from kube_runtime.client._apifacts import go_float, go_json, go_quote, go_value
 from kube_runtime.envtest.server import celrules
 from kube_runtime.envtest.server.validation import Cause
 
@@ -136,126 +136,9 @@ _DATA_FORMAT: Final = ("", "", "int64", "float64", "", "", "", "")
 # --------------------------------------------------------------------------------------------
 
 
-def _go_quote(s: str) -> str:
-    """strconv.Quote."""
-    if s.isprintable() and '"' not in s and "\\" not in s:
-        return f'"{s}"'
-    out = ['"']
-    for ch in s:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            o = ord(ch)
-            if o < 0x80:
-                out.append(f"\\x{o:02x}")
-            elif o < 0x10000:
-                out.append(f"\\u{o:04x}")
-            else:
-                out.append(f"\\U{o:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-_GO_ESCAPES: Final = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-}
-
-
-def _shortest_digits(f: float) -> tuple[str, int]:
-    """Shortest round-trip significant digits of abs(f) (finite, non-zero) and the decimal point position."""
-    t = Decimal(repr(abs(f))).as_tuple()
-    digits = "".join(map(str, t.digits))
-    dp = len(digits) + int(t.exponent)
-    return digits.rstrip("0") or "0", dp
-
-
-def _float_text(f: float, e_format: bool, pad_exponent: bool) -> str:
-    digits, dp = _shortest_digits(f)
-    sign = "-" if f < 0 else ""
-    if e_format:
-        exp = dp - 1
-        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        width = 2 if pad_exponent else 1
-        return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):0{width}d}"
-    if dp <= 0:
-        return f"{sign}0.{'0' * -dp}{digits}"
-    if dp >= len(digits):
-        return sign + digits + "0" * (dp - len(digits))
-    return f"{sign}{digits[:dp]}.{digits[dp:]}"
-
-
-def go_float(f: float) -> str:
-    """fmt's %v for a float64 (shortest digits, exponent form outside [1e-4, 1e6))."""
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    if f == 0:
-        return "-0" if math.copysign(1.0, f) < 0 else "0"
-    exp = _shortest_digits(f)[1] - 1
-    return _float_text(f, exp < -4 or exp >= 6, True)
-
-
-def _json_float(f: float) -> str:
-    """encoding/json's rendering of a float64."""
-    if f == 0 or not math.isfinite(f):
-        return "0" if f == 0 else "null"
-    a = abs(f)
-    return _float_text(f, a < 1e-6 or a >= 1e21, False)
-
-
-def _go_json(v: Any) -> str:
-    """Compact JSON as Go's encoding/json writes it (sorted map keys, Go number formatting)."""
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, str):
-        return _json_str(v)
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return _json_float(v)
-    if isinstance(v, Mapping):
-        return "{" + ",".join(f"{_json_str(str(k))}:{_go_json(v[k])}" for k in sorted(v)) + "}"
-    if isinstance(v, (list, tuple)):
-        return "[" + ",".join(_go_json(x) for x in v) + "]"
-    return _json_str(str(v))
-
-
-def _json_str(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        if ch == '"' or ch == "\\":
-            out.append("\\" + ch)
-        elif ch < " ":
-            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch, f"\\u{ord(ch):04x}"))
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _go_value(v: Any) -> str:
-    """How field.Error.ErrorBody renders a bad value: strings quoted and floats as fmt's %v,
-    the rest (null, booleans, integers, objects, arrays) as JSON."""
-    if isinstance(v, str):
-        return _go_quote(v)
-    if isinstance(v, float):
-        return go_float(v)
-    return _go_json(v)
+# Go's renderings (%q, %v of a float, encoding/json, field.Error's value: go_quote, go_float,
+# go_json, go_value) are kube-apiserver facts shared with validation and the fake client, in
+# kube_runtime.client._apifacts; go_float stays importable from here.
 
 
 def _child(path: str, key: str) -> str:
@@ -263,11 +146,11 @@ def _child(path: str, key: str) -> str:
 
 
 def _invalid(path: str, value: Any, detail: str) -> Cause:
-    return Cause(path, INVALID, f"Invalid value: {_go_value(value)}: {detail}")
+    return Cause(path, INVALID, f"Invalid value: {go_value(value)}: {detail}")
 
 
 def _type_invalid(path: str, expected: str, got: str) -> Cause:
-    q = _go_quote(got)
+    q = go_quote(got)
     return Cause(
         path, TYPE_INVALID, f"Invalid value: {q}: {path} in body must be of type {expected}: {q}"
     )
@@ -278,7 +161,7 @@ def _composite(path: str, detail: str) -> Cause:
 
 
 def _duplicate(path: str, value: Any) -> Cause:
-    return Cause(path, DUPLICATE, f"Duplicate value: {_go_value(value)}")
+    return Cause(path, DUPLICATE, f"Duplicate value: {go_value(value)}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -719,8 +602,8 @@ class _Node:
             self.enum_keys: frozenset[Any] | None = frozenset(
                 _enum_key(v) for v in enum if v is not None
             )
-            values = [v if isinstance(v, str) else _go_json(v) for v in enum]
-            self.enum_detail = "supported values: " + ", ".join(_go_quote(v) for v in values)
+            values = [v if isinstance(v, str) else go_json(v) for v in enum]
+            self.enum_detail = "supported values: " + ", ".join(go_quote(v) for v in values)
         else:
             self.enum_keys = None
             self.enum_detail = ""
@@ -872,7 +755,7 @@ def _copy_json(v: Any) -> Any:
 
 def _canonical(v: Any) -> str:
     """JSON text as Go's json.Marshal gives it (integral floats print like integers)."""
-    return _go_json(v)
+    return go_json(v)
 
 
 def _typed_json(v: Any) -> str:
@@ -1194,7 +1077,7 @@ def _check(v: Any, n: _Node, path: str, errs: list[Cause]) -> None:
             _check_array(v, n, path, errs)
     if n.enum_keys is not None and _enum_key(v) not in n.enum_keys:
         errs.append(
-            Cause(path, NOT_SUPPORTED, f"Unsupported value: {_go_value(v)}: {n.enum_detail}")
+            Cause(path, NOT_SUPPORTED, f"Unsupported value: {go_value(v)}: {n.enum_detail}")
         )
     if kind == _MAP:
         _check_object(v, n, path, errs)
@@ -1259,7 +1142,7 @@ def _check_number(v: Any, kind: int, n: _Node, path: str, errs: list[Cause]) -> 
                 _invalid(
                     path,
                     bad,
-                    f"factor MultipleOf declared for {path} must be positive: {_go_value(bad)}",
+                    f"factor MultipleOf declared for {path} must be positive: {go_value(bad)}",
                 )
             )
         elif is_int and int(factor) != 0:
@@ -1442,7 +1325,7 @@ def _check_combinators(v: Any, n: _Node, path: str, errs: list[Cause]) -> None:
                 best = sub
         if best is not None:
             errs.append(
-                _composite(path, f"{_go_quote(path)} must validate at least one schema (anyOf)")
+                _composite(path, f"{go_quote(path)} must validate at least one schema (anyOf)")
             )
             errs.extend(best)
     if n.one_of:
@@ -1461,7 +1344,7 @@ def _check_combinators(v: Any, n: _Node, path: str, errs: list[Cause]) -> None:
             errs.append(
                 _composite(
                     path,
-                    f"{_go_quote(path)} must validate one and only one schema (oneOf). {found}",
+                    f"{go_quote(path)} must validate one and only one schema (oneOf). {found}",
                 )
             )
             if best:
@@ -1478,10 +1361,10 @@ def _check_combinators(v: Any, n: _Node, path: str, errs: list[Cause]) -> None:
         if valid != len(n.all_of):
             suffix = ". None validated" if valid == 0 else ""
             errs.append(
-                _composite(path, f"{_go_quote(path)} must validate all the schemas (allOf){suffix}")
+                _composite(path, f"{go_quote(path)} must validate all the schemas (allOf){suffix}")
             )
     if n.not_ is not None:
         sub = []
         _check(v, n.not_, path, sub)
         if not sub:
-            errs.append(_composite(path, f"{_go_quote(path)} must not validate the schema (not)"))
+            errs.append(_composite(path, f"{go_quote(path)} must not validate the schema (not)"))

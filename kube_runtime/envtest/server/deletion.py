@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kube_runtime.client._apifacts import RETURN_DELETED_OBJECT
 from kube_runtime.client.registry import deleted_status
 from kube_runtime.envtest.server import bodylimits, crds, errors, shapes
 from kube_runtime.envtest.server.http import Request, Response
@@ -28,26 +29,6 @@ from kube_runtime.envtest.server.storage import (
     parse_rfc3339,
 )
 from kube_runtime.envtest.server.writes import AfterWrite
-
-#: Resources whose DELETE answers with the object even when it is gone at once (their
-#: kube-apiserver storage sets ``ReturnDeletedObject``); the others answer a Success Status.
-RETURN_DELETED_OBJECT = frozenset(
-    {
-        ("", "pods"),
-        ("", "persistentvolumeclaims"),
-        ("", "persistentvolumes"),
-        ("", "namespaces"),
-        ("", "services"),
-        ("", "serviceaccounts"),
-        ("", "resourcequotas"),
-        ("", "podtemplates"),
-        ("storage.k8s.io", "storageclasses"),
-        ("storage.k8s.io", "csidrivers"),
-        ("storage.k8s.io", "csinodes"),
-        ("storage.k8s.io", "volumeattachments"),
-        ("policy", "podsecuritypolicies"),
-    }
-)
 
 
 def _deleted_status(info: ResourceInfo, stored: Stored) -> Obj:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from kube_runtime.client._apifacts import TRACKS_GENERATION
 from kube_runtime.client.mapping import ALL_VERBS, BUILTIN_RESOURCES, Resource
 
 STATUS_VERBS = ("get", "patch", "update")
@@ -110,7 +111,6 @@ class _Serving:
     """What this server adds to a built-in kind of the framework's table to serve it."""
 
     categories: tuple[str, ...] = ()
-    tracks_generation: bool = False
     name_rule: str = "subdomain"
     #: Every served version, storage first (default: the framework table's one version).
     versions: tuple[str, ...] = ()
@@ -119,7 +119,7 @@ class _Serving:
 
 
 _ALL = ("all",)
-_WORKLOAD = _Serving(categories=_ALL, tracks_generation=True)
+_WORKLOAD = _Serving(categories=_ALL)
 
 #: The built-in kinds served here, by (group, plural): a subset of the framework's
 #: :data:`~kube_runtime.client.mapping.BUILTIN_RESOURCES`, whose order they keep.
@@ -144,21 +144,17 @@ _SERVED: dict[tuple[str, str], _Serving] = {
     ("apps", "replicasets"): _WORKLOAD,
     ("apps", "daemonsets"): _WORKLOAD,
     ("apps", "controllerrevisions"): _Serving(),
-    ("batch", "jobs"): _Serving(categories=_ALL, tracks_generation=True),
-    ("batch", "cronjobs"): _Serving(
-        categories=_ALL, tracks_generation=True, versions=("v1", "v1beta1")
-    ),
-    ("policy", "poddisruptionbudgets"): _Serving(
-        tracks_generation=True, versions=("v1", "v1beta1")
-    ),
+    ("batch", "jobs"): _WORKLOAD,
+    ("batch", "cronjobs"): _Serving(categories=_ALL, versions=("v1", "v1beta1")),
+    ("policy", "poddisruptionbudgets"): _Serving(versions=("v1", "v1beta1")),
     ("coordination.k8s.io", "leases"): _Serving(),
     ("events.k8s.io", "events"): _Serving(versions=("v1", "v1beta1"), stored_as="v1"),
     ("autoscaling", "horizontalpodautoscalers"): _Serving(
         categories=_ALL, versions=("v1", "v2", "v2beta2")
     ),
-    ("networking.k8s.io", "ingresses"): _Serving(tracks_generation=True),
+    ("networking.k8s.io", "ingresses"): _Serving(),
     ("networking.k8s.io", "ingressclasses"): _Serving(),
-    ("networking.k8s.io", "networkpolicies"): _Serving(tracks_generation=True),
+    ("networking.k8s.io", "networkpolicies"): _Serving(),
     ("discovery.k8s.io", "endpointslices"): _Serving(versions=("v1", "v1beta1")),
     ("rbac.authorization.k8s.io", "roles"): _Serving(name_rule="path-segment"),
     ("rbac.authorization.k8s.io", "clusterroles"): _Serving(name_rule="path-segment"),
@@ -171,9 +167,7 @@ _SERVED: dict[tuple[str, str], _Serving] = {
     ("storage.k8s.io", "csidrivers"): _Serving(),
     ("storage.k8s.io", "csinodes"): _Serving(),
     ("storage.k8s.io", "volumeattachments"): _Serving(),
-    ("apiextensions.k8s.io", "customresourcedefinitions"): _Serving(
-        tracks_generation=True, name_rule="path-segment"
-    ),
+    ("apiextensions.k8s.io", "customresourcedefinitions"): _Serving(name_rule="path-segment"),
 }
 _REPLICAS_SCALE = ScaleSpec()
 
@@ -190,7 +184,7 @@ def _served(resource: Resource, serving: _Serving) -> ResourceInfo:
         categories=serving.categories,
         has_status="status" in resource.subresources,
         scale=_REPLICAS_SCALE if "scale" in resource.subresources else None,
-        tracks_generation=serving.tracks_generation,
+        tracks_generation=(resource.group, resource.plural) in TRACKS_GENERATION,
         verbs=resource.verbs,
         name_rule=serving.name_rule,
         stored_as=serving.stored_as,
@@ -207,7 +201,7 @@ WEBHOOK_CONFIGURATIONS: tuple[ResourceInfo, ...] = tuple(
         kind.lower() + "s",
         kind.lower(),
         False,
-        tracks_generation=True,
+        tracks_generation=("admissionregistration.k8s.io", kind.lower() + "s") in TRACKS_GENERATION,
     )
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
 )
@@ -222,7 +216,7 @@ FLOW_CONTROL: tuple[ResourceInfo, ...] = tuple(
         kind.lower(),
         False,
         has_status=True,
-        tracks_generation=True,
+        tracks_generation=("flowcontrol.apiserver.k8s.io", kind.lower() + "s") in TRACKS_GENERATION,
     )
     for kind in ("FlowSchema", "PriorityLevelConfiguration")
 )

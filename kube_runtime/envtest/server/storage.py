@@ -47,6 +47,7 @@ import orjson
 
 from kube_runtime import clock as _clock
 from kube_runtime.cache.store import compact_json
+from kube_runtime.client import _apifacts as facts
 from kube_runtime.client.registry import merge_update
 from kube_runtime.envtest.server import errors, pvcresize
 from kube_runtime.envtest.server.bodylimits import check_object_size
@@ -771,18 +772,7 @@ class Store:
                         info.resource_name(), info.group, name, errors.STALE_MESSAGE
                     )
             elif require_resource_version:
-                raise errors.invalid(
-                    info.kind,
-                    info.group,
-                    name,
-                    [
-                        errors.Cause(
-                            "metadata.resourceVersion",
-                            "FieldValueInvalid",
-                            "Invalid value: 0x0: must be specified for an update",
-                        )
-                    ],
-                )
+                raise facts.resource_version_required(info.kind, info.group, name)
             _check_uid(info, current, meta_in.get("uid"))
             return self._write_update(
                 info, current, obj, dry_run=dry_run, subresource=subresource, fields=fields
@@ -1126,13 +1116,10 @@ class Store:
 
 def _check_uid(info: ResourceInfo, current: Stored, uid: str | None) -> None:
     """409 Conflict when a uid precondition (from a body, a patch or DeleteOptions) names another object."""
-    if uid and uid != current.meta.get("uid"):
-        raise errors.conflict(
-            info.resource_name(),
-            info.group,
-            current.meta["name"],
-            f"Precondition failed: UID in precondition: {uid}, UID in object meta: {current.meta.get('uid')}",
-        )
+    actual = current.meta.get("uid")
+    if uid and uid != actual:
+        name = current.meta["name"]
+        raise facts.uid_precondition_failed(info.resource_name(), info.group, name, uid, actual)
 
 
 def _check_delete_preconditions(info: ResourceInfo, current: Stored, opts: DeleteOptions) -> None:
@@ -1143,20 +1130,13 @@ def _check_delete_preconditions(info: ResourceInfo, current: Stored, opts: Delet
     """
     meta = current.meta
     if opts.uid and opts.uid != meta.get("uid"):
-        failed = (
-            f"the UID in the precondition ({opts.uid}) does not match the UID in record "
-            f"({meta.get('uid')}). The object might have been deleted and then recreated"
+        uid = (opts.uid, meta.get("uid"))
+        raise facts.delete_precondition_failed(info.kind, info.group, meta["name"], uid=uid)
+    if opts.resource_version and opts.resource_version != meta.get("resourceVersion"):
+        rvs = (opts.resource_version, meta.get("resourceVersion"))
+        raise facts.delete_precondition_failed(
+            info.kind, info.group, meta["name"], resource_version=rvs
         )
-    elif opts.resource_version and opts.resource_version != meta.get("resourceVersion"):
-        failed = (
-            f"the ResourceVersion in the precondition ({opts.resource_version}) does not match "
-            f"the ResourceVersion in record ({meta.get('resourceVersion')}). "
-            "The object might have been modified"
-        )
-    else:
-        return
-    qualified = f"{info.kind}.{info.group}" if info.group else info.kind
-    raise errors.conflict(qualified, info.group, meta["name"], failed)
 
 
 def _blockers(info: ResourceInfo, obj: Obj) -> list[str]:

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from kube_runtime import clock as _clock
+from kube_runtime.client import _apifacts as facts
 from kube_runtime.client.registry import drop_empty_collections, drop_empty_metadata
 from kube_runtime.envtest.server import (
     builtin_certificates,
@@ -83,13 +84,11 @@ class KubeStrategy:
         if key == ("", "pods"):
             self._prepare_pod_create(info, obj)
             return
-        if key in (("apps", "statefulsets"),):
-            obj["status"] = {"replicas": 0, "availableReplicas": 0}
-        elif key in (("apps", "deployments"), ("apps", "replicasets")):
-            obj["status"] = {}
-        elif key == ("", "persistentvolumeclaims"):
-            obj["status"] = {"phase": "Pending"}
-        elif (status := builtin_groups.initial_status(key)) is not None:
+        # The server-set status: the table shared with the fake client, then the other groups'.
+        status = facts.initial_status(*key, obj)
+        if status is None:
+            status = builtin_groups.initial_status(key)
+        if status is not None:
             obj["status"] = status
         elif key == ("", "services"):
             spec = obj.setdefault("spec", {})
@@ -133,7 +132,7 @@ class KubeStrategy:
                         drop_empty_collections("Pod", obj)  # normalize's part outside the spec
                         return
                     before = orjson.loads(memo_key)  # the second sighting: record the script
-        qos = _qos_class(obj)
+        qos = facts.pod_qos_class(obj)
         obj["status"] = {"phase": "Pending", "qosClass": qos}
         builtin_groups.prepare(info.key, obj, None)  # nothing for pods (kept in step)
         group = info.storage_group
@@ -280,26 +279,6 @@ def _as_bound(info: ResourceInfo, obj: Obj, old: Obj | None) -> Obj | None:
     if not node or old_spec.get("nodeName"):
         return old
     return {**old, "spec": {**old_spec, "nodeName": node}}
-
-
-def _qos_class(pod: Obj) -> str:
-    """Guaranteed / Burstable / BestEffort from the containers' requests and limits."""
-    containers = (pod.get("spec") or {}).get("containers") or []
-    any_set = False
-    guaranteed = bool(containers)
-    for c in containers:
-        res = c.get("resources") or {}
-        req, lim = res.get("requests") or {}, res.get("limits") or {}
-        if req or lim:
-            any_set = True
-        if guaranteed:
-            for r in ("cpu", "memory"):
-                if r not in lim or (r in req and req[r] != lim[r]):
-                    guaranteed = False
-                    break
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
 
 
 def _keep_allocated_ips(service: Obj, old: Obj) -> None:

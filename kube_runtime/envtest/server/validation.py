@@ -34,7 +34,6 @@ microseconds.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from functools import lru_cache
 from typing import Any, Final, TypeGuard
 
 from kube_runtime import selectors
+from kube_runtime.client._apifacts import go_quote, go_value
 from kube_runtime.envtest.server import celrules, webhookconfig
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.memo import Memo, json_key
@@ -93,29 +93,9 @@ FORBIDDEN: Final = "FieldValueForbidden"
 # --------------------------------------------------------------------------------------
 
 
-def _q(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _fmt(value: Any) -> str:
-    """Render a rejected value roughly as Go's ``field.Error`` does."""
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)  # null, true, false
-    if isinstance(value, str):
-        return _q(value)
-    if isinstance(value, (int, float, Decimal)):
-        return str(value)
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return "[]string{" + ", ".join(_q(v) for v in value) + "}"
-    if isinstance(value, Mapping) and all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        items = ", ".join(f"{_q(k)}:{_q(value[k])}" for k in sorted(value))
-        return "map[string]string{" + items + "}"
-    try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError):
-        return repr(value)
+    """Render a rejected value as Go's ``field.Error`` does for a built-in kind's field."""
+    return go_value(value, typed=True)
 
 
 def _required(path: str, detail: str = "") -> Cause:
@@ -130,7 +110,7 @@ def _invalid(path: str, value: Any, detail: str) -> Cause:
 def _not_supported(path: str, value: Any, valid: Sequence[str]) -> Cause:
     body = f"Unsupported value: {_fmt(value)}"
     if valid:
-        body += ": supported values: " + ", ".join(_q(v) for v in valid)
+        body += ": supported values: " + ", ".join(go_quote(v) for v in valid)
     return Cause(path, NOT_SUPPORTED, body)
 
 

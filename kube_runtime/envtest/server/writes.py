@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from kube_runtime import patch
+from kube_runtime.client import _apifacts as facts
 from kube_runtime.envtest.server import (
     bodylimits,
     errors,
@@ -44,11 +45,7 @@ _OPTIONS_TEXT = {"Required": "Required value", "Forbidden": "Forbidden"}
 
 
 def _unsupported_media_type(accepted: str) -> errors.ApiError:
-    return errors.api_error(
-        415,
-        f"the body of the request was in an unknown format - accepted media types include: {accepted}",
-        "UnsupportedMediaType",
-    )
+    return facts.unsupported_media_type(accepted)
 
 
 def _invalid_patch_options(field: str, reason: str, detail: str) -> errors.ApiError:

@@ -143,7 +143,7 @@ def test_create_ignores_server_owned_fields_and_resets_status(fake: FakeClient) 
     assert created["metadata"]["resourceVersion"] == "1"
     assert "deletionTimestamp" not in created["metadata"]
     assert created["status"] == {"replicas": 0, "availableReplicas": 0}  # the server's initial
-    assert fake.create(pod("p"))["status"] == {"phase": "Pending"}
+    assert fake.create(pod("p"))["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
     w = widget()
     w["status"] = {"ready": True}
     assert "status" not in fake.create(w)  # a custom status subresource starts empty

@@ -1,0 +1,498 @@
+"""kube-apiserver's facts, in one place: what the fake client and the embedded server both say.
+
+The :class:`~kube_runtime.client.fake.FakeClient` and the embedded API server of
+:mod:`kube_runtime.envtest` answer the same failing call with the same ``meta/v1 Status`` and
+give a created object the same server-set fields, because both take them from here (and
+``tests/unit/framework/test_apiserver_facts.py`` checks that they agree):
+
+* **Errors** (:func:`api_error` and the constructors named after Status reasons): the typed
+  errors of :mod:`kube_runtime.client.errors` carrying the Status kube-apiserver answers with,
+  worded as it words them (``pods "x" not found``, ``StatefulSet.apps "web" is invalid: ...``),
+  with the ``details`` (``name``, ``group``, ``kind``, ``causes``) it fills in;
+  :data:`STALE_MESSAGE` and the precondition messages of a conflict.
+* **Per-kind tables**, keyed by ``(group, plural)``: which built-in resources bump
+  ``metadata.generation`` (:data:`TRACKS_GENERATION`), which answer a DELETE with the deleted
+  object (:data:`RETURN_DELETED_OBJECT`), and the status a created object starts with
+  (:func:`initial_status`; a Pod's ``phase: Pending`` with its ``qosClass``,
+  :func:`pod_qos_class`). Kinds a subresource table holds (``status``, ``scale``) are
+  :data:`~kube_runtime.client.mapping.BUILTIN_RESOURCES`' business.
+* **Go value rendering** as field errors print a rejected value: :func:`go_quote` (``%q``),
+  :func:`go_float` (``%v`` of a float64), :func:`go_json` (``encoding/json``) and
+  :func:`go_value` (``field.Error``'s body: typed values of built-in kinds, or the decoded JSON
+  of a custom resource).
+
+A private module of the framework (the layer of the REST client), so that the fake client
+and the test cluster may both import it; nothing here is part of the public API.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final
+
+from kube_runtime.client.errors import STATUS_REASONS, ApiError, error_from_status
+
+__all__ = [
+    "RETURN_DELETED_OBJECT",
+    "STALE_MESSAGE",
+    "TRACKS_GENERATION",
+    "Cause",
+    "already_exists",
+    "api_error",
+    "bad_request",
+    "conflict",
+    "delete_precondition_failed",
+    "go_float",
+    "go_json",
+    "go_quote",
+    "go_value",
+    "gone",
+    "initial_status",
+    "internal_failure",
+    "invalid",
+    "method_not_allowed",
+    "not_found",
+    "pod_qos_class",
+    "qualified_kind",
+    "resource_name",
+    "resource_version_required",
+    "route_not_found",
+    "uid_precondition_failed",
+    "unsupported_media_type",
+]
+
+# ------------------------------------------------------------------------------ errors
+
+#: kube-apiserver's message for a write with a stale resourceVersion (the optimistic
+#: concurrency conflict), after ``Operation cannot be fulfilled on <resource> "<name>": ``.
+STALE_MESSAGE: Final = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
+
+#: The reason a Status gets when the raiser names none: client-go's, but a 410 is ``Expired`` (a
+#: watch from a compacted resourceVersion), plus the codes only the server answers with.
+_REASONS: Final[Mapping[int, str]] = {
+    **STATUS_REASONS,
+    406: "NotAcceptable",
+    410: "Expired",
+    415: "UnsupportedMediaType",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """One field error, shaped like a ``metav1.StatusCause`` (``field``: the JSON path,
+    ``reason``: ``FieldValueInvalid`` and friends, ``message``: the error's body)."""
+
+    field: str
+    reason: str
+    message: str
+
+
+def resource_name(plural: str, group: str) -> str:
+    """How a message names a resource: ``pods``, ``statefulsets.apps``."""
+    return f"{plural}.{group}" if group else plural
+
+
+def qualified_kind(kind: str, group: str) -> str:
+    """How validation and delete-precondition messages name a kind: ``Pod``,
+    ``StatefulSet.apps``."""
+    return f"{kind}.{group}" if group else kind
+
+
+def api_error(
+    code: int, message: str, reason: str | None = None, details: dict[str, Any] | None = None
+) -> ApiError:
+    """The typed error answering HTTP ``code`` with a Failure Status: ``reason`` (by default
+    the code's, e.g. ``NotFound`` for 404), ``details`` when given (a Status without them has
+    none)."""
+    status: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason or _REASONS.get(code, "Unknown"),
+        "code": code,
+    }
+    if details is not None:
+        status["details"] = details
+    return error_from_status(status)
+
+
+def internal_failure(message: str) -> ApiError:
+    """kube-apiserver's answer for an error that is no Status (a conversion webhook's
+    failure, a typed-patch error of server-side apply): code 500, no reason."""
+    return error_from_status(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "code": 500,
+        }
+    )
+
+
+def _details(group: str, kind: str, name: str | None) -> dict[str, Any]:
+    d: dict[str, Any] = {"kind": kind}
+    if name is not None:
+        d["name"] = name
+    if group:
+        d["group"] = group
+    return d
+
+
+def _about(code: int, reason: str, message: str, resource: str, group: str, name: str) -> ApiError:
+    """An error about one object; ``resource`` is the plural, plus ``.group`` outside core
+    (``details.kind`` is the part before the first dot, as kube-apiserver's)."""
+    return api_error(code, message, reason, _details(group, resource.split(".")[0], name))
+
+
+def not_found(resource: str, group: str, name: str) -> ApiError:
+    """404 NotFound: ``pods "x" not found`` (``resource``: :func:`resource_name`'s form)."""
+    return _about(404, "NotFound", f'{resource} "{name}" not found', resource, group, name)
+
+
+def already_exists(resource: str, group: str, name: str) -> ApiError:
+    """409 AlreadyExists for a create of a taken name: ``pods "x" already exists``."""
+    message = f'{resource} "{name}" already exists'
+    return _about(409, "AlreadyExists", message, resource, group, name)
+
+
+def conflict(resource: str, group: str, name: str, why: str = STALE_MESSAGE) -> ApiError:
+    """409 Conflict: ``Operation cannot be fulfilled on <resource> "<name>": <why>`` (by default
+    a stale resourceVersion, :data:`STALE_MESSAGE`). A failed delete precondition names the
+    kind (:func:`qualified_kind`) where others name the resource."""
+    message = f'Operation cannot be fulfilled on {resource} "{name}": {why}'
+    return _about(409, "Conflict", message, resource, group, name)
+
+
+def uid_precondition_failed(
+    resource: str, group: str, name: str, uid: str, actual: Any
+) -> ApiError:
+    """409 for a write whose ``metadata.uid`` (a precondition) names another object."""
+    why = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+    return conflict(resource, group, name, why)
+
+
+def delete_precondition_failed(
+    kind: str,
+    group: str,
+    name: str,
+    *,
+    uid: tuple[str, Any] | None = None,
+    resource_version: tuple[str, Any] | None = None,
+) -> ApiError:
+    """409 for a DELETE whose precondition fails: ``uid`` or ``resource_version`` is
+    ``(asked, in record)``; the message names the kind (``StatefulSet.apps``)."""
+    if uid is not None:
+        why = (
+            f"the UID in the precondition ({uid[0]}) does not match the UID in record "
+            f"({uid[1]}). The object might have been deleted and then recreated"
+        )
+    elif resource_version is not None:
+        why = (
+            f"the ResourceVersion in the precondition ({resource_version[0]}) does not match "
+            f"the ResourceVersion in record ({resource_version[1]}). "
+            "The object might have been modified"
+        )
+    else:
+        raise ValueError("a failed delete precondition names uid or resource_version")
+    return conflict(qualified_kind(kind, group), group, name, why)
+
+
+def invalid(kind: str, group: str, name: str, causes: Iterable[Cause]) -> ApiError:
+    """422 Invalid naming each cause's field in the message and in ``details.causes``:
+    ``Pod "x" is invalid: <field>: <message>``, several distinct ones in brackets, joined by
+    ``, `` (apimachinery's aggregate)."""
+    cause_list = [{"reason": c.reason, "message": c.message, "field": c.field} for c in causes]
+    lines = list(dict.fromkeys(f"{c['field']}: {c['message']}" for c in cause_list))
+    summary = lines[0] if len(lines) == 1 else "[" + ", ".join(lines) + "]"
+    details = _details(group, kind, name)
+    details["causes"] = cause_list
+    message = f'{qualified_kind(kind, group)} "{name}" is invalid: {summary}'
+    return api_error(422, message, "Invalid", details)
+
+
+def resource_version_required(kind: str, group: str, name: str) -> ApiError:
+    """422 for an update without ``metadata.resourceVersion`` where the kind requires one
+    (custom resources: their update is never unconditional)."""
+    cause = Cause(
+        "metadata.resourceVersion",
+        "FieldValueInvalid",
+        "Invalid value: 0x0: must be specified for an update",
+    )
+    return invalid(kind, group, name, [cause])
+
+
+def bad_request(message: str) -> ApiError:
+    """400 BadRequest with ``message`` and no details."""
+    return api_error(400, message, "BadRequest")
+
+
+def method_not_allowed(
+    message: str = "the server does not allow this method on the requested resource",
+    details: dict[str, Any] | None = None,
+) -> ApiError:
+    """405 MethodNotAllowed (by default with client-go's generic message)."""
+    return api_error(405, message, "MethodNotAllowed", details)
+
+
+def gone(message: str) -> ApiError:
+    """410 Expired (a resourceVersion too old to serve)."""
+    return api_error(410, message, "Expired")
+
+
+def route_not_found() -> ApiError:
+    """404 for a path nothing serves (a subresource the kind does not have)."""
+    return api_error(404, "the server could not find the requested resource", "NotFound")
+
+
+_PATCH_MEDIA_TYPES: Final = (
+    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+)
+
+
+def unsupported_media_type(accepted: str = _PATCH_MEDIA_TYPES) -> ApiError:
+    """415 for a body in a format the endpoint does not take, naming the ``accepted`` media
+    types (by default a custom resource's patch types: a strategic merge patch has no Go
+    struct to merge by)."""
+    message = f"the body of the request was in an unknown format - accepted media types include: {accepted}"
+    return api_error(415, message, "UnsupportedMediaType")
+
+
+# ------------------------------------------------------------------------------ per-kind tables
+
+#: Built-in resources, by ``(group, plural)``, whose registry sets ``metadata.generation`` to 1
+#: on create and bumps it when anything outside metadata and status changes (custom resources
+#: always do).
+TRACKS_GENERATION: Final = frozenset(
+    {
+        ("", "replicationcontrollers"),
+        ("apps", "statefulsets"),
+        ("apps", "deployments"),
+        ("apps", "replicasets"),
+        ("apps", "daemonsets"),
+        ("batch", "jobs"),
+        ("batch", "cronjobs"),
+        ("policy", "poddisruptionbudgets"),
+        ("networking.k8s.io", "ingresses"),
+        ("networking.k8s.io", "networkpolicies"),
+        ("apiextensions.k8s.io", "customresourcedefinitions"),
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+        ("flowcontrol.apiserver.k8s.io", "flowschemas"),
+        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"),
+    }
+)
+
+#: Built-in resources whose DELETE answers with the object even when it is gone at once (their
+#: kube-apiserver storage sets ``ReturnDeletedObject``), by ``(group, plural)``; the others
+#: answer a Success Status.
+RETURN_DELETED_OBJECT: Final = frozenset(
+    {
+        ("", "pods"),
+        ("", "persistentvolumeclaims"),
+        ("", "persistentvolumes"),
+        ("", "namespaces"),
+        ("", "services"),
+        ("", "serviceaccounts"),
+        ("", "resourcequotas"),
+        ("", "podtemplates"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "csidrivers"),
+        ("storage.k8s.io", "csinodes"),
+        ("storage.k8s.io", "volumeattachments"),
+        ("policy", "podsecuritypolicies"),
+    }
+)
+
+#: The status a created object of these resources starts with, whatever the request sent.
+_INITIAL_STATUS: Final[Mapping[tuple[str, str], Mapping[str, Any]]] = {
+    ("", "persistentvolumeclaims"): {"phase": "Pending"},
+    ("apps", "statefulsets"): {"replicas": 0, "availableReplicas": 0},
+    ("apps", "deployments"): {},
+    ("apps", "replicasets"): {},
+}
+_POD: Final = ("", "pods")
+
+
+def initial_status(group: str, plural: str, obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The status kube-apiserver's create strategy gives a new object of ``(group, plural)``
+    (``obj``: the object as created, whose spec a Pod's QoS class comes from), or None
+    where this table has none (the status is as sent, or dropped where the kind has a status
+    subresource). A Pod: ``{"phase": "Pending", "qosClass": pod_qos_class(obj)}``."""
+    if (group, plural) == _POD:
+        return {"phase": "Pending", "qosClass": pod_qos_class(obj)}
+    initial = _INITIAL_STATUS.get((group, plural))
+    return None if initial is None else dict(initial)
+
+
+def pod_qos_class(pod: Mapping[str, Any]) -> str:
+    """A Pod's ``status.qosClass`` from its containers' requests and limits: ``BestEffort``
+    when none sets any, ``Guaranteed`` when every container limits cpu and memory and
+    requests (where it does) what it limits, else ``Burstable``. ``spec`` is an object or
+    absent (the server's shape check refuses other bodies before this runs)."""
+    containers = (pod.get("spec") or {}).get("containers") or []
+    any_set = False
+    guaranteed = bool(containers)
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        if req or lim:
+            any_set = True
+        if guaranteed:
+            for r in ("cpu", "memory"):
+                if r not in lim or (r in req and req[r] != lim[r]):
+                    guaranteed = False
+                    break
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+# ------------------------------------------------------------------------------ Go values
+
+_GO_ESCAPES: Final = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+}
+
+
+def go_quote(s: str) -> str:
+    """Go's ``%q`` of a string (``strconv.Quote``): double quotes, backslash escapes for quotes,
+    backslashes, control and non-printable characters."""
+    if s.isprintable() and '"' not in s and "\\" not in s:
+        return f'"{s}"'
+    out = ['"']
+    for ch in s:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            o = ord(ch)
+            if o < 0x80:
+                out.append(f"\\x{o:02x}")
+            elif o < 0x10000:
+                out.append(f"\\u{o:04x}")
+            else:
+                out.append(f"\\U{o:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _shortest_digits(f: float) -> tuple[str, int]:
+    """Shortest round-trip significant digits of abs(f) (finite, non-zero) and the decimal
+    point position."""
+    t = Decimal(repr(abs(f))).as_tuple()
+    digits = "".join(map(str, t.digits))
+    dp = len(digits) + int(t.exponent)
+    return digits.rstrip("0") or "0", dp
+
+
+def _float_text(f: float, e_format: bool, pad_exponent: bool) -> str:
+    digits, dp = _shortest_digits(f)
+    sign = "-" if f < 0 else ""
+    if e_format:
+        exp = dp - 1
+        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        width = 2 if pad_exponent else 1
+        return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):0{width}d}"
+    if dp <= 0:
+        return f"{sign}0.{'0' * -dp}{digits}"
+    if dp >= len(digits):
+        return sign + digits + "0" * (dp - len(digits))
+    return f"{sign}{digits[:dp]}.{digits[dp:]}"
+
+
+def go_float(f: float) -> str:
+    """Go's ``%v`` of a float64 (``strconv.FormatFloat(f, 'g', -1, 64)``): shortest
+    round-trip digits, exponent form (``1e+06``, ``1e-05``) outside [1e-4, 1e6)."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    exp = _shortest_digits(f)[1] - 1
+    return _float_text(f, exp < -4 or exp >= 6, True)
+
+
+def _json_float(f: float) -> str:
+    """encoding/json's rendering of a float64."""
+    if f == 0 or not math.isfinite(f):
+        return "0" if f == 0 else "null"
+    a = abs(f)
+    return _float_text(f, a < 1e-6 or a >= 1e21, False)
+
+
+def _json_str(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        if ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+        elif ch < " ":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch, f"\\u{ord(ch):04x}"))
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def go_json(v: Any) -> str:
+    """Compact JSON as Go's ``encoding/json`` writes decoded JSON: map keys sorted, floats in
+    Go's form (``1`` for 1.0, ``1e+21``), anything else as its ``str`` in quotes."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, str):
+        return _json_str(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return _json_float(v)
+    if isinstance(v, Mapping):
+        return "{" + ",".join(f"{_json_str(str(k))}:{go_json(v[k])}" for k in sorted(v)) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(go_json(x) for x in v) + "]"
+    return _json_str(str(v))
+
+
+def go_value(v: Any, *, typed: bool = False) -> str:
+    """How ``field.Error`` prints a rejected value: strings as ``%q``, floats as ``%v``,
+    ``null``/``true``/``false``, integers in decimal; the rest as JSON (:func:`go_json`), as
+    for a custom resource's decoded JSON. ``typed``: the value is a built-in kind's Go field,
+    printed with ``%#v`` where its type is known from the JSON: a list of strings as
+    ``[]string{"a", "b"}``, a map of strings as ``map[string]string{"k":"v"}`` (keys sorted),
+    a :class:`~decimal.Decimal` (a quantity) in decimal."""
+    if isinstance(v, str):
+        return go_quote(v)
+    if isinstance(v, float):
+        return go_float(v)
+    if typed:
+        if isinstance(v, Decimal):
+            return str(v)
+        if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
+            return "[]string{" + ", ".join(go_quote(x) for x in v) + "}"
+        if isinstance(v, Mapping) and all(
+            isinstance(k, str) and isinstance(x, str) for k, x in v.items()
+        ):
+            items = ", ".join(f"{go_quote(k)}:{go_quote(v[k])}" for k in sorted(v))
+            return "map[string]string{" + items + "}"
+    return go_json(v)
