@@ -29,7 +29,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Final
 
 from bench.embedded_server import Context, log
 from kube_runtime.client import Client
@@ -87,6 +87,55 @@ def _up(url: str) -> bool:
             return True
     except OSError:
         return False
+
+
+_CLI: Final = (sys.executable, "-m", "kube_runtime.cli")
+"""``kube-runtime``, run by this interpreter."""
+
+
+def _start_server(kubeconfig: Path, out: IO[bytes]) -> subprocess.Popen[bytes]:
+    """``kube-runtime cluster`` (the embedded API server; pods ready at once, no auth) in a
+    process of its own, returned once it answers ``/healthz`` and has written ``kubeconfig``."""
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            *_CLI,
+            "cluster",
+            f"--port={port}",
+            f"--kubeconfig={kubeconfig}",
+            "--no-auth",
+            "--pod-ready-after=0",
+        ],
+        stdout=out,
+        stderr=out,
+    )
+    _wait("the server", lambda: _up(f"http://127.0.0.1:{port}/healthz"), 60)
+    _wait("the kubeconfig", kubeconfig.exists, 10)
+    return server
+
+
+def _manager_flags(kubeconfig: Path, metrics_port: int, health_port: int) -> list[str]:
+    """The flags of every controller process here: its cluster, namespace and ports."""
+    return [
+        f"--kubeconfig={kubeconfig}",
+        f"--namespace={_NAMESPACE}",
+        f"--metrics-port={metrics_port}",
+        f"--health-port={health_port}",
+    ]
+
+
+def _controllers_command(kubeconfig: Path, metrics_port: int, health_port: int) -> list[str]:
+    """``kube-runtime run statefulset cloneset``, installing the CRDs and no webhooks (several
+    replicas on one machine would share the webhook port)."""
+    return [
+        *_CLI,
+        "run",
+        "statefulset",
+        "cloneset",
+        "--install-crds",
+        "--no-install-webhooks",
+        *_manager_flags(kubeconfig, metrics_port, health_port),
+    ]
 
 
 def _template(name: str) -> dict[str, Any]:
@@ -169,38 +218,12 @@ class Processes:
 
     def __init__(self, workdir: Path) -> None:
         self.kubeconfig = workdir / "kubeconfig"
-        self.server_port = _free_port()
         self.metrics_port = _free_port()
         self.health_port = _free_port()
-        cli = [sys.executable, "-m", "kube_runtime.cli"]
         out = (workdir / "log").open("ab")
-        self.server = subprocess.Popen(
-            [
-                *cli,
-                "cluster",
-                f"--port={self.server_port}",
-                f"--kubeconfig={self.kubeconfig}",
-                "--no-auth",
-                "--pod-ready-after=0",
-            ],
-            stdout=out,
-            stderr=out,
-        )
-        _wait("the server", lambda: _up(f"http://127.0.0.1:{self.server_port}/healthz"), 60)
-        _wait("the kubeconfig", self.kubeconfig.exists, 10)
+        self.server = _start_server(self.kubeconfig, out)
         self.controllers = subprocess.Popen(
-            [
-                *cli,
-                "run",
-                "statefulset",
-                "cloneset",
-                f"--kubeconfig={self.kubeconfig}",
-                f"--namespace={_NAMESPACE}",
-                "--install-crds",
-                "--no-install-webhooks",  # several replicas on one machine: no webhooks
-                f"--metrics-port={self.metrics_port}",
-                f"--health-port={self.health_port}",
-            ],
+            _controllers_command(self.kubeconfig, self.metrics_port, self.health_port),
             stdout=out,
             stderr=out,
         )
@@ -232,19 +255,15 @@ class RealProcesses:
         self.children: list[subprocess.Popen[bytes]] = []
         try:
             self.kubeconfig = self.cluster.write_kubeconfig(workdir / "kubeconfig")
-            cli = [sys.executable, "-m", "kube_runtime.cli"]
             out = (workdir / "log").open("ab")
-            kubelet = [*cli, "kubelet", f"--kubeconfig={self.kubeconfig}", "--pod-ready-after=0"]
+            kubelet = [*_CLI, "kubelet", f"--kubeconfig={self.kubeconfig}", "--pod-ready-after=0"]
             self.children.append(subprocess.Popen(kubelet, stdout=out, stderr=out))
             self.controllers = subprocess.Popen(
                 [
-                    *cli,
+                    *_CLI,
                     "run",
                     "statefulset",
-                    f"--kubeconfig={self.kubeconfig}",
-                    f"--namespace={_NAMESPACE}",
-                    f"--metrics-port={self.metrics_port}",
-                    f"--health-port={self.health_port}",
+                    *_manager_flags(self.kubeconfig, self.metrics_port, self.health_port),
                 ],
                 stdout=out,
                 stderr=out,

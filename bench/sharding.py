@@ -43,7 +43,16 @@ from pathlib import Path
 from typing import Any
 
 from bench.embedded_server import Context, log
-from bench.scale import _NAMESPACE, _cpu_seconds, _free_port, _up, _wait
+from bench.scale import (
+    _NAMESPACE,
+    _controllers_command,
+    _cpu_seconds,
+    _free_port,
+    _manager_flags,
+    _start_server,
+    _up,
+    _wait,
+)
 from kube_runtime import kinds, meta
 from kube_runtime.client import Client
 from kube_runtime.sharding import RING_LABEL, shard_label
@@ -90,23 +99,8 @@ class Cluster:
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         self.kubeconfig = workdir / "kubeconfig"
-        port = _free_port()
         self.out = (workdir / "log").open("ab")
-        self.cli = [sys.executable, "-m", "kube_runtime.cli"]
-        self.server = subprocess.Popen(
-            [
-                *self.cli,
-                "cluster",
-                f"--port={port}",
-                f"--kubeconfig={self.kubeconfig}",
-                "--no-auth",
-                "--pod-ready-after=0",
-            ],
-            stdout=self.out,
-            stderr=self.out,
-        )
-        _wait("the server", lambda: _up(f"http://127.0.0.1:{port}/healthz"), 60)
-        _wait("the kubeconfig", self.kubeconfig.exists, 10)
+        self.server = _start_server(self.kubeconfig, self.out)
         self.client = Client.from_kubeconfig(str(self.kubeconfig))
         self.client.create(
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": _NAMESPACE}}
@@ -125,32 +119,11 @@ class Cluster:
         last (``--sharder-only``, ``--no-sharder``)."""
         metrics_port, health_port = _free_port(), _free_port()
         if command is not None:
-            args = [
-                *command,
-                f"--kubeconfig={self.kubeconfig}",
-                f"--namespace={_NAMESPACE}",
-                f"--identity={identity}",
-                f"--metrics-port={metrics_port}",
-                f"--health-port={health_port}",
-            ]
-            if shards is not None:
-                args.append(f"--shards={shards}")
-            return self._spawn(identity, [*args, *extra], metrics_port, health_port)
-        args = [
-            *self.cli,
-            "run",
-            "statefulset",
-            "cloneset",
-            f"--kubeconfig={self.kubeconfig}",
-            f"--namespace={_NAMESPACE}",
-            "--install-crds",
-            "--no-install-webhooks",  # several replicas on one machine: no webhooks
-            f"--metrics-port={metrics_port}",
-            f"--health-port={health_port}",
-            f"--identity={identity}",
-            f"--leader-election-namespace={_NAMESPACE}",
-            *LEASE,
-        ]
+            args = [*command, *_manager_flags(self.kubeconfig, metrics_port, health_port)]
+            args.append(f"--identity={identity}")
+        else:
+            args = _controllers_command(self.kubeconfig, metrics_port, health_port)
+            args += [f"--identity={identity}", f"--leader-election-namespace={_NAMESPACE}", *LEASE]
         if shards is not None:
             args.append(f"--shards={shards}")
         return self._spawn(identity, [*args, *extra], metrics_port, health_port)
