@@ -9,17 +9,4 @@ registers the controller with a :class:`~kube_runtime.manager.Manager` and whose
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from kube_runtime._moved import warn_moved
-
-__all__ = ["setup_function"]
-
-
-def setup_function(name: str) -> Callable[..., Any]:
-    """Deprecated: ``kube_runtime.cli.load_controller(name).setup``."""
-    from kube_runtime.cli import load_controller
-
-    warn_moved("controllers.setup_function", "kube_runtime.cli.load_controller(name).setup")
-    return load_controller(name).setup
+__all__: list[str] = []

@@ -58,7 +58,6 @@ from typing import TYPE_CHECKING, Any
 
 from kube_runtime import clock as _clock
 from kube_runtime import meta, metrics
-from kube_runtime._moved import moved_attribute
 from kube_runtime.client.errors import Conflict, NotFound
 from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import Lease
@@ -72,15 +71,6 @@ JITTER_FACTOR = 1.2
 """Maximum extra wait between acquire attempts, as a fraction of ``retry_period`` (client-go)."""
 
 MICROTIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
-#: Where names that moved out of this module went (resolved by ``__getattr__`` for one
-#: release): ``Clock`` and ``RealClock`` are :mod:`kube_runtime.clock`'s now.
-MOVED_TO = ("kube_runtime.clock",)
-
-
-def __getattr__(name: str) -> Any:
-    """A name that moved out of this module, with a ``DeprecationWarning`` naming its new path."""
-    return moved_attribute(__name__, name, MOVED_TO)
 
 
 def _newer(lease: dict[str, Any], than: dict[str, Any] | None) -> bool:
@@ -253,6 +243,10 @@ class LeaderElector:
         # the Lease changed (``_lease_changed``: a follower tries now instead of waiting).
         self._signal = self._clock.condition(threading.Lock())
         self._lease_changed = False
+        # While leading (under ``_signal``): the deadline of the renewal round in progress,
+        # and whether the renewals have ended (see ``_renew``).
+        self._round_deadline = float("inf")
+        self._renewals_over = False
         metrics.LEADER_STATUS.labels(name=name).set(0)
 
     @property
@@ -454,45 +448,99 @@ class LeaderElector:
         return False
 
     def _renew(self, stop: threading.Event) -> None:
-        """Renew every ``retry_period`` until a renewal misses ``renew_deadline``, another
-        holder is observed, or ``stop``."""
-        while not stop.is_set():
-            deadline = self._clock.monotonic() + self.renew_deadline
-            renewed = False
-            while not stop.is_set() and not self._deposed.is_set():
-                remaining = deadline - self._clock.monotonic()
-                if remaining <= 0:
-                    break
-                if self._attempt_before(remaining):
-                    renewed = True
-                    break
-                self._pause(
-                    stop, min(self.retry_period, max(0.0, deadline - self._clock.monotonic()))
-                )
-            self._maybe_report_transition()
-            if self._deposed.is_set():
+        """Keep the lease until a renewal round misses ``renew_deadline``, another holder is
+        observed, or ``stop``.
+
+        The renewals run on one thread of their own (:meth:`_renewals`), round after round as
+        in client-go's ``renew`` loop; this thread only holds each round to its deadline, so a
+        request that hangs past it loses leadership as one that fails would (client-go cancels
+        it with the round's context). It wakes when the renewals end and at the deadline of
+        the round it last saw, about once per ``renew_deadline`` rather than per renewal.
+        """
+        with self._signal:
+            self._renewals_over = False
+            # The first round begins at once (client-go renews right after acquiring).
+            self._round_deadline = self._clock.monotonic() + self.renew_deadline
+        renewer_done = self._clock.event()
+        _start_thread(
+            lambda done: self._renewals(stop, done), renewer_done, f"lease-renew-{self.name}"
+        )
+        with self._signal:
+            while not (stop.is_set() or self._deposed.is_set() or self._renewals_over):
+                left = self._round_deadline - self._clock.monotonic()
+                if left <= 0:
+                    break  # the round in progress missed its deadline: a request hangs
+                self._signal.wait(left)
+            self._renewals_over = True
+            self._signal.notify_all()
+            deadline = self._round_deadline
+        with self._state:
+            self._epoch += 1  # a renewal still in flight cannot make this elector lead again
+        if not stop.is_set():
+            log.info(
+                "failed to renew lease %s within %.3gs: leadership lost",
+                self._lock.describe(),
+                self.renew_deadline,
+            )
+        # A renewal on the wire must not race the release's write; one that hangs is left.
+        renewer_done.wait(max(0.0, deadline - self._clock.monotonic()))
+
+    def _renewals(self, stop: threading.Event, done: threading.Event) -> None:
+        """The renewal rounds (on their own thread, see :meth:`_renew`): each renews at once
+        and retries every ``retry_period`` until a write succeeds or the round's deadline
+        passes; the next round begins ``retry_period`` after a success. Ends, setting
+        ``done``, when a round fails or :meth:`_renew` ended the renewals (and ends them)."""
+        try:
+            while not self._renewals_ended(stop):
+                with self._signal:
+                    deadline = self._round_deadline = self._clock.monotonic() + self.renew_deadline
                 renewed = False
-            if not renewed:
-                with self._state:
-                    self._epoch += 1
-                if not stop.is_set():
-                    log.info(
-                        "failed to renew lease %s within %.3gs: leadership lost",
-                        self._lock.describe(),
-                        self.renew_deadline,
+                while not self._renewals_ended(stop):
+                    if self._clock.monotonic() >= deadline:
+                        break
+                    if self._attempt(self._epoch):
+                        renewed = self._clock.monotonic() < deadline  # a late success counts not
+                        break
+                    left = deadline - self._clock.monotonic()
+                    self._pause(stop, min(self.retry_period, left), renewing=True)
+                self._maybe_report_transition()
+                if not renewed:
+                    return
+                with self._signal:
+                    # Until the next round begins, its deadline is the latest it can have.
+                    self._round_deadline = (
+                        self._clock.monotonic() + self.retry_period + self.renew_deadline
                     )
-                return
-            self._pause(stop, self.retry_period)
+                self._pause(stop, self.retry_period, renewing=True)
+        finally:
+            with self._signal:
+                self._renewals_over = True
+                self._signal.notify_all()
+            done.set()
+
+    def _renewals_ended(self, stop: threading.Event) -> bool:
+        return stop.is_set() or self._deposed.is_set() or self._renewals_over
 
     def _pause(
-        self, stop: threading.Event, seconds: float, *, wake_on_change: bool = False
+        self,
+        stop: threading.Event,
+        seconds: float,
+        *,
+        wake_on_change: bool = False,
+        renewing: bool = False,
     ) -> None:
         """Wait ``seconds`` on the elector's clock, less when ``stop`` is set or this leader is
-        deposed, or, with ``wake_on_change``, when the Lease watch saw the Lease change."""
+        deposed, with ``wake_on_change`` when the Lease watch saw the Lease change, and with
+        ``renewing`` when the renewals ended (see :meth:`_renew`)."""
         deposed = self._deposed
 
         def interrupted() -> bool:
-            return stop.is_set() or deposed.is_set() or (wake_on_change and self._lease_changed)
+            return (
+                stop.is_set()
+                or deposed.is_set()
+                or (renewing and self._renewals_over)
+                or (wake_on_change and self._lease_changed)
+            )
 
         with self._signal:
             self._signal.wait_for(interrupted, max(0.0, seconds))
@@ -576,22 +624,6 @@ class LeaderElector:
         )
         self._deposed.set()
         self._poke()
-
-    def _attempt_before(self, timeout: float) -> bool:
-        """One renewal that must finish within ``timeout`` seconds (a hung request counts as failed)."""
-        epoch = self._epoch
-        result: list[bool] = []
-        finished = self._clock.event()
-
-        def attempt() -> None:
-            try:
-                result.append(self._attempt(epoch))
-            finally:
-                finished.set()
-
-        threading.Thread(target=attempt, name=f"lease-renew-{self.name}", daemon=True).start()
-        finished.wait(timeout)
-        return bool(result and result[0])
 
     def release(self) -> bool:
         """Give the lease up if this candidate holds it (empty holder); True when not held after."""

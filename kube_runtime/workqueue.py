@@ -47,24 +47,12 @@ from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 from kube_runtime import clock as _clock
 from kube_runtime import metrics
-from kube_runtime._moved import moved_attribute
 
 T = TypeVar("T", bound=Hashable)
 
 # What ``clock=`` accepts: a Clock, None for the current clock, or (deprecated, for one
 # release) a bare function returning monotonic seconds.
 _ClockArg: TypeAlias = "_clock.Clock | Callable[[], float] | None"
-
-#: Where names that moved out of this module went (resolved by ``__getattr__`` for one
-#: release): ``Clock``, once a bare ``time.monotonic``-like function, is
-#: :class:`kube_runtime.clock.Clock` now.
-MOVED_TO = ("kube_runtime.clock",)
-
-
-def __getattr__(name: str) -> Any:
-    """A name that moved out of this module, with a ``DeprecationWarning`` naming its new path."""
-    return moved_attribute(__name__, name, MOVED_TO)
-
 
 # --- rate limiters -------------------------------------------------------------------------
 

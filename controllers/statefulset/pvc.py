@@ -31,9 +31,7 @@ from it.
 
 This half of the former ``kube_runtime.workloads.pvc`` is the StatefulSet's alone (the
 CloneSet names claims by instance id); what both controllers use, building a claim from a
-template and a pod's volumes from its claims, stays in :mod:`kube_runtime.workloads.pvc`,
-whose old names for the functions here still work, with a ``DeprecationWarning``, for one
-release.
+template and a pod's volumes from its claims, stays in :mod:`kube_runtime.workloads.pvc`.
 
 :func:`storage_matches` and the owner-reference checks run for every pod (and claim) on every
 sync: they read the dicts directly, a :mod:`kube_runtime.meta` accessor costing about ten

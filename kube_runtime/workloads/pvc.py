@@ -1,5 +1,4 @@
-"""PersistentVolumeClaims of workload pods: what claim-per-pod controllers share, and the
-CloneSet's claims per instance id.
+"""PersistentVolumeClaims of workload pods: what claim-per-pod controllers share.
 
 Objects are JSON dicts; the helpers return new dicts and never mutate their inputs.
 
@@ -15,9 +14,7 @@ Shared (any controller that gives each pod its own claims from ``spec.volumeClai
 
 Each controller's own half lives with it: the StatefulSet's claims per ordinal, creating
 missing claims and the retention policy in ``controllers.statefulset.pvc``; the CloneSet's
-claims per instance id in ``controllers.cloneset.pvc`` (:data:`MOVED_TO`). Their old names
-here still work for one release, with a ``DeprecationWarning``; the controller modules are
-imported only when a name this module does not define is asked for.
+claims per instance id in ``controllers.cloneset.pvc``.
 """
 
 from __future__ import annotations
@@ -26,24 +23,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kube_runtime import meta
-from kube_runtime._moved import moved_attribute
 from kube_runtime.kinds import PersistentVolumeClaim
 from kube_runtime.meta import Obj
 
 __all__ = [
-    "MOVED_TO",
     "claim_from_template",
     "pod_volumes_with_claims",
     "volume_claim_templates",
 ]
-
-
-#: Where this module's claim-per-ordinal and claim-per-instance halves went.
-MOVED_TO = ("controllers.statefulset.pvc", "controllers.cloneset.pvc")
-
-
-def __getattr__(name: str) -> Any:
-    return moved_attribute(__name__, name, MOVED_TO)
 
 
 # --- shared --------------------------------------------------------------------------------

@@ -160,21 +160,6 @@ def test_a_bare_time_function_still_works_with_a_deprecation_warning() -> None:
         BucketRateLimiter(clock=lambda: now[0])
 
 
-@pytest.mark.parametrize(
-    ("module", "name", "new"),
-    [
-        ("kube_runtime.workqueue", "Clock", kclock.Clock),
-        ("kube_runtime.leaderelection", "Clock", kclock.Clock),
-        ("kube_runtime.leaderelection", "RealClock", kclock.RealClock),
-    ],
-)
-def test_old_clock_names_are_deprecated_aliases(module: str, name: str, new: Any) -> None:
-    import importlib
-
-    with pytest.warns(DeprecationWarning, match=f"{module}.{name} moved to kube_runtime.clock"):
-        assert getattr(importlib.import_module(module), name) is new
-
-
 def test_an_old_style_elector_clock_still_reads_the_time() -> None:
     class OldClock:
         def monotonic(self) -> float:

@@ -1,6 +1,6 @@
 """kube_runtime.workloads.pvc: what claim-per-pod controllers share (a claim from a template,
-a pod's volumes from its claims), and the old names of each controller's half (moved to
-controllers.statefulset.pvc and controllers.cloneset.pvc) with their DeprecationWarning."""
+a pod's volumes from its claims); each controller's own half is in controllers.statefulset.pvc
+and controllers.cloneset.pvc."""
 
 from __future__ import annotations
 
@@ -8,9 +8,6 @@ import subprocess
 import sys
 from typing import Any
 
-import pytest
-
-from kube_runtime.workloads import pvc
 from kube_runtime.workloads.pvc import claim_from_template, pod_volumes_with_claims
 
 
@@ -67,22 +64,6 @@ def test_pod_volumes_with_claims() -> None:
         {"name": "data", "persistentVolumeClaim": {"claimName": "data-w-0"}},
         {"name": "x", "emptyDir": {}},
     ]
-
-
-# --- the StatefulSet's half, moved -----------------------------------------------------------
-
-
-def test_moved_names_still_import_with_a_deprecation_warning() -> None:
-    from controllers.cloneset import pvc as cloneset_pvc
-    from controllers.statefulset import pvc as statefulset_pvc
-
-    assert (statefulset_pvc.__name__, cloneset_pvc.__name__) == pvc.MOVED_TO
-    for module in (statefulset_pvc, cloneset_pvc):
-        for name in sorted(set(module.__all__) - set(pvc.__all__)):
-            with pytest.warns(DeprecationWarning, match=f"{module.__name__}.{name}"):
-                assert getattr(pvc, name) is getattr(module, name)
-    with pytest.raises(AttributeError):
-        pvc.no_such_name  # noqa: B018
 
 
 def test_importing_the_framework_module_loads_no_controller() -> None:

@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -80,12 +79,7 @@ def test_importing_the_public_api_loads_no_test_cluster_controller_or_codegen() 
     )
     loaded = json.loads(out)
     assert "kube_runtime.manager" in loaded  # the check ran on a real import
-    leaked = [
-        m
-        for m in loaded
-        if m.startswith(("kube_runtime.envtest", "controllers", "codegen"))
-        or m in ("kube_runtime.embedded", "kube_runtime.testing", "kube_runtime.kubelet")
-    ]
+    leaked = [m for m in loaded if m.startswith(("kube_runtime.envtest", "controllers", "codegen"))]
     assert leaked == []
 
 
@@ -103,31 +97,6 @@ def test_importing_a_controller_loads_no_codegen_module(controller: str) -> None
     loaded = json.loads(out)
     assert f"{controller}.models" in loaded  # the check ran on a real import
     assert [m for m in loaded if m == "codegen" or m.startswith("codegen.")] == []
-
-
-@pytest.mark.parametrize(
-    ("old", "name", "new"),
-    [
-        ("codegen.core", "LabelSelector", "kube_runtime.models"),
-        ("codegen.core", "ObjectMeta", "kube_runtime.models"),
-        ("codegen.core", "typed_default", "kube_runtime.models"),
-        ("codegen.core", "SHARED_TYPES", "codegen.shared"),
-        ("codegen.crd", "Config", "kube_runtime.models.crd"),
-        ("codegen.crd", "rule", "kube_runtime.models.crd"),
-    ],
-)
-def test_codegen_shared_model_names_moved_to_the_runtime_with_a_warning(
-    old: str, name: str, new: str
-) -> None:
-    """codegen.core and codegen.crd stay importable for one release (modules generated before
-    the move import them): each name is the new home's object, read with a DeprecationWarning."""
-    import importlib
-
-    with pytest.warns(DeprecationWarning, match=f"{old}.{name} moved to {new}.{name}"):
-        value = getattr(importlib.import_module(old), name)
-    assert value is getattr(importlib.import_module(new), name)
-    with pytest.raises(AttributeError):
-        importlib.import_module(old).no_such_name  # noqa: B018
 
 
 def _importlinter_config() -> dict[str, Any]:
@@ -155,7 +124,7 @@ def test_every_framework_module_has_a_place_in_the_layers() -> None:
     """The layered contract names full modules (a package may span layers), so import-linter
     cannot say it is exhaustive: a module added to the framework must be placed by hand."""
     named = _framework_layers()
-    test_cluster = ("envtest", "embedded", "testing", "kubelet")  # its own contract
+    test_cluster = ("envtest",)  # its own contract
     unplaced = []
     for path in sorted((ROOT / "kube_runtime").rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
@@ -213,64 +182,44 @@ def test_the_pytest_plugin_is_inert_until_a_fixture_is_used(tmp_path: Path) -> N
     assert "1 passed" in done.stdout
 
 
-OLD_PATHS = [
-    ("kube_runtime.embedded.cluster", "kube_runtime.envtest.cluster", "EmbeddedCluster"),
-    ("kube_runtime.embedded.storage", "kube_runtime.envtest.server.storage", "Store"),
-    ("kube_runtime.embedded.patch", "kube_runtime.patch", "apply_merge_patch"),
-    ("kube_runtime.embedded.kubelet", "kube_runtime.envtest.kubelet.simulator", "Kubelet"),
-    ("kube_runtime.testing.waiting", "kube_runtime.envtest.waiting", "wait_for"),
-    ("kube_runtime.kubelet.runner", "kube_runtime.envtest.kubelet.runner", "ClientKubelet"),
+#: Names that moved before the first release (kube-runtime 0.1.0 was never published), so
+#: their old paths went with no deprecation shim: every importer moved with them.
+UNRELEASED_OLD_MODULES = [
+    "kube_runtime.embedded",  # the test cluster: kube_runtime.envtest
+    "kube_runtime.testing",
+    "kube_runtime.kubelet",
+    "codegen.core",  # the shared model types: kube_runtime.models, codegen.shared
+    "codegen.crd",  # the CRD annotations: kube_runtime.models.crd
+]
+UNRELEASED_OLD_NAMES = [
+    ("kube_runtime.workqueue", "Clock"),  # kube_runtime.clock.Clock
+    ("kube_runtime.leaderelection", "Clock"),
+    ("kube_runtime.leaderelection", "RealClock"),
+    ("kube_runtime.workloads.pvc", "claim_name"),  # controllers.statefulset.pvc
+    ("kube_runtime.workloads.pvc", "instance_claim_name"),  # controllers.cloneset.pvc
+    ("controllers", "setup_function"),  # kube_runtime.cli.load_controller(name).setup
 ]
 
 
-@pytest.fixture(scope="module")
-def old_imports() -> dict[str, dict[str, object]]:
-    """Each old path imported (for the first time) in one fresh interpreter: whether it gives
-    the new module's object, the new module's own name, and the DeprecationWarnings raised."""
+def test_names_moved_before_the_first_release_left_no_old_path() -> None:
     out = _python(
         f"""
         import importlib, json, warnings
-        results = {{}}
-        for old, new, name in {OLD_PATHS!r}:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                old_module = importlib.import_module(old)
-            new_module = importlib.import_module(new)
-            results[old] = {{
-                "same": getattr(old_module, name) is getattr(new_module, name),
-                "spec": new_module.__spec__.name,
-                "warnings": [str(w.message) for w in caught if w.category is DeprecationWarning],
-            }}
-        print(json.dumps(results))
+        warnings.simplefilter("error")
+        found = []
+        for name in {UNRELEASED_OLD_MODULES!r}:
+            try:
+                importlib.import_module(name)
+                found.append(name)
+            except ModuleNotFoundError:
+                pass
+        for module, name in {UNRELEASED_OLD_NAMES!r}:
+            if hasattr(importlib.import_module(module), name):
+                found.append(module + "." + name)
+        print(json.dumps(found))
         """
     )
-    results: dict[str, dict[str, object]] = json.loads(out)
-    return results
-
-
-@pytest.mark.parametrize(("old", "new", "name"), OLD_PATHS)
-def test_old_import_paths_work_for_one_release_with_a_warning(
-    old: str, new: str, name: str, old_imports: dict[str, dict[str, Any]]
-) -> None:
-    result = old_imports[old]
-    assert result["same"] is True
-    assert result["spec"] == new  # the alias does not rename the real module
-    assert any(f"{old} moved to {new}" in w for w in result["warnings"]), result["warnings"]
-
-
-def test_old_package_attribute_warns_and_forwards() -> None:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        import kube_runtime.testing as old
-
-        wait_for = old.wait_for
-    from kube_runtime.envtest import wait_for as new_wait_for
-
-    assert wait_for is new_wait_for
-    messages = [str(w.message) for w in caught if w.category is DeprecationWarning]
-    assert "kube_runtime.testing.wait_for moved to kube_runtime.envtest.wait_for" in " ".join(
-        messages
-    )
+    assert json.loads(out) == []
 
 
 def test_bundled_controllers_and_commands_are_found_by_entry_point() -> None:
