@@ -35,7 +35,11 @@ Decisions, in upstream's order:
    when a step failed, then the error is raised.
 
 The enhanced kind (Kruise's Advanced StatefulSet) runs the same steps with its spec's
-extensions (openkruise ``statefulset/stateful_set_control.go``):
+extensions (openkruise ``statefulset/stateful_set_control.go``). Each decision the kinds make
+differently is a :class:`~controllers.statefulset.strategy.SetStrategy`'s: a pass asks its
+strategy, :class:`~controllers.statefulset.strategy.AppsV1Strategy` answers as
+kube-controller-manager (none of the extensions below), and
+:class:`~controllers.statefulset.strategy.EnhancedStrategy` as Kruise:
 
 - replicas are the first ``replicas`` ordinals not in ``reserveOrdinals``; pods at reserved
   ordinals are condemned. New pods get the ``InPlaceUpdateReady`` readiness gate, and every
@@ -85,34 +89,25 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from controllers.statefulset.pvc import claims_for_pod
-from controllers.statefulset.resize import (
-    ResizeError,
-    claims_completed,
-    claims_matched,
-    claims_ready,
-    pod_claims,
-    resize_patches,
-)
-from controllers.statefulset.spec import (
-    IN_PLACE_IF_POSSIBLE,
-    IN_PLACE_ONLY,
-    SetSpec,
-)
+from controllers.statefulset.spec import IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY, SetSpec
 from controllers.statefulset.status import (
     FAILED_CREATE_POD,
     FAILED_UPDATE_POD,
     StatusUpdater,
     clear_invalid_spec,
     complete_rolling_update,
-    set_condition,
     status_changed,
 )
+from controllers.statefulset.strategy import (
+    InPlaceRefused,
+    LifecycleRefused,
+    SetStrategy,
+    selector_text,
+    strategy_for,
+)
 from controllers.statefulset.utils import (
-    SPECIFIED_DELETE_LABEL,
     identity_matches,
     in_ordered_teardown,
-    is_enhanced,
     is_running_and_available,
     is_unavailable,
     kind_of,
@@ -126,17 +121,10 @@ from kube_runtime import meta
 from kube_runtime.client.errors import NotFound
 from kube_runtime.client.interfaces import Client
 from kube_runtime.clock import Clock, resolve
-from kube_runtime.kinds import PersistentVolumeClaim
 from kube_runtime.meta import Obj
-from kube_runtime.selectors import label_selector_from_dict
-from kube_runtime.workloads import lifecycle, podreadiness
+from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.batches import call_each
-from kube_runtime.workloads.inplace import (
-    InPlaceControl,
-    calculate_in_place_spec,
-    check_update_completed,
-    inject_readiness_gate,
-)
+from kube_runtime.workloads.inplace import InPlaceControl, calculate_in_place_spec
 from kube_runtime.workloads.pods import (
     is_available,
     is_created,
@@ -153,7 +141,6 @@ from kube_runtime.workloads.revision import (
     sort_revisions,
     truncate_history,
 )
-from kube_runtime.workloads.updatesort import priority_sort
 
 __all__ = ["PodControl", "StatefulSetControl", "SyncResult", "compute_status"]
 
@@ -284,8 +271,13 @@ def _run_for_all(count: int, fn: Callable[[int], bool], monotonic: bool) -> bool
     return False
 
 
+_UNRENDERED: Any = object()
+"""The pass renders the selector itself when first asked."""
+
+
 class _Pass:
-    """The state of one pass over a set's pods (upstream ``updateStatefulSet``)."""
+    """The state of one pass over a set's pods (upstream ``updateStatefulSet``); each decision
+    a kind makes differently is its ``strategy``'s (:class:`~.strategy.SetStrategy`)."""
 
     def __init__(
         self,
@@ -299,18 +291,23 @@ class _Pass:
         spec: SetSpec,
         revisions: Sequence[Mapping[str, Any]] = (),
         claims: Sequence[Mapping[str, Any]] = (),
+        *,
+        strategy: SetStrategy,
+        selector: Any = _UNRENDERED,
     ) -> None:
-        self.control = control
-        self.claims = (
-            {meta.name(c): c for c in claims} if spec.resize_claims and is_enhanced(sts) else {}
+        self.strategy = strategy
+        self.claims: dict[str, Mapping[str, Any]] = (
+            {meta.name(c): c for c in claims} if strategy.resizes_claims(spec) else {}
         )
         self.pods_api = control.pod_control
+        self.in_place = control.in_place
+        self.history = control.history
         self.sts = sts
         self.key = set_key(sts)
         self.spec = spec
         self.now = now
         self.log = control.log
-        self.enhanced = is_enhanced(sts)
+        self._selector: Any = selector
         self.teardown = spec.teardown
         self.update_revision = update
         self.revisions = {meta.name(r): r for r in revisions}
@@ -322,8 +319,6 @@ class _Pass:
         self.failures: dict[str, tuple[str, str]] = {}
         """Condition type -> (reason, message) of what failed this pass."""
         self.rollout_checked = False
-        #: Replicas deleted this pass for their specified-delete label (enhanced kind).
-        self.specified_deleted: set[str] = set()
         # Read-only views of the set at each revision; one applies both when they are the
         # same revision (the common case: no rollout in progress).
         self.current_set: Mapping[str, Any] = apply_revision(sts, current)
@@ -338,24 +333,17 @@ class _Pass:
             "updateRevision": self.update_name,
             "collisionCount": collision_count,
         }
-        self.scale_left: int | None = spec.scale_max_unavailable if self.enhanced else None
-        """What is left of ``scaleStrategy.maxUnavailable`` while replicas are processed
-        (Kruise ``decreaseAndCheckMaxUnavailable``); None: no limit."""
+        self.scale_left: int | None = strategy.scale_budget(spec)
+        """What is left of the strategy's scale budget while replicas are processed (Kruise
+        ``decreaseAndCheckMaxUnavailable``); None: no limit."""
         self.scale_break = False
         """The replica loop stopped on the scale budget (the pass goes on)."""
         self.lifecycle_changed = False
         """A lifecycle state moved this pass (Kruise then skips the rolling update)."""
-        self.status.update(
-            compute_status(
-                pods,
-                self.min_ready,
-                self.current_name,
-                self.update_name,
-                now,
-                lifecycle_aware=self.enhanced,
-            )
-        )
-        ordinals = spec.ordinals
+        self.replicas: list[Pod] = []
+        self.condemned: list[Pod] = []
+        self.status.update(self._counts(pods))
+        ordinals = strategy.ordinals(spec)
         slot_of = {ordinal: i for i, ordinal in enumerate(ordinals)}
         slots: list[Pod | None] = [None] * len(ordinals)
         condemned: list[Pod] = []
@@ -368,63 +356,74 @@ class _Pass:
         for i, ordinal in enumerate(ordinals):
             if slots[i] is None:
                 slots[i] = self._new_pod(ordinal, slots)
-        self.replicas: list[Pod] = [pod for pod in slots if pod is not None]
+        self.replicas = [pod for pod in slots if pod is not None]
         self.condemned = sorted(condemned, key=ordinal_of, reverse=True)
         self.first_unhealthy: Pod | None = next(
             (p for p in [*self.replicas, *reversed(self.condemned)] if not self._healthy(p)), None
         )
         self.monotonic = spec.teardown or not spec.parallel
 
+    @property
+    def selector(self) -> str | None:
+        """``spec.selector`` as canonical text (None: invalid): the caller's, else rendered
+        when first asked."""
+        if self._selector is _UNRENDERED:
+            self._selector = selector_text(self.sts)
+        return self._selector
+
+    def _counts(self, pods: Sequence[Pod]) -> dict[str, int]:
+        return compute_status(
+            pods,
+            self.min_ready,
+            self.current_name,
+            self.update_name,
+            self.now,
+            lifecycle_aware=self.strategy.lifecycle_aware,
+        )
+
     def _new_pod(self, ordinal: int, slots: Sequence[Pod | None]) -> Pod:
-        """The pod to create at ``ordinal``; under ``unorderedUpdate`` it stays at the current
-        revision while fewer than ``partition`` other replicas are not updated (Kruise
-        ``isCurrentRevisionNeeded``)."""
-        current_needed: bool | None = None
-        if self.spec.unordered and self.spec.strategy == "RollingUpdate":
-            not_updated = sum(
-                1
-                for p in slots
-                if p is not None
-                and ordinal_of(p) != ordinal
-                and pod_revision(p) != self.update_name
-            )
-            current_needed = not_updated < self.spec.partition
+        """The pod to create at ``ordinal``, at the revision the strategy or the ordinal
+        picks, with what the strategy adds."""
         pod = new_versioned_pod(
             self.current_set,
             self.update_set,
             self.current_name,
             self.update_name,
             ordinal,
-            current_needed=current_needed,
+            current_needed=self.strategy.current_needed(self, ordinal, slots),
         )
-        if self.enhanced:
-            inject_readiness_gate(pod.setdefault("spec", {}))
-            if self.spec.lifecycle and (
-                _marks(self.spec.pre_delete) or _marks(self.spec.in_place_update_hook)
-            ):
-                podreadiness.inject_gate(pod["spec"])
-            hook = self.spec.pre_normal
-            prepared = not self.spec.lifecycle or not hook or lifecycle.is_pod_all_hooked(hook, pod)
-            lifecycle.set_state(
-                pod, lifecycle.NORMAL if prepared else lifecycle.PREPARING_NORMAL, self.now
-            )
+        self.strategy.prepare_new_pod(self, pod)
         return pod
 
-    # --- lifecycle (Kruise's StatefulSet) ----------------------------------------------------
+    # --- pod states --------------------------------------------------------------------------
 
     def _healthy(self, pod: Pod) -> bool:
-        """Running, ready, not terminating; on the enhanced kind also in no lifecycle state
-        but ``Normal`` (Kruise ``isHealthy``)."""
-        if self.enhanced and not lifecycle.is_normal(pod):
+        """Running, ready, not terminating; with a lifecycle-aware strategy also in no
+        lifecycle state but ``Normal`` (Kruise ``isHealthy``)."""
+        if self.strategy.lifecycle_aware and not lifecycle.is_normal(pod):
             return False
         return is_healthy(pod)
 
-    def _available(self, pod: Pod) -> bool:
-        """Running and ready for ``minReadySeconds``; on the enhanced kind also in no lifecycle
-        state but ``Normal`` (Kruise ``isRunningAndAvailable``)."""
-        if self.enhanced and not lifecycle.is_normal(pod):
+    def available(self, pod: Pod) -> bool:
+        """Running and ready for ``minReadySeconds``; with a lifecycle-aware strategy also in
+        no lifecycle state but ``Normal`` (Kruise ``isRunningAndAvailable``)."""
+        if self.strategy.lifecycle_aware and not lifecycle.is_normal(pod):
             return False
         return is_running_and_available(pod, self.min_ready, self.now)
+
+    def _unavailable(self, pod: Pod) -> bool:
+        """Counts against ``maxUnavailable``: unhealthy or not available, or so the strategy
+        says."""
+        if is_unavailable(pod, self.min_ready, self.now):
+            return True
+        return self.strategy.unavailable(self, pod)
+
+    def _old(self, pod: Pod) -> bool:
+        return pod_revision(pod) != self.update_name
+
+    def target(self, pod: Pod) -> bool:
+        """A rolling-update target: an old revision, or claims behind (per the strategy)."""
+        return self._old(pod) or self.strategy.claims_behind(self, pod)
 
     def _scale_exhausted(self) -> bool:
         """Kruise ``decreaseAndCheckMaxUnavailable``: take one from the scale budget; whether
@@ -437,119 +436,23 @@ class _Pass:
             return True
         return False
 
-    def _delete(self, pod: Pod) -> tuple[bool, bool]:
-        """Kruise ``deletePod``: a pod its ``lifecycle.preDelete`` hook holds is moved to
-        ``PreparingDelete`` and kept, else deleted. ``(modified, actually deleting)``."""
-        hook = self.spec.pre_delete if self.enhanced else None
-        if hook and lifecycle.is_pod_hooked(hook, pod):
-            updated = self.pods_api.update_pod_lifecycle(
-                self.sts, pod, lifecycle.PREPARING_DELETE, mark_not_ready=_marks(hook)
-            )
-            if updated:
-                self.log.info(
-                    "%s: pod %s held for its preDelete hook (PreparingDelete)",
-                    self.key,
-                    meta.name(pod),
-                )
-            return updated, False
+    def delete(self, pod: Pod) -> tuple[bool, bool]:
+        """Delete ``pod`` unless the strategy holds it (Kruise ``deletePod``:
+        ``PreparingDelete``); ``(modified, actually deleting)``."""
+        held = self.strategy.hold_delete(self, pod)
+        if held is not None:
+            return held, False
         self.pods_api.delete_pod(self.sts, pod)
         return True, True
 
-    def _lifecycle_target(self, pod: Pod) -> str:
-        """The state ``pod`` moves to this pass, or "" (Kruise ``refreshPodState``):
-        ``PreparingNormal`` -> ``Normal`` once the preNormal hook is all there;
-        ``PreparingUpdate`` of a pod already at the update revision (a rollback) and
-        ``Updating`` once the in-place update completed -> ``Updated`` while the inPlaceUpdate
-        hook is not all back (with any ``lifecycle``), else ``Normal``; ``Updated`` ->
-        ``Normal`` once the hook is all back."""
-        spec, state = self.spec, lifecycle.get_state(pod)
-        hook = spec.in_place_update_hook
-        if state == lifecycle.PREPARING_NORMAL:
-            pre_normal = spec.pre_normal
-            ready = not spec.lifecycle or not pre_normal
-            return lifecycle.NORMAL if ready or lifecycle.is_pod_all_hooked(pre_normal, pod) else ""
-        if state == lifecycle.UPDATED:
-            ready = not spec.lifecycle or not hook
-            return lifecycle.NORMAL if ready or lifecycle.is_pod_all_hooked(hook, pod) else ""
-        done = (state == lifecycle.PREPARING_UPDATE and pod_revision(pod) == self.update_name) or (
-            state == lifecycle.UPDATING and check_update_completed(pod) is None
-        )
-        if not done:
-            return ""
-        if spec.lifecycle and not lifecycle.is_pod_all_hooked(hook, pod):
-            return lifecycle.UPDATED
-        return lifecycle.NORMAL
-
-    def refresh_lifecycle(self) -> None:
-        """Move every created pod whose lifecycle state is due to move
-        (:meth:`_lifecycle_target`); :attr:`lifecycle_changed` when one was written."""
-        mark = _marks(self.spec.in_place_update_hook)
-        for pod in [*self.replicas, *self.condemned]:
-            if not is_created(pod):
-                continue
-            target = self._lifecycle_target(pod)
-            try:
-                self.pods_api.ensure_readiness_condition(pod)
-                if not target:
-                    continue
-                if self.pods_api.update_pod_lifecycle(self.sts, pod, target, mark_not_ready=mark):
-                    self.lifecycle_changed = True
-            except NotFound:
-                continue
-
-    def _in_place_hold(self, pod: Pod) -> tuple[bool, dict[str, str] | None]:
-        """Kruise ``inPlaceUpdatePod``'s lifecycle step before an in-place update:
-        ``(held, extra labels for the update)``. A ``Normal`` (or new) pod its inPlaceUpdate
-        hook holds moves to ``PreparingUpdate``; an ``Updated`` pod goes back to
-        ``PreparingUpdate`` with the hook's labels and finalizers put back; a
-        ``PreparingUpdate`` pod waits while hooked; held pods count as being updated. A pod in
-        another state (``PreparingDelete``) cannot be updated in place: an error."""
-        spec, state = self.spec, lifecycle.get_state(pod)
-        hook = spec.in_place_update_hook
-        if state in ("", lifecycle.PREPARING_NORMAL, lifecycle.NORMAL):
-            if spec.lifecycle and lifecycle.is_pod_hooked(hook, pod):
-                self.pods_api.update_pod_lifecycle(
-                    self.sts, pod, lifecycle.PREPARING_UPDATE, mark_not_ready=_marks(hook)
-                )
-                return True, None
-        elif state == lifecycle.UPDATED:
-            if hook is not None:
-                self.pods_api.update_pod_lifecycle(
-                    self.sts,
-                    pod,
-                    lifecycle.PREPARING_UPDATE,
-                    hook=hook,
-                    mark_not_ready=_marks(hook),
-                )
-            return True, None
-        elif state == lifecycle.PREPARING_UPDATE:
-            if lifecycle.is_pod_hooked(hook, pod):
-                return True, None
-        elif state != lifecycle.UPDATING:
-            raise _LifecycleRefused(
-                f"not allowed to in-place update pod {meta.name(pod)} in state {state}"
-            )
-        return False, ({lifecycle.LIFECYCLE_STATE_LABEL: lifecycle.UPDATING} if state else None)
-
     def refresh_status(self) -> None:
-        self.status.update(
-            compute_status(
-                [*self.replicas, *self.condemned],
-                self.min_ready,
-                self.current_name,
-                self.update_name,
-                self.now,
-                lifecycle_aware=self.enhanced,
-            )
-        )
+        self.status.update(self._counts([*self.replicas, *self.condemned]))
 
     def run(self) -> None:
         sts = self.sts
         if meta.is_deleting(sts) and not self.teardown:
             return
-        if self.enhanced:
-            self.refresh_in_place()
-            self.refresh_lifecycle()
+        self.strategy.refresh(self)
         if self.scale_left is not None:
             # Kruise walks the replicas one by one while a scale budget is set
             # (runForAllWithBreak): an exhausted budget ends the loop, not the pass.
@@ -567,27 +470,11 @@ class _Pass:
         self.refresh_status()
         if self.spec.strategy == "OnDelete" or self.teardown:
             return
-        if self.lifecycle_changed:
-            self.log.debug("%s: lifecycle states moved, rolling update next pass", self.key)
-            return
-        if self.spec.paused:
-            self.log.debug("%s: rolling update paused", self.key)
+        hold = self.strategy.rollout_hold(self)
+        if hold is not None:
+            self.log.debug("%s: %s", self.key, hold)
             return
         self.rolling_update()
-
-    # --- in-place updates ------------------------------------------------------------------
-
-    def refresh_in_place(self) -> None:
-        """Advance the in-place updates of the set's pods (grace periods, readiness gate)."""
-        for pod in [*self.replicas, *self.condemned]:
-            if not is_created(pod) or is_terminating(pod):
-                continue
-            try:
-                _, left = self.control.in_place.refresh(pod)
-            except NotFound:
-                continue
-            if left > 0:
-                self.delays.append(left)
 
     # --- replicas --------------------------------------------------------------------------
 
@@ -604,7 +491,7 @@ class _Pass:
                     "RecreatingFailedPod" if is_failed(pod) else "RecreatingTerminatedPod",
                     f"StatefulSet {self.key} is recreating {what} Pod {meta.name(pod)}",
                 )
-                self._delete(pod)
+                self.delete(pod)
             return True  # recreated on a later pass, once the old pod is gone
         if not is_created(pod):
             if api.pod_claim_is_stale(sts, pod):
@@ -630,12 +517,12 @@ class _Pass:
                     "%s: waiting for pod %s to be Running and Ready", self.key, meta.name(pod)
                 )
                 return True
-            if not self._available(pod):
+            if not self.available(pod):
                 self.log.debug("%s: waiting for pod %s to be available", self.key, meta.name(pod))
                 return True
         elif self.scale_left is not None and (
             (is_terminating(pod) and self._scale_exhausted())
-            or (is_created(pod) and not self._available(pod) and self._scale_exhausted())
+            or (is_created(pod) and not self.available(pod) and self._scale_exhausted())
         ):
             self.log.debug(
                 "%s: scaleStrategy.maxUnavailable reached at pod %s", self.key, meta.name(pod)
@@ -669,7 +556,7 @@ class _Pass:
                 meta.name(pod),
             )
             return self.monotonic
-        if self.monotonic and pod is not self.first_unhealthy and not self._available(pod):
+        if self.monotonic and pod is not self.first_unhealthy and not self.available(pod):
             self.log.debug(
                 "%s: waiting for pod %s before scale down",
                 self.key,
@@ -677,201 +564,42 @@ class _Pass:
             )
             return True
         self.log.info("%s: deleting pod %s for scale down", self.key, meta.name(pod))
-        modified, _ = self._delete(pod)
+        modified, _ = self.delete(pod)
         return modified
 
     # --- rolling update --------------------------------------------------------------------
 
     def rolling_update(self) -> None:
-        sts, replicas = self.sts, self.replicas
+        """One loop for both kinds: the strategy's targets, in the order its gate offers them,
+        each updated while the gate admits it (``maxUnavailable``); the first refused ends the
+        update. InPlaceOnly refusing a change ends it with the ``FailedUpdatePod`` condition."""
         budget = self.spec.max_unavailable
-        parallel = not self.monotonic
-        unavailable = 0
-        unavailable_old = 0
-        unavailable_names: set[str] = set()
-        for pod in replicas:
-            if self._unavailable(pod):
-                unavailable += 1
-                unavailable_names.add(meta.name(pod))
-                if parallel and self._old(pod) and not is_terminating(pod):
-                    unavailable_old += 1
-        if self.enhanced:
-            self.specified_deleted = self._delete_specified(budget, unavailable_names)
-            unavailable = len(unavailable_names)
+        unavailable = {meta.name(pod) for pod in self.replicas if self._unavailable(pod)}
+        skipped = self.strategy.before_rollout(self, budget, unavailable)
         self.rollout_checked = True
-        if self.enhanced:
-            self._kruise_rolling_update(budget, unavailable_names)
-            return
-        if unavailable >= budget and unavailable_old == 0:
-            self.log.debug(
-                "%s: %d unavailable pods, maxUnavailable %d: waiting",
-                self.key,
-                unavailable,
-                budget,
-            )
-            return
-        targets = self._unordered_targets() if self.spec.unordered else self._ordered_targets()
-        targets = [p for p in targets if meta.name(p) not in self.specified_deleted]
+        gate = self.strategy.rollout_gate(budget, unavailable, not self.monotonic)
+        targets = [p for p in self.strategy.update_targets(self) if meta.name(p) not in skipped]
         try:
-            if parallel:
-                for pod in targets:
-                    if not self._available(pod):
-                        self._update_target(pod)
-                remaining = budget - unavailable
-                for pod in targets:
-                    if remaining <= 0:
-                        break
-                    if self._available(pod):
-                        self._update_target(pod)
-                        remaining -= 1
-                return
-            for pod in targets[: budget - unavailable]:
-                self._update_target(pod)
-        except _InPlaceRefused as refused:
-            message = str(refused)
-            self.log.warning("%s: %s", self.key, message)
-            self.failures[FAILED_UPDATE_POD] = ("InPlaceOnly", message)
-            self.pods_api.record(sts, "Warning", FAILED_UPDATE_POD, message)
-
-    def _kruise_rolling_update(self, budget: int, unavailable: set[str]) -> None:
-        """Kruise ``rollingUpdateStatefulsetPods``' loop: the targets in update order; once
-        ``maxUnavailable`` pods are unavailable, stop at the first target that is still
-        available (an unavailable one, e.g. released from ``PreparingDelete``, is processed);
-        each processed target counts as unavailable."""
-        targets = self._unordered_targets() if self.spec.unordered else self._ordered_targets()
-        try:
-            for pod in targets:
-                name = meta.name(pod)
-                if name in self.specified_deleted:
-                    continue
-                if len(unavailable) >= budget and name not in unavailable:
+            for pod in gate.order(targets, self.available):
+                if not gate.admits(pod):
                     self.log.debug(
-                        "%s: %d unavailable pods, maxUnavailable %d: %s waits",
-                        self.key,
-                        len(unavailable),
-                        budget,
-                        name,
+                        "%s: maxUnavailable %d reached: %s waits", self.key, budget, meta.name(pod)
                     )
                     return
                 self._update_target(pod)
-                unavailable.add(name)
-        except _InPlaceRefused as refused:
+        except InPlaceRefused as refused:
             message = str(refused)
             self.log.warning("%s: %s", self.key, message)
             self.failures[FAILED_UPDATE_POD] = ("InPlaceOnly", message)
             self.pods_api.record(self.sts, "Warning", FAILED_UPDATE_POD, message)
 
-    def _delete_specified(self, budget: int, unavailable: set[str]) -> set[str]:
-        """Kruise ``handleSpecifiedDeletedPods``: replicas labelled
-        :data:`~controllers.statefulset.utils.SPECIFIED_DELETE_LABEL` are deleted, highest
-        ordinal first, within ``maxUnavailable`` (an unavailable one always; the partition
-        does not hold them back), each then counted unavailable (``unavailable`` grows); the
-        names deleted. A missing ordinal is recreated at the revision the partition gives it."""
-        deleted: set[str] = set()
-        for pod in reversed(self.replicas):
-            if SPECIFIED_DELETE_LABEL not in meta.labels(pod) or is_terminating(pod):
-                continue
-            name = meta.name(pod)
-            if len(unavailable) >= budget and name not in unavailable:
-                continue
-            self.log.info("%s: deleting pod %s (%s)", self.key, name, SPECIFIED_DELETE_LABEL)
-            _, deleting = self._delete(pod)
-            deleted.add(name)
-            unavailable.add(name)
-            if not deleting:
-                continue  # held in PreparingDelete by its preDelete hook
-            revision = pod_revision(pod)
-            field = {self.current_name: "currentReplicas", self.update_name: "updatedReplicas"}
-            if revision in field:
-                counted = field[revision]
-                self.status[counted] = int(self.status.get(counted) or 0) - 1
-        return deleted
-
-    def _unavailable(self, pod: Pod) -> bool:
-        if is_unavailable(pod, self.min_ready, self.now):
-            return True
-        if not self.enhanced:
-            return False
-        if not lifecycle.is_normal(pod):
-            return True
-        if check_update_completed(pod) is not None:
-            return True
-        return bool(self.claims) and not claims_ready(pod_claims(self.sts, pod, self.claims))
-
-    def _target(self, pod: Pod) -> bool:
-        """A rolling-update target: an old revision, or claims to expand (Kruise, with
-        ``volumeClaimUpdateStrategy`` OnPodRollingUpdate)."""
-        if self._old(pod):
-            return True
-        return bool(self.claims) and not claims_matched(pod_claims(self.sts, pod, self.claims))
-
-    def _claims_resized(self, pod: Pod) -> bool:
-        """Expand the pod's claims that need it (Kruise ``TryPatchPVC``); whether they all
-        completed (``IsOwnedPVCsCompleted``). The API server refuses a claim whose storage
-        class does not allow expansion: that error stops the pass."""
-        pairs = pod_claims(self.sts, pod, self.claims)
-        if not claims_matched(pairs):
-            try:
-                patches = resize_patches(self.sts, pairs)
-            except ResizeError as err:
-                self.pods_api.record(self.sts, "Warning", "FailedUpdatePVC", str(err))
-                raise
-            for name, patch in patches.items():
-                try:
-                    self.control.history.patch(
-                        PersistentVolumeClaim, name, patch, namespace=meta.namespace(pod)
-                    )
-                except Exception as err:
-                    self.pods_api.record(
-                        self.sts, "Warning", "FailedUpdate", f"Resize Claim {name} failed: {err}"
-                    )
-                    raise
-                self.pods_api.record(
-                    self.sts,
-                    "Normal",
-                    "SuccessfulUpdate",
-                    f"Resize Claim {name} in StatefulSet {meta.name(self.sts)} success",
-                )
-            return False  # the cache shows the old claims this pass
-        return claims_completed(pairs)
-
-    def _ordered_targets(self) -> list[Pod]:
-        """Old, non-terminating replicas from the highest ordinal down to ``start + partition``."""
-        first = self.spec.start + self.spec.partition
-        return [
-            pod
-            for pod in reversed(self.replicas)
-            if ordinal_of(pod) >= first and self._target(pod) and not is_terminating(pod)
-        ]
-
-    def _unordered_targets(self) -> list[Pod]:
-        """Kruise ``sortPodsToUpdate`` under ``unorderedUpdate``: updated (or terminating) pods
-        first, then the old ones by priority, cut to ``replicas - partition``; the old ones of
-        that cut."""
-        replicas = self.replicas
-        max_update = len(replicas) - self.spec.partition
-        if max_update <= 0:
-            return []
-        done: list[int] = []
-        waiting: list[int] = []
-        for i in range(len(replicas) - 1, -1, -1):
-            pod = replicas[i]
-            (done if is_terminating(pod) or not self._target(pod) else waiting).append(i)
-        waiting = priority_sort(self.spec.priority_strategy, replicas, waiting)
-        chosen = set((done + waiting)[:max_update])
-        return [replicas[i] for i in waiting if i in chosen]
-
-    def _old(self, pod: Pod) -> bool:
-        return pod_revision(pod) != self.update_name
-
     def _update_target(self, pod: Pod) -> None:
-        """Bring ``pod`` to the update revision: in place when the policy allows and the change
-        is in-place-able, else by deleting it (raises :class:`_InPlaceRefused` under
-        InPlaceOnly)."""
-        sts = self.sts
-        policy = self.spec.pod_update_policy
-        if self.claims and not self._claims_resized(pod):
-            return  # counted unavailable until the claims are resized
+        """Bring ``pod`` to the update revision once the strategy has it ready: in place when
+        its policy allows and the change is in-place-able, else by deleting it (raises
+        :class:`~.strategy.InPlaceRefused` under InPlaceOnly)."""
+        policy = self.strategy.in_place_policy(self.spec)
+        if not self.strategy.ready_to_update(self, pod):
+            return  # counted unavailable until it is
         if not self._old(pod):
             return
         try:
@@ -880,63 +608,60 @@ class _Pass:
                     self.revisions.get(pod_revision(pod)), self.update_revision
                 )
                 if spec is not None:
-                    held, extra_labels = (
-                        self._in_place_hold(pod) if self.enhanced else (False, None)
-                    )
-                    if held:  # Kruise counts it as being updated
-                        if pod_revision(pod) == self.current_name:
-                            self.status["currentReplicas"] = (
-                                int(self.status.get("currentReplicas") or 0) - 1
-                            )
-                        return
-                    self.log.info("%s: updating pod %s in place", self.key, meta.name(pod))
-                    delay = self.control.in_place.update(
-                        pod,
-                        spec,
-                        grace_seconds=self.spec.grace_period_seconds,
-                        extra_labels=extra_labels,
-                        extra_annotations=(
-                            lifecycle.state_patch(lifecycle.UPDATING, self.now)["metadata"][
-                                "annotations"
-                            ]
-                            if extra_labels
-                            else None
-                        ),
-                    )
-                    if delay > 0:
-                        self.delays.append(delay)
-                    self.pods_api.record(
-                        sts,
-                        "Normal",
-                        "SuccessfulUpdatePodInPlace",
-                        f"successfully update pod {meta.name(pod)} in-place "
-                        f"(revision {self.update_name})",
-                    )
-                    self.status["currentReplicas"] = (
-                        int(self.status.get("currentReplicas") or 0) - 1
-                    )
+                    self._update_in_place(pod, spec)
                     return
                 if policy == IN_PLACE_ONLY:
-                    raise _InPlaceRefused(
+                    raise InPlaceRefused(
                         f"podUpdatePolicy InPlaceOnly: pod {meta.name(pod)} cannot be updated in "
                         f"place to revision {self.update_name} (only container images and "
                         "template labels/annotations may change); no pod is deleted"
                     )
             self._delete_for_update(pod)
-        except (_InPlaceRefused, _LifecycleRefused, NotFound):
+        except (InPlaceRefused, LifecycleRefused, NotFound):
             raise
         except Exception as err:
             self.failures[FAILED_UPDATE_POD] = (FAILED_UPDATE_POD, str(err))
             raise
 
+    def _update_in_place(self, pod: Pod, spec: Any) -> None:
+        held, extra_labels = self.strategy.hold_in_place(self, pod)
+        if held:  # Kruise counts it as being updated
+            if pod_revision(pod) == self.current_name:
+                self._uncount_current()
+            return
+        self.log.info("%s: updating pod %s in place", self.key, meta.name(pod))
+        delay = self.in_place.update(
+            pod,
+            spec,
+            grace_seconds=self.spec.grace_period_seconds,
+            extra_labels=extra_labels,
+            extra_annotations=(
+                lifecycle.state_patch(lifecycle.UPDATING, self.now)["metadata"]["annotations"]
+                if extra_labels
+                else None
+            ),
+        )
+        if delay > 0:
+            self.delays.append(delay)
+        self.pods_api.record(
+            self.sts,
+            "Normal",
+            "SuccessfulUpdatePodInPlace",
+            f"successfully update pod {meta.name(pod)} in-place (revision {self.update_name})",
+        )
+        self._uncount_current()
+
+    def _uncount_current(self) -> None:
+        self.status["currentReplicas"] = int(self.status.get("currentReplicas") or 0) - 1
+
     def _delete_for_update(self, pod: Pod) -> None:
         self.log.info("%s: deleting pod %s for update", self.key, meta.name(pod))
         try:
-            _, deleting = self._delete(pod)
+            _, deleting = self.delete(pod)
         except NotFound:
             deleting = True
         if deleting:
-            self.status["currentReplicas"] = int(self.status.get("currentReplicas") or 0) - 1
+            self._uncount_current()
 
     # --- minReadySeconds -------------------------------------------------------------------
 
@@ -960,91 +685,6 @@ class _Pass:
             waits.append(available)
         return min(waits) if waits else None
 
-    # --- enhanced status -------------------------------------------------------------------
-
-    def enhanced_status(self, claims: Sequence[Mapping[str, Any]], error: bool) -> None:
-        """Add the enhanced kind's status fields and conditions to :attr:`status`."""
-        sts, status = self.sts, self.status
-        pods = [p for p in [*self.replicas, *self.condemned] if is_created(p)]
-        updated_ready = updated_available = 0
-        for pod in pods:
-            if is_terminating(pod) or pod_revision(pod) != self.update_name:
-                continue
-            if is_running_and_ready(pod):
-                updated_ready += 1
-                if self._available(pod):
-                    updated_available += 1
-        status["updatedReadyReplicas"] = updated_ready
-        status["updatedAvailableReplicas"] = updated_available
-        try:
-            status["labelSelector"] = str(label_selector_from_dict(meta.spec(sts).get("selector")))
-        except ValueError:
-            pass
-        status["volumeClaims"] = _volume_claims_status(sts, self.replicas, claims)
-        previous = meta.status(sts)
-        create_failure = self.failures.get(FAILED_CREATE_POD)
-        if create_failure is not None or not error:
-            set_condition(status, previous, FAILED_CREATE_POD, create_failure, self.now)
-        update_failure = self.failures.get(FAILED_UPDATE_POD)
-        if update_failure is not None or self.rollout_checked:
-            set_condition(status, previous, FAILED_UPDATE_POD, update_failure, self.now)
-        if "conditions" not in status and previous.get("conditions"):
-            status["conditions"] = list(previous["conditions"])
-
-
-def _marks(hook: Mapping[str, Any] | None) -> bool:
-    """The hook's ``markPodNotReady``."""
-    return bool(hook and hook.get("markPodNotReady"))
-
-
-class _InPlaceRefused(Exception):
-    """InPlaceOnly and the change is not in-place-able (a user error: a condition, no retry)."""
-
-
-class _LifecycleRefused(Exception):
-    """An in-place update target is in a lifecycle state that forbids it (``PreparingDelete``):
-    the pass fails and is retried, without a condition (Kruise)."""
-
-
-def _claim_matches(claim: Mapping[str, Any], template: Mapping[str, Any]) -> bool:
-    want, have = meta.spec(template), meta.spec(claim)
-    if (want.get("resources") or {}).get("requests") != (have.get("resources") or {}).get(
-        "requests"
-    ):
-        return False
-    if sorted(want.get("accessModes") or ()) != sorted(have.get("accessModes") or ()):
-        return False
-    cls = want.get("storageClassName")
-    return cls is None or cls == have.get("storageClassName")
-
-
-def _volume_claims_status(
-    sts: Mapping[str, Any], replicas: Sequence[Pod], claims: Sequence[Mapping[str, Any]]
-) -> list[Obj]:
-    """Per claim template: how many created replicas (and ready ones) have a claim whose
-    requests, access modes and storage class match the template."""
-    templates = meta.spec(sts).get("volumeClaimTemplates") or ()
-    if not templates:
-        return []
-    by_name = {meta.name(c): c for c in claims}
-    counts = {meta.name(t): [0, 0] for t in templates}
-    by_template = {meta.name(t): t for t in templates}
-    for pod in replicas:
-        if not is_created(pod):
-            continue
-        for template_name, claim in claims_for_pod(sts, pod).items():
-            current = by_name.get(meta.name(claim))
-            template = by_template.get(template_name)
-            if current is None or template is None or not _claim_matches(current, template):
-                continue
-            counts[template_name][0] += 1
-            if is_running_and_ready(pod):
-                counts[template_name][1] += 1
-    return [
-        {"volumeClaimName": name, "compatibleReplicas": n, "compatibleReadyReplicas": ready}
-        for name, (n, ready) in counts.items()
-    ]
-
 
 def _deep_copy(pod: Pod) -> Obj:
     return meta.deep_copy(dict(pod))
@@ -1056,7 +696,9 @@ class StatefulSetControl:
     ``history`` creates/reads/updates/deletes ControllerRevisions (a client); ``clock`` (a
     :class:`~kube_runtime.clock.Clock`; None: the clock current when the control is made)
     gives the time of each pass (minReadySeconds, condition and lifecycle timestamps) and
-    the default in-place control's.
+    the default in-place control's. ``strategy`` (a :class:`~.strategy.SetStrategy`) makes
+    the decisions the kinds make differently; None: apps/v1's or the enhanced kind's, by the
+    set's ``apiVersion``.
     """
 
     def __init__(
@@ -1068,8 +710,12 @@ class StatefulSetControl:
         clock: Clock | Callable[[], datetime] | None = None,
         in_place: InPlaceControl | None = None,
         logger: logging.Logger | None = None,
+        strategy: SetStrategy | None = None,
     ) -> None:
         self.pod_control = pod_control
+        self.strategy = strategy
+        """The decisions of every set's passes; None: by the set's kind
+        (:func:`~controllers.statefulset.strategy.strategy_for`)."""
         self.status_updater = status_updater
         self.history = history
         self.log = logger if logger is not None else log
@@ -1097,16 +743,20 @@ class StatefulSetControl:
         claims: Sequence[Mapping[str, Any]] = (),
         *,
         spec: SetSpec | None = None,
+        selector: str | None = None,
     ) -> SyncResult:
         """One pass over ``sts`` (see the module docstring). ``revisions`` are the set's
         ControllerRevisions (adopted already), ``pods`` the pods it controls, ``claims`` the
         namespace's claims (the enhanced kind's ``status.volumeClaims``), ``spec`` the set's
-        :class:`~controllers.statefulset.spec.SetSpec` if the caller read it already. Raises
+        :class:`~controllers.statefulset.spec.SetSpec` if the caller read it already,
+        ``selector`` its ``spec.selector`` as canonical text if the caller has it (the
+        enhanced kind's ``status.labelSelector``; None: rendered here when needed). Raises
         :class:`~controllers.statefulset.spec.InvalidSpecError` before any effect when the
         spec cannot be acted on; otherwise the first error of a step, after writing the
         status computed so far and truncating history."""
         if spec is None:
             spec = SetSpec.of(sts, teardown=in_ordered_teardown(sts))
+        strategy = self.strategy if self.strategy is not None else strategy_for(sts)
         ordered = sort_revisions(revisions)
         current, update, collision_count = resolve_revisions(
             self.history, sts, ordered, controller_kind=kind_of(sts)
@@ -1122,6 +772,8 @@ class StatefulSetControl:
             spec,
             [*ordered, update],
             claims,
+            strategy=strategy,
+            selector=_UNRENDERED if selector is None else selector,
         )
         error: BaseException | None = None
         try:
@@ -1130,8 +782,7 @@ class StatefulSetControl:
             error = err
             state.refresh_status()
         status = state.status
-        if state.enhanced:
-            state.enhanced_status(claims, error is not None)
+        strategy.complete_status(state, claims, error is not None)
         clear_invalid_spec(status, meta.status(sts), state.now)
         complete_rolling_update(sts, status)
         try:
