@@ -289,14 +289,17 @@ def error_from_response(
 
 
 def is_not_found(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`NotFound` (404)."""
     return isinstance(err, NotFound)
 
 
 def is_already_exists(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`AlreadyExists` (409 AlreadyExists)."""
     return isinstance(err, AlreadyExists)
 
 
 def is_conflict(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`Conflict` (409)."""
     return isinstance(err, Conflict)
 
 
@@ -306,34 +309,42 @@ def is_gone(err: BaseException) -> bool:
 
 
 def is_invalid(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`Invalid` (422)."""
     return isinstance(err, Invalid)
 
 
 def is_bad_request(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`BadRequest` (400)."""
     return isinstance(err, BadRequest)
 
 
 def is_unauthorized(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`Unauthorized` (401)."""
     return isinstance(err, Unauthorized)
 
 
 def is_forbidden(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`Forbidden` (403)."""
     return isinstance(err, Forbidden)
 
 
 def is_method_not_allowed(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`MethodNotAllowed` (405)."""
     return isinstance(err, MethodNotAllowed)
 
 
 def is_too_many_requests(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`TooManyRequests` (429)."""
     return isinstance(err, TooManyRequests)
 
 
 def is_server_error(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`ServerError` (5xx)."""
     return isinstance(err, ServerError)
 
 
 def is_server_timeout(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`ServerTimeout` (504 / Timeout)."""
     return isinstance(err, ServerTimeout)
 
 

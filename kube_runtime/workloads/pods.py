@@ -102,14 +102,17 @@ def is_created(pod: Obj) -> bool:
 
 
 def is_pending(pod: Obj) -> bool:
+    """The pod's ``status.phase`` is ``Pending``."""
     return _phase(pod) == "Pending"
 
 
 def is_failed(pod: Obj) -> bool:
+    """The pod's ``status.phase`` is ``Failed``."""
     return _phase(pod) == "Failed"
 
 
 def is_succeeded(pod: Obj) -> bool:
+    """The pod's ``status.phase`` is ``Succeeded``."""
     return _phase(pod) == "Succeeded"
 
 
@@ -132,6 +135,7 @@ def is_ready(pod: Obj) -> bool:
 
 
 def is_running_and_ready(pod: Obj) -> bool:
+    """The pod is ``Running`` and :func:`is_ready`."""
     return _phase(pod) == "Running" and is_ready(pod)
 
 
