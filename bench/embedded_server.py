@@ -628,6 +628,19 @@ def scenario_list(ctx: Context) -> None:
 # --------------------------------------------------------------------------- 4. watch
 
 
+def watch_lines(resp: urllib3.BaseHTTPResponse) -> Iterator[list[bytes]]:
+    """A watch response's complete lines (some empty), a list per read of up to 64 KiB that
+    ends one, as a lean client splits them: the caller may stop between lists."""
+    pending = b""
+    for data in resp.stream(1 << 16):
+        pending += data
+        if b"\n" not in data:
+            continue
+        lines = pending.split(b"\n")
+        pending = lines.pop()
+        yield lines
+
+
 class RawWatcher:
     """A watch read the way a lean client would: urllib3 stream, split lines, orjson.loads."""
 
@@ -654,13 +667,7 @@ class RawWatcher:
 
     def _run(self) -> None:
         try:
-            pending = b""
-            for data in self.resp.stream(1 << 16):
-                pending += data
-                if b"\n" not in data:
-                    continue
-                lines = pending.split(b"\n")
-                pending = lines.pop()
+            for lines in watch_lines(self.resp):
                 for line in lines:
                     if not line:
                         continue

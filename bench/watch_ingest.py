@@ -40,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from bench.embedded_server import Context, Target, log, pct, spread
+from bench.embedded_server import Context, Target, log, pct, spread, watch_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_EPS = 25_000.0
@@ -106,13 +106,7 @@ def consumer_main(argv: list[str]) -> None:
         )
 
         def read() -> None:
-            pending = b""
-            for data in resp.stream(1 << 16):
-                pending += data
-                if b"\n" not in data:
-                    continue
-                lines = pending.split(b"\n")
-                pending = lines.pop()
+            for lines in watch_lines(resp):
                 for line in lines:
                     if line and orjson.loads(line)["type"] != "BOOKMARK":
                         count()
