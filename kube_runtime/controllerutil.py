@@ -47,13 +47,19 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel
 
 from kube_runtime import ownership
-from kube_runtime.client.errors import NotFound, is_already_exists, is_conflict, is_not_found
+from kube_runtime.client.errors import NotFound, is_not_found
 from kube_runtime.client.interfaces import Client
 from kube_runtime.kinds import as_kind, kind_for
 from kube_runtime.meta import metadata
 from kube_runtime.models import ObjectMeta, validate_lenient
 from kube_runtime.ownership import AlreadyOwnedError
-from kube_runtime.retry import DEFAULT_RETRY, Backoff, retry_on
+from kube_runtime.retry import (
+    DEFAULT_RETRY,
+    Backoff,
+    create_or_update_with,
+    is_write_race,
+    retry_on,
+)
 
 __all__ = [
     "AlreadyOwnedError",
@@ -223,10 +229,6 @@ def _has_status_subresource(client: Any, kind: Any) -> bool:
     return "status" in resource.subresources
 
 
-def _retryable(err: BaseException) -> bool:
-    return is_conflict(err) or is_already_exists(err)
-
-
 def _resource_version(obj: Any) -> str:
     version = metadata(obj).get("resourceVersion")
     if not version:
@@ -296,17 +298,24 @@ def create_or_update(
     kind = kind_for(obj)
     key = _key(obj)
 
-    def attempt() -> tuple[T, OperationResult]:
-        live, created = _live_or_created(client, kind, key, obj, mutate)
-        if created:
-            return live, OperationResult.CREATED
-        desired = _mutated(mutate, _copy(live), key)
-        if _json_equal(_wire(live), _wire(desired)):
-            return live, OperationResult.UNCHANGED
-        updated: T = client.update(cast(Any, desired))
-        return updated, OperationResult.UPDATED
+    def read() -> T:
+        live: T = _answered(kind, lambda k: client.get(k, *key))
+        return live
 
-    return retry_on(_retryable, attempt, backoff)
+    def create() -> T:
+        created: T = client.create(cast(Any, _mutated(mutate, _copy(obj), key)))
+        return created
+
+    def change(live: T) -> T | None:
+        desired = _mutated(mutate, _copy(live), key)
+        return None if _json_equal(_wire(live), _wire(desired)) else desired
+
+    def update(desired: T) -> T:
+        updated: T = client.update(cast(Any, desired))
+        return updated
+
+    written, outcome = create_or_update_with(read, create, change, update, backoff)
+    return written, OperationResult(outcome)
 
 
 def create_or_patch(
@@ -381,7 +390,7 @@ def create_or_patch(
             return current, OperationResult.UPDATED
         return current, OperationResult.UNCHANGED
 
-    return retry_on(_retryable, attempt, backoff)
+    return retry_on(is_write_race, attempt, backoff)
 
 
 def patch_status(

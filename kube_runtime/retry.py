@@ -55,20 +55,25 @@ import random
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 import tenacity
 from tenacity.retry import RetryBaseT, retry_base
 from tenacity.stop import StopBaseT, stop_base
 from tenacity.wait import WaitBaseT, wait_base
 
-from kube_runtime.client.errors import Conflict, is_conflict
+from kube_runtime.client.errors import Conflict, NotFound, is_already_exists, is_conflict
 from kube_runtime.clock import Clock
 from kube_runtime.clock import current as _current
 
 log = logging.getLogger(__name__)
 
 R = TypeVar("R")
+T = TypeVar("T")
+
+Outcome: TypeAlias = Literal["created", "updated", "unchanged"]
+"""What :func:`create_or_update_with` did (the values of
+:class:`kube_runtime.controllerutil.OperationResult`)."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +178,45 @@ def retry_on_conflict(
     except Conflict as error:
         first = error
     return _retry(is_conflict, fn, first, backoff, sleep, clock, stop, wait, retry)
+
+
+def is_write_race(err: BaseException) -> bool:
+    """Whether ``err`` says another writer got there first: a ``Conflict`` (the object
+    changed since it was read) or an ``AlreadyExists`` (it was created since it was found
+    absent). A create-or-update retries these."""
+    return is_conflict(err) or is_already_exists(err)
+
+
+def create_or_update_with(
+    read: Callable[[], T],
+    create: Callable[[], T],
+    change: Callable[[T], T | None],
+    update: Callable[[T], T],
+    backoff: Backoff = DEFAULT_RETRY,
+) -> tuple[T, Outcome]:
+    """The loop of a create-or-update (controller-runtime's ``CreateOrUpdate``), over the
+    caller's four calls: ``read()`` the live object (``NotFound``: there is none); none:
+    ``create()`` it (``"created"``); else ``change(live)`` gives the object to write, or None
+    when the live one is as wanted (``"unchanged"``: no request), and ``update(desired)``
+    writes it (``"updated"``). Returns the object created, written, or live, and the outcome.
+
+    A lost race (:func:`is_write_race`: ``AlreadyExists`` from ``create``, ``Conflict`` from
+    ``update``) starts over with a fresh read, with ``backoff`` (:func:`retry_on`); when the
+    tries run out the last error propagates; other errors propagate at once. The framework's
+    :func:`~kube_runtime.controllerutil.create_or_update` and the webhook installer's
+    configurations both run on it."""
+
+    def attempt() -> tuple[T, Outcome]:
+        try:
+            live = read()
+        except NotFound:
+            return create(), "created"
+        desired = change(live)
+        if desired is None:
+            return live, "unchanged"
+        return update(desired), "updated"
+
+    return retry_on(is_write_race, attempt, backoff)
 
 
 # --- the slow path: tenacity, after a first failure the predicate accepted -------------------

@@ -48,6 +48,7 @@ from __future__ import annotations
 import base64
 import copy
 import datetime as _dt
+import functools
 import ipaddress
 import logging
 import os
@@ -66,6 +67,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from kube_runtime.client.errors import AlreadyExists, Conflict, NotFound
+from kube_runtime.retry import Backoff, create_or_update_with
 from kube_runtime.webhook.manifests import (
     CERT_MANAGER_ANNOTATION,
     ClientConfig,
@@ -119,6 +121,8 @@ MUTATING_KIND = "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration"
 VALIDATING_KIND = "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration"
 _SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 _ATTEMPTS = 5
+_RACES = Backoff(steps=_ATTEMPTS, duration=0.0, factor=1.0, jitter=0.0)
+"""Lost races a configuration write retries at once (another replica wrote meanwhile)."""
 
 
 def default_namespace() -> str:
@@ -549,33 +553,30 @@ def ensure_webhook_configurations(
             for hook in desired["webhooks"]:
                 hook["namespaceSelector"] = copy.deepcopy(dict(namespace_selector))
         kind = f"{desired['apiVersion']}/{desired['kind']}"
-        for _ in range(_ATTEMPTS):
-            try:
-                current = client.get(kind, name)
-            except NotFound:
-                try:
-                    client.create(desired)
-                except AlreadyExists:
-                    continue
-                log.info("created %s %s", desired["kind"], name)
-                written.append(desired["kind"])
-                break
+
+        def change(current: dict[str, Any], desired: dict[str, Any] = desired) -> Any:
             wanted = copy.deepcopy(current)
             wanted["webhooks"] = _merge_webhooks(current.get("webhooks") or [], desired["webhooks"])
             annotations = desired["metadata"].get("annotations")
             if annotations:
                 wanted.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
-            if _covers(current, wanted):
-                break
-            try:
-                client.update(wanted)
-            except Conflict:
-                continue
-            log.info("updated %s %s", desired["kind"], name)
+            return None if _covers(current, wanted) else wanted
+
+        try:
+            _, outcome = create_or_update_with(
+                functools.partial(client.get, kind, name),
+                functools.partial(client.create, desired),
+                change,
+                client.update,
+                _RACES,
+            )
+        except (AlreadyExists, Conflict) as err:
+            raise RuntimeError(
+                f"{desired['kind']} {name}: still changing after {_ATTEMPTS} tries"
+            ) from err
+        if outcome != "unchanged":
+            log.info("%s %s %s", outcome, desired["kind"], name)
             written.append(desired["kind"])
-            break
-        else:
-            raise RuntimeError(f"{desired['kind']} {name}: still changing after {_ATTEMPTS} tries")
     return written
 
 

@@ -18,6 +18,7 @@ from kube_runtime.retry import (
     DEFAULT_BACKOFF,
     DEFAULT_RETRY,
     Backoff,
+    create_or_update_with,
     retry_on,
     retry_on_conflict,
 )
@@ -345,3 +346,44 @@ def test_a_retry_is_logged_at_debug(caplog: pytest.LogCaptureFixture):
     retry_on_conflict(Flaky(conflict()), sleep=Sleeps())
     (record,) = [r for r in caplog.records if r.name == "kube_runtime.retry"]
     assert "Flaky" in record.getMessage() and "(try 2)" in record.getMessage()
+
+
+def test_create_or_update_with_creates_updates_or_leaves_and_retries_lost_races() -> None:
+    store: dict[str, int] = {}
+    races = [api_error(409, "AlreadyExists"), conflict()]
+    calls: list[str] = []
+
+    def read() -> int:
+        calls.append("read")
+        if "x" not in store:
+            raise api_error(404, "NotFound")
+        return store["x"]
+
+    def create() -> int:
+        calls.append("create")
+        if races and races[0].__class__.__name__ == "AlreadyExists":
+            store["x"] = 1  # another writer created it first
+            raise races.pop(0)
+        store["x"] = 5
+        return 5
+
+    def update(value: int) -> int:
+        calls.append("update")
+        if races:
+            raise races.pop(0)
+        store["x"] = value
+        return value
+
+    def change(live: int) -> int | None:
+        return None if live == 5 else 5
+
+    fast = Backoff(steps=3, duration=0.0, factor=1.0, jitter=0.0)
+    assert create_or_update_with(read, create, change, update, fast) == (5, "updated")
+    assert calls == ["read", "create", "read", "update", "read", "update"]
+    assert create_or_update_with(read, create, change, update, fast) == (5, "unchanged")
+    store.clear()
+    assert create_or_update_with(read, create, change, update, fast) == (5, "created")
+    races[:] = [conflict()] * 3
+    store["x"] = 2
+    with pytest.raises(type(conflict())):
+        create_or_update_with(read, create, change, update, fast)
