@@ -55,6 +55,17 @@ from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
 
+__all__ = [
+    "CannotAdoptError",
+    "ClaimError",
+    "ControllerRefManager",
+    "Filter",
+    "Patcher",
+    "Reader",
+    "recheck_controller",
+    "recheck_deletion_timestamp",
+]
+
 log = logging.getLogger(__name__)
 
 Filter = Callable[[Obj], bool]

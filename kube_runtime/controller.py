@@ -44,6 +44,12 @@ from kube_runtime.reconcile import Reconciler, Request, Result, TerminalError
 from kube_runtime.source import Source
 from kube_runtime.workqueue import RateLimiter, WorkQueue, default_controller_rate_limiter
 
+__all__ = [
+    "CacheSyncTimeout",
+    "Controller",
+    "TracebackLimiter",
+]
+
 #: How often a controller waiting for its caches to sync checks whether it was stopped.
 _SYNC_POLL = 0.1
 log = logging.getLogger(__name__)

@@ -27,6 +27,15 @@ from kube_runtime.kinds import CustomResourceDefinition
 if TYPE_CHECKING:
     from kube_runtime.client.interfaces import Client
 
+__all__ = [
+    "VALIDATION_RULES_SINCE",
+    "for_server_version",
+    "install_crd",
+    "is_established",
+    "schema_nodes",
+    "server_version",
+]
+
 log = logging.getLogger(__name__)
 
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -50,6 +50,15 @@ from kube_runtime.retry import Backoff, retry_on
 if TYPE_CHECKING:
     from kube_runtime.client.interfaces import Writer
 
+__all__ = [
+    "EVENT_TYPES",
+    "NORMAL",
+    "WARNING",
+    "EventRecorder",
+    "Recorder",
+    "object_reference",
+]
+
 log = logging.getLogger(__name__)
 
 _name_lock = threading.Lock()

@@ -41,6 +41,22 @@ from cachetools import TTLCache
 from kube_runtime import clock as _clock
 from kube_runtime.reconcile import Result
 
+__all__ = [
+    "EXPECTATIONS_TIMEOUT",
+    "REVISION_HASH_LABEL",
+    "ControlleeExpectations",
+    "ControllerExpectations",
+    "ResourceVersionExpectations",
+    "RevisionMatcher",
+    "ScaleAction",
+    "ScaleExpectations",
+    "UIDTrackingControllerExpectations",
+    "UpdateExpectations",
+    "equal_to_revision_hash",
+    "is_resource_version_newer",
+    "wait_result",
+]
+
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]

@@ -27,6 +27,16 @@ from kube_runtime.meta import ObjView as Obj
 from kube_runtime.reconcile import Request
 from kube_runtime.selectors import LabelSelector, objects_selecting
 
+__all__ = [
+    "EnqueueRequestForObject",
+    "EnqueueRequestForOwner",
+    "EnqueueRequestsFromMapFunc",
+    "EventHandler",
+    "Funcs",
+    "Queue",
+    "SelectingOwners",
+]
+
 
 class Queue(Protocol):
     """The part of the work queue a handler uses."""

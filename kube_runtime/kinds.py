@@ -11,6 +11,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = [
+    "ConfigMap",
+    "ControllerRevision",
+    "CustomResourceDefinition",
+    "DaemonSet",
+    "Deployment",
+    "Endpoints",
+    "Event",
+    "Job",
+    "Kind",
+    "KindLike",
+    "Lease",
+    "Namespace",
+    "Node",
+    "PersistentVolumeClaim",
+    "Pod",
+    "ReplicaSet",
+    "Secret",
+    "Service",
+    "ServiceAccount",
+    "StatefulSet",
+    "as_kind",
+    "kind_for",
+]
+
 
 @dataclass(frozen=True, order=True)
 class Kind:

@@ -18,6 +18,15 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = [
+    "DEFAULT_FORMAT",
+    "ReconcileContext",
+    "current",
+    "install_record_factory",
+    "reconcile_context",
+    "setup",
+]
+
 DEFAULT_FORMAT = "%(asctime)s %(levelname)-7s %(name)s%(kr_context)s %(message)s"
 
 

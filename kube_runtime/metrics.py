@@ -14,6 +14,31 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import generate_latest
 
+__all__ = [
+    "ACTIVE_WORKERS",
+    "INFORMER_EVENTS",
+    "INFORMER_LISTS",
+    "INFORMER_OBJECTS",
+    "LEADER_STATUS",
+    "MAX_CONCURRENT_RECONCILES",
+    "QUEUE_ADDS",
+    "QUEUE_DEPTH",
+    "QUEUE_LATENCY",
+    "QUEUE_LONGEST_RUNNING",
+    "QUEUE_RETRIES",
+    "QUEUE_UNFINISHED_WORK",
+    "QUEUE_WORK_DURATION",
+    "RECONCILE_ERRORS",
+    "RECONCILE_PANICS",
+    "RECONCILE_TIME",
+    "RECONCILE_TOTAL",
+    "REGISTRY",
+    "REST_LATENCY",
+    "REST_REQUESTS",
+    "TERMINAL_RECONCILE_ERRORS",
+    "exposition",
+]
+
 REGISTRY = CollectorRegistry(auto_describe=True)
 
 # Buckets as controller-runtime: reconcile time from 5 ms to 60 s.

@@ -16,6 +16,19 @@ from typing import Any
 
 from kube_runtime.meta import ObjView as Obj
 
+__all__ = [
+    "AnnotationsChanged",
+    "Funcs",
+    "GenerationChanged",
+    "LabelsChanged",
+    "Predicate",
+    "ResourceVersionChanged",
+    "and_",
+    "label_selector",
+    "not_",
+    "or_",
+]
+
 
 class Predicate:
     """Base predicate: lets every event through. Override the methods you filter on."""

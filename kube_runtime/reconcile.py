@@ -32,6 +32,18 @@ if TYPE_CHECKING:
     from kube_runtime.kinds import KindLike
     from kube_runtime.webhook.errors import FieldError
 
+__all__ = [
+    "InvalidObject",
+    "InvalidObjectFn",
+    "ObjectReconcileFn",
+    "ObjectReconciler",
+    "Reconciler",
+    "Request",
+    "Result",
+    "TerminalError",
+    "as_reconciler",
+]
+
 log = logging.getLogger(__name__)
 
 

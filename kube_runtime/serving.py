@@ -17,6 +17,12 @@ from urllib.parse import urlsplit
 from kube_runtime import clock
 from kube_runtime.metrics import exposition
 
+__all__ = [
+    "Check",
+    "EndpointServer",
+    "parse_bind_address",
+]
+
 log = logging.getLogger(__name__)
 
 _POLL_INTERVAL = 0.05

@@ -29,6 +29,14 @@ if TYPE_CHECKING:
     from kube_runtime.cache import InformerCache
     from kube_runtime.cache.cache import Informer
 
+__all__ = [
+    "Channel",
+    "ChannelSource",
+    "EventSink",
+    "KindSource",
+    "Source",
+]
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")

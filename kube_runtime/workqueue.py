@@ -48,6 +48,16 @@ from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 from kube_runtime import clock as _clock
 from kube_runtime import metrics
 
+__all__ = [
+    "BucketRateLimiter",
+    "ItemExponentialFailureRateLimiter",
+    "ItemFastSlowRateLimiter",
+    "MaxOfRateLimiter",
+    "RateLimiter",
+    "WorkQueue",
+    "default_controller_rate_limiter",
+]
+
 T = TypeVar("T", bound=Hashable)
 
 # What ``clock=`` accepts: a Clock, None for the current clock, or (deprecated, for one
