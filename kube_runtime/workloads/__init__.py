@@ -3,7 +3,7 @@
 * :mod:`~kube_runtime.workloads.revision` — ControllerRevision history: hash, create with
   collision handling, rollback, truncation, patch/apply of the versioned spec;
 * :mod:`~kube_runtime.workloads.pvc` — claims from templates and a pod's volumes from its
-  claims (shared), the CloneSet's claims per instance id;
+  claims;
 * :mod:`~kube_runtime.workloads.pods` — pod state predicates, ordinals, upstream's order for
   choosing pods to delete;
 * :mod:`~kube_runtime.workloads.intstr` — int-or-percent values scaled to a total;
@@ -18,5 +18,27 @@
 * :mod:`~kube_runtime.workloads.statuswriter` — status writes coalesced per object within a
   bounded window, the pending status laid over the recorded one for the next sync.
 
-Import from the submodules; nothing is re-exported here.
+* :mod:`~kube_runtime.workloads.containermeta` — environment from pod metadata and the
+  runtime containers' meta annotation;
+* :mod:`~kube_runtime.workloads.quantity` — resource quantities as numbers;
+* :mod:`~kube_runtime.workloads.templates` — the shape of a pod template and of volume claim
+  templates, checked before use.
+
+Import from the submodules; nothing is re-exported here (``__all__`` names the submodules).
 """
+
+__all__ = [
+    "batches",
+    "containermeta",
+    "inplace",
+    "intstr",
+    "lifecycle",
+    "podreadiness",
+    "pods",
+    "pvc",
+    "quantity",
+    "revision",
+    "statuswriter",
+    "templates",
+    "updatesort",
+]
