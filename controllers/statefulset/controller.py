@@ -168,7 +168,7 @@ class StatefulSetReconciler:
         self._client = client
         self._reader = reader
         self._recorder = recorder
-        self._selectors: dict[tuple[str, int], LabelSelector | None] = {}
+        self._selectors: dict[tuple[str, int], tuple[LabelSelector, str] | None] = {}
         self._specs: dict[tuple[str, int, bool], SetSpec] = {}
         self._selecting_sets = SelectingOwners(reader, kind, selector_of=self._parsed_selector)
         self.claim_expectations = ScaleExpectations()
@@ -233,22 +233,32 @@ class StatefulSetReconciler:
     def _parsed_selector(self, sts: Obj) -> LabelSelector | None:
         """``spec.selector`` parsed once per set generation (None when invalid): event
         handlers call this for every set of the namespace on every pod and PVC event."""
+        parsed = self._selector_of(sts)
+        return None if parsed is None else parsed[0]
+
+    def _selector_of(self, sts: Obj) -> tuple[LabelSelector, str] | None:
+        """``spec.selector`` parsed and printed (canonical query text) once per set
+        generation (a spec change moves it; a set without one is parsed every time); None
+        when it does not parse. The event handlers and every sync read it here."""
         # Per set, per pod or claim event: plain dict reads (an accessor costs ~4x).
         sts_meta = sts["metadata"]
-        key = (sts_meta.get("uid"), sts_meta.get("generation"))
-        cached = self._selectors.get(key, _UNPARSED)
+        generation = sts_meta.get("generation")
+        key = (sts_meta.get("uid"), generation)
+        cached = self._selectors.get(key, _UNPARSED) if generation else _UNPARSED
         if cached is not _UNPARSED:
             return cached  # type: ignore[return-value]
+        parsed: tuple[LabelSelector, str] | None
         try:
-            selector: LabelSelector | None = label_selector_from_dict(
-                meta.spec(sts).get("selector")
-            )
+            selector = label_selector_from_dict(meta.spec(sts).get("selector"))
         except ValueError:
-            selector = None
-        if len(self._selectors) >= _SELECTOR_CACHE_SIZE:
-            self._selectors.clear()
-        self._selectors[key] = selector
-        return selector
+            parsed = None
+        else:
+            parsed = (selector, str(selector))
+        if generation:
+            if len(self._selectors) >= _SELECTOR_CACHE_SIZE:
+                self._selectors.clear()
+            self._selectors[key] = parsed
+        return parsed
 
     def _spec(self, sts: Obj) -> SetSpec:
         """The set's :class:`SetSpec`, read once per set generation (a spec change moves the
@@ -265,7 +275,7 @@ class StatefulSetReconciler:
         return spec
 
     def _candidate_pods(
-        self, sts: Obj, selector: LabelSelector, namespace: str | None
+        self, sts: Obj, parsed: tuple[LabelSelector, str], namespace: str | None
     ) -> list[dict[str, Any]]:
         """The pods a claim can act on: those this set controls (by the controller-UID index)
         plus orphans its selector matches (by the label index). Claiming these is the same
@@ -274,9 +284,10 @@ class StatefulSetReconciler:
         owned: list[dict[str, Any]] = self._reader.list(
             Pod, namespace, index=(INDEX_CONTROLLER_UID, meta.uid(sts))
         )["items"]
+        selector, text = parsed
         pinned = next(iter(selector.equality_terms.items()), None)
         if pinned is None:
-            matching = self._reader.list(Pod, namespace, label_selector=str(selector))["items"]
+            matching = self._reader.list(Pod, namespace, label_selector=text)["items"]
         else:
             # What the cache does for a selector with an exact term, without parsing it again.
             by_label = self._reader.list(Pod, namespace, index=(INDEX_LABEL, "=".join(pinned)))
@@ -316,10 +327,10 @@ class StatefulSetReconciler:
             return wait
         if self._enhanced and not self._ensure_finalizer(sts):
             return None
-        raw_selector = meta.spec(sts).get("selector")
-        selector = self._selector(sts, raw_selector)
-        if selector is None:
+        parsed = self._selector(sts)
+        if parsed is None:
             return None
+        selector, selector_text = parsed
         try:
             spec = self._spec(sts)
         except InvalidSpecError as err:
@@ -329,7 +340,7 @@ class StatefulSetReconciler:
             self._finish_teardown(sts, [])
             return None
         namespace = request.namespace
-        all_pods = self._candidate_pods(sts, selector, namespace)
+        all_pods = self._candidate_pods(sts, parsed, namespace)
         observe_pods(expectations, key, all_pods)
         satisfied, waited, pending = expectations.satisfied_expectations(key)
         wait = wait_result(
@@ -347,7 +358,7 @@ class StatefulSetReconciler:
         if wait is not None:
             return wait
         can_adopt = recheck_controller(self._client, dict(sts))
-        revisions = self._adopt_orphan_revisions(sts, raw_selector, can_adopt)
+        revisions = self._adopt_orphan_revisions(sts, parsed, can_adopt)
         manager = ControllerRefManager(self._client, dict(sts), selector, self.kind, can_adopt)
         pods = manager.claim(all_pods, lambda pod: is_member_of(sts, pod))
         claims: list[dict[str, Any]] = []
@@ -361,7 +372,9 @@ class StatefulSetReconciler:
 
         # Decide on the status this controller last computed, held back or not.
         def decide(view: Obj) -> tuple[SyncResult, Obj]:
-            result = self.control.update(view, revisions, pods, claims, spec=spec)
+            result = self.control.update(
+                view, revisions, pods, claims, spec=spec, selector=selector_text
+            )
             return result, result.status
 
         result, due = self.status_writer.sync(sts, decide)
@@ -464,16 +477,16 @@ class StatefulSetReconciler:
         self.pod_control.expectations.delete_expectations(set_key(sts))
         return True
 
-    def _selector(self, sts: Obj, raw: Mapping[str, Any] | None) -> LabelSelector | None:
-        """``raw`` (the set's ``spec.selector``) parsed, or None after a Warning event (a
-        user error: no retry)."""
-        try:
-            selector = label_selector_from_dict(raw)
-        except ValueError as err:
-            message = f"invalid selector {raw!r}: {err}"
+    def _selector(self, sts: Obj) -> tuple[LabelSelector, str] | None:
+        """The set's ``spec.selector`` parsed and printed (:meth:`_selector_of`), or None
+        after a Warning event (a user error: no retry)."""
+        raw = meta.spec(sts).get("selector")
+        parsed = self._selector_of(sts)
+        if parsed is None:
+            message = f"invalid selector {raw!r}: {_parse_error(raw)}"
+        elif not parsed[0].matches_nothing() and raw:
+            return parsed
         else:
-            if not selector.matches_nothing() and raw:
-                return selector
             message = f"selector {raw!r} selects nothing or everything"
         self.log.warning("%s: %s", set_key(sts), message)
         self._recorder.event(sts, "Warning", "InvalidSelector", message)
@@ -494,15 +507,25 @@ class StatefulSetReconciler:
         self._recorder.event(sts, "Warning", "InvalidSpec", message)
 
     def _adopt_orphan_revisions(
-        self, sts: Obj, selector: Mapping[str, Any] | None, can_adopt: Callable[[], None]
+        self, sts: Obj, parsed: tuple[LabelSelector, str], can_adopt: Callable[[], None]
     ) -> list[dict[str, Any]]:
-        revisions = list_revisions(self._reader, sts, selector)
+        selector, text = parsed
+        revisions = list_revisions(self._reader, sts, text)
         orphans = [r for r in revisions if not meta.has_controller(r)]
         if not orphans:
             return revisions
         manager = ControllerRefManager(self._client, dict(sts), selector, self.kind, can_adopt)
         adopted = manager.claim(orphans)
         return [r for r in revisions if meta.has_controller(r)] + adopted
+
+
+def _parse_error(raw: Any) -> str:
+    """Why ``raw`` does not parse as a label selector (an invalid set's Warning event)."""
+    try:
+        label_selector_from_dict(raw)
+    except ValueError as err:
+        return str(err)
+    return "unparsable"
 
 
 def install_crd(client: Client, *, timeout: float = 30.0) -> None:

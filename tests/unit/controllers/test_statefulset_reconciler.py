@@ -309,3 +309,50 @@ def test_a_claim_wakes_the_set_whose_template_made_it_found_by_name() -> None:
     for name in ("data-vol-other-0", "data-vol-my-web", "cache-my-web-0", "unrelated"):
         claim = {"metadata": {"name": name, "namespace": NS, "labels": {"app": "my-web"}}}
         assert setup.reconciler.sets_of_claim(claim) == [], name
+
+
+# --- per-generation facts (issue 31 item 9) -----------------------------------------------------
+
+_SELECTOR_READERS = (
+    "controllers.statefulset.controller",
+    "controllers.statefulset.control",
+    "controllers.statefulset.strategy",
+    "kube_runtime.workloads.revision",
+    "kube_runtime.claiming",
+)
+"""The modules a sync goes through that could parse the set's ``spec.selector`` mapping."""
+
+
+@pytest.mark.parametrize("api_version", ["apps/v1", ENHANCED_STATEFULSET.api_version])
+def test_the_selector_is_parsed_and_printed_once_per_set_generation(
+    api_version: str, mocker: Any
+) -> None:
+    """The reconciler parses ``spec.selector`` and prints it (the revisions' query, the enhanced
+    kind's ``status.labelSelector``) once per generation, not on every sync."""
+    import importlib
+
+    from kube_runtime.selectors import LabelSelector
+
+    sts = make_set(2)
+    sts["apiVersion"] = api_version
+    s = Setup(sts)
+    s.converge()
+    parses = [
+        mocker.spy(module, "label_selector_from_dict")
+        for module in map(importlib.import_module, _SELECTOR_READERS)
+        if hasattr(module, "label_selector_from_dict")
+    ]
+    prints = mocker.spy(LabelSelector, "__str__")
+
+    def counted() -> tuple[int, int]:
+        return sum(spy.call_count for spy in parses), prints.call_count
+
+    for _ in range(3):
+        s.reconcile()
+    assert counted() == (0, 0)
+    s.set_image("nginx:2")  # a new generation: parsed and printed once more
+    for _ in range(3):
+        s.reconcile()
+    assert counted() == (1, 1)
+    if api_version != "apps/v1":
+        assert s.sts["status"]["labelSelector"] == "app=web"
