@@ -418,8 +418,13 @@ def run_threads(count: int, work: Callable[[int], None]) -> float:
     return wall
 
 
-def core_api(cluster: EmbeddedCluster) -> Any:
-    return client.CoreV1Api(cluster.api_client())
+def core_api(cluster: EmbeddedCluster, *, warm: bool = False) -> Any:
+    """The official client's ``CoreV1Api`` on ``cluster``; with ``warm``, warmed up first
+    (:func:`warm_up_client`: validators built, connections open)."""
+    api = client.CoreV1Api(cluster.api_client())
+    if warm:
+        warm_up_client(cluster, api)
+    return api
 
 
 def read_body(resp: Any) -> bytes:
@@ -533,8 +538,7 @@ def scenario_update(ctx: Context) -> None:
     rates: dict[str, list[float]] = {op: [] for op in ops}
     server: dict[str, list[float]] = {op: [] for op in ops}
     with bench_cluster() as cluster:
-        api = core_api(cluster)
-        warm_up_client(cluster, api)
+        api = core_api(cluster, warm=True)
         info = pods_info(cluster)
         for r in range(rounds):
             ns = f"update-{r}"
@@ -587,8 +591,7 @@ def scenario_list(ctx: Context) -> None:
         "pods | body MB | first list s (client) | first list s (server) | lists | list s median (client) | list s median (server) | list s p90 (server)",
     )
     with bench_cluster() as cluster:
-        api = core_api(cluster)
-        warm_up_client(cluster, api)
+        api = core_api(cluster, warm=True)
         for size, reps in zip(sizes.list_sizes, sizes.list_reps, strict=True):
             ns = f"list-{size}"
             log(f"list: populating {size} pods")
@@ -1072,8 +1075,7 @@ def scenario_deserialize(ctx: Context) -> None:
         "client path | s per list (median) | vs raw + orjson.loads | server s per list (median)",
     )
     with bench_cluster() as cluster:
-        api = core_api(cluster)
-        warm_up_client(cluster, api)
+        api = core_api(cluster, warm=True)
         ns = "deserialize"
         log(f"deserialize: populating {n} pods")
         populate(cluster, ns, n)

@@ -840,8 +840,7 @@ def scenario_deserialize_framework(ctx: FrameworkContext) -> None:
         "client path | s per list (median) | vs `Client.list`",
     )
     with bench_cluster() as cluster:
-        api = core_api(cluster)
-        warm_up_client(cluster, api)
+        api = core_api(cluster, warm=True)
         ns = "deserialize"
         populate(cluster, ns, n)
         client = framework_client(cluster)
