@@ -66,6 +66,17 @@ from kube_runtime.client.errors import Conflict, NotFound, is_already_exists, is
 from kube_runtime.clock import Clock
 from kube_runtime.clock import current as _current
 
+__all__ = [
+    "DEFAULT_BACKOFF",
+    "DEFAULT_RETRY",
+    "Backoff",
+    "Outcome",
+    "create_or_update_with",
+    "is_write_race",
+    "retry_on",
+    "retry_on_conflict",
+]
+
 log = logging.getLogger(__name__)
 
 R = TypeVar("R")
