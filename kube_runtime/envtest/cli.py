@@ -70,6 +70,14 @@ def _cluster_parser() -> argparse.ArgumentParser:
         "--no-auth", action="store_true", help="serve without bearer-token authentication"
     )
     p.add_argument(
+        "--authorization-mode",
+        choices=("AlwaysAllow", "RBAC"),
+        default="AlwaysAllow",
+        help="as kube-apiserver's: RBAC enforces the stored roles and bindings (and "
+        "OwnerReferencesPermissionEnforcement); the admin token stays allowed everything "
+        "(default %(default)s)",
+    )
+    p.add_argument(
         "--data-dir",
         metavar="DIR",
         help="keep the cluster's state in DIR (SQLite) and start from it: acknowledged writes "
@@ -115,11 +123,14 @@ def cluster_main(argv: Sequence[str]) -> int:
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if args.no_auth and args.authorization_mode != "AlwaysAllow":
+        parser.error("--authorization-mode RBAC needs authentication (drop --no-auth)")
     token = None if args.no_auth else EmbeddedCluster.new_token()
     try:
         cluster = EmbeddedCluster(
             port=args.port,
             token=token,
+            authorization=args.authorization_mode,
             pod_ready_after=args.pod_ready_after,
             data_dir=args.data_dir,
             history_size=args.watch_history_size,

@@ -26,7 +26,7 @@ from typing import Any
 from kube_runtime import clock as _clock
 from kube_runtime.client import Client
 from kube_runtime.envtest.kubeconfig import kubeconfig, write_kubeconfig
-from kube_runtime.envtest.server import builtin_flowcontrol
+from kube_runtime.envtest.server import authz, builtin_flowcontrol
 from kube_runtime.envtest.server import tls as tls_certs
 from kube_runtime.envtest.server.admission import Admission
 from kube_runtime.envtest.server.api import ApiServer
@@ -60,7 +60,11 @@ class EmbeddedCluster:
 
     ``token``: bearer token required on every request (None: no authentication). An
     authenticated cluster is served over TLS (kubectl sends tokens only over TLS); ``tls``
-    forces TLS on or off.
+    forces TLS on or off. ``authorization``: ``"AlwaysAllow"`` (every authenticated request)
+    or ``"RBAC"``: kube-apiserver's RBAC authorizer and OwnerReferencesPermissionEnforcement
+    over the stored roles and bindings (:mod:`.server.authz`; the admin token, made up when
+    ``token`` is None, is in ``system:masters``; the bootstrap roles a client needs are
+    stored at start). ServiceAccount tokens come from the TokenRequest subresource.
     ``pod_ready_after``: seconds a new pod spends Pending before Running and Ready.
     ``data_dir``: keep the state in this directory (created when absent) and start from what
     it holds; every acknowledged write survives the death of the process (see
@@ -109,7 +113,10 @@ class EmbeddedCluster:
         grace_scale: float | None = None,
         max_grace: float | None = None,
         deployments: bool = True,
+        authorization: str = "AlwaysAllow",
     ) -> None:
+        if authorization == "RBAC" and token is None:
+            token = self.new_token()
         #: The time the whole cluster runs on (see the class).
         self.clock: _clock.Clock = _clock.resolve(clock, "EmbeddedCluster", wall=True)
         real_time = isinstance(self.clock, _clock.RealClock)
@@ -147,6 +154,7 @@ class EmbeddedCluster:
             self.store,
             self.faults,
             token=token,
+            authorization=authorization,
             crd_hook=self.crd_serving,
             bookmark_interval=bookmark_interval,
         )
@@ -217,6 +225,8 @@ class EmbeddedCluster:
             if self.store.try_get(ns_info, None, name) is None:
                 self.store.create(ns_info, None, {"metadata": {"name": name}})
         builtin_flowcontrol.bootstrap(self.store)  # kube-apiserver's API priority and fairness
+        if self.api.authorizer is not None:
+            authz.bootstrap(self.store)  # the roles discovery and health checks need
         self.http.start()
         self.api.address = f"127.0.0.1:{self.http.port}"
         self.api.call_later = self.http.call_later  # watch timeouts and bookmarks

@@ -383,30 +383,31 @@ def serve_webhooks(client: Client) -> Iterator[Callable[..., Any]]:
 
 # --- RBAC -------------------------------------------------------------------------------------
 
-#: Why the RBAC fixtures skip on the embedded backend.
-NO_RBAC_AUTHORIZER = (
-    "the embedded server has no RBAC authorizer (it allows every authenticated request): "
-    "RBAC is tested on the real backend (KUBE_RUNTIME_BACKEND=real)"
-)
-
 
 @pytest.fixture(scope="session")
 def rbac_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A kube-apiserver 1.20 of its own that enforces RBAC (``--authorization-mode=RBAC``,
-    OwnerReferencesPermissionEnforcement; :func:`kube_runtime.envtest.rbac.rbac_cluster`),
-    started on first use and shared by the session. Real backend only: the test is skipped on
-    the embedded one (:data:`NO_RBAC_AUTHORIZER`)."""
-    if backend_of(request.config) != "real":
-        pytest.skip(NO_RBAC_AUTHORIZER)
-    from kube_runtime.envtest.rbac import rbac_cluster as make
-    from kube_runtime.envtest.real import missing_binaries_message
+    """A cluster of its own that enforces RBAC and OwnerReferencesPermissionEnforcement,
+    started on first use and shared by the session: on the embedded backend an
+    :class:`~kube_runtime.envtest.cluster.EmbeddedCluster` with ``authorization="RBAC"``
+    (:func:`kube_runtime.envtest.rbac.embedded_rbac_cluster`), on the real one a
+    kube-apiserver 1.20 with ``--authorization-mode=RBAC``
+    (:func:`kube_runtime.envtest.rbac.rbac_cluster`; its binaries missing fail the test)."""
+    from kube_runtime.envtest import rbac as _rbac_testing
 
-    problem = missing_binaries_message()
-    if problem:
-        pytest.fail(problem, pytrace=False)
-    cluster = make(pod_ready_after=0.02)
-    with cluster:  # start(), and stop() when the fixture ends
+    if backend_of(request.config) != "real":
+        cluster: Any = _rbac_testing.embedded_rbac_cluster(pod_ready_after=0.02)
+    else:
+        from kube_runtime.envtest.real import missing_binaries_message
+
+        problem = missing_binaries_message()
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        cluster = _rbac_testing.rbac_cluster(pod_ready_after=0.02)
+    cluster.start()
+    try:
         yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture(scope="session")
@@ -431,8 +432,7 @@ def client_with_rules(rbac_admin: Client) -> Iterator[Callable[..., Any]]:
     ``rbac_cluster`` granted exactly ``rules`` (e.g. ``rbac.rules_of(setup)``) as
     ``kube-runtime rbac`` renders them (plus events and, unless ``leader_election=False``,
     the Lease in ``grant.namespace``); undone after the test
-    (:func:`kube_runtime.envtest.rbac.granted`). Real backend only (skipped on the embedded
-    one: it has no RBAC authorizer)."""
+    (:func:`kube_runtime.envtest.rbac.granted`). Both backends."""
     from kube_runtime.envtest.rbac import granted
 
     with contextlib.ExitStack() as stack:

@@ -1,9 +1,9 @@
-"""Testing an operator under exactly its RBAC rules, on kube-apiserver with its authorizer.
+"""Testing an operator under exactly its RBAC rules, on an API server with an RBAC authorizer.
 
-The embedded server authorizes every authenticated request (it has no RBAC authorizer), and
-the session's real backend runs ``--authorization-mode=AlwaysAllow``; a missing grant shows
-only on a cluster that enforces RBAC. This module gives a test such a cluster and a client
-that has exactly the given rules::
+A cluster that allows every authenticated request (the embedded server's default, and the
+session's real backend with ``--authorization-mode=AlwaysAllow``) hides a missing grant. This
+module gives a test a cluster that enforces RBAC and a client that has exactly the given
+rules::
 
     from kube_runtime import rbac
     from my_operator import setup
@@ -19,16 +19,20 @@ that has exactly the given rules::
 * :func:`rbac_cluster`: a :class:`~kube_runtime.envtest.real.RealCluster` started with
   ``--authorization-mode=RBAC`` and the OwnerReferencesPermissionEnforcement admission plugin
   (``blockOwnerDeletion`` then needs ``update`` on the owner's ``finalizers``, as on clusters
-  that enable it). Its admin token is in ``system:masters``.
+  that enable it); :func:`embedded_rbac_cluster`: an
+  :class:`~kube_runtime.envtest.cluster.EmbeddedCluster` with ``authorization="RBAC"``, which
+  decides as kube-apiserver 1.20's authorizer and admission plugin do
+  (:mod:`kube_runtime.envtest.server.authz`; ``tests/e2e/test_rbac_authorizer_e2e.py`` holds
+  it to the real one). Their admin token is in ``system:masters``.
 * :func:`granted`: a ServiceAccount with the ClusterRole, Role and bindings that
   ``kube-runtime rbac`` renders for the rules (:func:`kube_runtime.rbac.render`: the rules,
   events, and the leader-election Lease in the ServiceAccount's namespace), and a
   :class:`~kube_runtime.client.Client` authenticated with a token of it (TokenRequest); all
   deleted on the way out.
 * The pytest plugin's fixtures (:mod:`kube_runtime.envtest.plugin`): ``rbac_cluster``
-  (session-scoped, started on first use), ``rbac_admin`` (its admin client) and
-  ``client_with_rules(rules, ...)`` (:func:`granted` for the test, undone after it). On the
-  embedded backend they skip the test, saying why; on the real one they need its binaries.
+  (session-scoped, started on first use: the embedded one on the embedded backend, the real
+  one on the real backend, which needs its binaries), ``rbac_admin`` (its admin client) and
+  ``client_with_rules(rules, ...)`` (:func:`granted` for the test, undone after it).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from kube_runtime.envtest.real import RealCluster
 __all__ = [
     "ENFORCING_ADMISSION",
     "Grant",
+    "embedded_rbac_cluster",
     "granted",
     "rbac_cluster",
     "token_client",
@@ -67,6 +72,15 @@ def rbac_cluster(*, extra_apiserver_args: Sequence[str] = (), **options: Any) ->
         extra_apiserver_args=[ENFORCING_ADMISSION, *extra_apiserver_args],
         **options,
     )
+
+
+def embedded_rbac_cluster(**options: Any) -> Any:
+    """An :class:`~kube_runtime.envtest.cluster.EmbeddedCluster` (not started) that enforces
+    RBAC and OwnerReferencesPermissionEnforcement (``authorization="RBAC"``); ``options`` go
+    to ``EmbeddedCluster``."""
+    from kube_runtime.envtest.cluster import EmbeddedCluster
+
+    return EmbeddedCluster(authorization="RBAC", **options)
 
 
 def token_client(

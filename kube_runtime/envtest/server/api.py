@@ -4,7 +4,9 @@
 outside the resources go to :mod:`.nonresource`, resource paths are parsed by :mod:`.routing`
 and handled by verb in :mod:`.reads`, :mod:`.watch`, :mod:`.writes` and :mod:`.deletion`
 (subresources in :mod:`.subresources`); every error becomes a ``Status`` answer
-(:mod:`.responses`). Injected faults are consulted per request.
+(:mod:`.responses`). Injected faults are consulted per request. Requests are authenticated
+by bearer token and, with ``authorization="RBAC"``, authorized as kube-apiserver's RBAC
+authorizer does (:mod:`.authz`, which also serves the TokenRequest subresource).
 """
 
 from __future__ import annotations
@@ -18,16 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from kube_runtime import selectors
-from kube_runtime.envtest.server import crds, errors, nonresource, routing, webhooks
+from kube_runtime.envtest.server import authz, crds, errors, nonresource, routing, webhooks
 from kube_runtime.envtest.server.conversion import Conversions
 from kube_runtime.envtest.server.deletion import Deletion
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.faults import Faults, RequestAttributes
+from kube_runtime.envtest.server.fieldmanager import manager_from_user_agent
 from kube_runtime.envtest.server.fieldvalidation import warning_header
 from kube_runtime.envtest.server.http import DeferredResponse, Request, Response, StreamResponse
 from kube_runtime.envtest.server.reads import Reads
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
-from kube_runtime.envtest.server.responses import error_response
+from kube_runtime.envtest.server.responses import error_response, json_response
 from kube_runtime.envtest.server.routing import Route
 from kube_runtime.envtest.server.storage import Obj, Store
 from kube_runtime.envtest.server.watch import Watches
@@ -38,6 +41,8 @@ __all__ = ["ApiServer", "RequestRecord", "Route"]
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Request, Route], Response | StreamResponse]
+#: The verbs whose objects the OwnerReferencesPermissionEnforcement plugin checks.
+_OWNER_CHECKED = frozenset({"create", "update", "patch"})
 
 
 @dataclass
@@ -68,6 +73,10 @@ class ApiServer:
     ``call_later`` is to be set to the HTTP server's timers (``HttpServer.call_later``, on the
     store's clock): it ends watches at their timeout and sends BOOKMARKs every
     ``bookmark_interval`` seconds to the watches that asked for them.
+    ``token``: the admin's bearer token (None: no authentication); ``authorization``: one of
+    :data:`.authz.MODES`, ``AlwaysAllow`` (every authenticated request) or ``RBAC`` (the
+    stored roles and bindings decide, and the OwnerReferencesPermissionEnforcement admission
+    plugin runs; see :mod:`.authz`). ``authorizer`` is the RBAC authorizer (None otherwise).
     """
 
     def __init__(
@@ -79,7 +88,10 @@ class ApiServer:
         address: str = "127.0.0.1:0",
         bookmark_interval: float = 1.0,
         crd_hook: Callable[[str, Obj], None] | None = None,
+        authorization: str = "AlwaysAllow",
     ) -> None:
+        if authorization not in authz.MODES:
+            raise ValueError(f"authorization must be one of {authz.MODES}, not {authorization!r}")
         self.store = store
         self.registry: Registry = store.registry
         self.faults = faults or Faults()
@@ -92,6 +104,11 @@ class ApiServer:
         #: Admission webhooks: called by the store on the writes of requests that may match.
         self.webhooks = webhooks.Webhooks(store)
         store.admission = self.webhooks
+        self.authenticator = authz.Authenticator(store, token)
+        self.authorizer: authz.RbacAuthorizer | None = None
+        if authorization == "RBAC":
+            self.authorizer = authz.RbacAuthorizer(store)
+            store.admission = authz.OwnerReferencesAdmission(self.webhooks, self.authorizer)
         #: CRD conversion webhooks, attached to the routes of the resources that have one.
         self.conversions = Conversions(store)
         reads = Reads(store)
@@ -139,12 +156,14 @@ class ApiServer:
         started = time.perf_counter()
 
         def serve() -> Response | StreamResponse | DeferredResponse:
+            user = None
             if self.token is not None and request.path.rstrip("/") not in nonresource.OPEN_PATHS:
-                # As kube-apiserver's bearer authenticator: the scheme in any case.
-                scheme, _, credential = request.headers.get("authorization", "").partition(" ")
-                if scheme.lower() != "bearer" or credential.strip() != self.token:
-                    raise errors.api_error(401, "Unauthorized", "Unauthorized")
-            return self._dispatch(request)
+                user = self.authenticator.authenticate(request.headers.get("authorization", ""))
+                if self.authorizer is not None:
+                    self.authorizer.check(
+                        authz.request_attributes(user, request.method, request.path, request.param)
+                    )
+            return self._dispatch(request, user)
 
         response = self._guarded(request, serve)
         if self.record_requests and isinstance(response, Response):
@@ -177,12 +196,24 @@ class ApiServer:
         info = self.registry.by_key(*crds.CRD_KEY)
         return [] if info is None else [s.obj for s in self.store.list(info, None).items]
 
-    def _dispatch(self, request: Request) -> Response | StreamResponse | DeferredResponse:
+    def _dispatch(
+        self, request: Request, user: authz.User | None = None
+    ) -> Response | StreamResponse | DeferredResponse:
         path = request.path.rstrip("/") or "/"
         answer = nonresource.serve(self.registry, self.address, request, path, self._crd_objects)
         if answer is not None:
             return answer
         parts = path.strip("/").split("/")
+        if (
+            len(parts) == 7
+            and parts[:3] == ["api", "v1", "namespaces"]
+            and parts[4:7:2]
+            == [
+                "serviceaccounts",
+                "token",
+            ]
+        ):
+            return self._token_request(request, parts[3], parts[5])
         route = routing.route(self.registry, parts)
         if route is None:
             return nonresource.not_found(self.registry, parts)
@@ -195,12 +226,30 @@ class ApiServer:
         convert = self.conversions.converter(route.info)
         if convert is not None:
             route = dataclasses.replace(route, convert=convert)
-        if self.webhooks.wanted(route, verb) or (convert is not None and verb != "watch"):
-            return DeferredResponse(lambda: self._admitted(request, route, verb, faulted))
+        if (
+            self.webhooks.wanted(route, verb)
+            or (convert is not None and verb != "watch")
+            or (self.authorizer is not None and verb in _OWNER_CHECKED and not route.subresource)
+        ):
+            return DeferredResponse(lambda: self._admitted(request, route, verb, faulted, user))
         response = self._handlers[verb](request, route)
         if isinstance(response, Response) and faulted is not None:
             response.delay = self.faults.delay(faulted)
         return response
+
+    def _token_request(self, request: Request, namespace: str, name: str) -> Response:
+        """``serviceaccounts/<name>/token`` (create only): a TokenRequest answered."""
+        if request.method != "POST":
+            raise errors.method_not_allowed()
+        review = self.authenticator.request_token(
+            namespace,
+            name,
+            request.body,
+            manager=request.param("fieldManager")
+            or manager_from_user_agent(request.headers.get("user-agent", "")),
+            dry_run=request.param("dryRun") == "All",
+        )
+        return json_response(201, review)
 
     def _fault_attributes(
         self, request: Request, route: Route, verb: str
@@ -222,11 +271,13 @@ class ApiServer:
         route: Route,
         verb: str,
         faulted: RequestAttributes | None = None,
+        user: authz.User | None = None,
     ) -> Response:
         """A request that may call admission or conversion webhooks, served off the HTTP loop
-        (the webhooks may take seconds, and may call this server): warnings become headers."""
+        (the webhooks may take seconds, and may call this server): warnings become headers.
+        ``user`` makes the request (for the admission plugins of an RBAC server)."""
         context = webhooks.RequestContext(route, request, verb)
-        with webhooks.serving(context):
+        with webhooks.serving(context), authz.acting(user):
             response = self._guarded(request, lambda: self._handlers[verb](request, route))
         assert isinstance(response, Response)  # writes answer plainly
         if context.warnings:
