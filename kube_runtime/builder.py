@@ -157,7 +157,7 @@ class Builder:
                 self._for[0],
                 tuple(k for k, _ in self._owns),
                 reader=self._manager.client,
-                writer=self._manager.api_reader,
+                writer=self._manager.client,
             )
         options = dict(self._options)
         options.setdefault("clock", getattr(self._manager, "clock", None))

@@ -36,6 +36,16 @@ for Secrets).
 
 ``start`` raises :class:`LeaderElectionLost` if leadership was lost (the process should exit,
 as Go managers do) and re-raises the first runnable's error if one failed.
+
+The client is any :class:`~kube_runtime.client.interfaces.WithWatch` (the REST client, or a
+fake for a manager that is built but never started); only the REST client's writes can be
+fenced.
+
+Extensions. ``sharding=`` takes any :class:`ManagerExtension`: the manager calls its
+``attach(manager, identity)`` once, at the end of the constructor, and campaigns for the
+:class:`LeaseHook` it returns instead of the leader-election Lease. This module imports no
+extension: :mod:`kube_runtime.sharding` sits above it and attaches itself
+(:meth:`Sharding.attach <kube_runtime.sharding.Sharding.attach>`).
 """
 
 from __future__ import annotations
@@ -47,18 +57,22 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kube_runtime.cache import ByObject, InformerCache
 from kube_runtime.cache.options import NamespacesLike
 from kube_runtime.client import Client, WriteRefused
 from kube_runtime.client.cached import CachedClient
+from kube_runtime.client.interfaces import Client as ClientInterface
+from kube_runtime.client.interfaces import WithWatch
 from kube_runtime.clock import Clock, RealClock, resolve
 from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import KindLike
 from kube_runtime.leaderelection import LeaderElector
 from kube_runtime.serving import Check, EndpointServer, parse_bind_address
-from kube_runtime.sharding import Sharder, Sharding, ShardRuntime, ensure_shard_lease, shard_id
+
+if TYPE_CHECKING:  # annotations only: sharding attaches itself (ManagerExtension)
+    from kube_runtime.sharding import Sharder, ShardRuntime
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +87,43 @@ class Runnable(Protocol):
     """
 
     def start(self, stop: threading.Event) -> None: ...
+
+
+class LeaseHook(Protocol):
+    """The Lease an attached extension makes a manager campaign for, instead of its
+    leader-election Lease (sharding's shard Lease): named :attr:`Manager.identity`."""
+
+    @property
+    def lease_namespace(self) -> str | None:
+        """Where the Lease lives (None: the manager's ``leader_election_namespace``)."""
+        ...
+
+    @property
+    def lease_role(self) -> str:
+        """What the Lease is, for logs (``"shard Lease"``)."""
+        ...
+
+    @property
+    def campaigns(self) -> bool:
+        """Whether the manager campaigns at all (False: its runnables that need leader
+        election never start, as in a sharder-only replica)."""
+        ...
+
+    def prepare_lease(self, client: ClientInterface, namespace: str, name: str) -> None:
+        """Make the Lease ready before campaigning (create or label it) through the election
+        client; an exception is logged and retried every ``retry_period``."""
+        ...
+
+
+class ManagerExtension(Protocol):
+    """A part of a manager that a package above this module supplies (``sharding=``)."""
+
+    def attach(self, manager: Manager, identity: str | None) -> LeaseHook:
+        """Attach to ``manager``, which is built but for this (``identity``: the one the
+        manager was given, None when it chose its own). May set ``manager.identity``, add
+        runnables and the ``sharding`` / ``sharder`` attributes. ``ValueError`` when the
+        manager's options do not fit."""
+        ...
 
 
 class LeaderElectionLost(RuntimeError):
@@ -103,7 +154,7 @@ class Manager:
 
     def __init__(
         self,
-        client: Client | None = None,
+        client: WithWatch | None = None,
         *,
         namespace: str | None = None,
         namespaces: NamespacesLike | None = None,
@@ -118,7 +169,7 @@ class Manager:
         metrics_bind_address: str = ":8080",
         health_probe_bind_address: str = "0",
         graceful_shutdown_timeout: float = 30.0,
-        sharding: Sharding | None = None,
+        sharding: ManagerExtension | None = None,
         cache_by_object: Mapping[KindLike, ByObject] | None = None,
         uncached: Iterable[KindLike] = (),
         clock: Clock | None = None,
@@ -133,7 +184,8 @@ class Manager:
         #: The manager's time source (:mod:`kube_runtime.clock`; the current clock when None):
         #: its cache, controllers, work queues, leader election and event recorders run on it.
         self.clock: Clock = resolve(clock, "Manager")
-        self.api_reader: Client = client if client is not None else Client.from_env()
+        #: The direct client: uncached reads, and every write of :attr:`client`.
+        self.api_reader: WithWatch = client if client is not None else Client.from_env()
         if (leader_election or sharding is not None) and isinstance(self.api_reader, Client):
             # Its writes get fenced (see _guard_write): a client of its own, so that the one
             # passed in (often shared, as in tests) is left as it was.
@@ -151,24 +203,16 @@ class Manager:
         self.namespace = self.cache.namespace
         #: The namespaces the cache holds by default, sorted (None: every namespace).
         self.namespaces = self.cache.namespaces
-        if sharding is not None and self.namespaces is not None and self.namespace is None:
-            raise ValueError(
-                "sharding takes one namespace (namespace=) or every namespace, not "
-                f"namespaces={self.namespaces}"
-            )
         self.leader_election = leader_election
         self.leader_election_id = leader_election_id
         self.leader_election_namespace = leader_election_namespace or _default_namespace()
         self.identity = identity or f"{socket.gethostname()}_{uuid.uuid4()}"
         #: This replica's sharding (None when off): see :mod:`kube_runtime.sharding`.
         self.sharding: ShardRuntime | None = None
+        #: The sharder this replica campaigns to run (None when off).
         self.sharder: Sharder | None = None
-        if sharding is not None:
-            if identity is None:  # a shard id is a label value: short, and unique per process
-                self.identity = f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
-            self.identity = shard_id(self.identity)
-            self.sharding = ShardRuntime(sharding, self.identity, self.cache)
-            self.sharding.label_creations(self.api_reader)
+        #: ``(lease_duration, renew_deadline, retry_period)`` of every Lease it campaigns for.
+        self.lease_timing = (lease_duration, renew_deadline, retry_period)
         self._lease_timing = (lease_duration, renew_deadline, retry_period)
         self.metrics_bind_address = metrics_bind_address
         self.health_probe_bind_address = health_probe_bind_address
@@ -190,34 +234,22 @@ class Manager:
         self._servers: list[EndpointServer] = []
         self.metrics_address: tuple[str, int] | None = None
         self.health_probe_address: tuple[str, int] | None = None
-        if sharding is not None and sharding.run_sharder:
-            assert self.sharding is not None
-            self.sharder = Sharder(
-                self.api_reader,
-                ring=sharding.ring,
-                kinds=self.sharding.ring_kinds,
-                lease_namespace=self._lease_namespace(),
-                namespace=self.namespace,
-                identity=self.identity,
-                lease_duration=lease_duration,
-                renew_deadline=renew_deadline,
-                retry_period=retry_period,
-                min_shards=sharding.min_shards,
-                load_factor=sharding.load_factor,
-                clock=self.clock,
-            )
-            self.add(self.sharder)
+        self._lease_hook: LeaseHook | None = None
+        if sharding is not None:
+            self._lease_hook = sharding.attach(self, identity)
 
     def _lease_name(self) -> str:
-        """The Lease this manager holds: its shard Lease with sharding, else the leader's."""
-        if self.sharding is not None:
+        """The Lease this manager holds: an extension's (named after the identity), else the
+        leader's."""
+        if self._lease_hook is not None:
             return self.identity
         assert self.leader_election_id is not None
         return self.leader_election_id
 
     def _lease_namespace(self) -> str:
-        if self.sharding is not None and self.sharding.config.lease_namespace:
-            return self.sharding.config.lease_namespace
+        """Where the Lease this manager holds lives."""
+        if self._lease_hook is not None and self._lease_hook.lease_namespace:
+            return self._lease_hook.lease_namespace
         return self.leader_election_namespace
 
     # --- composition ---------------------------------------------------------------------------
@@ -273,14 +305,14 @@ class Manager:
             for r in list(self._runnables):
                 if not self._needs_leader(r):
                     self._launch(r)
-            if self.sharding is not None and not self.sharding.config.run_shard:
+            hook = self._lease_hook
+            if hook is not None and not hook.campaigns:
                 log.info(
-                    "sharding: %s runs the sharder of ring %s only (no shard: its "
-                    "controllers stay idle)",
+                    "%s holds no %s: its runnables that need leader election stay idle",
                     self.identity,
-                    self.sharding.config.ring,
+                    hook.lease_role,
                 )
-            elif self.leader_election or self.sharding is not None:
+            elif self.leader_election or hook is not None:
                 elector = self._make_elector()
                 elector_thread = threading.Thread(
                     target=self._run_elector,
@@ -369,17 +401,15 @@ class Manager:
         raise WriteRefused(f"{method} {path}: not sent, this process no longer leads")
 
     def _run_elector(self, elector: LeaderElector, stop: threading.Event) -> None:
-        """Campaign with ``elector``; a shard first makes sure its Lease carries the ring's
-        label (retrying until the API answers or the manager stops)."""
-        if self.sharding is not None:
+        """Campaign with ``elector``; with a :class:`LeaseHook` (a shard), the hook first
+        prepares the Lease (retrying until the API answers or the manager stops)."""
+        hook = self._lease_hook
+        if hook is not None:
             reported: set[str] = set()
             while not stop.is_set():
                 try:
-                    ensure_shard_lease(
-                        elector._lock.client,
-                        self._lease_namespace(),
-                        self._lease_name(),
-                        self.sharding.config.ring,
+                    hook.prepare_lease(
+                        elector._lock.client, self._lease_namespace(), self._lease_name()
                     )
                     break
                 except Exception as e:
@@ -389,7 +419,8 @@ class Manager:
                     reported.add(why)
                     log.log(
                         level,
-                        "sharding: cannot create or label shard Lease %s (retrying every %ss): %s",
+                        "cannot prepare the %s %s (retrying every %ss): %s",
+                        hook.lease_role,
                         self.identity,
                         self._lease_timing[2],
                         e,

@@ -58,8 +58,10 @@ from kube_runtime.cache.options import (
 )
 from kube_runtime.cache.reflector import BackoffPolicy, ListerWatcher
 from kube_runtime.cache.store import INDEX_LABEL, INDEX_NAMESPACE, IndexFunc
+from kube_runtime.client.client import Client
 from kube_runtime.client.errors import NotFound, error_from_status
 from kube_runtime.client.mapping import BUILTIN_RESOURCES
+from kube_runtime.client.metadata import MetadataClient
 from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
@@ -329,10 +331,6 @@ class InformerCache:
         """The REST client's metadata-only view for a metadata-only kind, else the client."""
         if not options.metadata_only:
             return self.client
-        # Imported here: the client package's cached reader imports this module.
-        from kube_runtime.client.client import Client
-        from kube_runtime.client.metadata import MetadataClient
-
         if isinstance(self.client, Client):
             return MetadataClient(self.client)
         return self.client  # a fake: the transform cuts objects to their metadata

@@ -32,14 +32,22 @@ from __future__ import annotations
 
 import builtins
 import os
-import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from kube_runtime.client.indexes import (
+    INDEX_CONTROLLER_UID,
+    INDEX_LABEL,
+    INDEX_NAMESPACE,
+    IndexFunc,
+    controller_uid_index,
+    label_index,
+    namespace_index,
+)
 from kube_runtime.meta import Obj
 
 __all__ = [
@@ -62,12 +70,6 @@ __all__ = [
     "share_subtrees_enabled",
     "share_values",
 ]
-
-IndexFunc = Callable[[Obj], list[str]]
-
-INDEX_NAMESPACE = "namespace"
-INDEX_CONTROLLER_UID = "controller-uid"
-INDEX_LABEL = "label"
 
 MUTATION_DETECTOR_ENV = "KUBE_CACHE_MUTATION_DETECTOR"
 
@@ -113,33 +115,6 @@ class CacheMutationError(RuntimeError):
             "deep-copy them before changing them"
         )
         self.key = key
-
-
-# --- built-in index functions ----------------------------------------------------------------
-# Like object_key, they run for every object of every event and list: plain dict reads (a
-# kube_runtime.meta accessor costs about four times as much).
-
-
-def namespace_index(obj: Obj) -> list[str]:
-    """The object's namespace (nothing for cluster-scoped objects)."""
-    namespace = (obj.get("metadata") or {}).get("namespace")
-    return [namespace] if namespace else []
-
-
-def controller_uid_index(obj: Obj) -> list[str]:
-    """The uid of the ownerReference with ``controller: true``, if any."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller") and ref.get("uid"):
-            return [ref["uid"]]
-    return []
-
-
-def label_index(obj: Obj) -> list[str]:
-    """One ``"key=value"`` per label (interned: many objects share the same labels)."""
-    labels = (obj.get("metadata") or {}).get("labels")
-    if not labels:
-        return []
-    return [sys.intern(f"{k}={v}") for k, v in labels.items()]
 
 
 class _SharedTable:

@@ -1,11 +1,12 @@
-"""The base class of the bundled client implementations.
+"""The mixins the bundled clients are built from: the protocols' public methods over hooks.
 
-The protocols of :mod:`kube_runtime.client.interfaces` carry default implementations of
-their public methods (as :mod:`collections.abc` mixin methods do): they gather the keyword
-arguments and call ``_do_*`` hooks. A class that subclasses a protocol explicitly inherits
-those typed public methods (overloads included) and implements only the hooks, which is how
-the REST :class:`~kube_runtime.client.Client`, :class:`~kube_runtime.client.cached.
-CachedClient` and :class:`~kube_runtime.client.fake.FakeClient` are written:
+The protocols of :mod:`kube_runtime.client.interfaces` are pure (declarations and
+contracts). A class that implements them by subclassing these mixins gets the public methods,
+which gather the keyword arguments into the records of :mod:`kube_runtime.client.options`
+and call ``_do_*`` hooks; each mixin declares the hooks it needs as abstract methods, so a
+subclass that forgets one cannot be instantiated (and mypy says so). The REST
+:class:`~kube_runtime.client.Client`, :class:`~kube_runtime.client.cached.CachedClient` and
+:class:`~kube_runtime.client.fake.FakeClient` are written so:
 
 ==================  ====================================================================
 public method       hook the subclass implements
@@ -21,34 +22,277 @@ public method       hook the subclass implements
                     options: DeleteOptions)``
 ==================  ====================================================================
 
-A ``StatusWriter`` subclass implements ``_do_update(obj, field_manager, dry_run)`` and
-``_do_patch(kind, name, patch, options)`` (``options.subresource == "status"``); a
-``SubResourceClient`` subclass has a ``name`` attribute and implements ``_do_get(kind, name,
-namespace)``, ``_do_update(obj, body, field_manager, dry_run)`` and ``_do_patch(kind, name,
-patch, options)`` (``options.subresource == name``). The options records are in
-:mod:`kube_runtime.client.options`. A client may instead implement the public methods
-directly: the protocols are structural, so any class with those methods is a client.
+:class:`ReaderMixin` has ``get`` and ``list``, :class:`WriterMixin` the writes,
+:class:`ClientBase` both plus ``update_status`` (``status()`` and ``subresource()`` are
+abstract). A :class:`StatusWriterMixin` subclass implements ``_do_update(obj, field_manager,
+dry_run)`` and ``_do_patch(kind, name, patch, options)`` (``options.subresource ==
+"status"``); a :class:`SubResourceMixin` subclass has a ``name`` attribute and implements
+``_do_get(kind, name, namespace)``, ``_do_update(obj, body, field_manager, dry_run)`` and
+``_do_patch(kind, name, patch, options)`` (``options.subresource == name``).
+
+Statically, the mixins' methods take any kind and return ``Any`` for a single object: the
+overloads that give a model for a model class are the protocols'. Annotate with the protocol
+(``ClientInterface``) to get them.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
 
 from kube_runtime.client import interfaces
-from kube_runtime.client.interfaces import ObjectLike
+from kube_runtime.client.interfaces import ObjectLike, PatchBody, PatchType, Selector
+from kube_runtime.client.options import DeleteOptions, IndexKey, ListQuery, PatchOptions
+from kube_runtime.kinds import KindLike
+from kube_runtime.meta import Obj
 
-__all__ = ["ClientBase"]
+__all__ = ["ClientBase", "ReaderMixin", "StatusWriterMixin", "SubResourceMixin", "WriterMixin"]
 
 M = TypeVar("M", bound=BaseModel)
 
 
-class ClientBase(interfaces.Client):
-    """:class:`~kube_runtime.client.interfaces.Client` with its default methods, plus
-    ``update_status`` (kept for callers of the older name). Subclasses implement the
-    ``_do_*`` hooks (see the module docstring), ``status()`` and ``subresource()``."""
+class ReaderMixin(ABC):
+    """:class:`~kube_runtime.client.interfaces.Reader`'s methods over ``_do_get`` /
+    ``_do_list``."""
+
+    @abstractmethod
+    def _do_get(self, kind: KindLike, name: str, namespace: str | None) -> Any:
+        """The object (a model when ``kind`` is a model class); ``NotFound`` when absent."""
+
+    @abstractmethod
+    def _do_list(self, kind: KindLike, namespace: str | None, query: ListQuery) -> Obj:
+        """The List dict of the objects ``query`` selects."""
+
+    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Any:
+        """See :meth:`Reader.get <kube_runtime.client.interfaces.Reader.get>`."""
+        return self._do_get(kind, name, namespace)
+
+    def list(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        index: IndexKey | None = None,
+        limit: int | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+    ) -> Obj:
+        """See :meth:`Reader.list <kube_runtime.client.interfaces.Reader.list>`."""
+        query = ListQuery(
+            label_selector, field_selector, index, limit, resource_version, resource_version_match
+        )
+        return self._do_list(kind, namespace, query)
+
+
+class _UpdateMixin(ABC):
+    """``update`` over ``_do_update``: the same for objects and their status."""
+
+    @abstractmethod
+    def _do_update(self, obj: ObjectLike, field_manager: str | None, dry_run: bool) -> Any:
+        """PUT ``obj`` (or its status); returns the stored result."""
+
+    def update(
+        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Any:
+        """See :meth:`Writer.update <kube_runtime.client.interfaces.Writer.update>` and
+        :meth:`StatusWriter.update <kube_runtime.client.interfaces.StatusWriter.update>`."""
+        return self._do_update(obj, field_manager, dry_run)
+
+
+class _PatchHook(ABC):
+    """Declares ``_do_patch``, which every writer mixin calls."""
+
+    @abstractmethod
+    def _do_patch(self, kind: KindLike, name: str, patch: PatchBody, options: PatchOptions) -> Any:
+        """Send one PATCH as ``options`` say; returns the patched object (or subresource)."""
+
+
+class WriterMixin(_UpdateMixin, _PatchHook):
+    """:class:`~kube_runtime.client.interfaces.Writer`'s methods over the write hooks."""
+
+    @abstractmethod
+    def _do_create(
+        self, obj: ObjectLike, namespace: str | None, field_manager: str | None, dry_run: bool
+    ) -> Any:
+        """POST ``obj``; returns the stored object."""
+
+    @abstractmethod
+    def _do_apply(self, obj: ObjectLike, field_manager: str, force: bool, dry_run: bool) -> Any:
+        """Server-side apply ``obj``; returns the result."""
+
+    @abstractmethod
+    def _do_delete(
+        self, kind: KindLike, name: str, namespace: str | None, options: DeleteOptions
+    ) -> Obj:
+        """DELETE one object; returns the API server's answer."""
+
+    @abstractmethod
+    def _do_delete_all_of(
+        self, kind: KindLike, namespace: str | None, query: ListQuery, options: DeleteOptions
+    ) -> Obj:
+        """DELETE the collection ``query`` selects; returns the List of deleted objects."""
+
+    def create(
+        self,
+        obj: ObjectLike,
+        *,
+        namespace: str | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """See :meth:`Writer.create <kube_runtime.client.interfaces.Writer.create>`."""
+        return self._do_create(obj, namespace, field_manager, dry_run)
+
+    def patch(
+        self,
+        kind: KindLike,
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """See :meth:`Writer.patch <kube_runtime.client.interfaces.Writer.patch>`."""
+        options = PatchOptions(namespace, patch_type, subresource, field_manager, force, dry_run)
+        return self._do_patch(kind, name, patch, options)
+
+    def apply(
+        self, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
+    ) -> Any:
+        """See :meth:`Writer.apply <kube_runtime.client.interfaces.Writer.apply>`."""
+        return self._do_apply(obj, field_manager, force, dry_run)
+
+    def delete(
+        self,
+        kind: KindLike,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """See :meth:`Writer.delete <kube_runtime.client.interfaces.Writer.delete>`."""
+        options = DeleteOptions(
+            propagation_policy, grace_period_seconds, uid, resource_version, dry_run
+        )
+        return self._do_delete(kind, name, namespace, options)
+
+    def delete_all_of(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """See :meth:`Writer.delete_all_of <kube_runtime.client.interfaces.Writer.delete_all_of>`."""
+        query = ListQuery(label_selector, field_selector)
+        options = DeleteOptions(propagation_policy, grace_period_seconds, dry_run=dry_run)
+        return self._do_delete_all_of(kind, namespace, query, options)
+
+
+class StatusWriterMixin(_UpdateMixin, _PatchHook, interfaces.StatusWriter):
+    """:class:`~kube_runtime.client.interfaces.StatusWriter` over ``_do_update`` /
+    ``_do_patch`` (with ``options.subresource == "status"``)."""
+
+    def patch(
+        self,
+        kind: KindLike,
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Any:
+        """See :meth:`StatusWriter.patch <kube_runtime.client.interfaces.StatusWriter.patch>`."""
+        options = PatchOptions(namespace, patch_type, "status", field_manager, force, dry_run)
+        return self._do_patch(kind, name, patch, options)
+
+
+class SubResourceMixin(_PatchHook, interfaces.SubResourceClient):
+    """:class:`~kube_runtime.client.interfaces.SubResourceClient` of subresource
+    :attr:`name` over ``_do_get`` / ``_do_update`` / ``_do_patch``."""
+
+    #: The subresource (``scale``, ``status``, ...).
+    name: str
+
+    @abstractmethod
+    def _do_get(self, kind: KindLike, name: str, namespace: str | None) -> Obj:
+        """GET the subresource of one object."""
+
+    @abstractmethod
+    def _do_update(
+        self, obj: ObjectLike, body: ObjectLike | None, field_manager: str | None, dry_run: bool
+    ) -> Obj:
+        """PUT ``body`` (None: ``obj``) to the subresource of ``obj``."""
+
+    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
+        """See :meth:`SubResourceClient.get
+        <kube_runtime.client.interfaces.SubResourceClient.get>`."""
+        return self._do_get(kind, name, namespace)
+
+    def update(
+        self,
+        obj: ObjectLike,
+        *,
+        body: ObjectLike | None = None,
+        field_manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """See :meth:`SubResourceClient.update
+        <kube_runtime.client.interfaces.SubResourceClient.update>`."""
+        return self._do_update(obj, body, field_manager, dry_run)
+
+    def patch(
+        self,
+        kind: KindLike,
+        name: str,
+        patch: PatchBody,
+        *,
+        namespace: str | None = None,
+        patch_type: PatchType = "merge",
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """See :meth:`SubResourceClient.patch
+        <kube_runtime.client.interfaces.SubResourceClient.patch>`."""
+        options = PatchOptions(namespace, patch_type, self.name, field_manager, force, dry_run)
+        patched: Obj = self._do_patch(kind, name, patch, options)
+        return patched
+
+
+class ClientBase(ReaderMixin, WriterMixin, interfaces.Client):
+    """:class:`~kube_runtime.client.interfaces.Client` over the hooks of
+    :class:`ReaderMixin` and :class:`WriterMixin`, plus ``update_status`` (kept for callers
+    of the older name). Subclasses implement the ``_do_*`` hooks, ``status()`` and
+    ``subresource()``."""
+
+    @abstractmethod
+    def status(self) -> interfaces.StatusWriter:
+        """The status subresource's writer."""
+
+    @abstractmethod
+    def subresource(self, name: str) -> interfaces.SubResourceClient:
+        """The client of subresource ``name``."""
 
     @overload
     def update_status(

@@ -19,38 +19,80 @@ Contract (controller-runtime's default client: cache reader + direct writer):
   the built-in ``namespace`` / ``controller-uid`` / ``label`` indexes); an unknown index name
   is a ``KeyError``. On an ``uncached`` kind it is the REST client's ``ValueError``.
 * Every write (create/update/status()/update_status/patch/apply/delete/delete_all_of),
-  ``subresource(name)`` and ``watch`` go to :attr:`api_reader`, the direct
-  :class:`~kube_runtime.client.Client`.
+  ``subresource(name)`` and ``watch`` go to :attr:`api_reader`, the direct client (any
+  :class:`~kube_runtime.client.interfaces.WithWatch`: the REST client, or a fake), through
+  its public methods.
 
-Implements :class:`kube_runtime.client.interfaces.Client`.
+The cache is any :class:`CacheReader` (controller-runtime's ``client.CacheOptions.Reader``):
+this module does not import :mod:`kube_runtime.cache`, which sits above the client package.
+
+Implements :class:`kube_runtime.client.interfaces.WithWatch`.
 """
 
 from __future__ import annotations
 
+import builtins
+import dataclasses
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from kube_runtime.cache import InformerCache
 from kube_runtime.client.base import ClientBase
-from kube_runtime.client.client import Client
 from kube_runtime.client.interfaces import (
     ObjectLike,
     PatchBody,
     Selector,
     StatusWriter,
     SubResourceClient,
+    WithWatch,
 )
 from kube_runtime.client.mapping import RestMapper, model_class
-from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
+from kube_runtime.client.options import DeleteOptions, IndexKey, ListQuery, PatchOptions
 from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
 
-__all__ = ["CachedClient"]
+__all__ = ["CacheReader", "CachedClient", "SyncedInformer"]
 
-M = TypeVar("M", bound=BaseModel)
+
+class SyncedInformer(Protocol):
+    """What :class:`CachedClient` reads from a kind's informer: the resource version of its
+    last list or watch event (the List's ``metadata.resourceVersion``)."""
+
+    @property
+    def last_sync_resource_version(self) -> str | None:
+        """The last resource version seen (None before the first list)."""
+        ...
+
+
+class CacheReader(Protocol):
+    """The cache :class:`CachedClient` reads (:class:`kube_runtime.cache.InformerCache` is
+    one): shared objects by kind, namespace, selectors and index."""
+
+    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
+        """The cached object (shared: do not mutate); ``NotFound`` when absent."""
+        ...
+
+    def list(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        label_selector: Selector | None = None,
+        field_selector: str | None = None,
+        index: IndexKey | None = None,
+    ) -> builtins.list[Obj]:
+        """The cached objects matching every filter (shared: do not mutate)."""
+        ...
+
+    def is_metadata_only(self, kind: KindLike) -> bool:
+        """Whether ``kind`` is cached as metadata-only objects."""
+        ...
+
+    def informer_for(self, kind: KindLike) -> SyncedInformer:
+        """The informer of ``kind`` (created on first use)."""
+        ...
 
 
 def _selector_text(value: Selector | None) -> str | None:
@@ -64,8 +106,9 @@ class CachedClient(ClientBase):
     """Reads from ``cache``, writes through ``client`` (see the module docstring)."""
 
     def __init__(
-        self, client: Client, cache: InformerCache, *, uncached: Iterable[KindLike] = ()
+        self, client: WithWatch, cache: CacheReader, *, uncached: Iterable[KindLike] = ()
     ) -> None:
+        #: The direct client: uncached reads, every write, subresources and watches.
         self.api_reader = client
         self.cache = cache
         self.uncached: frozenset[Kind] = frozenset(as_kind(k) for k in uncached)
@@ -98,7 +141,16 @@ class CachedClient(ClientBase):
     def _do_list(self, kind: KindLike, namespace: str | None, query: ListQuery) -> Obj:
         # The cached objects matching the namespace, selectors and index.
         if not self.is_cached(kind):
-            return self.api_reader._do_list(kind, namespace, query)
+            return self.api_reader.list(
+                kind,
+                namespace,
+                label_selector=query.label_selector,
+                field_selector=query.field_selector,
+                index=query.index,
+                limit=query.limit,
+                resource_version=query.resource_version,
+                resource_version_match=query.resource_version_match,
+            )
         items: list[Any] = self.cache.list(
             kind,
             namespace,
@@ -137,7 +189,7 @@ class CachedClient(ClientBase):
         return self.api_reader.update(obj, field_manager=field_manager, dry_run=dry_run)
 
     def _do_patch(self, kind: KindLike, name: str, patch: PatchBody, options: PatchOptions) -> Any:
-        return self.api_reader._do_patch(kind, name, patch, options)
+        return self.api_reader.patch(kind, name, patch, **options.keywords())
 
     def _do_apply(self, obj: ObjectLike, field_manager: str, force: bool, dry_run: bool) -> Any:
         return self.api_reader.apply(obj, field_manager=field_manager, force=force, dry_run=dry_run)
@@ -145,12 +197,20 @@ class CachedClient(ClientBase):
     def _do_delete(
         self, kind: KindLike, name: str, namespace: str | None, options: DeleteOptions
     ) -> Obj:
-        return self.api_reader._do_delete(kind, name, namespace, options)
+        return self.api_reader.delete(kind, name, namespace, **dataclasses.asdict(options))
 
     def _do_delete_all_of(
         self, kind: KindLike, namespace: str | None, query: ListQuery, options: DeleteOptions
     ) -> Obj:
-        return self.api_reader._do_delete_all_of(kind, namespace, query, options)
+        return self.api_reader.delete_all_of(
+            kind,
+            namespace,
+            label_selector=query.label_selector,
+            field_selector=query.field_selector,
+            propagation_policy=options.propagation_policy,
+            grace_period_seconds=options.grace_period_seconds,
+            dry_run=options.dry_run,
+        )
 
     def status(self) -> StatusWriter:
         """The API's status writer (writes are never served by the cache)."""

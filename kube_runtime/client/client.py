@@ -47,8 +47,8 @@ from pydantic import BaseModel
 
 from kube_runtime import __version__, clock
 from kube_runtime.client import config as _config
-from kube_runtime.client import interfaces, transport
-from kube_runtime.client.base import ClientBase
+from kube_runtime.client import transport
+from kube_runtime.client.base import ClientBase, StatusWriterMixin, SubResourceMixin
 from kube_runtime.client.closing import ClosesOnExit
 from kube_runtime.client.errors import ApiConnectionError, Gone, error_from_response
 from kube_runtime.client.interfaces import (
@@ -650,7 +650,7 @@ class Client(ClosesOnExit, ClientBase):
         return _SubResource(self, name)
 
 
-class _StatusWriter(interfaces.StatusWriter):
+class _StatusWriter(StatusWriterMixin):
     """:class:`~kube_runtime.client.interfaces.StatusWriter` over the REST client: PUT and
     PATCH of the ``status`` subresource (only ``status`` changes are kept)."""
 
@@ -664,7 +664,7 @@ class _StatusWriter(interfaces.StatusWriter):
         return self._client._do_patch(kind, name, patch, options)
 
 
-class _SubResource(interfaces.SubResourceClient):
+class _SubResource(SubResourceMixin):
     """:class:`~kube_runtime.client.interfaces.SubResourceClient` over the REST client."""
 
     def __init__(self, client: Client, name: str) -> None:

@@ -102,7 +102,11 @@ from typing import Any, NoReturn, Self, TypeVar
 
 from pydantic import BaseModel
 
-from kube_runtime.cache.store import (
+from kube_runtime.client import _apifacts as facts
+from kube_runtime.client._apifacts import STALE_MESSAGE
+from kube_runtime.client.base import ClientBase, StatusWriterMixin, SubResourceMixin
+from kube_runtime.client.errors import ApiError
+from kube_runtime.client.indexes import (
     INDEX_CONTROLLER_UID,
     INDEX_LABEL,
     INDEX_NAMESPACE,
@@ -111,11 +115,6 @@ from kube_runtime.cache.store import (
     label_index,
     namespace_index,
 )
-from kube_runtime.client import _apifacts as facts
-from kube_runtime.client import interfaces
-from kube_runtime.client._apifacts import STALE_MESSAGE
-from kube_runtime.client.base import ClientBase
-from kube_runtime.client.errors import ApiError
 from kube_runtime.client.interceptor import VERBS, Action, ErrorSource, FaultQueue, Interceptor
 from kube_runtime.client.interfaces import (
     IndexKey,
@@ -1237,7 +1236,7 @@ def _apply_patch(current: Obj, doc: Any, patch_type: str, schema: Any) -> Obj:
     return result
 
 
-class _FakeStatusWriter(interfaces.StatusWriter):
+class _FakeStatusWriter(StatusWriterMixin):
     """``FakeClient.status()``: writes of the status subresource (interceptor hooks
     ``status_update`` / ``status_patch``)."""
 
@@ -1261,7 +1260,7 @@ class _FakeStatusWriter(interfaces.StatusWriter):
         return _decode(model_class(kind), fake._patch(kind, name, patch, options))
 
 
-class _FakeSubResource(interfaces.SubResourceClient):
+class _FakeSubResource(SubResourceMixin):
     """``FakeClient.subresource(name)``: ``status`` and ``scale``."""
 
     def __init__(self, fake: FakeClient, name: str) -> None:

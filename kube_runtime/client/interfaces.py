@@ -24,12 +24,17 @@ Implementations (each checked against these protocols by mypy, see
 * :class:`kube_runtime.client.fake.FakeClient` - in memory, with API semantics, for unit
   tests.
 
-The protocols also carry default implementations of their methods, as the
-:mod:`collections.abc` mixin methods do: a class that subclasses a protocol explicitly gets
-the typed public methods and implements only ``_do_*`` hooks (:mod:`kube_runtime.client.base`
-lists them; the options records are in :mod:`kube_runtime.client.options`). The three
-implementations above are written so. Implementing the methods directly works as well: the
-protocols are structural.
+The protocols are pure: they declare the methods and their contracts, nothing else. The
+bundled implementations get the public methods from the mixins of
+:mod:`kube_runtime.client.base` (:class:`~kube_runtime.client.base.ReaderMixin`,
+:class:`~kube_runtime.client.base.WriterMixin`, ...), which gather the keyword arguments into
+the records of :mod:`kube_runtime.client.options` and call ``_do_*`` hooks that each mixin
+declares abstract. Implementing the methods directly works as well: the protocols are
+structural.
+
+:class:`WithWatch` adds what a :class:`~kube_runtime.manager.Manager` runs on: ``watch`` (its
+informers list and watch through it) and the REST ``mapper``. The REST client and the fake
+are both one.
 
 The REST class keeps its name ``Client``; the protocol is ``interfaces.Client`` here and
 :data:`kube_runtime.client.ClientInterface` from the package. Annotate collaborators with
@@ -64,11 +69,15 @@ Shared conventions (every method of every implementation):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol, TypeVar, overload, runtime_checkable
+from typing import Any, Protocol, TypeVar, overload, runtime_checkable
 
 from pydantic import BaseModel
 
-from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
+from kube_runtime.client.mapping import RestMapper
+from kube_runtime.client.options import IndexKey as IndexKey
+from kube_runtime.client.options import PatchType as PatchType
+from kube_runtime.client.options import Selector as Selector
+from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike
 from kube_runtime.meta import Obj as Obj
 
@@ -83,6 +92,7 @@ __all__ = [
     "Selector",
     "StatusWriter",
     "SubResourceClient",
+    "WithWatch",
     "Writer",
 ]
 
@@ -90,13 +100,6 @@ M = TypeVar("M", bound=BaseModel)
 
 #: What a write accepts: a JSON object, or a typed resource model.
 ObjectLike = Mapping[str, Any] | BaseModel
-#: A label or field selector: query text (``"app=web,tier!=db"``) or ``{key: value}``
-#: equalities.
-Selector = str | Mapping[str, str]
-#: ``(index_name, value)``: objects whose index function produced ``value``.
-IndexKey = tuple[str, str]
-#: The four PATCH content types of the API server.
-PatchType = Literal["merge", "strategic", "json", "apply"]
 #: A patch document: an object (merge, strategic, apply; a model is dumped), or the list of
 #: operations of a JSON patch.
 PatchBody = Mapping[str, Any] | Sequence[Mapping[str, Any]] | BaseModel
@@ -111,17 +114,17 @@ class Reader(Protocol):
     @overload
     def get(self, kind: Kind | str, name: str, namespace: str | None = None) -> Obj: ...
 
-    def get(self: Any, kind: KindLike, name: str, namespace: str | None = None) -> Any:
+    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Any:
         """The object ``kind``/``namespace``/``name``; ``NotFound`` when there is none.
 
         ``namespace`` is required for namespaced kinds and ignored for cluster-scoped ones.
         Returns a model when ``kind`` is a model class, else a dict with ``apiVersion`` and
         ``kind`` set.
         """
-        return self._do_get(kind, name, namespace)
+        ...
 
     def list(
-        self: Any,
+        self,
         kind: KindLike,
         namespace: str | None = None,
         *,
@@ -147,10 +150,7 @@ class Reader(Protocol):
         return every match (fetched page by page), the cache-backed reader at most
         ``limit`` items.
         """
-        query = ListQuery(
-            label_selector, field_selector, index, limit, resource_version, resource_version_match
-        )
-        return self._do_list(kind, namespace, query)
+        ...
 
 
 @runtime_checkable
@@ -177,7 +177,7 @@ class Writer(Protocol):
     ) -> Obj: ...
 
     def create(
-        self: Any,
+        self,
         obj: ObjectLike,
         *,
         namespace: str | None = None,
@@ -191,7 +191,7 @@ class Writer(Protocol):
         taken; ``Invalid`` when the object is (e.g. no name and no generateName).
         ``dry_run`` validates and returns the result without storing it.
         """
-        return self._do_create(obj, namespace, field_manager, dry_run)
+        ...
 
     @overload
     def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
@@ -201,7 +201,7 @@ class Writer(Protocol):
     ) -> Obj: ...
 
     def update(
-        self: Any, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
+        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
     ) -> Any:
         """Replace the whole object (found by its kind, namespace and name).
 
@@ -212,7 +212,7 @@ class Writer(Protocol):
         changes nothing stores nothing (same ``resourceVersion``). ``NotFound`` when the
         object does not exist.
         """
-        return self._do_update(obj, field_manager, dry_run)
+        ...
 
     @overload
     def patch(
@@ -244,7 +244,7 @@ class Writer(Protocol):
     ) -> Obj: ...
 
     def patch(
-        self: Any,
+        self,
         kind: KindLike,
         name: str,
         patch: PatchBody,
@@ -265,8 +265,7 @@ class Writer(Protocol):
         A ``metadata.resourceVersion`` in the patch is a precondition (``Conflict`` when
         stale). ``NotFound`` when the object does not exist (apply creates it).
         """
-        options = PatchOptions(namespace, patch_type, subresource, field_manager, force, dry_run)
-        return self._do_patch(kind, name, patch, options)
+        ...
 
     @overload
     def apply(
@@ -283,15 +282,15 @@ class Writer(Protocol):
     ) -> Obj: ...
 
     def apply(
-        self: Any, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
+        self, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
     ) -> Any:
         """Server-side apply ``obj`` as ``field_manager`` (creating it if absent): the
         object's fields end up as ``obj`` states; ``force`` takes over fields other
         managers own."""
-        return self._do_apply(obj, field_manager, force, dry_run)
+        ...
 
     def delete(
-        self: Any,
+        self,
         kind: KindLike,
         name: str,
         namespace: str | None = None,
@@ -312,13 +311,10 @@ class Writer(Protocol):
         (``Conflict`` when they do not hold). ``propagation_policy``: ``Background``,
         ``Foreground`` or ``Orphan``. ``NotFound`` when there is no such object.
         """
-        options = DeleteOptions(
-            propagation_policy, grace_period_seconds, uid, resource_version, dry_run
-        )
-        return self._do_delete(kind, name, namespace, options)
+        ...
 
     def delete_all_of(
-        self: Any,
+        self,
         kind: KindLike,
         namespace: str | None = None,
         *,
@@ -330,9 +326,7 @@ class Writer(Protocol):
     ) -> Obj:
         """Delete every object of ``kind`` in ``namespace`` matching the selectors (each as
         :meth:`delete` would); returns a List dict of the deleted objects' last states."""
-        query = ListQuery(label_selector, field_selector)
-        options = DeleteOptions(propagation_policy, grace_period_seconds, dry_run=dry_run)
-        return self._do_delete_all_of(kind, namespace, query, options)
+        ...
 
 
 @runtime_checkable
@@ -351,12 +345,12 @@ class StatusWriter(Protocol):
     ) -> Obj: ...
 
     def update(
-        self: Any, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
+        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
     ) -> Any:
         """Replace the status of ``obj`` (found by kind, namespace and name) with
         ``obj["status"]``; the spec is left as stored (``generation`` does not move). A
         ``metadata.resourceVersion`` makes it conditional (``Conflict`` when stale)."""
-        return self._do_update(obj, field_manager, dry_run)
+        ...
 
     @overload
     def patch(
@@ -386,7 +380,7 @@ class StatusWriter(Protocol):
     ) -> Obj: ...
 
     def patch(
-        self: Any,
+        self,
         kind: KindLike,
         name: str,
         patch: PatchBody,
@@ -399,8 +393,7 @@ class StatusWriter(Protocol):
     ) -> Any:
         """Patch the status subresource (as :meth:`Writer.patch`); changes outside
         ``status`` are dropped. Returns the whole object."""
-        options = PatchOptions(namespace, patch_type, "status", field_manager, force, dry_run)
-        return self._do_patch(kind, name, patch, options)
+        ...
 
 
 @runtime_checkable
@@ -411,12 +404,12 @@ class SubResourceClient(Protocol):
     kind); a subresource the kind does not have answers ``NotFound``.
     """
 
-    def get(self: Any, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
+    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
         """The subresource of object ``kind``/``namespace``/``name`` (e.g. its ``Scale``)."""
-        return self._do_get(kind, name, namespace)
+        ...
 
     def update(
-        self: Any,
+        self,
         obj: ObjectLike,
         *,
         body: ObjectLike | None = None,
@@ -429,10 +422,10 @@ class SubResourceClient(Protocol):
         (the ``status`` subresource takes the whole object). A ``metadata.resourceVersion``
         in what is sent is a precondition. Returns the server's answer.
         """
-        return self._do_update(obj, body, field_manager, dry_run)
+        ...
 
     def patch(
-        self: Any,
+        self,
         kind: KindLike,
         name: str,
         patch: PatchBody,
@@ -444,8 +437,7 @@ class SubResourceClient(Protocol):
         dry_run: bool = False,
     ) -> Obj:
         """Patch the subresource (``{"spec": {"replicas": 3}}`` on ``scale``); returns it."""
-        options = PatchOptions(namespace, patch_type, self.name, field_manager, force, dry_run)
-        return self._do_patch(kind, name, patch, options)
+        ...
 
 
 @runtime_checkable
@@ -458,4 +450,33 @@ class Client(Reader, Writer, Protocol):
 
     def subresource(self, name: str) -> SubResourceClient:
         """A client of subresource ``name`` (``client.subresource("scale").get(...)``)."""
+        ...
+
+
+@runtime_checkable
+class WithWatch(Client, Protocol):
+    """A :class:`Client` that also watches, and maps kinds to resources: what a
+    :class:`~kube_runtime.manager.Manager` runs on (its informer cache lists and watches
+    through it; builders map the kinds they watch). The REST client and the fake are one
+    (the fake's ``watch`` raises ``NotImplementedError``: a manager on it is never started).
+    """
+
+    @property
+    def mapper(self) -> RestMapper:
+        """The kind -> resource mapping (discovery for the REST client)."""
+        ...
+
+    def watch(
+        self,
+        kind: KindLike,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        allow_bookmarks: bool = True,
+        timeout_seconds: int | None = None,
+    ) -> Watch:
+        """A watch of ``kind`` in ``namespace`` (None: every namespace) from
+        ``resource_version``; errors the server answers before the stream starts raise here."""
         ...

@@ -1,22 +1,32 @@
 """The options objects a client implementation's ``_do_*`` hooks receive.
 
-The protocols of :mod:`kube_runtime.client.interfaces` gather the keyword arguments of
-``list``, ``patch``, ``delete`` and ``delete_all_of`` into these frozen records before calling
-the hooks of an implementation that subclasses them (see that module): one record instead of
-six or seven positional arguments, and the field names are the keyword names.
+The mixins of :mod:`kube_runtime.client.base` gather the keyword arguments of ``list``,
+``patch``, ``delete`` and ``delete_all_of`` into these frozen records before calling the
+hooks of an implementation (see that module): one record instead of six or seven positional
+arguments, and the field names are the keyword names.
+
+The types of the options (:data:`Selector`, :data:`IndexKey`, :data:`PatchType`) are defined
+here, below the protocols of :mod:`kube_runtime.client.interfaces` (which re-exports them), so
+that ``typing.get_type_hints`` resolves every record and protocol at run time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
 from kube_runtime.meta import Obj
 
-if TYPE_CHECKING:
-    from kube_runtime.client.interfaces import IndexKey, PatchType, Selector
+__all__ = ["DeleteOptions", "IndexKey", "ListQuery", "PatchOptions", "PatchType", "Selector"]
 
-__all__ = ["DeleteOptions", "ListQuery", "PatchOptions"]
+#: A label or field selector: query text (``"app=web,tier!=db"``) or ``{key: value}``
+#: equalities.
+Selector = str | Mapping[str, str]
+#: ``(index_name, value)``: objects whose index function produced ``value``.
+IndexKey = tuple[str, str]
+#: The four PATCH content types of the API server.
+PatchType = Literal["merge", "strategic", "json", "apply"]
 
 
 @dataclass(frozen=True, slots=True)

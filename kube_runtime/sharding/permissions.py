@@ -87,7 +87,7 @@ def ring_resources(entries: Iterable[object]) -> list[tuple[str, str]]:
                     namespaced=spec.get("scope", "Namespaced") == "Namespaced",
                 )
     manager = Manager(
-        fake,  # type: ignore[arg-type]
+        fake,
         metrics_bind_address="0",
         health_probe_bind_address="0",
         sharding=Sharding(),

@@ -1,7 +1,10 @@
 """The shard side: what a replica does to own only its part of the ring.
 
-* :class:`Sharding` is the option (``Manager(..., sharding=Sharding("my-ring"))``).
-* :class:`ShardRuntime` is what the manager builds from it: it points the cache's informers
+* :class:`Sharding` is the option (``Manager(..., sharding=Sharding("my-ring"))``): a
+  :class:`~kube_runtime.manager.ManagerExtension`, which the manager attaches
+  (:meth:`Sharding.attach`) without importing this package.
+* :class:`ShardRuntime` is what it attaches to the manager (its ``sharding``, and the
+  :class:`~kube_runtime.manager.LeaseHook` the manager campaigns with): it points the cache's informers
   of every sharded kind at ``shard.kube-runtime.io/<ring>=<shard id>`` (so each replica lists,
   watches and holds its own objects only), labels what the replica creates for a primary
   object (owned objects follow their owner's shard), and wraps each sharded controller's
@@ -15,10 +18,12 @@ from __future__ import annotations
 
 import functools
 import logging
+import socket
 import threading
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kube_runtime import meta
 from kube_runtime.client.errors import AlreadyExists, NotFound
@@ -31,9 +36,14 @@ from kube_runtime.sharding.ring import (
     drain_label,
     moved_annotation,
     parse_moved,
+    shard_id,
     shard_label,
 )
-from kube_runtime.sharding.sharder import RingKinds
+from kube_runtime.sharding.sharder import RingKinds, Sharder
+
+if TYPE_CHECKING:
+    from kube_runtime.client.interfaces import Client
+    from kube_runtime.manager import Manager
 
 __all__ = ["ShardGate", "ShardRuntime", "Sharding", "ensure_shard_lease"]
 
@@ -80,6 +90,45 @@ class Sharding:
             raise ValueError("min_shards must be at least 1")
         if not self.load_factor > 1.0:
             raise ValueError("load_factor must be greater than 1")
+
+    def attach(self, manager: Manager, identity: str | None) -> ShardRuntime:
+        """Make ``manager`` a replica of the ring (the manager calls this from its
+        constructor, ``identity`` being the one it was given): its identity becomes a shard
+        id (:func:`~kube_runtime.sharding.ring.shard_id`; a short unique one when none was
+        given), ``manager.sharding`` the :class:`ShardRuntime` (labelling what the manager's
+        client creates), ``manager.sharder`` the :class:`~kube_runtime.sharding.Sharder`
+        when ``run_sharder`` (added as a runnable). Returns the runtime, whose shard Lease
+        the manager campaigns for. ``ValueError`` when the manager caches several namespaces
+        but not all."""
+        if manager.namespaces is not None and manager.namespace is None:
+            raise ValueError(
+                "sharding takes one namespace (namespace=) or every namespace, not "
+                f"namespaces={manager.namespaces}"
+            )
+        if identity is None:  # a shard id is a label value: short, and unique per process
+            identity = f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+        manager.identity = shard_id(identity)
+        runtime = ShardRuntime(self, manager.identity, manager.cache)
+        runtime.label_creations(manager.api_reader)
+        manager.sharding = runtime
+        if self.run_sharder:
+            lease_duration, renew_deadline, retry_period = manager.lease_timing
+            manager.sharder = Sharder(
+                manager.api_reader,
+                ring=self.ring,
+                kinds=runtime.ring_kinds,
+                lease_namespace=self.lease_namespace or manager.leader_election_namespace,
+                namespace=manager.namespace,
+                identity=manager.identity,
+                lease_duration=lease_duration,
+                renew_deadline=renew_deadline,
+                retry_period=retry_period,
+                min_shards=self.min_shards,
+                load_factor=self.load_factor,
+                clock=manager.clock,
+            )
+            manager.add(manager.sharder)
+        return runtime
 
 
 def ensure_shard_lease(client: Any, namespace: str, name: str, ring: str) -> None:
@@ -173,8 +222,12 @@ class ShardGate:
 
 
 class ShardRuntime:
-    """A manager's sharding (built by :class:`~kube_runtime.manager.Manager`): see the
-    module docstring."""
+    """A manager's sharding (attached by :meth:`Sharding.attach`): see the module docstring.
+    Also the manager's :class:`~kube_runtime.manager.LeaseHook`: the manager campaigns for
+    this replica's shard Lease."""
+
+    #: What the manager's Lease is, for its logs.
+    lease_role = "shard Lease"
 
     def __init__(self, config: Sharding, shard: str, cache: Any) -> None:
         self.config = config
@@ -184,6 +237,21 @@ class ShardRuntime:
         self._lock = threading.Lock()
         self._kinds: list[RingKinds] = []
         self.gates: list[ShardGate] = []
+
+    @property
+    def lease_namespace(self) -> str | None:
+        """Where the shard Lease lives (None: the manager's leader-election namespace)."""
+        return self.config.lease_namespace
+
+    @property
+    def campaigns(self) -> bool:
+        """Whether this replica is a shard (holds a shard Lease): not when sharder-only."""
+        return self.config.run_shard
+
+    def prepare_lease(self, client: Client, namespace: str, name: str) -> None:
+        """Create the shard Lease labelled for the ring, or label it
+        (:func:`ensure_shard_lease`)."""
+        ensure_shard_lease(client, namespace, name, self.config.ring)
 
     @property
     def selector(self) -> str:

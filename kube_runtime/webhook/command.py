@@ -13,8 +13,9 @@ over an in-memory client, never started: no cluster is needed. The output is the
 Mutating/ValidatingWebhookConfiguration and a conversion merge patch per converted CRD
 (:func:`kube_runtime.webhook.manifests.manifests`).
 
-This module is the webhook package's only link to :mod:`kube_runtime.cli` (a command is a
-:class:`~kube_runtime.cli.Command`); pyproject's import contract names it as the exception.
+A command is a :class:`~kube_runtime.entrypoints.Command` of :mod:`kube_runtime.entrypoints`
+(also importable from :mod:`kube_runtime.cli`): the webhook package does not import the
+command line, which imports it to serve webhooks.
 """
 
 from __future__ import annotations
@@ -23,18 +24,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 import yaml
 
-from kube_runtime.cli import Command, load_controller
 from kube_runtime.client.fake import FakeClient
+from kube_runtime.entrypoints import Command, load_controller
 from kube_runtime.manager import Manager
 from kube_runtime.webhook.builder import server_of
 from kube_runtime.webhook.manifests import ClientConfig, manifests
-
-if TYPE_CHECKING:
-    from kube_runtime.client import Client
 
 __all__ = ["WEBHOOK_CONFIG", "main"]
 
@@ -95,7 +92,7 @@ def main(argv: Sequence[str]) -> int:
         # Never started: it only collects what the targets register (their own server
         # options included), so an in-memory client stands in for a cluster.
         manager = Manager(
-            cast("Client", FakeClient()),
+            FakeClient(),
             metrics_bind_address="0",
             health_probe_bind_address="0",
         )

@@ -179,18 +179,19 @@ def test_rest_list_by_index_needs_a_cache(rest: RestClient) -> None:
         rest.list(kinds.Pod, "ns", index=("node", "n1"))
 
 
-def test_a_subclass_of_a_protocol_gets_the_public_methods_from_its_hooks() -> None:
-    """The protocols' default methods gather the keywords and call the ``_do_*`` hooks."""
+def test_a_subclass_of_a_mixin_gets_the_public_methods_from_its_hooks() -> None:
+    """The mixins of kube_runtime.client.base gather the keywords and call the hooks."""
+    from kube_runtime.client.base import ReaderMixin
     from kube_runtime.client.options import ListQuery
 
     calls: list[tuple[object, ...]] = []
 
-    class Mini(i.Reader):
+    class Mini(ReaderMixin):
         def _do_get(self, kind: object, name: str, namespace: str | None) -> object:
             calls.append(("get", kind, name, namespace))
             return {"kind": "ConfigMap"}
 
-        def _do_list(self, kind: object, namespace: str | None, query: ListQuery) -> object:
+        def _do_list(self, kind: object, namespace: str | None, query: ListQuery) -> Any:
             calls.append(("list", kind, namespace, query))
             return {"items": []}
 
@@ -202,3 +203,85 @@ def test_a_subclass_of_a_protocol_gets_the_public_methods_from_its_hooks() -> No
         ("get", "v1/ConfigMap", "a", "ns"),
         ("list", "v1/ConfigMap", "ns", ListQuery(label_selector={"app": "web"}, limit=3)),
     ]
+
+
+@pytest.mark.parametrize(
+    ("mixin", "hooks"),
+    [
+        ("ReaderMixin", {"_do_get", "_do_list"}),
+        (
+            "WriterMixin",
+            {
+                "_do_create",
+                "_do_update",
+                "_do_patch",
+                "_do_apply",
+                "_do_delete",
+                "_do_delete_all_of",
+            },
+        ),
+        ("StatusWriterMixin", {"_do_update", "_do_patch"}),
+        ("SubResourceMixin", {"_do_get", "_do_update", "_do_patch"}),
+    ],
+)
+def test_each_mixin_declares_the_hooks_it_calls_abstract(mixin: str, hooks: set[str]) -> None:
+    """A subclass that forgets a hook cannot be made (mypy rejects it statically too)."""
+    from kube_runtime.client import base
+
+    cls = getattr(base, mixin)
+    assert set(cls.__abstractmethods__) == hooks
+    with pytest.raises(TypeError, match="abstract"):
+        type("Forgetful", (cls,), {})()
+
+
+def test_the_protocols_are_pure() -> None:
+    """The protocols declare methods only: no hook is part of a protocol (a structural
+    client implements the public methods alone), and none carries an implementation."""
+    protocols = [i.Reader, i.Writer, i.StatusWriter, i.SubResourceClient, i.Client, i.WithWatch]
+    for proto in protocols:
+        members = proto.__protocol_attrs__ if hasattr(proto, "__protocol_attrs__") else set()
+        assert not [m for m in members if m.startswith("_do_")], proto
+        for name, fn in vars(proto).items():
+            if inspect.isfunction(fn):
+                source = inspect.getsource(fn)
+                assert "_do_" not in source, f"{proto.__name__}.{name}"
+
+
+def _public_types() -> list[Any]:
+    from kube_runtime.client import base, cached, options
+
+    return [
+        *(getattr(i, n) for n in ("Reader", "Writer", "StatusWriter", "SubResourceClient")),
+        i.Client,
+        i.WithWatch,
+        *(getattr(options, n) for n in ("ListQuery", "PatchOptions", "DeleteOptions")),
+        *(getattr(base, n) for n in base.__all__),
+        cached.CachedClient,
+        cached.CacheReader,
+        cached.SyncedInformer,
+    ]
+
+
+@pytest.mark.parametrize("cls", _public_types(), ids=lambda c: c.__qualname__)
+def test_type_hints_resolve_at_run_time(cls: type) -> None:
+    """``typing.get_type_hints`` resolves every public protocol, mixin and option record, and
+    each of their methods: no name hides behind an import cycle (``ListQuery`` used to name
+    ``interfaces.Selector`` under ``TYPE_CHECKING``)."""
+    import typing
+
+    typing.get_type_hints(cls)
+    for name in dir(cls):
+        member = inspect.getattr_static(cls, name)
+        fn = member.fget if isinstance(member, property) else member
+        if inspect.isfunction(fn) and fn.__module__.startswith("kube_runtime."):
+            typing.get_type_hints(fn)
+
+
+def test_list_query_fields_carry_the_option_types() -> None:
+    import typing
+
+    from kube_runtime.client.options import IndexKey, ListQuery, Selector
+
+    hints = typing.get_type_hints(ListQuery)
+    assert hints["label_selector"] == Selector | None
+    assert hints["index"] == IndexKey | None
