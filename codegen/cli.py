@@ -15,12 +15,10 @@ the cluster, an output that cannot be written).
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from codegen.cmdline import ArgumentParser, os_error
+from codegen.cmdline import ArgumentParser, file_error, os_error, write_or_check
 from codegen.generator import generate
 from codegen.sources import CrdError, Source, from_cluster, from_file
 from kube_runtime.cli import Command
@@ -71,31 +69,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "kube-runtime codegen") 
         sources: list[Source] = [from_file(f) for f in args.files]
         sources += [from_cluster(n, args.kubeconfig, args.context) for n in args.from_cluster]
         text = _generate(sources, args.versions)
-        if args.output is None:
-            sys.stdout.write(text)
-            return 0
-        out = Path(args.output)
-        if args.check:
-            current = out.read_text(encoding="utf-8") if out.exists() else None
-            if current == text:
-                return 0
-            state = "is missing" if current is None else "is stale"
-            command = " ".join(
-                shlex.quote(a) for a in [*prog.split(), *_regenerate_args(argv, sys.argv[1:])]
-            )
-            print(f"{out} {state}; regenerate it with:\n  {command}", file=sys.stderr)
-            return 1
-        out.write_text(text, encoding="utf-8")
+        return write_or_check(text, args.output, check=args.check, prog=prog, argv=argv)
     except CrdError as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:
-        print(f"{prog}: error: {os_error(err)}", file=sys.stderr)
-        return 2
-    except UnicodeDecodeError as err:
-        print(f"{prog}: error: {args.output}: not UTF-8 text (byte {err.start})", file=sys.stderr)
-        return 2
-    return 0
+    except (OSError, UnicodeDecodeError) as err:
+        print(f"{prog}: error: {file_error(err, args.output)}", file=sys.stderr)
+    return 2
 
 
 def _generate(sources: Sequence[Source], versions: Sequence[str] | None) -> str:
@@ -116,10 +95,6 @@ def _generate(sources: Sequence[Source], versions: Sequence[str] | None) -> str:
                     "check it with kubectl apply --dry-run=server"
                 ) from None
         raise CrdError(f"malformed CRD ({type(err).__name__}: {err})") from None
-
-
-def _regenerate_args(argv: Sequence[str] | None, default: Sequence[str]) -> list[str]:
-    return [a for a in (default if argv is None else argv) if a != "--check"]
 
 
 def _command_main(argv: Sequence[str]) -> int:

@@ -43,12 +43,10 @@ import importlib
 import inspect
 import os
 import re
-import shlex
 import sys
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -56,7 +54,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from codegen.cmdline import ArgumentParser, os_error
+from codegen.cmdline import ArgumentParser, file_error, write_or_check
 from kube_runtime.cli import Command
 from kube_runtime.models import Base64, DateTime, EmbeddedResource, ObjectMeta, crd
 
@@ -684,28 +682,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "kube-runtime crd") -> i
     except CrdGenError as err:
         print(f"{prog} generate: error: {err}", file=sys.stderr)
         return 2
-    if args.output is None:
-        sys.stdout.write(text)
-        return 0
-    out = Path(args.output)
     try:
-        if args.check:
-            current = out.read_text(encoding="utf-8") if out.exists() else None
-            if current == text:
-                return 0
-            state = "is missing" if current is None else "is stale"
-            again = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--check"]
-            command = " ".join(shlex.quote(a) for a in [*prog.split(), *again])
-            print(f"{out} {state}; regenerate it with:\n  {command}", file=sys.stderr)
-            return 1
-        out.write_text(text, encoding="utf-8")
-    except OSError as err:
-        print(f"{prog} generate: error: {os_error(err)}", file=sys.stderr)
+        return write_or_check(text, args.output, check=args.check, prog=prog, argv=argv)
+    except (OSError, UnicodeDecodeError) as err:
+        print(f"{prog} generate: error: {file_error(err, args.output)}", file=sys.stderr)
         return 2
-    except UnicodeDecodeError as err:
-        print(f"{prog} generate: error: {out}: not UTF-8 text (byte {err.start})", file=sys.stderr)
-        return 2
-    return 0
 
 
 def _command_main(argv: Sequence[str]) -> int:
