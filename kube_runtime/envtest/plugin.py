@@ -403,11 +403,8 @@ def rbac_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
         if problem:
             pytest.fail(problem, pytrace=False)
         cluster = _rbac_testing.rbac_cluster(pod_ready_after=0.02)
-    cluster.start()
-    try:
+    with cluster:  # start(), and stop() when the fixture ends
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture(scope="session")
