@@ -60,6 +60,7 @@ __all__ = [
     "resource_name",
     "resource_version_required",
     "route_not_found",
+    "storage_key",
     "uid_precondition_failed",
     "unsupported_media_type",
 ]
@@ -172,11 +173,40 @@ def conflict(resource: str, group: str, name: str, why: str = STALE_MESSAGE) -> 
     return _about(409, "Conflict", message, resource, group, name)
 
 
+#: etcd key prefixes of kube-apiserver's storage that are not the plural (its
+#: ``specialDefaultResourcePrefixes``, and the CRDs' own apiextensions storage).
+_STORAGE_PREFIXES: Final[Mapping[tuple[str, str], str]] = {
+    ("", "replicationcontrollers"): "controllers",
+    ("", "endpoints"): "services/endpoints",
+    ("", "nodes"): "minions",
+    ("", "services"): "services/specs",
+    ("networking.k8s.io", "ingresses"): "ingress",
+    ("extensions", "ingresses"): "ingress",
+    ("policy", "podsecuritypolicies"): "podsecuritypolicy",
+    ("apiextensions.k8s.io", "customresourcedefinitions"): (
+        "apiextensions.k8s.io/customresourcedefinitions"
+    ),
+}
+
+
+def storage_key(group: str, plural: str, namespace: str, name: str, *, custom: bool) -> str:
+    """Where kube-apiserver keeps an object in etcd (``/registry/configmaps/ns/a``,
+    ``/registry/minions/n1``, ``/registry/example.com/widgets/ns/w`` for a custom resource), as
+    its storage errors name it; ``namespace`` is "" for a cluster-scoped kind."""
+    prefix = f"{group}/{plural}" if custom else _STORAGE_PREFIXES.get((group, plural), plural)
+    return "/registry/" + "/".join(part for part in (prefix, namespace, name) if part)
+
+
 def uid_precondition_failed(
-    resource: str, group: str, name: str, uid: str, actual: Any
+    resource: str, group: str, name: str, uid: str, actual: Any, *, key: str
 ) -> ApiError:
-    """409 for a write whose ``metadata.uid`` (a precondition) names another object."""
-    why = f"Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+    """409 for an update whose ``metadata.uid`` (a precondition) names another object: the
+    storage layer's error about ``key`` (:func:`storage_key`), as kube-apiserver words it."""
+    why = (
+        f"StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, "
+        f"AdditionalErrorMsg: Precondition failed: UID in precondition: {uid}, "
+        f"UID in object meta: {actual}"
+    )
     return conflict(resource, group, name, why)
 
 

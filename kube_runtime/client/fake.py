@@ -1001,7 +1001,8 @@ class FakeClient(ClientBase):
             if uid and uid != actual:
                 r = info.resource
                 where = facts.resource_name(r.plural, r.group)
-                raise facts.uid_precondition_failed(where, r.group, str(name), uid, actual)
+                key = facts.storage_key(r.group, r.plural, ns, str(name), custom=info.custom)
+                raise facts.uid_precondition_failed(where, r.group, str(name), uid, actual, key=key)
             new = self._merge(info, current, body, subresource)
             written = self._write(info, current, new, dry_run)
         return _decode(model_class(type(obj)), written)

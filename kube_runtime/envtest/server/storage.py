@@ -1118,8 +1118,13 @@ def _check_uid(info: ResourceInfo, current: Stored, uid: str | None) -> None:
     """409 Conflict when a uid precondition (from a body, a patch or DeleteOptions) names another object."""
     actual = current.meta.get("uid")
     if uid and uid != actual:
-        name = current.meta["name"]
-        raise facts.uid_precondition_failed(info.resource_name(), info.group, name, uid, actual)
+        meta = current.meta
+        name = meta["name"]
+        # the storage key: a view's objects are the viewed resource's (info.key)
+        key = facts.storage_key(*info.key, meta.get("namespace", ""), name, custom=info.custom)
+        raise facts.uid_precondition_failed(
+            info.resource_name(), info.group, name, uid, actual, key=key
+        )
 
 
 def _check_delete_preconditions(info: ResourceInfo, current: Stored, opts: DeleteOptions) -> None:
