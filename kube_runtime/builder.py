@@ -51,6 +51,12 @@ from kube_runtime.workqueue import RateLimiter
 if TYPE_CHECKING:
     from kube_runtime.manager import Manager
 
+__all__ = [
+    "Builder",
+    "MapFn",
+    "ReconcileFn",
+]
+
 ReconcileFn = Callable[[Request], "Result | None"]
 MapFn = Callable[[Mapping[str, Any]], Iterable[Any]]
 

@@ -74,6 +74,15 @@ from kube_runtime.serving import Check, EndpointServer, parse_bind_address
 if TYPE_CHECKING:  # annotations only: sharding attaches itself (ManagerExtension)
     from kube_runtime.sharding import Sharder, ShardRuntime
 
+__all__ = [
+    "LeaderElectionLost",
+    "LeaseHook",
+    "Manager",
+    "ManagerExtension",
+    "Runnable",
+    "RunnableFunc",
+]
+
 log = logging.getLogger(__name__)
 
 _SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
