@@ -554,12 +554,12 @@ class LeaderElector:
 
     def _relay_stop(self, stop: threading.Event, done: threading.Event) -> None:
         """Wake pauses the moment ``stop`` is set (a pause cannot wait on two events): a
-        thread waits on ``stop``, looking every ``retry_period`` whether ``done`` (the run is
-        over) ends its job."""
+        thread waits on ``stop``, looking every ``lease_duration`` whether ``done`` (the run is
+        over) ends its job (rarely: on a simulated clock every look is a wake-up)."""
 
         def relay() -> None:
             while not done.is_set():
-                if stop.wait(self.retry_period):
+                if stop.wait(self.lease_duration):
                     self._poke()
                     return
 
