@@ -65,6 +65,16 @@ from kube_runtime.kinds import Lease
 if TYPE_CHECKING:
     from kube_runtime.client.interfaces import Client
 
+__all__ = [
+    "JITTER_FACTOR",
+    "MICROTIME_FORMAT",
+    "LeaderElectionRecord",
+    "LeaderElector",
+    "LeaseLock",
+    "check_timings",
+    "format_micro_time",
+]
+
 log = logging.getLogger(__name__)
 
 JITTER_FACTOR = 1.2
