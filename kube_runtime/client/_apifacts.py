@@ -19,7 +19,8 @@ give a created object the same server-set fields, because both take them from he
 * **Go value rendering** as field errors print a rejected value: :func:`go_quote` (``%q``),
   :func:`go_float` (``%v`` of a float64), :func:`go_json` (``encoding/json``) and
   :func:`go_value` (``field.Error``'s body: typed values of built-in kinds, or the decoded JSON
-  of a custom resource).
+  of a custom resource); :func:`go_sprint` and :func:`go_type` (``%v`` and ``%T`` of decoded
+  JSON, as unstructured accessors' errors print them).
 
 A private module of the framework (the layer of the REST client), so that the fake client
 and the test cluster may both import it; nothing here is part of the public API.
@@ -44,10 +45,13 @@ __all__ = [
     "api_error",
     "bad_request",
     "conflict",
+    "decodes_as_int64",
     "delete_precondition_failed",
     "go_float",
     "go_json",
     "go_quote",
+    "go_sprint",
+    "go_type",
     "go_value",
     "gone",
     "initial_status",
@@ -526,3 +530,46 @@ def go_value(v: Any, *, typed: bool = False) -> str:
             items = ", ".join(f"{go_quote(k)}:{go_quote(v[k])}" for k in sorted(v))
             return "map[string]string{" + items + "}"
     return go_json(v)
+
+
+_INT64_RANGE: Final = range(-(2**63), 2**63)
+
+
+def decodes_as_int64(value: Any) -> bool:
+    """Whether Go's JSON decoding into ``interface{}`` keeps ``value`` an ``int64`` (an integral
+    literal within range; ``2.0`` and larger integers become ``float64``)."""
+    return type(value) is int and value in _INT64_RANGE
+
+
+def go_type(value: Any) -> str:
+    """Go's ``%T`` of a JSON value decoded into ``interface{}`` (``string``, ``int64``,
+    ``float64``, ``map[string]interface {}``, ``<nil>``, ...)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    if isinstance(value, list):
+        return "[]interface {}"
+    return "int64" if decodes_as_int64(value) else "float64"
+
+
+def go_sprint(value: Any) -> str:
+    """Go's ``%v`` of a JSON value decoded into ``interface{}``: strings bare, ``<nil>``,
+    ``map[a:1 b:[x y]]`` (keys sorted), numbers as int64 or float64 print."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_sprint(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_sprint(v) for v in value) + "]"
+    if decodes_as_int64(value):
+        return str(value)
+    return go_float(float(value))

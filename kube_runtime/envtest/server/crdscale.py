@@ -22,15 +22,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from kube_runtime.envtest.server.crdschema import go_float
+from kube_runtime.client._apifacts import decodes_as_int64, go_sprint, go_type
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.resources import ScaleSpec
 
 __all__ = ["validate_scale"]
 
 _MAX_INT32: Final = 2**31 - 1
-_MIN_INT64: Final = -(2**63)
-_MAX_INT64: Final = 2**63 - 1
 _ABSENT: Final = object()
 
 
@@ -63,7 +61,7 @@ def _replicas(obj: dict[str, Any], path: str) -> list[Cause]:
         value = _nested(obj, path)
         if value is _ABSENT:
             return []
-        if not _is_int64(value):
+        if not decodes_as_int64(value):
             raise _AccessorError(_type_error(path, value, "int64"))
     except _AccessorError as err:
         return [_invalid(path, "0", str(err))]
@@ -72,12 +70,6 @@ def _replicas(obj: dict[str, Any], path: str) -> list[Cause]:
     if value > _MAX_INT32:
         return [_invalid(path, str(value), f"should be less than or equal to {_MAX_INT32}")]
     return []
-
-
-def _is_int64(value: Any) -> bool:
-    """An integer as Go's JSON decoding into ``interface{}`` keeps one (an ``int64``: an
-    integral literal within range; ``2.0`` and larger integers become ``float64``)."""
-    return type(value) is int and _MIN_INT64 <= value <= _MAX_INT64
 
 
 def _nested(obj: Any, path: str) -> Any:
@@ -90,8 +82,8 @@ def _nested(obj: Any, path: str) -> Any:
             return _ABSENT
         if not isinstance(value, dict):
             raise _AccessorError(
-                f".{'.'.join(fields[: i + 1])} accessor error: {_go_v(value)} is of the type "
-                f"{_go_t(value)}, expected map[string]interface{{}}"
+                f".{'.'.join(fields[: i + 1])} accessor error: {go_sprint(value)} is of the type "
+                f"{go_type(value)}, expected map[string]interface{{}}"
             )
         if name not in value:
             return _ABSENT
@@ -100,42 +92,8 @@ def _nested(obj: Any, path: str) -> Any:
 
 
 def _type_error(path: str, value: Any, expected: str) -> str:
-    return (
-        f".{path} accessor error: {_go_v(value)} is of the type {_go_t(value)}, expected {expected}"
-    )
+    return f".{path} accessor error: {go_sprint(value)} is of the type {go_type(value)}, expected {expected}"
 
 
 def _invalid(path: str, shown: str, detail: str) -> Cause:
     return Cause(f".{path}", "FieldValueInvalid", f"Invalid value: {shown}: {detail}")
-
-
-def _go_t(value: Any) -> str:
-    """Go's ``%T`` of a JSON value decoded into ``interface{}``."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    if isinstance(value, list):
-        return "[]interface {}"
-    return "int64" if _is_int64(value) else "float64"
-
-
-def _go_v(value: Any) -> str:
-    """Go's ``%v`` of a JSON value decoded into ``interface{}``."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_v(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_v(v) for v in value) + "]"
-    if _is_int64(value):
-        return str(value)
-    return go_float(float(value))

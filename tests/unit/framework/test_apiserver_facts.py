@@ -215,6 +215,25 @@ def test_go_values_print_as_go_prints_them(value: Any, typed: bool, shown: str) 
     assert facts.go_value(value, typed=typed) == shown
 
 
+@pytest.mark.parametrize(
+    ("value", "printed", "go_type"),
+    [
+        (None, "<nil>", "<nil>"),
+        ("x y", "x y", "string"),
+        (3, "3", "int64"),
+        (2**63, "9.223372036854776e+18", "float64"),
+        (2.0, "2", "float64"),
+        ({"b": [1, "x"], "a": True}, "map[a:true b:[1 x]]", "map[string]interface {}"),
+        ([], "[]", "[]interface {}"),
+    ],
+)
+def test_decoded_json_prints_as_go_prints_an_interface_value(
+    value: Any, printed: str, go_type: str
+) -> None:
+    assert facts.go_sprint(value) == printed
+    assert facts.go_type(value) == go_type
+
+
 def test_both_validators_print_rejected_values_with_the_one_renderer() -> None:
     # a built-in kind's typed field (validation) and a custom resource's JSON (crdschema)
     assert validation._invalid("spec.x", 1e6, "bad").message == "Invalid value: 1e+06: bad"
