@@ -29,6 +29,7 @@ import pathlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from controllers._register import register
 from controllers.cloneset.control import CloneSetControl
 from controllers.cloneset.core import CLONESET, CloneSetView, SpecError, validate
 from controllers.cloneset.pod_control import CloneSetPodControl, Expectations
@@ -41,7 +42,6 @@ from controllers.cloneset.revision import (
 )
 from controllers.cloneset.status import ApiStatusUpdater
 from kube_runtime import crds, meta, rbac
-from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
 from kube_runtime.client.errors import NotFound
@@ -310,13 +310,12 @@ def setup(
         recreate_pod_when_change_vct=recreate_pod_when_change_vct,
         logger=log,
     )
-    return (
-        Builder(manager)
-        .named(name)
-        .for_(CLONESET)
-        .owns(Pod)
-        .owns(PersistentVolumeClaim)
-        .watches(Pod, reconciler.orphan_pod_requests)
-        .with_options(max_concurrent_reconciles=max_concurrent_reconciles)
-        .complete(reconciler)
+    return register(
+        manager,
+        reconciler,
+        name=name,
+        kind=CLONESET,
+        owns=[Pod, PersistentVolumeClaim],
+        watches=[(Pod, reconciler.orphan_pod_requests)],
+        workers=max_concurrent_reconciles,
     )

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from controllers._register import register
 from controllers.deployment import util
 from controllers.deployment.recreate import rollout_recreate
 from controllers.deployment.replicaset import PERMISSIONS as REPLICASET_PERMISSIONS
@@ -30,7 +31,6 @@ from controllers.deployment.replicaset import setup_replicasets
 from controllers.deployment.rolling import rollout_rolling
 from controllers.deployment.sync import DeploymentControl
 from kube_runtime import meta, rbac
-from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
 from kube_runtime.client.errors import NotFound
@@ -250,15 +250,17 @@ def setup(
     reconciler = DeploymentReconciler(
         manager.api_reader, manager.client, manager.get_event_recorder(COMPONENT), logger=log
     )
-    controller = (
-        Builder(manager)
-        .named(name)
-        .for_(Deployment)
-        .owns(ReplicaSet)
-        .watches(ReplicaSet, reconciler.orphan_replica_set_requests)
-        .watches(Pod, reconciler.recreate_pod_requests)
-        .with_options(max_concurrent_reconciles=max_concurrent_reconciles)
-        .complete(reconciler)
+    controller = register(
+        manager,
+        reconciler,
+        name=name,
+        kind=Deployment,
+        owns=[ReplicaSet],
+        watches=[
+            (ReplicaSet, reconciler.orphan_replica_set_requests),
+            (Pod, reconciler.recreate_pod_requests),
+        ],
+        workers=max_concurrent_reconciles,
     )
     if replicasets:
         setup_replicasets(manager, max_concurrent_reconciles=max_concurrent_reconciles)

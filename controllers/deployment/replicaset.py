@@ -27,11 +27,11 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from controllers._register import register
 from controllers.deployment.conditions import REPLICA_FAILURE, new_condition, remove_condition
 from controllers.deployment.conditions import get_condition as _get_condition
 from kube_runtime import clock as _clock
 from kube_runtime import meta, rbac
-from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
 from kube_runtime.client.errors import Conflict, NotFound
@@ -449,12 +449,12 @@ def setup_replicasets(
     reconciler = ReplicaSetReconciler(
         manager.api_reader, manager.client, manager.get_event_recorder(COMPONENT), logger=log
     )
-    return (
-        Builder(manager)
-        .named(name)
-        .for_(ReplicaSet)
-        .owns(Pod)
-        .watches(Pod, reconciler.orphan_pod_requests)
-        .with_options(max_concurrent_reconciles=max_concurrent_reconciles)
-        .complete(reconciler)
+    return register(
+        manager,
+        reconciler,
+        name=name,
+        kind=ReplicaSet,
+        owns=[Pod],
+        watches=[(Pod, reconciler.orphan_pod_requests)],
+        workers=max_concurrent_reconciles,
     )

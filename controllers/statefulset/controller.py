@@ -33,6 +33,7 @@ import pathlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from controllers._register import register
 from controllers.statefulset.control import StatefulSetControl, SyncResult
 from controllers.statefulset.pod_control import StatefulPodControl, observe_pods
 from controllers.statefulset.spec import InvalidSpecError, SetSpec
@@ -51,7 +52,6 @@ from controllers.statefulset.utils import (
 from controllers.statefulset.webhooks import WEBHOOK_PERMISSIONS
 from kube_runtime import clock as _clock
 from kube_runtime import crds, meta, rbac
-from kube_runtime.builder import Builder
 from kube_runtime.cache import INDEX_CONTROLLER_UID, INDEX_LABEL
 from kube_runtime.claiming import ControllerRefManager, recheck_controller
 from kube_runtime.client.errors import NotFound
@@ -560,16 +560,17 @@ def _register(
         logger=log,
         status_window=status_window,
     )
-    return (
-        Builder(manager)
-        .named(name)
-        .for_(kind)
-        .owns(Pod)
-        .owns(ControllerRevision)
-        .watches(Pod, reconciler.orphan_pod_requests)
-        .watches(PersistentVolumeClaim, reconciler.sets_of_claim)
-        .with_options(max_concurrent_reconciles=workers)
-        .complete(reconciler)
+    return register(
+        manager,
+        reconciler,
+        name=name,
+        kind=kind,
+        owns=[Pod, ControllerRevision],
+        watches=[
+            (Pod, reconciler.orphan_pod_requests),
+            (PersistentVolumeClaim, reconciler.sets_of_claim),
+        ],
+        workers=workers,
     )
 
 

@@ -1,0 +1,42 @@
+"""How each bundled workload controller registers with a manager: one place for the builder
+chain the StatefulSet, CloneSet, Deployment and ReplicaSet controllers share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kube_runtime.builder import Builder
+from kube_runtime.kinds import KindLike
+from kube_runtime.reconcile import Reconciler
+
+if TYPE_CHECKING:
+    from kube_runtime.controller import Controller
+    from kube_runtime.manager import Manager
+
+__all__ = ["register"]
+
+MapFn = Callable[[Mapping[str, Any]], Iterable[Any]]
+
+
+def register(
+    manager: Manager,
+    reconciler: Reconciler,
+    *,
+    name: str,
+    kind: KindLike,
+    owns: Sequence[KindLike],
+    watches: Sequence[tuple[KindLike, MapFn]],
+    workers: int,
+) -> Controller:
+    """Register ``reconciler`` as the controller ``name`` of ``kind`` with ``manager``: it
+    owns the kinds of ``owns`` (events of an object they control wake it), each ``(kind,
+    map_fn)`` of ``watches`` maps that kind's events to requests (an orphan's adopters,
+    :class:`~kube_runtime.handlers.SelectingOwners`, and the like), ``workers`` syncs at a
+    time. Returns the controller."""
+    builder = Builder(manager).named(name).for_(kind)
+    for owned in owns:
+        builder = builder.owns(owned)
+    for watched, map_fn in watches:
+        builder = builder.watches(watched, map_fn)
+    return builder.with_options(max_concurrent_reconciles=workers).complete(reconciler)
