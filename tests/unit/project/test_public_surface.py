@@ -70,7 +70,7 @@ def test_every_listed_name_exists_and_states_its_contract(module: str) -> None:
             value = getattr(mod, name)
         else:  # a package may list its submodules
             value = importlib.import_module(f"{module}.{name}")
-        documented = inspect.isclass(value) or inspect.isfunction(value) or inspect.ismodule(value)
-        if documented and not inspect.getdoc(value):
+        needs_doc = inspect.isclass(value) or inspect.isfunction(value) or inspect.ismodule(value)
+        if needs_doc and not inspect.getdoc(value):
             undocumented.append(name)
     assert undocumented == []
