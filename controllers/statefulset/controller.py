@@ -64,7 +64,7 @@ from kube_runtime.expectations import (
     ScaleExpectations,
     wait_result,
 )
-from kube_runtime.finalizers import add_finalizer, has_finalizer, remove_finalizer
+from kube_runtime.finalizers import ensure_finalizer, ensure_finalizer_removed, has_finalizer
 from kube_runtime.handlers import SelectingOwners
 from kube_runtime.kinds import (
     ControllerRevision,
@@ -433,10 +433,10 @@ class StatefulSetReconciler:
         present = has_finalizer(sts, ORDERED_TEARDOWN_FINALIZER)
         try:
             if wanted and not present and not meta.is_deleting(sts):
-                add_finalizer(self._client, dict(sts), ORDERED_TEARDOWN_FINALIZER)
+                ensure_finalizer(self._client, dict(sts), ORDERED_TEARDOWN_FINALIZER)
                 self.log.info("%s: added finalizer %s", set_key(sts), ORDERED_TEARDOWN_FINALIZER)
             elif present and not wanted:
-                remove_finalizer(self._client, dict(sts), ORDERED_TEARDOWN_FINALIZER)
+                ensure_finalizer_removed(self._client, dict(sts), ORDERED_TEARDOWN_FINALIZER)
                 self.log.info("%s: opted out of ordered teardown", set_key(sts))
         except NotFound:
             return False
@@ -470,7 +470,7 @@ class StatefulSetReconciler:
         if not has_finalizer(sts, ORDERED_TEARDOWN_FINALIZER):
             return False
         try:
-            remove_finalizer(self._client, dict(sts), ORDERED_TEARDOWN_FINALIZER)
+            ensure_finalizer_removed(self._client, dict(sts), ORDERED_TEARDOWN_FINALIZER)
         except NotFound:
             pass
         self.log.info("%s: ordered teardown done, finalizer removed", set_key(sts))
