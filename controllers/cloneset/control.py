@@ -33,7 +33,6 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from controllers.cloneset.core import CloneSetView, SpecError, is_updated
-from controllers.cloneset.lifecycle import PREPARING_UPDATE, get_state
 from controllers.cloneset.pod_control import PodControl, PodControlStep
 from controllers.cloneset.scale import ExpectationDiffs, Scaler, calculate_diffs
 from controllers.cloneset.status import (
@@ -51,6 +50,7 @@ from kube_runtime import meta
 from kube_runtime.clock import Clock, resolve
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.reconcile import Result
+from kube_runtime.workloads.lifecycle import PREPARING_UPDATE, get_state
 from kube_runtime.workloads.pods import is_available
 from kube_runtime.workloads.revision import live_revision_names, revisions_to_truncate
 

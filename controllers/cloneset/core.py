@@ -25,14 +25,13 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from controllers.cloneset import lifecycle
 from controllers.cloneset.models import CloneSetSpec, CloneSetSpecUpdateStrategy
 from controllers.cloneset.pvc import INSTANCE_ID_LABEL, instance_pod_volumes_for
 from kube_runtime import meta, webhook
 from kube_runtime.expectations import equal_to_revision_hash
 from kube_runtime.kinds import Kind
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
-from kube_runtime.workloads import podreadiness
+from kube_runtime.workloads import lifecycle, podreadiness
 from kube_runtime.workloads.inplace import get_condition, inject_readiness_gate
 from kube_runtime.workloads.intstr import int_or_percent_error, scaled_value
 from kube_runtime.workloads.pods import is_available, is_ready

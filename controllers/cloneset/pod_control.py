@@ -29,7 +29,6 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Protocol
 
-from controllers.cloneset import lifecycle
 from controllers.cloneset.core import CLONESET, SPECIFIED_DELETE_LABEL, CloneSetView
 from controllers.cloneset.pvc import instance_claims_for_pod
 from kube_runtime import meta
@@ -44,7 +43,7 @@ from kube_runtime.expectations import (
 )
 from kube_runtime.kinds import Kind, PersistentVolumeClaim, Pod
 from kube_runtime.meta import ObjView as Obj
-from kube_runtime.workloads import podreadiness
+from kube_runtime.workloads import lifecycle, podreadiness
 from kube_runtime.workloads.inplace import InPlaceControl, InPlaceSpec
 from kube_runtime.workloads.lifecycle import hook_state_patch
 from kube_runtime.workloads.revision import delete_revision

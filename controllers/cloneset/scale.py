@@ -22,14 +22,15 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from controllers.cloneset import core, lifecycle
+from controllers.cloneset import core
 from controllers.cloneset.core import CloneSetLike, CloneSetView
-from controllers.cloneset.lifecycle import marks_pod_not_ready
 from controllers.cloneset.pod_control import PodControl, PodControlStep
 from controllers.cloneset.pvc import available_instance_ids, claims_of_instance, instance_id
 from kube_runtime import meta
 from kube_runtime.meta import ObjView as Obj
+from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.batches import call_each
+from kube_runtime.workloads.lifecycle import marks_pod_not_ready
 from kube_runtime.workloads.pods import sort_active_pods
 
 __all__ = [

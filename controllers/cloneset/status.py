@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Final, Protocol
 
-from controllers.cloneset import core, lifecycle
+from controllers.cloneset import core
 from controllers.cloneset.core import CloneSetView
 from kube_runtime import clock as _clock
 from kube_runtime import meta
@@ -25,6 +25,7 @@ from kube_runtime.client.interfaces import Client
 from kube_runtime.conditions import format_time, set_failure_condition
 from kube_runtime.expectations import ResourceVersionExpectations
 from kube_runtime.meta import ObjView as Obj
+from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.pods import parse_time
 from kube_runtime.workloads.statuswriter import ApiStatusWriter
 

@@ -24,13 +24,14 @@ import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 
-from controllers.cloneset import core, lifecycle
+from controllers.cloneset import core
 from controllers.cloneset.core import CloneSetView
 from controllers.cloneset.pod_control import PodControl, PodControlStep
 from controllers.cloneset.revision import can_vct_update_in_place
 from controllers.cloneset.scale import ExpectationDiffs
 from kube_runtime import meta
 from kube_runtime.meta import ObjView as Obj
+from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.inplace import (
     GRACE_ANNOTATION,
     InPlaceSpec,

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from controllers.cloneset import lifecycle
 from controllers.cloneset.control import CloneSetControl
 from controllers.cloneset.controller import CloneSetReconciler
 from controllers.cloneset.core import CLONESET, SPECIFIED_DELETE_LABEL, CloneSetView
@@ -32,6 +31,7 @@ from kube_runtime.kinds import (
     Pod,
 )
 from kube_runtime.reconcile import Result
+from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.inplace import READINESS_GATE, InPlaceSpec
 from kube_runtime.workloads.revision import POD_REVISION_LABEL
 from tests.support.cloneset_harness import (

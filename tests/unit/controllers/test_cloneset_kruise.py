@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from controllers.cloneset import lifecycle
 from controllers.cloneset.core import (
     SCALING_EXCLUDE_PREPARING_DELETE_LABEL,
     CloneSetView,
@@ -36,6 +35,7 @@ from controllers.cloneset.webhooks import set_defaults, setup_webhooks
 from kube_runtime import Manager, meta, webhook
 from kube_runtime.client.fake import FakeClient
 from kube_runtime.kinds import Pod
+from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.inplace import (
     InPlaceControl,
     InPlaceSpec,
@@ -601,3 +601,12 @@ def test_defaulting_webhook_endpoint(tmp_path):
         "value": {"type": "ReCreate", "partition": 0, "maxUnavailable": "20%", "maxSurge": 0},
     } in patch
     assert {"op": "add", "path": "/spec/revisionHistoryLimit", "value": 10} in patch
+
+
+def test_the_old_lifecycle_path_warns_and_gives_the_shared_module_names() -> None:
+    from controllers.cloneset import lifecycle as old_path
+
+    with pytest.warns(DeprecationWarning, match="kube_runtime.workloads.lifecycle.get_state"):
+        assert old_path.get_state is lifecycle.get_state
+    with pytest.raises(AttributeError):
+        old_path.no_such_name  # noqa: B018

@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from controllers.cloneset import lifecycle
 from kube_runtime import meta
-from kube_runtime.workloads import podreadiness
+from kube_runtime.workloads import lifecycle, podreadiness
 from kube_runtime.workloads.inplace import STATE_ANNOTATION
 from tests.support.cloneset_harness import (
     Harness,

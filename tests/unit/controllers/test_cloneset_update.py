@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controllers.cloneset import core, lifecycle
+from controllers.cloneset import core
 from controllers.cloneset.pod_control import CloneSetPodControl
 from controllers.cloneset.scale import ExpectationDiffs
 from controllers.cloneset.update import (
@@ -14,6 +14,7 @@ from controllers.cloneset.update import (
     scatter_sort,
     sort_update_indexes,
 )
+from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.inplace import calculate_in_place_spec, check_update_completed
 
 
