@@ -39,15 +39,24 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel
 
 from kube_runtime.client import interfaces
 from kube_runtime.client.interfaces import ObjectLike, PatchBody, PatchType, Selector
-from kube_runtime.client.options import DeleteOptions, IndexKey, ListQuery, PatchOptions
+from kube_runtime.client.options import (
+    DeleteOptions,
+    IndexKey,
+    ListQuery,
+    PatchOptions,
+    WriteKeywords,
+)
 from kube_runtime.kinds import KindLike
 from kube_runtime.meta import Obj
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["ClientBase", "ReaderMixin", "StatusWriterMixin", "SubResourceMixin", "WriterMixin"]
 
@@ -206,9 +215,11 @@ class WriterMixin(_UpdateMixin, _PatchHook):
         return self._do_delete_all_of(kind, namespace, query, options)
 
 
-class StatusWriterMixin(_UpdateMixin, _PatchHook, interfaces.StatusWriter):
-    """:class:`~kube_runtime.client.interfaces.StatusWriter` over ``_do_update`` /
-    ``_do_patch`` (with ``options.subresource == "status"``)."""
+class _SubresourcePatchMixin(_PatchHook):
+    """``patch`` of the subresource :attr:`name` over ``_do_patch``."""
+
+    #: The subresource (``status``, ``scale``, ...).
+    name: str
 
     def patch(
         self,
@@ -222,17 +233,23 @@ class StatusWriterMixin(_UpdateMixin, _PatchHook, interfaces.StatusWriter):
         force: bool | None = None,
         dry_run: bool = False,
     ) -> Any:
-        """See :meth:`StatusWriter.patch <kube_runtime.client.interfaces.StatusWriter.patch>`."""
-        options = PatchOptions(namespace, patch_type, "status", field_manager, force, dry_run)
+        """See :meth:`StatusWriter.patch <kube_runtime.client.interfaces.StatusWriter.patch>`
+        and :meth:`SubResourceClient.patch
+        <kube_runtime.client.interfaces.SubResourceClient.patch>`."""
+        options = PatchOptions(namespace, patch_type, self.name, field_manager, force, dry_run)
         return self._do_patch(kind, name, patch, options)
 
 
-class SubResourceMixin(_PatchHook, interfaces.SubResourceClient):
+class StatusWriterMixin(_UpdateMixin, _SubresourcePatchMixin, interfaces.StatusWriter):
+    """:class:`~kube_runtime.client.interfaces.StatusWriter` over ``_do_update`` /
+    ``_do_patch`` (with ``options.subresource == "status"``)."""
+
+    name = "status"
+
+
+class SubResourceMixin(_SubresourcePatchMixin, interfaces.SubResourceClient):
     """:class:`~kube_runtime.client.interfaces.SubResourceClient` of subresource
     :attr:`name` over ``_do_get`` / ``_do_update`` / ``_do_patch``."""
-
-    #: The subresource (``scale``, ``status``, ...).
-    name: str
 
     @abstractmethod
     def _do_get(self, kind: KindLike, name: str, namespace: str | None) -> Obj:
@@ -261,24 +278,6 @@ class SubResourceMixin(_PatchHook, interfaces.SubResourceClient):
         <kube_runtime.client.interfaces.SubResourceClient.update>`."""
         return self._do_update(obj, body, field_manager, dry_run)
 
-    def patch(
-        self,
-        kind: KindLike,
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> Obj:
-        """See :meth:`SubResourceClient.patch
-        <kube_runtime.client.interfaces.SubResourceClient.patch>`."""
-        options = PatchOptions(namespace, patch_type, self.name, field_manager, force, dry_run)
-        patched: Obj = self._do_patch(kind, name, patch, options)
-        return patched
-
 
 class ClientBase(ReaderMixin, WriterMixin, interfaces.Client):
     """:class:`~kube_runtime.client.interfaces.Client` over the hooks of
@@ -295,17 +294,9 @@ class ClientBase(ReaderMixin, WriterMixin, interfaces.Client):
         """The client of subresource ``name``."""
 
     @overload
-    def update_status(
-        self, obj: M, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> M: ...
+    def update_status(self, obj: M, **options: Unpack[WriteKeywords]) -> M: ...
     @overload
-    def update_status(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]: ...
+    def update_status(self, obj: Mapping[str, Any], **options: Unpack[WriteKeywords]) -> Obj: ...
 
     def update_status(
         self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False

@@ -141,16 +141,7 @@ class CachedClient(ClientBase):
     def _do_list(self, kind: KindLike, namespace: str | None, query: ListQuery) -> Obj:
         # The cached objects matching the namespace, selectors and index.
         if not self.is_cached(kind):
-            return self.api_reader.list(
-                kind,
-                namespace,
-                label_selector=query.label_selector,
-                field_selector=query.field_selector,
-                index=query.index,
-                limit=query.limit,
-                resource_version=query.resource_version,
-                resource_version_match=query.resource_version_match,
-            )
+            return self.api_reader.list(kind, namespace, **dataclasses.asdict(query))
         items: list[Any] = self.cache.list(
             kind,
             namespace,

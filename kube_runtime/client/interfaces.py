@@ -69,17 +69,27 @@ Shared conventions (every method of every implementation):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, TypeVar, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
 
 from pydantic import BaseModel
 
 from kube_runtime.client.mapping import RestMapper
+from kube_runtime.client.options import (
+    ApplyKeywords,
+    CreateKeywords,
+    PatchKeywords,
+    SubresourcePatchKeywords,
+    WriteKeywords,
+)
 from kube_runtime.client.options import IndexKey as IndexKey
 from kube_runtime.client.options import PatchType as PatchType
 from kube_runtime.client.options import Selector as Selector
 from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike
 from kube_runtime.meta import Obj as Obj
+
+if TYPE_CHECKING:  # the overloads' keyword sets (annotations only; typing.Unpack is 3.11+)
+    from typing_extensions import Unpack
 
 __all__ = [
     "Client",
@@ -92,6 +102,7 @@ __all__ = [
     "Selector",
     "StatusWriter",
     "SubResourceClient",
+    "Updater",
     "WithWatch",
     "Writer",
 ]
@@ -153,28 +164,40 @@ class Reader(Protocol):
         ...
 
 
-@runtime_checkable
-class Writer(Protocol):
-    """Creates, changes and deletes objects of any kind."""
+class Updater(Protocol):
+    """``update``: replace an object (:class:`Writer`) or its status (:class:`StatusWriter`),
+    found by the kind, namespace and name ``obj`` carries; the two share this signature."""
 
     @overload
-    def create(
-        self,
-        obj: M,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> M: ...
+    def update(self, obj: M, **options: Unpack[WriteKeywords]) -> M: ...
     @overload
-    def create(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> Obj: ...
+    def update(self, obj: Mapping[str, Any], **options: Unpack[WriteKeywords]) -> Obj: ...
+
+    def update(
+        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
+    ) -> Any:
+        """Replace what the writer writes (see :class:`Writer` and :class:`StatusWriter`) with
+        ``obj``'s; returns the stored object (a model for a model). A
+        ``metadata.resourceVersion`` makes the write conditional (``Conflict`` when stale);
+        ``NotFound`` when the object does not exist."""
+        ...
+
+
+@runtime_checkable
+class Writer(Updater, Protocol):
+    """Creates, changes and deletes objects of any kind.
+
+    ``update`` replaces the whole object. Without ``metadata.resourceVersion`` the write is
+    unconditional for built-in kinds; custom kinds require it (``Invalid``). For kinds with
+    a status subresource the ``status`` in ``obj`` is ignored (write it with
+    :meth:`Client.status`). A write that changes nothing stores nothing (same
+    ``resourceVersion``).
+    """
+
+    @overload
+    def create(self, obj: M, **options: Unpack[CreateKeywords]) -> M: ...
+    @overload
+    def create(self, obj: Mapping[str, Any], **options: Unpack[CreateKeywords]) -> Obj: ...
 
     def create(
         self,
@@ -194,53 +217,12 @@ class Writer(Protocol):
         ...
 
     @overload
-    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
-    @overload
-    def update(
-        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
-
-    def update(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Any:
-        """Replace the whole object (found by its kind, namespace and name).
-
-        With ``metadata.resourceVersion`` set, the write is conditional: ``Conflict`` when
-        the object changed since (without it, the write is unconditional for built-in kinds;
-        custom kinds require it: ``Invalid``). For kinds with a status subresource the
-        ``status`` in ``obj`` is ignored (write it with :meth:`Client.status`). A write that
-        changes nothing stores nothing (same ``resourceVersion``). ``NotFound`` when the
-        object does not exist.
-        """
-        ...
-
-    @overload
     def patch(
-        self,
-        kind: type[M],
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        self, kind: type[M], name: str, patch: PatchBody, **options: Unpack[PatchKeywords]
     ) -> M: ...
     @overload
     def patch(
-        self,
-        kind: Kind | str,
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        self, kind: Kind | str, name: str, patch: PatchBody, **options: Unpack[PatchKeywords]
     ) -> Obj: ...
 
     def patch(
@@ -268,18 +250,9 @@ class Writer(Protocol):
         ...
 
     @overload
-    def apply(
-        self, obj: M, *, field_manager: str, force: bool = True, dry_run: bool = False
-    ) -> M: ...
+    def apply(self, obj: M, **options: Unpack[ApplyKeywords]) -> M: ...
     @overload
-    def apply(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        field_manager: str,
-        force: bool = True,
-        dry_run: bool = False,
-    ) -> Obj: ...
+    def apply(self, obj: Mapping[str, Any], **options: Unpack[ApplyKeywords]) -> Obj: ...
 
     def apply(
         self, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
@@ -330,27 +303,13 @@ class Writer(Protocol):
 
 
 @runtime_checkable
-class StatusWriter(Protocol):
+class StatusWriter(Updater, Protocol):
     """Writes the ``status`` subresource: only ``status`` changes, whatever else is sent.
 
-    A kind without a status subresource answers ``NotFound`` (``the server could not find
-    the requested resource``).
+    ``update`` replaces the status of ``obj`` with ``obj["status"]``; the spec is left as
+    stored (``generation`` does not move). A kind without a status subresource answers
+    ``NotFound`` (``the server could not find the requested resource``).
     """
-
-    @overload
-    def update(self, obj: M, *, field_manager: str | None = None, dry_run: bool = False) -> M: ...
-    @overload
-    def update(
-        self, obj: Mapping[str, Any], *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
-
-    def update(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Any:
-        """Replace the status of ``obj`` (found by kind, namespace and name) with
-        ``obj["status"]``; the spec is left as stored (``generation`` does not move). A
-        ``metadata.resourceVersion`` makes it conditional (``Conflict`` when stale)."""
-        ...
 
     @overload
     def patch(
@@ -358,12 +317,7 @@ class StatusWriter(Protocol):
         kind: type[M],
         name: str,
         patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        **options: Unpack[SubresourcePatchKeywords],
     ) -> M: ...
     @overload
     def patch(
@@ -371,12 +325,7 @@ class StatusWriter(Protocol):
         kind: Kind | str,
         name: str,
         patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        **options: Unpack[SubresourcePatchKeywords],
     ) -> Obj: ...
 
     def patch(

@@ -14,11 +14,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from kube_runtime.meta import Obj
 
-__all__ = ["DeleteOptions", "IndexKey", "ListQuery", "PatchOptions", "PatchType", "Selector"]
+__all__ = [
+    "ApplyKeywords",
+    "CreateKeywords",
+    "DeleteOptions",
+    "IndexKey",
+    "ListQuery",
+    "PatchKeywords",
+    "PatchOptions",
+    "PatchType",
+    "Selector",
+    "SubresourcePatchKeywords",
+    "WriteKeywords",
+]
 
 #: A label or field selector: query text (``"app=web,tier!=db"``) or ``{key: value}``
 #: equalities.
@@ -27,6 +39,50 @@ Selector = str | Mapping[str, str]
 IndexKey = tuple[str, str]
 #: The four PATCH content types of the API server.
 PatchType = Literal["merge", "strategic", "json", "apply"]
+
+
+# --- the keyword arguments of the writes, for the protocols' overloads ------------------------
+# Each write has two overloads (a model in, that model out; a dict in, a dict out) with the
+# same keywords: the overloads take them as ``**options: Unpack[...Keywords]`` so that each
+# keyword set is written once (the methods' own signatures spell them out, with defaults).
+
+
+class WriteKeywords(TypedDict, total=False):
+    """The keywords of ``update`` (objects and status): ``field_manager``, ``dry_run``."""
+
+    field_manager: str | None
+    dry_run: bool
+
+
+class CreateKeywords(WriteKeywords, total=False):
+    """The keywords of ``create``: the write's, and ``namespace``."""
+
+    namespace: str | None
+
+
+class SubresourcePatchKeywords(WriteKeywords, total=False):
+    """The keywords of a status writer's and a subresource client's ``patch``."""
+
+    namespace: str | None
+    patch_type: PatchType
+    force: bool | None
+
+
+class PatchKeywords(SubresourcePatchKeywords, total=False):
+    """The keywords of ``Writer.patch``: a subresource's, and ``subresource``."""
+
+    subresource: str | None
+
+
+class _ApplyOptions(TypedDict, total=False):
+    force: bool
+    dry_run: bool
+
+
+class ApplyKeywords(_ApplyOptions):
+    """The keywords of ``apply``: ``field_manager`` (required), ``force``, ``dry_run``."""
+
+    field_manager: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,6 +125,32 @@ def test_mypy_rejects_a_client_missing_a_method(
     assert status == 1 and "incompatible return value type" in out.lower(), out
 
 
+def test_mypy_rejects_a_keyword_the_write_does_not_take(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The overloads take their keywords from one TypedDict per write
+    (:mod:`kube_runtime.client.options`): a keyword another write takes is still an error."""
+    monkeypatch.chdir(ROOT)
+    bad = tmp_path / "wrong_keywords.py"
+    bad.write_text(
+        textwrap.dedent(
+            """
+            from kube_runtime import kinds
+            from kube_runtime.client import interfaces
+
+            def use(c: interfaces.Client) -> None:
+                c.status().patch(kinds.Pod, "p", {}, namespace="ns", subresource="scale")
+                c.update({"kind": "Pod"}, namespace="ns")
+                c.patch(kinds.Pod, "p", {}, namespace="ns", subresource="status")  # fine
+            """
+        )
+    )
+    out, status = _mypy(bad)
+    assert status == 1, out
+    errors = [line for line in out.splitlines() if ": error:" in line]
+    assert [e.split(":")[1] for e in errors if "Unexpected keyword" in e] == ["6", "7"], out
+
+
 # ------------------------------------------------------------------ run time
 
 
