@@ -84,8 +84,37 @@ def _too_large_message() -> str:
     return f"request entity is too large; limit is {MAX_REQUEST_BYTES} bytes"
 
 
-class AdmissionEndpoint:
+class _ReviewEndpoint:
+    """What both endpoints do before their own work: refuse what cannot be a review, and
+    decode the JSON of ``review_kind``; each says how it answers an error (:meth:`_error`)."""
+
+    review_kind = ""
+
+    def _error(self, code: int, message: str) -> Reply:
+        raise NotImplementedError
+
+    def too_large(self) -> Reply:
+        """An answer with code 413 saying the limit."""
+        return self._error(413, _too_large_message())
+
+    def _read(self, method: str, content_type: str | None, body: bytes) -> Any:
+        """The decoded review document, or the :class:`Reply` refusing the request (wrong
+        method or content type, empty, over :data:`MAX_REQUEST_BYTES`, not JSON)."""
+        problem = _unreadable(method, content_type, body)
+        if problem is not None:
+            return self._error(400, problem)
+        if len(body) > MAX_REQUEST_BYTES:
+            return self.too_large()
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError as e:
+            return self._error(400, f"couldn't decode the {self.review_kind}: {e}")
+
+
+class AdmissionEndpoint(_ReviewEndpoint):
     """Serves an admission handler (see the module docstring)."""
+
+    review_kind = "AdmissionReview"
 
     def __init__(self, handler: AdmissionHandler) -> None:
         self.handler = handler
@@ -94,21 +123,13 @@ class AdmissionEndpoint:
         review = errored(code, message).review("", ADMISSION_API_VERSIONS[0])
         return Reply(200, orjson.dumps(review))
 
-    def too_large(self) -> Reply:
-        """A review with code 413 saying the limit."""
-        return self._error(413, _too_large_message())
-
     def serve(self, method: str, content_type: str | None, body: bytes) -> Reply:
         """Decode the AdmissionReview, run the handler, encode its answer."""
-        problem = _unreadable(method, content_type, body)
-        if problem is not None:
-            return self._error(400, problem)
-        if len(body) > MAX_REQUEST_BYTES:
-            return self.too_large()
+        doc = self._read(method, content_type, body)
+        if isinstance(doc, Reply):
+            return doc
         try:
-            request = AdmissionRequest.from_review(orjson.loads(body))
-        except orjson.JSONDecodeError as e:
-            return self._error(400, f"couldn't decode the AdmissionReview: {e}")
+            request = AdmissionRequest.from_review(doc)
         except ReviewError as e:
             return self._error(400, str(e))
         try:
@@ -120,8 +141,10 @@ class AdmissionEndpoint:
         return Reply(200, orjson.dumps(review))
 
 
-class ConversionEndpoint:
+class ConversionEndpoint(_ReviewEndpoint):
     """Serves ``/convert`` (see the module docstring)."""
+
+    review_kind = "ConversionReview"
 
     def __init__(self, conversions: Conversions) -> None:
         self.conversions = conversions
@@ -129,20 +152,10 @@ class ConversionEndpoint:
     def _error(self, status: int, message: str) -> Reply:
         return Reply(status, orjson.dumps(failure_review("", CONVERSION_API_VERSIONS[0], message)))
 
-    def too_large(self) -> Reply:
-        """413 with a review saying the limit."""
-        return self._error(413, _too_large_message())
-
     def serve(self, method: str, content_type: str | None, body: bytes) -> Reply:
         """Decode the ConversionReview, convert, encode the answer."""
-        problem = _unreadable(method, content_type, body)
-        if problem is not None:
-            return self._error(400, problem)
-        if len(body) > MAX_REQUEST_BYTES:
-            return self.too_large()
-        try:
-            doc: Any = orjson.loads(body)
-        except orjson.JSONDecodeError as e:
-            return self._error(400, f"couldn't decode the ConversionReview: {e}")
+        doc = self._read(method, content_type, body)
+        if isinstance(doc, Reply):
+            return doc
         status, review = self.conversions.review(doc)
         return Reply(status, orjson.dumps(review))
