@@ -113,8 +113,11 @@ class WebhookBuilder:
         self.model: type[BaseModel] | None = model_class(kind)
         self.resource = resource
 
-    def _register(self, registration: Registration, handler: Any) -> None:
-        self.server.register(registration.path, AdmissionEndpoint(handler), registration)
+    def _register(self, handler: Any, **registration: Any) -> None:
+        """Serve ``handler`` as the webhook ``registration`` (:class:`Registration`'s fields
+        but the kind and resource, which are this builder's) describes."""
+        full = Registration(kind=self.kind, resource=self.resource, **registration)
+        self.server.register(full.path, AdmissionEndpoint(handler), full)
 
     def defaulter(
         self,
@@ -129,19 +132,16 @@ class WebhookBuilder:
     ) -> WebhookBuilder:
         """Serve ``defaulter`` (``fn(obj, request)`` or an object with ``default``) at
         ``/mutate-...``; ``operations`` and the rest go into the configuration."""
-        handler = DefaultingHandler(defaulter, self.model)
-        registration = Registration(
-            kind=self.kind,
+        self._register(
+            DefaultingHandler(defaulter, self.model),
             path=path or mutate_path(self.kind),
             mutating=True,
             operations=tuple(operations),
-            resource=self.resource,
             name=name,
             failure_policy=failure_policy,
             side_effects=side_effects,
             timeout_seconds=timeout_seconds,
         )
-        self._register(registration, handler)
         return self
 
     def validator(
@@ -158,19 +158,16 @@ class WebhookBuilder:
         """Serve ``validator`` (a :class:`~kube_runtime.webhook.validating.Validator` or
         ``fn(obj, request)``) at ``/validate-...``; ``operations`` default to those it has a
         method for."""
-        handler = ValidatingHandler(validator, self.model)
-        registration = Registration(
-            kind=self.kind,
+        self._register(
+            ValidatingHandler(validator, self.model),
             path=path or validate_path(self.kind),
             mutating=False,
             operations=tuple(operations) if operations is not None else operations_of(validator),
-            resource=self.resource,
             name=name,
             failure_policy=failure_policy,
             side_effects=side_effects,
             timeout_seconds=timeout_seconds,
         )
-        self._register(registration, handler)
         return self
 
     def _version(self, version: str | type) -> tuple[str, type[BaseModel] | None]:
