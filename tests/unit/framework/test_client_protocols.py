@@ -69,6 +69,17 @@ def _fake_conforms(fake: FakeClient) -> None:
     del client, reader, writer, status, scale, exported
 
 
+def _a_manager_runs_on_any_client_with_watch(rest: RestClient, fake: FakeClient) -> None:
+    """The Manager takes the WithWatch protocol: the REST client and the fake alike, with no
+    cast (a manager over a fake is built but never started, as webhook-config does)."""
+    from kube_runtime.manager import Manager
+
+    with_watch: i.WithWatch = fake
+    Manager(rest, metrics_bind_address="0")
+    Manager(fake, metrics_bind_address="0")
+    del with_watch
+
+
 def _protocol_results_are_typed(client: i.Client) -> None:
     """Overloads: a model kind gives the model, anything else a dict."""
     as_dict: dict[str, Any] = client.get(kinds.ConfigMap, "a", "ns")
