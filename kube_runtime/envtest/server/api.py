@@ -55,6 +55,17 @@ class RequestRecord:
     seconds: float
 
 
+#: The access reviews served (``/apis/authorization.k8s.io/v1/<plural>``).
+_REVIEWS = (["selfsubjectaccessreviews"], ["subjectaccessreviews"])
+
+
+def _manager(request: Request) -> str:
+    """The field manager a request's writes are recorded under."""
+    return request.param("fieldManager") or manager_from_user_agent(
+        request.headers.get("user-agent", "")
+    )
+
+
 def _internal_error(e: Exception) -> ApiError:
     """kube-apiserver's 500 for an unexpected failure (``Internal error occurred: ...``)."""
     detail = f"{type(e).__name__}: {e}"
@@ -214,6 +225,18 @@ class ApiServer:
             ]
         ):
             return self._token_request(request, parts[3], parts[5])
+        if parts[:3] == ["apis", "authorization.k8s.io", "v1"] and parts[3:] in _REVIEWS:
+            if request.method != "POST":
+                raise errors.method_not_allowed()
+            review = authz.access_review(
+                self.authorizer,
+                user,
+                request.body,
+                self_review=parts[3] == "selfsubjectaccessreviews",
+                manager=_manager(request),
+                now=self.store.clock.time(),
+            )
+            return json_response(201, review)
         route = routing.route(self.registry, parts)
         if route is None:
             return nonresource.not_found(self.registry, parts)
@@ -245,8 +268,7 @@ class ApiServer:
             namespace,
             name,
             request.body,
-            manager=request.param("fieldManager")
-            or manager_from_user_agent(request.headers.get("user-agent", "")),
+            manager=_manager(request),
             dry_run=request.param("dryRun") == "All",
         )
         return json_response(201, review)

@@ -61,6 +61,7 @@ __all__ = [
     "OwnerReferencesAdmission",
     "RbacAuthorizer",
     "User",
+    "access_review",
     "acting",
     "forbidden",
     "request_attributes",
@@ -163,13 +164,7 @@ class Authenticator:
         ServiceAccount (valid ``spec.expirationSeconds``, default 3600, at least 600) as
         kube-apiserver 1.20 answers it (``manager``: the field manager its ``managedFields``
         name); 404 when the ServiceAccount does not exist."""
-        try:
-            review = orjson.loads(body) if body else {}
-        except orjson.JSONDecodeError as e:
-            message = f"the body of the request was in an unknown format: {e}"
-            raise errors.bad_request(message) from None
-        if not isinstance(review, dict):
-            raise errors.bad_request("the body of the request must be a TokenRequest")
+        review = _decode_review(body, "TokenRequest")
         meta: dict[str, Any] = (
             review["metadata"] if isinstance(review.get("metadata"), dict) else {}
         )
@@ -221,26 +216,45 @@ class Authenticator:
         if not dry_run:
             with self._lock:
                 self._issued[token] = _Issued(namespace, name, uid, expires)
-        out_meta = {k: v for k, v in meta.items() if k not in ("managedFields", "resourceVersion")}
-        out_meta["creationTimestamp"] = None
-        if manager:
-            out_meta["managedFields"] = [
-                {
-                    "manager": manager,
-                    "operation": "Update",
-                    "apiVersion": "authentication.k8s.io/v1",
-                    "time": now_rfc3339(lambda: now),
-                    "fieldsType": "FieldsV1",
-                    "fieldsV1": {"f:spec": fields},
-                }
-            ]
         return {
             "kind": "TokenRequest",
             "apiVersion": "authentication.k8s.io/v1",
-            "metadata": out_meta,
+            "metadata": _review_meta(meta, manager, "authentication.k8s.io/v1", now, fields),
             "spec": spec,
             "status": {"token": token, "expirationTimestamp": now_rfc3339(lambda: expires)},
         }
+
+
+def _review_meta(
+    meta: Mapping[str, Any], manager: str, api_version: str, now: float, fields: dict[str, Any]
+) -> dict[str, Any]:
+    """The metadata kube-apiserver answers a review (a create that stores nothing) with:
+    what was sent, no creation time, and the request's ``managedFields`` entry (``fields``:
+    its ``f:spec`` set)."""
+    out = {k: v for k, v in meta.items() if k not in ("managedFields", "resourceVersion")}
+    out["creationTimestamp"] = None
+    if manager:
+        entry = {
+            "manager": manager,
+            "operation": "Update",
+            "apiVersion": api_version,
+            "time": now_rfc3339(lambda: now),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": fields},
+        }
+        out["managedFields"] = [entry]
+    return out
+
+
+def _decode_review(body: bytes, kind: str) -> dict[str, Any]:
+    try:
+        review = orjson.loads(body) if body else {}
+    except orjson.JSONDecodeError as e:
+        message = f"the body of the request was in an unknown format: {e}"
+        raise errors.bad_request(message) from None
+    if not isinstance(review, dict):
+        raise errors.bad_request(f"the body of the request must be a {kind}")
+    return review
 
 
 def _fields_of(value: Any) -> dict[str, Any]:
@@ -391,6 +405,42 @@ def _subject_applies(subject: Mapping[str, Any], user: User, binding_namespace: 
     return False
 
 
+def _describe(binding: Obj, namespace: str, user: User) -> str:
+    """Upstream's description of the binding that allowed a request (``RoleBinding
+    "name/ns" of Role "r" to User "u"``), naming the first subject that applies."""
+    ref = binding.get("roleRef") or {}
+    name = binding["metadata"].get("name", "")
+    what = (
+        f"RoleBinding {_quote(f'{name}/{namespace}')}"
+        if namespace
+        else (f"ClusterRoleBinding {_quote(name)}")
+    )
+    subject = next(
+        s for s in binding.get("subjects") or ()
+        if isinstance(s, dict) and _subject_applies(s, user, namespace)
+    )  # fmt: skip
+    who = subject.get("name") or ""
+    if subject.get("kind") == "ServiceAccount":
+        who = f"{who}/{subject.get('namespace') or namespace}"
+    role = f"{ref.get('kind')} {_quote(str(ref.get('name') or ''))}"
+    return f"{what} of {role} to {subject.get('kind')} {_quote(who)}"
+
+
+def _go_struct(value: Mapping[str, Any] | None) -> str:
+    """How a field error prints the NonResourceAttributes it names (Go's ``%#v`` of what the
+    pointer points to, as kube-apiserver's ``field.Invalid``)."""
+    value = value or {}
+    return (
+        f"authorization.NonResourceAttributes{{Path:{_quote(str(value.get('path') or ''))}, "
+        f"Verb:{_quote(str(value.get('verb') or ''))}}}"
+    )
+
+
+def _quote(text: str) -> str:
+    """Go's ``%q`` of a plain string."""
+    return orjson.dumps(text).decode()
+
+
 class RbacAuthorizer:
     """kube-apiserver 1.20's ``--authorization-mode=RBAC`` over the roles and bindings
     ``store`` holds (see the module docstring)."""
@@ -464,7 +514,7 @@ class RbacAuthorizer:
             if problem:
                 problems.append(problem)
             if any(isinstance(r, dict) and rule_allows(attrs, r) for r in rules):
-                return True, ""
+                return True, f"RBAC: allowed by {_describe(binding, namespace, attrs.user)}"
         if not problems:
             return False, ""
         joined = problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]"
@@ -475,6 +525,80 @@ class RbacAuthorizer:
         allowed, reason = self.authorize(attrs)
         if not allowed:
             raise forbidden(attrs, reason)
+
+
+def access_review(
+    authorizer: RbacAuthorizer | None,
+    user: User | None,
+    body: bytes,
+    *,
+    self_review: bool,
+    manager: str = "",
+    now: float = 0.0,
+) -> Obj:
+    """Answer an ``authorization.k8s.io/v1`` SelfSubjectAccessReview (``self_review``: about
+    ``user``) or SubjectAccessReview (about ``spec.user`` / ``spec.groups``) as kube-apiserver
+    does: ``status.allowed`` and the authorizer's reason (``authorizer`` None: AlwaysAllow)."""
+    kind = "SelfSubjectAccessReview" if self_review else "SubjectAccessReview"
+    review = _decode_review(body, kind)
+    spec: dict[str, Any] = review["spec"] if isinstance(review.get("spec"), dict) else {}
+    resource = spec.get("resourceAttributes")
+    non_resource = spec.get("nonResourceAttributes")
+    resource = resource if isinstance(resource, dict) else None
+    non_resource = non_resource if isinstance(non_resource, dict) else None
+    if (resource is None) == (non_resource is None):
+        if resource is None:
+            where, detail = (
+                "resourceAttributes",
+                (
+                    'Invalid value: "null": exactly one of nonResourceAttributes or '
+                    "resourceAttributes must be specified"
+                ),
+            )
+        else:
+            where = "nonResourceAttributes"
+            detail = f"Invalid value: {_go_struct(non_resource)}: cannot be specified in "
+            detail += "combination with resourceAttributes"
+        cause = Cause(f"spec.{where}", "FieldValueInvalid", detail)
+        # kube-apiserver names no kind here (its decoded object's kind is empty)
+        raise errors.invalid("", "authorization.k8s.io", "", [cause])
+    if self_review or user is None:
+        subject = user or ADMIN
+    else:
+        subject = User(str(spec.get("user") or ""), tuple(spec.get("groups") or ()))
+    if resource:
+        attrs = Attributes(
+            subject,
+            str(resource.get("verb") or ""),
+            True,
+            namespace=str(resource.get("namespace") or ""),
+            api_group=str(resource.get("group") or ""),
+            api_version=str(resource.get("version") or ""),
+            resource=str(resource.get("resource") or ""),
+            subresource=str(resource.get("subresource") or ""),
+            name=str(resource.get("name") or ""),
+        )
+    else:
+        assert non_resource is not None
+        attrs = Attributes(
+            subject,
+            str(non_resource.get("verb") or ""),
+            False,
+            path=str(non_resource.get("path") or ""),
+        )
+    allowed, reason = (True, "") if authorizer is None else authorizer.authorize(attrs)
+    status: dict[str, Any] = {"allowed": allowed}
+    if reason:
+        status["reason"] = reason
+    meta = review["metadata"] if isinstance(review.get("metadata"), dict) else {}
+    fields = {f"f:{key}": _fields_of(value) for key, value in spec.items()}
+    return {
+        "kind": kind,
+        "apiVersion": "authorization.k8s.io/v1",
+        "metadata": _review_meta(meta, manager, "authorization.k8s.io/v1", now, fields),
+        "spec": spec,
+        "status": status,
+    }
 
 
 def _qualified(group: str, resource: str) -> str:
