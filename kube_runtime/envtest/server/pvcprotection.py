@@ -28,6 +28,8 @@ O(pods naming the claim).
 
 from __future__ import annotations
 
+import functools
+
 from kube_runtime.envtest.server.admission import PVC_PROTECTION_FINALIZER
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import DELETED, Event, Obj, Store
@@ -194,17 +196,8 @@ class PvcProtectionController(StoreWorker[Key]):
             claim = self.store.try_get(claims, namespace, name)
             if claim is None:
                 return
-            meta = claim.meta
-            finalizers = list(meta.get("finalizers") or ())
-            if meta.get("deletionTimestamp"):
-                if PVC_PROTECTION_FINALIZER not in finalizers or self.in_use(claim.obj, pods):
-                    return
-                finalizers.remove(PVC_PROTECTION_FINALIZER)
-            elif PVC_PROTECTION_FINALIZER in finalizers:
-                return
-            else:
-                finalizers.append(PVC_PROTECTION_FINALIZER)
-            self._set_finalizers(claims, claim.obj, finalizers)
+            in_use = functools.partial(self.in_use, pods=pods)
+            self._keep_protected(claims, claim, PVC_PROTECTION_FINALIZER, in_use)
 
     def in_use(self, claim: Obj, pods: ResourceInfo) -> bool:
         """Whether a pod uses ``claim`` (call with the store lock held)."""
@@ -215,12 +208,3 @@ class PvcProtectionController(StoreWorker[Key]):
             if pod is not None and pod_uses_claim(pod.obj, claim):
                 return True
         return False
-
-    def _set_finalizers(self, info: ResourceInfo, claim: Obj, finalizers: list[str]) -> None:
-        def write(m: Obj) -> None:
-            if finalizers:
-                m["finalizers"] = finalizers
-            else:
-                m.pop("finalizers", None)
-
-        self._edit_metadata(info, claim["metadata"], write)

@@ -59,21 +59,4 @@ class PvProtectionController(StoreWorker[str]):
             volume = self.store.try_get(volumes, None, name)
             if volume is None:
                 return
-            meta = volume.meta
-            finalizers = list(meta.get("finalizers") or ())
-            if meta.get("deletionTimestamp"):
-                if PV_PROTECTION_FINALIZER not in finalizers or _in_use(volume.obj):
-                    return
-                finalizers.remove(PV_PROTECTION_FINALIZER)
-            elif PV_PROTECTION_FINALIZER in finalizers:
-                return
-            else:
-                finalizers.append(PV_PROTECTION_FINALIZER)
-
-            def write(m: Obj) -> None:
-                if finalizers:
-                    m["finalizers"] = finalizers
-                else:
-                    m.pop("finalizers", None)
-
-            self._edit_metadata(volumes, volume.obj["metadata"], write)
+            self._keep_protected(volumes, volume, PV_PROTECTION_FINALIZER, _in_use)

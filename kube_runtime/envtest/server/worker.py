@@ -24,7 +24,7 @@ from typing import Any, Generic, TypeVar
 from kube_runtime.clock import Clock, RealClock, start_detached
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.resources import ResourceInfo
-from kube_runtime.envtest.server.storage import Event, Obj, Store
+from kube_runtime.envtest.server.storage import Event, Obj, Store, Stored
 
 T = TypeVar("T", bound=Hashable)
 
@@ -112,6 +112,32 @@ class StoreWorker(Generic[T]):
         self._ignore_gone(
             lambda: self.store.mutate(info, meta.get("namespace"), meta["name"], change)
         )
+
+    def _keep_protected(
+        self, info: ResourceInfo, stored: Stored, finalizer: str, in_use: Callable[[Obj], bool]
+    ) -> None:
+        """A protection controller's step for one object (kube-controller-manager's
+        pvc-protection and pv-protection; call with the store lock held): drop ``finalizer``
+        when the object is being deleted and no longer ``in_use(object)``, add it when the object
+        is live and lacks it, else nothing."""
+        meta = stored.meta
+        finalizers = list(meta.get("finalizers") or ())
+        if meta.get("deletionTimestamp"):
+            if finalizer not in finalizers or in_use(stored.obj):
+                return
+            finalizers.remove(finalizer)
+        elif finalizer in finalizers:
+            return
+        else:
+            finalizers.append(finalizer)
+
+        def write(m: Obj) -> None:
+            if finalizers:
+                m["finalizers"] = finalizers
+            else:
+                m.pop("finalizers", None)
+
+        self._edit_metadata(info, meta, write)
 
     # ------------------------------------------------------------------ queue
 
