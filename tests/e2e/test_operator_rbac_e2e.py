@@ -1,4 +1,4 @@
-"""A user's operator under exactly the rules it declares, on kube-apiserver 1.20 with
+"""A user's operator under exactly the rules it declares, on an API server with
 ``--authorization-mode=RBAC`` and OwnerReferencesPermissionEnforcement (the
 ``client_with_rules`` fixture).
 
@@ -8,7 +8,8 @@ status subresource, reads through the direct client and cleans up through a fina
 leader election. Its rules are what ``@rbac.requires`` makes it declare (the setup check
 refuses an ``owns()`` without ``sites/finalizers: update``); under them it converges and its
 Site can be deleted, and without the ``finalizers`` grant kube-apiserver refuses its
-ConfigMap. Real backend only: the embedded server has no RBAC authorizer.
+ConfigMap. Both backends: on the embedded one the ``rbac_cluster`` fixture is an
+``EmbeddedCluster(authorization="RBAC")``.
 """
 
 from __future__ import annotations
@@ -210,3 +211,21 @@ def test_without_the_finalizers_grant_the_owned_object_is_refused(
     # The same request under the declared rules is allowed.
     full = client_with_rules(rbac.rules_of(SETUP), namespace=namespace, name="full")
     assert full.client.create(cm)["metadata"]["ownerReferences"][0]["blockOwnerDeletion"]
+
+
+def test_without_the_status_grant_the_status_write_is_refused(
+    rbac_admin: Client, client_with_rules: Callable[..., Any]
+) -> None:
+    """A write verb missing from the declared rules fails on both backends, with
+    kube-apiserver's message naming the subresource."""
+    install_crd(rbac_admin, CRD)
+    rules = [r for r in RULES if r.resources != ("sites/status",)]
+    grant = client_with_rules(rules, leader_election=False)
+    namespace = grant.namespace
+    site = rbac_admin.create(_site("web", namespace, "hi"))
+    with pytest.raises(Forbidden) as refused:
+        patch_status(grant.client, site, {"observed": "hi"})
+    assert refused.value.message == (
+        f'sites.{GROUP} "web" is forbidden: User "{grant.user}" cannot patch resource '
+        f'"sites/status" in API group "{GROUP}" in the namespace "{namespace}"'
+    )

@@ -12,7 +12,9 @@ write path of both controllers. Then:
   is there by guess;
 * taking out any one rule of the rendered roles makes the controllers meet a 403.
 
-Real backend only: the embedded server authorizes every authenticated request.
+Real backend only: the test reads kube-apiserver's audit log, which the embedded server
+does not write (its RBAC authorizer, ``EmbeddedCluster(authorization="RBAC")``, is held to
+kube-apiserver's by ``tests/e2e/test_rbac_authorizer_e2e.py``).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def rbac_cluster(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
     if backend_of(request.config) != "real":
-        pytest.skip("real backend only: the embedded server has no RBAC authorizer")
+        pytest.skip("real backend only: it reads kube-apiserver's audit log")
     if missing_binaries():
         pytest.skip("real backend binaries missing (make real-apiserver)")
     work = tmp_path_factory.mktemp("rbac")

@@ -1,6 +1,6 @@
 """``rbac.authorization.k8s.io/v1`` Role, ClusterRole, RoleBinding, ClusterRoleBinding as
-kube-apiserver stores them (the embedded server authorizes every authenticated request: the
-objects are stored and served, not enforced).
+kube-apiserver stores them (enforced only by a server with ``authorization="RBAC"``, whose
+authorizer reads them: :mod:`.authz`; by default every authenticated request is allowed).
 
 Validation follows upstream's ``pkg/apis/rbac/validation`` (``ValidatePolicyRule``,
 ``ValidateRoleBinding``, ``ValidateRoleBindingSubject``, an immutable ``roleRef``), the
