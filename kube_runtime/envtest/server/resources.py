@@ -191,34 +191,40 @@ def _served(resource: Resource, serving: _Serving) -> ResourceInfo:
     )
 
 
+def _cluster_kinds(
+    group: str, version: str, kinds: tuple[str, ...], *, has_status: bool = False
+) -> tuple[ResourceInfo, ...]:
+    """Cluster-scoped kinds of one group served in one version, named as upstream names
+    them (plural ``<kind>s``, singular ``<kind>``, both lower case)."""
+    return tuple(
+        ResourceInfo(
+            group,
+            (version,),
+            kind,
+            kind.lower() + "s",
+            kind.lower(),
+            False,
+            has_status=has_status,
+            tracks_generation=(group, kind.lower() + "s") in TRACKS_GENERATION,
+        )
+        for kind in kinds
+    )
+
+
 #: The admission webhook configurations (served here, not in the framework's table: a
 #: controller reaches them through discovery like any other kind).
-WEBHOOK_CONFIGURATIONS: tuple[ResourceInfo, ...] = tuple(
-    ResourceInfo(
-        "admissionregistration.k8s.io",
-        ("v1",),
-        kind,
-        kind.lower() + "s",
-        kind.lower(),
-        False,
-        tracks_generation=("admissionregistration.k8s.io", kind.lower() + "s") in TRACKS_GENERATION,
-    )
-    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+WEBHOOK_CONFIGURATIONS: tuple[ResourceInfo, ...] = _cluster_kinds(
+    "admissionregistration.k8s.io",
+    "v1",
+    ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"),
 )
 
 #: ``flowcontrol.apiserver.k8s.io`` (``v1beta1``, what 1.20 serves; see :mod:`.builtin_flowcontrol`).
-FLOW_CONTROL: tuple[ResourceInfo, ...] = tuple(
-    ResourceInfo(
-        "flowcontrol.apiserver.k8s.io",
-        ("v1beta1",),
-        kind,
-        kind.lower() + "s",
-        kind.lower(),
-        False,
-        has_status=True,
-        tracks_generation=("flowcontrol.apiserver.k8s.io", kind.lower() + "s") in TRACKS_GENERATION,
-    )
-    for kind in ("FlowSchema", "PriorityLevelConfiguration")
+FLOW_CONTROL: tuple[ResourceInfo, ...] = _cluster_kinds(
+    "flowcontrol.apiserver.k8s.io",
+    "v1beta1",
+    ("FlowSchema", "PriorityLevelConfiguration"),
+    has_status=True,
 )
 
 #: The built-in resources this server serves (before any CRD adds its own).
