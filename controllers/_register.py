@@ -11,12 +11,21 @@ from kube_runtime.kinds import KindLike
 from kube_runtime.reconcile import Reconciler
 
 if TYPE_CHECKING:
+    from kube_runtime.client.interfaces import Client, Reader
     from kube_runtime.controller import Controller
+    from kube_runtime.events import Recorder
     from kube_runtime.manager import Manager
 
-__all__ = ["register"]
+__all__ = ["collaborators", "register"]
 
 MapFn = Callable[[Mapping[str, Any]], Iterable[Any]]
+
+
+def collaborators(manager: Manager, component: str) -> tuple[Client, Reader, Recorder]:
+    """What each bundled reconciler takes first, from ``manager``: the client of its writes
+    (and the reads that must be fresh: ``manager.api_reader``), the reader of everything
+    else (the cache-backed ``manager.client``) and the event recorder of ``component``."""
+    return manager.api_reader, manager.client, manager.get_event_recorder(component)
 
 
 def register(

@@ -29,7 +29,7 @@ import pathlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from controllers._register import register
+from controllers._register import collaborators, register
 from controllers.cloneset.control import CloneSetControl
 from controllers.cloneset.core import CLONESET, CloneSetView, SpecError, validate
 from controllers.cloneset.pod_control import CloneSetPodControl, Expectations
@@ -303,9 +303,7 @@ def setup(
     if install_crd:
         _install_crd(manager.api_reader)
     reconciler = CloneSetReconciler(
-        manager.api_reader,
-        manager.client,
-        manager.get_event_recorder(COMPONENT),
+        *collaborators(manager, COMPONENT),
         preparing_normal=preparing_normal,
         recreate_pod_when_change_vct=recreate_pod_when_change_vct,
         logger=log,

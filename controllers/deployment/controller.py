@@ -23,7 +23,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from controllers._register import register
+from controllers._register import collaborators, register
 from controllers.deployment import util
 from controllers.deployment.recreate import rollout_recreate
 from controllers.deployment.replicaset import PERMISSIONS as REPLICASET_PERMISSIONS
@@ -247,9 +247,7 @@ def setup(
     Deployment controller. Entry point of ``kube-runtime run deployment`` (``--workers`` ->
     ``max_concurrent_reconciles``, for both). On a cluster whose kube-controller-manager runs
     its own, switch those off first (``--controllers=*,-deployment,-replicaset``)."""
-    reconciler = DeploymentReconciler(
-        manager.api_reader, manager.client, manager.get_event_recorder(COMPONENT), logger=log
-    )
+    reconciler = DeploymentReconciler(*collaborators(manager, COMPONENT), logger=log)
     controller = register(
         manager,
         reconciler,

@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from controllers._register import register
+from controllers._register import collaborators, register
 from controllers.deployment.conditions import REPLICA_FAILURE, new_condition, remove_condition
 from controllers.deployment.conditions import get_condition as _get_condition
 from kube_runtime import clock as _clock
@@ -446,9 +446,7 @@ def setup_replicasets(
     manager: Manager, *, max_concurrent_reconciles: int = 1, name: str = CONTROLLER_NAME
 ) -> Controller:
     """Register the ReplicaSet controller with ``manager``; return it."""
-    reconciler = ReplicaSetReconciler(
-        manager.api_reader, manager.client, manager.get_event_recorder(COMPONENT), logger=log
-    )
+    reconciler = ReplicaSetReconciler(*collaborators(manager, COMPONENT), logger=log)
     return register(
         manager,
         reconciler,

@@ -33,7 +33,7 @@ import pathlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from controllers._register import register
+from controllers._register import collaborators, register
 from controllers.statefulset.control import StatefulSetControl, SyncResult
 from controllers.statefulset.pod_control import StatefulPodControl, observe_pods
 from controllers.statefulset.spec import InvalidSpecError, SetSpec
@@ -553,9 +553,7 @@ def _register(
     manager: Manager, kind: Kind, name: str, workers: int, status_window: float
 ) -> Controller:
     reconciler = StatefulSetReconciler(
-        manager.api_reader,
-        manager.client,
-        manager.get_event_recorder(COMPONENT),
+        *collaborators(manager, COMPONENT),
         kind=kind,
         logger=log,
         status_window=status_window,
