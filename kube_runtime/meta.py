@@ -16,6 +16,7 @@ call works on both.
 """
 
 import copy
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
@@ -24,6 +25,7 @@ import orjson
 __all__ = [
     "Obj",
     "ObjView",
+    "annotation_json",
     "annotations",
     "controller_ref",
     "controller_uid",
@@ -202,6 +204,20 @@ def annotations(obj: Any) -> Mapping[str, str]:
     if type(value) is dict:
         return value
     return value if isinstance(value, Mapping) else _EMPTY
+
+
+def annotation_json(obj: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    """The JSON object stored in annotation ``key`` of ``obj`` (a plain mapping), or None when
+    the annotation is absent, empty, not JSON, or not an object. Plain dict reads: the
+    workload controllers call it for every pod of a sync."""
+    raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(key)
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def finalizers(obj: Any) -> Sequence[str]:

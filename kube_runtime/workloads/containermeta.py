@@ -22,6 +22,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.meta import annotation_json
+
 __all__ = [
     "EXCLUDED_ENVS",
     "RUNTIME_META_ANNOTATION",
@@ -86,14 +88,7 @@ def runtime_meta_set(pod: Obj) -> dict[str, Any] | None:
     """The pod's runtime container meta (``{"containers": [{"name", "containerID",
     "restartCount", "hashes": {"extractedEnvFromMetadataHash"}}]}``), or None when absent or
     not JSON."""
-    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(RUNTIME_META_ANNOTATION)
-    if not raw:
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    return annotation_json(pod, RUNTIME_META_ANNOTATION)
 
 
 def env_hashes_consistent(pod: Obj) -> str | None:

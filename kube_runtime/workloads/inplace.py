@@ -37,6 +37,7 @@ from kube_runtime.client.interfaces import Writer
 from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Pod
 from kube_runtime.meta import ObjView as Obj
+from kube_runtime.meta import annotation_json
 from kube_runtime.workloads.containermeta import env_hashes_consistent, refers_to_meta
 from kube_runtime.workloads.pods import parse_time
 from kube_runtime.workloads.revision import POD_REVISION_LABEL
@@ -167,7 +168,7 @@ def _ref_metadata(
     return refs
 
 
-# has_readiness_gate, get_condition, _annotation_json and check_update_completed run for every
+# has_readiness_gate, get_condition, meta.annotation_json and check_update_completed run for every
 # pod on every sync of an enhanced set: they read the dicts directly (a kube_runtime.meta
 # accessor costs about four times as much).
 
@@ -195,26 +196,15 @@ def get_condition(pod: Obj) -> Mapping[str, Any] | None:
     return None
 
 
-def _annotation_json(pod: Obj, key: str) -> dict[str, Any] | None:
-    raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(key)
-    if not raw:
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def check_update_completed(pod: Obj) -> str | None:
     """None when the pod's last in-place update is done (or there was none), else why not:
     images still in the grace period, containers left for a later batch, or a container still
     reporting its old imageID (the old imageID is accepted when the container reports the
     spec's image: a retag)."""
-    state = _annotation_json(pod, STATE_ANNOTATION)
+    state = annotation_json(pod, STATE_ANNOTATION)
     if state is None:
         return None
-    if _annotation_json(pod, GRACE_ANNOTATION) is not None:
+    if annotation_json(pod, GRACE_ANNOTATION) is not None:
         return "images wait for the grace period"
     if state.get("nextContainerImages") or state.get("nextContainerRefMetadata"):
         return "containers wait for a later batch"
@@ -459,7 +449,7 @@ class InPlaceControl:
         """Advance a pod's in-place update: apply images whose grace period is over, and set
         the condition True once the update completed. ``(wrote, seconds until a grace period
         ends or 0)``."""
-        grace = _annotation_json(pod, GRACE_ANNOTATION)
+        grace = annotation_json(pod, GRACE_ANNOTATION)
         if grace is not None:
             started = parse_time(grace.get("updateTimestamp"))
             seconds = float(grace.get("graceSeconds") or 0)
@@ -468,7 +458,7 @@ class InPlaceControl:
             )
             if left > 0:
                 return False, left
-            state = _annotation_json(pod, STATE_ANNOTATION) or {}
+            state = annotation_json(pod, STATE_ANNOTATION) or {}
             stamp = _timestamp(self._now())
             state, batch = _with_batch(
                 state,
@@ -481,7 +471,7 @@ class InPlaceControl:
             annotations.update({GRACE_ANNOTATION: None, STATE_ANNOTATION: _dump(state)})
             self._patch_pod(pod, batch.images, batch.labels, annotations)
             return True, 0.0
-        current = _annotation_json(pod, STATE_ANNOTATION)
+        current = annotation_json(pod, STATE_ANNOTATION)
         if (
             current is not None
             and (current.get("nextContainerImages") or current.get("nextContainerRefMetadata"))

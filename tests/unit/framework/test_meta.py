@@ -113,3 +113,17 @@ def test_deep_copy_gives_independent_json_and_falls_back_for_the_rest() -> None:
     for scalar in ("s", 7, 2.5, True, None, 2**70):
         assert meta.deep_copy(scalar, fallback=fallback) is scalar
     assert seen == []
+
+
+def test_annotation_json_reads_an_object_or_gives_none() -> None:
+    pod = {"metadata": {"annotations": {"a": '{"x": 1}', "list": "[1]", "bad": "{", "e": ""}}}
+    assert meta.annotation_json(pod, "a") == {"x": 1}
+    assert [meta.annotation_json(pod, k) for k in ("list", "bad", "e", "missing")] == [None] * 4
+    assert meta.annotation_json({}, "a") is None
+
+
+def test_has_controller_reads_the_controller_flag() -> None:
+    ref = {"kind": "ReplicaSet", "name": "r", "uid": "u"}
+    assert meta.has_controller({"metadata": {"ownerReferences": [{**ref, "controller": True}]}})
+    assert not meta.has_controller({"metadata": {"ownerReferences": [ref]}})
+    assert not meta.has_controller({})
