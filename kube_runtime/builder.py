@@ -156,7 +156,7 @@ class Builder:
             raise ValueError("name the controller with named() when it has no for_() kind")
         self._resolve_kinds()
         self._check_permissions(name)
-        sharding = getattr(self._manager, "sharding", None)
+        sharding = self._manager.sharding
         if sharding is not None and self._sharded and self._for is not None:
             inner = sharding.gate(
                 inner,

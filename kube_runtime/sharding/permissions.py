@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kube_runtime.entrypoints import ControllerEntry
 from kube_runtime.rbac import Rule, rule
 
 __all__ = ["LEASE_RULES", "RING_VERBS", "ShardingRules", "ring_resources", "sharding_rules"]
@@ -58,7 +59,7 @@ class ShardingRules:
     namespace: tuple[Rule, ...] = LEASE_RULES
 
 
-def ring_resources(entries: Iterable[object]) -> list[tuple[str, str]]:
+def ring_resources(entries: Iterable[ControllerEntry]) -> list[tuple[str, str]]:
     """The (API group, resource) of every kind the controller ``entries`` put on a ring: each
     entry's ``setup(manager, max_concurrent_reconciles=1)`` (as ``kube-runtime run`` calls it)
     runs against a fake client serving the CRDs its ``install_crd(client, timeout=...)``
@@ -94,7 +95,7 @@ def ring_resources(entries: Iterable[object]) -> list[tuple[str, str]]:
         identity="rbac",
     )
     for entry in entries:
-        entry.setup(manager, max_concurrent_reconciles=1)  # type: ignore[attr-defined]
+        entry.setup(manager, max_concurrent_reconciles=1)
     assert manager.sharding is not None
     mapper = manager.api_reader.mapper
     found: dict[tuple[str, str], None] = {}

@@ -42,7 +42,7 @@ from kube_runtime.sharding.ring import (
 from kube_runtime.sharding.sharder import RingKinds, Sharder
 
 if TYPE_CHECKING:
-    from kube_runtime.client.interfaces import Client
+    from kube_runtime.client.interfaces import Client, Reader, Writer
     from kube_runtime.manager import Manager
 
 __all__ = ["ShardGate", "ShardRuntime", "Sharding", "ensure_shard_lease"]
@@ -172,8 +172,8 @@ class ShardGate:
         *,
         kind: Kind,
         owned: tuple[Kind, ...],
-        reader: Any,
-        writer: Any,
+        reader: Reader,
+        writer: Writer,
         ring: str,
         shard: str,
         seen: Callable[[Kind, int], bool],
@@ -271,7 +271,12 @@ class ShardRuntime:
             self._kinds.append(RingKinds(kind, owned))
 
     def gate(
-        self, inner: Reconciler, kind: Kind, owned: tuple[Kind, ...], reader: Any, writer: Any
+        self,
+        inner: Reconciler,
+        kind: Kind,
+        owned: tuple[Kind, ...],
+        reader: Reader,
+        writer: Writer,
     ) -> ShardGate:
         """Register ``kind`` (see :meth:`register`) and guard ``inner`` with a :class:`ShardGate`."""
         self.register(kind, owned)

@@ -82,7 +82,7 @@ def test_render_grants_the_rules_events_and_the_lease_to_the_service_account() -
 
 
 def _manager() -> Manager:
-    return Manager(FakeClient(), metrics_bind_address="0", health_probe_bind_address="0")  # type: ignore[arg-type]
+    return Manager(FakeClient(), metrics_bind_address="0", health_probe_bind_address="0")
 
 
 def test_a_decorated_setup_fails_on_a_watch_it_did_not_declare() -> None:
@@ -237,7 +237,7 @@ def test_the_readme_example_declares_what_it_says() -> None:
 
     fake = FakeClient()
     fake.mapper.add(Resource("example.com", "v1", "Widget", "widgets", True))
-    manager = Manager(fake, metrics_bind_address="0", health_probe_bind_address="0")  # type: ignore[arg-type]
+    manager = Manager(fake, metrics_bind_address="0", health_probe_bind_address="0")
     scope["setup"](manager)
 
 

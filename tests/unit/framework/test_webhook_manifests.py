@@ -37,7 +37,7 @@ class NoDeletes(Validator):
 
 
 def manager() -> Manager:
-    return Manager(FakeClient(), metrics_bind_address="0")  # type: ignore[arg-type]
+    return Manager(FakeClient(), metrics_bind_address="0")
 
 
 def register_nothing(mgr: Manager) -> None:

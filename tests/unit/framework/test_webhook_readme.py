@@ -49,7 +49,7 @@ def example() -> Iterator[types.ModuleType]:
 
 @pytest.fixture
 def server(example: types.ModuleType) -> Server:
-    manager = Manager(FakeClient(), metrics_bind_address="0")  # type: ignore[arg-type]
+    manager = Manager(FakeClient(), metrics_bind_address="0")
     example.setup_webhooks(manager)
     found = server_of(manager)
     assert found is not None
