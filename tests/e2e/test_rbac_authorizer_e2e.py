@@ -120,8 +120,9 @@ def _refused(call: Callable[[], Any]) -> dict[str, Any]:
     return found.status
 
 
-def _cm(name: str, **meta: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **meta}}
+def _cm(name: str, namespace: str, **meta: Any) -> dict[str, Any]:
+    meta = {"name": name, "namespace": namespace, **meta}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}
 
 
 def _forbidden(user: str, verb: str, resource: str, group: str, where: str) -> str:
@@ -137,7 +138,7 @@ def test_a_missing_verb_is_refused_with_kube_apiservers_message(
     )
     sa = subject.client
     _wait_allowed(lambda: sa.get(kinds.ConfigMap, "absent", ns))
-    status = _refused(lambda: sa.create({**_cm("x"), "metadata": {"name": "x", "namespace": ns}}))
+    status = _refused(lambda: sa.create(_cm("x", ns)))
     where = f'in the namespace "{ns}"'
     assert status == {
         "kind": "Status",
@@ -213,9 +214,7 @@ def test_resource_names_allow_only_requests_that_name_the_object(
         subject.user, "get", "configmaps", "", where
     )
     # a create names no object in its URL, a plain list neither
-    status = _refused(
-        lambda: sa.create({**_cm("only"), "metadata": {"name": "only", "namespace": ns}})
-    )
+    status = _refused(lambda: sa.create(_cm("only", ns)))
     assert status["message"] == "configmaps is forbidden: " + _forbidden(
         subject.user, "create", "configmaps", "", where
     )
@@ -424,7 +423,7 @@ def test_block_owner_deletion_needs_update_of_the_owners_finalizers(
     rbac_admin: Client, subject: Subject
 ) -> None:
     ns = subject.namespace
-    owner = rbac_admin.create({**_cm("owner"), "metadata": {"name": "owner", "namespace": ns}})
+    owner = rbac_admin.create(_cm("owner", ns))
     ref = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -440,10 +439,7 @@ def test_block_owner_deletion_needs_update_of_the_owners_finalizers(
     )
     sa = subject.client
     _wait_allowed(lambda: sa.get(kinds.ConfigMap, "owner", ns))
-    child = {
-        **_cm("child"),
-        "metadata": {"name": "child", "namespace": ns, "ownerReferences": [ref]},
-    }
+    child = _cm("child", ns, ownerReferences=[ref])
     status = _refused(lambda: sa.create(child))
     assert status["message"] == (
         'configmaps "child" is forbidden: cannot set blockOwnerDeletion if an ownerReference '
@@ -452,16 +448,8 @@ def test_block_owner_deletion_needs_update_of_the_owners_finalizers(
     assert status["details"] == {"name": "child", "kind": "configmaps"}
     # without blockOwnerDeletion the create is allowed; adding a reference on an update
     # needs delete of the object itself
-    plain = sa.create(
-        {
-            **child,
-            "metadata": {
-                **child["metadata"],
-                "ownerReferences": [{**ref, "blockOwnerDeletion": False}],
-            },
-        }
-    )
-    other = rbac_admin.create({**_cm("other"), "metadata": {"name": "other", "namespace": ns}})
+    plain = sa.create(_cm("child", ns, ownerReferences=[{**ref, "blockOwnerDeletion": False}]))
+    other = rbac_admin.create(_cm("other", ns))
     plain["metadata"]["ownerReferences"].append(
         {"apiVersion": "v1", "kind": "ConfigMap", "name": "other", "uid": other["metadata"]["uid"]}
     )
@@ -478,10 +466,8 @@ def test_block_owner_deletion_needs_update_of_the_owners_finalizers(
         ],
         role_kind="ClusterRole",
     )
-    second = {**child, "metadata": {**child["metadata"], "name": "second"}}
-    made = wait_for(lambda: _answer(lambda: sa.create(second)) is None or None, TIMEOUT,
-                    message="the finalizers grant takes effect")  # fmt: skip
-    assert made
+    second = _cm("second", ns, ownerReferences=[ref])
+    _wait_allowed(lambda: sa.create(second))  # once the finalizers grant takes effect
     assert rbac_admin.get(kinds.ConfigMap, "second", ns)["metadata"]["ownerReferences"][0][
         "blockOwnerDeletion"
     ]

@@ -340,3 +340,29 @@ def test_access_reviews() -> None:
     assert review["kind"] == "SubjectAccessReview" and review["status"] == {"allowed": False}
     with pytest.raises(Invalid, match="exactly one of nonResourceAttributes or resourceAttributes"):
         authz.access_review(authorizer, ALICE, b"{}", self_review=True)
+
+
+def test_the_cluster_command_takes_an_authorization_mode(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from kube_runtime.envtest import cli
+
+    parser = cli._cluster_parser()
+    assert parser.parse_args([]).authorization_mode == "AlwaysAllow"
+    assert parser.parse_args(["--authorization-mode", "RBAC"]).authorization_mode == "RBAC"
+    with pytest.raises(SystemExit) as exited:
+        cli.cluster_main(["--no-auth", "--authorization-mode", "RBAC"])
+    assert exited.value.code == 2
+    assert "--authorization-mode RBAC needs authentication" in capsys.readouterr().err
+
+
+def test_an_rbac_api_server_needs_a_known_mode_and_enforces_owner_references() -> None:
+    from kube_runtime.envtest.server.api import ApiServer
+
+    with pytest.raises(ValueError, match="authorization must be one of"):
+        ApiServer(Store(Registry()), authorization="Node")
+    store = Store(Registry())
+    server = ApiServer(store, token="t", authorization="RBAC")
+    assert isinstance(server.authorizer, authz.RbacAuthorizer)
+    assert isinstance(store.admission, authz.OwnerReferencesAdmission)
+    assert ApiServer(Store(Registry()), token="t").authorizer is None
