@@ -161,59 +161,50 @@ def _prune(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+#: Per v2 metric type, the fields of its v2beta1 form (the v1 annotation's) and where each
+#: is in the v2 source (``metric.resource``, ``metric.pods``, ...), in the order written.
+_ALPHA_FIELDS: Final[dict[str, tuple[tuple[str, tuple[str, ...]], ...]]] = {
+    "Resource": (
+        ("name", ("name",)),
+        ("targetAverageUtilization", ("target", "averageUtilization")),
+        ("targetAverageValue", ("target", "averageValue")),
+    ),
+    "Pods": (
+        ("metricName", ("metric", "name")),
+        ("targetAverageValue", ("target", "averageValue")),
+        ("selector", ("metric", "selector")),
+    ),
+    "Object": (
+        ("target", ("describedObject",)),
+        ("metricName", ("metric", "name")),
+        ("targetValue", ("target", "value")),
+        ("averageValue", ("target", "averageValue")),
+        ("selector", ("metric", "selector")),
+    ),
+    "External": (
+        ("metricName", ("metric", "name")),
+        ("metricSelector", ("metric", "selector")),
+        ("targetValue", ("target", "value")),
+        ("targetAverageValue", ("target", "averageValue")),
+    ),
+}
+
+
 def _alpha_spec(metric: Mapping[str, Any]) -> dict[str, Any]:
     """A v2 metric spec in the v1 annotation's (v2beta1-shaped) form."""
     kind = metric.get("type")
-    if kind == "Resource":
-        res = _map(metric.get("resource"))
-        target = _map(res.get("target"))
-        body = _prune(
-            {
-                "name": res.get("name"),
-                "targetAverageUtilization": target.get("averageUtilization"),
-                "targetAverageValue": target.get("averageValue"),
-            }
-        )
-        return {"type": kind, "resource": body}
-    if kind == "Pods":
-        pods = _map(metric.get("pods"))
-        described = _map(pods.get("metric"))
-        body = _prune(
-            {
-                "metricName": described.get("name"),
-                "targetAverageValue": _map(pods.get("target")).get("averageValue"),
-                "selector": described.get("selector"),
-            }
-        )
-        return {"type": kind, "pods": body}
-    if kind == "Object":
-        obj = _map(metric.get("object"))
-        described = _map(obj.get("metric"))
-        target = _map(obj.get("target"))
-        body = _prune(
-            {
-                "target": obj.get("describedObject"),
-                "metricName": described.get("name"),
-                "targetValue": target.get("value"),
-                "averageValue": target.get("averageValue"),
-                "selector": described.get("selector"),
-            }
-        )
-        return {"type": kind, "object": body}
-    if kind == "External":
-        ext = _map(metric.get("external"))
-        described = _map(ext.get("metric"))
-        target = _map(ext.get("target"))
-        body = _prune(
-            {
-                "metricName": described.get("name"),
-                "metricSelector": described.get("selector"),
-                "targetValue": target.get("value"),
-                "targetAverageValue": target.get("averageValue"),
-            }
-        )
-        return {"type": kind, "external": body}
-    return dict(metric)
+    fields = _ALPHA_FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        return dict(metric)
+    source = _map(metric.get(kind.lower()))
+    body: dict[str, Any] = {}
+    for name, (*parents, leaf) in fields:
+        parent = source
+        for key in parents:
+            parent = _map(parent.get(key))
+        if parent.get(leaf) is not None:
+            body[name] = parent[leaf]
+    return {"type": kind, kind.lower(): body}
 
 
 def _v2_spec(metric: Mapping[str, Any]) -> dict[str, Any]:
