@@ -1,5 +1,6 @@
 """How each bundled workload controller registers with a manager: one place for the builder
-chain the StatefulSet, CloneSet, Deployment and ReplicaSet controllers share."""
+chain the StatefulSet, CloneSet, Deployment and ReplicaSet controllers share, and for the
+resource their webhooks are configured for."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kube_runtime.builder import Builder
-from kube_runtime.kinds import KindLike
+from kube_runtime.client.mapping import Resource
+from kube_runtime.kinds import Kind, KindLike
 from kube_runtime.reconcile import Reconciler
 
 if TYPE_CHECKING:
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
     from kube_runtime.events import Recorder
     from kube_runtime.manager import Manager
 
-__all__ = ["collaborators", "register"]
+__all__ = ["collaborators", "namespaced_resource", "register"]
 
 MapFn = Callable[[Mapping[str, Any]], Iterable[Any]]
 
@@ -49,3 +51,10 @@ def register(
     for watched, map_fn in watches:
         builder = builder.watches(watched, map_fn)
     return builder.with_options(max_concurrent_reconciles=workers).complete(reconciler)
+
+
+def namespaced_resource(kind: Kind, plural: str) -> Resource:
+    """The namespaced resource ``plural`` of ``kind`` (a webhook configuration's rule)."""
+    return Resource(
+        group=kind.group, version=kind.version, kind=kind.kind, plural=plural, namespaced=True
+    )

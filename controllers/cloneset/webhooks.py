@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from controllers._register import namespaced_resource
 from controllers.cloneset.core import (
     CLONESET,
     DEFAULT_MAX_UNAVAILABLE,
@@ -31,7 +32,6 @@ from controllers.cloneset.core import (
 from kube_runtime import meta, webhook
 from kube_runtime.client.errors import NotFound
 from kube_runtime.client.interfaces import Reader
-from kube_runtime.client.mapping import Resource
 from kube_runtime.kinds import Pod
 from kube_runtime.manager import Manager
 from kube_runtime.selectors import label_selector_from_dict
@@ -51,13 +51,7 @@ __all__ = [
     "spec_errors",
 ]
 
-RESOURCE = Resource(
-    group=CLONESET.group,
-    version=CLONESET.version,
-    kind=CLONESET.kind,
-    plural="clonesets",
-    namespaced=True,
-)
+RESOURCE = namespaced_resource(CLONESET, "clonesets")
 """The CloneSet's resource, for the webhook configuration."""
 
 

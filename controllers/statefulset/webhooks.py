@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Final, TypeGuard
 
+from controllers._register import namespaced_resource
 from controllers.cloneset.webhooks import pod_template_errors, priority_strategy_error
 from controllers.statefulset.spec import (
     DEFAULT_REVISION_HISTORY_LIMIT,
@@ -48,7 +49,6 @@ from controllers.statefulset.spec import (
 from controllers.statefulset.utils import ENHANCED_STATEFULSET
 from kube_runtime import meta, rbac, webhook
 from kube_runtime.client.interfaces import Reader
-from kube_runtime.client.mapping import Resource
 from kube_runtime.kinds import Kind
 from kube_runtime.manager import Manager
 from kube_runtime.workloads.intstr import int_or_percent_error, scaled_value
@@ -78,13 +78,7 @@ __all__ = [
     "volume_claim_template_errors",
 ]
 
-RESOURCE = Resource(
-    group=ENHANCED_STATEFULSET.group,
-    version=ENHANCED_STATEFULSET.version,
-    kind=ENHANCED_STATEFULSET.kind,
-    plural="statefulsets",
-    namespaced=True,
-)
+RESOURCE = namespaced_resource(ENHANCED_STATEFULSET, "statefulsets")
 """The enhanced kind's resource, for the webhook configuration."""
 
 
