@@ -46,6 +46,8 @@ _FIELD_VALIDATION = _query(
     "them and answer a Warning header for each) or Strict (fail the request).",
 )
 _FORCE = _query("force", "Apply only: take over fields other managers own.", "boolean")
+#: The query parameters of every write.
+_WRITE = (_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION)
 _LIST = [
     _query("allowWatchBookmarks", "Ask for BOOKMARK events on a watch.", "boolean"),
     _query("continue", "The continue token of the previous page."),
@@ -147,7 +149,6 @@ def resource_paths(
         else []
     )
     name = _path_param("name", f"name of the {info.kind}")
-    write = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
     verbs = set(info.verbs)
     paths: dict[str, dict[str, Any]] = {}
 
@@ -167,7 +168,7 @@ def resource_paths(
             "create" + ids,
             f"create a {info.kind}",
             gvk,
-            [_body(obj), *write],
+            [_body(obj), *_WRITE],
             {"200": obj, "201": obj, "202": obj},
         )
     if "deletecollection" in verbs:
@@ -182,29 +183,11 @@ def resource_paths(
     paths[base] = collection
 
     item: dict[str, Any] = {"parameters": [name, *common, _PRETTY]}
-    if "get" in verbs:
-        item["get"] = _operation(
-            "get", "read" + ids, f"read the specified {info.kind}", gvk, [], {"200": obj}
-        )
-    if "update" in verbs:
-        item["put"] = _operation(
-            "put",
-            "replace" + ids,
-            f"replace the specified {info.kind}",
-            gvk,
-            [_body(obj), *write],
-            {"200": obj, "201": obj},
-        )
-    if "patch" in verbs:
-        item["patch"] = _operation(
-            "patch",
-            "patch" + ids,
-            f"partially update the specified {info.kind}",
-            gvk,
-            [_body(prefix + _META + "Patch"), *write, _FORCE],
-            {"200": obj, "201": obj},
-            consumes=_PATCH_MEDIA,
-        )
+    patch = prefix + _META + "Patch"
+    own = _read_write(ids, f"the specified {info.kind}", gvk, obj, patch)
+    for verb, method in (("get", "get"), ("update", "put"), ("patch", "patch")):
+        if verb in verbs:
+            item[method] = own[method]
     if "delete" in verbs:
         item["delete"] = _operation(
             "delete",
@@ -223,36 +206,40 @@ def resource_paths(
         scale_gvk = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
         subs.append(("scale", prefix + "io.k8s.api.autoscaling.v1.Scale", scale_gvk))
     for sub, ref, sub_gvk in subs:
-        title = sub.capitalize()
+        what = f"{sub} of the specified {info.kind}"
         paths[f"{base}/{{name}}/{sub}"] = {
             "parameters": [name, *common, _PRETTY],
-            "get": _operation(
-                "get",
-                f"read{ids}{title}",
-                f"read {sub} of the specified {info.kind}",
-                sub_gvk,
-                [],
-                {"200": ref},
-            ),
-            "put": _operation(
-                "put",
-                f"replace{ids}{title}",
-                f"replace {sub} of the specified {info.kind}",
-                sub_gvk,
-                [_body(ref), *write],
-                {"200": ref, "201": ref},
-            ),
-            "patch": _operation(
-                "patch",
-                f"patch{ids}{title}",
-                f"partially update {sub} of the specified {info.kind}",
-                sub_gvk,
-                [_body(prefix + _META + "Patch"), *write, _FORCE],
-                {"200": ref, "201": ref},
-                consumes=_PATCH_MEDIA,
-            ),
+            **_read_write(ids + sub.capitalize(), what, sub_gvk, ref, patch),
         }
     return paths
+
+
+def _read_write(
+    ids: str, what: str, gvk: dict[str, str], ref: str, patch_ref: str
+) -> dict[str, dict[str, Any]]:
+    """The ``get``, ``put`` and ``patch`` operations of an object or of a subresource of it
+    (``what``: "the specified Pod", "status of the specified Pod"; ``ids`` ends the
+    operation ids; ``ref`` is the read and written definition, ``patch_ref`` a patch's)."""
+    return {
+        "get": _operation("get", "read" + ids, f"read {what}", gvk, [], {"200": ref}),
+        "put": _operation(
+            "put",
+            "replace" + ids,
+            f"replace {what}",
+            gvk,
+            [_body(ref), *_WRITE],
+            {"200": ref, "201": ref},
+        ),
+        "patch": _operation(
+            "patch",
+            "patch" + ids,
+            f"partially update {what}",
+            gvk,
+            [_body(patch_ref), *_WRITE, _FORCE],
+            {"200": ref, "201": ref},
+            consumes=_PATCH_MEDIA,
+        ),
+    }
 
 
 def _v3_param(param: dict[str, Any]) -> dict[str, Any]:
