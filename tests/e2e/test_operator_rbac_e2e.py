@@ -148,7 +148,7 @@ def test_the_setup_check_asks_for_the_finalizers_grant_owns_needs() -> None:
 
     fake = FakeClient()
     fake.mapper.add(Resource(GROUP, "v1", "Site", "sites", True))
-    manager = Manager(fake, metrics_bind_address="0", health_probe_bind_address="0")  # type: ignore[arg-type]
+    manager = Manager(fake, metrics_bind_address="0", health_probe_bind_address="0")
     with pytest.raises(rbac.MissingPermissionError, match=r"rbac\.rule\('rbac-e2e\.kube-runtime\.io', 'sites/finalizers', 'update'\)"):  # fmt: skip
         without(manager)
 
