@@ -69,11 +69,11 @@ def _manager() -> Manager:
 
 def test_the_manager_refuses_writes_once_the_lease_is_not_provable() -> None:
     manager = _manager()
-    manager.make_elector = Elector(safe=True)  # type: ignore[assignment]
+    manager._elector = Elector(safe=True)  # type: ignore[assignment]
     manager.api_reader.write_guard = manager._guard_write
     manager.elected.set()
     manager._guard_write("PATCH", "/api/v1/namespaces/x/pods/p")  # leading: allowed
-    manager.make_elector = Elector(safe=False)  # type: ignore[assignment]
+    manager._elector = Elector(safe=False)  # type: ignore[assignment]
     with pytest.raises(WriteRefused, match="no longer leads"):
         manager.api_reader.request("PATCH", "/api/v1/namespaces/x/pods/p", body={})
     assert manager._stop.is_set() and manager._lost_leadership
@@ -85,7 +85,7 @@ def test_the_manager_refuses_writes_once_the_lease_is_not_provable() -> None:
 
 def test_before_election_writes_are_not_fenced() -> None:
     manager = _manager()
-    manager.make_elector = Elector(safe=False)  # type: ignore[assignment]
+    manager._elector = Elector(safe=False)  # type: ignore[assignment]
     manager._guard_write("POST", "/api/v1/namespaces/x/events")  # not elected yet: allowed
 
 
