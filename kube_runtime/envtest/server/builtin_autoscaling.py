@@ -193,12 +193,11 @@ _ALPHA_FIELDS: Final[dict[str, tuple[tuple[str, tuple[str, ...]], ...]]] = {
 def _alpha_spec(metric: Mapping[str, Any]) -> dict[str, Any]:
     """A v2 metric spec in the v1 annotation's (v2beta1-shaped) form."""
     kind = metric.get("type")
-    fields = _ALPHA_FIELDS.get(kind) if isinstance(kind, str) else None
-    if fields is None:
+    if not isinstance(kind, str) or kind not in _ALPHA_FIELDS:
         return dict(metric)
     source = _map(metric.get(kind.lower()))
     body: dict[str, Any] = {}
-    for name, (*parents, leaf) in fields:
+    for name, (*parents, leaf) in _ALPHA_FIELDS[kind]:
         parent = source
         for key in parents:
             parent = _map(parent.get(key))
