@@ -14,7 +14,7 @@ give a created object the same server-set fields, because both take them from he
   ``metadata.generation`` (:data:`TRACKS_GENERATION`), which answer a DELETE with the deleted
   object (:data:`RETURN_DELETED_OBJECT`), and the status a created object starts with
   (:func:`initial_status`; a Pod's ``phase: Pending`` with its ``qosClass``,
-  :func:`pod_qos_class`). Kinds a subresource table holds (``status``, ``scale``) are
+  :func:`pod_qos_class`, which compares resource quantities by value, :func:`parse_quantity`). Kinds a subresource table holds (``status``, ``scale``) are
   :data:`~kube_runtime.client.mapping.BUILTIN_RESOURCES`' business.
 * **Go value rendering** as field errors print a rejected value: :func:`go_quote` (``%q``),
   :func:`go_float` (``%v`` of a float64), :func:`go_json` (``encoding/json``) and
@@ -29,14 +29,16 @@ and the test cluster may both import it; nothing here is part of the public API.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from kube_runtime.client.errors import STATUS_REASONS, ApiError, error_from_status
 
 __all__ = [
+    "QUANTITY_RE",
     "RETURN_DELETED_OBJECT",
     "STALE_MESSAGE",
     "TRACKS_GENERATION",
@@ -59,6 +61,7 @@ __all__ = [
     "invalid",
     "method_not_allowed",
     "not_found",
+    "parse_quantity",
     "pod_qos_class",
     "qualified_kind",
     "resource_name",
@@ -367,27 +370,91 @@ def initial_status(group: str, plural: str, obj: Mapping[str, Any]) -> dict[str,
     return None if initial is None else dict(initial)
 
 
+#: The resources a Pod's QoS class is decided by (upstream's supported QoS compute resources).
+_QOS_RESOURCES: Final = ("cpu", "memory")
+
+
+def _qos_amounts(resources: Any, key: str, unset: str = "") -> dict[str, Decimal]:
+    """The positive cpu and memory amounts of a container's ``requests`` or ``limits``; with
+    ``unset``, an amount ``key`` does not list is ``unset``'s (a request defaults to the limit)."""
+    if not isinstance(resources, Mapping):
+        return {}
+    listed, other = resources.get(key), resources.get(unset) if unset else None
+    listed = listed if isinstance(listed, Mapping) else {}
+    other = other if isinstance(other, Mapping) else {}
+    out: dict[str, Decimal] = {}
+    for name in _QOS_RESOURCES:
+        amount = parse_quantity(listed[name] if name in listed else other.get(name))
+        if amount is not None and amount > 0:
+            out[name] = amount
+    return out
+
+
 def pod_qos_class(pod: Mapping[str, Any]) -> str:
-    """A Pod's ``status.qosClass`` from its containers' requests and limits: ``BestEffort``
-    when none sets any, ``Guaranteed`` when every container limits cpu and memory and
-    requests (where it does) what it limits, else ``Burstable``. ``spec`` is an object or
-    absent (the server's shape check refuses other bodies before this runs)."""
-    containers = (pod.get("spec") or {}).get("containers") or []
-    any_set = False
-    guaranteed = bool(containers)
-    for c in containers:
-        res = c.get("resources") or {}
-        req, lim = res.get("requests") or {}, res.get("limits") or {}
-        if req or lim:
-            any_set = True
-        if guaranteed:
-            for r in ("cpu", "memory"):
-                if r not in lim or (r in req and req[r] != lim[r]):
-                    guaranteed = False
-                    break
-    if not any_set:
+    """A Pod's ``status.qosClass`` (upstream's ``GetPodQOS``) from the cpu and memory of its
+    containers and init containers (other resources and zero amounts do not count; a
+    container's unset request is its limit, as defaulting makes it): ``BestEffort`` when none
+    asks for any, ``Guaranteed`` when every container limits both and the pod's requests
+    equal its limits (by value: ``1`` is ``1000m``), else ``Burstable``. What is not a list or
+    an object where one belongs below ``spec`` counts for nothing; ``spec`` itself is an object or absent
+    (the server's shape check refuses other bodies before this runs)."""
+    spec = pod.get("spec") or {}
+    requests: dict[str, Decimal] = {}
+    limits: dict[str, Decimal] = {}
+    guaranteed = True
+    listed = [spec.get("containers"), spec.get("initContainers")]
+    for c in [c for group in listed if isinstance(group, list) for c in group]:
+        resources = c.get("resources") if isinstance(c, Mapping) else None
+        limited = _qos_amounts(resources, "limits")
+        for name, amount in _qos_amounts(resources, "requests", "limits").items():
+            requests[name] = requests.get(name, Decimal(0)) + amount
+        for name, amount in limited.items():
+            limits[name] = limits.get(name, Decimal(0)) + amount
+        guaranteed = guaranteed and len(limited) == len(_QOS_RESOURCES)
+    if not requests and not limits:
         return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
+    if guaranteed and requests == limits:
+        return "Guaranteed"
+    return "Burstable"
+
+
+# ------------------------------------------------------------------------------ quantities
+
+#: A quantity's text: the number (group 1) and its suffix, binary, decimal or an exponent
+#: (group 2; absent for none). Match it whole (``fullmatch``); it allows no white space.
+QUANTITY_RE: Final = re.compile(
+    r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?"
+)
+#: Multiplier per suffix: binary (``Ki`` = 2**10 ... ``Ei`` = 2**60), decimal (``m`` = 10**-3
+#: ... ``n`` = 10**-9, ``k`` = 10**3 ... ``E`` = 10**18); no suffix is 1.
+_SUFFIX: Final[dict[str, Decimal]] = {
+    "": Decimal(1),
+    **{s: Decimal(2) ** (10 * i) for i, s in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"), 1)},
+    **{s: Decimal(10) ** (-3 * i) for i, s in enumerate(("m", "u", "n"), 1)},
+    **{s: Decimal(10) ** (3 * i) for i, s in enumerate(("k", "M", "G", "T", "P", "E"), 1)},
+}
+
+
+def parse_quantity(value: object) -> Decimal | None:
+    """The value of a resource quantity (``"1Gi"``, ``"500m"``, ``2``; apimachinery's
+    ``resource.Quantity``, compared by value as its ``Cmp``), or None when ``value`` is not
+    one (surrounding white space is allowed)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return Decimal(str(value))
+    if not isinstance(value, str):
+        return None
+    match = QUANTITY_RE.fullmatch(value.strip())
+    if match is None:
+        return None
+    number, suffix = match.group(1), match.group(2) or ""
+    try:
+        if suffix[:1] in ("e", "E"):
+            return Decimal(number) * (Decimal(10) ** int(suffix[1:]))
+        return Decimal(number) * _SUFFIX[suffix]
+    except (InvalidOperation, ValueError):
+        return None
 
 
 # ------------------------------------------------------------------------------ Go values

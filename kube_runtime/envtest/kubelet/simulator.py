@@ -94,6 +94,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypedDict
 
+from kube_runtime.client import _apifacts as facts
 from kube_runtime.clock import Clock
 from kube_runtime.envtest.kubelet.images import declared_image_id, image_id
 from kube_runtime.envtest.server.errors import ApiError
@@ -1214,22 +1215,8 @@ def _pvc_status(pvc: Obj, ts: str, in_use: Callable[[], bool]) -> Obj:
 
 
 def _qos_class(spec: Obj) -> str:
-    """Guaranteed / Burstable / BestEffort from the containers' cpu and memory resources."""
-    containers = _named(spec.get("containers")) + _named(spec.get("initContainers"))
-    any_set = False
-    guaranteed = bool(containers)
-    for c in containers:
-        res = c.get("resources") or {}
-        requests = {k: v for k, v in (res.get("requests") or {}).items() if k in ("cpu", "memory")}
-        limits = {k: v for k, v in (res.get("limits") or {}).items() if k in ("cpu", "memory")}
-        any_set = any_set or bool(requests) or bool(limits)
-        if set(limits) != {"cpu", "memory"} or any(
-            requests.get(k, v) != v for k, v in limits.items()
-        ):
-            guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
+    """The pod's QoS class, as the API server gives it (:func:`~kube_runtime.client._apifacts.pod_qos_class`)."""
+    return facts.pod_qos_class({"spec": spec})
 
 
 def _waiting(c: Obj, reason: str) -> Obj:

@@ -49,14 +49,45 @@ def _cm(name: str, ns: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns}}
 
 
-def _pod(name: str, ns: str, resources: dict[str, Any]) -> dict[str, Any]:
-    container = {"name": "c", "image": "nginx:1.25", "resources": resources}
+def _pod(name: str, ns: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": ns},
-        "spec": {"containers": [container]},
+        "spec": spec,
     }
+
+
+def _containers(*resources: dict[str, Any], init: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A pod spec with one container per ``resources`` (and an init container)."""
+    spec: dict[str, Any] = {
+        "containers": [
+            {"name": f"c{i}", "image": "nginx:1.25", "resources": r}
+            for i, r in enumerate(resources)
+        ]
+    }
+    if init is not None:
+        spec["initContainers"] = [{"name": "init", "image": "nginx:1.25", "resources": init}]
+    return spec
+
+
+_BOTH = {"cpu": "1", "memory": "1Gi"}
+#: Pods whose QoS class kube-apiserver decides, by name: what counts is cpu and memory, of
+#: containers and init containers, by value, a request defaulting to the limit.
+_QOS_PODS = {
+    "best effort": _containers({}),
+    "burstable": _containers({"requests": {"cpu": "100m"}}),
+    "guaranteed": _containers({"limits": _BOTH}),
+    "other resources only": _containers({"requests": {"ephemeral-storage": "1Gi"}}),
+    "zero request": _containers({"requests": {"cpu": "0"}}),
+    "explicit zero request under a limit": _containers(
+        {"requests": {"cpu": "0", "memory": "1Gi"}, "limits": _BOTH}
+    ),
+    "equal by value": _containers({"requests": {"cpu": "1000m", "memory": "1Gi"}, "limits": _BOTH}),
+    "init container asks": _containers({}, init={"requests": {"cpu": "100m"}}),
+    "init container unlimited": _containers({"limits": _BOTH}, init={}),
+    "one of two limited": _containers({"limits": _BOTH}, {}),
+}
 
 
 _TEMPLATE = {
@@ -127,12 +158,8 @@ def _errors(c: ClientInterface, ns: str) -> dict[str, dict[str, Any]]:
 def _server_set(c: ClientInterface, ns: str) -> dict[str, Any]:
     """What the server sets on create and answers on delete, by name."""
     seen: dict[str, Any] = {}
-    for name, resources in (
-        ("best effort", {}),
-        ("burstable", {"requests": {"cpu": "100m"}}),
-        ("guaranteed", {"limits": {"cpu": "1", "memory": "1Gi"}}),
-    ):
-        created = c.create(_pod(name.replace(" ", "-"), ns, resources))
+    for i, (name, spec) in enumerate(_QOS_PODS.items()):
+        created = c.create(_pod(f"p{i}", ns, spec))
         seen[f"pod {name}"] = [created.get("status"), created["metadata"].get("generation")]
     for name, obj in _created(ns).items():
         created = c.create(obj)
@@ -162,8 +189,29 @@ def test_the_fake_and_the_api_server_set_the_same_fields(client: Client, namespa
     for case, want in server.items():
         assert fake[case] == want, f"{case}: the fake differs from the API server"
     assert server["pod guaranteed"][0] == {"phase": "Pending", "qosClass": "Guaranteed"}
+    assert server["pod equal by value"][0]["qosClass"] == "Guaranteed"
     assert server["ingress generation"] == 1
     assert server["podtemplate delete answers"] == "PodTemplate"
+
+
+#: The class kube-apiserver 1.20 gives each of _QOS_PODS (seen on the real backend).
+_QOS_CLASSES = {
+    "best effort": "BestEffort",
+    "burstable": "Burstable",
+    "guaranteed": "Guaranteed",
+    "other resources only": "BestEffort",
+    "zero request": "BestEffort",
+    "explicit zero request under a limit": "Burstable",
+    "equal by value": "Guaranteed",
+    "init container asks": "Burstable",
+    "init container unlimited": "Burstable",
+    "one of two limited": "Burstable",
+}
+
+
+@pytest.mark.parametrize("name", list(_QOS_PODS))
+def test_a_pods_qos_class_is_kube_apiservers(name: str) -> None:
+    assert facts.pod_qos_class({"spec": _QOS_PODS[name]}) == _QOS_CLASSES[name]
 
 
 # ------------------------------------------------------------------ one home, old names
