@@ -27,7 +27,7 @@ Objects from the cache are never changed: the sync works on copies. The strategi
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -134,6 +134,14 @@ class DeploymentControl:
         """The current wall time of the controller's clock."""
         return self.clock.now()
 
+    def _set_progressing(
+        self, status: MutableMapping[str, Any], state: str, reason: str, message: str
+    ) -> None:
+        """Set the ``Progressing`` condition of ``status`` (upstream ``SetDeploymentCondition``
+        of a ``NewDeploymentCondition(Progressing, ...)``), stamped now."""
+        condition = cond.new_condition(cond.PROGRESSING, state, reason, message, self.now())
+        cond.set_condition(status, condition)
+
     # --- writes ----------------------------------------------------------------------------
 
     def update_status(self, d: Dict) -> None:
@@ -219,15 +227,11 @@ class DeploymentControl:
                 util.has_progress_deadline(d)
                 and cond.get_condition(status, cond.PROGRESSING) is None
             ):
-                cond.set_condition(
+                self._set_progressing(
                     status,
-                    cond.new_condition(
-                        cond.PROGRESSING,
-                        "True",
-                        cond.FOUND_NEW_RS_REASON,
-                        f'Found new replica set "{meta.name(rs_copy)}"',
-                        self.now(),
-                    ),
+                    "True",
+                    cond.FOUND_NEW_RS_REASON,
+                    f'Found new replica set "{meta.name(rs_copy)}"',
                 )
                 needs_update = True
             if needs_update:
@@ -271,16 +275,7 @@ class DeploymentControl:
                 raise
             message = f'Failed to create new replica set "{name}": {err}'
             if util.has_progress_deadline(d):
-                cond.set_condition(
-                    status,
-                    cond.new_condition(
-                        cond.PROGRESSING,
-                        "False",
-                        cond.FAILED_RS_CREATE_REASON,
-                        message,
-                        self.now(),
-                    ),
-                )
+                self._set_progressing(status, "False", cond.FAILED_RS_CREATE_REASON, message)
                 try:
                     self.update_status(d)
                 except Exception:
@@ -296,15 +291,11 @@ class DeploymentControl:
             )
         needs_update = _set_deployment_revision(d, new_revision)
         if not already_exists and util.has_progress_deadline(d):
-            cond.set_condition(
+            self._set_progressing(
                 status,
-                cond.new_condition(
-                    cond.PROGRESSING,
-                    "True",
-                    cond.NEW_RS_REASON,
-                    f'Created new replica set "{meta.name(created)}"',
-                    self.now(),
-                ),
+                "True",
+                cond.NEW_RS_REASON,
+                f'Created new replica set "{meta.name(created)}"',
             )
             needs_update = True
         if needs_update:
@@ -430,9 +421,7 @@ class DeploymentControl:
             reason, message = cond.RESUMED_DEPLOY_REASON, "Deployment is resumed"
         else:
             return
-        cond.set_condition(
-            status, cond.new_condition(cond.PROGRESSING, "Unknown", reason, message, self.now())
-        )
+        self._set_progressing(status, "Unknown", reason, message)
         self.update_status(d)
 
     def is_scaling_event(self, d: Dict, rs_list: Sequence[Obj]) -> bool:
