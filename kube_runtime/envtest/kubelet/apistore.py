@@ -47,6 +47,7 @@ from kube_runtime.envtest.server.storage import (
     MODIFIED,
     DeleteOptions,
     Event,
+    EventListeners,
     ListResult,
     Stored,
 )
@@ -79,10 +80,11 @@ def _rv(obj: Obj | None) -> int:
         return 0
 
 
-class ApiStore:
+class ApiStore(EventListeners):
     """The kubelet's view of one cluster through ``client`` (see the module docstring).
 
     Call :meth:`start` (informers synced) before handing it to a kubelet, :meth:`stop` after.
+    Listeners are called with the informers' events, outside the store's lock.
     """
 
     def __init__(self, client: Any, *, clock: _clock.Clock | None = None) -> None:
@@ -91,7 +93,8 @@ class ApiStore:
         #: The kubelet's time (delays, waits, timestamps).
         self.clock: _clock.Clock = _clock.resolve(clock, "ApiStore", wall=True)
         self._lock = threading.Lock()
-        self._listeners: list[Callable[[Event], None]] = []
+        self._listeners = []
+        self._listeners_lock = self._lock
         self._informers: dict[tuple[str, str], SharedInformer] = {}
         # Our own writes, newer than the cache until its watch catches up.
         self._written: dict[tuple[tuple[str, str], str], Obj] = {}
@@ -115,15 +118,6 @@ class ApiStore:
             informer.stop()
 
     # ------------------------------------------------------------- listeners
-
-    def add_listener(self, fn: Callable[[Event], None]) -> None:
-        with self._lock:
-            self._listeners.append(fn)
-
-    def remove_listener(self, fn: Callable[[Event], None]) -> None:
-        with self._lock:
-            if fn in self._listeners:
-                self._listeners.remove(fn)
 
     def _handler(self, key: tuple[str, str]) -> ResourceEventHandlerFuncs:
         def emit(type_: str, obj: Obj) -> None:

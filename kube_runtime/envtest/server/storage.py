@@ -39,6 +39,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple, Protocol, TypeVar
@@ -301,8 +302,31 @@ class DeleteOptions:
     dry_run: bool = False
 
 
-class Store:
-    """The object store. All public methods are thread-safe."""
+class EventListeners:
+    """A store's listeners: :meth:`add_listener` and :meth:`remove_listener` under the lock
+    ``_listeners_lock``. The store calls the functions in ``_listeners`` with each event; when,
+    and under which lock, is its own to say."""
+
+    _listeners: list[Callable[[Event], None]]
+    _listeners_lock: AbstractContextManager[Any]
+
+    def add_listener(self, fn: Callable[[Event], None]) -> None:
+        """Call ``fn(event)`` for every event of the store (see the store's docstring)."""
+        with self._listeners_lock:
+            self._listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[Event], None]) -> None:
+        """Call ``fn`` no more (nothing if it is not a listener)."""
+        with self._listeners_lock:
+            if fn in self._listeners:
+                self._listeners.remove(fn)
+
+
+class Store(EventListeners):
+    """The object store. All public methods are thread-safe.
+
+    Listeners (:meth:`add_listener`) are called with every committed event under the store
+    lock: they enqueue, nothing more."""
 
     def __init__(
         self,
@@ -336,7 +360,8 @@ class Store:
         self._buckets: dict[tuple[str, str], _Bucket] = {}
         self._by_uid: dict[str, tuple[ResourceInfo, str, str]] = {}
         self._dependents: dict[str, set[str]] = {}
-        self._listeners: list[Callable[[Event], None]] = []
+        self._listeners = []
+        self._listeners_lock = self.lock
         self._oldest_rv = 0  # watches from before it get 410 (a restored store's start)
         #: Admission webhooks of API requests (None: none are called).
         self.admission: AdmissionHook | None = None
@@ -362,16 +387,6 @@ class Store:
         admission reads on every pod create)."""
         bucket = self._buckets.get(info.key)
         return bucket.changes if bucket is not None else 0
-
-    def add_listener(self, fn: Callable[[Event], None]) -> None:
-        """Call ``fn(event)`` for every committed event, under the store lock (enqueue only)."""
-        with self.lock:
-            self._listeners.append(fn)
-
-    def remove_listener(self, fn: Callable[[Event], None]) -> None:
-        with self.lock:
-            if fn in self._listeners:
-                self._listeners.remove(fn)
 
     # -------------------------------------------------------------- admission
 
