@@ -51,12 +51,13 @@ def _rest_conforms(rest: RestClient) -> None:
 
 
 def _cached_conforms(cached: CachedClient) -> None:
+    with_watch: i.WithWatch = cached
     client: i.Client = cached
     reader: i.Reader = cached
     writer: i.Writer = cached
     status: i.StatusWriter = cached.status()
     scale: i.SubResourceClient = cached.subresource("scale")
-    del client, reader, writer, status, scale
+    del with_watch, client, reader, writer, status, scale
 
 
 def _fake_conforms(fake: FakeClient) -> None:
