@@ -426,6 +426,16 @@ def cmd_rbac(args: argparse.Namespace) -> int:
     return 0
 
 
+def _controllers_argument(parser: argparse.ArgumentParser, known: str) -> None:
+    """The CONTROLLER arguments of ``run`` and ``rbac`` (``known``: the registered names)."""
+    parser.add_argument(
+        "controllers",
+        nargs="+",
+        metavar="CONTROLLER",
+        help=f"one of: {known}; or module:function, a setup function of a manager",
+    )
+
+
 def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.ArgumentParser:
     """The top-level parser: ``run`` plus one passthrough sub-command per registered command."""
     parser = argparse.ArgumentParser(
@@ -438,12 +448,7 @@ def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.Argu
 
     known = ", ".join(sorted(controller_entries())) or "none registered"
     p = sub.add_parser("run", help="run controllers against a cluster")
-    p.add_argument(
-        "controllers",
-        nargs="+",
-        metavar="CONTROLLER",
-        help=f"one of: {known}; or module:function, a setup function of a manager",
-    )
+    _controllers_argument(p, known)
     p.add_argument(
         "--kubeconfig", help="kubeconfig path (default: in-cluster, $KUBECONFIG, ~/.kube/config)"
     )
@@ -586,12 +591,7 @@ def build_parser(commands: dict[str, EntryPoint] | None = None) -> argparse.Argu
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("rbac", help="print the RBAC objects controllers need (YAML)")
-    p.add_argument(
-        "controllers",
-        nargs="+",
-        metavar="CONTROLLER",
-        help=f"one of: {known}; or module:function, a setup function of a manager",
-    )
+    _controllers_argument(p, known)
     p.add_argument("--name", default="kube-runtime-manager", help="ClusterRole/binding name")
     p.add_argument("--namespace", default="kube-runtime-system", help="the manager's namespace")
     p.add_argument("--service-account", default="kube-runtime-manager")
