@@ -31,8 +31,7 @@ from controllers.deployment.replicaset import setup_replicasets
 from controllers.deployment.rolling import rollout_rolling
 from controllers.deployment.sync import DeploymentControl
 from kube_runtime import meta, rbac
-from kube_runtime.cache import INDEX_CONTROLLER_UID
-from kube_runtime.claiming import ControllerRefManager, recheck_controller
+from kube_runtime.claiming import ControllerRefManager, claim_candidates, recheck_controller
 from kube_runtime.client.errors import NotFound
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
@@ -197,12 +196,7 @@ class DeploymentReconciler:
 
     def _replica_sets_for(self, d: dict[str, Any], selector: LabelSelector) -> list[Obj]:
         """The Deployment's ReplicaSets after adoption and release."""
-        namespace = meta.namespace(d)
-        owned: list[dict[str, Any]] = self._reader.list(
-            ReplicaSet, namespace, index=(INDEX_CONTROLLER_UID, meta.uid(d))
-        )["items"]
-        matching = self._reader.list(ReplicaSet, namespace, label_selector=str(selector))["items"]
-        candidates = owned + [rs for rs in matching if not meta.has_controller(rs)]
+        candidates = claim_candidates(self._reader, ReplicaSet, d, selector)
         manager = ControllerRefManager(
             self._client, d, selector, Deployment, recheck_controller(self._client, d)
         )

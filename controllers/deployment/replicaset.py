@@ -33,7 +33,7 @@ from controllers.deployment.conditions import get_condition as _get_condition
 from kube_runtime import clock as _clock
 from kube_runtime import meta, rbac
 from kube_runtime.cache import INDEX_CONTROLLER_UID
-from kube_runtime.claiming import ControllerRefManager, recheck_controller
+from kube_runtime.claiming import ControllerRefManager, claim_candidates, recheck_controller
 from kube_runtime.client.errors import Conflict, NotFound
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
@@ -314,14 +314,7 @@ class ReplicaSetReconciler:
 
     def _candidate_pods(self, rs: Obj, selector: LabelSelector) -> list[dict[str, Any]]:
         """Pods the ReplicaSet controls plus the orphans its selector matches."""
-        namespace = meta.namespace(rs)
-        owned: list[dict[str, Any]] = self._reader.list(
-            Pod, namespace, index=(INDEX_CONTROLLER_UID, meta.uid(rs))
-        )["items"]
-        if selector.matches_nothing():
-            return owned
-        matching = self._reader.list(Pod, namespace, label_selector=str(selector))["items"]
-        return owned + [p for p in matching if not meta.has_controller(p)]
+        return claim_candidates(self._reader, Pod, rs, selector)
 
     def _observe(self, key: str, pods: Iterable[Obj]) -> None:
         pending = self.expectations.get_expectations(key)

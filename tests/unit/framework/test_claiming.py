@@ -493,3 +493,46 @@ def test_recheck_controller_uid_changed_blocks_adoption_through_the_manager() ->
 
 def test_recheck_deletion_timestamp_accepts_live_object() -> None:
     recheck_deletion_timestamp(lambda: {"metadata": {"name": "x"}})()
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        {"matchLabels": {"app": "web"}},  # an exact term: through the label index
+        {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "x"]}]},
+    ],
+)
+def test_claim_candidates_are_the_owned_then_the_matching_orphans(selector: Any) -> None:
+    from kube_runtime.claiming import claim_candidates
+    from kube_runtime.client.fake import FakeClient
+    from kube_runtime.selectors import NOTHING, label_selector_from_dict
+
+    client = FakeClient()
+    owner = {"metadata": {"name": "web", "namespace": "ns", "uid": "set-uid"}}
+
+    def pod(name: str, labels: dict[str, str], controller: str | None, ns: str = "ns") -> None:
+        metadata: dict[str, Any] = {"name": name, "namespace": ns, "labels": labels}
+        if controller is not None:
+            metadata["ownerReferences"] = [
+                {
+                    "apiVersion": "v1",
+                    "kind": "X",
+                    "name": "o",
+                    "uid": controller,
+                    "controller": True,
+                }
+            ]
+        client.create({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": {}})
+
+    pod("owned-unlabelled", {}, "set-uid")
+    pod("orphan", {"app": "web"}, None)
+    pod("orphan-other-app", {"app": "db"}, None)
+    pod("others", {"app": "web"}, "another-uid")
+    pod("elsewhere", {"app": "web"}, None, ns="other")
+    parsed = label_selector_from_dict(selector)
+    found = claim_candidates(client, Pod, owner, parsed)
+    assert [p["metadata"]["name"] for p in found] == ["owned-unlabelled", "orphan"]
+    assert claim_candidates(client, Pod, owner, parsed, str(parsed)) == found
+    assert [p["metadata"]["name"] for p in claim_candidates(client, Pod, owner, NOTHING)] == [
+        "owned-unlabelled"
+    ]
