@@ -26,11 +26,13 @@ __all__ = [
     "QUALIFIED_NAME_FMT",
     "QUALIFIED_NAME_MAX_LENGTH",
     "VALIDATOR_CACHE_SIZE",
+    "dns1035_label_errors",
     "dns1123_label_errors",
     "dns1123_subdomain_errors",
     "label_value_errors",
     "max_len_error",
     "no_new_finalizers_message",
+    "path_segment_errors",
     "qualified_name_errors",
     "regex_error",
 ]
@@ -132,6 +134,35 @@ def dns1123_subdomain_errors(value: str) -> tuple[str, ...]:
     return _bounded_pattern_errors(
         value, DNS1123_SUBDOMAIN_MAX_LENGTH, _DNS1123_SUBDOMAIN_RE, _dns1123_subdomain_pattern_error
     )
+
+
+_DNS1035_LABEL_FMT: Final = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_RE: Final = re.compile(_DNS1035_LABEL_FMT)
+_DNS1035_LABEL_MSG: Final = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+    "with an alphabetic character, and end with an alphanumeric character"
+)
+
+
+@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
+def dns1035_label_errors(value: str) -> tuple[str, ...]:
+    """Upstream ``IsDNS1035Label``: ``()`` when ``value`` is a valid RFC 1035 label (a DNS-1123
+    label that starts with a letter: Service names, CRD plurals)."""
+    errs: list[str] = []
+    if len(value) > DNS1123_LABEL_MAX_LENGTH:
+        errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
+    if not _DNS1035_LABEL_RE.fullmatch(value):
+        errs.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return tuple(errs)
+
+
+def path_segment_errors(value: str, *, prefix: bool = False) -> tuple[str, ...]:
+    """Upstream ``IsValidPathSegmentName`` (``ValidatePathSegmentName``): ``()`` unless
+    ``value`` is ``.`` or ``..`` (not checked for a ``prefix``) or contains ``/`` or ``%``
+    (RBAC object names)."""
+    if not prefix and value in (".", ".."):
+        return (f"may not be '{value}'",)
+    return tuple(f"may not contain '{c}'" for c in ("/", "%") if c in value)
 
 
 @lru_cache(maxsize=VALIDATOR_CACHE_SIZE)

@@ -10,7 +10,8 @@ give a created object the same server-set fields, because both take them from he
   worded as it words them (``pods "x" not found``, ``StatefulSet.apps "web" is invalid: ...``),
   with the ``details`` (``name``, ``group``, ``kind``, ``causes``) it fills in;
   :data:`STALE_MESSAGE` and the precondition messages of a conflict.
-* **Per-kind tables**, keyed by ``(group, plural)``: which built-in resources bump
+* **Per-kind tables**, keyed by ``(group, plural)`` (names: ``(group, kind)``): the rule a
+  kind's names follow (:data:`NAME_RULES`, :func:`name_errors`), which built-in resources bump
   ``metadata.generation`` (:data:`TRACKS_GENERATION`), which answer a DELETE with the deleted
   object (:data:`RETURN_DELETED_OBJECT`), and the status a created object starts with
   (:func:`initial_status`; a Pod's ``phase: Pending`` with its ``qosClass``,
@@ -30,14 +31,21 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from kube_runtime.client.errors import STATUS_REASONS, ApiError, error_from_status
+from kube_runtime.validation import (
+    dns1035_label_errors,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    path_segment_errors,
+)
 
 __all__ = [
+    "NAME_RULES",
     "QUANTITY_RE",
     "RETURN_DELETED_OBJECT",
     "STALE_MESSAGE",
@@ -60,6 +68,8 @@ __all__ = [
     "internal_failure",
     "invalid",
     "method_not_allowed",
+    "name_errors",
+    "name_rule",
     "not_found",
     "parse_quantity",
     "pod_qos_class",
@@ -348,6 +358,54 @@ RETURN_DELETED_OBJECT: Final = frozenset(
         ("policy", "podsecuritypolicies"),
     }
 )
+
+#: The rule a built-in kind's ``metadata.name`` follows where it is not a DNS-1123 subdomain, by
+#: ``(group, kind)`` (:func:`name_errors` checks one).
+NAME_RULES: Final[Mapping[tuple[str, str], str]] = {
+    ("", "Namespace"): "label",
+    ("", "Service"): "dns1035-label",
+    ("apps", "StatefulSet"): "label",
+    ("rbac.authorization.k8s.io", "Role"): "path-segment",
+    ("rbac.authorization.k8s.io", "RoleBinding"): "path-segment",
+    ("rbac.authorization.k8s.io", "ClusterRole"): "path-segment",
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): "path-segment",
+    ("apiregistration.k8s.io", "APIService"): "path-segment",
+}
+
+
+def name_rule(group: str, kind: str) -> str:
+    """The rule names of built-in kind ``group``/``kind`` follow (:data:`NAME_RULES`;
+    ``subdomain`` for the others and for custom resources)."""
+    return NAME_RULES.get((group, kind), "subdomain")
+
+
+def _mask_trailing_dash(name: str) -> str:
+    # A generateName prefix may end with "-": the generated suffix follows it.
+    return name[:-1] + "a" if len(name) > 1 and name.endswith("-") else name
+
+
+_NAME_CHECKS: Final[Mapping[str, Callable[[str], tuple[str, ...]]]] = {
+    "subdomain": dns1123_subdomain_errors,
+    "label": dns1123_label_errors,
+    "dns1035-label": dns1035_label_errors,
+}
+
+
+def name_errors(rule: str, name: str, *, prefix: bool = False) -> tuple[str, ...]:
+    """kube-apiserver's messages for ``name`` under ``rule`` (``subdomain``: a DNS-1123
+    subdomain, ``label``: a DNS-1123 label, ``dns1035-label``: one starting with a letter,
+    ``path-segment``: anything but ``.``, ``..``, ``/`` and ``%``); ``()`` when it is valid.
+    ``prefix``: ``name`` is a ``generateName`` (it may end with ``-``). ``ValueError`` for an
+    unknown rule."""
+    if rule == "path-segment":
+        return path_segment_errors(name, prefix=prefix)
+    try:
+        check = _NAME_CHECKS[rule]
+    except KeyError:
+        rules = sorted([*_NAME_CHECKS, "path-segment"])
+        raise ValueError(f"unknown name rule {rule!r}; one of {rules}") from None
+    return check(_mask_trailing_dash(name) if prefix else name)
+
 
 #: The status a created object of these resources starts with, whatever the request sent.
 _INITIAL_STATUS: Final[Mapping[tuple[str, str], Mapping[str, Any]]] = {

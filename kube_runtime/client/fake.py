@@ -152,11 +152,7 @@ from kube_runtime.selectors import (
     parse_label_selector,
     unsupported_field_label,
 )
-from kube_runtime.validation import (
-    dns1123_label_errors,
-    dns1123_subdomain_errors,
-    no_new_finalizers_message,
-)
+from kube_runtime.validation import no_new_finalizers_message
 
 __all__ = [
     "STALE_MESSAGE",
@@ -178,8 +174,6 @@ _PATCH_TYPES = ("merge", "strategic", "json", "apply")
 _PROPAGATION_POLICIES = (None, "Orphan", "Background", "Foreground")
 
 _BUILTIN: dict[Kind, Resource] = {r.kind_ref: r for r in BUILTIN_RESOURCES}
-#: Built-in kinds whose names are DNS-1123 labels (the rest: DNS-1123 subdomains).
-_LABEL_NAMED = frozenset({Kind("v1", "Namespace"), Kind("v1", "Service")})
 #: Metadata a create cannot set.
 _SERVER_SET_ON_CREATE = (
     "uid",
@@ -814,10 +808,11 @@ class FakeClient(ClientBase):
             ]
         if not isinstance(name, str):
             return [("metadata.name", "FieldValueInvalid", "Invalid value: must be a string")]
-        check = dns1123_label_errors if info.kind in _LABEL_NAMED else dns1123_subdomain_errors
+        r = info.resource
+        rule = "subdomain" if info.custom else facts.name_rule(r.group, r.kind)
         return [
-            ("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {msg}')
-            for msg in check(name)
+            ("metadata.name", "FieldValueInvalid", f"Invalid value: {facts.go_quote(name)}: {msg}")
+            for msg in facts.name_errors(rule, name)
         ]
 
     # --------------------------------------------------------------- seeding

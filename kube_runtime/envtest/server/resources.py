@@ -54,7 +54,6 @@ class ResourceInfo:
     tracks_generation: bool = False
     custom: bool = False
     verbs: tuple[str, ...] = ALL_VERBS
-    name_rule: str = "subdomain"
     printer_columns: tuple[dict[str, Any], ...] = ()
     schemas: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     #: A CRD's ``spec.conversion.webhook`` when its strategy is ``Webhook`` (:mod:`.conversion`).
@@ -111,7 +110,6 @@ class _Serving:
     """What this server adds to a built-in kind of the framework's table to serve it."""
 
     categories: tuple[str, ...] = ()
-    name_rule: str = "subdomain"
     #: Every served version, storage first (default: the framework table's one version).
     versions: tuple[str, ...] = ()
     #: The ``apiVersion`` of the resource whose objects these are (:attr:`ResourceInfo.stored_as`).
@@ -124,13 +122,13 @@ _WORKLOAD = _Serving(categories=_ALL)
 #: The built-in kinds served here, by (group, plural): a subset of the framework's
 #: :data:`~kube_runtime.client.mapping.BUILTIN_RESOURCES`, whose order they keep.
 _SERVED: dict[tuple[str, str], _Serving] = {
-    ("", "namespaces"): _Serving(name_rule="label"),
+    ("", "namespaces"): _Serving(),
     ("", "nodes"): _Serving(),
     ("", "pods"): _Serving(categories=_ALL),
     ("", "persistentvolumeclaims"): _Serving(),
     ("", "persistentvolumes"): _Serving(),
     ("", "events"): _Serving(),
-    ("", "services"): _Serving(categories=_ALL, name_rule="label"),
+    ("", "services"): _Serving(categories=_ALL),
     ("", "configmaps"): _Serving(),
     ("", "secrets"): _Serving(),
     ("", "serviceaccounts"): _Serving(),
@@ -156,10 +154,10 @@ _SERVED: dict[tuple[str, str], _Serving] = {
     ("networking.k8s.io", "ingressclasses"): _Serving(),
     ("networking.k8s.io", "networkpolicies"): _Serving(),
     ("discovery.k8s.io", "endpointslices"): _Serving(versions=("v1", "v1beta1")),
-    ("rbac.authorization.k8s.io", "roles"): _Serving(name_rule="path-segment"),
-    ("rbac.authorization.k8s.io", "clusterroles"): _Serving(name_rule="path-segment"),
-    ("rbac.authorization.k8s.io", "rolebindings"): _Serving(name_rule="path-segment"),
-    ("rbac.authorization.k8s.io", "clusterrolebindings"): _Serving(name_rule="path-segment"),
+    ("rbac.authorization.k8s.io", "roles"): _Serving(),
+    ("rbac.authorization.k8s.io", "clusterroles"): _Serving(),
+    ("rbac.authorization.k8s.io", "rolebindings"): _Serving(),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): _Serving(),
     ("certificates.k8s.io", "certificatesigningrequests"): _Serving(),
     ("scheduling.k8s.io", "priorityclasses"): _Serving(),
     ("node.k8s.io", "runtimeclasses"): _Serving(),
@@ -167,7 +165,7 @@ _SERVED: dict[tuple[str, str], _Serving] = {
     ("storage.k8s.io", "csidrivers"): _Serving(),
     ("storage.k8s.io", "csinodes"): _Serving(),
     ("storage.k8s.io", "volumeattachments"): _Serving(),
-    ("apiextensions.k8s.io", "customresourcedefinitions"): _Serving(name_rule="path-segment"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"): _Serving(),
 }
 _REPLICAS_SCALE = ScaleSpec()
 
@@ -186,7 +184,6 @@ def _served(resource: Resource, serving: _Serving) -> ResourceInfo:
         scale=_REPLICAS_SCALE if "scale" in resource.subresources else None,
         tracks_generation=(resource.group, resource.plural) in TRACKS_GENERATION,
         verbs=resource.verbs,
-        name_rule=serving.name_rule,
         stored_as=serving.stored_as,
     )
 

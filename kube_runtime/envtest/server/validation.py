@@ -42,12 +42,14 @@ from functools import lru_cache
 from typing import Any, Final, TypeGuard
 
 from kube_runtime import selectors
+from kube_runtime.client import _apifacts as facts
 from kube_runtime.client._apifacts import go_quote, go_value
 from kube_runtime.envtest.server import celrules, webhookconfig
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.memo import Memo, json_key
 from kube_runtime.validation import (
     VALIDATOR_CACHE_SIZE,
+    dns1035_label_errors,
     dns1123_label_errors,
     dns1123_subdomain_errors,
     label_value_errors,
@@ -155,12 +157,6 @@ def is_valid_label_value(value: str) -> tuple[str, ...]:
     return label_value_errors(value)
 
 
-_DNS1035_LABEL_FMT: Final = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_DNS1035_LABEL_RE: Final = re.compile(r"[a-z](?:[-a-z0-9]*[a-z0-9])?")
-_DNS1035_LABEL_MSG: Final = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
-    "with an alphabetic character, and end with an alphanumeric character"
-)
 _CONFIG_KEY_FMT: Final = "[-._a-zA-Z0-9]+"
 _CONFIG_KEY_RE: Final = re.compile(r"[-._a-zA-Z0-9]+")
 _CONFIG_KEY_MSG: Final = (
@@ -184,17 +180,9 @@ _NO_ERRORS: Final[tuple[str, ...]] = ()
 _NOT_A_STRING: Final = ("must be a string",)
 
 
-@lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
-def is_dns1035_label(value: str) -> tuple[str, ...]:
-    """Upstream ``IsDNS1035Label`` (starts with a letter; Service names, CRD plurals)."""
-    if len(value) <= 63 and _DNS1035_LABEL_RE.fullmatch(value):
-        return _NO_ERRORS
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append(max_len_error(63))
-    if not _DNS1035_LABEL_RE.fullmatch(value):
-        errs.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return tuple(errs)
+#: Upstream ``IsDNS1035Label`` (starts with a letter; Service names, CRD plurals): the
+#: framework's memoized validator (:func:`kube_runtime.validation.dns1035_label_errors`).
+is_dns1035_label = dns1035_label_errors
 
 
 def _chdir_prefix_errors(value: str) -> tuple[str, ...]:
@@ -257,36 +245,17 @@ def is_valid_percent(value: str) -> tuple[str, ...]:
     return (regex_error(_PERCENT_MSG, _PERCENT_FMT, "1%", "93%"),)
 
 
-def _mask_trailing_dash(name: str) -> str:
-    # A generateName prefix may end with "-": the generated suffix follows it.
-    return name[:-1] + "a" if len(name) > 1 and name.endswith("-") else name
-
-
-def _name_subdomain(name: str, prefix: bool) -> Sequence[str]:
-    return dns1123_subdomain_errors(_mask_trailing_dash(name) if prefix else name)
-
-
-def _name_label(name: str, prefix: bool) -> Sequence[str]:
-    return dns1123_label_errors(_mask_trailing_dash(name) if prefix else name)
-
-
-def _name_dns1035(name: str, prefix: bool) -> Sequence[str]:
-    return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
-
-
-def _name_path_segment(name: str, prefix: bool) -> Sequence[str]:
-    if not prefix and name in (".", ".."):
-        return (f"may not be '{name}'",)
-    return tuple(f"may not contain '{c}'" for c in ("/", "%") if c in name)
-
-
 _NameFn = Callable[[str, bool], Sequence[str]]
 
-_NAME_RULES: Final[dict[str, _NameFn]] = {
-    "subdomain": _name_subdomain,
-    "label": _name_label,
-    "dns1035-label": _name_dns1035,
-    "path-segment": _name_path_segment,
+
+def _name_fn(rule: str) -> _NameFn:
+    """The check of names under ``rule`` (kube_runtime.client._apifacts's, shared with the fake
+    client): ``(name, is_prefix) -> messages``."""
+    return lambda name, prefix: facts.name_errors(rule, name, prefix=prefix)
+
+
+_NAME_FNS: Final[dict[str, _NameFn]] = {
+    rule: _name_fn(rule) for rule in ("subdomain", "label", "dns1035-label", "path-segment")
 }
 
 
@@ -627,9 +596,9 @@ def validate_object_meta(
       finalizer names and a non-negative ``generation``.
     """
     try:
-        name_fn = _NAME_RULES[name_rule]
+        name_fn = _NAME_FNS[name_rule]
     except KeyError:
-        raise ValueError(f"unknown name rule {name_rule!r}; one of {sorted(_NAME_RULES)}") from None
+        raise ValueError(f"unknown name rule {name_rule!r}; one of {sorted(_NAME_FNS)}") from None
     out: list[Cause] = []
     _validate_meta(out, meta, namespaced, name_fn)
     return out
@@ -1741,65 +1710,64 @@ _Validator = Callable[[list[Cause], Mapping[str, Any], Mapping[str, Any] | None]
 
 @dataclass(frozen=True, slots=True)
 class _KindRule:
-    name_fn: _NameFn
+    """A built-in kind's scope and own checks (its name rule: _apifacts.name_rule)."""
+
     namespaced: bool
     check: _Validator | None = None
 
 
 _KINDS: Final[dict[tuple[str, str], _KindRule]] = {
-    ("", "Pod"): _KindRule(_name_subdomain, True, _pod),
-    ("", "Namespace"): _KindRule(_name_label, False),
-    ("", "Service"): _KindRule(_name_dns1035, True, _service),
-    ("", "ConfigMap"): _KindRule(_name_subdomain, True, _configmap),
-    ("", "Secret"): _KindRule(_name_subdomain, True, _secret),
-    ("", "PersistentVolumeClaim"): _KindRule(_name_subdomain, True, _pvc),
-    ("", "PersistentVolume"): _KindRule(_name_subdomain, False),
-    ("", "Node"): _KindRule(_name_subdomain, False),
-    ("", "ServiceAccount"): _KindRule(_name_subdomain, True),
-    ("", "Endpoints"): _KindRule(_name_subdomain, True),
-    ("", "Event"): _KindRule(_name_subdomain, True),  # builtin_events.check_legacy
-    ("", "LimitRange"): _KindRule(_name_subdomain, True),
-    ("", "ResourceQuota"): _KindRule(_name_subdomain, True),
-    ("", "PodTemplate"): _KindRule(_name_subdomain, True),
-    ("", "ReplicationController"): _KindRule(_name_subdomain, True),
-    ("apps", "StatefulSet"): _KindRule(_name_label, True, _statefulset),
-    ("apps", "Deployment"): _KindRule(_name_subdomain, True, _deployment),
-    ("apps", "ReplicaSet"): _KindRule(_name_subdomain, True, _replicaset),
-    ("apps", "DaemonSet"): _KindRule(_name_subdomain, True, _daemonset),
-    ("apps", "ControllerRevision"): _KindRule(_name_subdomain, True, _controllerrevision),
-    ("batch", "Job"): _KindRule(_name_subdomain, True),
-    ("batch", "CronJob"): _KindRule(_name_subdomain, True),
-    ("coordination.k8s.io", "Lease"): _KindRule(_name_subdomain, True),
-    ("events.k8s.io", "Event"): _KindRule(_name_subdomain, True),
-    ("discovery.k8s.io", "EndpointSlice"): _KindRule(_name_subdomain, True),
-    ("policy", "PodDisruptionBudget"): _KindRule(_name_subdomain, True),
-    ("autoscaling", "HorizontalPodAutoscaler"): _KindRule(_name_subdomain, True),
-    ("networking.k8s.io", "Ingress"): _KindRule(_name_subdomain, True),
-    ("networking.k8s.io", "NetworkPolicy"): _KindRule(_name_subdomain, True),
-    ("networking.k8s.io", "IngressClass"): _KindRule(_name_subdomain, False),
-    ("rbac.authorization.k8s.io", "Role"): _KindRule(_name_path_segment, True),
-    ("rbac.authorization.k8s.io", "RoleBinding"): _KindRule(_name_path_segment, True),
-    ("rbac.authorization.k8s.io", "ClusterRole"): _KindRule(_name_path_segment, False),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _KindRule(_name_path_segment, False),
-    ("storage.k8s.io", "StorageClass"): _KindRule(_name_subdomain, False),
-    ("storage.k8s.io", "CSIDriver"): _KindRule(_name_subdomain, False),
-    ("storage.k8s.io", "CSINode"): _KindRule(_name_subdomain, False),
-    ("storage.k8s.io", "VolumeAttachment"): _KindRule(_name_subdomain, False),
-    ("scheduling.k8s.io", "PriorityClass"): _KindRule(_name_subdomain, False),
-    ("node.k8s.io", "RuntimeClass"): _KindRule(_name_subdomain, False),
-    ("certificates.k8s.io", "CertificateSigningRequest"): _KindRule(_name_subdomain, False),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): _KindRule(_name_subdomain, False),
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): _KindRule(
-        _name_subdomain, False
-    ),
+    ("", "Pod"): _KindRule(True, _pod),
+    ("", "Namespace"): _KindRule(False),
+    ("", "Service"): _KindRule(True, _service),
+    ("", "ConfigMap"): _KindRule(True, _configmap),
+    ("", "Secret"): _KindRule(True, _secret),
+    ("", "PersistentVolumeClaim"): _KindRule(True, _pvc),
+    ("", "PersistentVolume"): _KindRule(False),
+    ("", "Node"): _KindRule(False),
+    ("", "ServiceAccount"): _KindRule(True),
+    ("", "Endpoints"): _KindRule(True),
+    ("", "Event"): _KindRule(True),  # builtin_events.check_legacy
+    ("", "LimitRange"): _KindRule(True),
+    ("", "ResourceQuota"): _KindRule(True),
+    ("", "PodTemplate"): _KindRule(True),
+    ("", "ReplicationController"): _KindRule(True),
+    ("apps", "StatefulSet"): _KindRule(True, _statefulset),
+    ("apps", "Deployment"): _KindRule(True, _deployment),
+    ("apps", "ReplicaSet"): _KindRule(True, _replicaset),
+    ("apps", "DaemonSet"): _KindRule(True, _daemonset),
+    ("apps", "ControllerRevision"): _KindRule(True, _controllerrevision),
+    ("batch", "Job"): _KindRule(True),
+    ("batch", "CronJob"): _KindRule(True),
+    ("coordination.k8s.io", "Lease"): _KindRule(True),
+    ("events.k8s.io", "Event"): _KindRule(True),
+    ("discovery.k8s.io", "EndpointSlice"): _KindRule(True),
+    ("policy", "PodDisruptionBudget"): _KindRule(True),
+    ("autoscaling", "HorizontalPodAutoscaler"): _KindRule(True),
+    ("networking.k8s.io", "Ingress"): _KindRule(True),
+    ("networking.k8s.io", "NetworkPolicy"): _KindRule(True),
+    ("networking.k8s.io", "IngressClass"): _KindRule(False),
+    ("rbac.authorization.k8s.io", "Role"): _KindRule(True),
+    ("rbac.authorization.k8s.io", "RoleBinding"): _KindRule(True),
+    ("rbac.authorization.k8s.io", "ClusterRole"): _KindRule(False),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _KindRule(False),
+    ("storage.k8s.io", "StorageClass"): _KindRule(False),
+    ("storage.k8s.io", "CSIDriver"): _KindRule(False),
+    ("storage.k8s.io", "CSINode"): _KindRule(False),
+    ("storage.k8s.io", "VolumeAttachment"): _KindRule(False),
+    ("scheduling.k8s.io", "PriorityClass"): _KindRule(False),
+    ("node.k8s.io", "RuntimeClass"): _KindRule(False),
+    ("certificates.k8s.io", "CertificateSigningRequest"): _KindRule(False),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): _KindRule(False),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): _KindRule(False),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _KindRule(
-        _name_subdomain, False, webhookconfig.check_validating
+        False, webhookconfig.check_validating
     ),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _KindRule(
-        _name_subdomain, False, webhookconfig.check_mutating
+        False, webhookconfig.check_mutating
     ),
-    ("apiregistration.k8s.io", "APIService"): _KindRule(_name_path_segment, False),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): _KindRule(_name_subdomain, False, _crd),
+    ("apiregistration.k8s.io", "APIService"): _KindRule(False),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): _KindRule(False, _crd),
 }
 
 
@@ -1822,10 +1790,11 @@ def validate(
         return [_invalid("", obj, "must be an object")]
     old_map = old if old is None or type(old) is dict or isinstance(old, Mapping) else None
     rule = _KINDS.get((group, kind))
+    name_fn = _NAME_FNS[facts.name_rule(group, kind) if rule is not None else "subdomain"]
     if rule is None:
-        _validate_meta(out, obj.get("metadata"), namespaced, _name_subdomain)
+        _validate_meta(out, obj.get("metadata"), namespaced, name_fn)
         return out
-    _validate_meta(out, obj.get("metadata"), rule.namespaced, rule.name_fn)
+    _validate_meta(out, obj.get("metadata"), rule.namespaced, name_fn)
     if rule.check is not None:
         rule.check(out, obj, old_map)
     if len(out) > 1:

@@ -96,6 +96,10 @@ _TEMPLATE = {
 }
 
 
+def _named(api_version: str, kind: str, name: str, ns: str) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": ns}}
+
+
 def _created(ns: str) -> dict[str, dict[str, Any]]:
     """One object of each kind whose server-set fields the facts decide."""
     return {
@@ -129,6 +133,11 @@ def _created(ns: str) -> dict[str, dict[str, Any]]:
             "metadata": {"name": "sa", "namespace": ns},
         },
         "configmap": _cm("plain", ns),
+        # an RBAC name may hold what a DNS-1123 subdomain may not
+        "role": {
+            **_named("rbac.authorization.k8s.io/v1", "Role", "system:Reader", ns),
+            "rules": [],
+        },
     }
 
 
@@ -152,6 +161,12 @@ def _errors(c: ClientInterface, ns: str) -> dict[str, dict[str, Any]]:
     )
     seen["invalid name"] = _status(lambda: c.create(_cm("Bad_Name", ns)))
     seen["invalid name, two causes"] = _status(lambda: c.create(_cm("B" * 254, ns)))
+    # names by kind: a Service's is a DNS-1035 label, an RBAC object's a path segment (a
+    # StatefulSet's is a DNS-1123 label in current releases, a subdomain in 1.20: not compared)
+    service = {**_named("v1", "Service", "1abc", ns), "spec": {"ports": [{"port": 80}]}}
+    seen["invalid service name"] = _status(lambda: c.create(service))
+    role = {**_named("rbac.authorization.k8s.io/v1", "Role", "a%b", ns), "rules": []}
+    seen["invalid role name"] = _status(lambda: c.create(role))
     return seen
 
 
