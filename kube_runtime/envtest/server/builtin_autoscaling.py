@@ -20,6 +20,7 @@ from typing import Any, Final
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _get, _int, _str
 from kube_runtime.envtest.server.validation import _forbidden, _invalid, _map, _required
+from kube_runtime.validation import path_segment_errors
 
 __all__ = [
     "GROUP",
@@ -54,12 +55,6 @@ def initial_hpa_status() -> dict[str, Any]:
     return {"currentReplicas": 0, "desiredReplicas": 0}
 
 
-def _path_segment_errors(name: str) -> list[str]:
-    if name in (".", ".."):
-        return [f"may not be '{name}'"]
-    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
-
-
 def check_hpa(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     """Upstream ``validateHorizontalPodAutoscalerSpec`` on a v1 object, in its order: replica
     bounds, the scale target reference, then the metrics (the CPU target as the internal
@@ -84,7 +79,7 @@ def check_hpa(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] |
         value = _str(ref.get(key))
         if not value:
             out.append(_required(f"spec.scaleTargetRef.{key}"))
-        for msg in _path_segment_errors(value):
+        for msg in path_segment_errors(value):
             out.append(_invalid(f"spec.scaleTargetRef.{key}", value, msg))
     target = spec.get("targetCPUUtilizationPercentage")
     if isinstance(target, int) and target < 1:

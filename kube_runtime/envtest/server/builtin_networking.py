@@ -31,6 +31,7 @@ from kube_runtime.envtest.server.validation import (
     is_valid_port_name,
 )
 from kube_runtime.selectors import format_label_selector
+from kube_runtime.validation import path_segment_errors
 
 __all__ = [
     "GROUP",
@@ -55,12 +56,6 @@ _DOMAIN_PATH_RE: Final = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
 def initial_ingress_status() -> dict[str, Any]:
     """The status a created Ingress reads back with."""
     return {"loadBalancer": {}}
-
-
-def _path_segment_errors(name: str) -> list[str]:
-    if name in (".", ".."):
-        return [f"may not be '{name}'"]
-    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
 
 
 # ------------------------------------------------------------------------------ Ingress
@@ -222,7 +217,7 @@ def check_ingress_class(
             value = _str(ref.get(key))
             if not value:
                 out.append(_required(f"spec.parameters.{key}", f"{key} is required"))
-            for msg in _path_segment_errors(value):
+            for msg in path_segment_errors(value):
                 out.append(_invalid(f"spec.parameters.{key}", value, msg))
     if old is not None and _str(_map(old.get("spec")).get("controller")) != controller:
         out.append(_invalid("spec.controller", controller, _IMMUTABLE_MSG))

@@ -33,6 +33,7 @@ from kube_runtime.envtest.server.validation import (
     _required,
     is_dns1123_subdomain,
 )
+from kube_runtime.validation import path_segment_errors
 
 __all__ = [
     "BINDING_COLUMNS",
@@ -45,12 +46,6 @@ __all__ = [
 ]
 
 GROUP: Final = "rbac.authorization.k8s.io"
-
-
-def _path_segment_errors(name: str) -> list[str]:
-    if name in (".", ".."):
-        return [f"may not be '{name}'"]
-    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
 
 
 # ------------------------------------------------------------------------------ roles
@@ -168,7 +163,7 @@ def _check_binding(
     name = _str(ref.get("name"))
     if not name:
         out.append(_required("roleRef.name"))
-    for msg in _path_segment_errors(name):
+    for msg in path_segment_errors(name):
         out.append(_invalid("roleRef.name", name, msg))
     _check_subjects(out, obj.get("subjects"), namespaced=namespaced)
     if old is None:

@@ -12,12 +12,12 @@ refuses most often (names, rules, policies, ``sideEffects``, ``admissionReviewVe
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from kube_runtime.client._apifacts import go_value
 from kube_runtime.envtest.server.errors import Cause
 
 GROUP = "admissionregistration.k8s.io"
@@ -73,7 +73,7 @@ _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
 def _shown(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, str) else str(value)
+    return go_value(value, typed=True)
 
 
 def _quoted(values: tuple[str, ...]) -> str:
