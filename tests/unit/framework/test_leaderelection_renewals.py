@@ -87,7 +87,11 @@ def test_a_renewal_that_hangs_past_the_renew_deadline_loses_leadership() -> None
     runner.start()
     try:
         assert started.wait(5)
-        client.before_update = lambda: hang.wait(30)  # the next renewal never answers
+
+        def never_answer() -> None:  # the next renewal hangs
+            hang.wait(30)
+
+        client.before_update = never_answer
         hung_at = time.monotonic()
         runner.join(5)
         took = time.monotonic() - hung_at
