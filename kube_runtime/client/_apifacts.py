@@ -11,11 +11,13 @@ give a created object the same server-set fields, because both take them from he
   with the ``details`` (``name``, ``group``, ``kind``, ``causes``) it fills in;
   :data:`STALE_MESSAGE` and the precondition messages of a conflict.
 * **Per-kind tables**, keyed by ``(group, plural)`` (names: ``(group, kind)``): the rule a
-  kind's names follow (:data:`NAME_RULES`, :func:`name_errors`), which built-in resources bump
-  ``metadata.generation`` (:data:`TRACKS_GENERATION`), which answer a DELETE with the deleted
-  object (:data:`RETURN_DELETED_OBJECT`), and the status a created object starts with
+  kind's names follow (:data:`NAME_RULES`, :func:`name_errors`), which built-in resources set
+  and bump ``metadata.generation`` (:data:`TRACKS_GENERATION`; set only:
+  :data:`GENERATION_ON_CREATE_ONLY`), which answer a DELETE with the deleted object
+  (:data:`RETURN_DELETED_OBJECT`), and the status a created object starts with
   (:func:`initial_status`; a Pod's ``phase: Pending`` with its ``qosClass``,
-  :func:`pod_qos_class`, which compares resource quantities by value, :func:`parse_quantity`). Kinds a subresource table holds (``status``, ``scale``) are
+  :func:`pod_qos_class`, which compares resource quantities by value, :func:`parse_quantity`).
+  Kinds a subresource table holds (``status``, ``scale``) are
   :data:`~kube_runtime.client.mapping.BUILTIN_RESOURCES`' business.
 * **Go value rendering** as field errors print a rejected value: :func:`go_quote` (``%q``),
   :func:`go_float` (``%v`` of a float64), :func:`go_json` (``encoding/json``) and
@@ -45,6 +47,7 @@ from kube_runtime.validation import (
 )
 
 __all__ = [
+    "GENERATION_ON_CREATE_ONLY",
     "NAME_RULES",
     "QUANTITY_RE",
     "RETURN_DELETED_OBJECT",
@@ -327,6 +330,7 @@ TRACKS_GENERATION: Final = frozenset(
         ("apps", "daemonsets"),
         ("batch", "jobs"),
         ("batch", "cronjobs"),
+        ("discovery.k8s.io", "endpointslices"),
         ("policy", "poddisruptionbudgets"),
         ("networking.k8s.io", "ingresses"),
         ("networking.k8s.io", "networkpolicies"),
@@ -337,6 +341,10 @@ TRACKS_GENERATION: Final = frozenset(
         ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"),
     }
 )
+
+#: Built-in resources whose create strategy sets ``metadata.generation`` to 1 though no update
+#: bumps it (PriorityClass's), by ``(group, plural)``.
+GENERATION_ON_CREATE_ONLY: Final = frozenset({("scheduling.k8s.io", "priorityclasses")})
 
 #: Built-in resources whose DELETE answers with the object even when it is gone at once (their
 #: kube-apiserver storage sets ``ReturnDeletedObject``), by ``(group, plural)``; the others

@@ -848,7 +848,7 @@ class FakeClient(ClientBase):
             meta.setdefault("creationTimestamp", self._now())
             if meta.get("deletionTimestamp"):
                 meta.setdefault("deletionGracePeriodSeconds", 0)
-            if info.generation:
+            if info.generation or info.key in facts.GENERATION_ON_CREATE_ONLY:
                 meta.setdefault("generation", 1)
             meta["resourceVersion"] = self._next_rv()
             bucket[key] = body
@@ -941,7 +941,7 @@ class FakeClient(ClientBase):
             raise _invalid(info, name, causes)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = self._now()
-        if info.generation:
+        if info.generation or info.key in facts.GENERATION_ON_CREATE_ONLY:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)

@@ -731,7 +731,7 @@ class Store(EventListeners):
             name = meta.get("name") or ""
             meta["uid"] = new_uid()
             meta["creationTimestamp"] = now_rfc3339(self.clock.time)
-            if info.tracks_generation:
+            if info.tracks_generation or info.key in facts.GENERATION_ON_CREATE_ONLY:
                 meta["generation"] = 1
             else:
                 meta.pop("generation", None)

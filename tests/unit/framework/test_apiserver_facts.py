@@ -100,7 +100,7 @@ def _named(api_version: str, kind: str, name: str, ns: str) -> dict[str, Any]:
     return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": ns}}
 
 
-def _created(ns: str) -> dict[str, dict[str, Any]]:
+def _created(ns: str, endpointslices: str) -> dict[str, dict[str, Any]]:
     """One object of each kind whose server-set fields the facts decide."""
     return {
         "ingress": {
@@ -133,6 +133,17 @@ def _created(ns: str) -> dict[str, dict[str, Any]]:
             "metadata": {"name": "sa", "namespace": ns},
         },
         "configmap": _cm("plain", ns),
+        "endpointslice": {
+            **_named(endpointslices, "EndpointSlice", "es", ns),
+            "addressType": "IPv4",
+            "endpoints": [],
+        },
+        "priorityclass": {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": f"facts-{ns}"},
+            "value": 5,
+        },
         # an RBAC name may hold what a DNS-1123 subdomain may not
         "role": {
             **_named("rbac.authorization.k8s.io/v1", "Role", "system:Reader", ns),
@@ -170,17 +181,19 @@ def _errors(c: ClientInterface, ns: str) -> dict[str, dict[str, Any]]:
     return seen
 
 
-def _server_set(c: ClientInterface, ns: str) -> dict[str, Any]:
-    """What the server sets on create and answers on delete, by name."""
+def _server_set(c: ClientInterface, ns: str, endpointslices: str) -> dict[str, Any]:
+    """What the server sets on create and answers on delete, by name (``endpointslices``: the
+    ``apiVersion`` EndpointSlices are written in)."""
     seen: dict[str, Any] = {}
     for i, (name, spec) in enumerate(_QOS_PODS.items()):
         created = c.create(_pod(f"p{i}", ns, spec))
         seen[f"pod {name}"] = [created.get("status"), created["metadata"].get("generation")]
-    for name, obj in _created(ns).items():
+    for name, obj in _created(ns, endpointslices).items():
         created = c.create(obj)
         seen[f"{name} generation"] = created["metadata"].get("generation")
         kind = f"{obj['apiVersion']}/{obj['kind']}"
-        answer = c.delete(kind, obj["metadata"]["name"], ns, propagation_policy="Background")
+        where = obj["metadata"].get("namespace")
+        answer = c.delete(kind, obj["metadata"]["name"], where, propagation_policy="Background")
         seen[f"{name} delete answers"] = answer.get("kind")
     return seen
 
@@ -198,14 +211,16 @@ def test_the_fake_and_the_api_server_answer_failing_calls_with_the_same_status(
 
 
 def test_the_fake_and_the_api_server_set_the_same_fields(client: Client, namespace: str) -> None:
-    server = _server_set(client, namespace)
-    fake = _server_set(FakeClient(), namespace)
+    # kube-apiserver 1.20 serves EndpointSlices in v1beta1 only (so does the embedded server,
+    # besides v1); the fake in v1
+    server = _server_set(client, namespace, "discovery.k8s.io/v1beta1")
+    fake = _server_set(FakeClient(), namespace, "discovery.k8s.io/v1")
     assert list(fake) == list(server)
     for case, want in server.items():
         assert fake[case] == want, f"{case}: the fake differs from the API server"
     assert server["pod guaranteed"][0] == {"phase": "Pending", "qosClass": "Guaranteed"}
     assert server["pod equal by value"][0]["qosClass"] == "Guaranteed"
-    assert server["ingress generation"] == 1
+    assert server["ingress generation"] == server["priorityclass generation"] == 1
     assert server["podtemplate delete answers"] == "PodTemplate"
 
 
