@@ -7,6 +7,7 @@ import copy
 import re
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -91,3 +92,40 @@ def make_elector(client: FakeClient, identity: str, clock: Any = None, **kw: Any
     kw.setdefault("on_started_leading", lambda stop: None)
     kw.setdefault("on_stopped_leading", lambda: None)
     return LeaderElector(client, NS, NAME, identity, clock=clock or lease_clock(), **kw)
+
+
+@dataclass
+class Running:
+    """An elector's :meth:`~LeaderElector.run` on a thread of its own, and what its callbacks
+    saw: ``started`` is set by ``on_started_leading``, whose stop event goes to
+    ``leading_stop``; ``stopped`` by ``on_stopped_leading``."""
+
+    elector: LeaderElector
+    stop: threading.Event
+    runner: threading.Thread
+    started: threading.Event
+    stopped: threading.Event
+    leading_stop: list[threading.Event]
+
+    def end(self) -> None:
+        """Set ``stop`` and wait (5 s at most) for ``run`` to return."""
+        self.stop.set()
+        self.runner.join(5)
+
+
+def run_elector(client: FakeClient, identity: str, **kw: Any) -> Running:
+    """:func:`make_elector` with recording callbacks, its ``run`` started on a thread."""
+    started, stopped = threading.Event(), threading.Event()
+    leading_stop: list[threading.Event] = []
+
+    def on_started(stop: threading.Event) -> None:
+        leading_stop.append(stop)
+        started.set()
+
+    elector = make_elector(
+        client, identity, on_started_leading=on_started, on_stopped_leading=stopped.set, **kw
+    )
+    stop = threading.Event()
+    runner = threading.Thread(target=elector.run, args=(stop,))
+    runner.start()
+    return Running(elector, stop, runner, started, stopped, leading_stop)

@@ -23,6 +23,7 @@ from tests.support.leaderelection import (
     FakeClient,
     lease_clock,
     make_elector,
+    run_elector,
 )
 
 
@@ -244,35 +245,17 @@ def test_run_leads_then_releases_on_stop() -> None:
 
 def test_run_gives_up_when_renewals_keep_failing() -> None:
     client = FakeClient()
-    started, stopped = threading.Event(), threading.Event()
-    leading_stop: list[threading.Event] = []
-
-    def on_started(stop: threading.Event) -> None:
-        leading_stop.append(stop)
-        started.set()
-
-    a = make_elector(
-        client,
-        "a",
-        clock=REAL,
-        on_started_leading=on_started,
-        on_stopped_leading=stopped.set,
-        **FAST,
-    )
-    stop = threading.Event()
-    runner = threading.Thread(target=a.run, args=(stop,))
-    runner.start()
+    run = run_elector(client, "a", clock=REAL, **FAST)
     try:
-        assert started.wait(5)
+        assert run.started.wait(5)
         client.fail_updates = True
-        runner.join(5)
-        assert not runner.is_alive(), "run() should return once a renewal misses its deadline"
+        run.runner.join(5)
+        assert not run.runner.is_alive(), "run() should return once a renewal misses its deadline"
     finally:
-        stop.set()
-        runner.join(5)
-    assert leading_stop[0].is_set()
-    assert stopped.is_set()
-    assert not a.is_leader()
+        run.end()
+    assert run.leading_stop[0].is_set()
+    assert run.stopped.is_set()
+    assert not run.elector.is_leader()
     assert client.spec()["holderIdentity"] == "a"  # the release could not be written either
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kube_runtime.clock import REAL, SimClock
-from tests.support.leaderelection import FakeClient, make_elector
+from tests.support.leaderelection import FakeClient, make_elector, run_elector
 
 FAST = {"lease_duration": 0.5, "renew_deadline": 0.3, "retry_period": 0.05}
 
@@ -65,44 +65,25 @@ def test_a_renewal_that_hangs_past_the_renew_deadline_loses_leadership() -> None
     """A write that never answers counts as a failed round: ``run`` returns within about
     ``renew_deadline`` and the leading stop is set, though the request is still hanging."""
     client = FakeClient()
-    started = threading.Event()
-    stopped = threading.Event()
-    leading: list[threading.Event] = []
-
-    def on_started(stop: threading.Event) -> None:
-        leading.append(stop)
-        started.set()
-
-    elector = make_elector(
-        client,
-        "a",
-        clock=REAL,
-        on_started_leading=on_started,
-        on_stopped_leading=stopped.set,
-        **FAST,
-    )
     hang = threading.Event()
-    stop = threading.Event()
-    runner = threading.Thread(target=elector.run, args=(stop,))
-    runner.start()
+    run = run_elector(client, "a", clock=REAL, **FAST)
     try:
-        assert started.wait(5)
+        assert run.started.wait(5)
 
         def never_answer() -> None:  # the next renewal hangs
             hang.wait(30)
 
         client.before_update = never_answer
         hung_at = time.monotonic()
-        runner.join(5)
+        run.runner.join(5)
         took = time.monotonic() - hung_at
-        assert not runner.is_alive(), "run() returns once the round's deadline passed"
+        assert not run.runner.is_alive(), "run() returns once the round's deadline passed"
         # at most one retry_period until the round in progress began, then renew_deadline
         assert took < FAST["retry_period"] + FAST["renew_deadline"] + 1.0, took
-        assert leading[0].is_set()
-        assert stopped.is_set()
-        assert not elector.is_leader()
-        assert not elector.holds_lease_safely()
+        assert run.leading_stop[0].is_set()
+        assert run.stopped.is_set()
+        assert not run.elector.is_leader()
+        assert not run.elector.holds_lease_safely()
     finally:
         hang.set()
-        stop.set()
-        runner.join(5)
+        run.end()
