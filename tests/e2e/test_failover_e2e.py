@@ -1,7 +1,8 @@
 """Failover of `kube-runtime run statefulset --leader-elect` replicas, measured and fenced.
 
-Two replicas run as real processes against the test cluster (both backends), with short
-lease timings from the command line. A crashed leader (SIGKILL) is replaced within the lease
+Replicas run as real processes against the test cluster (both backends), with short lease
+timings from the command line: a leader and two followers, started together so that their
+start-ups (seconds of imports each) overlap instead of adding up. A crashed leader (SIGKILL) is replaced within the lease
 duration plus one retry; a stopped one (SIGTERM) releases the Lease and the follower, which
 watches it, takes over in well under half a second; a leader paused (SIGSTOP) past its lease
 and resumed after the other took over sends no write at all (fencing) and exits: 20 trials on
@@ -188,8 +189,10 @@ def test_a_crashed_leader_is_replaced_within_the_lease_and_a_stopped_one_at_once
     first = start()
     leader = _leader(started, client, namespace, wait_for)
     assert leader is first
-    second = start()
-    wait_for(lambda: "attempting to acquire" in second.log.read_text(), 30, message="follower")
+    # Both followers at once: their start-ups (seconds of imports each) overlap.
+    followers = [start(), start()]
+    for follower in followers:
+        wait_for(lambda f=follower: _ready(f), 30, message="follower")
     name = _lease_name(started)
     client.create(_statefulset(namespace, 2))
     wait_for(lambda: _converged(client, namespace, 2), 60, message="converged under a leader")
@@ -202,11 +205,11 @@ def test_a_crashed_leader_is_replaced_within_the_lease_and_a_stopped_one_at_once
     crash_takeover = time.monotonic() - killed
     bound = LEASE + RETRY * 2.2 + 1.0  # lease + one jittered retry + polling and start slack
     assert crash_takeover < bound, f"crash takeover took {crash_takeover:.2f}s (bound {bound}s)"
-    assert second.identity() is not None
+    second = _leader(followers, client, namespace, wait_for)
+    (third,) = (f for f in followers if f is not second)
+    assert third.identity() is None
 
     # Graceful: SIGTERM releases the Lease; the follower sees it on its watch and takes it.
-    third = start()
-    wait_for(lambda: "attempting to acquire" in third.log.read_text(), 30, message="follower")
     second.proc.send_signal(signal.SIGTERM)
     assert second.proc.wait(30) == 0
     wait_for(lambda: third.identity() is not None, 30, message="handover")
@@ -223,6 +226,11 @@ def test_a_crashed_leader_is_replaced_within_the_lease_and_a_stopped_one_at_once
     print(f"\nfailover: crash takeover {crash_takeover:.2f}s, graceful handover {handover:.3f}s")
 
 
+def _ready(replica: Replica) -> bool:
+    """The replica is up and campaigning (a follower, unless it already leads)."""
+    return "attempting to acquire" in replica.log.read_text()
+
+
 def _log_time(text: str, marker: str) -> float:
     line = next(line for line in text.splitlines() if marker in line)
     return dt.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
@@ -236,15 +244,15 @@ def test_a_leader_resumed_after_losing_its_lease_writes_nothing(
     started, start = replicas
     start()
     leader = _leader(started, client, namespace, wait_for)
-    follower = start()
+    # Two followers: one takes over in a trial, the other is the next trial's, and the one
+    # started to replace the new leader gets a trial's time to start up (seconds of imports).
+    followers = [start(), start()]
     name = _lease_name(started)
     client.create(_statefulset(namespace, 2))
     wait_for(lambda: _converged(client, namespace, 2), 60, message="converged")
     writes_after_resume: dict[int, list[str]] = {}
     for trial in range(PAUSE_TRIALS):
-        wait_for(
-            lambda f=follower: "attempting to acquire" in f.log.read_text(), 30, message="ready"
-        )
+        wait_for(lambda: any(_ready(f) for f in followers), 30, message="a follower ready")
         paused_holder = _holder(client, namespace, name)
         leader.proc.send_signal(signal.SIGSTOP)
         # While it is frozen, give the set work: the resumed process sees these events late.
@@ -271,6 +279,8 @@ def test_a_leader_resumed_after_losing_its_lease_writes_nothing(
         wait_for(
             lambda n=replicas_wanted: _converged(client, namespace, n), 60, message="converged"
         )
-        leader, follower = follower, start()
+        leader = _leader(followers, client, namespace, wait_for)
+        followers.remove(leader)
+        followers.append(start())
     assert all(not w for w in writes_after_resume.values()), writes_after_resume
     print(f"\nfencing: {PAUSE_TRIALS} pause/resume trials, writes after resume: 0")
