@@ -20,11 +20,13 @@ What it does as the API server does (the embedded cluster is the referee, see
   precondition; ``metadata.uid`` in an update is a precondition too.
 * **Create** assigns ``uid``, ``creationTimestamp``, a name from ``generateName`` (5
   characters of upstream's alphabet), ``metadata.generation = 1`` for kinds that track
-  generations (workloads, Ingresses, NetworkPolicies, CRDs, every custom kind; not
-  ConfigMaps or Pods, as on the server), and drops ``status`` of kinds with a status
-  subresource (Pods, PersistentVolumeClaims, StatefulSets, Deployments and ReplicaSets get
-  the server's initial status instead, e.g. a Pod's ``phase: Pending`` and ``qosClass``).
-  ``AlreadyExists`` for a taken name, ``Invalid`` for a missing or malformed name.
+  generations (workloads, Ingresses, NetworkPolicies, EndpointSlices, CRDs, every custom
+  kind; a PriorityClass gets 1 and keeps it; not ConfigMaps or Pods, as on the server), and
+  drops ``status`` of kinds with a status subresource (Pods, PersistentVolumeClaims,
+  StatefulSets, Deployments and ReplicaSets get the server's initial status instead, e.g. a
+  Pod's ``phase: Pending`` and its ``qosClass``). ``AlreadyExists`` for a taken name,
+  ``Invalid`` for a missing or malformed name (by the kind's rule: a Service's is a DNS-1035
+  label, an RBAC object's a path segment, most a DNS-1123 subdomain).
 * **Empty metadata**: ``labels: {}``, ``annotations: {}``, ``finalizers: []``,
   ``ownerReferences: []`` (or ``null``) and ``generateName: ""`` are dropped on every write,
   of built-in kinds and custom resources alike, as kube-apiserver's encoding of ObjectMeta
