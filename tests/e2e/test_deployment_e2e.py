@@ -192,7 +192,14 @@ def test_recreate_never_runs_old_and_new_pods_together(
     mixed: list[set[str]] = []
 
     def sample() -> dict[str, Any] | None:
-        hashes = {p["metadata"]["labels"][HASH] for p in pods(client, namespace, "rec")}
+        # Old pods that have finished (Succeeded/Failed: the kubelet stopped them and has not
+        # removed them yet) are not running: upstream's oldPodsRunning lets the new
+        # ReplicaSet start beside them.
+        hashes = {
+            p["metadata"]["labels"][HASH]
+            for p in pods(client, namespace, "rec")
+            if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        }
         if len(hashes) > 1:
             mixed.append(hashes)
         return rolled_out(client, namespace, "rec")()
