@@ -18,7 +18,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from codegen.cmdline import ArgumentParser, file_error, os_error, write_or_check
+from codegen.cmdline import ArgumentParser, add_check_argument, file_error, os_error, write_or_check
 from codegen.generator import generate
 from codegen.sources import CrdError, Source, from_cluster, from_file
 from kube_runtime.cli import Command
@@ -49,11 +49,7 @@ def build_parser(prog: str = "kube-runtime codegen") -> argparse.ArgumentParser:
     )
     parser.add_argument("--kubeconfig", help="kubeconfig for --from-cluster")
     parser.add_argument("--context", help="kubeconfig context for --from-cluster")
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="do not write; exit 1 if OUTPUT differs from what would be generated",
-    )
+    add_check_argument(parser)
     return parser
 
 

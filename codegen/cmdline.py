@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-__all__ = ["ArgumentParser", "file_error", "os_error", "write_or_check"]
+__all__ = ["ArgumentParser", "add_check_argument", "file_error", "os_error", "write_or_check"]
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -33,6 +33,15 @@ def file_error(err: OSError | UnicodeDecodeError, path: object) -> str:
     if isinstance(err, UnicodeDecodeError):
         return f"{path}: not UTF-8 text (byte {err.start})"
     return os_error(err)
+
+
+def add_check_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--check`` flag of a command that writes with :func:`write_or_check`."""
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="do not write; exit 1 if OUTPUT differs from what would be generated",
+    )
 
 
 def write_or_check(

@@ -54,7 +54,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from codegen.cmdline import ArgumentParser, file_error, write_or_check
+from codegen.cmdline import ArgumentParser, add_check_argument, file_error, write_or_check
 from kube_runtime.cli import Command
 from kube_runtime.models import Base64, DateTime, EmbeddedResource, ObjectMeta, crd
 
@@ -659,11 +659,7 @@ def build_parser(prog: str = "kube-runtime crd") -> argparse.ArgumentParser:
         help="package.module:Model, or package.module for every class with __kube_resource__",
     )
     gen.add_argument("-o", "--output", help="file to write (default: standard output)")
-    gen.add_argument(
-        "--check",
-        action="store_true",
-        help="do not write; exit 1 if OUTPUT differs from what would be generated",
-    )
+    add_check_argument(gen)
     return parser
 
 
