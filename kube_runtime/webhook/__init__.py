@@ -55,7 +55,13 @@ from kube_runtime.webhook.manifests import (
     manifests,
     webhook_configurations,
 )
-from kube_runtime.webhook.registration import CONVERT_PATH, Registration, mutate_path, validate_path
+from kube_runtime.webhook.registration import (
+    CONVERT_PATH,
+    Registration,
+    RegistrationOptions,
+    mutate_path,
+    validate_path,
+)
 from kube_runtime.webhook.review import AdmissionRequest, AdmissionResponse
 from kube_runtime.webhook.server import Server
 from kube_runtime.webhook.validating import ValidatingHandler, Validator
@@ -76,6 +82,7 @@ __all__ = [
     "FieldError",
     "Invalid",
     "Registration",
+    "RegistrationOptions",
     "Server",
     "ValidatingHandler",
     "Validator",

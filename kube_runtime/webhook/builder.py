@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from pydantic import BaseModel
 
@@ -34,7 +34,12 @@ from kube_runtime.kinds import KindLike, as_kind
 from kube_runtime.webhook.conversion import ConvertFn
 from kube_runtime.webhook.defaulting import Defaulter, DefaultFn, DefaultingHandler
 from kube_runtime.webhook.endpoint import AdmissionEndpoint
-from kube_runtime.webhook.registration import Registration, mutate_path, validate_path
+from kube_runtime.webhook.registration import (
+    Registration,
+    RegistrationOptions,
+    mutate_path,
+    validate_path,
+)
 from kube_runtime.webhook.server import Server
 from kube_runtime.webhook.validating import ValidatingHandler, operations_of
 
@@ -113,11 +118,17 @@ class WebhookBuilder:
         self.model: type[BaseModel] | None = model_class(kind)
         self.resource = resource
 
-    def _register(self, handler: Any, **registration: Any) -> None:
-        """Serve ``handler`` as the webhook ``registration`` (:class:`Registration`'s fields
-        but the kind and resource, which are this builder's) describes."""
-        full = Registration(kind=self.kind, resource=self.resource, **registration)
-        self.server.register(full.path, AdmissionEndpoint(handler), full)
+    def _register(
+        self,
+        handler: Any,
+        path: str,
+        mutating: bool,
+        operations: tuple[str, ...],
+        options: RegistrationOptions,
+    ) -> None:
+        """Serve ``handler`` at ``path`` as this builder's kind's webhook."""
+        registration = Registration(self.kind, path, mutating, operations, self.resource, **options)
+        self.server.register(path, AdmissionEndpoint(handler), registration)
 
     def defaulter(
         self,
@@ -125,23 +136,15 @@ class WebhookBuilder:
         *,
         operations: tuple[str, ...] = ("CREATE", "UPDATE"),
         path: str | None = None,
-        name: str = "",
-        failure_policy: str = "Fail",
-        side_effects: str = "None",
-        timeout_seconds: int | None = None,
+        **options: Unpack[RegistrationOptions],
     ) -> WebhookBuilder:
         """Serve ``defaulter`` (``fn(obj, request)`` or an object with ``default``) at
-        ``/mutate-...``; ``operations`` and the rest go into the configuration."""
-        self._register(
-            DefaultingHandler(defaulter, self.model),
-            path=path or mutate_path(self.kind),
-            mutating=True,
-            operations=tuple(operations),
-            name=name,
-            failure_policy=failure_policy,
-            side_effects=side_effects,
-            timeout_seconds=timeout_seconds,
-        )
+        ``/mutate-...``; ``operations`` and the rest (``name``, ``failure_policy``,
+        ``side_effects``, ``timeout_seconds``: :class:`RegistrationOptions`) go into the
+        configuration."""
+        handler = DefaultingHandler(defaulter, self.model)
+        path = path or mutate_path(self.kind)
+        self._register(handler, path, True, tuple(operations), options)
         return self
 
     def validator(
@@ -150,24 +153,15 @@ class WebhookBuilder:
         *,
         operations: tuple[str, ...] | None = None,
         path: str | None = None,
-        name: str = "",
-        failure_policy: str = "Fail",
-        side_effects: str = "None",
-        timeout_seconds: int | None = None,
+        **options: Unpack[RegistrationOptions],
     ) -> WebhookBuilder:
         """Serve ``validator`` (a :class:`~kube_runtime.webhook.validating.Validator` or
         ``fn(obj, request)``) at ``/validate-...``; ``operations`` default to those it has a
-        method for."""
-        self._register(
-            ValidatingHandler(validator, self.model),
-            path=path or validate_path(self.kind),
-            mutating=False,
-            operations=tuple(operations) if operations is not None else operations_of(validator),
-            name=name,
-            failure_policy=failure_policy,
-            side_effects=side_effects,
-            timeout_seconds=timeout_seconds,
-        )
+        method for; the rest as for :meth:`defaulter`."""
+        handler = ValidatingHandler(validator, self.model)
+        path = path or validate_path(self.kind)
+        chosen = tuple(operations) if operations is not None else operations_of(validator)
+        self._register(handler, path, False, chosen, options)
         return self
 
     def _version(self, version: str | type) -> tuple[str, type[BaseModel] | None]:

@@ -9,6 +9,7 @@ case (the core group is empty: ``/validate--v1-pod``); conversion is ``/convert`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from kube_runtime.client.mapping import Resource
 from kube_runtime.kinds import Kind
@@ -19,6 +20,7 @@ __all__ = [
     "OPERATIONS",
     "SIDE_EFFECTS",
     "Registration",
+    "RegistrationOptions",
     "mutate_path",
     "validate_path",
     "webhook_name",
@@ -58,6 +60,17 @@ SIDE_EFFECTS = ("None", "NoneOnDryRun")
 """``sideEffects`` values ``admissionregistration.k8s.io/v1`` accepts. A webhook declaring
 ``NoneOnDryRun`` is called for dry-run requests too and must then make no side effects
 (``request.dry_run``); with ``None`` it has none at all."""
+
+
+class RegistrationOptions(TypedDict, total=False):
+    """The keywords of a webhook's configuration that both ``WebhookBuilder.defaulter`` and
+    ``WebhookBuilder.validator`` take (each defaults to :class:`Registration`'s: no name of
+    its own, ``"Fail"``, ``"None"``, the API server's timeout)."""
+
+    name: str
+    failure_policy: str
+    side_effects: str
+    timeout_seconds: int | None
 
 
 @dataclass(frozen=True)
