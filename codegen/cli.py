@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from codegen.cmdline import ArgumentParser, add_check_argument, file_error, os_error, write_or_check
 from codegen.generator import generate
 from codegen.sources import CrdError, Source, from_cluster, from_file
-from kube_runtime.cli import Command
+from kube_runtime.entrypoints import Command
 
 __all__ = ["COMMAND", "ArgumentParser", "build_parser", "main", "os_error"]
 

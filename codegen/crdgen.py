@@ -55,7 +55,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
 from codegen.cmdline import ArgumentParser, add_check_argument, file_error, write_or_check
-from kube_runtime.cli import Command
+from kube_runtime.entrypoints import Command
 from kube_runtime.models import Base64, DateTime, EmbeddedResource, ObjectMeta, crd
 
 if TYPE_CHECKING:  # the client package is imported only to read models (codegen stays quick)

@@ -22,8 +22,8 @@ import yaml
 
 from kube_runtime import clock as _clock
 from kube_runtime import kinds, metrics
-from kube_runtime.cli import Command
 from kube_runtime.client import Client, NotFound
+from kube_runtime.entrypoints import Command
 from kube_runtime.envtest.cluster import EmbeddedCluster
 from kube_runtime.envtest.waiting import WaitTimeout, wait_for
 from kube_runtime.manager import Manager

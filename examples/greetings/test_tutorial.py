@@ -36,8 +36,8 @@ from typing import Any
 import pytest
 import tomllib
 
-from kube_runtime.cli import CONTROLLERS_GROUP
 from kube_runtime.client import Client
+from kube_runtime.entrypoints import CONTROLLERS_GROUP
 from kube_runtime.envtest import wait_for
 from kube_runtime.envtest.server import tls
 

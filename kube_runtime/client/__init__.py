@@ -29,7 +29,8 @@ resource model classes (``__kube_resource__``), which also make reads return mod
 Protocols and implementations. Code that needs a client should accept the protocol
 :data:`ClientInterface` (defined as :class:`kube_runtime.client.interfaces.Client`), or the
 narrower :class:`Reader` / :class:`Writer` / :class:`StatusWriter` /
-:class:`SubResourceClient`, never a concrete class. Three classes implement it:
+:class:`SubResourceClient`, or :class:`WithWatch` (a client that also watches and maps
+kinds: what a Manager takes), never a concrete class. Three classes implement it:
 
 * :class:`Client` - this REST client (the name is kept: it is what ``Client.from_env()``
   builds);
@@ -46,7 +47,13 @@ from kube_runtime.client import errors
 from kube_runtime.client.client import PATCH_CONTENT_TYPES, Client
 from kube_runtime.client.errors import *  # noqa: F403 (the error types and is_* tests)
 from kube_runtime.client.interfaces import Client as ClientInterface
-from kube_runtime.client.interfaces import Reader, StatusWriter, SubResourceClient, Writer
+from kube_runtime.client.interfaces import (
+    Reader,
+    StatusWriter,
+    SubResourceClient,
+    WithWatch,
+    Writer,
+)
 from kube_runtime.client.mapping import NoKindMatchError, Resource, RestMapper
 from kube_runtime.client.watch import Watch, WatchEvent
 
@@ -62,6 +69,7 @@ __all__ = [
     "SubResourceClient",
     "Watch",
     "WatchEvent",
+    "WithWatch",
     "Writer",
     "errors",
 ]

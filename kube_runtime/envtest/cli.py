@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from kube_runtime.cli import Command
+from kube_runtime.entrypoints import Command
 from kube_runtime.envtest.cluster import EmbeddedCluster
 from kube_runtime.envtest.kubelet import images
 from kube_runtime.envtest.server.http import ServerLimits
