@@ -409,26 +409,25 @@ def sort_by_creation(rss: Iterable[Obj]) -> list[Any]:
     return _sorted(rss, _older)
 
 
-def sort_by_size_newer(rss: Iterable[Obj]) -> list[Any]:
-    """Largest ``spec.replicas`` first, newer first among equals (scaling up)."""
+def _by_size(rss: Iterable[Obj], newer_first: bool) -> list[Any]:
+    """Largest ``spec.replicas`` first; among equals newer first or older first."""
 
     def less(a: Obj, b: Obj) -> bool:
         if spec_replicas(a) == spec_replicas(b):
-            return _older(b, a)
+            return _older(b, a) if newer_first else _older(a, b)
         return spec_replicas(a) > spec_replicas(b)
 
     return _sorted(rss, less)
+
+
+def sort_by_size_newer(rss: Iterable[Obj]) -> list[Any]:
+    """Largest ``spec.replicas`` first, newer first among equals (scaling up)."""
+    return _by_size(rss, newer_first=True)
 
 
 def sort_by_size_older(rss: Iterable[Obj]) -> list[Any]:
     """Largest ``spec.replicas`` first, older first among equals (scaling down)."""
-
-    def less(a: Obj, b: Obj) -> bool:
-        if spec_replicas(a) == spec_replicas(b):
-            return _older(a, b)
-        return spec_replicas(a) > spec_replicas(b)
-
-    return _sorted(rss, less)
+    return _by_size(rss, newer_first=False)
 
 
 def sort_by_revision(rss: Iterable[Obj]) -> list[Any]:
