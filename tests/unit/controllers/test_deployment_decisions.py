@@ -523,3 +523,17 @@ def test_pod_from_template() -> None:
         "blockOwnerDeletion": True,
     }
     assert new["spec"] == {"containers": [{"name": "c"}]}
+
+
+def test_size_orders_put_the_largest_first_and_break_ties_by_age() -> None:
+    def rs(name: str, replicas: int, minute: int) -> dict[str, Any]:
+        stamp = f"2024-01-01T00:{minute:02d}:00Z"
+        return {
+            "metadata": {"name": name, "creationTimestamp": stamp},
+            "spec": {"replicas": replicas},
+        }
+
+    rss = [rs("old-2", 2, 1), rs("big", 5, 3), rs("new-2", 2, 2)]
+    names = lambda ordered: [r["metadata"]["name"] for r in ordered]  # noqa: E731
+    assert names(util.sort_by_size_newer(rss)) == ["big", "new-2", "old-2"]
+    assert names(util.sort_by_size_older(rss)) == ["big", "old-2", "new-2"]
