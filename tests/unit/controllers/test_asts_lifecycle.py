@@ -12,12 +12,12 @@ from kube_runtime.kinds import Pod
 from kube_runtime.workloads.lifecycle import LIFECYCLE_STATE_LABEL, LIFECYCLE_TIMESTAMP_ANNOTATION
 from kube_runtime.workloads.podreadiness import KRUISE_POD_READY
 from kube_runtime.workloads.revision import POD_REVISION_LABEL
-from tests.support.statefulset_harness import Harness, make_set
-from tests.unit.controllers.test_enhanced_statefulset_control import (
+from tests.support.enhanced_statefulset_harness import (
     EnhancedHarness,
     enhanced,
     set_image,
 )
+from tests.support.statefulset_harness import Harness, make_set
 
 
 def state(h, ordinal):

@@ -17,7 +17,7 @@ from controllers.statefulset.resize import (
     resize_patches,
 )
 from kube_runtime.kinds import PersistentVolumeClaim
-from tests.unit.controllers.test_enhanced_statefulset_control import EnhancedHarness, enhanced
+from tests.support.enhanced_statefulset_harness import EnhancedHarness, enhanced
 
 
 def _template(size: str, modes: tuple[str, ...] = ("ReadWriteOnce",)) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from controllers.statefulset.spec import SetSpec
 from kube_runtime.kinds import Pod
+from tests.support.enhanced_statefulset_harness import EnhancedHarness, enhanced
 from tests.support.statefulset_harness import Harness, make_set
-from tests.unit.controllers.test_enhanced_statefulset_control import EnhancedHarness, enhanced
 
 
 def parallel(replicas, max_unavailable, **spec):

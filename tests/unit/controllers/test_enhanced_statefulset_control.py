@@ -15,49 +15,10 @@ from controllers.statefulset.utils import (
     replica_ordinals,
     reserved_ordinals,
 )
-from kube_runtime.kinds import Pod
 from kube_runtime.workloads.inplace import READINESS_GATE
 from kube_runtime.workloads.revision import POD_REVISION_LABEL
+from tests.support.enhanced_statefulset_harness import EnhancedHarness, enhanced, set_image
 from tests.support.statefulset_harness import T0, Harness, make_set, ts
-
-
-class EnhancedHarness(Harness):
-    def set_ready(self, ordinal, ready=True, *, since=None):
-        pod = self.pod(ordinal)
-        stamp = ts(since or self.now - timedelta(hours=1))
-        conds = [c for c in pod.get("status", {}).get("conditions", []) if c["type"] != "Ready"]
-        gate = next((c for c in conds if c["type"] == READINESS_GATE), None)
-        gated = gate is None or gate["status"] == "True"
-        conds.append(
-            {
-                "type": "Ready",
-                "status": "True" if ready and gated else "False",
-                "lastTransitionTime": stamp,
-            }
-        )
-        status = {
-            "phase": "Running",
-            "conditions": conds,
-            "containerStatuses": [
-                {"name": "c", "imageID": "id-" + pod["spec"]["containers"][0]["image"]}
-            ],
-        }
-        self.set_status(Pod, pod["metadata"]["name"], status)
-
-
-def enhanced(replicas=3, rolling=None, **spec):
-    sts = make_set(
-        replicas, strategy={"type": "RollingUpdate", "rollingUpdate": rolling or {}}, **spec
-    )
-    sts["apiVersion"] = ENHANCED_STATEFULSET.api_version
-    return sts
-
-
-def set_image(image):
-    def edit(sts):
-        sts["spec"]["template"]["spec"]["containers"][0]["image"] = image
-
-    return edit
 
 
 def test_reserved_ordinals_and_ranges():

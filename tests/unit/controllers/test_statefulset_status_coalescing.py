@@ -13,7 +13,7 @@ from kube_runtime.client.fake import not_found
 from kube_runtime.clock import FakeClock, use
 from kube_runtime.kinds import PersistentVolumeClaim, Pod, as_kind
 from tests.support.statefulset_harness import NS, make_set
-from tests.unit.controllers.test_statefulset_reconciler import Setup, StaleReader
+from tests.support.statefulset_reconciler import Setup, StaleReader
 
 
 def coalescing(sts: dict[str, Any], window: float = 1.0) -> tuple[Setup, FakeClock]:
