@@ -516,9 +516,9 @@ def parse_quantity(value: object) -> Decimal | None:
         return None
     number, suffix = match.group(1), match.group(2) or ""
     try:
-        if suffix[:1] in ("e", "E"):
-            return Decimal(number) * (Decimal(10) ** int(suffix[1:]))
-        return Decimal(number) * _SUFFIX[suffix]
+        if suffix in _SUFFIX:  # before the exponent: "E" and "Ei" are suffixes, not exponents
+            return Decimal(number) * _SUFFIX[suffix]
+        return Decimal(number) * (Decimal(10) ** int(suffix[1:]))
     except (InvalidOperation, ValueError):
         return None
 

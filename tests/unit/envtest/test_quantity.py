@@ -1,8 +1,8 @@
 """Resource quantities (kube_runtime.workloads.quantity): the one parser the workload helpers
 and the embedded server's validation share.
 
-``"1Ei"`` and ``"1E"`` are left out: both readers take their ``E`` for an exponent and give
-None (a gap kept as it was; kube-apiserver reads them as 2**60 and 10**18)."""
+``"1E"`` and ``"1Ei"`` are suffixes (10**18, 2**60), as apimachinery's ``resource.Quantity``
+reads them: an exponent needs digits after its ``e``/``E``."""
 
 from __future__ import annotations
 
@@ -31,6 +31,10 @@ from kube_runtime.workloads.quantity import parse_quantity, storage_request
         ("1G", Decimal(10**9)),
         ("1T", Decimal(10**12)),
         ("1P", Decimal(10**15)),
+        ("1E", Decimal(10**18)),
+        ("1Ei", Decimal(2**60)),
+        ("2E3", Decimal(2000)),
+        ("1E-3", Decimal("0.001")),
         ("1.5e3", Decimal(1500)),
         ("-.5Gi", Decimal(-(2**29))),
     ],
@@ -40,7 +44,9 @@ def test_suffixes_scale_the_number(text: str, value: Decimal) -> None:
     assert validation._quantity(text) == value
 
 
-@pytest.mark.parametrize("bad", ["", "Gi", "1Gb", "1 Gi", "1KI", True, None, [1], {"a": 1}])
+@pytest.mark.parametrize(
+    "bad", ["", "Gi", "1Gb", "1 Gi", "1KI", "1e", "1Ee", "1Eix", True, None, [1], {"a": 1}]
+)
 def test_what_is_not_a_quantity(bad: object) -> None:
     assert parse_quantity(bad) is None
     assert validation._quantity(bad) is None
