@@ -47,12 +47,21 @@ from kube_runtime.validation import (
 )
 
 __all__ = [
+    "DUPLICATE",
+    "FORBIDDEN",
     "GENERATION_ON_CREATE_ONLY",
+    "INVALID",
     "NAME_RULES",
+    "NOT_FOUND",
+    "NOT_SUPPORTED",
     "QUANTITY_RE",
+    "REQUIRED",
     "RETURN_DELETED_OBJECT",
     "STALE_MESSAGE",
+    "TOO_LONG",
+    "TOO_MANY",
     "TRACKS_GENERATION",
+    "TYPE_INVALID",
     "Cause",
     "already_exists",
     "api_error",
@@ -68,6 +77,7 @@ __all__ = [
     "go_value",
     "gone",
     "initial_status",
+    "internal_error",
     "internal_failure",
     "invalid",
     "method_not_allowed",
@@ -75,6 +85,7 @@ __all__ = [
     "name_rule",
     "not_found",
     "parse_quantity",
+    "patched_metadata_error",
     "pod_qos_class",
     "qualified_kind",
     "resource_name",
@@ -101,6 +112,18 @@ _REASONS: Final[Mapping[int, str]] = {
     410: "Expired",
     415: "UnsupportedMediaType",
 }
+
+
+# The ``reason`` of a Status cause naming a field error (apimachinery's ``field.ErrorType``).
+NOT_FOUND: Final = "FieldValueNotFound"
+REQUIRED: Final = "FieldValueRequired"
+DUPLICATE: Final = "FieldValueDuplicate"
+INVALID: Final = "FieldValueInvalid"
+NOT_SUPPORTED: Final = "FieldValueNotSupported"
+FORBIDDEN: Final = "FieldValueForbidden"
+TOO_LONG: Final = "FieldValueTooLong"
+TOO_MANY: Final = "FieldValueTooMany"
+TYPE_INVALID: Final = "FieldValueTypeInvalid"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +165,18 @@ def api_error(
     if details is not None:
         status["details"] = details
     return error_from_status(status)
+
+
+def internal_error(message: str) -> ApiError:
+    """kube-apiserver's 500 for a failure inside the server (apimachinery's
+    ``NewInternalError``): ``Internal error occurred: <message>``, reason ``InternalError``,
+    the message again as the one cause."""
+    return api_error(
+        500,
+        f"Internal error occurred: {message}",
+        "InternalError",
+        {"causes": [{"message": message}]},
+    )
 
 
 def internal_failure(message: str) -> ApiError:
@@ -269,12 +304,37 @@ def invalid(kind: str, group: str, name: str, causes: Iterable[Cause]) -> ApiErr
     return api_error(422, message, "Invalid", details)
 
 
+def patched_metadata_error(
+    kind: str, group: str, plural: str, name: str, current: Mapping[str, Any], patched: Any
+) -> ApiError | None:
+    """What kube-apiserver answers a patch whose result (``patched``: its ``metadata``) changes
+    what a patch cannot change in the stored object's metadata (``current``): another
+    ``resourceVersion`` is a failed precondition (409, :data:`STALE_MESSAGE`), another ``uid``
+    is invalid (422: the uid is immutable; a patch gives no uid precondition), another
+    ``name`` a 400; None when the patch changes none of them (or holds no metadata)."""
+    if not isinstance(patched, Mapping):
+        return None
+    rv = patched.get("resourceVersion")
+    if rv and str(rv) != current.get("resourceVersion"):
+        return conflict(resource_name(plural, group), group, name)
+    uid = patched.get("uid")
+    if uid and uid != current.get("uid"):
+        message = f'Invalid value: "{uid}": field is immutable'
+        return invalid(kind, group, name, [Cause("metadata.uid", INVALID, message)])
+    if patched.get("name", name) != name:
+        return bad_request(
+            f"the name of the object ({patched.get('name')}) does not match the name on the "
+            f"URL ({name})"
+        )
+    return None
+
+
 def resource_version_required(kind: str, group: str, name: str) -> ApiError:
     """422 for an update without ``metadata.resourceVersion`` where the kind requires one
     (custom resources: their update is never unconditional)."""
     cause = Cause(
         "metadata.resourceVersion",
-        "FieldValueInvalid",
+        INVALID,
         "Invalid value: 0x0: must be specified for an update",
     )
     return invalid(kind, group, name, [cause])

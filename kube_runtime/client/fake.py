@@ -1090,30 +1090,12 @@ class FakeClient(ClientBase):
 
     def _check_patched(self, info: _KindInfo, current: Obj, patched: Obj, name: str) -> None:
         """A patch's resourceVersion is a precondition; its uid and name cannot change."""
-        pmeta = patched.get("metadata")
-        if not isinstance(pmeta, dict):
-            return
-        rv = pmeta.get("resourceVersion")
-        if rv and str(rv) != current["metadata"]["resourceVersion"]:
-            raise conflict(info.resource, name)
-        uid = pmeta.get("uid")
-        if uid and uid != current["metadata"].get("uid"):
-            raise _invalid(
-                info,
-                name,
-                [
-                    (
-                        "metadata.uid",
-                        "FieldValueInvalid",
-                        f'Invalid value: "{uid}": field is immutable',
-                    )
-                ],
-            )
-        if pmeta.get("name", name) != name:
-            raise facts.bad_request(
-                f"the name of the object ({pmeta.get('name')}) does not match the name on the "
-                f"URL ({name})"
-            )
+        r = info.resource
+        refused = facts.patched_metadata_error(
+            r.kind, r.group, r.plural, name, current["metadata"], patched.get("metadata")
+        )
+        if refused is not None:
+            raise refused
 
     def _apply(self, info: _KindInfo, ns: str, name: str, body: Obj, dry_run: bool) -> Obj:
         """Create ``body``, or merge it into the stored object (lock held)."""

@@ -68,13 +68,7 @@ def _manager(request: Request) -> str:
 
 def _internal_error(e: Exception) -> ApiError:
     """kube-apiserver's 500 for an unexpected failure (``Internal error occurred: ...``)."""
-    detail = f"{type(e).__name__}: {e}"
-    return errors.api_error(
-        500,
-        f"Internal error occurred: {detail}",
-        "InternalError",
-        {"causes": [{"message": detail}]},
-    )
+    return errors.internal_error(f"{type(e).__name__}: {e}")
 
 
 class ApiServer:

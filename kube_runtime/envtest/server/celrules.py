@@ -44,6 +44,8 @@ from typing import Any, Final
 import cel
 from cel import stdlib
 
+from kube_runtime.client._apifacts import DUPLICATE, FORBIDDEN, INVALID, REQUIRED
+
 __all__ = [
     "CelNode",
     "compile_validator",
@@ -51,16 +53,8 @@ __all__ = [
     "validate",
 ]
 
-_INVALID: Final = "FieldValueInvalid"
-_FORBIDDEN: Final = "FieldValueForbidden"
-_REQUIRED: Final = "FieldValueRequired"
-_DUPLICATE: Final = "FieldValueDuplicate"
-_REASONS: Final = {
-    "FieldValueInvalid": _INVALID,
-    "FieldValueForbidden": _FORBIDDEN,
-    "FieldValueRequired": _REQUIRED,
-    "FieldValueDuplicate": _DUPLICATE,
-}
+#: The reasons a rule may give its error (any other is ``FieldValueInvalid``).
+_REASONS: Final = frozenset({INVALID, FORBIDDEN, REQUIRED, DUPLICATE})
 _MAX_MESSAGE_BYTES: Final = 5 * 1024
 
 
@@ -167,7 +161,8 @@ def _field_path(raw: str) -> tuple[str, ...]:
 def _rule(raw: Mapping[str, Any]) -> _Rule:
     source = str(raw.get("rule") or "")
     message = str(raw.get("message") or "").strip()
-    reason = _REASONS.get(str(raw.get("reason") or ""), _INVALID)
+    reason = str(raw.get("reason") or "")
+    reason = reason if reason in _REASONS else INVALID
     path = _field_path(str(raw.get("fieldPath") or ""))
     try:
         program, uses_old_self = _compile(source)
@@ -271,13 +266,13 @@ def _as_self(value: Any, node: CelNode) -> Any:
 
 def _failure(path: str, node: CelNode, rule: _Rule, detail: str) -> Triple:
     value = json.dumps(node.type_label)
-    if rule.reason == _FORBIDDEN:
-        return (path, _FORBIDDEN, f"Forbidden: {detail}")
-    if rule.reason == _REQUIRED:
-        return (path, _REQUIRED, f"Required value: {detail}")
-    if rule.reason == _DUPLICATE:
-        return (path, _DUPLICATE, f"Duplicate value: {value}")
-    return (path, _INVALID, f"Invalid value: {value}: {detail}")
+    if rule.reason == FORBIDDEN:
+        return (path, FORBIDDEN, f"Forbidden: {detail}")
+    if rule.reason == REQUIRED:
+        return (path, REQUIRED, f"Required value: {detail}")
+    if rule.reason == DUPLICATE:
+        return (path, DUPLICATE, f"Duplicate value: {value}")
+    return (path, INVALID, f"Invalid value: {value}: {detail}")
 
 
 def _message(rule: _Rule, variables: Mapping[str, Any]) -> str:
@@ -298,7 +293,7 @@ def _run_rules(node: CelNode, value: Any, old: Any, path: str, out: list[Triple]
     for rule in node.rules:
         if rule.program is None:
             out.append(
-                (path, _INVALID, f"Invalid value: {json.dumps(node.type_label)}: "
+                (path, INVALID, f"Invalid value: {json.dumps(node.type_label)}: "
                  f"rule compile error: {rule.compile_error}")
             )  # fmt: skip
             continue
@@ -312,7 +307,7 @@ def _run_rules(node: CelNode, value: Any, old: Any, path: str, out: list[Triple]
         except Exception as err:  # no such key, index out of bounds, division by zero, ...
             detail = f"no such key: {err.args[0]}" if isinstance(err, KeyError) else str(err)
             out.append(
-                (path, _INVALID, f"Invalid value: {json.dumps(node.type_label)}: "
+                (path, INVALID, f"Invalid value: {json.dumps(node.type_label)}: "
                  f"{detail} evaluating rule: {rule.error_string()}")
             )  # fmt: skip
             continue

@@ -77,20 +77,23 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from kube_runtime.client._apifacts import go_float, go_json, go_quote, go_value
+from kube_runtime.client._apifacts import (
+    DUPLICATE,
+    INVALID,
+    NOT_SUPPORTED,
+    REQUIRED,
+    TOO_LONG,
+    TOO_MANY,
+    TYPE_INVALID,
+    go_float,
+    go_json,
+    go_quote,
+    go_value,
+)
 from kube_runtime.envtest.server import celrules
 from kube_runtime.envtest.server.validation import Cause
 
 __all__ = ["CompiledSchema", "apply_defaults", "compile_schema", "go_float", "prune", "validate"]
-
-# StatusCause reasons (k8s.io/apimachinery/pkg/util/validation/field ErrorType values).
-REQUIRED: Final = "FieldValueRequired"
-INVALID: Final = "FieldValueInvalid"
-TYPE_INVALID: Final = "FieldValueTypeInvalid"
-NOT_SUPPORTED: Final = "FieldValueNotSupported"
-TOO_LONG: Final = "FieldValueTooLong"
-TOO_MANY: Final = "FieldValueTooMany"
-DUPLICATE: Final = "FieldValueDuplicate"
 
 _META_FIELDS: Final = frozenset({"apiVersion", "kind", "metadata"})
 # JSON field names of metav1.ObjectMeta; an embedded resource's metadata keeps only these.

@@ -439,7 +439,7 @@ class Store(EventListeners):
             try:
                 raw = stored.raw
             except (TypeError, orjson.JSONEncodeError) as e:
-                raise api_error(500, f"Internal error occurred: cannot encode: {e}") from None
+                raise errors.internal_error(f"cannot encode: {e}") from None
             check_object_size(raw)
         if self.journal is not None:
             self._record(info, key, type_, stored)
@@ -480,7 +480,7 @@ class Store(EventListeners):
         try:
             self.journal.record(info.key, key, new.rv, None if type_ == DELETED else new.raw)
         except JournalError as e:
-            raise api_error(500, f"Internal error occurred: {e}") from None
+            raise errors.internal_error(str(e)) from None
 
     def load(self, objects: Iterable[tuple[ResourceInfo, Stored]], resource_version: int) -> None:
         """Fill an empty store with persisted objects (a restart on a data directory).
@@ -847,7 +847,7 @@ class Store(EventListeners):
                     [
                         errors.Cause(
                             "metadata.finalizers",
-                            "FieldValueForbidden",
+                            facts.FORBIDDEN,
                             no_new_finalizers_message(added),
                         )
                     ],
@@ -899,30 +899,11 @@ class Store(EventListeners):
             patched = fn(copy.deepcopy(current.obj))
             if not isinstance(patched, dict):
                 raise errors.bad_request("the patch must produce a JSON object")
-            pmeta = patched.get("metadata") or {}
-            if (
-                pmeta.get("resourceVersion")
-                and str(pmeta["resourceVersion"]) != current.meta["resourceVersion"]
-            ):
-                raise errors.conflict(info.resource_name(), info.group, name, errors.STALE_MESSAGE)
-            if pmeta.get("uid") and pmeta["uid"] != current.meta.get("uid"):
-                # no precondition (unlike an update's body): the patched object is invalid
-                raise errors.invalid(
-                    info.kind,
-                    info.group,
-                    name,
-                    [
-                        errors.Cause(
-                            "metadata.uid",
-                            "FieldValueInvalid",
-                            f'Invalid value: "{pmeta["uid"]}": field is immutable',
-                        )
-                    ],
-                )
-            if pmeta.get("name", name) != name:
-                raise errors.bad_request(
-                    f"the name of the object ({pmeta.get('name')}) does not match the name on the URL ({name})"
-                )
+            refused = facts.patched_metadata_error(
+                info.kind, info.group, info.plural, name, current.meta, patched.get("metadata")
+            )
+            if refused is not None:
+                raise refused
             return self._write_update(
                 info, current, patched, dry_run=dry_run, subresource=subresource, fields=fields
             )

@@ -43,7 +43,17 @@ from typing import Any, Final, TypeGuard
 
 from kube_runtime import selectors
 from kube_runtime.client import _apifacts as facts
-from kube_runtime.client._apifacts import go_quote, go_value
+from kube_runtime.client._apifacts import (  # the causes' reasons, re-exported
+    DUPLICATE,
+    FORBIDDEN,
+    INVALID,
+    NOT_FOUND,
+    NOT_SUPPORTED,
+    REQUIRED,
+    TOO_LONG,
+    go_quote,
+    go_value,
+)
 from kube_runtime.envtest.server import celrules, webhookconfig
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.memo import Memo, json_key
@@ -80,14 +90,6 @@ __all__ = [
     "validate",
     "validate_object_meta",
 ]
-
-REQUIRED: Final = "FieldValueRequired"
-INVALID: Final = "FieldValueInvalid"
-NOT_SUPPORTED: Final = "FieldValueNotSupported"
-DUPLICATE: Final = "FieldValueDuplicate"
-NOT_FOUND: Final = "FieldValueNotFound"
-TOO_LONG: Final = "FieldValueTooLong"
-FORBIDDEN: Final = "FieldValueForbidden"
 
 
 # --------------------------------------------------------------------------------------

@@ -365,7 +365,7 @@ class Webhooks:
             ns_selector = _selector(hook.spec, "namespaceSelector")
             object_selector = _selector(hook.spec, "objectSelector")
         except selectors.SelectorError as e:
-            raise errors.api_error(500, f"Internal error occurred: {e}", "InternalError") from None
+            raise errors.internal_error(str(e)) from None
         cluster_scoped = not attrs.namespace and attrs.info.key != ("", "namespaces")
         if (
             not cluster_scoped
@@ -466,24 +466,18 @@ class Webhooks:
         if not operations:
             return obj, False
         if obj is None:
-            raise errors.api_error(
-                500,
-                f'Internal error occurred: admission webhook "{hook.name}" attempted to modify '
-                "the object, which is not supported for this operation",
-                "InternalError",
+            raise errors.internal_error(
+                f'admission webhook "{hook.name}" attempted to modify the object, which is not '
+                "supported for this operation"
             )
         stored_version = obj.get("apiVersion")
         sent = _as_served(attrs.info, obj, version)
         try:
             patched = patch.apply_json_patch(sent, operations)
         except patch.PatchError as e:
-            raise errors.api_error(500, f"Internal error occurred: {e}", "InternalError") from None
+            raise errors.internal_error(str(e)) from None
         if not isinstance(patched, dict):
-            raise errors.api_error(
-                500,
-                "Internal error occurred: the patched object is no JSON object",
-                "InternalError",
-            )
+            raise errors.internal_error("the patched object is no JSON object")
         patched = _as_stored(attrs.info, patched)
         if stored_version is not None:
             patched["apiVersion"] = stored_version
@@ -509,13 +503,7 @@ class Webhooks:
         if hook.spec.get("failurePolicy", "Fail") == "Ignore":
             log.warning("failed calling webhook, failing open %s: %s", hook.name, reason)
             return
-        message = f'failed calling webhook "{hook.name}": {reason}'
-        raise errors.api_error(
-            500,
-            f"Internal error occurred: {message}",
-            "InternalError",
-            {"causes": [{"message": message}]},
-        )
+        raise errors.internal_error(f'failed calling webhook "{hook.name}": {reason}')
 
     def _call(
         self, hook: _Hook, attrs: _Attributes, version: str, obj: Obj | None, old: Obj | None
