@@ -50,7 +50,14 @@ from kube_runtime import selectors
 from kube_runtime.envtest.server import errors, webhooks
 from kube_runtime.envtest.server.errors import ApiError, Cause
 from kube_runtime.envtest.server.resources import ResourceInfo
-from kube_runtime.envtest.server.storage import AdmissionHook, Obj, Store, now_rfc3339
+from kube_runtime.envtest.server.storage import (
+    AdmissionCall,
+    AdmissionHook,
+    Defaulter,
+    Obj,
+    Store,
+    now_rfc3339,
+)
 
 __all__ = [
     "ADMIN",
@@ -685,26 +692,16 @@ class OwnerReferencesAdmission:
     def active(self) -> bool:
         return self.inner.active()
 
-    def mutate(
-        self,
-        info: ResourceInfo,
-        operation: str,
-        obj: Obj | None,
-        old: Obj | None,
-        *,
-        default: Callable[[Obj], None] | None = None,
-    ) -> Obj | None:
-        return self.inner.mutate(info, operation, obj, old, default=default)
+    def mutate(self, call: AdmissionCall, *, default: Defaulter | None = None) -> Obj | None:
+        return self.inner.mutate(call, default=default)
 
-    def validate(
-        self, info: ResourceInfo, operation: str, obj: Obj | None, old: Obj | None
-    ) -> None:
-        user = _ACTING.get()
+    def validate(self, call: AdmissionCall) -> None:
+        user, obj = _ACTING.get(), call.obj
         context = webhooks.current()
-        own = context is not None and context.route.info.key == info.key  # not a side write
-        if user is not None and own and operation in ("CREATE", "UPDATE") and obj is not None:
-            self._enforce(user, info, operation, obj, old)
-        self.inner.validate(info, operation, obj, old)
+        own = context is not None and context.route.info.key == call.info.key  # no side write
+        if user is not None and own and call.operation in ("CREATE", "UPDATE") and obj is not None:
+            self._enforce(user, call.info, call.operation, obj, call.old)
+        self.inner.validate(call)
 
     def _enforce(
         self, user: User, info: ResourceInfo, operation: str, obj: Obj, old: Obj | None

@@ -187,31 +187,35 @@ class Strategy(Protocol):
         """
 
 
+#: Defaulting in place, as kube-apiserver's decoding does it (:meth:`Strategy.default`).
+Defaulter = Callable[[Obj], None]
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionCall:
+    """What one admission call is about: a write of ``operation`` (``CREATE``, ``UPDATE`` or
+    ``DELETE``) to ``info``'s resource, with the object written (``obj``, None for a DELETE)
+    and the stored one (``old``, None for a CREATE)."""
+
+    info: ResourceInfo
+    operation: str
+    obj: Obj | None
+    old: Obj | None
+
+
 class AdmissionHook(Protocol):
     """Admission webhooks around an API request's write (:class:`~.webhooks.Webhooks`).
 
-    ``operation`` is ``CREATE``, ``UPDATE`` or ``DELETE``; ``active()`` says whether the
-    calling thread serves a request whose writes are admitted (the store releases its lock
-    for the calls, which go over the network)."""
+    ``active()`` says whether the calling thread serves a request whose writes are admitted
+    (the store releases its lock for the calls, which go over the network)."""
 
     def active(self) -> bool: ...
 
-    def mutate(
-        self,
-        info: ResourceInfo,
-        operation: str,
-        obj: Obj | None,
-        old: Obj | None,
-        *,
-        default: Callable[[Obj], None] | None = None,
-    ) -> Obj | None:
-        """``obj`` after the mutating webhooks. ``default`` does to an object in place what
-        kube-apiserver's decoding does (:meth:`Strategy.default`): it is called on ``obj``
+    def mutate(self, call: AdmissionCall, *, default: Defaulter | None = None) -> Obj | None:
+        """``call.obj`` after the mutating webhooks. ``default`` is called on the object
         before the first webhook and on every webhook's patched object."""
 
-    def validate(
-        self, info: ResourceInfo, operation: str, obj: Obj | None, old: Obj | None
-    ) -> None: ...
+    def validate(self, call: AdmissionCall) -> None: ...
 
 
 class _Changed(Exception):
@@ -394,7 +398,7 @@ class Store(EventListeners):
         hook = self.admission
         return hook if hook is not None and hook.active() else None
 
-    def _defaulter(self, info: ResourceInfo) -> Callable[[Obj], None]:
+    def _defaulter(self, info: ResourceInfo) -> Defaulter:
         """The strategy's decode-time defaulting of ``info``'s objects, for the webhooks."""
         strategy = self.strategy
         return lambda obj: strategy.default(info, obj)
@@ -711,7 +715,9 @@ class Store(EventListeners):
         self._check_namespace(info, namespace, meta)
         hook = self._admission()
         if hook is not None:
-            mutated = hook.mutate(info, "CREATE", obj, None, default=self._defaulter(info))
+            mutated = hook.mutate(
+                AdmissionCall(info, "CREATE", obj, None), default=self._defaulter(info)
+            )
             if mutated is not obj and isinstance(mutated, dict):
                 obj = {**mutated, "apiVersion": info.api_version(), "kind": info.kind}
                 meta = dict(obj.get("metadata") or {})
@@ -739,7 +745,7 @@ class Store(EventListeners):
             self.strategy.validate(info, obj, None)
             if hook is not None:
                 admitted = obj
-                self._unlocked(lambda: hook.validate(info, "CREATE", admitted, None))
+                self._unlocked(lambda: hook.validate(AdmissionCall(info, "CREATE", admitted, None)))
                 if info.namespaced:
                     self._require_live_namespace(namespace or "")
             key = (namespace or "", name)
@@ -816,7 +822,7 @@ class Store(EventListeners):
             sent = incoming
             default = self._defaulter(info)
             mutated = self._unlocked(
-                lambda: hook.mutate(info, "UPDATE", sent, old, default=default)
+                lambda: hook.mutate(AdmissionCall(info, "UPDATE", sent, old), default=default)
             )
             incoming = mutated if isinstance(mutated, dict) else incoming
             if self._bucket(info).objects.get(key) is not current:
@@ -853,7 +859,7 @@ class Store(EventListeners):
                     ],
                 )
         if hook is not None:
-            self._unlocked(lambda: hook.validate(info, "UPDATE", new, old))
+            self._unlocked(lambda: hook.validate(AdmissionCall(info, "UPDATE", new, old)))
             if self._bucket(info).objects.get(key) is not current:
                 raise _Changed
         if fields is not None:
@@ -939,8 +945,9 @@ class Store(EventListeners):
             _check_delete_preconditions(info, current, opts)
             hook = self._admission()
             if hook is not None:
-                self._unlocked(lambda: hook.mutate(info, "DELETE", None, current.obj))
-                self._unlocked(lambda: hook.validate(info, "DELETE", None, current.obj))
+                call = AdmissionCall(info, "DELETE", None, current.obj)
+                self._unlocked(lambda: hook.mutate(call))
+                self._unlocked(lambda: hook.validate(call))
                 if self._bucket(info).objects.get((namespace or "", name)) is not current:
                     raise _Changed
             if mark is not None and not meta.get("deletionTimestamp"):

@@ -50,7 +50,7 @@ import base64
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,7 +64,7 @@ from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.http import Request
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.routing import Route
-from kube_runtime.envtest.server.storage import Obj, Store
+from kube_runtime.envtest.server.storage import AdmissionCall, Defaulter, Obj, Store
 from kube_runtime.envtest.server.webhookclient import CallError, post
 
 __all__ = ["RequestContext", "Webhooks", "serving", "suspended"]
@@ -302,9 +302,8 @@ class Webhooks:
         """Whether the calling thread serves an API request whose writes webhooks admit."""
         return _CURRENT.get() is not None
 
-    def _attributes(
-        self, info: ResourceInfo, operation: str, obj: Obj | None, old: Obj | None
-    ) -> _Attributes | None:
+    def _attributes(self, call: AdmissionCall) -> _Attributes | None:
+        info, obj, old = call.info, call.obj, call.old
         context = _CURRENT.get()
         if context is None or context.route.info.key != info.key:
             return None
@@ -320,7 +319,7 @@ class Webhooks:
         if info.key == ("", "namespaces"):
             namespace = name
         return _Attributes(
-            info, route.version, route.subresource, operation, namespace, name, context
+            info, route.version, route.subresource, call.operation, namespace, name, context
         )
 
     def _matched_version(self, hook: _Hook, attrs: _Attributes) -> str | None:
@@ -382,15 +381,7 @@ class Webhooks:
 
     # ------------------------------------------------------------------- calls
 
-    def mutate(
-        self,
-        info: ResourceInfo,
-        operation: str,
-        obj: Obj | None,
-        old: Obj | None,
-        *,
-        default: Callable[[Obj], None] | None = None,
-    ) -> Obj | None:
+    def mutate(self, call: AdmissionCall, *, default: Defaulter | None = None) -> Obj | None:
         """``obj`` after the matching mutating webhooks (the same dict when none changed it);
         raises the :class:`ApiError` a denial or a failure to call answers.
 
@@ -398,7 +389,8 @@ class Webhooks:
         before the first webhook when there is one, and to each webhook's patched object
         after comparing it with what was sent, as kube-apiserver decodes the request body
         (defaulting it) before admission and re-decodes each webhook's result."""
-        attrs = self._attributes(info, operation, obj, old)
+        obj, old = call.obj, call.old
+        attrs = self._attributes(call)
         if attrs is None:
             return obj
         hooks = self._hooks(MUTATING_KEY)
@@ -430,7 +422,7 @@ class Webhooks:
         attrs: _Attributes,
         obj: Obj | None,
         old: Obj | None,
-        default: Callable[[Obj], None] | None,
+        default: Defaulter | None,
     ) -> tuple[Obj | None, bool | None]:
         """Call ``hook`` if it matches: the object to go on with (``obj`` itself unless the
         hook changed it) and whether it changed it (None: not called)."""
@@ -447,7 +439,7 @@ class Webhooks:
         version: str,
         obj: Obj | None,
         old: Obj | None,
-        default: Callable[[Obj], None] | None,
+        default: Defaulter | None,
     ) -> tuple[Obj | None, bool]:
         response = self._call(hook, attrs, version, obj, old)
         if response is None:
@@ -486,17 +478,15 @@ class Webhooks:
             default(patched)  # re-decoded: defaulted again (after the comparison, as upstream)
         return patched, changed
 
-    def validate(
-        self, info: ResourceInfo, operation: str, obj: Obj | None, old: Obj | None
-    ) -> None:
+    def validate(self, call: AdmissionCall) -> None:
         """Call the matching validating webhooks; raises what the first refusal answers."""
-        attrs = self._attributes(info, operation, obj, old)
+        attrs = self._attributes(call)
         if attrs is None:
             return
         for hook in self._hooks(VALIDATING_KEY):
-            version = self._should_call(hook, attrs, obj, old)
+            version = self._should_call(hook, attrs, call.obj, call.old)
             if version is not None:
-                self._call(hook, attrs, version, obj, old)
+                self._call(hook, attrs, version, call.obj, call.old)
 
     def _failed(self, hook: _Hook, reason: str) -> None:
         """A failure to call ``hook``: 500 under ``failurePolicy: Fail``, else nothing."""

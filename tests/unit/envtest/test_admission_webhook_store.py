@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from kube_runtime.envtest.server.resources import Registry
-from kube_runtime.envtest.server.storage import Obj, Store
+from kube_runtime.envtest.server.storage import AdmissionCall, Obj, Store
 
 
 class RecordingHook:
@@ -22,21 +22,20 @@ class RecordingHook:
     def active(self) -> bool:
         return self.enabled
 
-    def mutate(
-        self, info: Any, operation: str, obj: Obj | None, old: Obj | None, *, default: Any = None
-    ) -> Obj | None:
-        self.calls.append(("mutate", operation))
+    def mutate(self, call: AdmissionCall, *, default: Any = None) -> Obj | None:
+        self.calls.append(("mutate", call.operation))
         if self.during_mutate is not None:
             action, self.during_mutate = self.during_mutate, None
             action()
+        obj = call.obj
         if obj is None:
             return None
         labels = dict(obj.get("metadata", {}).get("labels") or {})
         labels["mutated"] = "yes"
         return {**obj, "metadata": {**obj["metadata"], "labels": labels}}
 
-    def validate(self, info: Any, operation: str, obj: Obj | None, old: Obj | None) -> None:
-        self.calls.append(("validate", operation))
+    def validate(self, call: AdmissionCall) -> None:
+        self.calls.append(("validate", call.operation))
 
 
 def _setup() -> tuple[Store, Any, RecordingHook]:
