@@ -29,6 +29,7 @@ waits and the timestamps it writes.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable
@@ -39,6 +40,7 @@ from kube_runtime import kinds
 from kube_runtime.cache.informer import ResourceEventHandlerFuncs, SharedInformer
 from kube_runtime.cache.store import DeletedFinalStateUnknown
 from kube_runtime.client import errors as client_errors
+from kube_runtime.client import options as client_options
 from kube_runtime.envtest.server.errors import api_error
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
 from kube_runtime.envtest.server.storage import (
@@ -255,15 +257,10 @@ class ApiStore(EventListeners):
     ) -> tuple[Stored, bool]:
         """DELETE with the options the kubelet uses (uid precondition, grace period)."""
         opts = opts or DeleteOptions()
-        body = self.client.delete(
-            _KINDS[info.key],
-            name,
-            namespace,
-            grace_period_seconds=opts.grace_seconds,
-            uid=opts.uid,
-            resource_version=opts.resource_version,
-            propagation_policy=opts.propagation,
+        options = client_options.DeleteOptions(
+            opts.propagation, opts.grace_seconds, opts.uid, opts.resource_version, opts.dry_run
         )
+        body = self.client.delete(_KINDS[info.key], name, namespace, **dataclasses.asdict(options))
         gone = body.get("kind") == "Status" or not (body.get("metadata") or {}).get(
             "deletionTimestamp"
         )
