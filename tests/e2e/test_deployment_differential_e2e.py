@@ -1,24 +1,51 @@
 """Differential check of the Deployment and ReplicaSet controllers (controllers/deployment)
 against kube-controller-manager 1.20's, on the same kube-apiserver 1.20.
 
-One scenario, run twice: on the session's real cluster, where kube-controller-manager runs
-its deployment and replicaset controllers, and on a real cluster of this module's own whose
-kube-controller-manager runs neither, with ours running in a :class:`Manager` against it.
-The scenario: a Deployment created with 3 replicas (RollingUpdate, maxSurge 1,
-maxUnavailable 0), an image change, a scale to 5 and a scale to 1, each waited for until
-rolled out. Compared:
+Each scenario (:data:`SCENARIOS`: a Deployment and a list of :class:`Step`) runs twice at the
+same time: on the session's real cluster, where kube-controller-manager runs its deployment and
+replicaset controllers, and on a real cluster of this module's own whose
+kube-controller-manager runs neither, with ours running in a :class:`Manager` against it. A
+step is a merge patch of the Deployment (the first step creates it) and what to wait for: a
+complete rollout, or (where pods are held not ready, through the simulated kubelet's
+``sim.kube-runtime.io/never-ready`` pod annotation put in the template) the status a stuck
+rollout settles at. The scenarios:
 
+* ``rolling``: 3 replicas (maxSurge 1, maxUnavailable 0), an image change, scales to 5 and 1;
+* ``proportional``: 5 replicas (maxSurge 3, maxUnavailable 2), an image whose pods never become
+  ready (the rollout stops with two ReplicaSets holding replicas), a scale to 10 in the middle
+  of it (upstream's ``scale`` shares the 5 new replicas by the ``max-replicas`` annotations),
+  then a third image with maxSurge 1 / maxUnavailable 0 that completes;
+* ``recreate``: the Recreate strategy's image change (old ReplicaSet at 0 before the new one
+  scales up);
+* ``paused``: pause, two image changes and a scale to 5 while paused (no new ReplicaSet, the
+  old one scaled), resume (one new ReplicaSet only);
+* ``rollback``: an image change and back (the old ReplicaSet reused, its revision bumped and
+  ``revision-history`` set);
+* ``history-limit``: ``revisionHistoryLimit: 1`` and three image changes (older ReplicaSets
+  deleted);
+* ``no-surge``: maxSurge 0 / maxUnavailable 1;
+* ``percentages``: maxSurge 25% / maxUnavailable 25% with 5 replicas (surge rounds up to 2,
+  unavailable down to 1; 4 replicas would not show the rounding), through a stuck rollout to a
+  complete one;
+* ``deadline``: ``progressDeadlineSeconds: 5`` and an image whose pods never become ready
+  (``Progressing`` False, ``ProgressDeadlineExceeded``; waited for, no fixed sleep).
+
+Compared, per scenario:
+
+* after each step: the Deployment's status counters, revision annotation and conditions (type,
+  status, reason), and each ReplicaSet's ``spec.replicas`` and revision, the ReplicaSets keyed
+  by their template's image (the revision they hold);
 * each ReplicaSet's ``spec.replicas`` over time (every value a watch saw, consecutive repeats
-  merged), the ReplicaSets keyed by their template's image: the revision they hold;
-* after each step, the Deployment's status counters and revision annotation;
-* at the end, the Deployment's conditions (type, status, reason, and the message with the
-  ReplicaSet name masked) and every ``deployment.kubernetes.io/*`` annotation of each
-  ReplicaSet (revision, desired-replicas, max-replicas) and of the Deployment.
+  merged), where the scenario's transitions do not depend on how fast pods become ready;
+* at the end (once old ReplicaSets beyond ``revisionHistoryLimit`` are gone): the Deployment's
+  conditions (type, status, reason, and the message with the ReplicaSet name masked) and every
+  ``deployment.kubernetes.io/*`` annotation of each ReplicaSet (revision, revision-history,
+  desired-replicas, max-replicas) and of the Deployment.
 
 Not compared: ReplicaSet and pod names (their ``pod-template-hash``: ours hashes the
 template's Go JSON encoding where upstream hashes a spew dump of the Go struct, so the names
-differ; controllers/deployment/hashing.py), timestamps, uids. Real backend only (``--backend real``): the embedded backend has no
-kube-controller-manager to compare with.
+differ; controllers/deployment/hashing.py), timestamps, uids. Real backend only
+(``--backend real``): the embedded backend has no kube-controller-manager to compare with.
 """
 
 from __future__ import annotations
@@ -26,6 +53,8 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +62,7 @@ import pytest
 
 from kube_runtime.client import Client
 from kube_runtime.envtest import running
+from kube_runtime.envtest.kubelet.simulator import ANNOTATION_NEVER_READY
 from kube_runtime.envtest.plugin import backend_of
 from kube_runtime.envtest.real import RealCluster, missing_binaries
 from kube_runtime.manager import Manager
@@ -45,7 +75,9 @@ pytestmark = pytest.mark.skipif(
 DEPLOYMENT = "apps/v1/Deployment"
 REPLICASET = "apps/v1/ReplicaSet"
 PREFIX = "deployment.kubernetes.io/"
+NAME = "web"
 TIMEOUT = 90.0
+COUNTERS = ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas")
 
 
 @pytest.fixture(scope="module")
@@ -79,24 +111,266 @@ def ours(
         cluster.stop()
 
 
-def deployment(name: str, replicas: int, image: str) -> dict[str, Any]:
+# --- what a scenario is made of -------------------------------------------------------------
+
+
+def rolling(surge: int | str, unavailable: int | str) -> dict[str, Any]:
+    """A RollingUpdate strategy."""
+    return {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable},
+    }
+
+
+RECREATE: dict[str, Any] = {"type": "Recreate", "rollingUpdate": None}
+
+
+def template(image: str, *, never_ready: bool = False) -> dict[str, Any]:
+    """The pod template (merge-patch form): one container running ``image``; with
+    ``never_ready`` the simulated kubelet never makes its pods ready."""
+    annotations = {ANNOTATION_NEVER_READY: "true"} if never_ready else None
+    return {
+        "metadata": {"labels": {"app": NAME}, "annotations": annotations},
+        "spec": {"containers": [{"name": "c", "image": image}]},
+    }
+
+
+def create(replicas: int, image: str, strategy: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    """The Deployment a scenario starts with (``spec`` adds fields, e.g. revisionHistoryLimit)."""
+    tpl = template(image)
+    del tpl["metadata"]["annotations"]
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": name},
+        "metadata": {"name": NAME},
         "spec": {
             "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "strategy": {
-                "type": "RollingUpdate",
-                "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
-            },
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "c", "image": image}]},
-            },
+            "selector": {"matchLabels": {"app": NAME}},
+            "strategy": strategy,
+            "template": tpl,
+            **spec,
         },
     }
+
+
+def change(image: str | None = None, *, never_ready: bool = False, **spec: Any) -> dict[str, Any]:
+    """A merge patch of the Deployment's spec: a new image (and template), other fields."""
+    if image is not None:
+        spec["template"] = template(image, never_ready=never_ready)
+    return {"spec": spec}
+
+
+Until = Callable[[dict[str, Any], list[dict[str, Any]]], None]
+"""What a step waits for: called with the Deployment and its namespace's ReplicaSets, it
+raises AssertionError (naming what differs) until they are there."""
+
+
+def observed(d: dict[str, Any]) -> dict[str, Any]:
+    status: dict[str, Any] = d.get("status") or {}
+    assert status.get("observedGeneration") == d["metadata"]["generation"], "generation not seen"
+    return status
+
+
+def reason_of(status: dict[str, Any], type_: str) -> str | None:
+    found = [c for c in status.get("conditions") or () if c["type"] == type_]
+    return found[0].get("reason") if found else None
+
+
+def complete(d: dict[str, Any], sets: list[dict[str, Any]]) -> None:
+    """The Deployment's generation is completely rolled out (no old pods left)."""
+    status = observed(d)
+    replicas = d["spec"]["replicas"]
+    want = dict.fromkeys(COUNTERS, replicas)
+    assert {k: status.get(k, 0) for k in COUNTERS} == want, f"status {status}"
+    assert reason_of(status, "Progressing") == "NewReplicaSetAvailable", f"status {status}"
+
+
+def settled(progressing: str, **counters: int) -> Until:
+    """The status a stuck or paused rollout comes to: these counters (0 when not named) and
+    this ``Progressing`` reason."""
+
+    def until(d: dict[str, Any], sets: list[dict[str, Any]]) -> None:
+        status = observed(d)
+        want = {k: counters.get(k, 0) for k in COUNTERS}
+        assert {k: status.get(k, 0) for k in COUNTERS} == want, f"status {status}"
+        assert reason_of(status, "Progressing") == progressing, f"status {status}"
+
+    return until
+
+
+@dataclass(frozen=True)
+class Step:
+    """One change and what to wait for after it."""
+
+    label: str
+    patch: dict[str, Any]
+    until: Until = complete
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Steps run in order on a fresh namespace; ``history``: whether the ReplicaSets'
+    ``spec.replicas`` histories are compared (only where the transitions do not depend on
+    how fast pods become ready)."""
+
+    name: str
+    steps: tuple[Step, ...]
+    history: bool = True
+    expect: dict[str, list[int]] = field(default_factory=dict)
+    """The last replica count of ReplicaSets (by image) a run must end with, so a scenario
+    that did nothing cannot pass."""
+
+
+SURGE_1 = rolling(1, 0)
+
+SCENARIOS = (
+    Scenario(
+        "rolling",
+        (
+            Step("created with 3", create(3, "nginx:1", SURGE_1)),
+            Step("image nginx:2", change("nginx:2")),
+            Step("scaled to 5", change(replicas=5)),
+            Step("scaled to 1", change(replicas=1)),
+        ),
+        expect={"nginx:1": [0], "nginx:2": [1]},
+    ),
+    Scenario(
+        "proportional",
+        (
+            Step("created with 5", create(5, "nginx:1", rolling(3, 2))),
+            Step(
+                "image nginx:2, never ready",
+                change("nginx:2", never_ready=True),
+                settled(
+                    "ReplicaSetUpdated",
+                    replicas=8,
+                    updatedReplicas=5,
+                    readyReplicas=3,
+                    availableReplicas=3,
+                ),
+            ),
+            Step(
+                "scaled to 10 mid-rollout",
+                change(replicas=10),
+                settled(
+                    "ReplicaSetUpdated",
+                    replicas=13,
+                    updatedReplicas=8,
+                    readyReplicas=5,
+                    availableReplicas=5,
+                ),
+            ),
+            Step("image nginx:3, maxSurge 1", change("nginx:3", strategy=SURGE_1)),
+        ),
+        expect={"nginx:1": [0], "nginx:2": [0], "nginx:3": [10]},
+    ),
+    Scenario(
+        "recreate",
+        (
+            Step("created with 3", create(3, "nginx:1", RECREATE)),
+            Step("image nginx:2", change("nginx:2")),
+        ),
+        expect={"nginx:1": [3, 0], "nginx:2": [3]},
+    ),
+    Scenario(
+        "paused",
+        (
+            Step("created with 3", create(3, "nginx:1", SURGE_1)),
+            Step(
+                "paused",
+                change(paused=True),
+                settled(
+                    "DeploymentPaused",
+                    replicas=3,
+                    updatedReplicas=3,
+                    readyReplicas=3,
+                    availableReplicas=3,
+                ),
+            ),
+            *(
+                Step(
+                    f"image {image} while paused",
+                    change(image),
+                    settled("DeploymentPaused", replicas=3, readyReplicas=3, availableReplicas=3),
+                )
+                for image in ("nginx:2", "nginx:3")
+            ),
+            Step(
+                "scaled to 5 while paused",
+                change(replicas=5),
+                settled("DeploymentPaused", replicas=5, readyReplicas=5, availableReplicas=5),
+            ),
+            Step("resumed", change(paused=False)),
+        ),
+        expect={"nginx:1": [0], "nginx:3": [5]},
+    ),
+    Scenario(
+        "rollback",
+        (
+            Step("created with 3", create(3, "nginx:1", SURGE_1)),
+            Step("image nginx:2", change("nginx:2")),
+            Step("image nginx:1 again", change("nginx:1")),
+        ),
+        expect={"nginx:1": [3], "nginx:2": [0]},
+    ),
+    Scenario(
+        "history-limit",
+        (
+            Step("created with 2", create(2, "nginx:1", SURGE_1, revisionHistoryLimit=1)),
+            *(Step(f"image nginx:{n}", change(f"nginx:{n}")) for n in (2, 3, 4)),
+        ),
+        expect={"nginx:3": [0], "nginx:4": [2]},
+    ),
+    Scenario(
+        "no-surge",
+        (
+            Step("created with 3", create(3, "nginx:1", rolling(0, 1))),
+            Step("image nginx:2", change("nginx:2")),
+        ),
+        expect={"nginx:1": [0], "nginx:2": [3]},
+    ),
+    Scenario(
+        "percentages",
+        (
+            Step("created with 5", create(5, "nginx:1", rolling("25%", "25%"))),
+            Step(
+                "image nginx:2, never ready",
+                change("nginx:2", never_ready=True),
+                settled(
+                    "ReplicaSetUpdated",
+                    replicas=7,
+                    updatedReplicas=3,
+                    readyReplicas=4,
+                    availableReplicas=4,
+                ),
+            ),
+            Step("image nginx:3", change("nginx:3")),
+        ),
+        history=False,  # nginx:3's pods become ready together: how many per sync is timing
+        expect={"nginx:1": [0], "nginx:2": [0], "nginx:3": [5]},
+    ),
+    Scenario(
+        "deadline",
+        (
+            Step("created with 2", create(2, "nginx:1", SURGE_1, progressDeadlineSeconds=5)),
+            Step(
+                "image nginx:2, never ready",
+                change("nginx:2", never_ready=True),
+                settled(
+                    "ProgressDeadlineExceeded",
+                    replicas=3,
+                    updatedReplicas=1,
+                    readyReplicas=2,
+                    availableReplicas=2,
+                ),
+            ),
+        ),
+        expect={"nginx:1": [2], "nginx:2": [1]},
+    ),
+)
+
+
+# --- running and recording one ---------------------------------------------------------------
 
 
 def image_of(rs: dict[str, Any]) -> str:
@@ -126,9 +400,9 @@ class ReplicaCounts:
             if event.type not in ("ADDED", "MODIFIED"):
                 continue
             rs = event.object
-            seen = self.counts.setdefault(image_of(rs), [])
             replicas = int(rs["spec"].get("replicas", 0))
             with self._lock:
+                seen = self.counts.setdefault(image_of(rs), [])
                 if not seen or seen[-1] != replicas:
                     seen.append(replicas)
 
@@ -141,93 +415,42 @@ class ReplicaCounts:
         self._thread.join(10)
 
 
-def rolled_out(client: Client, namespace: str, name: str) -> Callable[[], dict[str, Any] | None]:
-    """The Deployment once its generation is completely rolled out (no old pods left)."""
-
-    def check() -> dict[str, Any] | None:
-        d = client.get(DEPLOYMENT, name, namespace)
-        status = d.get("status") or {}
-        replicas = d["spec"]["replicas"]
-        progressing = [c for c in status.get("conditions") or () if c["type"] == "Progressing"]
-        done = (
-            status.get("observedGeneration") == d["metadata"]["generation"]
-            and status.get("updatedReplicas", 0) == replicas
-            and status.get("replicas", 0) == replicas
-            and status.get("availableReplicas", 0) == replicas
-            and bool(progressing)
-            and progressing[0].get("reason") == "NewReplicaSetAvailable"
-        )
-        return d if done else None
-
-    return check
-
-
-def summary(d: dict[str, Any]) -> dict[str, Any]:
-    status = d.get("status") or {}
-    counters = ("replicas", "updatedReplicas", "readyReplicas", "availableReplicas")
-    return {
-        "revision": (d["metadata"].get("annotations") or {}).get(PREFIX + "revision"),
-        **{k: status.get(k, 0) for k in (*counters, "unavailableReplicas")},
-    }
-
-
-def ours_annotations(obj: dict[str, Any]) -> dict[str, str]:
+def deployment_annotations(obj: dict[str, Any]) -> dict[str, str]:
     annotations = obj["metadata"].get("annotations") or {}
     return {k: v for k, v in sorted(annotations.items()) if k.startswith(PREFIX)}
 
 
-def scenario(client: Client, namespace: str, wait_for: Any) -> dict[str, Any]:
-    """Run the rollout scenario in ``namespace``; what it observed, names masked."""
-    name = "web"
-    record: dict[str, Any] = {"steps": []}
-    counts = ReplicaCounts(client, namespace)
-    try:
-
-        def step(label: str) -> None:
-            d = wait_for(rolled_out(client, namespace, name), timeout=TIMEOUT, message=label)
-            record["steps"].append((label, summary(d)))
-
-        client.create(deployment(name, 3, "nginx:1"), namespace=namespace)
-        step("created with 3")
-        client.patch(
-            DEPLOYMENT,
-            name,
-            {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}},
-            namespace=namespace,
-            patch_type="strategic",
-        )
-        step("image nginx:2")
-        for replicas in (5, 1):
-            client.patch(DEPLOYMENT, name, {"spec": {"replicas": replicas}}, namespace=namespace)
-            step(f"scaled to {replicas}")
-
-        sets = client.list(REPLICASET, namespace)["items"]
-        final = {image_of(rs): int(rs["spec"]["replicas"]) for rs in sets}
-        # the watch has seen every ReplicaSet's last write
-        wait_for(
-            lambda: {k: v[-1] for k, v in counts.snapshot().items()} == final,
-            timeout=TIMEOUT,
-            message="the watch caught up",
-        )
-    finally:
-        counts.close()
-    record["replica counts"] = counts.snapshot()
-    record["replicasets"] = {
-        image_of(rs): {
-            "annotations": ours_annotations(rs),
-            "replicas": rs["spec"]["replicas"],
-            "status.replicas": (rs.get("status") or {}).get("replicas", 0),
-        }
-        for rs in sorted(sets, key=image_of)
+def step_record(d: dict[str, Any], sets: list[dict[str, Any]]) -> dict[str, Any]:
+    """What is compared after each step."""
+    status = d.get("status") or {}
+    return {
+        "revision": deployment_annotations(d).get(PREFIX + "revision"),
+        **{k: status.get(k, 0) for k in (*COUNTERS, "unavailableReplicas")},
+        "conditions": sorted(
+            (c["type"], c["status"], c.get("reason")) for c in status.get("conditions") or ()
+        ),
+        "replicasets": {
+            image_of(rs): (
+                rs["spec"].get("replicas", 0),
+                deployment_annotations(rs).get(PREFIX + "revision"),
+            )
+            for rs in sorted(sets, key=image_of)
+        },
     }
-    d = client.get(DEPLOYMENT, name, namespace)
-    record["deployment annotations"] = ours_annotations(d)
-    hashes = {rs["metadata"]["name"] for rs in sets}
-    record["conditions"] = sorted(
-        (c["type"], c["status"], c.get("reason"), mask(c.get("message", ""), hashes))
-        for c in d["status"]["conditions"]
-    )
-    return record
+
+
+def cleaned_up(d: dict[str, Any], sets: list[dict[str, Any]]) -> None:
+    """Old ReplicaSets without replicas are at most ``revisionHistoryLimit`` (upstream
+    deletes the rest on a sync after the rollout completes)."""
+    current = deployment_annotations(d).get(PREFIX + "revision")
+    idle = [
+        rs
+        for rs in sets
+        if deployment_annotations(rs).get(PREFIX + "revision") != current
+        and not rs["spec"].get("replicas")
+    ]
+    limit = d["spec"].get("revisionHistoryLimit", 10)
+    assert len(idle) <= limit, f"{len(idle)} old ReplicaSets kept, limit {limit}"
 
 
 def mask(message: str, names: set[str]) -> str:
@@ -236,17 +459,80 @@ def mask(message: str, names: set[str]) -> str:
     return re.sub(r"\s+", " ", message)
 
 
-def test_rolling_update_and_scaling_match_kube_controller_manager(
-    client: Client, namespace: str, ours: Client, wait_for: Any
+def run(scenario: Scenario, client: Client, namespace: str, wait_for: Any) -> dict[str, Any]:
+    """Run ``scenario`` in ``namespace``; what it observed, names masked."""
+    record: dict[str, Any] = {"steps": []}
+
+    def state() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        d = client.get(DEPLOYMENT, NAME, namespace)
+        return d, client.list(REPLICASET, namespace)["items"]
+
+    def wait(until: Until, label: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        def check() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+            d, sets = state()
+            until(d, sets)
+            return d, sets
+
+        return wait_for(check, timeout=TIMEOUT, message=f"{scenario.name}: {label}")
+
+    counts = ReplicaCounts(client, namespace)
+    try:
+        for i, step in enumerate(scenario.steps):
+            if i == 0:
+                client.create(step.patch, namespace=namespace)
+            else:
+                client.patch(DEPLOYMENT, NAME, step.patch, namespace=namespace)
+            d, sets = wait(step.until, step.label)
+            record["steps"].append((step.label, step_record(d, sets)))
+        d, sets = wait(cleaned_up, "old ReplicaSets cleaned up")
+        final = {image_of(rs): int(rs["spec"]["replicas"]) for rs in sets}
+        # the watch has seen every remaining ReplicaSet's last write
+        wait_for(
+            lambda: {k: v[-1] for k, v in counts.snapshot().items() if k in final} == final,
+            timeout=TIMEOUT,
+            message=f"{scenario.name}: the watch caught up",
+        )
+    finally:
+        counts.close()
+    record["replica counts"] = counts.snapshot()
+    record["replicasets"] = {
+        image_of(rs): {
+            "annotations": deployment_annotations(rs),
+            "replicas": rs["spec"]["replicas"],
+            "status.replicas": (rs.get("status") or {}).get("replicas", 0),
+        }
+        for rs in sorted(sets, key=image_of)
+    }
+    record["deployment annotations"] = deployment_annotations(d)
+    names = {rs["metadata"]["name"] for rs in sets}
+    record["conditions"] = sorted(
+        (c["type"], c["status"], c.get("reason"), mask(c.get("message", ""), names))
+        for c in d["status"]["conditions"]
+    )
+    return record
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_deployment_controller_matches_kube_controller_manager(
+    scenario: Scenario, client: Client, namespace: str, ours: Client, wait_for: Any
 ) -> None:
-    upstream = scenario(client, namespace, wait_for)  # KCM 1.20's controllers
     ours.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     try:
-        mine = scenario(ours, namespace, wait_for)
+        with ThreadPoolExecutor(2) as pool:  # KCM 1.20's controllers and ours at once
+            upstream_run = pool.submit(run, scenario, client, namespace, wait_for)
+            mine_run = pool.submit(run, scenario, ours, namespace, wait_for)
+            upstream, mine = upstream_run.result(), mine_run.result()
     finally:
         ours.delete("v1/Namespace", namespace)
     # the expected shape, so a scenario that did nothing cannot pass
-    assert upstream["replica counts"]["nginx:1"][0] == 3
-    assert upstream["replica counts"]["nginx:2"][-1] == 1
-    for key in ("steps", "replica counts", "replicasets", "deployment annotations", "conditions"):
+    last = {
+        image: counts[-len(scenario.expect[image]) :]
+        for image, counts in upstream["replica counts"].items()
+        if image in scenario.expect
+    }
+    assert last == scenario.expect, f"KCM's run ended with {upstream['replica counts']}"
+    keys = ["steps", "replicasets", "deployment annotations", "conditions"]
+    if scenario.history:
+        keys.append("replica counts")
+    for key in keys:
         assert mine[key] == upstream[key], f"{key}: ours {mine[key]} != KCM's {upstream[key]}"
