@@ -91,6 +91,7 @@ __all__ = [
     "resource_name",
     "resource_version_required",
     "route_not_found",
+    "status_error",
     "storage_key",
     "uid_precondition_failed",
     "unsupported_media_type",
@@ -147,24 +148,33 @@ def qualified_kind(kind: str, group: str) -> str:
     return f"{kind}.{group}" if group else kind
 
 
-def api_error(
-    code: int, message: str, reason: str | None = None, details: dict[str, Any] | None = None
+def status_error(
+    code: int, message: str, reason: str = "", details: dict[str, Any] | None = None
 ) -> ApiError:
-    """The typed error answering HTTP ``code`` with a Failure Status: ``reason`` (by default
-    the code's, e.g. ``NotFound`` for 404), ``details`` when given (a Status without them has
-    none)."""
+    """The typed error answering HTTP ``code`` with a Failure Status of exactly these
+    fields: no ``reason`` when it is empty, no ``details`` when None."""
     status: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
         "message": message,
-        "reason": reason or _REASONS.get(code, "Unknown"),
-        "code": code,
     }
+    if reason:
+        status["reason"] = reason
+    status["code"] = code
     if details is not None:
         status["details"] = details
     return error_from_status(status)
+
+
+def api_error(
+    code: int, message: str, reason: str | None = None, details: dict[str, Any] | None = None
+) -> ApiError:
+    """The typed error answering HTTP ``code`` with a Failure Status: ``reason`` (by default
+    the code's, e.g. ``NotFound`` for 404), ``details`` when given (a Status without them has
+    none)."""
+    return status_error(code, message, reason or _REASONS.get(code, "Unknown"), details)
 
 
 def internal_error(message: str) -> ApiError:
@@ -182,16 +192,7 @@ def internal_error(message: str) -> ApiError:
 def internal_failure(message: str) -> ApiError:
     """kube-apiserver's answer for an error that is no Status (a conversion webhook's
     failure, a typed-patch error of server-side apply): code 500, no reason."""
-    return error_from_status(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": message,
-            "code": 500,
-        }
-    )
+    return status_error(500, message)
 
 
 def _details(group: str, kind: str, name: str | None) -> dict[str, Any]:

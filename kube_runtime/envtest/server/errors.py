@@ -27,6 +27,7 @@ from kube_runtime.client._apifacts import (
     invalid,
     method_not_allowed,
     not_found,
+    status_error,
 )
 from kube_runtime.client.errors import ApiError
 
@@ -45,6 +46,7 @@ __all__ = [
     "method_not_allowed",
     "not_found",
     "response_headers",
+    "status_error",
 ]
 
 

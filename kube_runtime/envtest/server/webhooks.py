@@ -58,7 +58,6 @@ from typing import Any
 import orjson
 
 from kube_runtime import patch, selectors
-from kube_runtime.client.errors import error_from_status
 from kube_runtime.envtest.server import errors, webhookconfig
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.http import Request
@@ -587,22 +586,7 @@ def _denied(name: str, status: Any) -> ApiError:
     if not isinstance(code, int) or code < 400:
         code = 400
     denied_by = f'admission webhook "{name}" denied the request'
-    if result.get("message"):
-        message = f"{denied_by}: {result['message']}"
-    elif result.get("reason"):
-        message = f"{denied_by}: {result['reason']}"
-    else:
-        message = f"{denied_by} without explanation"
-    out: Obj = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "code": code,
-    }
-    if result.get("reason"):
-        out["reason"] = result["reason"]
-    if result.get("details"):
-        out["details"] = result["details"]
-    return error_from_status(out)
+    why = result.get("message") or result.get("reason")
+    message = f"{denied_by}: {why}" if why else f"{denied_by} without explanation"
+    reason = result.get("reason") or ""
+    return errors.status_error(code, message, str(reason), result.get("details") or None)
