@@ -35,7 +35,7 @@ from kube_runtime.envtest.server.validation import (
     _invalid,
     _map,
     _mapping_field,
-    _nonnegative,
+    _nonnegative_fields,
     _not_supported,
     _quantity,
     _required,
@@ -74,8 +74,7 @@ def check_replication_controller(
     ``replicas``, a non-empty selector matching the template's labels, a pod template that
     restarts ``Always``."""
     spec = _mapping_field(out, "spec", obj.get("spec"))
-    _nonnegative(out, "spec.minReadySeconds", spec.get("minReadySeconds"))
-    _nonnegative(out, "spec.replicas", spec.get("replicas"))
+    _nonnegative_fields(out, "spec", spec, "minReadySeconds", "replicas")
     selector = _map(spec.get("selector"))
     if not selector:
         out.append(_required("spec.selector"))

@@ -40,6 +40,7 @@ from kube_runtime.envtest.server.validation import (
     _invalid,
     _map,
     _nonnegative,
+    _nonnegative_fields,
     _norm,
     _not_supported,
     _required,
@@ -179,14 +180,16 @@ def _check_job_template(out: list[Cause], path: str, template: Mapping[str, Any]
 def _check_job_spec(
     out: list[Cause], path: str, spec: Mapping[str, Any], *, generated: bool
 ) -> None:
-    for key in (
+    _nonnegative_fields(
+        out,
+        path,
+        spec,
         "parallelism",
         "completions",
         "activeDeadlineSeconds",
         "backoffLimit",
         "ttlSecondsAfterFinished",
-    ):
-        _nonnegative(out, f"{path}.{key}", spec.get(key))
+    )
     selector = spec.get("selector")
     if selector is None and generated:
         out.append(_required(f"{path}.selector"))
@@ -285,8 +288,7 @@ def check_cron_job(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, A
     policy = spec.get("concurrencyPolicy")
     if policy and policy not in _CONCURRENCY_POLICIES:
         out.append(_not_supported("spec.concurrencyPolicy", policy, _CONCURRENCY_POLICIES))
-    for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-        _nonnegative(out, f"spec.{key}", spec.get(key))
+    _nonnegative_fields(out, "spec", spec, "successfulJobsHistoryLimit", "failedJobsHistoryLimit")
     job_spec = _map(_map(spec.get("jobTemplate")).get("spec"))
     _check_job_spec(out, "spec.jobTemplate.spec", job_spec, generated=False)
 

@@ -300,6 +300,12 @@ def _nonnegative(out: list[Cause], path: str, value: Any) -> None:
         out.append(_invalid(path, number, _NEGATIVE_MSG))
 
 
+def _nonnegative_fields(out: list[Cause], path: str, obj: Mapping[str, Any], *keys: str) -> None:
+    """:func:`_nonnegative` for each of ``obj``'s ``keys`` (``obj`` stands at ``path``)."""
+    for key in keys:
+        _nonnegative(out, f"{path}.{key}", obj.get(key))
+
+
 def _mapping_field(out: list[Cause], path: str, value: Any) -> Mapping[str, Any]:
     if type(value) is dict:
         return value or _EMPTY
@@ -1007,12 +1013,13 @@ def _validate_label_selector(out: list[Cause], path: str, sel: Mapping[str, Any]
 def _validate_workload_selector(
     out: list[Cause],
     spec: Mapping[str, Any],
+    workload: str,
     *,
     required: bool,
-    empty_msg: str,
-    convert_msg: str,
+    convert_msg: str = "invalid label selector",
 ) -> None:
-    """Selector checks shared by StatefulSet, Deployment, ReplicaSet and DaemonSet.
+    """Selector checks shared by StatefulSet, Deployment, ReplicaSet and DaemonSet (an empty
+    selector "is invalid for ``workload``"; ReplicaSets say "deployment", as upstream).
 
     Mirrors upstream: a missing selector converts to "nothing", so a workload without
     one also reports that the selector does not match the template labels.
@@ -1027,7 +1034,7 @@ def _validate_workload_selector(
     else:
         _validate_label_selector(out, "spec.selector", raw)
         if not raw.get("matchLabels") and not raw.get("matchExpressions"):
-            out.append(_invalid("spec.selector", raw, empty_msg))
+            out.append(_invalid("spec.selector", raw, f"empty selector is invalid for {workload}"))
     try:
         selector = selectors.label_selector_from_dict(raw)
     except selectors.SelectorError:
@@ -1150,19 +1157,11 @@ def _statefulset(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any
                 )
             )
 
-    _nonnegative(out, "spec.replicas", spec.get("replicas"))
-    _nonnegative(out, "spec.minReadySeconds", spec.get("minReadySeconds"))
-    _nonnegative(out, "spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"))
+    _nonnegative_fields(out, "spec", spec, "replicas", "minReadySeconds", "revisionHistoryLimit")
     ordinals = _mapping_field(out, "spec.ordinals", spec.get("ordinals"))
     _nonnegative(out, "spec.ordinals.start", ordinals.get("start"))
 
-    _validate_workload_selector(
-        out,
-        spec,
-        required=True,
-        empty_msg="empty selector is invalid for statefulset",
-        convert_msg="",
-    )
+    _validate_workload_selector(out, spec, "statefulset", required=True, convert_msg="")
     # As upstream, the StatefulSet template's pod spec is not validated beyond these rules.
     template = _mapping_field(out, "spec.template", spec.get("template"))
     template_meta = _mapping_field(out, "spec.template.metadata", template.get("metadata"))
@@ -1185,15 +1184,8 @@ def _replica_set_like(
     out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None, owner: str
 ) -> Mapping[str, Any]:
     spec = _mapping_field(out, "spec", obj.get("spec"))
-    _nonnegative(out, "spec.replicas", spec.get("replicas"))
-    _nonnegative(out, "spec.minReadySeconds", spec.get("minReadySeconds"))
-    _validate_workload_selector(
-        out,
-        spec,
-        required=True,
-        empty_msg="empty selector is invalid for deployment",
-        convert_msg="invalid label selector",
-    )
+    _nonnegative_fields(out, "spec", spec, "replicas", "minReadySeconds")
+    _validate_workload_selector(out, spec, "deployment", required=True)
     template = _mapping_field(out, "spec.template", spec.get("template"))
     _validate_pod_template(out, "spec.template", template, owner)
     _selector_immutable(out, obj, old)
@@ -1250,17 +1242,10 @@ def _deployment(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any]
 
 def _daemonset(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     spec = _mapping_field(out, "spec", obj.get("spec"))
-    _validate_workload_selector(
-        out,
-        spec,
-        required=False,
-        empty_msg="empty selector is invalid for daemonset",
-        convert_msg="invalid label selector",
-    )
+    _validate_workload_selector(out, spec, "daemonset", required=False)
     template = _mapping_field(out, "spec.template", spec.get("template"))
     _validate_pod_template(out, "spec.template", template, "DaemonSet")
-    _nonnegative(out, "spec.minReadySeconds", spec.get("minReadySeconds"))
-    _nonnegative(out, "spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"))
+    _nonnegative_fields(out, "spec", spec, "minReadySeconds", "revisionHistoryLimit")
     strategy = _mapping_field(out, "spec.updateStrategy", spec.get("updateStrategy"))
     strategy_type = strategy.get("type") or "RollingUpdate"
     if strategy_type not in ("RollingUpdate", "OnDelete"):
