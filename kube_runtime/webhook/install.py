@@ -55,7 +55,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -350,27 +350,24 @@ def hosts_of(config: ClientConfig) -> list[str]:
     ]
 
 
+@dataclass(eq=False)
 class SecretCertStore:
-    """The certificates in the Secret ``namespace/name`` (see the module docstring, 1)."""
+    """The certificates in the Secret ``namespace/name`` (see the module docstring, 1).
 
-    def __init__(
-        self,
-        client: Any,
-        namespace: str,
-        name: str = DEFAULT_SECRET_NAME,
-        *,
-        cert_validity: _dt.timedelta = DEFAULT_CERT_VALIDITY,
-        renew_before: _dt.timedelta = DEFAULT_RENEW_BEFORE,
-        ca_validity: _dt.timedelta = DEFAULT_CA_VALIDITY,
-    ) -> None:
-        if renew_before >= cert_validity:
+    ValueError if ``renew_before`` is not shorter than ``cert_validity``.
+    """
+
+    client: Any
+    namespace: str
+    name: str = DEFAULT_SECRET_NAME
+    _: KW_ONLY
+    cert_validity: _dt.timedelta = DEFAULT_CERT_VALIDITY
+    renew_before: _dt.timedelta = DEFAULT_RENEW_BEFORE
+    ca_validity: _dt.timedelta = DEFAULT_CA_VALIDITY
+
+    def __post_init__(self) -> None:
+        if self.renew_before >= self.cert_validity:
             raise ValueError("renew_before must be shorter than cert_validity")
-        self.client = client
-        self.namespace = namespace
-        self.name = name
-        self.cert_validity = cert_validity
-        self.renew_before = renew_before
-        self.ca_validity = ca_validity
 
     def _read(self) -> tuple[dict[str, Any] | None, Certificates | None]:
         try:
