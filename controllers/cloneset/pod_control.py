@@ -44,6 +44,7 @@ from kube_runtime.expectations import (
 from kube_runtime.kinds import Kind, PersistentVolumeClaim, Pod
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads import lifecycle, podreadiness
+from kube_runtime.workloads.batches import in_order
 from kube_runtime.workloads.inplace import InPlaceControl, InPlaceSpec
 from kube_runtime.workloads.lifecycle import hook_state_patch
 from kube_runtime.workloads.revision import delete_revision
@@ -179,7 +180,9 @@ class CloneSetPodControl:
         self._in_place = InPlaceControl(client, on_write=self.expectations.versions.expect)
 
     def record(self, cs: Obj, event_type: str, reason: str, message: str) -> None:
-        self._recorder.event(cs, event_type, reason, message)
+        """Record an event on the set; from a step of a concurrent batch, after the batch in
+        the steps' order (:func:`~kube_runtime.workloads.batches.in_order`)."""
+        in_order(lambda: self._recorder.event(cs, event_type, reason, message))
 
     # --- scaling -----------------------------------------------------------------------------
 

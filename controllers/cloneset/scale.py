@@ -8,7 +8,8 @@ many of them at the current, i.e. old, revision), how many ready pods may be del
 many pods to update. :class:`Scaler` acts on it in upstream's order: pods in
 PreparingDelete that a scale-up wants back return to PreparingNormal (or Normal); missing pods are created (new
 instance ids, or the ids of orphaned claims so those claims are reused) in slow-start batches
-(1, 2, 4, …) that stop at the first error; pods already in PreparingDelete are deleted once
+(1, 2, 4, …, each batch's creations concurrently) that stop after the first batch with an
+error; pods already in PreparingDelete are deleted once
 their hook is released; specified pods (``scaleStrategy.podsToDelete`` or the
 ``apps.kruise.io/specified-delete`` label) are deleted; surplus pods are deleted, chosen by
 :func:`choose_pods_to_delete`. A pod goes with its claims; a hooked pod (``lifecycle.preDelete``)
@@ -29,7 +30,7 @@ from controllers.cloneset.pvc import available_instance_ids, claims_of_instance,
 from kube_runtime import meta
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads import lifecycle
-from kube_runtime.workloads.batches import call_each
+from kube_runtime.workloads.batches import DEFAULT_LIMIT, call_each
 from kube_runtime.workloads.lifecycle import marks_pod_not_ready
 from kube_runtime.workloads.pods import sort_active_pods
 
@@ -196,14 +197,16 @@ def choose_pods_to_delete(
 
 
 def slow_start_batch(
-    count: int, initial: int, fn: Callable[[int], None]
+    count: int, initial: int, fn: Callable[[int], None], *, limit: int = DEFAULT_LIMIT
 ) -> tuple[int, BaseException | None]:
-    """Call ``fn(i)`` for ``i`` in ``range(count)`` in batches of ``initial``, 2x, 4x, …; stop
-    after the first batch with a failure. ``(successes, first error)``."""
+    """Call ``fn(i)`` for ``i`` in ``range(count)`` in batches of ``initial``, 2x, 4x, …, the
+    calls of a batch concurrently (at most ``limit`` at a time,
+    :func:`~kube_runtime.workloads.batches.call_each`); stop after the first batch with a
+    failure, once all its calls have ended. ``(successes, first error in index order)``."""
     done = 0
     batch = min(count, initial)
     while batch > 0:
-        errors = call_each(fn, range(done, done + batch))
+        errors = call_each(fn, range(done, done + batch), limit=limit)
         done += batch - len(errors)
         if errors:
             return done, errors[0]
@@ -221,7 +224,9 @@ class Scaler(PodControlStep):
     ``preparing_normal`` (default, as upstream): new pods, and pods in PreparingDelete a
     scale-up takes back, go to ``PreparingNormal``; the update step moves them on to
     ``Normal`` once scheduled (or their ``preNormal`` hook is all there). False: straight to
-    ``Normal``."""
+    ``Normal``. ``batch_limit``: creations of one slow-start batch that run at a time (Kruise
+    runs a batch's on goroutines); ``pod_control.create_pod`` must then be safe to call from
+    several threads."""
 
     def __init__(
         self,
@@ -229,9 +234,11 @@ class Scaler(PodControlStep):
         *,
         preparing_normal: bool = True,
         logger: logging.Logger = log,
+        batch_limit: int = DEFAULT_LIMIT,
     ) -> None:
         super().__init__(pod_control, logger=logger)
         self.preparing_normal = preparing_normal
+        self.batch_limit = batch_limit
 
     @property
     def _start_state(self) -> str:
@@ -345,6 +352,7 @@ class Scaler(PodControlStep):
             len(pods),
             INITIAL_BATCH_SIZE,
             lambda i: self.pod_control.create_pod(cs, pods[i], existing),
+            limit=self.batch_limit,
         )
         if error is not None:
             raise error

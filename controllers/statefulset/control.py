@@ -20,7 +20,8 @@ Decisions, in upstream's order:
    OrderedReady nothing more happens this pass; a Pending pod gets its missing claims;
    under OrderedReady a terminating, not running-and-ready or not yet available pod stops
    the pass; identity, storage or claim-retention drift is repaired by an update.
-   Parallel processes all replicas (slow-start batches, an error ends the pass).
+   Parallel processes all replicas (slow-start batches whose steps run concurrently, an
+   error ends the pass after its batch).
 5. Condemned pods get claim owner references for the retention policy, then are deleted:
    under OrderedReady one at a time, waiting for terminating ones and for unhealthy ones
    unless it is the first unhealthy pod.
@@ -123,7 +124,7 @@ from kube_runtime.client.interfaces import Client
 from kube_runtime.clock import Clock, resolve
 from kube_runtime.meta import Obj
 from kube_runtime.workloads import lifecycle
-from kube_runtime.workloads.batches import call_each
+from kube_runtime.workloads.batches import DEFAULT_LIMIT, call_each, in_order
 from kube_runtime.workloads.inplace import InPlaceControl, calculate_in_place_spec
 from kube_runtime.workloads.pods import (
     is_available,
@@ -254,16 +255,20 @@ class _StepError(Exception):
         super().__init__("; ".join(str(e) for e in self.errors))
 
 
-def _run_for_all(count: int, fn: Callable[[int], bool], monotonic: bool) -> bool:
+def _run_for_all(
+    count: int, fn: Callable[[int], bool], monotonic: bool, limit: int = DEFAULT_LIMIT
+) -> bool:
     """Upstream ``runForAll``: in order, stopping at the first ``True`` (monotonic); or in
-    slow-start batches of 1, 2, 4, ... where a batch with errors ends the run (raised).
-    Returns whether the pass must stop here."""
+    slow-start batches of 1, 2, 4, ... whose steps run concurrently (at most ``limit`` at a
+    time, :func:`~kube_runtime.workloads.batches.call_each`) and where a batch with errors
+    ends the run (raised) once all its steps have ended. Returns whether the pass must stop
+    here."""
     if monotonic:
         return any(fn(i) for i in range(count))
     index, batch = 0, 1
     while index < count:
         size = min(batch, count - index, MAX_BATCH_SIZE)
-        errors = call_each(fn, range(index, index + size))
+        errors = call_each(fn, range(index, index + size), limit=limit)
         if errors:
             raise errors[0] if len(errors) == 1 else _StepError(errors)
         index += size
@@ -300,6 +305,11 @@ class _Pass:
             {meta.name(c): c for c in claims} if strategy.resizes_claims(spec) else {}
         )
         self.pods_api = control.pod_control
+        self.limit = control.batch_limit
+        """Steps of one Parallel batch that run at a time. A step (:meth:`process_replica`,
+        :meth:`fix_condemned_claims`, :meth:`process_condemned`) only reads the pass's state
+        and hands what it changes (events, :attr:`failures`) to
+        :func:`~kube_runtime.workloads.batches.in_order`."""
         self.in_place = control.in_place
         self.history = control.history
         self.sts = sts
@@ -461,11 +471,12 @@ class _Pass:
                     return
                 if self.scale_break:
                     break
-        elif _run_for_all(len(self.replicas), self.process_replica, self.monotonic):
+        elif _run_for_all(len(self.replicas), self.process_replica, self.monotonic, self.limit):
             return
-        if _run_for_all(len(self.condemned), self.fix_condemned_claims, self.monotonic):
+        condemned = len(self.condemned)
+        if _run_for_all(condemned, self.fix_condemned_claims, self.monotonic, self.limit):
             return
-        if _run_for_all(len(self.condemned), self.process_condemned, self.monotonic):
+        if _run_for_all(condemned, self.process_condemned, self.monotonic, self.limit):
             return
         self.refresh_status()
         if self.spec.strategy == "OnDelete" or self.teardown:
@@ -485,12 +496,9 @@ class _Pass:
                 return False  # Kruise: wait for pods to finish before exceeding the budget
             if not is_terminating(pod):
                 what = "failed" if is_failed(pod) else "terminated"
-                api.record(
-                    sts,
-                    "Warning",
-                    "RecreatingFailedPod" if is_failed(pod) else "RecreatingTerminatedPod",
-                    f"StatefulSet {self.key} is recreating {what} Pod {meta.name(pod)}",
-                )
+                reason = "RecreatingFailedPod" if is_failed(pod) else "RecreatingTerminatedPod"
+                message = f"StatefulSet {self.key} is recreating {what} Pod {meta.name(pod)}"
+                in_order(lambda: api.record(sts, "Warning", reason, message))
                 self.delete(pod)
             return True  # recreated on a later pass, once the old pod is gone
         if not is_created(pod):
@@ -500,7 +508,8 @@ class _Pass:
             try:
                 api.create_pod(sts, pod)
             except Exception as err:
-                self.failures[FAILED_CREATE_POD] = (FAILED_CREATE_POD, str(err))
+                failure = (FAILED_CREATE_POD, str(err))
+                in_order(lambda: self.failures.__setitem__(FAILED_CREATE_POD, failure))
                 raise
             if self.monotonic:
                 return True
@@ -698,7 +707,10 @@ class StatefulSetControl:
     gives the time of each pass (minReadySeconds, condition and lifecycle timestamps) and
     the default in-place control's. ``strategy`` (a :class:`~.strategy.SetStrategy`) makes
     the decisions the kinds make differently; None: apps/v1's or the enhanced kind's, by the
-    set's ``apiVersion``.
+    set's ``apiVersion``. ``batch_limit`` bounds how many steps of one Parallel slow-start
+    batch run at a time (default
+    :data:`~kube_runtime.workloads.batches.DEFAULT_LIMIT`); the ``pod_control`` must then be
+    safe to call from several threads.
     """
 
     def __init__(
@@ -711,8 +723,16 @@ class StatefulSetControl:
         in_place: InPlaceControl | None = None,
         logger: logging.Logger | None = None,
         strategy: SetStrategy | None = None,
+        batch_limit: int = DEFAULT_LIMIT,
     ) -> None:
         self.pod_control = pod_control
+        if batch_limit < 1:
+            raise ValueError(
+                f"StatefulSetControl: batch_limit must be at least 1, got {batch_limit}"
+            )
+        self.batch_limit = batch_limit
+        """Steps of one Parallel slow-start batch (creations, deletions, claim fixes) that run
+        concurrently, upstream's goroutines per batch; 1: one after the other."""
         self.strategy = strategy
         """The decisions of every set's passes; None: by the set's kind
         (:func:`~controllers.statefulset.strategy.strategy_for`)."""

@@ -41,6 +41,7 @@ from kube_runtime.kinds import PersistentVolumeClaim, Pod
 from kube_runtime.meta import Obj
 from kube_runtime.retry import retry_on_conflict
 from kube_runtime.workloads import lifecycle, podreadiness
+from kube_runtime.workloads.batches import in_order
 from kube_runtime.workloads.pods import is_terminating
 
 __all__ = ["StatefulPodControl", "deletion_token", "observe_pods", "set_key"]
@@ -106,7 +107,9 @@ class StatefulPodControl:
     # --- events ----------------------------------------------------------------------------
 
     def record(self, sts: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
-        self._recorder.event(sts, event_type, reason, message)
+        """Record an event on the set; from a step of a concurrent batch, after the batch in
+        the steps' order (:func:`~kube_runtime.workloads.batches.in_order`)."""
+        in_order(lambda: self._recorder.event(sts, event_type, reason, message))
 
     def _pod_event(
         self, verb: str, sts: Mapping[str, Any], pod: Mapping[str, Any], err: BaseException | None

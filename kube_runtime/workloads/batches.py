@@ -3,23 +3,132 @@
 Upstream runs each batch of creations or deletions concurrently and waits for all of them
 (``slowStartBatch`` in the ReplicaSet and CloneSet controllers, ``runForAll`` in the
 StatefulSet controller): one failure does not stop the rest of its batch, only the batches
-after it. :func:`call_each` is that step, sequential here.
+after it. :func:`call_each` is that step.
+
+Concurrency is bounded by a limit (``limit``, default :data:`DEFAULT_LIMIT`): at most that
+many calls of one batch run at a time, on the caller's thread and ``limit - 1`` threads
+started for the batch and joined before it returns. A batch of one call, or a limit of 1,
+runs on the caller's thread alone, costing nothing. The threads are started per batch rather
+than kept in a pool: under a :class:`~kube_runtime.clock.SimClock` a thread a participant
+starts is a participant, and an idle pool thread waiting on its queue (outside the clock)
+would count as running forever and stall simulated time; a thread that has finished its batch
+simply ends.
+
+What a step does besides its API calls, the caller wants in a deterministic order: a step
+hands such effects (recording an event, noting a failure on shared state) to
+:func:`in_order`, which runs them at once outside a concurrent batch and, inside one, after
+the batch on the caller's thread, in index order (the order a sequential run has them in).
 """
 
 from __future__ import annotations
 
+import contextvars
+import threading
 from collections.abc import Callable, Iterable
 
-__all__ = ["call_each"]
+__all__ = ["DEFAULT_LIMIT", "call_each", "in_order"]
+
+DEFAULT_LIMIT = 16
+"""Calls of one batch run at most this many at a time. A batch's calls are API requests
+(GIL released while waiting on the server): 16 overlaps the latency of a slow-start batch up
+to 16 (the batches of sets of up to 31 replicas) while keeping a controller's threads per
+reconcile worker bounded; past that, Python's own per-request CPU (one core under the GIL),
+not the wait, is what a wider batch would spend."""
+
+_local = threading.local()
+"""``effects``: where :func:`in_order` puts the effects of the step running on this thread
+(None / missing: run them at once)."""
 
 
-def call_each(fn: Callable[[int], object], indices: Iterable[int]) -> list[BaseException]:
+def in_order(effect: Callable[[], object]) -> None:
+    """Run ``effect()`` now, or, called from a step of a concurrent :func:`call_each` batch,
+    after the batch on the caller's thread, in the index order of the steps (each step's in
+    the order it handed them). An effect run after the batch that raises counts as its step's
+    failure (when the step did not fail itself)."""
+    effects: list[Callable[[], object]] | None = getattr(_local, "effects", None)
+    if effects is None:
+        effect()
+    else:
+        effects.append(effect)
+
+
+def call_each(
+    fn: Callable[[int], object], indices: Iterable[int], *, limit: int | None = None
+) -> list[BaseException]:
     """Call ``fn(i)`` for every index, going on past failures; the exceptions raised, in
-    order (empty when all succeeded). Only :class:`Exception` is caught."""
+    index order (empty when all succeeded). Only :class:`Exception` is caught: a
+    :class:`BaseException` of a step is raised once every step has ended.
+
+    With more than one index and ``limit`` (default :data:`DEFAULT_LIMIT`) above 1 the calls
+    run concurrently, at most ``limit`` at a time, and all have returned when this returns;
+    effects the steps handed to :func:`in_order` then run here in index order. ``fn`` must
+    be safe to call from several threads for different indices."""
+    items = list(indices)
+    width = DEFAULT_LIMIT if limit is None else limit
+    if width < 1:
+        raise ValueError(f"call_each: limit must be at least 1, got {width}")
+    if len(items) <= 1 or width == 1:
+        return _sequential(fn, items)
+    return _concurrent(fn, items, min(width, len(items)))
+
+
+def _sequential(fn: Callable[[int], object], items: list[int]) -> list[BaseException]:
     errors: list[BaseException] = []
-    for i in indices:
+    for i in items:
         try:
             fn(i)
         except Exception as err:
             errors.append(err)
     return errors
+
+
+def _concurrent(fn: Callable[[int], object], items: list[int], width: int) -> list[BaseException]:
+    count = len(items)
+    failures: list[BaseException | None] = [None] * count
+    effects: list[list[Callable[[], object]]] = [[] for _ in range(count)]
+    claimed = iter(range(count))
+    claim_lock = threading.Lock()
+
+    def work() -> None:
+        saved = getattr(_local, "effects", None)
+        try:
+            while True:
+                with claim_lock:
+                    k = next(claimed, None)
+                if k is None:
+                    return
+                _local.effects = effects[k]
+                try:
+                    fn(items[k])
+                except BaseException as err:  # handed back to the caller
+                    failures[k] = err
+        finally:
+            _local.effects = saved
+
+    threads = [
+        threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(work,),
+            name=f"batch-step-{n}",
+            daemon=True,
+        )
+        for n in range(1, width)
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        work()
+    finally:
+        for thread in threads:
+            thread.join()
+    fatal = next((e for e in failures if e is not None and not isinstance(e, Exception)), None)
+    if fatal is not None:
+        raise fatal
+    for k in range(count):
+        for effect in effects[k]:
+            try:
+                in_order(effect)
+            except Exception as err:
+                if failures[k] is None:
+                    failures[k] = err
+    return [e for e in failures if e is not None]

@@ -73,7 +73,14 @@ def test_scale_up_creates_pods_with_instance_ids_and_a_claim_per_template():
     # the first revision, then slow start (1, then 2 pods), each pod's claims before it
     creates = [a.kind.kind for a in writes if a.verb == "create"]
     assert creates[:4] == ["ControllerRevision"] + ["PersistentVolumeClaim"] * 2 + ["Pod"]
-    assert creates[4:] == (["PersistentVolumeClaim"] * 2 + ["Pod"]) * 2
+    # the second batch's two creations run concurrently: each pod still after its claims
+    second = [(a.kind.kind, a.name) for a in writes if a.verb == "create"][4:]
+    assert sorted(kind for kind, _ in second) == ["PersistentVolumeClaim"] * 4 + ["Pod"] * 2
+    for i, (kind, name) in enumerate(second):
+        if kind == "Pod":
+            instance = name.rsplit("-", 1)[1]
+            claims_before = {n for k, n in second[:i] if k == "PersistentVolumeClaim"}
+            assert {f"data-web-{instance}", f"logs-web-{instance}"} <= claims_before
     assert h.recorder.reasons().count("SuccessfulCreate") == 3
     # the status counts the pods the sync started from
     assert status["replicas"] == 0 and status["updatedReplicas"] == 0

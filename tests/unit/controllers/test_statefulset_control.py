@@ -76,7 +76,10 @@ def test_pods_carry_identity_owner_and_revision():
 def test_parallel_creates_all_pods_without_waiting():
     h = Harness(make_set(4, policy="Parallel"))
     h.sync()
-    assert h.pod_writes("create") == ["web-0", "web-1", "web-2", "web-3"]
+    created = h.pod_writes("create")
+    # slow-start batches 1, 2, 1; the creations of one batch run concurrently
+    assert created[0] == "web-0" and sorted(created[1:3]) == ["web-1", "web-2"]
+    assert created[3:] == ["web-3"]
 
 
 def test_ordered_ready_waits_for_terminating_replica():
@@ -154,7 +157,10 @@ def test_parallel_scale_down_deletes_all_condemned_at_once():
     h.edit(lambda s: s["spec"].update(replicas=1))
     h.set_ready(2, ready=False)
     h.sync()
-    assert h.pod_writes("delete") == ["web-4", "web-3", "web-2", "web-1"]
+    deleted = h.pod_writes("delete")
+    # highest first, in slow-start batches 1, 2, 1 whose deletions run concurrently
+    assert deleted[0] == "web-4" and sorted(deleted[1:3]) == ["web-2", "web-3"]
+    assert deleted[3:] == ["web-1"]
 
 
 # --- repair --------------------------------------------------------------------------------
