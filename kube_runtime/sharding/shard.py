@@ -22,7 +22,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kube_runtime import meta
@@ -152,6 +152,7 @@ def ensure_shard_lease(client: Any, namespace: str, name: str, ring: str) -> Non
         client.patch(Lease, name, {"metadata": {"labels": labels}}, namespace=namespace)
 
 
+@dataclass(eq=False)
 class ShardGate:
     """A sharded controller's reconciler, guarded:
 
@@ -164,32 +165,25 @@ class ShardGate:
       objects: every owned kind's informer has seen the resourceVersion of the sharder's last
       relabel (the ``moved`` annotation);
     * a request for an object not in the cache goes through (deletions are the reconciler's).
+
+    ``drained`` counts the objects this gate let go.
     """
 
-    def __init__(
-        self,
-        inner: Reconciler,
-        *,
-        kind: Kind,
-        owned: tuple[Kind, ...],
-        reader: Reader,
-        writer: Writer,
-        ring: str,
-        shard: str,
-        seen: Callable[[Kind, int], bool],
-    ) -> None:
-        self.inner = inner
-        self.kind = kind
-        self.owned = owned
-        self.reader = reader
-        self.writer = writer
-        self.shard = shard
-        self.ring = ring
-        self.shard_key = shard_label(ring)
-        self.drain_key = drain_label(ring)
-        self.moved_key = moved_annotation(ring)
-        self.seen = seen
-        self.drained = 0
+    inner: Reconciler
+    _: KW_ONLY
+    kind: Kind
+    owned: tuple[Kind, ...]
+    reader: Reader
+    writer: Writer
+    ring: str
+    shard: str
+    seen: Callable[[Kind, int], bool]
+    drained: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.shard_key = shard_label(self.ring)
+        self.drain_key = drain_label(self.ring)
+        self.moved_key = moved_annotation(self.ring)
 
     def reconcile(self, request: Request) -> Result | None:
         """See the class docstring."""
