@@ -12,33 +12,37 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from prometheus_client import Counter, Gauge
 
 from kube_runtime.metrics import REGISTRY
 
 __all__ = ["DRAINS", "OBJECTS", "SHARDS", "SYNCS"]
 
-OBJECTS = Gauge(
-    "kube_runtime_sharding_objects",
+_M = TypeVar("_M", Counter, Gauge)
+
+
+def _per_ring(metric: type[_M], name: str, documentation: str, label: str) -> _M:
+    """``kube_runtime_sharding_<name>{ring, <label>}`` on the manager's registry."""
+    return metric(
+        f"kube_runtime_sharding_{name}", documentation, ["ring", label], registry=REGISTRY
+    )
+
+
+OBJECTS = _per_ring(
+    Gauge,
+    "objects",
     "Primary objects assigned to each shard of a ring, as the sharder sees them.",
-    ["ring", "shard"],
-    registry=REGISTRY,
+    "shard",
 )
-SHARDS = Gauge(
-    "kube_runtime_sharding_shards",
+SHARDS = _per_ring(
+    Gauge,
+    "shards",
     "Shard Leases of a ring by state (ready, expired, dead), as the sharder sees them.",
-    ["ring", "state"],
-    registry=REGISTRY,
+    "state",
 )
-SYNCS = Counter(
-    "kube_runtime_sharding_syncs",
-    "Steps of the sharder's state machine, by outcome.",
-    ["ring", "outcome"],
-    registry=REGISTRY,
-)
-DRAINS = Counter(
-    "kube_runtime_sharding_drains",
-    "Drain requests answered by a shard (it let an object go).",
-    ["ring", "shard"],
-    registry=REGISTRY,
+SYNCS = _per_ring(Counter, "syncs", "Steps of the sharder's state machine, by outcome.", "outcome")
+DRAINS = _per_ring(
+    Counter, "drains", "Drain requests answered by a shard (it let an object go).", "shard"
 )
