@@ -92,9 +92,8 @@ _VIEW_OMITTED: Final = (
     "deprecatedCount",
 )
 
-_REPORTING_INSTANCE_LIMIT: Final = 128
-_ACTION_LIMIT: Final = 128
-_REASON_LIMIT: Final = 128
+#: A new-style event's required fields, each with its length limit, in upstream's order.
+_REQUIRED_WITHIN: Final = (("reportingInstance", 128), ("action", 128), ("reason", 128))
 _NOTE_LIMIT: Final = 1024
 
 
@@ -187,21 +186,12 @@ def check_legacy(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any
             out.append(_required("reportingController"))
         for msg in qualified_name_errors(controller):
             out.append(_invalid("reportingController", controller, msg))
-        instance = str(obj.get("reportingInstance") or "")
-        if not instance:
-            out.append(_required("reportingInstance"))
-        if len(instance) > _REPORTING_INSTANCE_LIMIT:
-            out.append(_too_long("reportingInstance", _REPORTING_INSTANCE_LIMIT))
-        action = str(obj.get("action") or "")
-        if not action:
-            out.append(_required("action"))
-        if len(action) > _ACTION_LIMIT:
-            out.append(_too_long("action", _ACTION_LIMIT))
-        reason = str(obj.get("reason") or "")
-        if not reason:
-            out.append(_required("reason"))
-        if len(reason) > _REASON_LIMIT:
-            out.append(_too_long("reason", _REASON_LIMIT))
+        for field, limit in _REQUIRED_WITHIN:
+            value = str(obj.get(field) or "")
+            if not value:
+                out.append(_required(field))
+            if len(value) > limit:
+                out.append(_too_long(field, limit))
         if len(str(obj.get("message") or "")) > _NOTE_LIMIT:
             out.append(_too_long("message", _NOTE_LIMIT))
     if namespace:
