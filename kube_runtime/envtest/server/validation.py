@@ -375,31 +375,48 @@ def _diff_text(old: Any, new: Any, path: str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _validate_labels(out: list[Cause], path: str, labels: Any) -> None:
-    """Upstream ``ValidateLabels``: keys are qualified names, values label values."""
-    if not labels:
-        return
-    if type(labels) is not dict and not isinstance(labels, Mapping):
-        out.append(_invalid(path, labels, "must be a map of strings"))
-        return
-    for key, value in labels.items():
+def _no_errors(value: str) -> tuple[str, ...]:
+    return ()
+
+
+def _string_map(
+    out: list[Cause],
+    path: str,
+    value: Any,
+    key_errors: Callable[[str], Sequence[str]],
+    value_errors: Callable[[str], Sequence[str]] = _no_errors,
+) -> Mapping[Any, Any]:
+    """Check a ``map[string]string`` field at ``path``: a map, whose keys and values are
+    strings without ``key_errors`` / ``value_errors``; the map (empty when it is none)."""
+    if not value:
+        return _EMPTY
+    if type(value) is not dict and not isinstance(value, Mapping):
+        out.append(_invalid(path, value, "must be a map of strings"))
+        return _EMPTY
+    for key, item in value.items():
         if (
             type(key) is str
-            and type(value) is str
-            and not qualified_name_errors(key)
-            and not label_value_errors(value)
+            and type(item) is str
+            and not key_errors(key)
+            and not value_errors(item)
         ):
             continue
         if not isinstance(key, str):
             out.append(_invalid(path, key, "must be a string"))
             continue
-        for msg in qualified_name_errors(key):
+        for msg in key_errors(key):
             out.append(_invalid(path, key, msg))
-        if not isinstance(value, str):
-            out.append(_invalid(path, value, "must be a string"))
+        if not isinstance(item, str):
+            out.append(_invalid(path, item, "must be a string"))
             continue
-        for msg in label_value_errors(value):
-            out.append(_invalid(path, value, msg))
+        for msg in value_errors(item):
+            out.append(_invalid(path, item, msg))
+    return value
+
+
+def _validate_labels(out: list[Cause], path: str, labels: Any) -> None:
+    """Upstream ``ValidateLabels``: keys are qualified names, values label values."""
+    _string_map(out, path, labels, qualified_name_errors, label_value_errors)
 
 
 @lru_cache(maxsize=VALIDATOR_CACHE_SIZE)
@@ -410,25 +427,10 @@ def _annotation_key_errors(key: str) -> tuple[str, ...]:
 
 def _validate_annotations(out: list[Cause], path: str, annotations: Any) -> None:
     """Upstream ``ValidateAnnotations``: qualified keys (any case), <= 256 KiB in total."""
-    if not annotations:
-        return
-    if type(annotations) is not dict and not isinstance(annotations, Mapping):
-        out.append(_invalid(path, annotations, "must be a map of strings"))
-        return
-    chars = 0
-    for key, value in annotations.items():
-        if type(key) is str and type(value) is str and not _annotation_key_errors(key):
-            chars += len(key) + len(value)
-            continue
-        if not isinstance(key, str):
-            out.append(_invalid(path, key, "must be a string"))
-            continue
-        for msg in _annotation_key_errors(key):
-            out.append(_invalid(path, key, msg))
-        if not isinstance(value, str):
-            out.append(_invalid(path, value, "must be a string"))
-            continue
-        chars += len(key) + len(value)
+    annotations = _string_map(out, path, annotations, _annotation_key_errors)
+    chars = sum(
+        len(k) + len(v) for k, v in annotations.items() if isinstance(k, str) and isinstance(v, str)
+    )
     # Sizes are in UTF-8 bytes; only encode when the character count cannot decide.
     if chars * 4 > _TOTAL_ANNOTATION_SIZE:
         size = chars
