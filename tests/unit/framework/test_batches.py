@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from kube_runtime.clock import SimClock
 from kube_runtime.workloads.batches import call_each, in_order
 
 
@@ -108,3 +109,15 @@ def test_a_base_exception_is_raised_once_every_step_ended() -> None:
 def test_a_limit_below_one_is_refused() -> None:
     with pytest.raises(ValueError):
         call_each(lambda i: None, range(2), limit=0)
+
+
+def test_steps_are_participants_of_a_simulated_clock() -> None:
+    # steps that wait on the clock: time moves once all of them wait (they are participants,
+    # not threads the clock cannot see), and they wait together, not one after the other
+    clk = SimClock()
+    woke: list[float] = []
+    with clk.activate():
+        start = clk.monotonic()
+        errors = call_each(lambda i: (clk.sleep(5 + i), woke.append(clk.monotonic())), range(3))
+    assert errors == []
+    assert sorted(t - start for t in woke) == [5, 6, 7]
