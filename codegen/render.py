@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import kube_runtime.models
 from codegen.ir import CrdSettings, FieldDef, ModelDef, ResourceInfo
 from codegen.pyexpr import (
     INDENT,
@@ -31,24 +32,7 @@ _IMPORT_SOURCES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("typing", ("Annotated", "Any", "ClassVar", "Literal")),
     ("pydantic", ("Field",)),
     ("kube_runtime.client", ("Resource",)),
-    (
-        "kube_runtime.models",
-        (
-            "Base64",
-            "Condition",
-            "DateTime",
-            "EmbeddedResource",
-            "KubeModel",
-            "LabelSelector",
-            "LabelSelectorRequirement",
-            "ManagedFieldsEntry",
-            "ObjectMeta",
-            "OwnerReference",
-            "crd",
-            "model_default",
-            "typed_default",
-        ),
-    ),
+    ("kube_runtime.models", tuple(kube_runtime.models.__all__)),  # its public names
 )
 _SECTIONS = (
     ("typing",),
