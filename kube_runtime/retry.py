@@ -55,7 +55,7 @@ import random
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeAlias, TypeVar, cast
+from typing import Any, Literal, TypeAlias, TypedDict, TypeVar, Unpack, cast
 
 import tenacity
 from tenacity.retry import RetryBaseT, retry_base
@@ -71,6 +71,7 @@ __all__ = [
     "DEFAULT_RETRY",
     "Backoff",
     "Outcome",
+    "RetryOptions",
     "create_or_update_with",
     "is_write_race",
     "retry_on",
@@ -131,16 +132,36 @@ DEFAULT_BACKOFF = Backoff(steps=4, duration=0.01, factor=5.0, jitter=0.1)
 """For conflicts with other writers of an object: 4 tries, 10 ms, 50 ms, 250 ms apart."""
 
 
+class RetryOptions(TypedDict, total=False):
+    """The keyword options of :func:`retry_on` and :func:`retry_on_conflict` (each None when
+    not given; an unknown keyword is a TypeError)."""
+
+    sleep: Callable[[float], None] | None
+    """Pauses between tries (``clock``'s sleep when None)."""
+    clock: Clock | None
+    """Sleeps and draws the jitter (the clock current at the call when None)."""
+    stop: StopBaseT | None
+    """A tenacity stop strategy replacing the backoff's number of tries."""
+    wait: WaitBaseT | None
+    """A tenacity wait strategy replacing the backoff's sleeps."""
+    retry: RetryBaseT | None
+    """A tenacity retry strategy narrowing the predicate."""
+
+
+_OPTION_NAMES = frozenset(RetryOptions.__annotations__)
+
+
+def _check_options(options: RetryOptions) -> None:
+    unknown = options.keys() - _OPTION_NAMES
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(unknown))}")
+
+
 def retry_on(
     predicate: Callable[[BaseException], bool],
     fn: Callable[[], R],
     backoff: Backoff = DEFAULT_RETRY,
-    *,
-    sleep: Callable[[float], None] | None = None,
-    clock: Clock | None = None,
-    stop: StopBaseT | None = None,
-    wait: WaitBaseT | None = None,
-    retry: RetryBaseT | None = None,
+    **options: Unpack[RetryOptions],
 ) -> R:
     """Call ``fn`` until it returns, retrying while it raises an exception ``predicate`` accepts.
 
@@ -156,6 +177,8 @@ def retry_on(
     """
     if backoff.steps < 1:
         raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
+    if options:
+        _check_options(options)
     try:
         return fn()
     except Exception as error:
@@ -163,18 +186,13 @@ def retry_on(
             raise
         first = error
     # Outside the handler, so the errors raised from here carry no "during handling" context.
-    return _retry(predicate, fn, first, backoff, sleep, clock, stop, wait, retry)
+    return _retry(predicate, fn, first, backoff, options)
 
 
 def retry_on_conflict(
     fn: Callable[[], R],
     backoff: Backoff = DEFAULT_RETRY,
-    *,
-    sleep: Callable[[float], None] | None = None,
-    clock: Clock | None = None,
-    stop: StopBaseT | None = None,
-    wait: WaitBaseT | None = None,
-    retry: RetryBaseT | None = None,
+    **options: Unpack[RetryOptions],
 ) -> R:
     """:func:`retry_on` for 409 Conflict (``kube_runtime.client.errors.Conflict``).
 
@@ -184,11 +202,13 @@ def retry_on_conflict(
     # retry_on's first try, inlined: every controller write comes through here.
     if backoff.steps < 1:
         raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
+    if options:
+        _check_options(options)
     try:
         return fn()
     except Conflict as error:
         first = error
-    return _retry(is_conflict, fn, first, backoff, sleep, clock, stop, wait, retry)
+    return _retry(is_conflict, fn, first, backoff, options)
 
 
 def is_write_race(err: BaseException) -> bool:
@@ -355,12 +375,10 @@ def _retry(
     fn: Callable[[], R],
     first_error: Exception,
     backoff: Backoff,
-    sleep: Callable[[float], None] | None,
-    clock: Clock | None,
-    stop: StopBaseT | None,
-    wait: WaitBaseT | None,
-    retry: RetryBaseT | None,
+    options: RetryOptions,
 ) -> R:
+    clock, sleep = options.get("clock"), options.get("sleep")
+    stop, wait, retry = options.get("stop"), options.get("wait"), options.get("retry")
     clk = clock if clock is not None else _current()
     call = _Call(fn, predicate, first_error, sleep if sleep is not None else clk.sleep)
     if wait is None:

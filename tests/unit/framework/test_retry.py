@@ -387,3 +387,20 @@ def test_create_or_update_with_creates_updates_or_leaves_and_retries_lost_races(
     store["x"] = 2
     with pytest.raises(type(conflict())):
         create_or_update_with(read, create, change, update, fast)
+
+
+def test_unknown_keyword_option_is_refused_before_the_call() -> None:
+    """The keyword options are declared once (RetryOptions); a misspelled one is still a
+    TypeError, and ``fn`` is not called."""
+    calls: list[int] = []
+
+    def fn() -> int:
+        calls.append(1)
+        return 1
+
+    with pytest.raises(TypeError, match="slep"):
+        retry_on_conflict(fn, slep=lambda _: None)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="clok"):
+        retry_on(lambda _: True, fn, clok=None)  # type: ignore[call-arg]
+    assert calls == []
+    assert retry_on_conflict(fn, sleep=lambda _: None) == 1
