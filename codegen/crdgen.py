@@ -81,26 +81,21 @@ _FORMAT_CHECKS = {
 _FORMATS = {"binary": "byte"}
 # The docstring codegen gives a class whose schema has no description (its JSON path).
 _CODEGEN_PATH_DOC = re.compile(r"^``[^`\s]*``\.$")
+# Value constraints past the numeric bounds, in the order a CRD's schema lists them.
+_CONSTRAINTS = (
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+)
 # JSON schema keywords that mean the same in a CRD's OpenAPI v3 schema.
 _KEPT = frozenset(
-    {
-        "type",
-        "format",
-        "description",
-        "enum",
-        "minimum",
-        "maximum",
-        "multipleOf",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "minItems",
-        "maxItems",
-        "minProperties",
-        "maxProperties",
-        "nullable",
-        "example",
-    }
+    {"type", "format", "description", "enum", "minimum", "maximum", "nullable", "example"}
+    | set(_CONSTRAINTS)
 )
 # Keywords pydantic writes that a CRD has no use for.
 _DROPPED = frozenset({"title", "examples", "readOnly", "writeOnly", "deprecated", "$defs"})
@@ -115,14 +110,7 @@ _KEY_ORDER = (
     "exclusiveMinimum",
     "maximum",
     "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minItems",
-    "maxItems",
-    "minProperties",
-    "maxProperties",
+    *_CONSTRAINTS,
     "anyOf",
     "items",
     "properties",
