@@ -40,6 +40,7 @@ from typing import Any
 import orjson
 
 from kube_runtime.client.indexes import (
+    BUILTIN_INDEXES,
     INDEX_CONTROLLER_UID,
     INDEX_LABEL,
     INDEX_NAMESPACE,
@@ -308,11 +309,7 @@ class Indexer:
         share = share_subtrees_enabled() if share_subtrees is None else share_subtrees
         self._share_subtrees = share
         self._items: dict[str, Obj] = {}
-        self._indexers: dict[str, IndexFunc] = {
-            INDEX_NAMESPACE: namespace_index,
-            INDEX_CONTROLLER_UID: controller_uid_index,
-            INDEX_LABEL: label_index,
-        }
+        self._indexers: dict[str, IndexFunc] = dict(BUILTIN_INDEXES)
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
         detect = mutation_detector_enabled() if mutation_detector is None else mutation_detector
         self._fingerprints: dict[str, int] | None = {} if detect else None

@@ -108,15 +108,7 @@ from kube_runtime.client import _apifacts as facts
 from kube_runtime.client._apifacts import STALE_MESSAGE
 from kube_runtime.client.base import ClientBase, StatusWriterMixin, SubResourceMixin
 from kube_runtime.client.errors import ApiError
-from kube_runtime.client.indexes import (
-    INDEX_CONTROLLER_UID,
-    INDEX_LABEL,
-    INDEX_NAMESPACE,
-    IndexFunc,
-    controller_uid_index,
-    label_index,
-    namespace_index,
-)
+from kube_runtime.client.indexes import BUILTIN_INDEXES, IndexFunc
 from kube_runtime.client.interceptor import VERBS, Action, ErrorSource, FaultQueue, Interceptor
 from kube_runtime.client.interfaces import (
     IndexKey,
@@ -184,11 +176,6 @@ _SERVER_SET_ON_CREATE = (
     "deletionGracePeriodSeconds",
     "selfLink",
 )
-_BUILTIN_INDEXES: dict[str, IndexFunc] = {
-    INDEX_NAMESPACE: namespace_index,
-    INDEX_CONTROLLER_UID: controller_uid_index,
-    INDEX_LABEL: label_index,
-}
 
 
 @dataclass(frozen=True)
@@ -469,7 +456,7 @@ class FakeClient(ClientBase):
         ref = self._info(kind).kind
         with self._s.lock:
             indexes = self._s.indexes.setdefault(ref, {})
-            if name in indexes or name in _BUILTIN_INDEXES:
+            if name in indexes or name in BUILTIN_INDEXES:
                 raise ValueError(f"indexer {name!r} already exists")
             indexes[name] = fn
 
@@ -893,7 +880,7 @@ class FakeClient(ClientBase):
         if index is not None:
             index_name, _ = index
             index_fn = self._s.indexes.get(info.kind, {}).get(index_name)
-            index_fn = index_fn or _BUILTIN_INDEXES.get(index_name)
+            index_fn = index_fn or BUILTIN_INDEXES.get(index_name)
             if index_fn is None:
                 raise KeyError(f"index {index_name!r} does not exist")
         bucket = self._s.objects.get(info.kind, {})

@@ -15,11 +15,13 @@ list: plain dict reads (a :mod:`kube_runtime.meta` accessor costs about four tim
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 from kube_runtime.meta import Obj
 
 __all__ = [
+    "BUILTIN_INDEXES",
     "INDEX_CONTROLLER_UID",
     "INDEX_LABEL",
     "INDEX_NAMESPACE",
@@ -60,3 +62,13 @@ def label_index(obj: Obj) -> list[str]:
     if not labels:
         return []
     return [sys.intern(f"{k}={v}") for k, v in labels.items()]
+
+
+BUILTIN_INDEXES: Mapping[str, IndexFunc] = MappingProxyType(
+    {
+        INDEX_NAMESPACE: namespace_index,
+        INDEX_CONTROLLER_UID: controller_uid_index,
+        INDEX_LABEL: label_index,
+    }
+)
+"""The indexes every cache store and fake client keeps, by name (read-only)."""
