@@ -78,6 +78,7 @@ __all__ = [
     "apply_json_patch",
     "apply_merge_patch",
     "apply_strategic_merge_patch",
+    "json_kind",
     "strategic_schema_for",
 ]
 
@@ -121,8 +122,10 @@ def _copy_slow(value: Any) -> Any:
     return value
 
 
-def _kind(value: Any) -> str:
-    """JSON kind of a value; bool is kept apart from numbers (Python has True == 1)."""
+def json_kind(value: Any) -> str:
+    """The JSON kind of a decoded value: ``object``, ``array``, ``string``, ``boolean``,
+    ``number``, ``null``, or the Python type's name for anything else; bool is kept apart
+    from numbers (Python has True == 1)."""
     if isinstance(value, dict):
         return "object"
     if isinstance(value, list):
@@ -156,7 +159,7 @@ def _hkey(value: Any) -> Any:
 
 def _json_equal(a: Any, b: Any) -> bool:
     """Whether two JSON values are equal (RFC 6902 ``test`` rules: bool is not a number)."""
-    ka, kb = _kind(a), _kind(b)
+    ka, kb = json_kind(a), json_kind(b)
     if ka != kb:
         return False
     if ka == "object":
@@ -255,7 +258,7 @@ def apply_json_patch(original: Any, operations: Any) -> Any:
     """
     if not isinstance(operations, list):
         raise PatchError(
-            f"invalid JSON patch: expected a JSON array of operations, got {_kind(operations)}",
+            f"invalid JSON patch: expected a JSON array of operations, got {json_kind(operations)}",
             400,
         )
     ops = [_parse_operation(i, op) for i, op in enumerate(operations)]
@@ -275,7 +278,7 @@ def _parse_operation(index: int, op: Any) -> tuple[str, list[str], list[str] | N
     """Validate one operation; returns (op, path tokens, from tokens, value)."""
     where = f"JSON patch operation {index}"
     if not isinstance(op, dict):
-        raise PatchError(f"{where}: expected an object, got {_kind(op)}", 400)
+        raise PatchError(f"{where}: expected an object, got {json_kind(op)}", 400)
     name = op.get("op")
     if not isinstance(name, str):
         raise PatchError(f"{where}: missing or non-string 'op'", 400)
@@ -299,7 +302,7 @@ def _parse_operation(index: int, op: Any) -> tuple[str, list[str], list[str] | N
 
 def _parse_pointer(pointer: Any, where: str) -> list[str]:
     if not isinstance(pointer, str):
-        raise PatchError(f"{where}: JSON pointer must be a string, got {_kind(pointer)}", 400)
+        raise PatchError(f"{where}: JSON pointer must be a string, got {json_kind(pointer)}", 400)
     if pointer == "":
         return []
     if pointer[0] != "/":
@@ -346,7 +349,7 @@ def _resolve(doc: Any, tokens: list[str]) -> Any:
         else:
             raise PatchError(
                 f"path {_pointer(tokens[: depth + 1])!r} does not exist "
-                f"(parent is a {_kind(node)})",
+                f"(parent is a {json_kind(node)})",
                 422,
             )
     return node
@@ -362,7 +365,9 @@ def _add(doc: Any, tokens: list[str], value: Any) -> Any:
     elif isinstance(parent, list):
         parent.insert(_array_index(last, len(parent), for_add=True, tokens=tokens), value)
     else:
-        raise PatchError(f"path {_pointer(tokens)!r}: cannot add to a {_kind(parent)} parent", 422)
+        raise PatchError(
+            f"path {_pointer(tokens)!r}: cannot add to a {json_kind(parent)} parent", 422
+        )
     return doc
 
 
@@ -803,13 +808,13 @@ def apply_strategic_merge_patch(
     if not isinstance(patch, dict):
         raise PatchError(
             f"invalid JSON document: a strategic merge patch must be a JSON object, "
-            f"got {_kind(patch)}",
+            f"got {json_kind(patch)}",
             400,
         )
     if original is None:
         original = {}
     if not isinstance(original, dict):
-        raise PatchError(f"cannot patch a {_kind(original)}: expected a JSON object", 422)
+        raise PatchError(f"cannot patch a {json_kind(original)}: expected a JSON object", 422)
     try:
         return _merge_map(original, patch, schema, "")
     except RecursionError:
@@ -977,7 +982,7 @@ def _merge_field(
             result[key] = _merge_list(current, value, field, is_delete, _child(path, key))
         else:
             result[key] = _strip(value)
-    elif _kind(current) != _kind(value):
+    elif json_kind(current) != json_kind(value):
         if not is_delete:
             cleaned = _clean_new(value)
             if cleaned is _DROP:
@@ -992,7 +997,7 @@ def _element_kind(original: list[Any], patch: list[Any], path: str) -> str:
     """The common JSON kind of the items of both lists (upstream ``sliceElementType``)."""
     kind: str | None = None
     for item in (*original, *patch):
-        item_kind = _kind(item)
+        item_kind = json_kind(item)
         if kind is None:
             if item_kind == "array":
                 raise PatchError(f"{_at(path)}lists of lists are not supported", 422)
@@ -1247,9 +1252,11 @@ def _apply_set_element_order(
     server = result.get(field_name)
     patch_list = patch.get(field_name)
     if in_original and not isinstance(server, list):
-        raise PatchError(f"{_at(where)}expected a list in the object, got {_kind(server)}", 422)
+        raise PatchError(f"{_at(where)}expected a list in the object, got {json_kind(server)}", 422)
     if in_patch and not isinstance(patch_list, list):
-        raise PatchError(f"{_at(where)}expected a list in the patch, got {_kind(patch_list)}", 400)
+        raise PatchError(
+            f"{_at(where)}expected a list in the patch, got {json_kind(patch_list)}", 400
+        )
 
     if patch_list:
         _check_against_order(patch_list, order, merge_key, where)
@@ -1308,7 +1315,7 @@ def _check_against_order(
         for item in patch_list:
             if not isinstance(item, dict):
                 raise PatchError(
-                    f"{_at(path)}expected list items to be objects, got {_kind(item)}", 400
+                    f"{_at(path)}expected list items to be objects, got {json_kind(item)}", 400
                 )
         items = [v for v in patch_list if v.get(_PATCH) != "delete"]
     else:

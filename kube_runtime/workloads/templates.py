@@ -15,19 +15,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kube_runtime.patch import json_kind
 from kube_runtime.validation import dns1123_label_errors
 
 __all__ = ["template_problems"]
 
 
+_NAMED = {"object": "an object", "array": "a list", "string": "a string"}
+
+
 def _kind_of(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    return type(value).__name__
+    return _NAMED.get(json_kind(value), type(value).__name__)
 
 
 def _string_map_problem(path: str, value: Any) -> str | None:
