@@ -333,8 +333,10 @@ SS = _Map(S)
 QM = _Map(Q)
 
 
-def _st(go: str, **fields: _T) -> _Struct:
-    return _Struct(go, fields)
+def _st(go: str, strings: str = "", /, **fields: _T) -> _Struct:
+    """The Go struct ``go``: ``strings`` names its ``string`` fields (separated by spaces),
+    ``fields`` gives the others with their types."""
+    return _Struct(go, {**dict.fromkeys(strings.split(), S), **fields})
 
 
 def _op(go: str) -> _Opaque:
@@ -347,33 +349,16 @@ def _ls(item: _T) -> _List:
 
 # ------------------------------------------------------------------ meta/v1
 
-OWNER_REF = _st(
-    "v1.OwnerReference",
-    apiVersion=S,
-    kind=S,
-    name=S,
-    uid=S,
-    controller=B,
-    blockOwnerDeletion=B,
-)
+OWNER_REF = _st("v1.OwnerReference", "apiVersion kind name uid", controller=B, blockOwnerDeletion=B)
 MANAGED_FIELDS = _st(
     "v1.ManagedFieldsEntry",
-    manager=S,
-    operation=S,
-    apiVersion=S,
+    "manager operation apiVersion fieldsType subresource",
     time=T,
-    fieldsType=S,
     fieldsV1=ANY,  # any JSON decodes (FieldsV1 keeps the raw bytes); the field manager reads it
-    subresource=S,
 )
 OBJECT_META = _st(
     "v1.ObjectMeta",
-    name=S,
-    generateName=S,
-    namespace=S,
-    selfLink=S,
-    uid=S,
-    resourceVersion=S,
+    "name generateName namespace selfLink uid resourceVersion clusterName",
     generation=I64,
     creationTimestamp=T,
     deletionTimestamp=T,
@@ -382,23 +367,15 @@ OBJECT_META = _st(
     annotations=SS,
     ownerReferences=_ls(OWNER_REF),
     finalizers=SL,
-    clusterName=S,
     managedFields=_ls(MANAGED_FIELDS),
 )
 SELECTOR = _st(
     "v1.LabelSelector",
     matchLabels=SS,
-    matchExpressions=_ls(_st("v1.LabelSelectorRequirement", key=S, operator=S, values=SL)),
+    matchExpressions=_ls(_st("v1.LabelSelectorRequirement", "key operator", values=SL)),
 )
 OBJECT_REF = _st(
-    "v1.ObjectReference",
-    kind=S,
-    namespace=S,
-    name=S,
-    uid=S,
-    apiVersion=S,
-    resourceVersion=S,
-    fieldPath=S,
+    "v1.ObjectReference", "kind namespace name uid apiVersion resourceVersion fieldPath"
 )
 
 
@@ -417,9 +394,8 @@ PROBE = _st(
     exec=_st("v1.ExecAction", command=SL),
     httpGet=_st(
         "v1.HTTPGetAction",
-        path=S,
-        scheme=S,
-        httpHeaders=_ls(_st("v1.HTTPHeader", name=S, value=S)),
+        "path scheme",
+        httpHeaders=_ls(_st("v1.HTTPHeader", "name value")),
         **_PORT_ACTION,
     ),
     tcpSocket=_st("v1.TCPSocketAction", **_PORT_ACTION),
@@ -432,166 +408,113 @@ PROBE = _st(
 )
 CONTAINER = _st(
     "v1.Container",
-    name=S,
-    image=S,
+    "name image workingDir terminationMessagePath terminationMessagePolicy imagePullPolicy",
     command=SL,
     args=SL,
-    workingDir=S,
-    ports=_ls(
-        _st(
-            "v1.ContainerPort",
-            name=S,
-            hostPort=I32,
-            containerPort=I32,
-            protocol=S,
-            hostIP=S,
-        )
-    ),
+    ports=_ls(_st("v1.ContainerPort", "name protocol hostIP", hostPort=I32, containerPort=I32)),
     envFrom=_ls(_op("v1.EnvFromSource")),
-    env=_ls(_st("v1.EnvVar", name=S, value=S, valueFrom=_op("v1.EnvVarSource"))),
+    env=_ls(_st("v1.EnvVar", "name value", valueFrom=_op("v1.EnvVarSource"))),
     resources=RESOURCES,
     volumeMounts=_ls(
-        _st(
-            "v1.VolumeMount",
-            name=S,
-            readOnly=B,
-            mountPath=S,
-            subPath=S,
-            mountPropagation=S,
-            subPathExpr=S,
-        )
+        _st("v1.VolumeMount", "name mountPath subPath mountPropagation subPathExpr", readOnly=B)
     ),
-    volumeDevices=_ls(_st("v1.VolumeDevice", name=S, devicePath=S)),
+    volumeDevices=_ls(_st("v1.VolumeDevice", "name devicePath")),
     livenessProbe=PROBE,
     readinessProbe=PROBE,
     startupProbe=PROBE,
     lifecycle=_op("v1.Lifecycle"),
-    terminationMessagePath=S,
-    terminationMessagePolicy=S,
-    imagePullPolicy=S,
     securityContext=_op("v1.SecurityContext"),
     stdin=B,
     stdinOnce=B,
     tty=B,
 )
-_KEY_TO_PATH = _ls(_st("v1.KeyToPath", key=S, path=S, mode=I32))
+_KEY_TO_PATH = _ls(_st("v1.KeyToPath", "key path", mode=I32))
 VOLUME = _st(
     "v1.Volume",
-    name=S,
-    persistentVolumeClaim=_st("v1.PersistentVolumeClaimVolumeSource", claimName=S, readOnly=B),
+    "name",
+    persistentVolumeClaim=_st("v1.PersistentVolumeClaimVolumeSource", "claimName", readOnly=B),
     configMap=_st(
-        "v1.ConfigMapVolumeSource", name=S, items=_KEY_TO_PATH, defaultMode=I32, optional=B
+        "v1.ConfigMapVolumeSource", "name", items=_KEY_TO_PATH, defaultMode=I32, optional=B
     ),
     secret=_st(
-        "v1.SecretVolumeSource", secretName=S, items=_KEY_TO_PATH, defaultMode=I32, optional=B
+        "v1.SecretVolumeSource", "secretName", items=_KEY_TO_PATH, defaultMode=I32, optional=B
     ),
-    emptyDir=_st("v1.EmptyDirVolumeSource", medium=S, sizeLimit=Q),
-    hostPath=_st("v1.HostPathVolumeSource", path=S, type=S),
+    emptyDir=_st("v1.EmptyDirVolumeSource", "medium", sizeLimit=Q),
+    hostPath=_st("v1.HostPathVolumeSource", "path type"),
 )
 POD_SPEC = _st(
     "v1.PodSpec",
+    "restartPolicy dnsPolicy serviceAccountName serviceAccount nodeName hostname subdomain "
+    "schedulerName priorityClassName runtimeClassName preemptionPolicy",
     volumes=_ls(VOLUME),
     initContainers=_ls(CONTAINER),
     containers=_ls(CONTAINER),
     ephemeralContainers=_ls(_op("v1.EphemeralContainer")),
-    restartPolicy=S,
     terminationGracePeriodSeconds=I64,
     activeDeadlineSeconds=I64,
-    dnsPolicy=S,
     nodeSelector=SS,
-    serviceAccountName=S,
-    serviceAccount=S,
     automountServiceAccountToken=B,
-    nodeName=S,
     hostNetwork=B,
     hostPID=B,
     hostIPC=B,
     shareProcessNamespace=B,
     securityContext=_op("v1.PodSecurityContext"),
-    imagePullSecrets=_ls(_st("v1.LocalObjectReference", name=S)),
-    hostname=S,
-    subdomain=S,
+    imagePullSecrets=_ls(_st("v1.LocalObjectReference", "name")),
     affinity=_op("v1.Affinity"),
-    schedulerName=S,
-    tolerations=_ls(
-        _st(
-            "v1.Toleration",
-            key=S,
-            operator=S,
-            value=S,
-            effect=S,
-            tolerationSeconds=I64,
-        )
-    ),
-    hostAliases=_ls(_st("v1.HostAlias", ip=S, hostnames=SL)),
-    priorityClassName=S,
+    tolerations=_ls(_st("v1.Toleration", "key operator value effect", tolerationSeconds=I64)),
+    hostAliases=_ls(_st("v1.HostAlias", "ip", hostnames=SL)),
     priority=I32,
     dnsConfig=_op("v1.PodDNSConfig"),
-    readinessGates=_ls(_st("v1.PodReadinessGate", conditionType=S)),
-    runtimeClassName=S,
+    readinessGates=_ls(_st("v1.PodReadinessGate", "conditionType")),
     enableServiceLinks=B,
-    preemptionPolicy=S,
     overhead=QM,
     topologySpreadConstraints=_ls(_op("v1.TopologySpreadConstraint")),
     setHostnameAsFQDN=B,
 )
 _CONTAINER_STATE = _st(
     "v1.ContainerState",
-    waiting=_st("v1.ContainerStateWaiting", reason=S, message=S),
+    waiting=_st("v1.ContainerStateWaiting", "reason message"),
     running=_st("v1.ContainerStateRunning", startedAt=T),
     terminated=_st(
         "v1.ContainerStateTerminated",
+        "reason message containerID",
         exitCode=I32,
         signal=I32,
-        reason=S,
-        message=S,
         startedAt=T,
         finishedAt=T,
-        containerID=S,
     ),
 )
 CONTAINER_STATUS = _st(
     "v1.ContainerStatus",
-    name=S,
+    "name image imageID containerID",
     state=_CONTAINER_STATE,
     lastState=_CONTAINER_STATE,
     ready=B,
     restartCount=I32,
-    image=S,
-    imageID=S,
-    containerID=S,
     started=B,
 )
 POD_STATUS = _st(
     "v1.PodStatus",
-    phase=S,
+    "phase message reason nominatedNodeName hostIP podIP qosClass",
     conditions=_conditions("v1.PodCondition", "lastProbeTime", "lastTransitionTime"),
-    message=S,
-    reason=S,
-    nominatedNodeName=S,
-    hostIP=S,
-    podIP=S,
-    podIPs=_ls(_st("v1.PodIP", ip=S)),
+    podIPs=_ls(_st("v1.PodIP", "ip")),
     startTime=T,
     initContainerStatuses=_ls(CONTAINER_STATUS),
     containerStatuses=_ls(CONTAINER_STATUS),
-    qosClass=S,
     ephemeralContainerStatuses=_ls(CONTAINER_STATUS),
 )
 POD_TEMPLATE = _st("v1.PodTemplateSpec", metadata=OBJECT_META, spec=POD_SPEC)
 PVC_SPEC = _st(
     "v1.PersistentVolumeClaimSpec",
+    "volumeName storageClassName volumeMode",
     accessModes=SL,
     selector=SELECTOR,
     resources=RESOURCES,
-    volumeName=S,
-    storageClassName=S,
-    volumeMode=S,
     dataSource=_op("v1.TypedLocalObjectReference"),
 )
 PVC_STATUS = _st(
     "v1.PersistentVolumeClaimStatus",
-    phase=S,
+    "phase",
     accessModes=SL,
     capacity=QM,
     conditions=_conditions(
@@ -600,8 +523,7 @@ PVC_STATUS = _st(
 )
 PVC = _st(
     "v1.PersistentVolumeClaim",
-    apiVersion=S,
-    kind=S,
+    "apiVersion kind",
     metadata=OBJECT_META,
     spec=PVC_SPEC,
     status=PVC_STATUS,
@@ -619,21 +541,20 @@ _WORKLOAD_STATUS = {
 }
 STATEFULSET_SPEC = _st(
     "v1.StatefulSetSpec",
+    "serviceName podManagementPolicy",
     replicas=I32,
     selector=SELECTOR,
     template=POD_TEMPLATE,
     volumeClaimTemplates=_ls(PVC),
-    serviceName=S,
-    podManagementPolicy=S,
     updateStrategy=_st(
         "v1.StatefulSetUpdateStrategy",
-        type=S,
+        "type",
         rollingUpdate=_st("v1.RollingUpdateStatefulSetStrategy", partition=I32, maxUnavailable=IOS),
     ),
     revisionHistoryLimit=I32,
     minReadySeconds=I32,
     persistentVolumeClaimRetentionPolicy=_st(
-        "v1.StatefulSetPersistentVolumeClaimRetentionPolicy", whenDeleted=S, whenScaled=S
+        "v1.StatefulSetPersistentVolumeClaimRetentionPolicy", "whenDeleted whenScaled"
     ),
     ordinals=_st("v1.StatefulSetOrdinals", start=I32),
 )
@@ -654,7 +575,7 @@ DEPLOYMENT_SPEC = _st(
     template=POD_TEMPLATE,
     strategy=_st(
         "v1.DeploymentStrategy",
-        type=S,
+        "type",
         rollingUpdate=_st("v1.RollingUpdateDeployment", maxUnavailable=IOS, maxSurge=IOS),
     ),
     minReadySeconds=I32,
@@ -734,51 +655,40 @@ SCHEMA.fields.update(
 )
 CRD_NAMES = _st(
     "v1.CustomResourceDefinitionNames",
-    plural=S,
-    singular=S,
+    "plural singular kind listKind",
     shortNames=SL,
-    kind=S,
-    listKind=S,
     categories=SL,
 )
 CRD_SPEC = _st(
     "v1.CustomResourceDefinitionSpec",
-    group=S,
+    "group scope",
     names=CRD_NAMES,
-    scope=S,
     versions=_ls(
         _st(
             "v1.CustomResourceDefinitionVersion",
-            name=S,
+            "name deprecationWarning",
             served=B,
             storage=B,
             deprecated=B,
-            deprecationWarning=S,
             schema=_st("v1.CustomResourceValidation", openAPIV3Schema=SCHEMA),
             subresources=_st(
                 "v1.CustomResourceSubresources",
                 status=_op("v1.CustomResourceSubresourceStatus"),
                 scale=_st(
                     "v1.CustomResourceSubresourceScale",
-                    specReplicasPath=S,
-                    statusReplicasPath=S,
-                    labelSelectorPath=S,
+                    "specReplicasPath statusReplicasPath labelSelectorPath",
                 ),
             ),
             additionalPrinterColumns=_ls(
                 _st(
                     "v1.CustomResourceColumnDefinition",
-                    name=S,
-                    type=S,
-                    format=S,
-                    description=S,
+                    "name type format description jsonPath",
                     priority=I32,
-                    jsonPath=S,
                 )
             ),
         )
     ),
-    conversion=_st("v1.CustomResourceConversion", strategy=S, webhook=_op("v1.WebhookConversion")),
+    conversion=_st("v1.CustomResourceConversion", "strategy", webhook=_op("v1.WebhookConversion")),
     preserveUnknownFields=B,
 )
 CRD_STATUS = _st(
@@ -791,24 +701,25 @@ CRD_STATUS = _st(
 # ------------------------------------------------------------------ the kinds
 
 
-def _kind(go: str, **fields: _T) -> _Struct:
-    return _Struct(go, {"metadata": OBJECT_META, **fields})
+def _kind(go: str, strings: str = "", /, **fields: _T) -> _Struct:
+    """A kind's struct (``metadata`` and the fields, as :func:`_st` takes them)."""
+    return _st(go, strings, metadata=OBJECT_META, **fields)
 
 
-_NODE_ADDRESSES = _ls(_st("v1.NodeAddress", type=S, address=S))
+_NODE_ADDRESSES = _ls(_st("v1.NodeAddress", "type address"))
 _KINDS: dict[tuple[str, str], _Struct] = {
     ("", "Pod"): _kind("v1.Pod", spec=POD_SPEC, status=POD_STATUS),
     ("", "PersistentVolumeClaim"): _kind(
         "v1.PersistentVolumeClaim", spec=PVC_SPEC, status=PVC_STATUS
     ),
     ("", "ConfigMap"): _kind("v1.ConfigMap", data=SS, binaryData=_Map(S), immutable=B),
-    ("", "Secret"): _kind("v1.Secret", data=_Map(S), stringData=SS, type=S, immutable=B),
+    ("", "Secret"): _kind("v1.Secret", "type", data=_Map(S), stringData=SS, immutable=B),
     ("", "Namespace"): _kind(
         "v1.Namespace",
         spec=_st("v1.NamespaceSpec", finalizers=SL),
         status=_st(
             "v1.NamespaceStatus",
-            phase=S,
+            "phase",
             conditions=_conditions("v1.NamespaceCondition", "lastTransitionTime"),
         ),
     ),
@@ -816,17 +727,16 @@ _KINDS: dict[tuple[str, str], _Struct] = {
         "v1.Node",
         spec=_st(
             "v1.NodeSpec",
-            podCIDR=S,
+            "podCIDR providerID",
             podCIDRs=SL,
-            providerID=S,
             unschedulable=B,
-            taints=_ls(_st("v1.Taint", key=S, value=S, effect=S, timeAdded=T)),
+            taints=_ls(_st("v1.Taint", "key value effect", timeAdded=T)),
         ),
         status=_st(
             "v1.NodeStatus",
+            "phase",
             capacity=QM,
             allocatable=QM,
-            phase=S,
             conditions=_conditions("v1.NodeCondition", "lastHeartbeatTime", "lastTransitionTime"),
             addresses=_NODE_ADDRESSES,
             nodeInfo=_op("v1.NodeSystemInfo"),
@@ -836,37 +746,29 @@ _KINDS: dict[tuple[str, str], _Struct] = {
         "v1.Service",
         spec=_st(
             "v1.ServiceSpec",
+            "clusterIP type sessionAffinity loadBalancerIP externalName externalTrafficPolicy ipFamilyPolicy",
             ports=_ls(
                 _st(
                     "v1.ServicePort",
-                    name=S,
-                    protocol=S,
-                    appProtocol=S,
+                    "name protocol appProtocol",
                     port=I32,
                     targetPort=IOS,
                     nodePort=I32,
                 )
             ),
             selector=SS,
-            clusterIP=S,
             clusterIPs=SL,
-            type=S,
             externalIPs=SL,
-            sessionAffinity=S,
-            loadBalancerIP=S,
-            externalName=S,
-            externalTrafficPolicy=S,
             healthCheckNodePort=I32,
             publishNotReadyAddresses=B,
             ipFamilies=SL,
-            ipFamilyPolicy=S,
         ),
         status=_op("v1.ServiceStatus"),
     ),
     ("", "ServiceAccount"): _kind(
         "v1.ServiceAccount",
         secrets=_ls(OBJECT_REF),
-        imagePullSecrets=_ls(_st("v1.LocalObjectReference", name=S)),
+        imagePullSecrets=_ls(_st("v1.LocalObjectReference", "name")),
         automountServiceAccountToken=B,
     ),
     ("", "Endpoints"): _kind(
@@ -876,26 +778,21 @@ _KINDS: dict[tuple[str, str], _Struct] = {
                 "v1.EndpointSubset",
                 addresses=_ls(_op("v1.EndpointAddress")),
                 notReadyAddresses=_ls(_op("v1.EndpointAddress")),
-                ports=_ls(_st("v1.EndpointPort", name=S, port=I32, protocol=S, appProtocol=S)),
+                ports=_ls(_st("v1.EndpointPort", "name protocol appProtocol", port=I32)),
             )
         ),
     ),
     ("", "Event"): _kind(
         "v1.Event",
+        "reason message type action reportingComponent reportingInstance",
         involvedObject=OBJECT_REF,
-        reason=S,
-        message=S,
-        source=_st("v1.EventSource", component=S, host=S),
+        source=_st("v1.EventSource", "component host"),
         firstTimestamp=T,
         lastTimestamp=T,
         count=I32,
-        type=S,
         eventTime=T,
         series=_st("v1.EventSeries", count=I32, lastObservedTime=T),
-        action=S,
         related=OBJECT_REF,
-        reportingComponent=S,
-        reportingInstance=S,
     ),
     ("apps", "StatefulSet"): _kind(
         "v1.StatefulSet", spec=STATEFULSET_SPEC, status=STATEFULSET_STATUS
@@ -907,7 +804,7 @@ _KINDS: dict[tuple[str, str], _Struct] = {
         "v1.Lease",
         spec=_st(
             "v1.LeaseSpec",
-            holderIdentity=S,
+            "holderIdentity",
             leaseDurationSeconds=I32,
             acquireTime=T,
             renewTime=T,
@@ -920,17 +817,16 @@ _KINDS: dict[tuple[str, str], _Struct] = {
     ("autoscaling", "Scale"): _kind(
         "v1.Scale",
         spec=_st("v1.ScaleSpec", replicas=I32),
-        status=_st("v1.ScaleStatus", replicas=I32, selector=S),
+        status=_st("v1.ScaleStatus", "selector", replicas=I32),
     ),
     ("", "Binding"): _kind("v1.Binding", target=OBJECT_REF),
 }
 _CUSTOM = _kind("unstructured.Unstructured")
 DELETE_OPTIONS = _st(
     "v1.DeleteOptions",
-    kind=S,
-    apiVersion=S,
+    "kind apiVersion",
     gracePeriodSeconds=I64,
-    preconditions=_st("v1.Preconditions", uid=S, resourceVersion=S),
+    preconditions=_st("v1.Preconditions", "uid resourceVersion"),
     orphanDependents=B,
     propagationPolicy=_Str("v1.DeletionPropagation"),
     dryRun=SL,
