@@ -277,16 +277,10 @@ class Writes:
         if route.convert is not None:
             body.setdefault("apiVersion", route.info.api_version(route.version))
             body = _to_storage(route, body)
-        stored = self.store.update(
-            route.info,
-            route.namespace,
-            route.name,
-            body,
-            subresource=route.subresource,
-            dry_run=dry_run,
-            fields=self._fields_hook(request, route),
+        answer = self._write(
+            self.store.update, route, body, dry_run, self._fields_hook(request, route)
         )
-        return fieldvalidation.add_warnings(self._answer("update", route, stored, dry_run), found)
+        return fieldvalidation.add_warnings(answer, found)
 
     def patch(self, request: Request, route: Route) -> Response:
         assert route.name is not None
@@ -347,7 +341,7 @@ class Writes:
         if route.subresource == "scale":
             response = subresources.write_scale(self.store, route, apply, dry_run, hook)
         else:
-            response = self._mutate(route, apply, dry_run, hook)
+            response = self._write(self.store.mutate, route, apply, dry_run, hook)
         return fieldvalidation.add_warnings(response, found)
 
     def _apply(
@@ -391,22 +385,25 @@ class Writes:
                 info, route.namespace, created, dry_run=dry_run, fields=record
             )
             return self._answer("create", route, stored, dry_run)
-        return self._mutate(route, merge, dry_run, record)
+        return self._write(self.store.mutate, route, merge, dry_run, record)
 
-    def _mutate(
+    def _write(
         self,
+        write: Callable[..., Stored],
         route: Route,
-        change: Callable[[Obj], Obj],
+        what: Obj | Callable[[Obj], Obj],
         dry_run: bool,
         fields: FieldsHook | None,
     ) -> Response:
-        """Read-modify-write the routed object (a patch or an apply to an existing one)."""
+        """Write the routed object with the store's ``write``: ``Store.update`` with the new
+        body, or ``Store.mutate`` with a change of the stored object (a patch, an apply to an
+        existing object); the answer."""
         assert route.name is not None
-        stored = self.store.mutate(
+        stored = write(
             route.info,
             route.namespace,
             route.name,
-            change,
+            what,
             subresource=route.subresource,
             dry_run=dry_run,
             fields=fields,
