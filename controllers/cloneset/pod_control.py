@@ -43,10 +43,10 @@ from kube_runtime.expectations import (
 )
 from kube_runtime.kinds import Kind, PersistentVolumeClaim, Pod
 from kube_runtime.meta import ObjView as Obj
-from kube_runtime.workloads import lifecycle, podreadiness
+from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.batches import in_order
 from kube_runtime.workloads.inplace import InPlaceControl, InPlaceSpec
-from kube_runtime.workloads.lifecycle import hook_state_patch
+from kube_runtime.workloads.podwrites import PodLifecycleWriter
 from kube_runtime.workloads.revision import delete_revision
 
 __all__ = [
@@ -178,6 +178,7 @@ class CloneSetPodControl:
         self.expectations = expectations if expectations is not None else Expectations()
         self._log = logger
         self._in_place = InPlaceControl(client, on_write=self.expectations.versions.expect)
+        self._lifecycle = PodLifecycleWriter(client, self._expect_version)
 
     def record(self, cs: Obj, event_type: str, reason: str, message: str) -> None:
         """Record an event on the set; from a step of a concurrent batch, after the batch in
@@ -259,44 +260,18 @@ class CloneSetPodControl:
         mark_not_ready: bool = False,
         hook: Mapping[str, object] | None = None,
     ) -> tuple[bool, Obj]:
-        if mark_not_ready:
-            self._not_ready_policy(pod, state)
-        if lifecycle.get_state(pod) == state:
-            return False, pod
-        updated: Obj = self._client.patch(
-            Pod,
-            meta.name(pod),
-            hook_state_patch(state, hook),
-            namespace=meta.namespace(pod),
-            patch_type="strategic",
+        written = self._lifecycle.update_lifecycle(
+            pod, state, hook=hook, mark_not_ready=mark_not_ready
         )
-        self._expect_version(updated)
+        if written is None:
+            return False, pod
         self._log.info(
             "%s: lifecycle %r -> %r", meta.key(pod), lifecycle.get_state(pod), str(state)
         )
-        return True, updated
-
-    def _not_ready_policy(self, pod: Obj, state: str) -> None:
-        """Kruise ``executePodNotReadyPolicy`` (:func:`podreadiness.lifecycle_not_ready_patch`)."""
-        self._patch_pod_status(pod, podreadiness.lifecycle_not_ready_patch(pod, state))
+        return True, written
 
     def ensure_readiness_condition(self, pod: Obj) -> bool:
-        return self._patch_pod_status(pod, podreadiness.initial_condition(pod))
-
-    def _patch_pod_status(self, pod: Obj, patch: Mapping[str, object] | None) -> bool:
-        """Write a ``KruisePodReady`` status patch (strategic: conditions merged by type)."""
-        if patch is None:
-            return False
-        written: Obj = self._client.patch(
-            Pod,
-            meta.name(pod),
-            dict(patch),
-            namespace=meta.namespace(pod),
-            patch_type="strategic",
-            subresource="status",
-        )
-        self._expect_version(written)
-        return True
+        return self._lifecycle.ensure_readiness_condition(pod)
 
     def mark_specified_delete(self, cs: CloneSetView, pod: Obj, revision: str) -> None:
         name = meta.name(pod)

@@ -40,9 +40,10 @@ from kube_runtime.expectations import ScaleAction, ScaleExpectations
 from kube_runtime.kinds import PersistentVolumeClaim, Pod
 from kube_runtime.meta import Obj
 from kube_runtime.retry import retry_on_conflict
-from kube_runtime.workloads import lifecycle, podreadiness
+from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.batches import in_order
 from kube_runtime.workloads.pods import is_terminating
+from kube_runtime.workloads.podwrites import PodLifecycleWriter
 
 __all__ = ["StatefulPodControl", "deletion_token", "observe_pods", "set_key"]
 
@@ -95,8 +96,9 @@ class StatefulPodControl:
         on_pod_written: Callable[[Obj], None] | None = None,
     ) -> None:
         self._client = client
-        self._on_pod_written = on_pod_written
-        """Called with each pod a lifecycle write returned (resourceVersion expectations)."""
+        # on_pod_written is called with each pod a lifecycle write returned (resourceVersion
+        # expectations).
+        self._lifecycle = PodLifecycleWriter(client, on_pod_written)
         self._on_claim_created = on_claim_created
         """Called with (set, claim) for each claim this control created."""
         self._reader: Reader = reader if reader is not None else client
@@ -219,24 +221,14 @@ class StatefulPodControl:
         hook: Mapping[str, Any] | None = None,
         mark_not_ready: bool = False,
     ) -> bool:
-        """Move the pod to lifecycle ``state`` (Kruise ``UpdatePodLifecycle``): a strategic
-        merge patch of the state label and its timestamp annotation; with ``hook``
-        (``UpdatePodLifecycleWithHandler``) the hook's labels and finalizers are put back in
-        the same patch. ``mark_not_ready`` (the hook's ``markPodNotReady``) first holds the pod
-        not ready through its ``KruisePodReady`` gate at ``PreparingDelete`` /
-        ``PreparingUpdate`` and releases it at ``Updated``, whatever the current state. Whether
-        a state write was sent (False: the pod is in ``state`` already)."""
-        if mark_not_ready:
-            self._not_ready_policy(pod, state)
-        if lifecycle.get_state(pod) == state:
-            return False
-        written: Obj = self._client.patch(
-            Pod,
-            meta.name(pod),
-            lifecycle.hook_state_patch(state, hook),
-            namespace=meta.namespace(pod),
-            patch_type="strategic",
+        """Move the pod to lifecycle ``state``
+        (:meth:`~kube_runtime.workloads.podwrites.PodLifecycleWriter.update_lifecycle`).
+        Whether a state write was sent (False: the pod is in ``state`` already)."""
+        written = self._lifecycle.update_lifecycle(
+            pod, state, hook=hook, mark_not_ready=mark_not_ready
         )
+        if written is None:
+            return False
         self.log.info(
             "%s: pod %s lifecycle %r -> %r",
             set_key(sts),
@@ -244,33 +236,12 @@ class StatefulPodControl:
             lifecycle.get_state(pod),
             str(state),
         )
-        if self._on_pod_written is not None:
-            self._on_pod_written(written)
         return True
-
-    def _not_ready_policy(self, pod: Mapping[str, Any], state: str) -> None:
-        """Kruise ``executePodNotReadyPolicy`` (:func:`podreadiness.lifecycle_not_ready_patch`)."""
-        self._patch_pod_status(pod, podreadiness.lifecycle_not_ready_patch(pod, state))
 
     def ensure_readiness_condition(self, pod: Mapping[str, Any]) -> bool:
         """Kruise's pod-readiness controller: a pod with the ``KruisePodReady`` gate and no
         condition gets it ``True``; whether a write was sent."""
-        return self._patch_pod_status(pod, podreadiness.initial_condition(pod))
-
-    def _patch_pod_status(self, pod: Mapping[str, Any], patch: Mapping[str, Any] | None) -> bool:
-        if patch is None:
-            return False
-        written: Obj = self._client.patch(
-            Pod,
-            meta.name(pod),
-            dict(patch),
-            namespace=meta.namespace(pod),
-            patch_type="strategic",
-            subresource="status",
-        )
-        if self._on_pod_written is not None:
-            self._on_pod_written(written)
-        return True
+        return self._lifecycle.ensure_readiness_condition(pod)
 
     def update_pod(self, sts: Mapping[str, Any], pod: Obj) -> None:
         """Repair the pod's identity and storage (creating missing claims) and its claims'
