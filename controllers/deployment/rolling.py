@@ -16,8 +16,10 @@ from typing import Any
 from controllers.deployment import util
 from controllers.deployment.progress import sync_rollout_status
 from controllers.deployment.sync import DeploymentControl
+from kube_runtime import meta
 
 __all__ = [
+    "InvalidScaleDown",
     "cleanup_unhealthy_sizes",
     "max_scaled_down",
     "rollout_rolling",
@@ -36,9 +38,18 @@ def max_scaled_down(all_rss: Sequence[Obj], new_rs: Obj, d: Obj) -> int:
     return all_pods - min_available - new_unavailable
 
 
+class InvalidScaleDown(RuntimeError):
+    """A scale-down that would grow a ReplicaSet: its status counts more available replicas
+    than its spec asks for (a status not yet updated after a scale-down). Upstream's
+    ``cleanupUnhealthyReplicas`` refuses it with an error, so the sync is retried (rate
+    limited) once the ReplicaSet's status has caught up; it writes nothing for it."""
+
+
 def cleanup_unhealthy_sizes(old_rss: Sequence[Obj], limit: int) -> list[tuple[Obj, int]]:
     """The new sizes that take up to ``limit`` unavailable replicas off the old
-    ReplicaSets, oldest first (upstream ``cleanupUnhealthyReplicas``)."""
+    ReplicaSets, oldest first (upstream ``cleanupUnhealthyReplicas``). A ReplicaSet whose
+    status counts more available replicas than its spec gets a size above its own: it is the
+    last entry (upstream stops there with an error, :class:`InvalidScaleDown`)."""
     sizes = []
     total = 0
     for rs in util.sort_by_creation(old_rss):
@@ -49,6 +60,8 @@ def cleanup_unhealthy_sizes(old_rss: Sequence[Obj], limit: int) -> list[tuple[Ob
             continue
         down = min(limit - total, replicas - util.available_replicas(rs))
         sizes.append((rs, replicas - down))
+        if down < 0:
+            break
         total += down
     return sizes
 
@@ -104,6 +117,11 @@ def _reconcile_old_replica_sets(
     old = list(util.sort_by_creation(old_rss))
     cleaned = 0
     for rs, size in cleanup_unhealthy_sizes(old, limit):
+        if size > util.spec_replicas(rs):
+            raise InvalidScaleDown(
+                "when cleaning up unhealthy replicas, got invalid request to scale down "
+                f"{meta.namespace(rs)}/{meta.name(rs)} {util.spec_replicas(rs)} -> {size}"
+            )
         cleaned += util.spec_replicas(rs) - size
         _, written = control.scale_replica_set_and_record_event(rs, size, d)
         old = [written if r is rs else r for r in old]

@@ -21,8 +21,10 @@ from controllers.deployment.replicaset import (
     slow_start_batch,
 )
 from controllers.deployment.rolling import (
+    InvalidScaleDown,
     cleanup_unhealthy_sizes,
     max_scaled_down,
+    rollout_rolling,
     scale_down_sizes,
 )
 from controllers.deployment.sync import calculate_status as deployment_status
@@ -161,6 +163,41 @@ def test_unhealthy_old_replicas_go_first_oldest_first() -> None:
     old = replica_set("old", 4, available=2, created=5)
     assert cleanup_unhealthy_sizes([old, older], 3) == [(older, 1), (old, 3)]
     assert cleanup_unhealthy_sizes([old, older], 0) == []
+
+
+class _RecordingControl:
+    """What :func:`rollout_rolling` asks of a DeploymentControl, with its ReplicaSets given
+    and its scalings recorded instead of written."""
+
+    def __init__(self, new_rs: dict[str, Any], old_rss: list[dict[str, Any]]) -> None:
+        self.sets = (new_rs, old_rss)
+        self.scaled: list[tuple[str, int]] = []
+
+    def get_all_replica_sets_and_sync_revision(
+        self, d: Any, rs_list: Any, create_if_missing: bool
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        return self.sets
+
+    def scale_replica_set_and_record_event(
+        self, rs: dict[str, Any], size: int, d: Any
+    ) -> tuple[bool, dict[str, Any]]:
+        self.scaled.append((rs["metadata"]["name"], size))
+        return True, {**rs, "spec": {"replicas": size}}
+
+
+def test_stale_available_count_refuses_the_unhealthy_cleanup() -> None:
+    # scaled from 10 to 4 in the middle of a rollout: the old ReplicaSet is at 3 while its
+    # status still counts the 5 pods it had; the cleanup's "scale down" would be 3 -> 5:
+    # upstream's cleanupUnhealthyReplicas returns an error there (the sync is retried once
+    # the status catches up), it never scales the old ReplicaSet up
+    d = deployment(4, surge=3, unavailable=2)
+    old = replica_set("old", 3, available=5)
+    new = replica_set("new", 4, available=0, created=10)
+    assert cleanup_unhealthy_sizes([old], 1) == [(old, 5)]
+    control = _RecordingControl(new, [old])
+    with pytest.raises(InvalidScaleDown, match="old 3 -> 5"):
+        rollout_rolling(control, d, [old, new])  # type: ignore[arg-type]
+    assert control.scaled == []
 
 
 def test_no_scale_down_at_min_available() -> None:
