@@ -1012,6 +1012,15 @@ def _validate_label_selector(out: list[Cause], path: str, sel: Mapping[str, Any]
                 out.append(_invalid(f"{base}.values[{j}]", value, msg))
 
 
+def _strategy(
+    out: list[Cause], spec: Mapping[str, Any], key: str
+) -> tuple[Mapping[str, Any], str, Any]:
+    """A workload's ``spec.<key>`` update strategy: the map, its type (``RollingUpdate`` when
+    unset) and its ``rollingUpdate``."""
+    strategy = _mapping_field(out, f"spec.{key}", spec.get(key))
+    return strategy, strategy.get("type") or "RollingUpdate", strategy.get("rollingUpdate")
+
+
 def _validate_workload_selector(
     out: list[Cause],
     spec: Mapping[str, Any],
@@ -1118,9 +1127,7 @@ def _statefulset(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any
             _invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'")
         )
 
-    strategy = _mapping_field(out, "spec.updateStrategy", spec.get("updateStrategy"))
-    strategy_type = strategy.get("type") or "RollingUpdate"
-    rolling = strategy.get("rollingUpdate")
+    strategy, strategy_type, rolling = _strategy(out, spec, "updateStrategy")
     if strategy_type == "OnDelete":
         if rolling is not None:
             out.append(
@@ -1201,9 +1208,7 @@ def _replicaset(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any]
 def _deployment(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     # Upstream shares the ReplicaSet template check, hence "in ReplicaSet" in its message.
     spec = _replica_set_like(out, obj, old, "ReplicaSet")
-    strategy = _mapping_field(out, "spec.strategy", spec.get("strategy"))
-    strategy_type = strategy.get("type") or "RollingUpdate"
-    rolling = strategy.get("rollingUpdate")
+    strategy, strategy_type, rolling = _strategy(out, spec, "strategy")
     if strategy_type == "Recreate":
         if rolling is not None:
             out.append(
@@ -1248,8 +1253,7 @@ def _daemonset(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] 
     template = _mapping_field(out, "spec.template", spec.get("template"))
     _validate_pod_template(out, "spec.template", template, "DaemonSet")
     _nonnegative_fields(out, "spec", spec, "minReadySeconds", "revisionHistoryLimit")
-    strategy = _mapping_field(out, "spec.updateStrategy", spec.get("updateStrategy"))
-    strategy_type = strategy.get("type") or "RollingUpdate"
+    strategy, strategy_type, _ = _strategy(out, spec, "updateStrategy")
     if strategy_type not in ("RollingUpdate", "OnDelete"):
         out.append(_not_supported("spec.updateStrategy", strategy, ("RollingUpdate", "OnDelete")))
     _selector_immutable(out, obj, old)
