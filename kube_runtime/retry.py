@@ -151,10 +151,14 @@ class RetryOptions(TypedDict, total=False):
 _OPTION_NAMES = frozenset(RetryOptions.__annotations__)
 
 
-def _check_options(options: RetryOptions) -> None:
-    unknown = options.keys() - _OPTION_NAMES
-    if unknown:
-        raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(unknown))}")
+def _check_call(backoff: Backoff, options: RetryOptions) -> None:
+    """ValueError for a backoff without tries; TypeError for an unknown keyword option."""
+    if backoff.steps < 1:
+        raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
+    if options:
+        unknown = options.keys() - _OPTION_NAMES
+        if unknown:
+            raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(unknown))}")
 
 
 def retry_on(
@@ -175,10 +179,7 @@ def retry_on(
     tenacity strategies replacing the backoff's number of tries, its sleeps, and narrowing the
     predicate (see the module docstring). ValueError if ``backoff.steps`` < 1.
     """
-    if backoff.steps < 1:
-        raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
-    if options:
-        _check_options(options)
+    _check_call(backoff, options)
     try:
         return fn()
     except Exception as error:
@@ -200,10 +201,7 @@ def retry_on_conflict(
     modifies on every call. ``stop``, ``wait`` and ``retry`` as for :func:`retry_on`.
     """
     # retry_on's first try, inlined: every controller write comes through here.
-    if backoff.steps < 1:
-        raise ValueError(f"backoff.steps must be at least 1, got {backoff.steps}")
-    if options:
-        _check_options(options)
+    _check_call(backoff, options)
     try:
         return fn()
     except Conflict as error:
