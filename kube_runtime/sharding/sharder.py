@@ -37,7 +37,7 @@ import re
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, InitVar, dataclass, field, replace
 from typing import Any, Protocol
 
 from kube_runtime import meta
@@ -668,42 +668,36 @@ class Assigner:
         return moved
 
 
+@dataclass(eq=False, repr=False)
 class Sharder:
     """The sharder runnable (``need_leader_election = False``: every replica campaigns for
-    the ``<ring>-sharder`` Lease; the holder assigns). See the module docstring. ``clock`` (a
-    :class:`~kube_runtime.clock.Clock`; None: the clock current when the sharder is made)
-    runs its election, view, queue and timers."""
+    the ``<ring>-sharder`` Lease; the holder assigns). See the module docstring. ``kinds()``
+    gives the ring's kinds at each sync; the three Lease timings (kept as ``timings``) are
+    its election's. ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the clock current
+    when the sharder is made) runs its election, view, queue and timers."""
 
     need_leader_election = False
 
-    def __init__(
-        self,
-        client: Any,
-        *,
-        ring: str,
-        kinds: Callable[[], Sequence[RingKinds]],
-        lease_namespace: str,
-        namespace: str | None,
-        identity: str,
-        lease_duration: float = 15.0,
-        renew_deadline: float = 10.0,
-        retry_period: float = 2.0,
-        min_shards: int = 1,
-        workers: int = 2,
-        load_factor: float = 1.1,
-        clock: Clock | None = None,
+    client: Any
+    _: KW_ONLY
+    ring: str
+    kinds: Callable[[], Sequence[RingKinds]]
+    lease_namespace: str
+    namespace: str | None
+    identity: str
+    lease_duration: InitVar[float] = 15.0
+    renew_deadline: InitVar[float] = 10.0
+    retry_period: InitVar[float] = 2.0
+    min_shards: int = 1
+    workers: int = 2
+    load_factor: float = 1.1
+    clock: InitVar[Clock | None] = None
+
+    def __post_init__(
+        self, lease_duration: float, renew_deadline: float, retry_period: float, clock: Clock | None
     ) -> None:
         self._clock = resolve(clock, "Sharder")
-        self.client = client
-        self.ring = ring
-        self._kinds = kinds
-        self.lease_namespace = lease_namespace
-        self.namespace = namespace
-        self.identity = identity
         self.timings = (lease_duration, renew_deadline, retry_period)
-        self.min_shards = min_shards
-        self.workers = workers
-        self.load_factor = load_factor
         self.leading = self._clock.event()
         self.assigner: Assigner | None = None
         self.view: MetadataView | None = None
@@ -747,7 +741,7 @@ class Sharder:
             stop.wait(retry_period)
 
     def _lead(self, client: Any, leading_stop: threading.Event) -> None:
-        kinds = list(self._kinds())
+        kinds = list(self.kinds())
         queue: WorkQueue[tuple[Kind, str | None, str]] = WorkQueue(
             name=f"sharder-{self.ring}",
             rate_limiter=ItemExponentialFailureRateLimiter(0.01, 5.0),
