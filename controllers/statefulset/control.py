@@ -256,19 +256,23 @@ class _StepError(Exception):
 
 
 def _run_for_all(
-    count: int, fn: Callable[[int], bool], monotonic: bool, limit: int = DEFAULT_LIMIT
+    count: int,
+    fn: Callable[[int], bool],
+    monotonic: bool,
+    limit: int = DEFAULT_LIMIT,
+    busy: Callable[[int], bool] | None = None,
 ) -> bool:
     """Upstream ``runForAll``: in order, stopping at the first ``True`` (monotonic); or in
     slow-start batches of 1, 2, 4, ... whose steps run concurrently (at most ``limit`` at a
-    time, :func:`~kube_runtime.workloads.batches.call_each`) and where a batch with errors
-    ends the run (raised) once all its steps have ended. Returns whether the pass must stop
-    here."""
+    time; ``busy``: which steps may write, see
+    :func:`~kube_runtime.workloads.batches.call_each`) and where a batch with errors ends the
+    run (raised) once all its steps have ended. Returns whether the pass must stop here."""
     if monotonic:
         return any(fn(i) for i in range(count))
     index, batch = 0, 1
     while index < count:
         size = min(batch, count - index, MAX_BATCH_SIZE)
-        errors = call_each(fn, range(index, index + size), limit=limit)
+        errors = call_each(fn, range(index, index + size), limit=limit, busy=busy)
         if errors:
             raise errors[0] if len(errors) == 1 else _StepError(errors)
         index += size
@@ -471,12 +475,24 @@ class _Pass:
                     return
                 if self.scale_break:
                     break
-        elif _run_for_all(len(self.replicas), self.process_replica, self.monotonic, self.limit):
+        elif _run_for_all(
+            len(self.replicas),
+            self.process_replica,
+            self.monotonic,
+            self.limit,
+            self._replica_busy,
+        ):
             return
         condemned = len(self.condemned)
         if _run_for_all(condemned, self.fix_condemned_claims, self.monotonic, self.limit):
             return
-        if _run_for_all(condemned, self.process_condemned, self.monotonic, self.limit):
+        if _run_for_all(
+            condemned,
+            self.process_condemned,
+            self.monotonic,
+            self.limit,
+            lambda i: not is_terminating(self.condemned[i]),
+        ):
             return
         self.refresh_status()
         if self.spec.strategy == "OnDelete" or self.teardown:
@@ -488,6 +504,14 @@ class _Pass:
         self.rolling_update()
 
     # --- replicas --------------------------------------------------------------------------
+
+    def _replica_busy(self, i: int) -> bool:
+        """Whether :meth:`process_replica` will write for replica ``i`` on a Parallel pass
+        (so is worth a thread): it creates, recreates or gets claims; the rare repair of an
+        existing pod's identity, storage or claim owners is not counted (it runs all the
+        same, on the caller's thread when its batch has no other write)."""
+        pod = self.replicas[i]
+        return not is_created(pod) or is_failed(pod) or is_succeeded(pod) or is_pending(pod)
 
     def process_replica(self, i: int) -> bool:
         pod, sts, api = self.replicas[i], self.sts, self.pods_api

@@ -53,7 +53,11 @@ def in_order(effect: Callable[[], object]) -> None:
 
 
 def call_each(
-    fn: Callable[[int], object], indices: Iterable[int], *, limit: int | None = None
+    fn: Callable[[int], object],
+    indices: Iterable[int],
+    *,
+    limit: int | None = None,
+    busy: Callable[[int], bool] | None = None,
 ) -> list[BaseException]:
     """Call ``fn(i)`` for every index, going on past failures; the exceptions raised, in
     index order (empty when all succeeded). Only :class:`Exception` is caught: a
@@ -62,13 +66,20 @@ def call_each(
     With more than one index and ``limit`` (default :data:`DEFAULT_LIMIT`) above 1 the calls
     run concurrently, at most ``limit`` at a time, and all have returned when this returns;
     effects the steps handed to :func:`in_order` then run here in index order. ``fn`` must
-    be safe to call from several threads for different indices."""
+    be safe to call from several threads for different indices. ``busy(i)`` (default: every
+    step is): whether step ``i`` may wait on a request; a batch with fewer than two busy
+    steps runs on the caller's thread (no thread is started for steps that only read)."""
     items = list(indices)
     width = DEFAULT_LIMIT if limit is None else limit
     if width < 1:
         raise ValueError(f"call_each: limit must be at least 1, got {width}")
     if len(items) <= 1 or width == 1:
         return _sequential(fn, items)
+    if busy is not None:
+        waiting = sum(1 for i in items if busy(i))
+        if waiting <= 1:
+            return _sequential(fn, items)
+        width = min(width, waiting)
     return _concurrent(fn, items, min(width, len(items)))
 
 

@@ -117,3 +117,18 @@ def test_cloneset_slow_start_failure_stops_the_next_batch_not_its_siblings() -> 
     done, error = slow_start_batch(10, 1, create)
     assert done == 2 and isinstance(error, Boom)
     assert sorted(called) == [0, 1, 2]  # the batch of 4 after it never ran
+
+
+def test_statefulset_pass_that_writes_nothing_starts_no_thread() -> None:
+    h = Harness(make_set(3, policy="Parallel"))
+    h.converge()
+    threads: set[threading.Thread] = set()
+    check = h.pod_control.claims_match_retention_policy
+
+    def noted(sts: Any, pod: Any) -> bool:
+        threads.add(threading.current_thread())
+        return check(sts, pod)
+
+    h.pod_control.claims_match_retention_policy = noted  # type: ignore[method-assign]
+    h.sync()
+    assert threads == {threading.current_thread()}

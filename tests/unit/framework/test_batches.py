@@ -121,3 +121,23 @@ def test_steps_are_participants_of_a_simulated_clock() -> None:
         errors = call_each(lambda i: (clk.sleep(5 + i), woke.append(clk.monotonic())), range(3))
     assert errors == []
     assert sorted(t - start for t in woke) == [5, 6, 7]
+
+
+def test_a_batch_with_at_most_one_busy_step_runs_on_the_callers_thread() -> None:
+    me = threading.current_thread()
+    seen: list[threading.Thread] = []
+    step = lambda i: seen.append(threading.current_thread())  # noqa: E731
+    assert call_each(step, range(4), busy=lambda i: i == 2) == []
+    assert seen == [me] * 4
+    # two busy steps: they overlap (each waits for the other), idle ones run too
+    barrier = threading.Barrier(2, timeout=5)
+    ran: list[int] = []
+    assert (
+        call_each(
+            lambda i: ran.append(i) or (i in (1, 3) and barrier.wait()),
+            range(4),
+            busy=lambda i: i in (1, 3),
+        )
+        == []
+    )
+    assert sorted(ran) == [0, 1, 2, 3]
