@@ -12,6 +12,7 @@ renderer both validators print rejected values with is pinned on its own.
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 from collections.abc import Callable
@@ -164,6 +165,14 @@ def _errors(c: ClientInterface, ns: str) -> dict[str, dict[str, Any]]:
     current = c.get(kinds.ConfigMap, "a", ns)
     other_uid = {**current["metadata"], "uid": "00000000-0000-0000-0000-000000000000"}
     seen["uid precondition"] = _status(lambda: c.update({**current, "metadata": other_uid}))
+    # a patch may not change what identifies the object (no precondition: the result is wrong)
+    for what, meta in (
+        ("uid", {"uid": "00000000-0000-0000-0000-000000000000"}),
+        ("resourceVersion", {"resourceVersion": "1"}),
+        ("name", {"name": "b"}),
+    ):
+        patch = functools.partial(c.patch, kinds.ConfigMap, "a", {"metadata": meta}, namespace=ns)
+        seen[f"patch changing the {what}"] = _status(patch)
     seen["delete uid precondition"] = _status(
         lambda: c.delete(kinds.ConfigMap, "a", ns, uid="00000000-0000-0000-0000-000000000000")
     )
@@ -260,6 +269,16 @@ def test_the_old_homes_hand_out_the_shared_facts() -> None:
     assert err.message == (
         f'Operation cannot be fulfilled on statefulsets.apps "web": {facts.STALE_MESSAGE}'
     )
+
+
+def test_an_internal_error_carries_its_message_as_the_cause() -> None:
+    """apimachinery's ``NewInternalError``, as the server's 500s answer; a Status built
+    without a reason (a webhook's refusal that gives none) has no reason field."""
+    status = facts.internal_error("boom").status
+    assert status["code"] == 500 and status["reason"] == "InternalError"
+    assert status["message"] == "Internal error occurred: boom"
+    assert status["details"] == {"causes": [{"message": "boom"}]}
+    assert "reason" not in facts.status_error(400, "refused").status
 
 
 # ------------------------------------------------------------------ Go values
