@@ -14,16 +14,22 @@ rollout settles at. The scenarios:
 * ``proportional``: 5 replicas (maxSurge 3, maxUnavailable 2), an image whose pods never become
   ready (the rollout stops with two ReplicaSets holding replicas), a scale to 10 in the middle
   of it (upstream's ``scale`` shares the 5 new replicas by the ``max-replicas`` annotations),
-  then a third image with maxSurge 1 / maxUnavailable 0 that completes;
+  a scale to 4 (sharing the 6 fewer the same way; the old ReplicaSet's status still counts
+  its pods of before when the rollout goes on), then a third image with maxSurge 1 /
+  maxUnavailable 0 that completes;
 * ``recreate``: the Recreate strategy's image change (old ReplicaSet at 0 before the new one
-  scales up);
+  scales up), then an image whose pods never become ready and another one (both old
+  ReplicaSets at 0 first);
 * ``paused``: pause, two image changes and a scale to 5 while paused (no new ReplicaSet, the
   old one scaled), resume (one new ReplicaSet only);
-* ``rollback``: an image change and back (the old ReplicaSet reused, its revision bumped and
-  ``revision-history`` set);
+* ``paused-mid-rollout``: 4 replicas (maxSurge 1, maxUnavailable 1) stuck on pods that never
+  become ready, paused, scaled to 8 while paused (shared in proportion between the two
+  ReplicaSets), resumed with a third image;
+* ``rollback``: an image change, back, and forth again (the old ReplicaSet reused each time,
+  its revision bumped and ``revision-history`` set);
 * ``history-limit``: ``revisionHistoryLimit: 1`` and three image changes (older ReplicaSets
   deleted);
-* ``no-surge``: maxSurge 0 / maxUnavailable 1;
+* ``no-surge``: maxSurge 0 / maxUnavailable 1, ``minReadySeconds: 1``;
 * ``percentages``: maxSurge 25% / maxUnavailable 25% with 5 replicas (surge rounds up to 2,
   unavailable down to 1; 4 replicas would not show the rounding), through a stuck rollout to a
   complete one;
@@ -183,6 +189,7 @@ def complete(d: dict[str, Any], sets: list[dict[str, Any]]) -> None:
     want = dict.fromkeys(COUNTERS, replicas)
     assert {k: status.get(k, 0) for k in COUNTERS} == want, f"status {status}"
     assert reason_of(status, "Progressing") == "NewReplicaSetAvailable", f"status {status}"
+    cleaned_up(d, sets)
 
 
 def settled(progressing: str, **counters: int) -> Until:
@@ -260,17 +267,34 @@ SCENARIOS = (
                     availableReplicas=5,
                 ),
             ),
+            Step(
+                "scaled to 4 mid-rollout",
+                change(replicas=4),
+                settled(
+                    "ReplicaSetUpdated",
+                    replicas=6,
+                    updatedReplicas=4,
+                    readyReplicas=2,
+                    availableReplicas=2,
+                ),
+            ),
             Step("image nginx:3, maxSurge 1", change("nginx:3", strategy=SURGE_1)),
         ),
-        expect={"nginx:1": [0], "nginx:2": [0], "nginx:3": [10]},
+        expect={"nginx:1": [0], "nginx:2": [0], "nginx:3": [4]},
     ),
     Scenario(
         "recreate",
         (
             Step("created with 3", create(3, "nginx:1", RECREATE)),
             Step("image nginx:2", change("nginx:2")),
+            Step(
+                "image nginx:3, never ready",
+                change("nginx:3", never_ready=True),
+                settled("ReplicaSetUpdated", replicas=3, updatedReplicas=3),
+            ),
+            Step("image nginx:4", change("nginx:4")),
         ),
-        expect={"nginx:1": [3, 0], "nginx:2": [3]},
+        expect={"nginx:1": [0], "nginx:2": [3, 0], "nginx:3": [3, 0], "nginx:4": [3]},
     ),
     Scenario(
         "paused",
@@ -305,13 +329,58 @@ SCENARIOS = (
         expect={"nginx:1": [0], "nginx:3": [5]},
     ),
     Scenario(
+        "paused-mid-rollout",
+        (
+            Step("created with 4", create(4, "nginx:1", rolling(1, 1))),
+            Step(
+                "image nginx:2, never ready",
+                change("nginx:2", never_ready=True),
+                settled(
+                    "ReplicaSetUpdated",
+                    replicas=5,
+                    updatedReplicas=2,
+                    readyReplicas=3,
+                    availableReplicas=3,
+                ),
+            ),
+            Step(
+                "paused",
+                change(paused=True),
+                settled(
+                    "DeploymentPaused",
+                    replicas=5,
+                    updatedReplicas=2,
+                    readyReplicas=3,
+                    availableReplicas=3,
+                ),
+            ),
+            Step(
+                "scaled to 8 while paused",
+                change(replicas=8),
+                settled(
+                    "DeploymentPaused",
+                    replicas=9,
+                    updatedReplicas=4,
+                    readyReplicas=5,
+                    availableReplicas=5,
+                ),
+            ),
+            Step(
+                "image nginx:3, maxSurge 1, resumed",
+                change("nginx:3", paused=False, strategy=SURGE_1),
+            ),
+        ),
+        expect={"nginx:1": [0], "nginx:2": [0], "nginx:3": [8]},
+    ),
+    Scenario(
         "rollback",
         (
             Step("created with 3", create(3, "nginx:1", SURGE_1)),
             Step("image nginx:2", change("nginx:2")),
             Step("image nginx:1 again", change("nginx:1")),
+            Step("image nginx:2 again", change("nginx:2")),
         ),
-        expect={"nginx:1": [3], "nginx:2": [0]},
+        expect={"nginx:1": [0], "nginx:2": [3]},
     ),
     Scenario(
         "history-limit",
@@ -324,7 +393,7 @@ SCENARIOS = (
     Scenario(
         "no-surge",
         (
-            Step("created with 3", create(3, "nginx:1", rolling(0, 1))),
+            Step("created with 3", create(3, "nginx:1", rolling(0, 1), minReadySeconds=1)),
             Step("image nginx:2", change("nginx:2")),
         ),
         expect={"nginx:1": [0], "nginx:2": [3]},
@@ -459,8 +528,11 @@ def mask(message: str, names: set[str]) -> str:
     return re.sub(r"\s+", " ", message)
 
 
-def run(scenario: Scenario, client: Client, namespace: str, wait_for: Any) -> dict[str, Any]:
-    """Run ``scenario`` in ``namespace``; what it observed, names masked."""
+def run(
+    scenario: Scenario, side: str, client: Client, namespace: str, wait_for: Any
+) -> dict[str, Any]:
+    """Run ``scenario`` in ``namespace`` (``side`` names the controllers in wait messages);
+    what it observed, names masked."""
     record: dict[str, Any] = {"steps": []}
 
     def state() -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -473,7 +545,7 @@ def run(scenario: Scenario, client: Client, namespace: str, wait_for: Any) -> di
             until(d, sets)
             return d, sets
 
-        return wait_for(check, timeout=TIMEOUT, message=f"{scenario.name}: {label}")
+        return wait_for(check, timeout=TIMEOUT, message=f"{scenario.name} ({side}): {label}")
 
     counts = ReplicaCounts(client, namespace)
     try:
@@ -490,7 +562,7 @@ def run(scenario: Scenario, client: Client, namespace: str, wait_for: Any) -> di
         wait_for(
             lambda: {k: v[-1] for k, v in counts.snapshot().items() if k in final} == final,
             timeout=TIMEOUT,
-            message=f"{scenario.name}: the watch caught up",
+            message=f"{scenario.name} ({side}): the watch caught up",
         )
     finally:
         counts.close()
@@ -519,8 +591,8 @@ def test_deployment_controller_matches_kube_controller_manager(
     ours.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     try:
         with ThreadPoolExecutor(2) as pool:  # KCM 1.20's controllers and ours at once
-            upstream_run = pool.submit(run, scenario, client, namespace, wait_for)
-            mine_run = pool.submit(run, scenario, ours, namespace, wait_for)
+            upstream_run = pool.submit(run, scenario, "KCM", client, namespace, wait_for)
+            mine_run = pool.submit(run, scenario, "ours", ours, namespace, wait_for)
             upstream, mine = upstream_run.result(), mine_run.result()
     finally:
         ours.delete("v1/Namespace", namespace)
