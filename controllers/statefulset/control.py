@@ -507,11 +507,12 @@ class _Pass:
 
     def _replica_busy(self, i: int) -> bool:
         """Whether :meth:`process_replica` will write for replica ``i`` on a Parallel pass
-        (so is worth a thread): it creates, recreates or gets claims; the rare repair of an
-        existing pod's identity, storage or claim owners is not counted (it runs all the
-        same, on the caller's thread when its batch has no other write)."""
+        (so is worth a thread): it creates or recreates the pod. What is rare is not counted
+        (a Pending pod's missing claims: a pod is created with them; the repair of an
+        existing pod's identity, storage or claim owners): it runs all the same, on the
+        caller's thread when its batch has no other write."""
         pod = self.replicas[i]
-        return not is_created(pod) or is_failed(pod) or is_succeeded(pod) or is_pending(pod)
+        return not is_created(pod) or is_failed(pod) or is_succeeded(pod)
 
     def process_replica(self, i: int) -> bool:
         pod, sts, api = self.replicas[i], self.sts, self.pods_api

@@ -119,9 +119,15 @@ def test_cloneset_slow_start_failure_stops_the_next_batch_not_its_siblings() -> 
     assert sorted(called) == [0, 1, 2]  # the batch of 4 after it never ran
 
 
-def test_statefulset_pass_that_writes_nothing_starts_no_thread() -> None:
-    h = Harness(make_set(3, policy="Parallel"))
-    h.converge()
+@pytest.mark.parametrize("ready", [True, False])
+def test_statefulset_pass_that_writes_nothing_starts_no_thread(ready: bool) -> None:
+    template = {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}
+    h = Harness(make_set(3, policy="Parallel", templates=[template]))
+    if ready:
+        h.converge()
+    else:
+        h.sync()  # created with their claims, still Pending
+        assert sorted(h.pod_writes("create")) == ["web-0", "web-1", "web-2"]
     threads: set[threading.Thread] = set()
     check = h.pod_control.claims_match_retention_policy
 
