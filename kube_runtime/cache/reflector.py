@@ -37,6 +37,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
 from kube_runtime import meta, metrics
+from kube_runtime.client.interfaces import Watcher
 from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
@@ -65,9 +66,11 @@ class WatchStream(Protocol):
     def close(self) -> None: ...
 
 
-class ListerWatcher(Protocol):
+class ListerWatcher(Watcher[WatchStream], Protocol):
     """What a reflector needs from a client: list and watch one kind (the REST
-    :class:`kube_runtime.client.Client` is one; tests pass in-memory sources)."""
+    :class:`kube_runtime.client.Client` is one; tests pass in-memory sources). ``watch`` is
+    :meth:`Watcher.watch <kube_runtime.client.interfaces.Watcher.watch>`, returning any
+    :class:`WatchStream`."""
 
     def list(
         self,
@@ -78,18 +81,6 @@ class ListerWatcher(Protocol):
         field_selector: str | Mapping[str, str] | None = None,
         limit: int | None = None,
     ) -> Mapping[str, Any]: ...
-
-    def watch(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        resource_version: str | None = None,
-        label_selector: str | Mapping[str, str] | None = None,
-        field_selector: str | Mapping[str, str] | None = None,
-        allow_bookmarks: bool = True,
-        timeout_seconds: int | None = None,
-    ) -> WatchStream: ...
 
 
 class ReflectorSink(Protocol):

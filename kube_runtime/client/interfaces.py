@@ -103,11 +103,13 @@ __all__ = [
     "StatusWriter",
     "SubResourceClient",
     "Updater",
+    "Watcher",
     "WithWatch",
     "Writer",
 ]
 
 M = TypeVar("M", bound=BaseModel)
+W_co = TypeVar("W_co", covariant=True)
 
 #: What a write accepts: a JSON object, or a typed resource model.
 ObjectLike = Mapping[str, Any] | BaseModel
@@ -403,17 +405,10 @@ class Client(Reader, Writer, Protocol):
 
 
 @runtime_checkable
-class WithWatch(Client, Protocol):
-    """A :class:`Client` that also watches, and maps kinds to resources: what a
-    :class:`~kube_runtime.manager.Manager` runs on (its informer cache lists and watches
-    through it; builders map the kinds they watch). The REST client and the fake are one
-    (the fake's ``watch`` raises ``NotImplementedError``: a manager on it is never started).
-    """
-
-    @property
-    def mapper(self) -> RestMapper:
-        """The kind -> resource mapping (discovery for the REST client)."""
-        ...
+class Watcher(Protocol[W_co]):
+    """Watches objects of any kind; a watch is a ``W_co`` (the REST client's
+    :class:`~kube_runtime.client.watch.Watch`; the reflector takes any stream of events,
+    :class:`~kube_runtime.cache.reflector.ListerWatcher`)."""
 
     def watch(
         self,
@@ -425,7 +420,22 @@ class WithWatch(Client, Protocol):
         field_selector: Selector | None = None,
         allow_bookmarks: bool = True,
         timeout_seconds: int | None = None,
-    ) -> Watch:
+    ) -> W_co:
         """A watch of ``kind`` in ``namespace`` (None: every namespace) from
         ``resource_version``; errors the server answers before the stream starts raise here."""
+        ...
+
+
+@runtime_checkable
+class WithWatch(Client, Watcher[Watch], Protocol):
+    """A :class:`Client` that also watches (a :class:`Watcher` of
+    :class:`~kube_runtime.client.watch.Watch` streams), and maps kinds to resources: what a
+    :class:`~kube_runtime.manager.Manager` runs on (its informer cache lists and watches
+    through it; builders map the kinds they watch). The REST client and the fake are one
+    (the fake's ``watch`` raises ``NotImplementedError``: a manager on it is never started).
+    """
+
+    @property
+    def mapper(self) -> RestMapper:
+        """The kind -> resource mapping (discovery for the REST client)."""
         ...
