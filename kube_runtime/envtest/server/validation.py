@@ -375,31 +375,30 @@ def _diff_text(old: Any, new: Any, path: str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _no_errors(value: str) -> tuple[str, ...]:
-    return ()
-
-
 def _string_map(
     out: list[Cause],
     path: str,
     value: Any,
     key_errors: Callable[[str], Sequence[str]],
-    value_errors: Callable[[str], Sequence[str]] = _no_errors,
-) -> Mapping[Any, Any]:
+    value_errors: Callable[[str], Sequence[str]] | None = None,
+) -> int:
     """Check a ``map[string]string`` field at ``path``: a map, whose keys and values are
-    strings without ``key_errors`` / ``value_errors``; the map (empty when it is none)."""
+    strings without ``key_errors`` / ``value_errors`` (None: any string). Returns the
+    characters of its string keys and values."""
+    chars = 0
     if not value:
-        return _EMPTY
+        return chars
     if type(value) is not dict and not isinstance(value, Mapping):
         out.append(_invalid(path, value, "must be a map of strings"))
-        return _EMPTY
+        return chars
     for key, item in value.items():
         if (
             type(key) is str
             and type(item) is str
             and not key_errors(key)
-            and not value_errors(item)
+            and (value_errors is None or not value_errors(item))
         ):
+            chars += len(key) + len(item)
             continue
         if not isinstance(key, str):
             out.append(_invalid(path, key, "must be a string"))
@@ -409,9 +408,10 @@ def _string_map(
         if not isinstance(item, str):
             out.append(_invalid(path, item, "must be a string"))
             continue
-        for msg in value_errors(item):
+        chars += len(key) + len(item)
+        for msg in value_errors(item) if value_errors is not None else ():
             out.append(_invalid(path, item, msg))
-    return value
+    return chars
 
 
 def _validate_labels(out: list[Cause], path: str, labels: Any) -> None:
@@ -427,10 +427,7 @@ def _annotation_key_errors(key: str) -> tuple[str, ...]:
 
 def _validate_annotations(out: list[Cause], path: str, annotations: Any) -> None:
     """Upstream ``ValidateAnnotations``: qualified keys (any case), <= 256 KiB in total."""
-    annotations = _string_map(out, path, annotations, _annotation_key_errors)
-    chars = sum(
-        len(k) + len(v) for k, v in annotations.items() if isinstance(k, str) and isinstance(v, str)
-    )
+    chars = _string_map(out, path, annotations, _annotation_key_errors)
     # Sizes are in UTF-8 bytes; only encode when the character count cannot decide.
     if chars * 4 > _TOTAL_ANNOTATION_SIZE:
         size = chars
