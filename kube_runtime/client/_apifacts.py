@@ -39,6 +39,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
 from kube_runtime.client.errors import STATUS_REASONS, ApiError, error_from_status
+from kube_runtime.patch import json_kind
 from kube_runtime.validation import (
     dns1035_label_errors,
     dns1123_label_errors,
@@ -735,19 +736,22 @@ def decodes_as_int64(value: Any) -> bool:
     return type(value) is int and value in _INT64_RANGE
 
 
+#: Go's type of a JSON value decoded into ``interface{}``, by its JSON kind (numbers aside).
+_GO_TYPES: Final[Mapping[str, str]] = {
+    "null": "<nil>",
+    "boolean": "bool",
+    "string": "string",
+    "object": "map[string]interface {}",
+    "array": "[]interface {}",
+}
+
+
 def go_type(value: Any) -> str:
     """Go's ``%T`` of a JSON value decoded into ``interface{}`` (``string``, ``int64``,
     ``float64``, ``map[string]interface {}``, ``<nil>``, ...)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    if isinstance(value, list):
-        return "[]interface {}"
+    found = _GO_TYPES.get(json_kind(value))
+    if found is not None:
+        return found
     return "int64" if decodes_as_int64(value) else "float64"
 
 
