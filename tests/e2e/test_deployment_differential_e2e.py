@@ -192,13 +192,19 @@ def complete(d: dict[str, Any], sets: list[dict[str, Any]]) -> None:
     cleaned_up(d, sets)
 
 
-def settled(progressing: str, **counters: int) -> Until:
-    """The status a stuck or paused rollout comes to: these counters (0 when not named) and
-    this ``Progressing`` reason."""
+def settled(progressing: str, replicas: int, updated: int, available: int) -> Until:
+    """The status a stuck or paused rollout comes to: ``replicas``, ``updatedReplicas``,
+    ``availableReplicas`` and ``readyReplicas`` (the same: no ``minReadySeconds`` where a
+    scenario waits for this) and this ``Progressing`` reason."""
+    want = {
+        "replicas": replicas,
+        "updatedReplicas": updated,
+        "readyReplicas": available,
+        "availableReplicas": available,
+    }
 
     def until(d: dict[str, Any], sets: list[dict[str, Any]]) -> None:
         status = observed(d)
-        want = {k: counters.get(k, 0) for k in COUNTERS}
         assert {k: status.get(k, 0) for k in COUNTERS} == want, f"status {status}"
         assert reason_of(status, "Progressing") == progressing, f"status {status}"
 
@@ -248,35 +254,17 @@ SCENARIOS = (
             Step(
                 "image nginx:2, never ready",
                 change("nginx:2", never_ready=True),
-                settled(
-                    "ReplicaSetUpdated",
-                    replicas=8,
-                    updatedReplicas=5,
-                    readyReplicas=3,
-                    availableReplicas=3,
-                ),
+                settled("ReplicaSetUpdated", 8, 5, 3),
             ),
             Step(
                 "scaled to 10 mid-rollout",
                 change(replicas=10),
-                settled(
-                    "ReplicaSetUpdated",
-                    replicas=13,
-                    updatedReplicas=8,
-                    readyReplicas=5,
-                    availableReplicas=5,
-                ),
+                settled("ReplicaSetUpdated", 13, 8, 5),
             ),
             Step(
                 "scaled to 4 mid-rollout",
                 change(replicas=4),
-                settled(
-                    "ReplicaSetUpdated",
-                    replicas=6,
-                    updatedReplicas=4,
-                    readyReplicas=2,
-                    availableReplicas=2,
-                ),
+                settled("ReplicaSetUpdated", 6, 4, 2),
             ),
             Step("image nginx:3, maxSurge 1", change("nginx:3", strategy=SURGE_1)),
         ),
@@ -290,7 +278,7 @@ SCENARIOS = (
             Step(
                 "image nginx:3, never ready",
                 change("nginx:3", never_ready=True),
-                settled("ReplicaSetUpdated", replicas=3, updatedReplicas=3),
+                settled("ReplicaSetUpdated", 3, 3, 0),
             ),
             Step("image nginx:4", change("nginx:4")),
         ),
@@ -303,26 +291,20 @@ SCENARIOS = (
             Step(
                 "paused",
                 change(paused=True),
-                settled(
-                    "DeploymentPaused",
-                    replicas=3,
-                    updatedReplicas=3,
-                    readyReplicas=3,
-                    availableReplicas=3,
-                ),
+                settled("DeploymentPaused", 3, 3, 3),
             ),
             *(
                 Step(
                     f"image {image} while paused",
                     change(image),
-                    settled("DeploymentPaused", replicas=3, readyReplicas=3, availableReplicas=3),
+                    settled("DeploymentPaused", 3, 0, 3),
                 )
                 for image in ("nginx:2", "nginx:3")
             ),
             Step(
                 "scaled to 5 while paused",
                 change(replicas=5),
-                settled("DeploymentPaused", replicas=5, readyReplicas=5, availableReplicas=5),
+                settled("DeploymentPaused", 5, 0, 5),
             ),
             Step("resumed", change(paused=False)),
         ),
@@ -335,35 +317,17 @@ SCENARIOS = (
             Step(
                 "image nginx:2, never ready",
                 change("nginx:2", never_ready=True),
-                settled(
-                    "ReplicaSetUpdated",
-                    replicas=5,
-                    updatedReplicas=2,
-                    readyReplicas=3,
-                    availableReplicas=3,
-                ),
+                settled("ReplicaSetUpdated", 5, 2, 3),
             ),
             Step(
                 "paused",
                 change(paused=True),
-                settled(
-                    "DeploymentPaused",
-                    replicas=5,
-                    updatedReplicas=2,
-                    readyReplicas=3,
-                    availableReplicas=3,
-                ),
+                settled("DeploymentPaused", 5, 2, 3),
             ),
             Step(
                 "scaled to 8 while paused",
                 change(replicas=8),
-                settled(
-                    "DeploymentPaused",
-                    replicas=9,
-                    updatedReplicas=4,
-                    readyReplicas=5,
-                    availableReplicas=5,
-                ),
+                settled("DeploymentPaused", 9, 4, 5),
             ),
             Step(
                 "image nginx:3, maxSurge 1, resumed",
@@ -405,13 +369,7 @@ SCENARIOS = (
             Step(
                 "image nginx:2, never ready",
                 change("nginx:2", never_ready=True),
-                settled(
-                    "ReplicaSetUpdated",
-                    replicas=7,
-                    updatedReplicas=3,
-                    readyReplicas=4,
-                    availableReplicas=4,
-                ),
+                settled("ReplicaSetUpdated", 7, 3, 4),
             ),
             Step("image nginx:3", change("nginx:3")),
         ),
@@ -425,13 +383,7 @@ SCENARIOS = (
             Step(
                 "image nginx:2, never ready",
                 change("nginx:2", never_ready=True),
-                settled(
-                    "ProgressDeadlineExceeded",
-                    replicas=3,
-                    updatedReplicas=1,
-                    readyReplicas=2,
-                    availableReplicas=2,
-                ),
+                settled("ProgressDeadlineExceeded", 3, 1, 2),
             ),
         ),
         expect={"nginx:1": [2], "nginx:2": [1]},
