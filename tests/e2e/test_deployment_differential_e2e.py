@@ -25,6 +25,8 @@ rollout settles at. The scenarios:
 * ``paused-mid-rollout``: 4 replicas (maxSurge 1, maxUnavailable 1) stuck on pods that never
   become ready, paused, scaled to 8 while paused (shared in proportion between the two
   ReplicaSets), resumed with a third image;
+* ``scale-to-zero``: the same stuck rollout scaled to 0 (complete with no replicas), then to 3
+  (with no active ReplicaSet, the new one takes them all), then a third image;
 * ``rollback``: an image change, back, and forth again (the old ReplicaSet reused each time,
   its revision bumped and ``revision-history`` set);
 * ``history-limit``: ``revisionHistoryLimit: 1`` and three image changes (older ReplicaSets
@@ -335,6 +337,25 @@ SCENARIOS = (
             ),
         ),
         expect={"nginx:1": [0], "nginx:2": [0], "nginx:3": [8]},
+    ),
+    Scenario(
+        "scale-to-zero",
+        (
+            Step("created with 4", create(4, "nginx:1", rolling(1, 1))),
+            Step(
+                "image nginx:2, never ready",
+                change("nginx:2", never_ready=True),
+                settled("ReplicaSetUpdated", 5, 2, 3),
+            ),
+            Step(
+                "scaled to 0 mid-rollout",
+                change(replicas=0),
+                settled("NewReplicaSetAvailable", 0, 0, 0),
+            ),
+            Step("scaled to 3", change(replicas=3), settled("NewReplicaSetAvailable", 3, 3, 0)),
+            Step("image nginx:3, maxSurge 1", change("nginx:3", strategy=SURGE_1)),
+        ),
+        expect={"nginx:1": [0], "nginx:2": [0], "nginx:3": [3]},
     ),
     Scenario(
         "rollback",
