@@ -27,6 +27,8 @@ rollout settles at. The scenarios:
   ReplicaSets), resumed with a third image;
 * ``scale-to-zero``: the same stuck rollout scaled to 0 (complete with no replicas), then to 3
   (with no active ReplicaSet, the new one takes them all), then a third image;
+* ``annotations``: the Deployment's own annotations (a ``kubernetes.io/change-cause``, another
+  one) copied to the new ReplicaSet, also when only they change, and on a rollback;
 * ``rollback``: an image change, back, and forth again (the old ReplicaSet reused each time,
   its revision bumped and ``revision-history`` set);
 * ``history-limit``: ``revisionHistoryLimit: 1`` and three image changes (older ReplicaSets
@@ -47,8 +49,9 @@ Compared, per scenario:
   merged), where the scenario's transitions do not depend on how fast pods become ready;
 * at the end (once old ReplicaSets beyond ``revisionHistoryLimit`` are gone): the Deployment's
   conditions (type, status, reason, and the message with the ReplicaSet name masked) and every
-  ``deployment.kubernetes.io/*`` annotation of each ReplicaSet (revision, revision-history,
-  desired-replicas, max-replicas) and of the Deployment.
+  annotation of each ReplicaSet (``deployment.kubernetes.io/`` revision, revision-history,
+  desired-replicas, max-replicas, and those copied from the Deployment) and every
+  ``deployment.kubernetes.io/*`` annotation of the Deployment.
 
 Not compared: ReplicaSet and pod names (their ``pod-template-hash``: ours hashes the
 template's Go JSON encoding where upstream hashes a spew dump of the Go struct, so the names
@@ -213,6 +216,27 @@ def settled(progressing: str, replicas: int, updated: int, available: int) -> Un
     return until
 
 
+def annotated(patch: dict[str, Any], cause: str, team: str) -> dict[str, Any]:
+    """``patch`` (or the Deployment) with a ``kubernetes.io/change-cause`` and a ``team``
+    annotation, which the new ReplicaSet gets a copy of."""
+    metadata = {**patch.get("metadata", {})}
+    metadata["annotations"] = {"kubernetes.io/change-cause": cause, "example.com/team": team}
+    return {**patch, "metadata": metadata}
+
+
+def complete_and_copied(image: str, team: str) -> Until:
+    """:func:`complete`, and the ReplicaSet of ``image`` has the ``team`` annotation (a change
+    of the Deployment's metadata alone has no generation to wait for)."""
+
+    def until(d: dict[str, Any], sets: list[dict[str, Any]]) -> None:
+        complete(d, sets)
+        (rs,) = [rs for rs in sets if image_of(rs) == image]
+        annotations = rs["metadata"].get("annotations") or {}
+        assert annotations.get("example.com/team") == team, f"annotations {annotations}"
+
+    return until
+
+
 @dataclass(frozen=True)
 class Step:
     """One change and what to wait for after it."""
@@ -356,6 +380,20 @@ SCENARIOS = (
             Step("image nginx:3, maxSurge 1", change("nginx:3", strategy=SURGE_1)),
         ),
         expect={"nginx:1": [0], "nginx:2": [0], "nginx:3": [3]},
+    ),
+    Scenario(
+        "annotations",
+        (
+            Step("created with 2", annotated(create(2, "nginx:1", SURGE_1), "create", "a")),
+            Step("image nginx:2", annotated(change("nginx:2"), "to nginx:2", "a")),
+            Step(
+                "annotation changed",
+                annotated({}, "to nginx:2", "b"),
+                complete_and_copied("nginx:2", "b"),
+            ),
+            Step("image nginx:1 again", annotated(change("nginx:1"), "back", "b")),
+        ),
+        expect={"nginx:1": [2], "nginx:2": [0]},
     ),
     Scenario(
         "rollback",
@@ -542,7 +580,7 @@ def run(
     record["replica counts"] = counts.snapshot()
     record["replicasets"] = {
         image_of(rs): {
-            "annotations": deployment_annotations(rs),
+            "annotations": dict(sorted((rs["metadata"].get("annotations") or {}).items())),
             "replicas": rs["spec"]["replicas"],
             "status.replicas": (rs.get("status") or {}).get("replicas", 0),
         }
