@@ -260,7 +260,22 @@ class Scenario:
     that did nothing cannot pass."""
 
 
+def stuck(image: str, replicas: int, updated: int, available: int) -> Step:
+    """A step to ``image`` whose pods never become ready, waited for until the rollout stops
+    with these counters (:func:`settled`)."""
+    return Step(
+        f"image {image}, never ready",
+        change(image, never_ready=True),
+        settled("ReplicaSetUpdated", replicas, updated, available),
+    )
+
+
 SURGE_1 = rolling(1, 0)
+STUCK_4 = (
+    Step("created with 4", create(4, "nginx:1", rolling(1, 1))),
+    stuck("nginx:2", 5, 2, 3),
+)
+"""4 replicas (maxSurge 1, maxUnavailable 1) stuck on a new image: old 3, new 2 not ready."""
 
 SCENARIOS = (
     Scenario(
@@ -277,11 +292,7 @@ SCENARIOS = (
         "proportional",
         (
             Step("created with 5", create(5, "nginx:1", rolling(3, 2))),
-            Step(
-                "image nginx:2, never ready",
-                change("nginx:2", never_ready=True),
-                settled("ReplicaSetUpdated", 8, 5, 3),
-            ),
+            stuck("nginx:2", 8, 5, 3),
             Step(
                 "scaled to 10 mid-rollout",
                 change(replicas=10),
@@ -301,11 +312,7 @@ SCENARIOS = (
         (
             Step("created with 3", create(3, "nginx:1", RECREATE)),
             Step("image nginx:2", change("nginx:2")),
-            Step(
-                "image nginx:3, never ready",
-                change("nginx:3", never_ready=True),
-                settled("ReplicaSetUpdated", 3, 3, 0),
-            ),
+            stuck("nginx:3", 3, 3, 0),
             Step("image nginx:4", change("nginx:4")),
         ),
         expect={"nginx:1": [0], "nginx:2": [3, 0], "nginx:3": [3, 0], "nginx:4": [3]},
@@ -339,12 +346,7 @@ SCENARIOS = (
     Scenario(
         "paused-mid-rollout",
         (
-            Step("created with 4", create(4, "nginx:1", rolling(1, 1))),
-            Step(
-                "image nginx:2, never ready",
-                change("nginx:2", never_ready=True),
-                settled("ReplicaSetUpdated", 5, 2, 3),
-            ),
+            *STUCK_4,
             Step(
                 "paused",
                 change(paused=True),
@@ -365,12 +367,7 @@ SCENARIOS = (
     Scenario(
         "scale-to-zero",
         (
-            Step("created with 4", create(4, "nginx:1", rolling(1, 1))),
-            Step(
-                "image nginx:2, never ready",
-                change("nginx:2", never_ready=True),
-                settled("ReplicaSetUpdated", 5, 2, 3),
-            ),
+            *STUCK_4,
             Step(
                 "scaled to 0 mid-rollout",
                 change(replicas=0),
@@ -425,11 +422,7 @@ SCENARIOS = (
         "percentages",
         (
             Step("created with 5", create(5, "nginx:1", rolling("25%", "25%"))),
-            Step(
-                "image nginx:2, never ready",
-                change("nginx:2", never_ready=True),
-                settled("ReplicaSetUpdated", 7, 3, 4),
-            ),
+            stuck("nginx:2", 7, 3, 4),
             Step("image nginx:3", change("nginx:3")),
         ),
         history=False,  # nginx:3's pods become ready together: how many per sync is timing
