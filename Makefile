@@ -7,6 +7,10 @@ STAMP := $(VENV)/.installed
 KUBECTL_CACHE ?= $(HOME)/.cache/kube-runtime
 # Where `make real-apiserver` caches etcd, kube-apiserver and kube-controller-manager 1.20.
 REAL_CACHE ?= $(HOME)/.cache/kube-runtime/k8s-1.20
+# Bytecode caching on, whatever the calling environment says: pytest keeps the test modules'
+# rewritten assertions (525 modules, ~10 s a worker otherwise) and the suite's many
+# `kube-runtime` subprocesses import compiled modules instead of compiling the project anew.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test test-real real-apiserver unit e2e lint typecheck bench bench-real chaos kubectl clean
 
