@@ -1,7 +1,8 @@
 """Benchmarks of the embedded API server (``kube_runtime.envtest.server``).
 
-Every scenario runs against a fresh plain-HTTP ``EmbeddedCluster(kubelet=False)`` in this
-process: no TLS, no token, no simulated kubelet writing pod status behind our back. The
+Every scenario runs against a fresh plain-HTTP ``EmbeddedCluster(kubelet=False,
+deployments=False)`` in this process: no TLS, no token, no simulated kubelet writing pod
+status behind our back, no Deployment/ReplicaSet controllers watching pods. The
 clients (official ``kubernetes`` client, raw urllib3 watchers) run on threads of the same
 process, so they share the GIL with the server's event-loop thread; on a 2-core machine
 that is the dominant limit on throughput. One watch case runs its watcher in a child
@@ -346,8 +347,10 @@ def on_loop(cluster: EmbeddedCluster, fn: Callable[[], object]) -> None:
 
 @contextmanager
 def bench_cluster(history_size: int = 20_000) -> Iterator[EmbeddedCluster]:
-    """A plain-HTTP cluster without kubelet (nothing else writes while we measure)."""
-    cluster = EmbeddedCluster(kubelet=False, history_size=history_size)
+    """A plain-HTTP cluster without kubelet or workload controllers (nothing else writes,
+    or watches, while we measure: the Deployment/ReplicaSet controllers' pod informer would
+    take a second copy of every watch event on this process's GIL)."""
+    cluster = EmbeddedCluster(kubelet=False, deployments=False, history_size=history_size)
     with cluster:
         yield cluster
 

@@ -565,7 +565,10 @@ def scenario_memory(ctx: FrameworkContext) -> None:
     for label, count, how in variants:
         log(f"memory: {count} pods, {label}")
         cluster = EmbeddedCluster(
-            kubelet=how == "kubelet", pod_ready_after=0.0, history_size=4 * count + 1_000
+            kubelet=how == "kubelet",
+            deployments=False,
+            pod_ready_after=0.0,
+            history_size=4 * count + 1_000,
         )
         with cluster:
             ns = "memory"
