@@ -304,8 +304,9 @@ def wait_quiet(cluster: EmbeddedCluster, seconds: float = QUIET_SECONDS) -> None
 @contextmanager
 def controller_cluster(pod_ready_after: float = 0.0) -> Iterator[EmbeddedCluster]:
     """A plain-HTTP cluster whose kubelet makes pods Ready after ``pod_ready_after`` (at once
-    by default); requests are recorded."""
-    cluster = EmbeddedCluster(pod_ready_after=pod_ready_after)
+    by default); requests are recorded. The embedded Deployment/ReplicaSet controllers stay off:
+    their pod informer would share this process's GIL with the controller measured."""
+    cluster = EmbeddedCluster(pod_ready_after=pod_ready_after, deployments=False)
     with cluster:
         cluster.api.records.clear()
         cluster.api.record_requests = True

@@ -61,7 +61,7 @@ class Fixtures:
         from kube_runtime.client.errors import error_from_status
         from kube_runtime.envtest.cluster import EmbeddedCluster
 
-        self.cluster = EmbeddedCluster(kubelet=False).__enter__()
+        self.cluster = EmbeddedCluster(kubelet=False, deployments=False).__enter__()
         self.client = self.cluster.client()
         self.client.create(config_map())
         status = {"kind": "Status", "status": "Failure", "code": 409, "reason": "Conflict"}
