@@ -4,8 +4,12 @@ Contract (client-go ``tools/record``: ``event.go``, ``events_cache.go``):
 
 * :meth:`EventRecorder.event` never blocks on the API and never raises. It builds the Event
   (timestamps taken at call time) and puts it on a bounded queue (1000, as client-go's
-  broadcaster); when the queue is full the event is dropped with a log line. One background
-  thread writes the queue to the API in order.
+  broadcaster); when the queue is full the event is dropped with a log line. Background
+  writer threads (``writers``, 4 by default) write the queue to the API: the events about one
+  involved object always go to the same writer, in the order they were recorded, so the
+  correlation below sees them as client-go's single sink goroutine would; events about
+  different objects are written side by side (a burst of creations no longer waits on one
+  HTTP round trip per event and overflows the queue).
 * Correlation before writing, per recorder:
 
   - spam filter: per involved object (and source), a token bucket of 25 events refilled at one
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import zlib
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -81,6 +86,8 @@ EVENT_TYPES = (NORMAL, WARNING)
 
 MAX_QUEUED_EVENTS = 1000
 """Events waiting to be written before new ones are dropped (client-go's broadcaster)."""
+DEFAULT_WRITERS = 4
+"""Writer threads per recorder; one involved object's events always share one writer."""
 CACHE_SIZE = 4096
 """Objects/keys remembered by each correlation cache (client-go's LRU size)."""
 CORRELATION_WINDOW = 600.0
@@ -191,7 +198,8 @@ def _identity_key(event: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 class _Correlator:
-    """Spam filter, aggregation and dedup state (not thread-safe: used by the writer thread)."""
+    """Spam filter, aggregation and dedup state (not thread-safe: the recorder serializes the
+    calls; the state of one involved object is only ever used by that object's writer)."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
@@ -254,7 +262,9 @@ class _Correlator:
 class EventRecorder:
     """Records Events for one component; see the module docstring for the contract.
 
-    ``max_tries`` and ``retry_delay`` bound the work spent on one event when writes fail.
+    ``max_queued`` bounds the events waiting in all writers' queues together; ``writers`` is
+    how many threads write them (one involved object's events always go through one writer, in
+    order). ``max_tries`` and ``retry_delay`` bound the work spent on one event when writes fail.
     ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the current clock) stamps the events,
     names them and times the spam filter, the aggregation window and the retries; a bare
     epoch-seconds function still works for one release (deprecated).
@@ -267,6 +277,7 @@ class EventRecorder:
         host: str | None = None,
         *,
         max_queued: int = MAX_QUEUED_EVENTS,
+        writers: int = DEFAULT_WRITERS,
         max_tries: int = 3,
         retry_delay: float = 0.1,
         clock: Clock | Callable[[], float] | None = None,
@@ -280,14 +291,25 @@ class EventRecorder:
         )
         self._clock = resolve(clock, "EventRecorder", wall=True)
         self._correlator = _Correlator(self._clock.time)
-        self._queue: deque[dict[str, Any]] = deque()
+        self._correlator_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._queues: list[deque[dict[str, Any]]] = [deque() for _ in range(max(1, writers))]
+        self._queued = 0  # in all queues
         self._pending = 0  # queued + being written
-        self._cond = self._clock.condition()
+        self._cond = self._clock.condition(self._lock)  # flush() waits here
+        self._ready = [self._clock.condition(self._lock) for _ in self._queues]
         self._closed = self._clock.event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"event-recorder-{component}", daemon=True
-        )
-        self._thread.start()
+        self._threads = [
+            threading.Thread(
+                target=self._run,
+                args=(index,),
+                name=f"event-recorder-{component}" + (f"-{index}" if index else ""),
+                daemon=True,
+            )
+            for index in range(len(self._queues))
+        ]
+        for thread in self._threads:
+            thread.start()
 
     # --- the caller's side -------------------------------------------------------------------
 
@@ -331,7 +353,7 @@ class EventRecorder:
             if self._closed.is_set():
                 log.debug("event recorder closed; dropped event %s: %s", reason, message)
                 return
-            if len(self._queue) >= self._max_queued:
+            if self._queued >= self._max_queued:
                 log.warning(
                     "event queue full (%d); dropped event %s for %s/%s: %s",
                     self._max_queued,
@@ -341,9 +363,19 @@ class EventRecorder:
                     message,
                 )
                 return
-            self._queue.append(event)
+            index = self._writer_of(event)
+            self._queues[index].append(event)
+            self._queued += 1
             self._pending += 1
-            self._cond.notify_all()
+            self._ready[index].notify()
+
+    def _writer_of(self, event: Mapping[str, Any]) -> int:
+        """The writer of ``event``'s involved object (stable across runs: not ``hash()``)."""
+        if len(self._queues) == 1:
+            return 0
+        ref = event["involvedObject"]
+        key = f"{ref.get('namespace', '')}/{ref.get('name', '')}/{ref.get('uid', '')}"
+        return zlib.crc32(key.encode()) % len(self._queues)
 
     def _make_event(
         self,
@@ -398,26 +430,33 @@ class EventRecorder:
         self.flush(timeout)
         with self._cond:
             self._closed.set()
-            dropped = len(self._queue)
-            self._queue.clear()
+            dropped = self._queued
+            for queue in self._queues:
+                queue.clear()
+            self._queued = 0
             self._pending -= dropped
             self._cond.notify_all()
+            for ready in self._ready:
+                ready.notify_all()
         if dropped:
             log.warning(
                 "event recorder %s closed with %d events unwritten", self.component, dropped
             )
-        self._thread.join(timeout)
+        for thread in self._threads:
+            thread.join(timeout)
 
     # --- the writer thread ---------------------------------------------------------------------
 
-    def _run(self) -> None:
+    def _run(self, index: int) -> None:
+        queue, ready = self._queues[index], self._ready[index]
         while True:
-            with self._cond:
-                while not self._queue and not self._closed.is_set():
-                    self._cond.wait()
-                if not self._queue:
+            with ready:
+                while not queue and not self._closed.is_set():
+                    ready.wait()
+                if not queue:
                     return
-                event = self._queue.popleft()
+                event = queue.popleft()
+                self._queued -= 1
             try:
                 self._correlate_and_write(event)
             except Exception:
@@ -428,15 +467,18 @@ class EventRecorder:
                     self._cond.notify_all()
 
     def _correlate_and_write(self, event: dict[str, Any]) -> None:
-        if not self._correlator.allow(event):
+        with self._correlator_lock:
+            allowed = self._correlator.allow(event)
+            if allowed:
+                event, key = self._correlator.aggregate(event)
+                seen = self._correlator.previous(key)
+        if not allowed:
             log.debug(
                 "event %s for %s dropped by the spam filter",
                 event["reason"],
                 event["involvedObject"]["name"],
             )
             return
-        event, key = self._correlator.aggregate(event)
-        seen = self._correlator.previous(key)
         if seen is None:
             written = self._write(event, patch=None)
         else:
@@ -451,7 +493,8 @@ class EventRecorder:
             }
             written = self._write(event, patch=patch)
         if written is not None:
-            self._correlator.written(key, written)
+            with self._correlator_lock:
+                self._correlator.written(key, written)
 
     def _write(self, event: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any] | None:
         """Patch (or create) with retries; the server's Event, or None when dropped."""

@@ -287,3 +287,72 @@ def test_close_writes_what_is_queued_then_drops(client: FakeClient) -> None:
     recorder.event(POD, "Normal", "Scaled", "late")
     assert recorder.flush(1)
     assert len(client.events) == 5
+
+
+def _pods(count: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"web-{i}", "namespace": "prod", "uid": f"u-{i}"},
+        }
+        for i in range(count)
+    ]
+
+
+def test_events_about_different_objects_are_written_side_by_side(client: FakeClient) -> None:
+    # Each create waits until a second create is in flight: with one writer thread the
+    # barrier breaks (no second request comes) and every event is dropped after its retries.
+    barrier = threading.Barrier(2, timeout=5)
+
+    class Rendezvous(FakeClient):
+        def create(self, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+            try:
+                barrier.wait()
+            except threading.BrokenBarrierError:
+                raise AssertionError("no second write in flight") from None
+            return super().create(obj, namespace)
+
+    concurrent = Rendezvous()
+    recorder = _recorder(concurrent, writers=4)
+    pods = _pods(8)
+    for pod in pods:
+        recorder.event(pod, "Normal", "Created", "created")
+    assert recorder.flush(10)
+    assert sorted(name.split(".")[0] for _, name in concurrent.events) == sorted(
+        p["metadata"]["name"] for p in pods
+    )
+    recorder.close()
+
+
+def test_one_objects_events_keep_their_order_across_writers(client: FakeClient) -> None:
+    recorder = _recorder(client, writers=4)
+    pods = _pods(6)
+    for step in range(5):
+        for pod in pods:
+            recorder.event(pod, "Normal", f"Step{step}", f"step {step}")
+    assert recorder.flush(10)
+    recorder.close()
+    by_object: dict[str, list[str]] = {}
+    for (_, name), event in client.events.items():
+        by_object.setdefault(event["involvedObject"]["name"], []).append(name)
+    assert set(by_object) == {p["metadata"]["name"] for p in pods}
+    for pod in pods:
+        reasons = [
+            client.events[("prod", name)]["reason"]
+            for kind, name in client.calls
+            if kind == "create" and name.startswith(pod["metadata"]["name"] + ".")
+        ]
+        assert reasons == [f"Step{step}" for step in range(5)]
+
+
+def test_the_queue_bound_covers_all_writers(client: FakeClient) -> None:
+    client.gate = threading.Event()  # every writer hangs on its first request
+    recorder = _recorder(client, max_queued=4, writers=4)
+    for pod in _pods(20):
+        recorder.event(pod, "Normal", "Created", "created")
+    client.gate.set()
+    assert recorder.flush(5)
+    recorder.close()
+    # at most 4 queued at any time: the writers took at most 4 off the queue before blocking
+    assert 4 <= len(client.events) <= 8
