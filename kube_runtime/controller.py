@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +39,7 @@ from kube_runtime import metrics
 from kube_runtime.client.errors import ApiError
 from kube_runtime.handlers import EventHandler
 from kube_runtime.logs import reconcile_context
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.predicates import Predicate
 from kube_runtime.reconcile import Reconciler, Request, Result, TerminalError
 from kube_runtime.source import Source
@@ -53,7 +54,6 @@ __all__ = [
 #: How often a controller waiting for its caches to sync checks whether it was stopped.
 _SYNC_POLL = 0.1
 log = logging.getLogger(__name__)
-Obj = Mapping[str, Any]
 
 
 class TracebackLimiter:

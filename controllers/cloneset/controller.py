@@ -51,6 +51,7 @@ from kube_runtime.events import Recorder
 from kube_runtime.expectations import wait_result
 from kube_runtime.handlers import SelectingOwners
 from kube_runtime.kinds import KindLike, PersistentVolumeClaim, Pod
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.workloads.pods import is_active
 from kube_runtime.workloads.revision import list_revisions
@@ -67,8 +68,6 @@ COMPONENT = "cloneset-controller"
 CRD_PATH = pathlib.Path(__file__).with_name("crd.yaml")
 STATUS_RECHECK = 1.0
 """Seconds after which a sync waiting for its own status write to show looks again."""
-
-Obj = Mapping[str, Any]
 
 
 class CloneSetReconciler:

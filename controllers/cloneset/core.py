@@ -30,6 +30,7 @@ from controllers.cloneset.pvc import INSTANCE_ID_LABEL, instance_pod_volumes_for
 from kube_runtime import meta, webhook
 from kube_runtime.expectations import equal_to_revision_hash
 from kube_runtime.kinds import Kind
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
 from kube_runtime.workloads import lifecycle, podreadiness
 from kube_runtime.workloads.inplace import get_condition, inject_readiness_gate
@@ -67,7 +68,6 @@ __all__ = [
     "view_of",
 ]
 
-Obj = Mapping[str, Any]
 
 CLONESET: Final = Kind("apps.kube-runtime.io/v1alpha1", "CloneSet")
 SPECIFIED_DELETE_LABEL: Final = "apps.kruise.io/specified-delete"

@@ -20,7 +20,6 @@ the moment its progress deadline passes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from controllers._register import collaborators, register
@@ -39,6 +38,7 @@ from kube_runtime.events import Recorder
 from kube_runtime.expectations import wait_result
 from kube_runtime.handlers import SelectingOwners
 from kube_runtime.kinds import Deployment, Pod, ReplicaSet
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
 
@@ -61,8 +61,6 @@ COMPONENT = "deployment-controller"
 EXPECTATIONS_RECHECK = 1.0
 """Seconds after which a sync held back by a write the cache does not show yet looks again
 (the informer event of that write normally wakes the Deployment first)."""
-
-Obj = Mapping[str, Any]
 
 
 class DeploymentReconciler:

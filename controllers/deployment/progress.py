@@ -24,11 +24,10 @@ from controllers.deployment import conditions as cond
 from controllers.deployment import util
 from controllers.deployment.sync import DeploymentControl, calculate_status, same_status
 from kube_runtime import meta
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads.pods import parse_time
 
 __all__ = ["progress_check_after", "replica_failures", "rollout_status", "sync_rollout_status"]
-
-Obj = Mapping[str, Any]
 
 
 def replica_failures(all_rss: Sequence[Obj | None], new_rs: Obj | None) -> list[dict[str, Any]]:

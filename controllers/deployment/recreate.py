@@ -15,10 +15,9 @@ from controllers.deployment import util
 from controllers.deployment.progress import sync_rollout_status
 from controllers.deployment.sync import DeploymentControl
 from kube_runtime import meta
+from kube_runtime.meta import ObjView as Obj
 
 __all__ = ["old_pods_running", "rollout_recreate"]
-
-Obj = Mapping[str, Any]
 
 
 def old_pods_running(

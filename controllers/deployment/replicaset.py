@@ -41,6 +41,7 @@ from kube_runtime.events import Recorder
 from kube_runtime.expectations import ScaleAction, ScaleExpectations, wait_result
 from kube_runtime.handlers import SelectingOwners
 from kube_runtime.kinds import Pod, ReplicaSet
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.ownership import owner_reference
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
@@ -84,8 +85,6 @@ EXPECTATIONS_RECHECK = 1.0
 AVAILABILITY_SLACK = 0.01
 """Seconds past the moment a ready pod becomes available at which its ReplicaSet is synced."""
 """Seconds after which a sync held back by expectations looks again."""
-
-Obj = Mapping[str, Any]
 
 
 # --- pure decisions ---------------------------------------------------------------------------

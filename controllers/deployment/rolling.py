@@ -10,13 +10,14 @@ complete rollout cleans up the history. Every step ends with the rollout's statu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from controllers.deployment import util
 from controllers.deployment.progress import sync_rollout_status
 from controllers.deployment.sync import DeploymentControl
 from kube_runtime import meta
+from kube_runtime.meta import ObjView as Obj
 
 __all__ = [
     "InvalidScaleDown",
@@ -25,8 +26,6 @@ __all__ = [
     "rollout_rolling",
     "scale_down_sizes",
 ]
-
-Obj = Mapping[str, Any]
 
 
 def max_scaled_down(all_rss: Sequence[Obj], new_rs: Obj, d: Obj) -> int:

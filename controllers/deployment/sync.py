@@ -41,13 +41,13 @@ from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.events import Recorder
 from kube_runtime.expectations import ResourceVersionExpectations
 from kube_runtime.kinds import ReplicaSet
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.ownership import owner_reference
 
 __all__ = ["DeploymentControl", "calculate_status", "omit_zero"]
 
 log = logging.getLogger(__name__)
 
-Obj = Mapping[str, Any]
 Dict = dict[str, Any]
 
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads.intstr import scaled_value
 from kube_runtime.workloads.pods import parse_time
 
@@ -74,7 +75,6 @@ __all__ = [
     "status_replicas",
 ]
 
-Obj = Mapping[str, Any]
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 """The revision of a ReplicaSet (and of its Deployment: the new ReplicaSet's)."""

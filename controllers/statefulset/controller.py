@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import logging
 import pathlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from controllers._register import collaborators, register
@@ -72,6 +72,7 @@ from kube_runtime.kinds import (
     Pod,
     StatefulSet,
 )
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict, parse_label_selector
 from kube_runtime.workloads.inplace import InPlaceControl
@@ -111,8 +112,6 @@ wait: :data:`~controllers.statefulset.status.COALESCED_FIELDS`)."""
 _SELECTOR_CACHE_SIZE = 10_000
 _SPEC_CACHE_SIZE = 10_000
 _UNPARSED = object()
-
-Obj = Mapping[str, Any]
 
 
 class StatefulSetReconciler:

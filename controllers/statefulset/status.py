@@ -21,6 +21,7 @@ from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.conditions import is_status_condition_true, set_failure_condition
 from kube_runtime.expectations import ResourceVersionExpectations
 from kube_runtime.kinds import Kind, StatefulSet
+from kube_runtime.meta import Obj
 from kube_runtime.retry import retry_on_conflict
 from kube_runtime.workloads.statuswriter import ApiStatusWriter
 
@@ -44,7 +45,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 
 COMPARED_FIELDS = (
     "observedGeneration",

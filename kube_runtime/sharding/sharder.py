@@ -46,6 +46,7 @@ from kube_runtime.client.errors import Conflict, Forbidden, NotFound, WriteRefus
 from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Kind, Lease
 from kube_runtime.leaderelection import LeaderElector, format_micro_time
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.sharding import metrics as shard_metrics
 from kube_runtime.sharding.ring import (
     DEAD,
@@ -67,8 +68,6 @@ from kube_runtime.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
 __all__ = ["Assigner", "ClientView", "MetadataView", "RingKinds", "Sharder", "View"]
 
 log = logging.getLogger(__name__)
-
-Obj = Mapping[str, Any]
 
 #: What a 403 of kube-apiserver names: verb, resource and API group.
 _REFUSAL = re.compile(r'cannot (\S+) resource "([^"]*)"(?: in API group "([^"]*)")?')

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.meta import ObjView as Obj
 from kube_runtime.meta import annotation_json
 
 __all__ = [
@@ -39,8 +39,6 @@ RUNTIME_META_ANNOTATION: Final = "apps.kruise.io/runtime-containers-meta"
 EXCLUDED_ENVS: Final = frozenset({"SIDECARSET_VERSION", "SIDECARSET_VERSION_ALT"})
 
 _SUBSCRIPTED = re.compile(r"^(metadata\.(?:labels|annotations))\['(.*)'\]$")
-
-Obj = Mapping[str, Any]
 
 
 def meta_refs(container: Obj) -> list[tuple[str, str, str]]:

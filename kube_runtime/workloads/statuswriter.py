@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kube_runtime import meta
 from kube_runtime.clock import Clock, resolve
+from kube_runtime.meta import ObjView as Obj
 
 if TYPE_CHECKING:
     from kube_runtime.client.interfaces import Client
@@ -60,7 +61,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-Obj = Mapping[str, Any]
 StatusWrite = Callable[[Obj, Obj], None]
 """Writes ``status`` (second argument) onto the object (first argument) through the API."""
 

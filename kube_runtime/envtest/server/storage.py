@@ -55,9 +55,8 @@ from kube_runtime.envtest.server.bodylimits import check_object_size
 from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.persist import Journal, JournalError
 from kube_runtime.envtest.server.resources import Registry, ResourceInfo
+from kube_runtime.meta import Obj as Obj
 from kube_runtime.validation import no_new_finalizers_message
-
-Obj = dict[str, Any]
 
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"
