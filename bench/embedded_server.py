@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -1069,6 +1069,49 @@ def _item_count(result: object) -> int:
     return len(getattr(result, "items", None) or [])
 
 
+def deserialize_cluster(cluster: EmbeddedCluster, n: int) -> tuple[Any, str]:
+    """The warmed official client on ``cluster`` and a namespace holding ``n`` typical pods,
+    listed once (the server caches their encoding) and the ``V1PodList`` validators built."""
+    api = core_api(cluster, warm=True)
+    ns = "deserialize"
+    log(f"deserialize: populating {n} pods")
+    populate(cluster, ns, n)
+    read_body(api.list_namespaced_pod(ns, _preload_content=False))
+    api.list_namespaced_pod("warmup")
+    return api, ns
+
+
+def time_lists(
+    cluster: EmbeddedCluster,
+    scenario: str,
+    paths: Sequence[tuple[str, Callable[[], object]]],
+    reps: int,
+    expected: int,
+    server: dict[str, list[float]] | None = None,
+) -> dict[str, list[float]]:
+    """Seconds per call of each of ``paths`` (list calls), ``reps`` runs interleaved.
+
+    ``gc.collect()`` runs before each call (the previous path's garbage is not charged to
+    the next); each result must hold ``expected`` items. With ``server``, each call's
+    server-side seconds are appended to ``server[label]`` as well.
+    """
+    times: dict[str, list[float]] = {label: [] for label, _ in paths}
+    for rep in range(reps):
+        log(f"{scenario}: run {rep + 1}/{reps}")
+        for label, fn in paths:
+            gc.collect()
+            with recording(cluster) if server is not None else nullcontext():
+                started = time.perf_counter()
+                result = fn()
+                times[label].append(time.perf_counter() - started)
+            if server is not None:
+                server.setdefault(label, []).extend(server_seconds(cluster, "GET", 1))
+            if (count := _item_count(result)) != expected:
+                raise RuntimeError(f"{label}: {count} items, expected {expected}")
+            del result
+    return times
+
+
 def scenario_deserialize(ctx: Context) -> None:
     n, reps = ctx.sizes.deser_pods, ctx.sizes.deser_reps
     table = ctx.table(
@@ -1078,12 +1121,7 @@ def scenario_deserialize(ctx: Context) -> None:
         "client path | s per list (median) | vs raw + orjson.loads | server s per list (median)",
     )
     with bench_cluster() as cluster:
-        api = core_api(cluster, warm=True)
-        ns = "deserialize"
-        log(f"deserialize: populating {n} pods")
-        populate(cluster, ns, n)
-        read_body(api.list_namespaced_pod(ns, _preload_content=False))  # encode once (cache)
-        api.list_namespaced_pod("warmup")  # build the V1PodList model validators
+        api, ns = deserialize_cluster(cluster, n)
 
         def raw_bytes() -> object:
             return read_body(api.list_namespaced_pod(ns, _preload_content=False))
@@ -1099,20 +1137,8 @@ def scenario_deserialize(ctx: Context) -> None:
             ("`_preload_content=False` + `orjson.loads`", raw_orjson),
             ("`list_namespaced_pod()` -> `V1PodList` models", models),
         ]
-        times: dict[str, list[float]] = {label: [] for label, _ in paths}
-        server: dict[str, list[float]] = {label: [] for label, _ in paths}
-        for rep in range(reps):
-            log(f"deserialize: run {rep + 1}/{reps}")
-            for label, fn in paths:
-                gc.collect()  # the previous path's garbage is not charged to this one
-                with recording(cluster):
-                    started = time.perf_counter()
-                    result = fn()
-                    times[label].append(time.perf_counter() - started)
-                server[label] += server_seconds(cluster, "GET", 1)
-                if _item_count(result) != n:
-                    raise RuntimeError(f"{label}: {_item_count(result)} items, expected {n}")
-                del result
+        server: dict[str, list[float]] = {}
+        times = time_lists(cluster, "deserialize", paths, reps, n, server)
         base = pct(times[paths[1][0]], 0.5)
         for label, _ in paths:
             med = pct(times[label], 0.5)

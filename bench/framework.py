@@ -34,6 +34,7 @@ from bench.embedded_server import (
     Target,
     bench_cluster,
     core_api,
+    deserialize_cluster,
     log,
     make_namespace,
     open_watchers,
@@ -42,6 +43,7 @@ from bench.embedded_server import (
     populate,
     read_body,
     spread,
+    time_lists,
     typical_pod,
     warm_up_client,
     write_pods_in,
@@ -843,42 +845,29 @@ def scenario_deserialize_framework(ctx: FrameworkContext) -> None:
         "client path | s per list (median) | vs `Client.list`",
     )
     with bench_cluster() as cluster:
-        api = core_api(cluster, warm=True)
-        ns = "deserialize"
-        populate(cluster, ns, n)
+        api, ns = deserialize_cluster(cluster, n)
         client = framework_client(cluster)
-        client.list(kinds.Pod, ns)  # encode once on the server, open the connection
-        api.list_namespaced_pod("warmup")  # build the V1PodList model validators
+        client.list(kinds.Pod, ns)  # open the connection
 
-        def ours() -> int:
-            return len(client.list(kinds.Pod, ns, limit=n)["items"])
+        def ours() -> object:
+            return client.list(kinds.Pod, ns, limit=n)
 
-        def ours_paged() -> int:
-            return len(client.list(kinds.Pod, ns)["items"])
+        def ours_paged() -> object:
+            return client.list(kinds.Pod, ns)
 
-        def raw() -> int:
-            body = read_body(api.list_namespaced_pod(ns, _preload_content=False))
-            return len(orjson.loads(body)["items"])
+        def raw() -> object:
+            return orjson.loads(read_body(api.list_namespaced_pod(ns, _preload_content=False)))
 
-        def models() -> int:
-            return len(api.list_namespaced_pod(ns).items)
+        def models() -> object:
+            return api.list_namespaced_pod(ns)
 
-        paths: list[tuple[str, Callable[[], int]]] = [
+        paths: list[tuple[str, Callable[[], object]]] = [
             (f"`Client.list(Pod, ns, limit={n})` (one page)", ours),
             ("`Client.list(Pod, ns)` (default pages of 500)", ours_paged),
             ("`CoreV1Api.list_namespaced_pod(_preload_content=False)` + `orjson.loads`", raw),
             ("`CoreV1Api.list_namespaced_pod()` -> `V1PodList` models", models),
         ]
-        times: dict[str, list[float]] = {label: [] for label, _ in paths}
-        for rep in range(reps):
-            log(f"deserialize-framework: run {rep + 1}/{reps}")
-            for label, fn in paths:
-                gc.collect()
-                started = time.perf_counter()
-                count = fn()
-                times[label].append(time.perf_counter() - started)
-                if count != n:
-                    raise RuntimeError(f"{label}: {count} items, expected {n}")
+        times = time_lists(cluster, "deserialize-framework", paths, reps, n)
         client.close()
     base = median(times[paths[0][0]])
     for label, _ in paths:
