@@ -39,24 +39,30 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
 from kube_runtime.client import interfaces
-from kube_runtime.client.interfaces import ObjectLike, PatchBody, PatchType, Selector
+from kube_runtime.client.interfaces import ObjectLike, PatchBody
 from kube_runtime.client.options import (
+    ApplyKeywords,
+    CreateKeywords,
+    DeleteAllOfKeywords,
+    DeleteKeywords,
     DeleteOptions,
-    IndexKey,
+    ListKeywords,
     ListQuery,
+    PatchKeywords,
     PatchOptions,
+    SubresourcePatchKeywords,
+    SubresourceUpdateKeywords,
     WriteKeywords,
+    check_keywords,
 )
 from kube_runtime.kinds import KindLike
 from kube_runtime.meta import Obj
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
 
 __all__ = ["ClientBase", "ReaderMixin", "StatusWriterMixin", "SubResourceMixin", "WriterMixin"]
 
@@ -80,21 +86,10 @@ class ReaderMixin(ABC):
         return self._do_get(kind, name, namespace)
 
     def list(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        index: IndexKey | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
+        self, kind: KindLike, namespace: str | None = None, **options: Unpack[ListKeywords]
     ) -> Obj:
         """See :meth:`Reader.list <kube_runtime.client.interfaces.Reader.list>`."""
-        query = ListQuery(
-            label_selector, field_selector, index, limit, resource_version, resource_version_match
-        )
+        query = ListQuery(**check_keywords("list", options, ListKeywords))
         return self._do_list(kind, namespace, query)
 
 
@@ -105,12 +100,11 @@ class _UpdateMixin(ABC):
     def _do_update(self, obj: ObjectLike, field_manager: str | None, dry_run: bool) -> Any:
         """PUT ``obj`` (or its status); returns the stored result."""
 
-    def update(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Any:
+    def update(self, obj: ObjectLike, **options: Unpack[WriteKeywords]) -> Any:
         """See :meth:`Writer.update <kube_runtime.client.interfaces.Writer.update>` and
         :meth:`StatusWriter.update <kube_runtime.client.interfaces.StatusWriter.update>`."""
-        return self._do_update(obj, field_manager, dry_run)
+        given = check_keywords("update", options, WriteKeywords)
+        return self._do_update(obj, given.get("field_manager"), given.get("dry_run", False))
 
 
 class _PatchHook(ABC):
@@ -146,73 +140,45 @@ class WriterMixin(_UpdateMixin, _PatchHook):
     ) -> Obj:
         """DELETE the collection ``query`` selects; returns the List of deleted objects."""
 
-    def create(
-        self,
-        obj: ObjectLike,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> Any:
+    def create(self, obj: ObjectLike, **options: Unpack[CreateKeywords]) -> Any:
         """See :meth:`Writer.create <kube_runtime.client.interfaces.Writer.create>`."""
-        return self._do_create(obj, namespace, field_manager, dry_run)
+        given = check_keywords("create", options, CreateKeywords)
+        namespace, field_manager = given.get("namespace"), given.get("field_manager")
+        return self._do_create(obj, namespace, field_manager, given.get("dry_run", False))
 
     def patch(
-        self,
-        kind: KindLike,
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        self, kind: KindLike, name: str, patch: PatchBody, **options: Unpack[PatchKeywords]
     ) -> Any:
         """See :meth:`Writer.patch <kube_runtime.client.interfaces.Writer.patch>`."""
-        options = PatchOptions(namespace, patch_type, subresource, field_manager, force, dry_run)
-        return self._do_patch(kind, name, patch, options)
+        record = PatchOptions(**check_keywords("patch", options, PatchKeywords))
+        return self._do_patch(kind, name, patch, record)
 
-    def apply(
-        self, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
-    ) -> Any:
+    def apply(self, obj: ObjectLike, **options: Unpack[ApplyKeywords]) -> Any:
         """See :meth:`Writer.apply <kube_runtime.client.interfaces.Writer.apply>`."""
-        return self._do_apply(obj, field_manager, force, dry_run)
+        given = check_keywords("apply", options, ApplyKeywords)
+        force, dry_run = given.get("force", True), given.get("dry_run", False)
+        return self._do_apply(obj, given["field_manager"], force, dry_run)
 
     def delete(
         self,
         kind: KindLike,
         name: str,
         namespace: str | None = None,
-        *,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        uid: str | None = None,
-        resource_version: str | None = None,
-        dry_run: bool = False,
+        **options: Unpack[DeleteKeywords],
     ) -> Obj:
         """See :meth:`Writer.delete <kube_runtime.client.interfaces.Writer.delete>`."""
-        options = DeleteOptions(
-            propagation_policy, grace_period_seconds, uid, resource_version, dry_run
-        )
-        return self._do_delete(kind, name, namespace, options)
+        record = DeleteOptions(**check_keywords("delete", options, DeleteKeywords))
+        return self._do_delete(kind, name, namespace, record)
 
     def delete_all_of(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        dry_run: bool = False,
+        self, kind: KindLike, namespace: str | None = None, **options: Unpack[DeleteAllOfKeywords]
     ) -> Obj:
         """See :meth:`Writer.delete_all_of <kube_runtime.client.interfaces.Writer.delete_all_of>`."""
-        query = ListQuery(label_selector, field_selector)
-        options = DeleteOptions(propagation_policy, grace_period_seconds, dry_run=dry_run)
-        return self._do_delete_all_of(kind, namespace, query, options)
+        deletion = dict(check_keywords("delete_all_of", options, DeleteAllOfKeywords))
+        query = ListQuery(
+            deletion.pop("label_selector", None), deletion.pop("field_selector", None)
+        )
+        return self._do_delete_all_of(kind, namespace, query, DeleteOptions(**deletion))
 
 
 class _SubresourcePatchMixin(_PatchHook):
@@ -226,18 +192,13 @@ class _SubresourcePatchMixin(_PatchHook):
         kind: KindLike,
         name: str,
         patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        **options: Unpack[SubresourcePatchKeywords],
     ) -> Any:
         """See :meth:`StatusWriter.patch <kube_runtime.client.interfaces.StatusWriter.patch>`
         and :meth:`SubResourceClient.patch
         <kube_runtime.client.interfaces.SubResourceClient.patch>`."""
-        options = PatchOptions(namespace, patch_type, self.name, field_manager, force, dry_run)
-        return self._do_patch(kind, name, patch, options)
+        given = check_keywords("patch", options, SubresourcePatchKeywords)
+        return self._do_patch(kind, name, patch, PatchOptions(subresource=self.name, **given))
 
 
 class StatusWriterMixin(_UpdateMixin, _SubresourcePatchMixin, interfaces.StatusWriter):
@@ -266,17 +227,12 @@ class SubResourceMixin(_SubresourcePatchMixin, interfaces.SubResourceClient):
         <kube_runtime.client.interfaces.SubResourceClient.get>`."""
         return self._do_get(kind, name, namespace)
 
-    def update(
-        self,
-        obj: ObjectLike,
-        *,
-        body: ObjectLike | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> Obj:
+    def update(self, obj: ObjectLike, **options: Unpack[SubresourceUpdateKeywords]) -> Obj:
         """See :meth:`SubResourceClient.update
         <kube_runtime.client.interfaces.SubResourceClient.update>`."""
-        return self._do_update(obj, body, field_manager, dry_run)
+        given = check_keywords("update", options, SubresourceUpdateKeywords)
+        body, field_manager = given.get("body"), given.get("field_manager")
+        return self._do_update(obj, body, field_manager, given.get("dry_run", False))
 
 
 class ClientBase(ReaderMixin, WriterMixin, interfaces.Client):
@@ -298,8 +254,6 @@ class ClientBase(ReaderMixin, WriterMixin, interfaces.Client):
     @overload
     def update_status(self, obj: Mapping[str, Any], **options: Unpack[WriteKeywords]) -> Obj: ...
 
-    def update_status(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Any:
+    def update_status(self, obj: ObjectLike, **options: Unpack[WriteKeywords]) -> Any:
         """``status().update(obj)``: replace the status subresource of ``obj``."""
-        return self.status().update(obj, field_manager=field_manager, dry_run=dry_run)
+        return self.status().update(obj, **options)

@@ -69,16 +69,22 @@ Shared conventions (every method of every implementation):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
+from typing import Any, Protocol, TypeVar, overload, runtime_checkable
 
 from pydantic import BaseModel
+from typing_extensions import Unpack  # typing.Unpack is 3.11+ (pydantic depends on it)
 
 from kube_runtime.client.mapping import RestMapper
 from kube_runtime.client.options import (
     ApplyKeywords,
     CreateKeywords,
+    DeleteAllOfKeywords,
+    DeleteKeywords,
+    ListKeywords,
     PatchKeywords,
     SubresourcePatchKeywords,
+    SubresourceUpdateKeywords,
+    WatchKeywords,
     WriteKeywords,
 )
 from kube_runtime.client.options import IndexKey as IndexKey
@@ -87,9 +93,6 @@ from kube_runtime.client.options import Selector as Selector
 from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike
 from kube_runtime.meta import Obj as Obj
-
-if TYPE_CHECKING:  # the overloads' keyword sets (annotations only; typing.Unpack is 3.11+)
-    from typing_extensions import Unpack
 
 __all__ = [
     "Client",
@@ -137,16 +140,7 @@ class Reader(Protocol):
         ...
 
     def list(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        index: IndexKey | None = None,
-        limit: int | None = None,
-        resource_version: str | None = None,
-        resource_version_match: str | None = None,
+        self, kind: KindLike, namespace: str | None = None, **options: Unpack[ListKeywords]
     ) -> Obj:
         """The objects of ``kind`` in ``namespace`` (None: every namespace) as a List dict.
 
@@ -175,9 +169,7 @@ class Updater(Protocol):
     @overload
     def update(self, obj: Mapping[str, Any], **options: Unpack[WriteKeywords]) -> Obj: ...
 
-    def update(
-        self, obj: ObjectLike, *, field_manager: str | None = None, dry_run: bool = False
-    ) -> Any:
+    def update(self, obj: ObjectLike, **options: Unpack[WriteKeywords]) -> Any:
         """Replace what the writer writes (see :class:`Writer` and :class:`StatusWriter`) with
         ``obj``'s; returns the stored object (a model for a model). A
         ``metadata.resourceVersion`` makes the write conditional (``Conflict`` when stale);
@@ -201,14 +193,7 @@ class Writer(Updater, Protocol):
     @overload
     def create(self, obj: Mapping[str, Any], **options: Unpack[CreateKeywords]) -> Obj: ...
 
-    def create(
-        self,
-        obj: ObjectLike,
-        *,
-        namespace: str | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> Any:
+    def create(self, obj: ObjectLike, **options: Unpack[CreateKeywords]) -> Any:
         """Create ``obj``; returns the stored object (``uid``, ``resourceVersion``,
         ``creationTimestamp``, a name from ``metadata.generateName`` when given).
 
@@ -228,17 +213,7 @@ class Writer(Updater, Protocol):
     ) -> Obj: ...
 
     def patch(
-        self,
-        kind: KindLike,
-        name: str,
-        patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        self, kind: KindLike, name: str, patch: PatchBody, **options: Unpack[PatchKeywords]
     ) -> Any:
         """Patch one object (or its ``subresource``); returns the result.
 
@@ -256,9 +231,7 @@ class Writer(Updater, Protocol):
     @overload
     def apply(self, obj: Mapping[str, Any], **options: Unpack[ApplyKeywords]) -> Obj: ...
 
-    def apply(
-        self, obj: ObjectLike, *, field_manager: str, force: bool = True, dry_run: bool = False
-    ) -> Any:
+    def apply(self, obj: ObjectLike, **options: Unpack[ApplyKeywords]) -> Any:
         """Server-side apply ``obj`` as ``field_manager`` (creating it if absent): the
         object's fields end up as ``obj`` states; ``force`` takes over fields other
         managers own."""
@@ -269,12 +242,7 @@ class Writer(Updater, Protocol):
         kind: KindLike,
         name: str,
         namespace: str | None = None,
-        *,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        uid: str | None = None,
-        resource_version: str | None = None,
-        dry_run: bool = False,
+        **options: Unpack[DeleteKeywords],
     ) -> Obj:
         """Delete one object; returns the API server's answer (a dict, also for models).
 
@@ -289,15 +257,7 @@ class Writer(Updater, Protocol):
         ...
 
     def delete_all_of(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        dry_run: bool = False,
+        self, kind: KindLike, namespace: str | None = None, **options: Unpack[DeleteAllOfKeywords]
     ) -> Obj:
         """Delete every object of ``kind`` in ``namespace`` matching the selectors (each as
         :meth:`delete` would); returns a List dict of the deleted objects' last states."""
@@ -335,12 +295,7 @@ class StatusWriter(Updater, Protocol):
         kind: KindLike,
         name: str,
         patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        **options: Unpack[SubresourcePatchKeywords],
     ) -> Any:
         """Patch the status subresource (as :meth:`Writer.patch`); changes outside
         ``status`` are dropped. Returns the whole object."""
@@ -359,14 +314,7 @@ class SubResourceClient(Protocol):
         """The subresource of object ``kind``/``namespace``/``name`` (e.g. its ``Scale``)."""
         ...
 
-    def update(
-        self,
-        obj: ObjectLike,
-        *,
-        body: ObjectLike | None = None,
-        field_manager: str | None = None,
-        dry_run: bool = False,
-    ) -> Obj:
+    def update(self, obj: ObjectLike, **options: Unpack[SubresourceUpdateKeywords]) -> Obj:
         """PUT the subresource of ``obj`` (which names kind, namespace and name).
 
         ``body`` is the subresource object to send (a ``Scale``); None sends ``obj`` itself
@@ -380,12 +328,7 @@ class SubResourceClient(Protocol):
         kind: KindLike,
         name: str,
         patch: PatchBody,
-        *,
-        namespace: str | None = None,
-        patch_type: PatchType = "merge",
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
+        **options: Unpack[SubresourcePatchKeywords],
     ) -> Obj:
         """Patch the subresource (``{"spec": {"replicas": 3}}`` on ``scale``); returns it."""
         ...
@@ -411,15 +354,7 @@ class Watcher(Protocol[W_co]):
     :class:`~kube_runtime.cache.reflector.ListerWatcher`)."""
 
     def watch(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        resource_version: str | None = None,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        allow_bookmarks: bool = True,
-        timeout_seconds: int | None = None,
+        self, kind: KindLike, namespace: str | None = None, **options: Unpack[WatchKeywords]
     ) -> W_co:
         """A watch of ``kind`` in ``namespace`` (None: every namespace) from
         ``resource_version``; errors the server answers before the stream starts raise here."""

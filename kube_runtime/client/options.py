@@ -1,9 +1,18 @@
-"""The options objects a client implementation's ``_do_*`` hooks receive.
+"""The options of the client methods: the keywords they take, and the records their hooks get.
 
-The mixins of :mod:`kube_runtime.client.base` gather the keyword arguments of ``list``,
-``patch``, ``delete`` and ``delete_all_of`` into these frozen records before calling the
-hooks of an implementation (see that module): one record instead of six or seven positional
-arguments, and the field names are the keyword names.
+Each method's keywords are one ``TypedDict`` (:class:`ListKeywords`, :class:`CreateKeywords`,
+:class:`PatchKeywords`, ...; controller-runtime's ``ListOptions``, ``CreateOptions``, ...),
+which the protocols of :mod:`kube_runtime.client.interfaces` and the mixins of
+:mod:`kube_runtime.client.base` take as ``**options: Unpack[...]``: callers pass keyword
+arguments (``client.list(kind, "ns", label_selector="app=web")``), mypy rejects a keyword the
+method does not take or a value of the wrong type, and the mixins do the same at run time
+(:func:`check_keywords`).
+
+The mixins gather the keywords of ``list``, ``patch``, ``delete`` and ``delete_all_of`` into
+the frozen records :class:`ListQuery`, :class:`PatchOptions` and :class:`DeleteOptions` before
+calling the hooks of an implementation (see that module): one record instead of six or seven
+positional arguments; the field names are the keyword names, and the records' defaults are the
+keywords' defaults.
 
 The types of the options (:data:`Selector`, :data:`IndexKey`, :data:`PatchType`) are defined
 here, below the protocols of :mod:`kube_runtime.client.interfaces` (which re-exports them), so
@@ -16,20 +25,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
+from pydantic import BaseModel
+
 from kube_runtime.meta import Obj
 
 __all__ = [
     "ApplyKeywords",
     "CreateKeywords",
+    "DeleteAllOfKeywords",
+    "DeleteKeywords",
     "DeleteOptions",
     "IndexKey",
+    "ListKeywords",
     "ListQuery",
     "PatchKeywords",
     "PatchOptions",
     "PatchType",
     "Selector",
     "SubresourcePatchKeywords",
+    "SubresourceUpdateKeywords",
+    "WatchKeywords",
     "WriteKeywords",
+    "check_keywords",
 ]
 
 #: A label or field selector: query text (``"app=web,tier!=db"``) or ``{key: value}``
@@ -41,27 +58,85 @@ IndexKey = tuple[str, str]
 PatchType = Literal["merge", "strategic", "json", "apply"]
 
 
-# --- the keyword arguments of the writes, for the protocols' overloads ------------------------
-# Each write has two overloads (a model in, that model out; a dict in, a dict out) with the
-# same keywords: the overloads take them as ``**options: Unpack[...Keywords]`` so that each
-# keyword set is written once (the methods' own signatures spell them out, with defaults).
+# --- the keyword arguments of the client methods ---------------------------------------------
+# One TypedDict per method: the protocols, the mixins and the overloads all take the options as
+# ``**options: Unpack[...Keywords]``, so each keyword set is written once, here; mypy checks
+# the keywords of every call against it, and the mixins check them at run time
+# (:func:`check_keywords`). A key left out means its default, stated in the class's docstring.
+
+
+class _Selectors(TypedDict, total=False):
+    label_selector: Selector | None
+    field_selector: Selector | None
+
+
+class ListKeywords(_Selectors, total=False):
+    """The keywords of ``list`` (the fields of :class:`ListQuery`; all default to None):
+    ``label_selector``, ``field_selector``, ``index``, ``limit``, ``resource_version``,
+    ``resource_version_match``."""
+
+    index: IndexKey | None
+    limit: int | None
+    resource_version: str | None
+    resource_version_match: str | None
+
+
+class _Deletion(TypedDict, total=False):
+    propagation_policy: str | None
+    grace_period_seconds: int | None
+    dry_run: bool
+
+
+class DeleteKeywords(_Deletion, total=False):
+    """The keywords of ``delete`` (the fields of :class:`DeleteOptions`):
+    ``propagation_policy``, ``grace_period_seconds``, ``uid`` and ``resource_version``
+    (preconditions), all None by default, and ``dry_run`` (False)."""
+
+    uid: str | None
+    resource_version: str | None
+
+
+class DeleteAllOfKeywords(_Selectors, _Deletion, total=False):
+    """The keywords of ``delete_all_of``: the selectors of ``list`` and the options of
+    ``delete`` but its preconditions (defaults as theirs)."""
+
+
+class WatchKeywords(_Selectors, total=False):
+    """The keywords of ``watch``: ``resource_version``, ``label_selector``,
+    ``field_selector``, ``timeout_seconds`` (None by default) and ``allow_bookmarks``
+    (True)."""
+
+    resource_version: str | None
+    allow_bookmarks: bool
+    timeout_seconds: int | None
 
 
 class WriteKeywords(TypedDict, total=False):
-    """The keywords of ``update`` (objects and status): ``field_manager``, ``dry_run``."""
+    """The keywords of ``update`` (objects and status): ``field_manager`` (None),
+    ``dry_run`` (False)."""
 
     field_manager: str | None
     dry_run: bool
 
 
 class CreateKeywords(WriteKeywords, total=False):
-    """The keywords of ``create``: the write's, and ``namespace``."""
+    """The keywords of ``create``: the write's, and ``namespace`` (None:
+    ``metadata.namespace``)."""
 
     namespace: str | None
 
 
+class SubresourceUpdateKeywords(WriteKeywords, total=False):
+    """The keywords of a subresource client's ``update``: the write's, and ``body`` (None:
+    send the object itself)."""
+
+    body: Mapping[str, Any] | BaseModel | None
+
+
 class SubresourcePatchKeywords(WriteKeywords, total=False):
-    """The keywords of a status writer's and a subresource client's ``patch``."""
+    """The keywords of a status writer's and a subresource client's ``patch`` (the fields of
+    :class:`PatchOptions` but ``subresource``): ``namespace``, ``field_manager``, ``force``
+    (None by default), ``patch_type`` (``"merge"``), ``dry_run`` (False)."""
 
     namespace: str | None
     patch_type: PatchType
@@ -69,7 +144,7 @@ class SubresourcePatchKeywords(WriteKeywords, total=False):
 
 
 class PatchKeywords(SubresourcePatchKeywords, total=False):
-    """The keywords of ``Writer.patch``: a subresource's, and ``subresource``."""
+    """The keywords of ``Writer.patch``: a subresource's, and ``subresource`` (None)."""
 
     subresource: str | None
 
@@ -80,9 +155,24 @@ class _ApplyOptions(TypedDict, total=False):
 
 
 class ApplyKeywords(_ApplyOptions):
-    """The keywords of ``apply``: ``field_manager`` (required), ``force``, ``dry_run``."""
+    """The keywords of ``apply``: ``field_manager`` (required), ``force`` (True),
+    ``dry_run`` (False)."""
 
     field_manager: str
+
+
+def check_keywords(method: str, options: Mapping[str, Any], keywords: Any) -> Mapping[str, Any]:
+    """``options`` once checked against the TypedDict ``keywords`` as Python checks the
+    keywords of a call: ``TypeError("<method>() got an unexpected keyword argument 'x'")``
+    for a key it does not declare, ``TypeError`` for a required key missing."""
+    allowed: frozenset[str] = keywords.__required_keys__ | keywords.__optional_keys__
+    for name in options:
+        if name not in allowed:
+            raise TypeError(f"{method}() got an unexpected keyword argument {name!r}")
+    for name in keywords.__required_keys__:
+        if name not in options:
+            raise TypeError(f"{method}() missing 1 required keyword-only argument: {name!r}")
+    return options
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,13 +12,16 @@ comparison of keyword parameters, which mypy does not compare by name for overlo
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
+import typing
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 from kubernetes.client import Configuration
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
 from kube_runtime import kinds
 from kube_runtime.cache import InformerCache
@@ -140,8 +143,9 @@ def test_mypy_rejects_a_client_missing_a_method(
 def test_mypy_rejects_a_keyword_the_write_does_not_take(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The overloads take their keywords from one TypedDict per write
-    (:mod:`kube_runtime.client.options`): a keyword another write takes is still an error."""
+    """The methods take their keywords from one TypedDict per method
+    (:mod:`kube_runtime.client.options`): a keyword another method takes, a misspelt one or
+    a value of the wrong type is still an error."""
     monkeypatch.chdir(ROOT)
     bad = tmp_path / "wrong_keywords.py"
     bad.write_text(
@@ -154,13 +158,20 @@ def test_mypy_rejects_a_keyword_the_write_does_not_take(
                 c.status().patch(kinds.Pod, "p", {}, namespace="ns", subresource="scale")
                 c.update({"kind": "Pod"}, namespace="ns")
                 c.patch(kinds.Pod, "p", {}, namespace="ns", subresource="status")  # fine
+                c.list(kinds.Pod, "ns", label_selector={"app": "web"}, limit=5)  # fine
+                c.list(kinds.Pod, "ns", labelSelector="app=web")
+                c.delete(kinds.Pod, "p", "ns", grace_period_seconds="30")
+                c.subresource("scale").update({}, body={}, force=True)
             """
         )
     )
     out, status = _mypy(bad)
     assert status == 1, out
     errors = [line for line in out.splitlines() if ": error:" in line]
-    assert [e.split(":")[1] for e in errors if "Unexpected keyword" in e] == ["6", "7"], out
+    lines = [e.split(":")[1] for e in errors if "Unexpected keyword" in e]
+    assert lines == ["6", "7", "10", "12"], out
+    mistyped = [e.split(":")[1] for e in errors if "incompatible type" in e]
+    assert mistyped == ["11"], out
 
 
 # ------------------------------------------------------------------ run time
@@ -191,11 +202,25 @@ _PROTOCOL_METHODS = [
 
 
 def _parameters(fn: Any) -> dict[str, tuple[Any, Any]]:
-    return {
-        name: (p.kind, p.default)
-        for name, p in inspect.signature(fn).parameters.items()
-        if name != "self"
-    }
+    """The parameters of ``fn`` by name, ``(kind, default)``, with ``**options:
+    Unpack[SomeKeywords]`` expanded into one keyword-only parameter per key of the TypedDict
+    (its default: ``"required"`` or ``"optional"``), so that a method spelling its keywords
+    out and one taking them as a TypedDict compare alike."""
+    params: dict[str, tuple[Any, Any]] = {}
+    hints = typing.get_type_hints(fn)
+    for name, p in inspect.signature(fn).parameters.items():
+        if p.kind is not p.VAR_KEYWORD:
+            if name != "self":
+                optional = "optional" if p.kind is p.KEYWORD_ONLY else p.default
+                params[name] = (p.kind, optional if p.default is not p.empty else "required")
+            continue
+        assert typing.get_origin(hints[name]) is Unpack, f"{fn.__qualname__}(**{name})"
+        (keywords,) = typing.get_args(hints[name])
+        for key in keywords.__required_keys__:
+            params[key] = (p.KEYWORD_ONLY, "required")
+        for key in keywords.__optional_keys__:
+            params[key] = (p.KEYWORD_ONLY, "optional")
+    return params
 
 
 @pytest.mark.parametrize("index", [0, 1, 2], ids=["rest", "cached", "fake"])
@@ -210,6 +235,30 @@ def test_implementations_take_every_protocol_parameter(rest: RestClient, index: 
         for param, (kind, default) in wanted.items():
             assert param in have, f"{type(target).__name__}.{name} lacks {param}"
             assert have[param] == (kind, default), f"{type(target).__name__}.{name}({param})"
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda c: c.list(kinds.Pod, "ns", labelSelector="a=b"), "list() got an unexpected "),
+        (lambda c: c.create({}, namespce="ns"), "create() got an unexpected keyword"),
+        (lambda c: c.update({}, namespace="ns"), "update() got an unexpected keyword"),
+        (lambda c: c.apply({}, force=True), "apply() missing 1 required keyword-only"),
+        (lambda c: c.delete(kinds.Pod, "p", "ns", grace=0), "delete() got an unexpected"),
+        (lambda c: c.delete_all_of(kinds.Pod, uid="u"), "delete_all_of() got an unexpected"),
+        (lambda c: c.status().patch(kinds.Pod, "p", {}, subresource="x"), "patch() got an "),
+        (lambda c: c.subresource("scale").update({}, bdy={}), "update() got an unexpected"),
+    ],
+)
+def test_a_keyword_a_method_does_not_take_is_a_type_error(
+    rest: RestClient, call: Any, message: str
+) -> None:
+    """The methods take their keywords as ``**options: Unpack[...Keywords]``: mypy rejects a
+    wrong one, and so does the call at run time, before any request, as a plain signature
+    would (a misspelt option is never silently ignored)."""
+    for impl in _implementations(rest):
+        with pytest.raises(TypeError, match=re.escape(message)):
+            call(impl)
 
 
 def test_rest_list_by_index_needs_a_cache(rest: RestClient) -> None:
