@@ -61,13 +61,15 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kube_runtime import featuregates
+from kube_runtime import entrypoints, featuregates
+
+# The noqa names are only re-exported (every name of entrypoints.__all__ is, below).
 from kube_runtime.entrypoints import (
     COMMANDS_GROUP,
-    CONTROLLERS_GROUP,
+    CONTROLLERS_GROUP,  # noqa: F401
     Command,
-    ControllerEntry,
-    ControllerNotFound,
+    ControllerEntry,  # noqa: F401
+    ControllerNotFound,  # noqa: F401
     controller_entries,
     entry_point_group,
     load_controller,
@@ -77,20 +79,9 @@ if TYPE_CHECKING:
     from kube_runtime.client import Client
     from kube_runtime.manager import Manager
 
-__all__ = [
-    "COMMANDS_GROUP",
-    "CONTROLLERS_GROUP",
-    "Command",
-    "ControllerEntry",
-    "ControllerNotFound",
-    "RunError",
-    "build_parser",
-    "controller_entries",
-    "load_controller",
-    "main",
-    "manager_for",
-    "parse_feature_gates",
-]
+__all__ = ["RunError", "build_parser", "main", "manager_for", "parse_feature_gates"]
+# The entry-point names stay importable from here, where they were first defined.
+__all__ += entrypoints.__all__
 
 
 def _commands() -> dict[str, EntryPoint]:
