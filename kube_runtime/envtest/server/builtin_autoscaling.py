@@ -156,32 +156,25 @@ def _prune(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-#: Per v2 metric type, the fields of its v2beta1 form (the v1 annotation's) and where each
-#: is in the v2 source (``metric.resource``, ``metric.pods``, ...), in the order written.
-_ALPHA_FIELDS: Final[dict[str, tuple[tuple[str, tuple[str, ...]], ...]]] = {
-    "Resource": (
-        ("name", ("name",)),
-        ("targetAverageUtilization", ("target", "averageUtilization")),
-        ("targetAverageValue", ("target", "averageValue")),
-    ),
-    "Pods": (
-        ("metricName", ("metric", "name")),
-        ("targetAverageValue", ("target", "averageValue")),
-        ("selector", ("metric", "selector")),
-    ),
-    "Object": (
-        ("target", ("describedObject",)),
-        ("metricName", ("metric", "name")),
-        ("targetValue", ("target", "value")),
-        ("averageValue", ("target", "averageValue")),
-        ("selector", ("metric", "selector")),
-    ),
-    "External": (
-        ("metricName", ("metric", "name")),
-        ("metricSelector", ("metric", "selector")),
-        ("targetValue", ("target", "value")),
-        ("targetAverageValue", ("target", "averageValue")),
-    ),
+#: Where each field of a v2beta1 metric source (the v1 annotation's form) is in the v2
+#: source (``metric.resource``, ``metric.pods``, ...): one place for every metric type.
+_ALPHA_PATHS: Final[dict[str, tuple[str, ...]]] = {
+    "name": ("name",),
+    "target": ("describedObject",),
+    "metricName": ("metric", "name"),
+    "selector": ("metric", "selector"),
+    "metricSelector": ("metric", "selector"),
+    "targetAverageUtilization": ("target", "averageUtilization"),
+    "targetAverageValue": ("target", "averageValue"),
+    "averageValue": ("target", "averageValue"),
+    "targetValue": ("target", "value"),
+}
+#: Per v2 metric type, the fields of its v2beta1 form, in the order written.
+_ALPHA_FIELDS: Final[dict[str, tuple[str, ...]]] = {
+    "Resource": ("name", "targetAverageUtilization", "targetAverageValue"),
+    "Pods": ("metricName", "targetAverageValue", "selector"),
+    "Object": ("target", "metricName", "targetValue", "averageValue", "selector"),
+    "External": ("metricName", "metricSelector", "targetValue", "targetAverageValue"),
 }
 
 
@@ -192,13 +185,27 @@ def _alpha_spec(metric: Mapping[str, Any]) -> dict[str, Any]:
         return dict(metric)
     source = _map(metric.get(kind.lower()))
     body: dict[str, Any] = {}
-    for name, (*parents, leaf) in _ALPHA_FIELDS[kind]:
+    for name in _ALPHA_FIELDS[kind]:
+        *parents, leaf = _ALPHA_PATHS[name]
         parent = source
         for key in parents:
             parent = _map(parent.get(key))
         if parent.get(leaf) is not None:
             body[name] = parent[leaf]
     return {"type": kind, kind.lower(): body}
+
+
+def _v2_metric(source: Mapping[str, Any], selector: str = "selector") -> dict[str, Any]:
+    """The v2 ``MetricIdentifier`` of a v2beta1 metric source (``metricName``, ``selector``)."""
+    return _prune({"name": source.get("metricName"), "selector": source.get(selector)})
+
+
+def _v2_target(source: Mapping[str, Any], average: str) -> dict[str, Any]:
+    """The v2 target of a v2beta1 object/external source: its ``average`` field's value as
+    an AverageValue target when set, else its ``targetValue`` as a Value target."""
+    if source.get(average) is not None:
+        return {"type": "AverageValue", "averageValue": source[average]}
+    return {"type": "Value", "value": source.get("targetValue")}
 
 
 def _v2_spec(metric: Mapping[str, Any]) -> dict[str, Any]:
@@ -213,32 +220,25 @@ def _v2_spec(metric: Mapping[str, Any]) -> dict[str, Any]:
         return {"type": kind, "resource": {"name": res.get("name"), "target": target}}
     if kind == "Pods":
         pods = _map(metric.get("pods"))
-        described = _prune({"name": pods.get("metricName"), "selector": pods.get("selector")})
         target = {"type": "AverageValue", "averageValue": pods.get("targetAverageValue")}
-        return {"type": kind, "pods": {"metric": described, "target": target}}
+        return {"type": kind, "pods": {"metric": _v2_metric(pods), "target": target}}
     if kind == "Object":
         obj = _map(metric.get("object"))
-        described = _prune({"name": obj.get("metricName"), "selector": obj.get("selector")})
-        if obj.get("averageValue") is not None:
-            target = {"type": "AverageValue", "averageValue": obj["averageValue"]}
-        else:
-            target = {"type": "Value", "value": obj.get("targetValue")}
         return {
             "type": kind,
             "object": {
                 "describedObject": obj.get("target"),
-                "metric": described,
-                "target": target,
+                "metric": _v2_metric(obj),
+                "target": _v2_target(obj, "averageValue"),
             },
         }
     if kind == "External":
         ext = _map(metric.get("external"))
-        described = _prune({"name": ext.get("metricName"), "selector": ext.get("metricSelector")})
-        if ext.get("targetAverageValue") is not None:
-            target = {"type": "AverageValue", "averageValue": ext["targetAverageValue"]}
-        else:
-            target = {"type": "Value", "value": ext.get("targetValue")}
-        return {"type": kind, "external": {"metric": described, "target": target}}
+        described = _v2_metric(ext, "metricSelector")
+        return {
+            "type": kind,
+            "external": {"metric": described, "target": _v2_target(ext, "targetAverageValue")},
+        }
     return dict(metric)
 
 
