@@ -32,7 +32,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
-from controllers.cloneset.core import CloneSetView, SpecError, is_updated
+from controllers.cloneset.core import CloneSetView, InvalidSpecError, is_updated
 from controllers.cloneset.pod_control import PodControl, PodControlStep
 from controllers.cloneset.scale import ExpectationDiffs, Scaler, calculate_diffs
 from controllers.cloneset.status import (
@@ -176,7 +176,7 @@ class CloneSetControl(PodControlStep):
             return True
         return is_updated(pod, update_revision)
 
-    def report_invalid(self, cs: Obj, err: SpecError) -> None:
+    def report_invalid(self, cs: Obj, err: InvalidSpecError) -> None:
         """An invalid spec: a Warning event and a ``FailedScale`` condition, once per spec
         generation (nothing when the recorded status says so already), nothing else."""
         status = invalid_spec_status(cs, str(err))

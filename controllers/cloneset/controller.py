@@ -6,7 +6,7 @@ without a controller wake every set of their namespace whose selector matches th
 
 A reconcile (:meth:`CloneSetReconciler.reconcile`), in upstream's order: read the set from the
 reader (gone: forget its expectations); wait for our last status write to show; parse and
-validate the spec (an invalid one: Warning event + ``FailedScale`` condition, nothing else, no
+validate the spec (once per generation; an invalid one: Warning event + ``FailedScale`` condition, nothing else, no
 retry); wait until the pods and claims this controller created/deleted show in the reader
 (scale expectations, requeue after the remaining timeout); with
 ``scaleStrategy.disablePVCReuse``, delete the claims whose pod is gone; claim the set's active
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from controllers._register import collaborators, register
 from controllers.cloneset.control import CloneSetControl
-from controllers.cloneset.core import CLONESET, CloneSetView, SpecError, validate
+from controllers.cloneset.core import CLONESET, CloneSetView, InvalidSpecError
 from controllers.cloneset.pod_control import CloneSetPodControl, Expectations
 from controllers.cloneset.pvc import claims_without_reuse
 from controllers.cloneset.revision import (
@@ -55,6 +55,7 @@ from kube_runtime.meta import ObjView as Obj
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.workloads.pods import is_active
 from kube_runtime.workloads.revision import list_revisions
+from kube_runtime.workloads.specview import SpecViews
 
 if TYPE_CHECKING:
     from kube_runtime.manager import Manager
@@ -89,6 +90,9 @@ class CloneSetReconciler:
         self._reader = reader
         self._log = logger
         self._selecting_sets = SelectingOwners(reader, CLONESET)
+        self.spec_views = SpecViews(CloneSetView.of)
+        """The sets' checked :class:`CloneSetView` per generation (the spec parsed and
+        validated once per generation, as the StatefulSet's)."""
         self.expectations = Expectations()
         self.pod_control = CloneSetPodControl(client, recorder, self.expectations, logger=logger)
         self.status_updater = ApiStatusUpdater(client, self.expectations.versions, logger=logger)
@@ -130,8 +134,8 @@ class CloneSetReconciler:
         if wait is not None:
             return wait
         try:
-            cs = validate(obj)
-        except SpecError as err:
+            cs = self.spec_views.get(obj)
+        except InvalidSpecError as err:
             self.control.report_invalid(obj, err)
             return None
 

@@ -1,11 +1,13 @@
 """Shared rules of the CloneSet controller (openkruise ``cloneset/core`` and ``cloneset/utils``).
 
-:class:`CloneSetView` is how the controller reads a CloneSet: the wire object (for metadata,
-events and the helpers shared with the StatefulSet, which take wire dicts) plus its ``spec``
-parsed by the model generated from the CRD (:class:`~controllers.cloneset.models.CloneSetSpec`).
-Only the spec is parsed: the generated status model has required fields, so a partial status
-must never stop a sync; the status stays a dict. A spec the model rejects, or one the controller
-cannot act on (:func:`validate`), is a :class:`SpecError`.
+:class:`CloneSetView` is how the controller reads a CloneSet, its
+:class:`~kube_runtime.workloads.specview.SpecView` (kept per set generation by the reconciler,
+as the StatefulSet's): the wire object (for metadata, events and the helpers shared with the
+StatefulSet, which take wire dicts) plus its ``spec`` parsed by the model generated from the CRD
+(:class:`~controllers.cloneset.models.CloneSetSpec`). Only the spec is parsed: the generated
+status model has required fields, so a partial status must never stop a sync; the status stays
+a dict. A spec the model rejects, or one the controller cannot act on (:func:`validate`), is an
+:class:`~kube_runtime.workloads.specview.InvalidSpecError`.
 
 Also here: whether a pod is ready / available for the controller's purposes (a ``Normal``
 lifecycle state and an ``InPlaceUpdateReady`` condition that is not ``False`` on top of the
@@ -37,6 +39,7 @@ from kube_runtime.workloads.inplace import get_condition, inject_readiness_gate
 from kube_runtime.workloads.intstr import int_or_percent_error, scaled_value
 from kube_runtime.workloads.pods import is_available, is_ready
 from kube_runtime.workloads.revision import POD_REVISION_LABEL, apply_revision
+from kube_runtime.workloads.specview import InvalidSpecError, SpecView
 from kube_runtime.workloads.templates import template_problems
 
 __all__ = [
@@ -49,7 +52,7 @@ __all__ = [
     "SPECIFIED_DELETE_LABEL",
     "CloneSetLike",
     "CloneSetView",
-    "SpecError",
+    "InvalidSpecError",
     "controller_key",
     "is_pod_available",
     "is_pod_ready",
@@ -82,10 +85,6 @@ _STRATEGIES = (RECREATE, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY)
 _NO_STRATEGY = CloneSetSpecUpdateStrategy()
 
 
-class SpecError(ValueError):
-    """A CloneSet spec the controller cannot act on (a user error: reported, not retried)."""
-
-
 def _wire(model: Any) -> dict[str, Any] | None:
     """A sub-model as its wire dict (None stays None)."""
     return None if model is None else dict(model.to_wire())
@@ -98,12 +97,14 @@ def _spec_errors(err: ValidationError) -> str:
     return "; ".join(str(e) for e in webhook.field_errors_of(err, "spec"))
 
 
-class CloneSetView:
+class CloneSetView(SpecView):
     """A CloneSet as one sync reads it: ``obj`` (the wire object; shared with the cache, never
     mutated) and ``spec`` (its parsed :class:`CloneSetSpec`), with the derived values the
-    algorithm asks for, each computed once.
+    algorithm asks for, each computed once per spec generation (they read the spec, and of
+    the metadata only what a uid keeps: name, namespace).
 
-    Build it with :meth:`of` (raises :class:`SpecError` when the model rejects the spec).
+    Build it with :meth:`of` (the checked view, :class:`InvalidSpecError` for a spec that
+    cannot be acted on) or :meth:`parse` (the model's check only).
     """
 
     def __init__(self, obj: Obj, spec: CloneSetSpec) -> None:
@@ -111,14 +112,29 @@ class CloneSetView:
         self.spec = spec
 
     @classmethod
-    def of(cls, obj: Obj) -> CloneSetView:
-        """Parse ``obj``'s spec; :class:`SpecError` (naming the fields) when it does not fit
-        the CRD's schema."""
+    def parse(cls, obj: Obj) -> CloneSetView:
+        """Parse ``obj``'s spec; :class:`InvalidSpecError` (naming the fields) when it does not
+        fit the CRD's schema."""
         try:
             spec = CloneSetSpec.model_validate(meta.spec(obj))
         except ValidationError as err:
-            raise SpecError(_spec_errors(err)) from None
+            raise InvalidSpecError(_spec_errors(err)) from None
         return cls(obj, spec)
+
+    @classmethod
+    def of(cls, obj: Obj) -> CloneSetView:
+        """The checked view of ``obj``: :meth:`parse` and :func:`validate`
+        (:class:`InvalidSpecError` naming what is wrong)."""
+        return validate(cls.parse(obj))
+
+    def rebind(self, obj: Obj) -> CloneSetView:
+        """This view (its spec and the values derived from it) for ``obj``, a later copy of
+        the set at the same generation."""
+        if obj is self.obj:
+            return self
+        view = copy.copy(self)
+        view.obj = obj
+        return view
 
     def at_revision(self, revision: Obj) -> CloneSetView:
         """This set with ``revision``'s template (upstream ``ApplyRevision``): what pods of
@@ -200,10 +216,11 @@ class CloneSetView:
         raw = strategy.max_unavailable if strategy is not None else None
         return None if raw is None else scaled_value(raw, self.replicas, True)
 
-    @functools.cached_property
+    @property
     def scaling_exclude_preparing_delete(self) -> bool:
         """The set's ``apps.kruise.io/cloneset-scaling-exclude-preparing-delete`` label is
-        "true": pods in PreparingDelete do not count toward ``replicas`` when scaling."""
+        "true": pods in PreparingDelete do not count toward ``replicas`` when scaling (a
+        label: read from the current object, not kept with the spec's values)."""
         return meta.labels(self.obj).get(SCALING_EXCLUDE_PREPARING_DELETE_LABEL) == "true"
 
     @functools.cached_property
@@ -298,8 +315,9 @@ CloneSetLike = CloneSetView | Obj
 
 
 def view_of(cs: CloneSetLike) -> CloneSetView:
-    """``cs`` itself, or the view of a CloneSet dict (:class:`SpecError` when invalid)."""
-    return cs if isinstance(cs, CloneSetView) else CloneSetView.of(cs)
+    """``cs`` itself, or the parsed view of a CloneSet dict (:meth:`CloneSetView.parse`:
+    :class:`InvalidSpecError` when the schema rejects it)."""
+    return cs if isinstance(cs, CloneSetView) else CloneSetView.parse(cs)
 
 
 def controller_key(cs: CloneSetLike) -> str:
@@ -356,7 +374,7 @@ def over_100_percent(raw: Any) -> str | None:
 
 
 def validate(cs: CloneSetLike) -> CloneSetView:
-    """The set's view, or :class:`SpecError` for specs upstream's webhook rejects and that
+    """The set's view, or :class:`InvalidSpecError` for specs upstream's webhook rejects and that
     this controller cannot act on: a spec the CRD's schema rejects, a bad selector (or one not
     matching the template), a template or volumeClaimTemplates of the wrong shape
     (:func:`~kube_runtime.workloads.templates.template_problems`), malformed int-or-percent
@@ -365,31 +383,37 @@ def validate(cs: CloneSetLike) -> CloneSetView:
     view = view_of(cs)
     problems = template_problems(meta.spec(view.obj))
     if problems:
-        raise SpecError("; ".join(problems))
+        raise InvalidSpecError("; ".join(problems))
     raw_selector = view.selector_dict
     try:
         selector = view.selector
     except ValueError as err:
-        raise SpecError(f"invalid selector {raw_selector!r}: {err}") from None
+        raise InvalidSpecError(f"invalid selector {raw_selector!r}: {err}") from None
     if not raw_selector or selector.matches_nothing():
-        raise SpecError(f"selector {raw_selector!r} selects nothing or everything")
+        raise InvalidSpecError(f"selector {raw_selector!r} selects nothing or everything")
     if not selector.matches(meta.labels(view.template)):
-        raise SpecError("selector does not match the template's labels")
+        raise InvalidSpecError("selector does not match the template's labels")
     if view.replicas < 0:
-        raise SpecError("replicas must not be negative")
+        raise InvalidSpecError("replicas must not be negative")
     for path, number in (
         ("revisionHistoryLimit", view.spec.revision_history_limit),
         ("minReadySeconds", view.spec.min_ready_seconds),
         ("progressDeadlineSeconds", view.spec.progress_deadline_seconds),
     ):
         if number is not None and number < 0:
-            raise SpecError(f"{path}: Invalid value: {number}: must be greater than or equal to 0")
+            raise InvalidSpecError(
+                f"{path}: Invalid value: {number}: must be greater than or equal to 0"
+            )
     if any(not name for name in view.pods_to_delete or ()):
-        raise SpecError("scaleStrategy.podsToDelete: Invalid value: '': a pod name is required")
+        raise InvalidSpecError(
+            "scaleStrategy.podsToDelete: Invalid value: '': a pod name is required"
+        )
     strategy = view.update_strategy
     kind = view.strategy_type
     if kind not in _STRATEGIES:
-        raise SpecError(f"unknown updateStrategy.type {kind!r} (one of {', '.join(_STRATEGIES)})")
+        raise InvalidSpecError(
+            f"unknown updateStrategy.type {kind!r} (one of {', '.join(_STRATEGIES)})"
+        )
     scale_strategy = view.spec.scale_strategy
     for path, raw in (
         ("updateStrategy.partition", strategy.partition),
@@ -404,20 +428,22 @@ def validate(cs: CloneSetLike) -> CloneSetView:
             continue
         error = int_or_percent_error(raw)
         if error is not None:
-            raise SpecError(f"{path}: {error}")
+            raise InvalidSpecError(f"{path}: {error}")
         if path.startswith("updateStrategy.") and path != "updateStrategy.maxSurge":
             error = over_100_percent(raw)
             if error is not None:
-                raise SpecError(f"{path}: {error}")
+                raise InvalidSpecError(f"{path}: {error}")
     if kind == IN_PLACE_ONLY and strategy.max_surge not in (None, 0, "0%"):
-        raise SpecError("updateStrategy.maxSurge is not allowed with type InPlaceOnly")
+        raise InvalidSpecError("updateStrategy.maxSurge is not allowed with type InPlaceOnly")
     if (
         view.replicas > 0
         and view.max_surge == 0
         and view.max_unavailable < 1
         and strategy.max_unavailable is not None
     ):
-        raise SpecError("updateStrategy.maxUnavailable must be at least 1 when maxSurge is 0")
+        raise InvalidSpecError(
+            "updateStrategy.maxUnavailable must be at least 1 when maxSurge is 0"
+        )
     return view
 
 

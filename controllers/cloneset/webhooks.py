@@ -25,7 +25,7 @@ from controllers.cloneset.core import (
     IN_PLACE_IF_POSSIBLE,
     IN_PLACE_ONLY,
     RECREATE,
-    SpecError,
+    InvalidSpecError,
     over_100_percent,
     validate,
 )
@@ -373,7 +373,7 @@ class CloneSetValidator(webhook.Validator):
             raise webhook.Invalid(errors=errors)
         try:
             validate(dict(obj) if isinstance(obj, dict) else obj)
-        except SpecError as err:
+        except InvalidSpecError as err:
             raise webhook.Denied(f"invalid CloneSet spec: {err}") from None
 
     def validate_create(self, obj: Any, request: webhook.AdmissionRequest) -> None:

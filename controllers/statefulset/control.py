@@ -90,7 +90,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from controllers.statefulset.spec import IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY, SetSpec
+from controllers.statefulset.spec import IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY, StatefulSetView
 from controllers.statefulset.status import (
     FAILED_CREATE_POD,
     FAILED_UPDATE_POD,
@@ -297,7 +297,7 @@ class _Pass:
         collision_count: int,
         pods: Sequence[Pod],
         now: datetime,
-        spec: SetSpec,
+        spec: StatefulSetView,
         revisions: Sequence[Mapping[str, Any]] = (),
         claims: Sequence[Mapping[str, Any]] = (),
         *,
@@ -787,20 +787,20 @@ class StatefulSetControl:
         pods: Sequence[Pod],
         claims: Sequence[Mapping[str, Any]] = (),
         *,
-        spec: SetSpec | None = None,
+        spec: StatefulSetView | None = None,
         selector: str | None = None,
     ) -> SyncResult:
         """One pass over ``sts`` (see the module docstring). ``revisions`` are the set's
         ControllerRevisions (adopted already), ``pods`` the pods it controls, ``claims`` the
         namespace's claims (the enhanced kind's ``status.volumeClaims``), ``spec`` the set's
-        :class:`~controllers.statefulset.spec.SetSpec` if the caller read it already,
+        :class:`~controllers.statefulset.spec.StatefulSetView` if the caller read it already,
         ``selector`` its ``spec.selector`` as canonical text if the caller has it (the
         enhanced kind's ``status.labelSelector``; None: rendered here when needed). Raises
         :class:`~controllers.statefulset.spec.InvalidSpecError` before any effect when the
         spec cannot be acted on; otherwise the first error of a step, after writing the
         status computed so far and truncating history."""
         if spec is None:
-            spec = SetSpec.of(sts, teardown=in_ordered_teardown(sts))
+            spec = StatefulSetView.of(sts, teardown=in_ordered_teardown(sts))
         strategy = self.strategy if self.strategy is not None else strategy_for(sts)
         ordered = sort_revisions(revisions)
         current, update, collision_count = resolve_revisions(

@@ -7,7 +7,7 @@ orphans get adopted); a PersistentVolumeClaim wakes the set whose claim template
 
 A sync (:meth:`StatefulSetReconciler.reconcile`) reads the set from the cache, parses its
 selector (an invalid one gets a Warning event and no retry), reads its spec once
-(:class:`~controllers.statefulset.spec.SetSpec`; one it cannot act on gets the ``InvalidSpec``
+(:class:`~controllers.statefulset.spec.StatefulSetView`; one it cannot act on gets the ``InvalidSpec``
 status condition and a Warning event, and no retry), waits for the creations and
 deletions of earlier syncs to show in the cache (expectations, given up after
 :data:`~kube_runtime.expectations.EXPECTATIONS_TIMEOUT`), adopts orphan revisions, claims the
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from controllers._register import collaborators, register
 from controllers.statefulset.control import StatefulSetControl, SyncResult
 from controllers.statefulset.pod_control import StatefulPodControl, observe_pods
-from controllers.statefulset.spec import InvalidSpecError, SetSpec
+from controllers.statefulset.spec import InvalidSpecError, StatefulSetView
 from controllers.statefulset.status import (
     ApiStatusUpdater,
     invalid_spec_status,
@@ -77,6 +77,7 @@ from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict, parse_label_selector
 from kube_runtime.workloads.inplace import InPlaceControl
 from kube_runtime.workloads.revision import list_revisions
+from kube_runtime.workloads.specview import SpecViews
 from kube_runtime.workloads.statuswriter import DEFAULT_WINDOW, CoalescingStatusWriter
 
 if TYPE_CHECKING:
@@ -159,7 +160,8 @@ class StatefulSetReconciler:
         self._reader = reader
         self._recorder = recorder
         self._selectors: dict[tuple[str, int], tuple[LabelSelector, str] | None] = {}
-        self._specs: dict[tuple[str, int, bool], SetSpec] = {}
+        self.spec_views = SpecViews(StatefulSetView.of, size=_SPEC_CACHE_SIZE)
+        """The sets' :class:`StatefulSetView` per generation (and ordered teardown or not)."""
         self._selecting_sets = SelectingOwners(reader, kind, selector_of=self._parsed_selector)
         self.claim_expectations = ScaleExpectations()
         """Claims created by earlier syncs, per set, until the cache shows them."""
@@ -250,19 +252,11 @@ class StatefulSetReconciler:
             self._selectors[key] = parsed
         return parsed
 
-    def _spec(self, sts: Obj) -> SetSpec:
-        """The set's :class:`SetSpec`, read once per set generation (a spec change moves the
-        generation): validating it costs more than the rest of a converged set's sync."""
-        metadata = meta.metadata(sts)
-        generation = metadata.get("generation")
-        key = (metadata.get("uid") or "", generation or 0, in_ordered_teardown(sts))
-        spec = self._specs.get(key) if generation else None
-        if spec is None:
-            spec = SetSpec.of(sts, teardown=key[2])
-            if len(self._specs) >= _SPEC_CACHE_SIZE:
-                self._specs.clear()
-            self._specs[key] = spec
-        return spec
+    def _spec(self, sts: Obj) -> StatefulSetView:
+        """The set's :class:`StatefulSetView`, read once per set generation (a spec change
+        moves the generation; :attr:`spec_views`): validating it costs more than the rest of a
+        converged set's sync."""
+        return self.spec_views.get(sts, teardown=in_ordered_teardown(sts))
 
     def _candidate_pods(self, sts: Obj, parsed: tuple[LabelSelector, str]) -> list[dict[str, Any]]:
         """The pods a claim can act on (:func:`~kube_runtime.claiming.claim_candidates`): those

@@ -1,6 +1,8 @@
-"""The part of a set's spec one sync acts on, read once and checked: :class:`SetSpec`.
+"""The part of a set's spec one sync acts on, read once and checked: :class:`StatefulSetView`,
+the set's :class:`~kube_runtime.workloads.specview.SpecView` (the reconciler keeps one per set
+generation in a :class:`~kube_runtime.workloads.specview.SpecViews`).
 
-``SetSpec.of(sts)`` reads replicas, ordinals (``ordinals.start``, the enhanced kind's
+``StatefulSetView.of(sts)`` reads replicas, ordinals (``ordinals.start``, the enhanced kind's
 ``reserveOrdinals``), the pod management policy, the update strategy, the history limit and
 the enhanced kind's ``lifecycle`` hooks and ``scaleStrategy.maxUnavailable``.
 The ``rollingUpdate`` block goes through the model generated from the enhanced kind's CRD
@@ -33,6 +35,7 @@ from controllers.statefulset.models import StatefulSetSpecUpdateStrategyRollingU
 from kube_runtime import meta
 from kube_runtime.selectors import label_selector_from_dict
 from kube_runtime.workloads.intstr import int_or_percent_error, scaled_value
+from kube_runtime.workloads.specview import InvalidSpecError, SpecView
 from kube_runtime.workloads.templates import template_problems
 
 __all__ = [
@@ -42,7 +45,7 @@ __all__ = [
     "RECREATE",
     "InvalidSpecError",
     "RollingUpdate",
-    "SetSpec",
+    "StatefulSetView",
     "ordinals_for",
     "over_100_percent",
     "parse_reserved_ordinals",
@@ -59,10 +62,6 @@ IN_PLACE_ONLY = "InPlaceOnly"
 
 _ROLLING_PATH = "spec.updateStrategy.rollingUpdate"
 _NO_ROLLING_UPDATE = RollingUpdate()
-
-
-class InvalidSpecError(ValueError):
-    """The set's spec cannot be acted on: a user error, reported and not retried."""
 
 
 def parse_reserved_ordinals(entries: Iterable[Any] | None) -> frozenset[int]:
@@ -222,9 +221,10 @@ def _selector_problem(spec: Mapping[str, Any]) -> str | None:
 
 
 @dataclasses.dataclass(slots=True)
-class SetSpec:
+class StatefulSetView(SpecView):
     """What one sync reads of a set's spec (see the module docstring). Read-only by
-    convention: not frozen, because a frozen dataclass takes 5 us to build, this 1.5 us."""
+    convention: not frozen, because a frozen dataclass takes 5 us to build, this 1.5 us.
+    It holds no object: a cached view serves every copy of the set's generation as is."""
 
     replicas: int
     """``spec.replicas`` (the API defaults it to 1)."""
@@ -280,7 +280,7 @@ class SetSpec:
     unavailable while the replicas are processed (creations, failed and terminating pods)."""
 
     @classmethod
-    def of(cls, sts: Mapping[str, Any], *, teardown: bool = False) -> SetSpec:
+    def of(cls, sts: Mapping[str, Any], *, teardown: bool = False) -> StatefulSetView:
         """Read ``sts``'s spec; :class:`InvalidSpecError` when it cannot be acted on.
 
         ``teardown`` (an ordered teardown: no replicas, no rolling update) skips what such a

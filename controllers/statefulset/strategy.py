@@ -45,7 +45,7 @@ from controllers.statefulset.resize import (
     pod_claims,
     resize_patches,
 )
-from controllers.statefulset.spec import RECREATE, SetSpec
+from controllers.statefulset.spec import RECREATE, StatefulSetView
 from controllers.statefulset.status import FAILED_CREATE_POD, FAILED_UPDATE_POD, set_condition
 from controllers.statefulset.utils import SPECIFIED_DELETE_LABEL, is_enhanced, ordinal_of
 from kube_runtime import meta
@@ -90,7 +90,7 @@ class PassState(Protocol):
     revisions, the pods, the status being computed, and the pass's API and bookkeeping."""
 
     sts: Mapping[str, Any]
-    spec: SetSpec
+    spec: StatefulSetView
     key: str
     now: datetime
     log: Any
@@ -149,16 +149,16 @@ class SetStrategy(Protocol):
     lifecycle_aware: bool
     """A pod in a lifecycle state other than ``Normal`` is neither healthy nor available."""
 
-    def ordinals(self, spec: SetSpec) -> Sequence[int]:
+    def ordinals(self, spec: StatefulSetView) -> Sequence[int]:
         """The replicas' ordinals, ascending."""
         ...
 
-    def scale_budget(self, spec: SetSpec) -> int | None:
+    def scale_budget(self, spec: StatefulSetView) -> int | None:
         """How many replicas may be missing or unavailable while they are processed (the
         replicas are then walked one by one); None: no limit."""
         ...
 
-    def resizes_claims(self, spec: SetSpec) -> bool:
+    def resizes_claims(self, spec: StatefulSetView) -> bool:
         """Whether the rolling update expands claims (the pass then reads the claims)."""
         ...
 
@@ -210,7 +210,7 @@ class SetStrategy(Protocol):
         """Whether ``pod`` can be updated now (False: it waits, counted unavailable)."""
         ...
 
-    def in_place_policy(self, spec: SetSpec) -> str:
+    def in_place_policy(self, spec: StatefulSetView) -> str:
         """How pods are updated: ``ReCreate``, ``InPlaceIfPossible`` or ``InPlaceOnly``."""
         ...
 
@@ -297,15 +297,15 @@ class AppsV1Strategy:
 
     lifecycle_aware = False
 
-    def ordinals(self, spec: SetSpec) -> Sequence[int]:
+    def ordinals(self, spec: StatefulSetView) -> Sequence[int]:
         """``[start, start + replicas)`` (none during an ordered teardown)."""
         return () if spec.teardown else range(spec.start, spec.start + spec.replicas)
 
-    def scale_budget(self, spec: SetSpec) -> int | None:
+    def scale_budget(self, spec: StatefulSetView) -> int | None:
         """No limit."""
         return None
 
-    def resizes_claims(self, spec: SetSpec) -> bool:
+    def resizes_claims(self, spec: StatefulSetView) -> bool:
         """Never."""
         return False
 
@@ -353,7 +353,7 @@ class AppsV1Strategy:
         """Always."""
         return True
 
-    def in_place_policy(self, spec: SetSpec) -> str:
+    def in_place_policy(self, spec: StatefulSetView) -> str:
         """Recreation."""
         return RECREATE
 
@@ -377,15 +377,15 @@ class EnhancedStrategy(AppsV1Strategy):
 
     lifecycle_aware = True
 
-    def ordinals(self, spec: SetSpec) -> Sequence[int]:
+    def ordinals(self, spec: StatefulSetView) -> Sequence[int]:
         """The first ``replicas`` ordinals not in ``reserveOrdinals``."""
         return spec.ordinals
 
-    def scale_budget(self, spec: SetSpec) -> int | None:
+    def scale_budget(self, spec: StatefulSetView) -> int | None:
         """``scaleStrategy.maxUnavailable`` (Kruise ``decreaseAndCheckMaxUnavailable``)."""
         return spec.scale_max_unavailable
 
-    def resizes_claims(self, spec: SetSpec) -> bool:
+    def resizes_claims(self, spec: StatefulSetView) -> bool:
         """``volumeClaimUpdateStrategy.type: OnPodRollingUpdate``."""
         return spec.resize_claims
 
@@ -590,7 +590,7 @@ class EnhancedStrategy(AppsV1Strategy):
             )
         return False  # the cache shows the old claims this pass
 
-    def in_place_policy(self, spec: SetSpec) -> str:
+    def in_place_policy(self, spec: StatefulSetView) -> str:
         """``rollingUpdate.podUpdatePolicy``."""
         return spec.pod_update_policy
 

@@ -3,7 +3,7 @@ enhanced kind's fields follow openkruise ``apps/v1beta1`` StatefulSet).
 
 Pods and sets are JSON dicts. The same helpers serve both kinds; what a sync reads of the
 spec (update strategy, the enhanced kind's fields) is read once, as a
-:class:`~controllers.statefulset.spec.SetSpec`. Functions whose name starts with
+:class:`~controllers.statefulset.spec.StatefulSetView`. Functions whose name starts with
 ``set_``/``update_``/``init_`` change the pod they are given (callers pass their own copy,
 never a cached object); every other function leaves its arguments alone.
 """
@@ -132,7 +132,7 @@ def reserved_ordinals(sts: Mapping[str, Any]) -> frozenset[int]:
 def replica_ordinals(sts: Mapping[str, Any]) -> list[int]:
     """The ordinals of the set's replicas, ascending: ``replicas`` ordinals from
     ``ordinals.start`` on, skipping the reserved ones (apps/v1: ``[start, start + replicas)``).
-    A sync reads them once, with the rest of the spec: :attr:`SetSpec.ordinals`."""
+    A sync reads them once, with the rest of the spec: :attr:`StatefulSetView.ordinals`."""
     return ordinals_for(start_ordinal(sts), replica_count(sts), reserved_ordinals(sts))
 
 

@@ -23,7 +23,7 @@ shrunk) while their StorageClass (the named one, or the cluster's default) says
 ``allowVolumeExpansion: false``; it reads StorageClasses (get, list) to know.
 The defaulting webhook stores what OpenKruise's mutating webhook sets
 (:func:`set_defaults`, Kruise's ``SetDefaultsStatefulSet``): the values the controller reads
-absent fields as (:class:`~controllers.statefulset.spec.SetSpec`).
+absent fields as (:class:`~controllers.statefulset.spec.StatefulSetView`).
 ``kube-runtime run statefulset --webhook-port N``
 serves both (:func:`setup_webhooks`); what reaches the controller anyway is reported with the
 ``InvalidSpec`` condition and a Warning event.

@@ -15,6 +15,8 @@
   (not-ready keys per writer);
 * :mod:`~kube_runtime.workloads.updatesort` — update order by priority strategy;
 * :mod:`~kube_runtime.workloads.batches` — slow-start batches that go on past a failure;
+* :mod:`~kube_runtime.workloads.specview` — a set's spec read and checked once per generation
+  (the view pattern of the bundled controllers, :class:`~.specview.InvalidSpecError`);
 * :mod:`~kube_runtime.workloads.statuswriter` — status writes coalesced per object within a
   bounded window, the pending status laid over the recorded one for the next sync.
 
@@ -38,6 +40,7 @@ __all__ = [
     "pvc",
     "quantity",
     "revision",
+    "specview",
     "statuswriter",
     "templates",
     "updatesort",

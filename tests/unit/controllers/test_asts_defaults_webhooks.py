@@ -1,7 +1,7 @@
 """The enhanced (Advanced) StatefulSet's webhooks as Kruise's (issue 22):
 
 * the defaulting webhook stores Kruise's ``SetDefaultsStatefulSet`` defaults, the values the
-  controller reads absent fields as (:class:`~controllers.statefulset.spec.SetSpec`);
+  controller reads absent fields as (:class:`~controllers.statefulset.spec.StatefulSetView`);
 * the validating webhook refuses claim-template updates as Kruise's
   ``ValidateVolumeClaimTemplateUpdate`` (templates added/removed/renamed, changed beyond their
   size, grown while their StorageClass does not allow expansion), reading StorageClasses from
@@ -19,7 +19,7 @@ import pytest
 
 from controllers.statefulset import ENHANCED_STATEFULSET
 from controllers.statefulset.controller import PERMISSIONS
-from controllers.statefulset.spec import SetSpec
+from controllers.statefulset.spec import StatefulSetView
 from controllers.statefulset.webhooks import (
     DEFAULT_CLASS_ANNOTATION,
     STORAGE_CLASS,
@@ -93,7 +93,7 @@ def test_set_defaults_keeps_what_is_set_and_skips_rolling_update_for_on_delete()
 
 
 def test_defaults_are_what_the_controller_reads_absent_fields_as():
-    bare, defaulted = SetSpec.of(_bare()), SetSpec.of(set_defaults(_bare()))
+    bare, defaulted = StatefulSetView.of(_bare()), StatefulSetView.of(set_defaults(_bare()))
     assert bare == defaulted
 
 

@@ -6,7 +6,7 @@ scale-down and the rolling update)."""
 
 from __future__ import annotations
 
-from controllers.statefulset.spec import SetSpec
+from controllers.statefulset.spec import StatefulSetView
 from kube_runtime.kinds import Pod
 from tests.support.enhanced_statefulset_harness import EnhancedHarness, enhanced
 from tests.support.statefulset_harness import Harness, make_set
@@ -45,10 +45,10 @@ def test_scale_up_with_max_unavailable_as_kruise_unit_test():
 
 
 def test_budget_is_a_percent_of_replicas_rounded_down():
-    assert SetSpec.of(parallel(5, "50%")).scale_max_unavailable == 2
-    assert SetSpec.of(parallel(5, "10%")).scale_max_unavailable == 1
-    assert SetSpec.of(parallel(5, 3)).scale_max_unavailable == 3
-    assert SetSpec.of(enhanced(5, policy="Parallel")).scale_max_unavailable is None
+    assert StatefulSetView.of(parallel(5, "50%")).scale_max_unavailable == 2
+    assert StatefulSetView.of(parallel(5, "10%")).scale_max_unavailable == 1
+    assert StatefulSetView.of(parallel(5, 3)).scale_max_unavailable == 3
+    assert StatefulSetView.of(enhanced(5, policy="Parallel")).scale_max_unavailable is None
 
 
 def test_ready_pods_free_the_budget():

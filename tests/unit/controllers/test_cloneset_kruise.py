@@ -24,7 +24,7 @@ import pytest
 from controllers.cloneset.core import (
     SCALING_EXCLUDE_PREPARING_DELETE_LABEL,
     CloneSetView,
-    SpecError,
+    InvalidSpecError,
     partition_replicas,
     validate,
 )
@@ -368,7 +368,7 @@ def test_max_unavailable_below_one_is_allowed_with_zero_replicas():
     """Kruise's webhook rejects maxUnavailable < 1 with maxSurge < 1 only when replicas > 0."""
     validate(make_cs(0, updateStrategy={"maxUnavailable": "20%"}))
     validate(make_cs(0, updateStrategy={"maxUnavailable": 0}))
-    with pytest.raises(SpecError, match="maxUnavailable"):
+    with pytest.raises(InvalidSpecError, match="maxUnavailable"):
         validate(make_cs(2, updateStrategy={"maxUnavailable": 0}))
     validate(make_cs(2, updateStrategy={"maxUnavailable": 0, "maxSurge": 1}))
 

@@ -190,17 +190,17 @@ def make_set(**strategy):
     ],
 )
 def test_invalid_specs(strategy, message):
-    with pytest.raises(core.SpecError, match=message):
+    with pytest.raises(core.InvalidSpecError, match=message):
         core.validate(make_set(**strategy))
 
 
 def test_invalid_selector():
     cs = make_set()
     cs["spec"]["selector"] = {"matchLabels": {"app": "other"}}
-    with pytest.raises(core.SpecError, match="template"):
+    with pytest.raises(core.InvalidSpecError, match="template"):
         core.validate(cs)
     cs["spec"]["selector"] = {}
-    with pytest.raises(core.SpecError, match="selects nothing or everything"):
+    with pytest.raises(core.InvalidSpecError, match="selects nothing or everything"):
         core.validate(cs)
 
 

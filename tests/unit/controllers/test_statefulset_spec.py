@@ -1,4 +1,4 @@
-"""SetSpec: what a sync reads of a set's spec, through the enhanced kind's generated model for
+"""StatefulSetView: what a sync reads of a set's spec, through the enhanced kind's generated model for
 ``rollingUpdate``, and the specs it refuses (InvalidSpecError names the field)."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from controllers.statefulset.spec import (
     IN_PLACE_IF_POSSIBLE,
     RECREATE,
     InvalidSpecError,
-    SetSpec,
+    StatefulSetView,
 )
 
 
-def spec_of(**spec: Any) -> SetSpec:
-    return SetSpec.of({"metadata": {"name": "web", "namespace": "ns"}, "spec": spec})
+def spec_of(**spec: Any) -> StatefulSetView:
+    return StatefulSetView.of({"metadata": {"name": "web", "namespace": "ns"}, "spec": spec})
 
 
 def test_apps_v1_defaults() -> None:
@@ -93,5 +93,5 @@ def test_a_teardown_does_not_need_ordinals_or_max_unavailable() -> None:
             "updateStrategy": {"rollingUpdate": {"maxUnavailable": "lots"}},
         }
     }
-    s = SetSpec.of(sts, teardown=True)
+    s = StatefulSetView.of(sts, teardown=True)
     assert s.teardown and s.ordinals == ()

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controllers.statefulset.control import StatefulSetControl
-from controllers.statefulset.spec import IN_PLACE_IF_POSSIBLE, RECREATE, SetSpec
+from controllers.statefulset.spec import IN_PLACE_IF_POSSIBLE, RECREATE, StatefulSetView
 from controllers.statefulset.status import ApiStatusUpdater
 from controllers.statefulset.strategy import (
     APPS_V1,
@@ -54,7 +54,7 @@ def test_the_strategy_is_picked_by_kind():
 
 
 def test_apps_v1_refuses_the_extensions_knobs_the_enhanced_strategy_honours_them():
-    spec = SetSpec.of(knobbed())
+    spec = StatefulSetView.of(knobbed())
     assert list(APPS_V1.ordinals(spec)) == [0, 1, 2]
     assert list(ENHANCED.ordinals(spec)) == [0, 2, 3]
     assert APPS_V1.scale_budget(spec) is None and ENHANCED.scale_budget(spec) == 2
@@ -100,7 +100,7 @@ class _NoRollout(AppsV1Strategy):
 
 
 class _Reserved(AppsV1Strategy):
-    def ordinals(self, spec: SetSpec) -> Sequence[int]:
+    def ordinals(self, spec: StatefulSetView) -> Sequence[int]:
         return [o for o in range(spec.start, spec.start + spec.replicas + 1) if o != 1]
 
 

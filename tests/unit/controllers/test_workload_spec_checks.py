@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from controllers.cloneset.core import SpecError, validate
-from controllers.statefulset.spec import InvalidSpecError, SetSpec, spec_field_errors
+from controllers.cloneset.core import validate
+from controllers.statefulset.spec import InvalidSpecError, StatefulSetView, spec_field_errors
 from kube_runtime.client import ApiError
 from kube_runtime.controller import _is_api_failure
 from kube_runtime.workloads.intstr import int_or_percent_error
@@ -150,7 +150,7 @@ def test_enhanced_statefulset_spec_values(spec: dict[str, Any], path: str) -> No
     (error,) = spec_field_errors(sts["spec"])
     assert error.startswith(path)
     with pytest.raises(InvalidSpecError, match=r"^spec\."):
-        SetSpec.of(sts)
+        StatefulSetView.of(sts)
 
 
 def test_a_good_statefulset_spec_has_no_errors_and_a_teardown_skips_the_values() -> None:
@@ -160,10 +160,10 @@ def test_a_good_statefulset_spec_has_no_errors_and_a_teardown_skips_the_values()
         updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "50%"}},
     )
     assert spec_field_errors(good["spec"]) == []
-    assert SetSpec.of(good).replicas == 3
-    assert SetSpec.of(_set(replicas=-3), teardown=True).ordinals == ()
+    assert StatefulSetView.of(good).replicas == 3
+    assert StatefulSetView.of(_set(replicas=-3), teardown=True).ordinals == ()
     with pytest.raises(InvalidSpecError, match=r"spec.template: must be an object"):
-        SetSpec.of(_set(template="nginx"), teardown=True)  # nothing can be built from it
+        StatefulSetView.of(_set(template="nginx"), teardown=True)  # nothing can be built from it
 
 
 def _cloneset(**spec: Any) -> dict[str, Any]:
@@ -193,7 +193,7 @@ def _cloneset(**spec: Any) -> dict[str, Any]:
     ],
 )
 def test_cloneset_spec_values(spec: dict[str, Any], message: str) -> None:
-    with pytest.raises(SpecError, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(InvalidSpecError, match=message.replace("[", r"\[").replace("]", r"\]")):
         validate(_cloneset(**spec))
 
 
