@@ -45,6 +45,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from typing_extensions import Unpack
+
 from kube_runtime.cache.informer import SharedInformer, Transform, strip_managed_fields
 from kube_runtime.cache.multinamespace import MultiNamespaceInformer
 from kube_runtime.cache.options import (
@@ -62,6 +64,7 @@ from kube_runtime.client.client import Client
 from kube_runtime.client.errors import NotFound, error_from_status
 from kube_runtime.client.mapping import BUILTIN_RESOURCES
 from kube_runtime.client.metadata import MetadataClient
+from kube_runtime.client.options import CacheListKeywords, check_keywords
 from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
@@ -429,13 +432,7 @@ class InformerCache:
         return obj
 
     def list(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: LabelSelectorLike | None = None,
-        field_selector: str | FieldSelector | None = None,
-        index: tuple[str, str] | None = None,
+        self, kind: KindLike, namespace: str | None = None, **options: Unpack[CacheListKeywords]
     ) -> builtins.list[Obj]:
         """Cached objects of ``kind`` (shared: do not mutate).
 
@@ -444,11 +441,13 @@ class InformerCache:
         object's selectable fields, as the server does) and ``index=(name, value)``.
         Candidates come from the most selective index available.
         """
+        given = check_keywords("list", options, CacheListKeywords)
+        index = given.get("index")
         k = as_kind(kind)
         self._check_namespace(self.informer_for(k), namespace)
         informer = self._synced_informer(k)
-        labels = as_label_selector(label_selector)
-        fields = _field_selector(field_selector, informer.kind)
+        labels = as_label_selector(given.get("label_selector"))
+        fields = _field_selector(given.get("field_selector"), informer.kind)
         indexer = informer.indexer
         candidates: Iterable[Obj]
         if index is not None:

@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
 from kube_runtime.client.base import ClientBase
 from kube_runtime.client.interfaces import (
@@ -48,7 +49,13 @@ from kube_runtime.client.interfaces import (
     WithWatch,
 )
 from kube_runtime.client.mapping import RestMapper, model_class
-from kube_runtime.client.options import DeleteOptions, IndexKey, ListQuery, PatchOptions
+from kube_runtime.client.options import (
+    CacheListKeywords,
+    DeleteOptions,
+    ListQuery,
+    PatchOptions,
+    WatchKeywords,
+)
 from kube_runtime.client.watch import Watch
 from kube_runtime.kinds import Kind, KindLike, as_kind
 from kube_runtime.meta import Obj
@@ -75,13 +82,7 @@ class CacheReader(Protocol):
         ...
 
     def list(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: Selector | None = None,
-        field_selector: str | None = None,
-        index: IndexKey | None = None,
+        self, kind: KindLike, namespace: str | None = None, **options: Unpack[CacheListKeywords]
     ) -> builtins.list[Obj]:
         """The cached objects matching every filter (shared: do not mutate)."""
         ...
@@ -211,9 +212,11 @@ class CachedClient(ClientBase):
         """The API's client of subresource ``name`` (reads of it are not cached either)."""
         return self.api_reader.subresource(name)
 
-    def watch(self, kind: KindLike, namespace: str | None = None, **kwargs: Any) -> Watch:
+    def watch(
+        self, kind: KindLike, namespace: str | None = None, **options: Unpack[WatchKeywords]
+    ) -> Watch:
         """A watch on the API (:meth:`Client.watch <kube_runtime.client.Client.watch>`)."""
-        return self.api_reader.watch(kind, namespace, **kwargs)
+        return self.api_reader.watch(kind, namespace, **options)
 
     def __repr__(self) -> str:
         return f"CachedClient({self.api_reader!r})"

@@ -44,6 +44,7 @@ from urllib.parse import urlencode, urlparse
 import orjson
 import urllib3
 from pydantic import BaseModel
+from typing_extensions import Unpack
 
 from kube_runtime import __version__, clock
 from kube_runtime.client import config as _config
@@ -58,7 +59,13 @@ from kube_runtime.client.interfaces import (
     SubResourceClient,
 )
 from kube_runtime.client.mapping import Resource, RestMapper, model_class
-from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
+from kube_runtime.client.options import (
+    DeleteOptions,
+    ListQuery,
+    PatchOptions,
+    RestWatchKeywords,
+    check_keywords,
+)
 from kube_runtime.client.watch import SIM_WATCH_HEADER, Watch
 from kube_runtime.kinds import KindLike, kind_for
 from kube_runtime.meta import Obj
@@ -442,19 +449,10 @@ class Client(ClosesOnExit, ClientBase):
         return result
 
     def watch(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        resource_version: str | None = None,
-        label_selector: Selector | None = None,
-        field_selector: Selector | None = None,
-        allow_bookmarks: bool = True,
-        timeout_seconds: int | None = None,
-        send_initial_events: bool | None = None,
-        accept: str | None = None,
+        self, kind: KindLike, namespace: str | None = None, **options: Unpack[RestWatchKeywords]
     ) -> Watch:
-        """Open a watch (see :class:`~kube_runtime.client.watch.Watch`); errors the server
+        """Open a watch (see :class:`~kube_runtime.client.watch.Watch`) with the options of
+        :class:`~kube_runtime.client.options.RestWatchKeywords`; errors the server
         answers before the stream starts (403, 404, ...) raise here. ``accept`` replaces the
         ``Accept`` header (e.g. metadata-only events: :mod:`kube_runtime.client.metadata`).
 
@@ -462,16 +460,19 @@ class Client(ClosesOnExit, ClientBase):
         BOOKMARK annotated ``k8s.io/initial-events-end``; it implies
         ``resourceVersionMatch=NotOlderThan`` and bookmarks, as the API server requires.
         """
+        given = check_keywords("watch", options, RestWatchKeywords)
+        timeout_seconds = given.get("timeout_seconds")
+        send_initial_events = given.get("send_initial_events")
         resource = self._resource(kind)
         path = resource.path(namespace)
         query: dict[str, Any] = {
             "watch": "true",
-            "resourceVersion": resource_version,
-            "labelSelector": _selector(label_selector),
-            "fieldSelector": _selector(field_selector),
+            "resourceVersion": given.get("resource_version"),
+            "labelSelector": _selector(given.get("label_selector")),
+            "fieldSelector": _selector(given.get("field_selector")),
             "timeoutSeconds": timeout_seconds,
         }
-        if allow_bookmarks or send_initial_events:
+        if given.get("allow_bookmarks", True) or send_initial_events:
             query["allowWatchBookmarks"] = "true"
         if send_initial_events is not None:
             query["sendInitialEvents"] = "true" if send_initial_events else "false"
@@ -480,7 +481,7 @@ class Client(ClosesOnExit, ClientBase):
         read = timeout_seconds + _WATCH_READ_MARGIN if timeout_seconds else None
         url = self._url(path, query)
         headers = self._headers()
-        if accept:
+        if accept := given.get("accept"):
             headers["Accept"] = accept
         sim_key = _sim_watch_key(headers)
         started = time.monotonic()

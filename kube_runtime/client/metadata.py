@@ -23,11 +23,14 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
+
+from typing_extensions import Unpack
 
 from kube_runtime.client.client import Client, _selector
 from kube_runtime.client.mapping import Resource
+from kube_runtime.client.options import ListPageKeywords, WatchKeywords, check_keywords
 from kube_runtime.client.watch import Watch, WatchEvent
 from kube_runtime.kinds import KindLike
 from kube_runtime.meta import Obj
@@ -92,21 +95,16 @@ class MetadataClient:
         return _typed(found, resource)
 
     def list(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        label_selector: str | Mapping[str, str] | None = None,
-        field_selector: str | Mapping[str, str] | None = None,
-        limit: int | None = None,
+        self, kind: KindLike, namespace: str | None = None, **options: Unpack[ListPageKeywords]
     ) -> Obj:
         """Every matching object's metadata, as ``<Kind>List`` with the first page's
         ``metadata.resourceVersion`` (pages of ``limit``, default :attr:`page_size`)."""
+        given = check_keywords("list", options, ListPageKeywords)
         resource = self._resource(kind)
         params: dict[str, Any] = {
-            "labelSelector": _selector(label_selector),
-            "fieldSelector": _selector(field_selector),
-            "limit": limit or self.page_size,
+            "labelSelector": _selector(given.get("label_selector")),
+            "fieldSelector": _selector(given.get("field_selector")),
+            "limit": given.get("limit") or self.page_size,
         }
         items: list[Obj] = []
         first: Obj | None = None
@@ -131,28 +129,12 @@ class MetadataClient:
         }
 
     def watch(
-        self,
-        kind: KindLike,
-        namespace: str | None = None,
-        *,
-        resource_version: str | None = None,
-        label_selector: str | Mapping[str, str] | None = None,
-        field_selector: str | Mapping[str, str] | None = None,
-        allow_bookmarks: bool = True,
-        timeout_seconds: int | None = None,
+        self, kind: KindLike, namespace: str | None = None, **options: Unpack[WatchKeywords]
     ) -> MetadataWatch:
-        """A watch whose events carry only metadata (bookmarks too)."""
+        """A watch whose events carry only metadata (bookmarks too); ``options`` as the REST
+        client's :meth:`~kube_runtime.client.Client.watch` takes them."""
+        given = check_keywords("watch", options, WatchKeywords)
         resource = self._resource(kind)
         return MetadataWatch(
-            self.client.watch(
-                kind,
-                namespace,
-                resource_version=resource_version,
-                label_selector=label_selector,
-                field_selector=field_selector,
-                allow_bookmarks=allow_bookmarks,
-                timeout_seconds=timeout_seconds,
-                accept=ACCEPT_ITEM,
-            ),
-            resource,
+            self.client.watch(kind, namespace, accept=ACCEPT_ITEM, **given), resource
         )

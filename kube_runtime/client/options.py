@@ -28,19 +28,23 @@ from typing import Any, Literal, TypedDict
 from pydantic import BaseModel
 
 from kube_runtime.meta import Obj
+from kube_runtime.selectors import FieldSelector, LabelSelector
 
 __all__ = [
     "ApplyKeywords",
+    "CacheListKeywords",
     "CreateKeywords",
     "DeleteAllOfKeywords",
     "DeleteKeywords",
     "DeleteOptions",
     "IndexKey",
     "ListKeywords",
+    "ListPageKeywords",
     "ListQuery",
     "PatchKeywords",
     "PatchOptions",
     "PatchType",
+    "RestWatchKeywords",
     "Selector",
     "SubresourcePatchKeywords",
     "SubresourceUpdateKeywords",
@@ -70,15 +74,33 @@ class _Selectors(TypedDict, total=False):
     field_selector: Selector | None
 
 
-class ListKeywords(_Selectors, total=False):
+class ListPageKeywords(_Selectors, total=False):
+    """The keywords of a lister's ``list`` (what a reflector passes; all default to None):
+    ``label_selector``, ``field_selector``, ``limit``."""
+
+    limit: int | None
+
+
+class ListKeywords(ListPageKeywords, total=False):
     """The keywords of ``list`` (the fields of :class:`ListQuery`; all default to None):
     ``label_selector``, ``field_selector``, ``index``, ``limit``, ``resource_version``,
     ``resource_version_match``."""
 
     index: IndexKey | None
-    limit: int | None
     resource_version: str | None
     resource_version_match: str | None
+
+
+class CacheListKeywords(TypedDict, total=False):
+    """The keywords of a cache's ``list`` (:meth:`kube_runtime.cache.InformerCache.list`, the
+    :class:`~kube_runtime.client.cached.CacheReader` of a cached client; all None by
+    default): ``label_selector`` (query text, ``{key: value}`` equalities or a parsed
+    :class:`~kube_runtime.selectors.LabelSelector`), ``field_selector`` (query text or a
+    parsed :class:`~kube_runtime.selectors.FieldSelector`) and ``index``."""
+
+    label_selector: str | Mapping[str, str] | LabelSelector | None
+    field_selector: str | FieldSelector | None
+    index: IndexKey | None
 
 
 class _Deletion(TypedDict, total=False):
@@ -109,6 +131,14 @@ class WatchKeywords(_Selectors, total=False):
     resource_version: str | None
     allow_bookmarks: bool
     timeout_seconds: int | None
+
+
+class RestWatchKeywords(WatchKeywords, total=False):
+    """The keywords of the REST client's ``watch``: the protocol's, ``send_initial_events``
+    and ``accept`` (None by default; see :meth:`kube_runtime.client.Client.watch`)."""
+
+    send_initial_events: bool | None
+    accept: str | None
 
 
 class WriteKeywords(TypedDict, total=False):
