@@ -48,7 +48,6 @@ and a run is reproducible. Its pauses end at once when ``stop`` is set, when it 
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 from collections.abc import Callable
@@ -169,10 +168,14 @@ class LeaseLock:
         """Replace the Lease's spec with ``record`` (``Conflict`` when it changed since read)."""
         if self._lease is None:
             raise RuntimeError(f"lease {self.describe()} not read yet: call get or create first")
-        lease = copy.deepcopy(self._lease)
-        lease.setdefault("apiVersion", Lease.api_version)
-        lease.setdefault("kind", Lease.kind)
-        lease["spec"] = record.to_lease_spec()
+        # A shallow copy: the new spec replaces the old one whole, and the rest (metadata,
+        # with its managedFields) is sent as read and never modified, here or by the client.
+        lease = {
+            "apiVersion": Lease.api_version,
+            "kind": Lease.kind,
+            **self._lease,
+            "spec": record.to_lease_spec(),
+        }
         self._lease = self.client.update(lease)
 
 

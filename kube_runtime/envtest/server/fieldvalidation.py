@@ -23,6 +23,8 @@ import copy
 import json
 from typing import Any
 
+import orjson
+
 from kube_runtime.envtest.server import crdschema, errors, openapi_builtin
 from kube_runtime.envtest.server.http import Request, Response
 from kube_runtime.envtest.server.resources import ResourceInfo
@@ -64,16 +66,43 @@ def _child(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
+#: A schema's resolved shape by ``id`` (the schema kept beside it, so that an ``id`` reused by
+#: another object is never mistaken for it): what its ``$ref`` chain ends at, as
+#: ``(schema, properties, additionalProperties, items)``. The built-in definitions are never
+#: mutated (:func:`openapi_builtin.definitions`), so a shape never goes stale.
+_SHAPES: dict[int, tuple[Any, Any, Any, Any]] = {}
+
+
+def _shape(schema: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+    got = _SHAPES.get(id(schema))
+    if got is not None and got[0] is schema:
+        return got
+    resolved = schema
+    ref = resolved.get("$ref")
+    if ref is not None:
+        defs = openapi_builtin.definitions()
+        while ref is not None:
+            resolved = defs.get(ref.removeprefix(openapi_builtin.V2_PREFIX), {})
+            ref = resolved.get("$ref")
+    extra = resolved.get("additionalProperties")
+    items = resolved.get("items")
+    got = (
+        schema,
+        resolved.get("properties"),
+        extra if isinstance(extra, dict) else None,
+        items if isinstance(items, dict) else None,
+    )
+    _SHAPES[id(schema)] = got
+    return got
+
+
 def _walk_builtin(
     value: Any, schema: dict[str, Any], path: str, found: list[str], drop: bool
 ) -> None:
-    defs = openapi_builtin.definitions()
-    ref = schema.get("$ref")
-    while ref is not None:
-        schema = defs.get(ref.removeprefix(openapi_builtin.V2_PREFIX), {})
-        ref = schema.get("$ref")
+    """Unknown fields of ``value`` under ``schema`` (a node of the built-in definitions, which
+    live as long as the process: its resolved shape is cached)."""
+    _, props, extra, items = _shape(schema)
     if type(value) is dict:
-        props = schema.get("properties")
         if props is not None:
             for key in list(value):
                 sub = props.get(key)
@@ -82,17 +111,26 @@ def _walk_builtin(
                     if drop:
                         del value[key]
                 else:
-                    _walk_builtin(value[key], sub, _child(path, key), found, drop)
+                    item = value[key]
+                    if type(item) is dict or type(item) is list:
+                        _walk_builtin(item, sub, _child(path, key), found, drop)
             return
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, dict):
+        if extra is not None:
             for key, item in value.items():
-                _walk_builtin(item, extra, _child(path, key), found, drop)
-    elif type(value) is list:
-        items = schema.get("items")
-        if isinstance(items, dict):
-            for i, item in enumerate(value):
+                if type(item) is dict or type(item) is list:
+                    _walk_builtin(item, extra, _child(path, key), found, drop)
+    elif type(value) is list and items is not None:
+        for i, item in enumerate(value):
+            if type(item) is dict or type(item) is list:
                 _walk_builtin(item, items, f"{path}[{i}]", found, drop)
+
+
+def _definition(name: str) -> dict[str, Any]:
+    """The built-in definition ``name`` (its lasting object: walks cache its shape)."""
+    return openapi_builtin.definitions().get(name, _NO_SCHEMA)
+
+
+_NO_SCHEMA: dict[str, Any] = {}
 
 
 def _removed(before: Any, after: Any, path: str, found: list[str]) -> None:
@@ -124,9 +162,7 @@ def unknown_fields(
             _removed({k: v for k, v in obj.items() if k != "metadata"}, pruned, "", found)
         meta = obj.get("metadata")
         if type(meta) is dict:
-            _walk_builtin(
-                meta, {"$ref": openapi_builtin.V2_PREFIX + _OBJECT_META}, "metadata", found, drop
-            )
+            _walk_builtin(meta, _definition(_OBJECT_META), "metadata", found, drop)
         order = {key: i for i, key in enumerate(obj)}  # document order, as the decoder reports
         found.sort(key=lambda p: order.get(p.split(".", 1)[0].split("[", 1)[0], len(order)))
         return found
@@ -134,7 +170,7 @@ def unknown_fields(
     scale_version = "v1" if kind == "Scale" else version
     name = openapi_builtin.kind_definitions(group, scale_version, kind)
     if name is not None:
-        _walk_builtin(obj, {"$ref": openapi_builtin.V2_PREFIX + name}, "", found, drop)
+        _walk_builtin(obj, _definition(name), "", found, drop)
     return found
 
 
@@ -142,6 +178,14 @@ def duplicate_fields(body: bytes) -> list[str]:
     """Fields a JSON ``body`` names twice in one object, by path; [] for anything else."""
     if b'"' not in body:
         return []
+    # Fast path: a body that orjson writes back byte for byte names no field twice (a
+    # repeated field would be written once). Compact bodies from orjson and Go clients of
+    # plain ASCII data pass; anything else (whitespace, escapes, big numbers) takes the walk.
+    try:
+        if orjson.dumps(orjson.loads(body)) == body:
+            return []
+    except orjson.JSONDecodeError:
+        pass
     repeated: dict[int, list[str]] = {}
 
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
