@@ -783,8 +783,7 @@ class Store(EventListeners):
         if require_resource_version is None:
             require_resource_version = info.custom
 
-        def write() -> Stored:
-            current = self.get(info, namespace, name)
+        def checked(current: Stored) -> Obj:
             rv_in = str(meta_in.get("resourceVersion") or "")
             if rv_in:
                 if rv_in != current.meta["resourceVersion"]:
@@ -794,8 +793,34 @@ class Store(EventListeners):
             elif require_resource_version:
                 raise facts.resource_version_required(info.kind, info.group, name)
             _check_uid(info, current, meta_in.get("uid"))
+            return obj
+
+        return self._update_current(info, namespace, name, checked, dry_run, subresource, fields)
+
+    def _update_current(
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        name: str,
+        incoming: Callable[[Stored], Obj],
+        dry_run: bool,
+        subresource: str,
+        fields: FieldsHook | None,
+    ) -> Stored:
+        """The write of an update and of a patch: under the lock, ``incoming(current)`` (it
+        raises what the request's checks refuse) is written over the current object by
+        :meth:`_write_update`, the whole read-check-write retried when admission let the
+        object change meanwhile."""
+
+        def write() -> Stored:
+            current = self.get(info, namespace, name)
             return self._write_update(
-                info, current, obj, dry_run=dry_run, subresource=subresource, fields=fields
+                info,
+                current,
+                incoming(current),
+                dry_run=dry_run,
+                subresource=subresource,
+                fields=fields,
             )
 
         with self.lock:
@@ -899,22 +924,18 @@ class Store(EventListeners):
         update validation forbids otherwise (the pods/binding path, also the kubelet's).
         """
 
-        def write() -> Stored:
-            current = self.get(info, namespace, name)
-            patched = fn(copy.deepcopy(current.obj))
-            if not isinstance(patched, dict):
+        def patched(current: Stored) -> Obj:
+            result = fn(copy.deepcopy(current.obj))
+            if not isinstance(result, dict):
                 raise errors.bad_request("the patch must produce a JSON object")
             refused = facts.patched_metadata_error(
-                info.kind, info.group, info.plural, name, current.meta, patched.get("metadata")
+                info.kind, info.group, info.plural, name, current.meta, result.get("metadata")
             )
             if refused is not None:
                 raise refused
-            return self._write_update(
-                info, current, patched, dry_run=dry_run, subresource=subresource, fields=fields
-            )
+            return result
 
-        with self.lock:
-            return self._retrying(write)
+        return self._update_current(info, namespace, name, patched, dry_run, subresource, fields)
 
     def delete(
         self,
