@@ -25,9 +25,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from kube_runtime import rbac
+from kube_runtime.client.options import check_keywords
 from kube_runtime.controller import Controller
 from kube_runtime.handlers import (
     EnqueueRequestForObject,
@@ -53,12 +54,27 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Builder",
+    "ControllerOptions",
     "MapFn",
     "ReconcileFn",
 ]
 
 ReconcileFn = Callable[[Request], "Result | None"]
 MapFn = Callable[[Mapping[str, Any]], Iterable[Any]]
+
+
+class ControllerOptions(TypedDict, total=False):
+    """The options of :meth:`Builder.with_options`; one left out or None keeps the
+    controller's default (see :class:`~kube_runtime.controller.Controller`):
+    ``max_concurrent_reconciles`` (1), ``rate_limiter`` (the default limiter),
+    ``need_leader_election`` (True), ``cache_sync_timeout`` (120 s), ``sharded`` (True:
+    gated by the manager's sharding, if any)."""
+
+    max_concurrent_reconciles: int | None
+    rate_limiter: RateLimiter | None
+    need_leader_election: bool | None
+    cache_sync_timeout: float | None
+    sharded: bool | None
 
 
 class _FunctionReconciler:
@@ -117,27 +133,16 @@ class Builder:
         self._filters.extend(predicates)
         return self
 
-    def with_options(
-        self,
-        *,
-        max_concurrent_reconciles: int | None = None,
-        rate_limiter: RateLimiter | None = None,
-        need_leader_election: bool | None = None,
-        cache_sync_timeout: float | None = None,
-        sharded: bool | None = None,
-    ) -> Builder:
-        """Controller options. ``sharded=False`` on a sharded manager: no shard gate, and the
-        controller's ``for_``/``owns`` kinds are not narrowed for it (it reconciles on every
-        replica, so it must be idempotent); a kind another controller of the manager shards
-        is cached sharded for all of them, one informer per kind."""
+    def with_options(self, **options: Unpack[ControllerOptions]) -> Builder:
+        """Controller options (:class:`ControllerOptions`). ``sharded=False`` on a sharded
+        manager: no shard gate, and the controller's ``for_``/``owns`` kinds are not narrowed
+        for it (it reconciles on every replica, so it must be idempotent); a kind another
+        controller of the manager shards is cached sharded for all of them, one informer per
+        kind."""
+        given = dict(check_keywords("with_options", options, ControllerOptions))
+        sharded = given.pop("sharded", None)
         if sharded is not None:
             self._sharded = sharded
-        given = {
-            "max_concurrent_reconciles": max_concurrent_reconciles,
-            "rate_limiter": rate_limiter,
-            "need_leader_election": need_leader_election,
-            "cache_sync_timeout": cache_sync_timeout,
-        }
         self._options.update({k: v for k, v in given.items() if v is not None})
         return self
 

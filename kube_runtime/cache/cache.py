@@ -43,9 +43,7 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-from typing_extensions import Unpack
+from typing import Any, Unpack
 
 from kube_runtime.cache.informer import SharedInformer, Transform, strip_managed_fields
 from kube_runtime.cache.multinamespace import MultiNamespaceInformer

@@ -39,10 +39,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, Unpack, overload
 
 from pydantic import BaseModel
-from typing_extensions import Unpack
 
 from kube_runtime.client import interfaces
 from kube_runtime.client.interfaces import ObjectLike, PatchBody

@@ -34,10 +34,9 @@ from __future__ import annotations
 import builtins
 import dataclasses
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from pydantic import BaseModel
-from typing_extensions import Unpack
 
 from kube_runtime.client.base import ClientBase
 from kube_runtime.client.interfaces import (

@@ -38,13 +38,12 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 from urllib.parse import urlencode, urlparse
 
 import orjson
 import urllib3
 from pydantic import BaseModel
-from typing_extensions import Unpack
 
 from kube_runtime import __version__, clock
 from kube_runtime.client import config as _config

@@ -100,7 +100,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, NoReturn, Self, TypeVar
+from typing import Any, NoReturn, Self, TypeVar, Unpack
 
 from pydantic import BaseModel
 
@@ -109,7 +109,14 @@ from kube_runtime.client._apifacts import STALE_MESSAGE
 from kube_runtime.client.base import ClientBase, StatusWriterMixin, SubResourceMixin
 from kube_runtime.client.errors import ApiError
 from kube_runtime.client.indexes import BUILTIN_INDEXES, IndexFunc
-from kube_runtime.client.interceptor import VERBS, Action, ErrorSource, FaultQueue, Interceptor
+from kube_runtime.client.interceptor import (
+    VERBS,
+    Action,
+    ErrorSource,
+    FaultKeywords,
+    FaultQueue,
+    Interceptor,
+)
 from kube_runtime.client.interfaces import (
     IndexKey,
     ObjectLike,
@@ -465,18 +472,11 @@ class FakeClient(ClientBase):
         self._s.interceptor = interceptor
         return self
 
-    def fail_next(
-        self,
-        method: str,
-        error: ErrorSource,
-        *,
-        times: int = 1,
-        when: Callable[[Action], bool] | None = None,
-    ) -> None:
+    def fail_next(self, method: str, error: ErrorSource, **options: Unpack[FaultKeywords]) -> None:
         """Make the next ``times`` calls of ``method`` (a verb: ``"update"``, ...) for which
         ``when(action)`` holds raise ``error`` (an exception, or a function of the
         :class:`Action` returning one) without running. The calls are still recorded."""
-        self._s.faults.add(method, error, times, when)
+        self._s.faults.add(method, error, **options)
 
     @property
     def direct(self) -> FakeClient:

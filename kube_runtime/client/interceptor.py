@@ -31,11 +31,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from kube_runtime.kinds import Kind
 
-__all__ = ["VERBS", "Action", "ErrorSource", "FaultQueue", "Hook", "Interceptor"]
+__all__ = ["VERBS", "Action", "ErrorSource", "FaultKeywords", "FaultQueue", "Hook", "Interceptor"]
 
 #: The verbs of :class:`Action` and ``fail_next``: the client's method names.
 VERBS = frozenset({"get", "list", "create", "update", "patch", "apply", "delete", "delete_all_of"})
@@ -81,6 +81,14 @@ class Action:
 
 #: What ``fail_next`` raises: an exception, or a function building one from the action.
 ErrorSource = BaseException | Callable[[Action], BaseException]
+
+
+class FaultKeywords(TypedDict, total=False):
+    """The keywords of ``fail_next``: ``times`` (1) and ``when`` (None: every call), as
+    :meth:`FaultQueue.add` takes them."""
+
+    times: int
+    when: Callable[[Action], bool] | None
 
 
 @dataclass

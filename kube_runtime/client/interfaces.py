@@ -69,10 +69,9 @@ Shared conventions (every method of every implementation):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, TypeVar, overload, runtime_checkable
+from typing import Any, Protocol, TypeVar, Unpack, overload, runtime_checkable
 
 from pydantic import BaseModel
-from typing_extensions import Unpack  # typing.Unpack is 3.11+ (pydantic depends on it)
 
 from kube_runtime.client.mapping import RestMapper
 from kube_runtime.client.options import (

@@ -24,9 +24,7 @@ Contract:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
-
-from typing_extensions import Unpack
+from typing import Any, Unpack
 
 from kube_runtime.client.client import Client, _selector
 from kube_runtime.client.mapping import Resource

@@ -16,12 +16,11 @@ import re
 import textwrap
 import typing
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 import pytest
 from kubernetes.client import Configuration
 from pydantic import BaseModel
-from typing_extensions import Unpack
 
 from kube_runtime import kinds
 from kube_runtime.cache import InformerCache
