@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Final, TypeGuard
@@ -57,6 +56,7 @@ from kube_runtime.client._apifacts import (  # the causes' reasons, re-exported
 from kube_runtime.envtest.server import celrules, webhookconfig
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.memo import Memo, json_key
+from kube_runtime.envtest.server.resources import SERVED_BUILTINS
 from kube_runtime.validation import (
     VALIDATOR_CACHE_SIZE,
     dns1035_label_errors,
@@ -1698,66 +1698,27 @@ def _crd(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
 _Validator = Callable[[list[Cause], Mapping[str, Any], Mapping[str, Any] | None], None]
 
 
-@dataclass(frozen=True, slots=True)
-class _KindRule:
-    """A built-in kind's scope and own checks (its name rule: _apifacts.name_rule)."""
-
-    namespaced: bool
-    check: _Validator | None = None
-
-
-_KINDS: Final[dict[tuple[str, str], _KindRule]] = {
-    ("", "Pod"): _KindRule(True, _pod),
-    ("", "Namespace"): _KindRule(False),
-    ("", "Service"): _KindRule(True, _service),
-    ("", "ConfigMap"): _KindRule(True, _configmap),
-    ("", "Secret"): _KindRule(True, _secret),
-    ("", "PersistentVolumeClaim"): _KindRule(True, _pvc),
-    ("", "PersistentVolume"): _KindRule(False),
-    ("", "Node"): _KindRule(False),
-    ("", "ServiceAccount"): _KindRule(True),
-    ("", "Endpoints"): _KindRule(True),
-    ("", "Event"): _KindRule(True),  # builtin_events.check_legacy
-    ("", "LimitRange"): _KindRule(True),
-    ("", "ResourceQuota"): _KindRule(True),
-    ("", "PodTemplate"): _KindRule(True),
-    ("", "ReplicationController"): _KindRule(True),
-    ("apps", "StatefulSet"): _KindRule(True, _statefulset),
-    ("apps", "Deployment"): _KindRule(True, _deployment),
-    ("apps", "ReplicaSet"): _KindRule(True, _replicaset),
-    ("apps", "DaemonSet"): _KindRule(True, _daemonset),
-    ("apps", "ControllerRevision"): _KindRule(True, _controllerrevision),
-    ("batch", "Job"): _KindRule(True),
-    ("batch", "CronJob"): _KindRule(True),
-    ("coordination.k8s.io", "Lease"): _KindRule(True),
-    ("events.k8s.io", "Event"): _KindRule(True),
-    ("discovery.k8s.io", "EndpointSlice"): _KindRule(True),
-    ("policy", "PodDisruptionBudget"): _KindRule(True),
-    ("autoscaling", "HorizontalPodAutoscaler"): _KindRule(True),
-    ("networking.k8s.io", "Ingress"): _KindRule(True),
-    ("networking.k8s.io", "NetworkPolicy"): _KindRule(True),
-    ("networking.k8s.io", "IngressClass"): _KindRule(False),
-    ("rbac.authorization.k8s.io", "Role"): _KindRule(True),
-    ("rbac.authorization.k8s.io", "RoleBinding"): _KindRule(True),
-    ("rbac.authorization.k8s.io", "ClusterRole"): _KindRule(False),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _KindRule(False),
-    ("storage.k8s.io", "StorageClass"): _KindRule(False),
-    ("storage.k8s.io", "CSIDriver"): _KindRule(False),
-    ("storage.k8s.io", "CSINode"): _KindRule(False),
-    ("storage.k8s.io", "VolumeAttachment"): _KindRule(False),
-    ("scheduling.k8s.io", "PriorityClass"): _KindRule(False),
-    ("node.k8s.io", "RuntimeClass"): _KindRule(False),
-    ("certificates.k8s.io", "CertificateSigningRequest"): _KindRule(False),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): _KindRule(False),
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): _KindRule(False),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _KindRule(
-        False, webhookconfig.check_validating
-    ),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _KindRule(
-        False, webhookconfig.check_mutating
-    ),
-    ("apiregistration.k8s.io", "APIService"): _KindRule(False),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): _KindRule(False, _crd),
+#: The built-in kinds' own checks past the object-meta ones, by (group, kind). A built-in
+#: kind's scope is its served resource's (:data:`.resources.SERVED_BUILTINS`), its name rule
+#: ``_apifacts.name_rule``'s.
+_CHECKS: Final[dict[tuple[str, str], _Validator]] = {
+    ("", "Pod"): _pod,
+    ("", "Service"): _service,
+    ("", "ConfigMap"): _configmap,
+    ("", "Secret"): _secret,
+    ("", "PersistentVolumeClaim"): _pvc,
+    ("apps", "StatefulSet"): _statefulset,
+    ("apps", "Deployment"): _deployment,
+    ("apps", "ReplicaSet"): _replicaset,
+    ("apps", "DaemonSet"): _daemonset,
+    ("apps", "ControllerRevision"): _controllerrevision,
+    (webhookconfig.GROUP, "ValidatingWebhookConfiguration"): webhookconfig.check_validating,
+    (webhookconfig.GROUP, "MutatingWebhookConfiguration"): webhookconfig.check_mutating,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
+}
+# (the other kinds' own checks are builtin_groups.CHECKS, run by the strategy after these)
+_NAMESPACED: Final[dict[tuple[str, str], bool]] = {
+    (r.group, r.kind): r.namespaced for r in SERVED_BUILTINS
 }
 
 
@@ -1779,14 +1740,14 @@ def validate(
     if type(obj) is not dict and not isinstance(obj, Mapping):
         return [_invalid("", obj, "must be an object")]
     old_map = old if old is None or type(old) is dict or isinstance(old, Mapping) else None
-    rule = _KINDS.get((group, kind))
-    name_fn = _NAME_FNS[facts.name_rule(group, kind) if rule is not None else "subdomain"]
-    if rule is None:
-        _validate_meta(out, obj.get("metadata"), namespaced, name_fn)
+    builtin_scope = _NAMESPACED.get((group, kind))
+    if builtin_scope is None:
+        _validate_meta(out, obj.get("metadata"), namespaced, _NAME_FNS["subdomain"])
         return out
-    _validate_meta(out, obj.get("metadata"), rule.namespaced, name_fn)
-    if rule.check is not None:
-        rule.check(out, obj, old_map)
+    _validate_meta(out, obj.get("metadata"), builtin_scope, _NAME_FNS[facts.name_rule(group, kind)])
+    check = _CHECKS.get((group, kind))
+    if check is not None:
+        check(out, obj, old_map)
     if len(out) > 1:
         out = list(dict.fromkeys(out))
     return out
