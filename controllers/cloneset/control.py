@@ -151,7 +151,7 @@ class CloneSetControl(PodControlStep):
         set_condition(status, FAILED_SCALE, scale_error)
         set_condition(status, FAILED_UPDATE, update_error)
         progress_delay = set_progressing(cs, status, now)
-        self.status_updater.update_status(cs.obj, status)
+        self.status_updater.update_if_changed(cs.obj, status)
         self._truncate_pods_to_delete(cs, pods)
         limit = cs.revision_history_limit
         limit = DEFAULT_HISTORY_LIMIT if limit is None else int(limit)
@@ -185,7 +185,7 @@ class CloneSetControl(PodControlStep):
             return
         self._log.warning("%s: invalid spec: %s", meta.key(cs), err)
         self.pod_control.record(cs, "Warning", "InvalidSpec", str(err))
-        self.status_updater.update_status(cs, status)
+        self.status_updater.write(cs, status)
 
     def _truncate_pods_to_delete(self, cs: CloneSetView, pods: Sequence[Obj]) -> None:
         listed = cs.pods_to_delete

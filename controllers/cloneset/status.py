@@ -267,14 +267,17 @@ def status_changed(cs: Obj, status: Mapping[str, Any]) -> bool:
 class StatusUpdater(Protocol):
     """Writes a set's status."""
 
-    def update_status(self, cs: Obj, status: Mapping[str, Any]) -> None:
-        """Write ``status`` as the status of ``cs`` when it differs from the stored one."""
+    def write(self, cs: Obj, status: Mapping[str, Any]) -> None:
+        """Write ``status`` as the status of ``cs`` (whether or not it changed)."""
+
+    def update_if_changed(self, cs: Obj, status: Mapping[str, Any]) -> bool:
+        """:meth:`write` when :func:`status_changed` (compared once); whether it was."""
 
 
 class ApiStatusUpdater(ApiStatusWriter):
     """:class:`StatusUpdater` over the API: a PUT of ``/status`` with the set as read (its
     resourceVersion: a stale copy is a ``Conflict``, raised for the sync to be retried),
-    only when :func:`status_changed`. ``written`` gets every version written, so the next
+    only when :func:`status_changed` (:meth:`update_if_changed`). ``written`` gets every version written, so the next
     sync waits until its cache shows it."""
 
     def __init__(
@@ -288,6 +291,11 @@ class ApiStatusUpdater(ApiStatusWriter):
         """The versions this updater wrote: a sync waits until the cache shows them."""
         super().__init__(client, self.written, logger=logger)
 
-    def update_status(self, cs: Obj, status: Mapping[str, Any]) -> None:
-        if status_changed(cs, status):
-            self.put(cs, status)
+    def write(self, cs: Obj, status: Mapping[str, Any]) -> None:
+        self.put(cs, status)
+
+    def update_if_changed(self, cs: Obj, status: Mapping[str, Any]) -> bool:
+        if not status_changed(cs, status):
+            return False
+        self.put(cs, status)
+        return True

@@ -97,7 +97,6 @@ from controllers.statefulset.status import (
     StatusUpdater,
     clear_invalid_spec,
     complete_rolling_update,
-    status_changed,
 )
 from controllers.statefulset.strategy import (
     InPlaceRefused,
@@ -831,8 +830,7 @@ class StatefulSetControl:
         clear_invalid_spec(status, meta.status(sts), state.now)
         complete_rolling_update(sts, status)
         try:
-            if status_changed(sts, status):
-                self.status_updater.update_status(sts, status)
+            self.status_updater.update_if_changed(sts, status)
         except Exception as err:
             if error is None:
                 error = err

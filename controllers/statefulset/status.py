@@ -79,9 +79,14 @@ _DEFAULTS: dict[str, Any] = {
 
 
 class StatusUpdater(Protocol):
-    """Writes a set's status (the control calls it only when :func:`status_changed`)."""
+    """Writes a set's status."""
 
-    def update_status(self, sts: Mapping[str, Any], status: Mapping[str, Any]) -> None: ...
+    def update_status(self, sts: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+        """Write ``status`` (whether or not it changed)."""
+
+    def update_if_changed(self, sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+        """:meth:`update_status` when :func:`status_changed` (compared once); whether it
+        was. The control calls this at the end of a sync."""
 
 
 def complete_rolling_update(sts: Mapping[str, Any], status: Obj) -> None:
@@ -263,6 +268,12 @@ class ApiStatusUpdater(ApiStatusWriter):
                 raise
 
         retry_on_conflict(attempt)
+
+    def update_if_changed(self, sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+        if not self.changed(sts, status):
+            return False
+        self.update_status(sts, status)
+        return True
 
     write = update_status
     changed = staticmethod(status_changed)

@@ -15,6 +15,8 @@ real write, and which changes count, cannot wait, or mean convergence):
 * otherwise the status becomes the object's **pending** status (the latest one replaces an
   older pending one; the deadline stays that of the first) and the caller requeues the object
   for :meth:`~CoalescingStatusWriter.settle`'s delay;
+* :meth:`~CoalescingStatusWriter.update_if_changed` is ``update_status`` for a status
+  that ``policy.changed`` (compared once per sync: ``settle`` reuses the comparison);
 * :meth:`~CoalescingStatusWriter.settle`, called at the end of every sync with the status the
   sync computed, writes the pending status once its deadline has passed, and drops it when
   the status computed equals the recorded one again (no write whose content equals the
@@ -94,6 +96,10 @@ class _Pending:
     uid: str
     status: dict[str, Any]
     deadline: float
+    compared: tuple[Obj, Obj] | None = None
+    """``(recorded status, status)`` that :meth:`CoalescingStatusWriter.update_if_changed`
+    found different when it held this status (:meth:`~CoalescingStatusWriter.settle` does not
+    compare the same two objects again)."""
 
 
 class CoalescingStatusWriter:
@@ -180,6 +186,21 @@ class CoalescingStatusWriter:
             self._pending[self._key(obj)] = _Pending(meta.uid(obj) or "", dict(status), deadline)
             self.held += 1
 
+    def update_if_changed(self, obj: Obj, status: Obj) -> bool:
+        """:meth:`update_status` when ``policy.changed(obj, status)``; whether it was. The
+        comparison is made once per sync: when ``obj`` is the recorded object (no pending
+        status under it) and the status is held, :meth:`settle` with the same two objects
+        reuses it."""
+        if not self.policy.changed(obj, status):
+            return False
+        self.update_status(obj, status)
+        key = self._key(obj)
+        with self._lock:
+            entry = self._pending.get(key)
+            if entry is not None:
+                entry.compared = (meta.status(obj), status)
+        return True
+
     def settle(self, obj: Obj, status: Obj) -> float | None:
         """End of a sync of ``obj`` (as recorded, not a view) that computed ``status``: drop the
         pending status if ``status`` is what is recorded, write it if its deadline passed;
@@ -188,7 +209,9 @@ class CoalescingStatusWriter:
         entry = self._entry(obj)
         if entry is None:
             return None
-        if not self.policy.changed(obj, status):
+        compared = entry.compared
+        known = compared is not None and compared[0] is meta.status(obj) and compared[1] is status
+        if not known and not self.policy.changed(obj, status):
             self.discard(obj)
             return None
         left = entry.deadline - self._monotonic()
@@ -196,7 +219,9 @@ class CoalescingStatusWriter:
             self._flush(obj, status)
             return None
         with self._lock:
-            entry.status = dict(status)
+            if not known:
+                entry.status = dict(status)
+                entry.compared = None
         return left
 
     def sync(self, obj: Obj, decide: Callable[[Obj], tuple[_T, Obj]]) -> tuple[_T, float | None]:
@@ -270,7 +295,6 @@ class ApiStatusWriter:
     ) -> None:
         self._client = client
         self._written = written
-        self.log = logger if logger is not None else log
         self.log = logger if logger is not None else log
 
     def put(self, obj: Obj, status: Obj, *, merge: bool = False) -> None:
