@@ -435,11 +435,15 @@ NAME_RULES: Final[Mapping[tuple[str, str], str]] = {
     ("", "Namespace"): "label",
     ("", "Service"): "dns1035-label",
     ("apps", "StatefulSet"): "label",
-    ("rbac.authorization.k8s.io", "Role"): "path-segment",
-    ("rbac.authorization.k8s.io", "RoleBinding"): "path-segment",
-    ("rbac.authorization.k8s.io", "ClusterRole"): "path-segment",
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): "path-segment",
-    ("apiregistration.k8s.io", "APIService"): "path-segment",
+    # RBAC objects and APIServices: any name usable as one path segment.
+    **dict.fromkeys(
+        [("apiregistration.k8s.io", "APIService")]
+        + [
+            ("rbac.authorization.k8s.io", kind)
+            for kind in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
+        ],
+        "path-segment",
+    ),
 }
 
 
