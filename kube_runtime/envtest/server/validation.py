@@ -443,13 +443,8 @@ def _validate_annotations(out: list[Cause], path: str, annotations: Any) -> None
 
 def _validate_owner_references(out: list[Cause], path: str, refs: Any) -> None:
     """Upstream ``ValidateOwnerReferences`` (paths are not indexed, as upstream)."""
-    if not refs:
-        return
-    if not isinstance(refs, (list, tuple)):
-        out.append(_invalid(path, refs, "must be a list"))
-        return
     first_controller = ""
-    for raw in refs:
+    for raw in _list_field(out, path, refs or None):
         ref = _map(raw)
         api_version = ref.get("apiVersion") or ""
         kind = ref.get("kind") or ""
@@ -487,12 +482,7 @@ def _validate_owner_references(out: list[Cause], path: str, refs: Any) -> None:
 
 
 def _validate_finalizers(out: list[Cause], path: str, finalizers: Any) -> None:
-    if not finalizers:
-        return
-    if not isinstance(finalizers, (list, tuple)):
-        out.append(_invalid(path, finalizers, "must be a list"))
-        return
-    for finalizer in finalizers:
+    for finalizer in _list_field(out, path, finalizers or None):
         if not isinstance(finalizer, str):
             out.append(_invalid(path, finalizer, "must be a string"))
             continue
@@ -746,6 +736,15 @@ def _validate_volume_mounts(out: list[Cause], path: str, raw: Any, volumes: set[
             paths.add(mount_path)
 
 
+#: The pod spec's name fields and the rule each follows (in the order upstream checks them).
+_POD_SPEC_NAMES: Final[tuple[tuple[str, Callable[[str], tuple[str, ...]]], ...]] = (
+    ("nodeName", dns1123_subdomain_errors),
+    ("serviceAccountName", dns1123_subdomain_errors),
+    ("hostname", dns1123_label_errors),
+    ("subdomain", dns1123_label_errors),
+)
+
+
 def _validate_pod_spec(out: list[Cause], path: str, spec: Mapping[str, Any], is_pod: bool) -> None:
     """Upstream ``ValidatePodSpec``, restricted to the rules listed in the module doc."""
     get = spec.get
@@ -781,16 +780,10 @@ def _validate_pod_spec(out: list[Cause], path: str, spec: Mapping[str, Any], is_
             out.append(
                 _invalid(f"{path}.activeDeadlineSeconds", deadline, _range_error(1, _MAX_INT32))
             )
-    for key in ("nodeName", "serviceAccountName"):
+    for key, name_errors in _POD_SPEC_NAMES:
         value = get(key)
         if value:
-            msgs = dns1123_subdomain_errors(value) if isinstance(value, str) else _NOT_A_STRING
-            for msg in msgs:
-                out.append(_invalid(f"{path}.{key}", value, msg))
-    for key in ("hostname", "subdomain"):
-        value = get(key)
-        if value:
-            msgs = dns1123_label_errors(value) if isinstance(value, str) else _NOT_A_STRING
+            msgs = name_errors(value) if isinstance(value, str) else _NOT_A_STRING
             for msg in msgs:
                 out.append(_invalid(f"{path}.{key}", value, msg))
 
