@@ -292,7 +292,7 @@ class SimStall(RuntimeError):
 class _Waiter:
     """One thread blocked on a virtual clock until notified or until ``deadline``."""
 
-    __slots__ = ("deadline", "error", "lock", "participant", "seq", "timed_out", "woken")
+    __slots__ = ("deadline", "error", "lock", "participant", "queued", "seq", "timed_out", "woken")
 
     def __init__(self, seq: int) -> None:
         self.lock = threading.Lock()
@@ -303,9 +303,8 @@ class _Waiter:
         self.timed_out = False
         self.participant: _Participant | None = None
         self.error: BaseException | None = None
-
-    def __lt__(self, other: _Waiter) -> bool:
-        return (self.deadline, self.seq) < (other.deadline, other.seq)
+        #: In the clock's deadline heap (as ``(deadline, seq, waiter)``).
+        self.queued = False
 
 
 class _Participant:
@@ -403,7 +402,11 @@ class _VirtualClock:
         self._epoch = start
         self._now = 0.0
         self._seq = itertools.count()
-        self._deadlines: list[_Waiter] = []
+        # Waiters with a deadline, as (deadline, seq, waiter): compared in C, never by waiter.
+        # One woken before its deadline stays until it reaches the top or, once such stale
+        # entries are over half of the heap, the heap is rebuilt without them.
+        self._deadlines: list[tuple[float, int, _Waiter]] = []
+        self._stale = 0
         self.seed = seed
         self._random = random.Random(seed) if seed is not None else None
         #: The framework's random choices (jitter) on this clock: seeded by ``seed`` (0 when
@@ -516,7 +519,7 @@ class _VirtualClock:
                 waiter.woken = waiter.timed_out = True
                 return
             if waiter.deadline != float("inf"):
-                heapq.heappush(self._deadlines, waiter)
+                self._push_deadline_locked(waiter)
             self._blocking(waiter, what)
         waiter.lock.acquire()
         if waiter.error is not None:
@@ -543,6 +546,8 @@ class _VirtualClock:
         waiter.woken = True
         waiter.timed_out = timed_out
         waiter.error = error
+        if waiter.queued:
+            self._stale += 1
         self._unblocked(waiter)
         waiter.lock.release()
         return True
@@ -556,9 +561,13 @@ class _VirtualClock:
         if to > self._now:
             self._now = to
         due: list[_Waiter] = []
-        while self._deadlines and self._deadlines[0].deadline <= self._now:
-            waiter = heapq.heappop(self._deadlines)
-            if not waiter.woken:
+        heap = self._deadlines
+        while heap and heap[0][0] <= self._now:
+            waiter = heapq.heappop(heap)[2]
+            waiter.queued = False
+            if waiter.woken:
+                self._stale -= 1
+            else:
                 due.append(waiter)
         if self._random is not None:
             self._random.shuffle(due)
@@ -567,9 +576,23 @@ class _VirtualClock:
         return len(due)
 
     def _next_deadline_locked(self) -> float | None:
-        while self._deadlines and self._deadlines[0].woken:
-            heapq.heappop(self._deadlines)
-        return self._deadlines[0].deadline if self._deadlines else None
+        heap = self._deadlines
+        while heap and heap[0][2].woken:
+            heapq.heappop(heap)[2].queued = False
+            self._stale -= 1
+        return heap[0][0] if heap else None
+
+    def _push_deadline_locked(self, waiter: _Waiter) -> None:
+        heap = self._deadlines
+        if self._stale > 32 and 2 * self._stale > len(heap):
+            for entry in heap:
+                if entry[2].woken:
+                    entry[2].queued = False
+            heap[:] = [entry for entry in heap if not entry[2].woken]
+            heapq.heapify(heap)
+            self._stale = 0
+        waiter.queued = True
+        heapq.heappush(heap, (waiter.deadline, waiter.seq, waiter))
 
 
 class FakeClock(_VirtualClock):
@@ -594,6 +617,38 @@ class FakeClock(_VirtualClock):
         """Whether some thread waits for a deadline (client-go's ``HasWaiters``)."""
         with self._lock:
             return self._next_deadline_locked() is not None
+
+
+class _IdleBlock:
+    """:meth:`SimClock.idle`: the calling participant counts as blocked inside the block (a
+    plain class, not a generator: loops enter it once per read or select)."""
+
+    __slots__ = ("_clock", "_participant")
+
+    def __init__(self, clock: SimClock) -> None:
+        self._clock = clock
+        self._participant: _Participant | None = None
+
+    def __enter__(self) -> None:
+        clock = self._clock
+        with clock._lock:
+            p = clock._participants.get(threading.current_thread())
+            if p is not None and not p.blocked:
+                p.blocked = True
+                p.where = "idle"
+                clock._running -= 1
+                clock._maybe_advance_locked()
+                self._participant = p
+
+    def __exit__(self, *exc: object) -> None:
+        p = self._participant
+        if p is not None:
+            self._participant = None
+            clock = self._clock
+            with clock._lock:
+                if p.blocked and p.thread in clock._participants:
+                    p.blocked = False
+                    clock._running += 1
 
 
 class SimClock(_VirtualClock):
@@ -624,6 +679,7 @@ class SimClock(_VirtualClock):
         self._failure: BaseException | None = None
         self._settling: list[_Waiter] = []
         self._watching: list[_Waiter] = []
+        self._watching_settled: list[_Waiter] = []
         self._active = False
         self._exits = _VirtualCondition(self, threading.Lock())
         self._key_prefix = f"sim{id(self):x}-"
@@ -655,7 +711,7 @@ class SimClock(_VirtualClock):
                 self._active = False
                 self._unregister_locked(me)
                 # Let every remaining participant run free: the test is over.
-                for waiter in list(self._deadlines):
+                for _, _, waiter in list(self._deadlines):
                     self._wake_locked(waiter, timed_out=True)
 
     def participate(self) -> None:
@@ -727,30 +783,9 @@ class SimClock(_VirtualClock):
         if waiter is self._owner_waiter:
             self._owner_waiter = None
 
-    @contextlib.contextmanager
-    def _idle(self) -> Iterator[None]:
-        me = threading.current_thread()
-        with self._lock:
-            p = self._participants.get(me)
-            if p is not None and not p.blocked:
-                p.blocked = True
-                p.where = "idle"
-                self._running -= 1
-                self._maybe_advance_locked()
-            else:
-                p = None
-        try:
-            yield
-        finally:
-            if p is not None:
-                with self._lock:
-                    if p.blocked and p.thread in self._participants:
-                        p.blocked = False
-                        self._running += 1
-
     def idle(self) -> contextlib.AbstractContextManager[None]:
         """The calling participant waits on something outside the clock (see the module)."""
-        return self._idle()
+        return _IdleBlock(self)
 
     def hold(self, key: Hashable = None) -> None:
         """One more hand-off in flight under ``key`` (ignored once ``key`` was forgotten)."""
@@ -796,17 +831,21 @@ class SimClock(_VirtualClock):
             self._settling.append(waiter)
         self._block(waiter, "settle")
 
-    def wait_for_change(self, timeout: float | None = None) -> bool:
+    def wait_for_change(self, timeout: float | None = None, *, settle: bool = False) -> bool:
         """Block until the time next moves (someone's deadline is reached) or ``timeout``
         (virtual seconds) has passed; False on the timeout. Nothing but a participant can change
         anything, and they run only when the time moves or when another runs: a poll made after
         :meth:`settle` and again after each change sees every state the simulation reaches,
-        without adding deadlines of its own."""
+        without adding deadlines of its own.
+
+        With ``settle``, a change wakes the caller only once what the move set off has run its
+        course, as :meth:`settle` called right after would (one wake-up instead of two); a
+        timeout wakes it unsettled."""
         waiter = self._new_waiter(timeout)
         with self._lock:
             if not self._active:
                 return False
-            self._watching.append(waiter)
+            (self._watching_settled if settle else self._watching).append(waiter)
         self._block(waiter, "wait for change")
         return not waiter.timed_out
 
@@ -835,6 +874,13 @@ class SimClock(_VirtualClock):
             watching, self._watching = self._watching, []
             for waiter in watching:
                 self._wake_locked(waiter, timed_out=waiter.deadline <= self._now)
+        if self._watching_settled:
+            # Not timed out (those were woken above): they wait for the next quiescence.
+            watching, self._watching_settled = self._watching_settled, []
+            self._settling.extend(waiter for waiter in watching if not waiter.woken)
+            if self._running == 0 and self._held_total == 0 and self._settling:
+                # Nothing was due but the watchers themselves: settled already.
+                self._maybe_advance_locked()
 
     def _fail_owner_locked(self, error: BaseException) -> None:
         waiter = self._owner_waiter

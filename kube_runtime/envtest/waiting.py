@@ -35,8 +35,9 @@ def wait_for(
     deadline = clk.monotonic() + timeout
     last: object = None
     delay = interval
+    settled = False  # a change wait that ended normally has settled already
     while True:
-        if sim is not None:
+        if sim is not None and not settled:
             sim.settle()
         try:
             value = predicate()
@@ -52,7 +53,7 @@ def wait_for(
                 f"{message}; last result: {last!r}"
             )
         if sim is not None:
-            sim.wait_for_change(left)
+            settled = sim.wait_for_change(left, settle=True)
         else:
             clk.sleep(delay)
             delay = min(delay * 1.5, 0.2)
