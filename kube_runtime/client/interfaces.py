@@ -52,6 +52,10 @@ Shared conventions (every method of every implementation):
   model class; a write of a model returns the written object as that model. Lists are
   always dicts (their ``items`` are models when the kind is a model class). Subresource
   bodies (a ``Scale``) are dicts: they are not the parent kind's model.
+* **Options** are keyword arguments, typed per method by one ``TypedDict`` of
+  :mod:`kube_runtime.client.options` (``**options: Unpack[ListKeywords]``; its docstring
+  gives the defaults): mypy rejects a keyword the method does not take, and so does a call
+  at run time (``TypeError``).
 * **Kinds** are :data:`~kube_runtime.kinds.KindLike`: a :class:`~kube_runtime.kinds.Kind`,
   ``"group/version/Kind"`` (``"v1/Pod"``), or a resource model class.
 * **Namespaces**: a namespaced kind needs one for get/create/update/patch/delete
