@@ -117,55 +117,53 @@ class _Serving:
 
 
 _ALL = ("all",)
-_WORKLOAD = _Serving(categories=_ALL)
+_IN_ALL_ONLY = _Serving(categories=_ALL)
 
+#: The built-in kinds served here as the framework's table declares them, plurals by group.
+_SERVED_AS_DECLARED: dict[str, tuple[str, ...]] = {
+    "": (
+        "namespaces",
+        "nodes",
+        "persistentvolumeclaims",
+        "persistentvolumes",
+        "events",
+        "configmaps",
+        "secrets",
+        "serviceaccounts",
+        "endpoints",
+        "podtemplates",
+        "resourcequotas",
+        "limitranges",
+    ),
+    "apps": ("controllerrevisions",),
+    "coordination.k8s.io": ("leases",),
+    "networking.k8s.io": ("ingresses", "ingressclasses", "networkpolicies"),
+    "rbac.authorization.k8s.io": ("roles", "clusterroles", "rolebindings", "clusterrolebindings"),
+    "certificates.k8s.io": ("certificatesigningrequests",),
+    "scheduling.k8s.io": ("priorityclasses",),
+    "node.k8s.io": ("runtimeclasses",),
+    "storage.k8s.io": ("storageclasses", "csidrivers", "csinodes", "volumeattachments"),
+    "apiextensions.k8s.io": ("customresourcedefinitions",),
+}
+#: Kinds served as declared but in the ``all`` category (``kubectl get all``), by group
+#: (cronjobs and HPAs are in it too, served in more versions: below).
+_IN_ALL: dict[str, tuple[str, ...]] = {
+    "": ("pods", "services", "replicationcontrollers"),
+    "apps": ("statefulsets", "deployments", "replicasets", "daemonsets"),
+    "batch": ("jobs",),
+}
 #: The built-in kinds served here, by (group, plural): a subset of the framework's
 #: :data:`~kube_runtime.client.mapping.BUILTIN_RESOURCES`, whose order they keep.
 _SERVED: dict[tuple[str, str], _Serving] = {
-    ("", "namespaces"): _Serving(),
-    ("", "nodes"): _Serving(),
-    ("", "pods"): _Serving(categories=_ALL),
-    ("", "persistentvolumeclaims"): _Serving(),
-    ("", "persistentvolumes"): _Serving(),
-    ("", "events"): _Serving(),
-    ("", "services"): _Serving(categories=_ALL),
-    ("", "configmaps"): _Serving(),
-    ("", "secrets"): _Serving(),
-    ("", "serviceaccounts"): _Serving(),
-    ("", "endpoints"): _Serving(),
-    ("", "replicationcontrollers"): _WORKLOAD,
-    ("", "podtemplates"): _Serving(),
-    ("", "resourcequotas"): _Serving(),
-    ("", "limitranges"): _Serving(),
-    ("apps", "statefulsets"): _WORKLOAD,
-    ("apps", "deployments"): _WORKLOAD,
-    ("apps", "replicasets"): _WORKLOAD,
-    ("apps", "daemonsets"): _WORKLOAD,
-    ("apps", "controllerrevisions"): _Serving(),
-    ("batch", "jobs"): _WORKLOAD,
+    **{(g, plural): _Serving() for g, plurals in _SERVED_AS_DECLARED.items() for plural in plurals},
+    **{(g, plural): _IN_ALL_ONLY for g, plurals in _IN_ALL.items() for plural in plurals},
     ("batch", "cronjobs"): _Serving(categories=_ALL, versions=("v1", "v1beta1")),
     ("policy", "poddisruptionbudgets"): _Serving(versions=("v1", "v1beta1")),
-    ("coordination.k8s.io", "leases"): _Serving(),
     ("events.k8s.io", "events"): _Serving(versions=("v1", "v1beta1"), stored_as="v1"),
     ("autoscaling", "horizontalpodautoscalers"): _Serving(
         categories=_ALL, versions=("v1", "v2", "v2beta2")
     ),
-    ("networking.k8s.io", "ingresses"): _Serving(),
-    ("networking.k8s.io", "ingressclasses"): _Serving(),
-    ("networking.k8s.io", "networkpolicies"): _Serving(),
     ("discovery.k8s.io", "endpointslices"): _Serving(versions=("v1", "v1beta1")),
-    ("rbac.authorization.k8s.io", "roles"): _Serving(),
-    ("rbac.authorization.k8s.io", "clusterroles"): _Serving(),
-    ("rbac.authorization.k8s.io", "rolebindings"): _Serving(),
-    ("rbac.authorization.k8s.io", "clusterrolebindings"): _Serving(),
-    ("certificates.k8s.io", "certificatesigningrequests"): _Serving(),
-    ("scheduling.k8s.io", "priorityclasses"): _Serving(),
-    ("node.k8s.io", "runtimeclasses"): _Serving(),
-    ("storage.k8s.io", "storageclasses"): _Serving(),
-    ("storage.k8s.io", "csidrivers"): _Serving(),
-    ("storage.k8s.io", "csinodes"): _Serving(),
-    ("storage.k8s.io", "volumeattachments"): _Serving(),
-    ("apiextensions.k8s.io", "customresourcedefinitions"): _Serving(),
 }
 _REPLICAS_SCALE = ScaleSpec()
 
