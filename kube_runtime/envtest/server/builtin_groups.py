@@ -6,7 +6,7 @@
 :func:`.tables.columns_for`) and :data:`INITIAL_STATUS` to the status a created object reads
 back with (kube-apiserver's strategies reset it on create, and Go writes the fields of the
 status struct that carry no ``omitempty``). A new group module registers its kinds here, one
-line each.
+:class:`BuiltinKind` each in :data:`KINDS` (the per-hook tables are derived from it).
 """
 
 from __future__ import annotations
