@@ -191,17 +191,23 @@ class ApplyKeywords(_ApplyOptions):
     field_manager: str
 
 
+#: The keys each TypedDict checked by :func:`check_keywords` declares (filled on first use).
+_DECLARED: dict[Any, frozenset[str]] = {}
+
+
 def check_keywords(method: str, options: Mapping[str, Any], keywords: Any) -> Mapping[str, Any]:
     """``options`` once checked against the TypedDict ``keywords`` as Python checks the
     keywords of a call: ``TypeError("<method>() got an unexpected keyword argument 'x'")``
     for a key it does not declare, ``TypeError`` for a required key missing."""
-    allowed: frozenset[str] = keywords.__required_keys__ | keywords.__optional_keys__
-    for name in options:
-        if name not in allowed:
-            raise TypeError(f"{method}() got an unexpected keyword argument {name!r}")
-    for name in keywords.__required_keys__:
-        if name not in options:
-            raise TypeError(f"{method}() missing 1 required keyword-only argument: {name!r}")
+    declared = _DECLARED.get(keywords)
+    if declared is None:
+        declared = _DECLARED[keywords] = keywords.__required_keys__ | keywords.__optional_keys__
+    if not options.keys() <= declared:
+        unknown = next(name for name in options if name not in declared)
+        raise TypeError(f"{method}() got an unexpected keyword argument {unknown!r}")
+    if keywords.__required_keys__ and not keywords.__required_keys__ <= options.keys():
+        missing = min(keywords.__required_keys__ - options.keys())
+        raise TypeError(f"{method}() missing 1 required keyword-only argument: {missing!r}")
     return options
 
 
