@@ -341,6 +341,7 @@ def _public_types() -> list[Any]:
         i.Client,
         i.WithWatch,
         *(getattr(options, n) for n in ("ListQuery", "PatchOptions", "DeleteOptions")),
+        *(getattr(options, n) for n in options.__all__ if n.endswith("Keywords")),
         *(getattr(base, n) for n in base.__all__),
         cached.CachedClient,
         cached.CacheReader,
