@@ -61,6 +61,11 @@ _STREAM_HIGH_WATER = 4 * MAX_CHUNK
 _STREAM_LOW_WATER = MAX_CHUNK
 
 
+#: What makes ``urlsplit`` do more than split an origin-form target at its ``?``: a
+#: fragment, and the characters it strips or refuses.
+_URLSPLIT_SPECIAL = re.compile(r"[#\t\r\n\x00-\x20\[\]]")
+
+
 @dataclass
 class Request:
     method: str
@@ -72,9 +77,15 @@ class Request:
     received: float = 0.0
 
     def __post_init__(self) -> None:
-        parts = urlsplit(self.target)
-        self.path = unquote(parts.path)
-        self.query = parse_qs(parts.query, keep_blank_values=True)
+        target = self.target
+        if target[:1] == "/" and target[:2] != "//" and not _URLSPLIT_SPECIAL.search(target):
+            # An origin-form target (every client's): what urlsplit would make of it.
+            path, _, query = target.partition("?")
+        else:
+            parts = urlsplit(target)
+            path, query = parts.path, parts.query
+        self.path = unquote(path) if "%" in path else path
+        self.query = parse_qs(query, keep_blank_values=True) if query else {}
 
     def param(self, name: str, default: str | None = None) -> str | None:
         values = self.query.get(name)
@@ -125,7 +136,7 @@ class Stream:
         # Lock held. While paused, resume() flushes what is queued.
         if not self._scheduled and not self._paused:
             self._scheduled = True
-            self._conn.call_soon(self._flush)
+            self._conn.server.flush_soon(self._flush)
 
     def pause(self) -> None:
         """The transport is above its high-water mark: stop writing (loop thread)."""
@@ -223,12 +234,17 @@ class _Malformed(Exception):
         self.reason = reason
 
 
-_TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
 
 
 def _request_line(line: str) -> tuple[str, str, str]:
     parts = line.split(" ")
-    if len(parts) != 3 or not parts[1] or not _TOKEN.fullmatch(parts[0].encode("latin-1")):
+    if (
+        len(parts) != 3
+        or not parts[1]
+        or (parts[0] not in _METHODS and not _TOKEN.fullmatch(parts[0]))
+    ):
         raise _Malformed(400, "malformed HTTP request")
     method, target, version = parts
     if version not in ("HTTP/1.1", "HTTP/1.0"):
@@ -242,7 +258,7 @@ def _header_fields(lines: list[str]) -> dict[str, str]:
     headers: dict[str, str] = {}
     for line in lines:
         name, colon, value = line.partition(":")
-        if not colon or not _TOKEN.fullmatch(name.encode("latin-1")):
+        if not colon or not _TOKEN.fullmatch(name):
             raise _Malformed(400, f"malformed MIME header line: {line[:80]!r}")
         key, value = name.lower(), value.strip()
         if key == "content-length" and key in headers and headers[key] != value:
@@ -424,6 +440,19 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
     def _handle(self, request: Request) -> None:
+        """Serve ``request``; what the handler wrote to streams on the loop thread (watch
+        events of a write) is flushed right after the answer, not on a later loop pass."""
+        server = self.server
+        outer, pending = server._flushes, []
+        server._flushes = pending
+        try:
+            self._serve_request(request)
+        finally:
+            server._flushes = outer
+            for flush in pending:
+                flush()
+
+    def _serve_request(self, request: Request) -> None:
         limited = self.server.over_inflight_bound(request)
         if limited is not None:
             self._send(limited, request)
@@ -527,11 +556,11 @@ class _Connection(asyncio.Protocol):
         self.process()
 
 
+_PHRASES = {s.value: s.phrase for s in HTTPStatus}
+
+
 def _head(status: int, content_type: str, length: int | None, headers: dict[str, str]) -> bytes:
-    try:
-        phrase = HTTPStatus(status).phrase
-    except ValueError:
-        phrase = "Unknown"
+    phrase = _PHRASES.get(status, "Unknown")
     lines = [
         f"HTTP/1.1 {status} {phrase}",
         f"Content-Type: {content_type}",
@@ -774,6 +803,10 @@ class HttpServer:
             else asyncio.SelectorEventLoop(_IdleSelector(self.clock))
         )
         self._thread: threading.Thread | None = None
+        # The loop thread's ident, and the stream flushes the request it serves asked for
+        # (None between requests; both only touched on the loop thread).
+        self._loop_ident: int | None = None
+        self._flushes: list[Callable[[], None]] | None = None
         self._server: asyncio.AbstractServer | None = None
         self._started = threading.Event()
         self._error: BaseException | None = None
@@ -791,6 +824,16 @@ class HttpServer:
             self.loop.call_soon(fn)
         elif not self.loop.is_closed():
             self.loop.call_soon_threadsafe(fn)
+
+    def flush_soon(self, flush: Callable[[], None]) -> None:
+        """Run a stream's ``flush`` on the loop: at the end of the request being served when
+        called from its handler (one socket write per stream for all it wrote, with no
+        extra loop pass), else as :meth:`call_soon`."""
+        flushes = self._flushes
+        if flushes is not None and threading.get_ident() == self._loop_ident:
+            flushes.append(flush)
+        else:
+            self.call_soon(flush)
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> _clock.Timer:
         """Run ``fn`` on the loop ``delay`` seconds from now on the server's clock; the
@@ -895,6 +938,7 @@ class HttpServer:
             self.clock.forget(self._hold_key)
 
     def _serve(self) -> None:
+        self._loop_ident = threading.get_ident()
         asyncio.set_event_loop(self.loop)
         try:
             tls = self.ssl_context is not None
