@@ -181,35 +181,30 @@ def _extensions(node: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"name": k, "value": _any(v)} for k, v in node.items() if k.startswith("x-")]
 
 
-_SCHEMA_SCALARS = {
-    "$ref": "_ref",
-    "format": "format",
-    "title": "title",
-    "description": "description",
-    "multipleOf": "multiple_of",
-    "maximum": "maximum",
-    "exclusiveMaximum": "exclusive_maximum",
-    "minimum": "minimum",
-    "exclusiveMinimum": "exclusive_minimum",
-    "maxLength": "max_length",
-    "minLength": "min_length",
-    "pattern": "pattern",
-    "maxItems": "max_items",
-    "minItems": "min_items",
-    "uniqueItems": "unique_items",
-    "maxProperties": "max_properties",
-    "minProperties": "min_properties",
-    "readOnly": "read_only",
+def _json_key(field: str) -> str:
+    """The OpenAPI (JSON) key of a gnostic field: ``max_length`` -> ``maxLength``,
+    ``_ref`` -> ``$ref``."""
+    if field == "_ref":
+        return "$ref"
+    head, *rest = field.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+#: message -> [(JSON key, field)] of its scalar fields (repeated or not): the JSON values as
+#: they are, read off :data:`_SCHEMA`.
+_SCALAR_KEYS: dict[str, list[tuple[str, str]]] = {
+    message: [(_json_key(name), name) for name, _, type_ in fields if type_.rstrip("*") in _SCALARS]
+    for message, fields in _SCHEMA.items()
 }
 
 
+def _scalars(message: str, node: dict[str, Any]) -> dict[str, Any]:
+    """The scalar fields of ``message`` that ``node`` (its JSON form) has."""
+    return {field: node[key] for key, field in _SCALAR_KEYS[message] if key in node}
+
+
 def _schema(node: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, field in _SCHEMA_SCALARS.items():
-        if key in node:
-            out[field] = node[key]
-    if "required" in node:
-        out["required"] = list(node["required"])
+    out = _scalars("Schema", node)
     if "default" in node:
         out["default"] = _any(node["default"])
     if "example" in node:
@@ -245,34 +240,18 @@ def _schema(node: dict[str, Any]) -> dict[str, Any]:
 
 def _parameter(param: dict[str, Any]) -> dict[str, Any]:
     if param.get("in") == "body":
-        body: dict[str, Any] = {
-            k: param[k] for k in ("description", "name", "in", "required") if k in param
-        }
+        body = _scalars("BodyParameter", param)
         body["schema"] = _schema(param.get("schema") or {})
         return {"parameter": {"body_parameter": body}}
-    sub: dict[str, Any] = {
-        k: param[k] for k in ("required", "in", "description", "name", "type") if k in param
-    }
-    if "uniqueItems" in param:
-        sub["unique_items"] = param["uniqueItems"]
-    which = (
-        "path_parameter_sub_schema" if param.get("in") == "path" else "query_parameter_sub_schema"
-    )
-    return {"parameter": {"non_body_parameter": {which: sub}}}
+    if param.get("in") == "path":
+        which, message = "path_parameter_sub_schema", "PathParameterSubSchema"
+    else:
+        which, message = "query_parameter_sub_schema", "QueryParameterSubSchema"
+    return {"parameter": {"non_body_parameter": {which: _scalars(message, param)}}}
 
 
 def _operation(op: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, field in (
-        ("tags", "tags"),
-        ("description", "description"),
-        ("operationId", "operation_id"),
-        ("produces", "produces"),
-        ("consumes", "consumes"),
-        ("schemes", "schemes"),
-    ):
-        if key in op:
-            out[field] = op[key]
+    out = _scalars("Operation", op)
     if "parameters" in op:
         out["parameters"] = [_parameter(p) for p in op["parameters"]]
     codes = []
