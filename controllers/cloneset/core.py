@@ -110,6 +110,12 @@ class CloneSetView(SpecView):
     def __init__(self, obj: Obj, spec: CloneSetSpec) -> None:
         self.obj = obj
         self.spec = spec
+        self.name = meta.name(obj)
+        self.namespace = meta.namespace(obj)
+        self.key = meta.key(obj)
+        """``namespace/name``: the key of the set's expectations and of its log records (the
+        :attr:`~kube_runtime.reconcile.Request.key` of its requests)."""
+        self.uid = meta.uid(obj)
 
     @classmethod
     def parse(cls, obj: Obj) -> CloneSetView:
@@ -142,26 +148,6 @@ class CloneSetView(SpecView):
         applied = apply_revision(self.obj, revision)
         spec = self.spec.model_copy(update={"template": meta.spec(applied).get("template")})
         return CloneSetView(applied, spec)
-
-    # --- metadata -----------------------------------------------------------------------------
-
-    @functools.cached_property
-    def name(self) -> str:
-        return meta.name(self.obj)
-
-    @functools.cached_property
-    def namespace(self) -> str:
-        return meta.namespace(self.obj)
-
-    @functools.cached_property
-    def key(self) -> str:
-        """``namespace/name``: the key of the set's expectations and of its log records (the
-        :attr:`~kube_runtime.reconcile.Request.key` of its requests)."""
-        return meta.key(self.obj)
-
-    @functools.cached_property
-    def uid(self) -> str:
-        return meta.uid(self.obj)
 
     # --- spec ---------------------------------------------------------------------------------
 

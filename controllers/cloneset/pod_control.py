@@ -29,6 +29,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Protocol
 
+from controllers._scaling import observe_listed
 from controllers.cloneset.core import CLONESET, SPECIFIED_DELETE_LABEL, CloneSetView
 from controllers.cloneset.pvc import instance_claims_for_pod
 from kube_runtime import meta
@@ -77,17 +78,7 @@ class Expectations:
     def observe_scale(self, key: str, objects: Iterable[Obj]) -> None:
         """Tick off what the cache shows (``objects``: the pods and claims that may be the
         set's): an expected name exists (created), or is gone or being deleted (deleted)."""
-        expected = self.scale.get_expectations(key)
-        if not expected:
-            return
-        present = {meta.name(o): o for o in objects}
-        for name in expected.get(ScaleAction.CREATE, ()):
-            if name in present:
-                self.scale.observe_scale(key, ScaleAction.CREATE, name)
-        for name in expected.get(ScaleAction.DELETE, ()):
-            obj = present.get(name)
-            if obj is None or meta.is_deleting(obj):
-                self.scale.observe_scale(key, ScaleAction.DELETE, name)
+        observe_listed(self.scale, key, objects)
 
 
 class PodControl(Protocol):

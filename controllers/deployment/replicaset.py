@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from controllers._register import collaborators, register
+from controllers._scaling import observe_listed
 from controllers.deployment.conditions import REPLICA_FAILURE, new_condition, remove_condition
 from controllers.deployment.conditions import get_condition as _get_condition
 from kube_runtime import clock as _clock
@@ -50,7 +51,6 @@ from kube_runtime.workloads.pods import (
     is_active,
     is_available,
     is_ready,
-    is_terminating,
     sort_active_pods_with_ranks,
 )
 
@@ -316,17 +316,7 @@ class ReplicaSetReconciler:
         return claim_candidates(self._reader, Pod, rs, selector)
 
     def _observe(self, key: str, pods: Iterable[Obj]) -> None:
-        pending = self.expectations.get_expectations(key)
-        if not pending:
-            return
-        by_name = {meta.name(p): p for p in pods}
-        for name in pending.get(ScaleAction.CREATE, ()):
-            if name in by_name:
-                self.expectations.observe_scale(key, ScaleAction.CREATE, name)
-        for name in pending.get(ScaleAction.DELETE, ()):
-            pod = by_name.get(name)
-            if pod is None or is_terminating(pod):
-                self.expectations.observe_scale(key, ScaleAction.DELETE, name)
+        observe_listed(self.expectations, key, pods)
 
     def _manage_replicas(self, key: str, rs: Obj, pods: Sequence[Obj]) -> None:
         """Create or delete pods toward ``spec.replicas``; raise the first failure."""

@@ -10,7 +10,7 @@ complete rollout cleans up the history. Every step ends with the rollout's statu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from controllers.deployment import util
@@ -49,20 +49,9 @@ def cleanup_unhealthy_sizes(old_rss: Sequence[Obj], limit: int) -> list[tuple[Ob
     ReplicaSets, oldest first (upstream ``cleanupUnhealthyReplicas``). A ReplicaSet whose
     status counts more available replicas than its spec gets a size above its own: it is the
     last entry (upstream stops there with an error, :class:`InvalidScaleDown`)."""
-    sizes = []
-    total = 0
-    for rs in util.sort_by_creation(old_rss):
-        if total >= limit:
-            break
-        replicas = util.spec_replicas(rs)
-        if replicas == 0 or replicas == util.available_replicas(rs):
-            continue
-        down = min(limit - total, replicas - util.available_replicas(rs))
-        sizes.append((rs, replicas - down))
-        if down < 0:
-            break
-        total += down
-    return sizes
+    return _oldest_first(
+        old_rss, limit, lambda rs, replicas: replicas - util.available_replicas(rs)
+    )
 
 
 def scale_down_sizes(
@@ -74,17 +63,29 @@ def scale_down_sizes(
     available = sum(util.available_replicas(rs) for rs in all_rss)
     if available <= min_available:
         return []
-    to_scale = available - min_available
+    return _oldest_first(old_rss, available - min_available, lambda rs, replicas: replicas)
+
+
+def _oldest_first(
+    old_rss: Sequence[Obj], budget: int, removable: Callable[[Obj, int], int]
+) -> list[tuple[Obj, int]]:
+    """New sizes that take up to ``budget`` replicas off ``old_rss``, oldest first, each
+    ReplicaSet giving up at most ``removable(rs, spec.replicas)`` (those with no replicas or
+    nothing removable are skipped). A negative ``removable`` (more available than wanted) is
+    the last entry, a size above the ReplicaSet's own."""
     sizes = []
     total = 0
     for rs in util.sort_by_creation(old_rss):
-        if total >= to_scale:
+        if total >= budget:
             break
         replicas = util.spec_replicas(rs)
-        if replicas == 0:
+        room = removable(rs, replicas) if replicas else 0
+        if room == 0:
             continue
-        down = min(replicas, to_scale - total)
+        down = min(budget - total, room)
         sizes.append((rs, replicas - down))
+        if down < 0:
+            break
         total += down
     return sizes
 

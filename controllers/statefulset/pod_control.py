@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from controllers._scaling import observe_listed
 from controllers.statefulset.pvc import (
     claim_names_for_pod,
     claim_owner_up_to_date,
@@ -42,7 +43,6 @@ from kube_runtime.meta import Obj
 from kube_runtime.retry import retry_on_conflict
 from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.batches import in_order
-from kube_runtime.workloads.pods import is_terminating
 from kube_runtime.workloads.podwrites import PodLifecycleWriter
 
 __all__ = ["StatefulPodControl", "deletion_token", "observe_pods", "set_key"]
@@ -61,18 +61,7 @@ def observe_pods(
     """Tick off what the cache (``pods``: every pod of the namespace that may be the set's)
     shows: a pod of an expected name exists (created), or the expected pod is gone or being
     deleted (deleted)."""
-    pending = expectations.get_expectations(key)
-    if not pending:
-        return
-    by_name = {meta.name(p): p for p in pods}
-    for name in pending.get(ScaleAction.CREATE, ()):
-        if name in by_name:
-            expectations.observe_scale(key, ScaleAction.CREATE, name)
-    for token in pending.get(ScaleAction.DELETE, ()):
-        name = token.rsplit("/", 1)[0]
-        pod = by_name.get(name)
-        if pod is None or deletion_token(pod) != token or is_terminating(pod):
-            expectations.observe_scale(key, ScaleAction.DELETE, token)
+    observe_listed(expectations, key, pods, token_of=deletion_token)
 
 
 class StatefulPodControl:

@@ -445,6 +445,25 @@ class InPlaceControl:
         log.debug("%s/%s: %s=%s", namespace, name, READINESS_GATE, status)
         return self._written(result)
 
+    def _patch_batch(
+        self,
+        pod: Obj,
+        state: dict[str, Any],
+        images: Mapping[str, str],
+        ref_metadata: Mapping[str, Any],
+        annotations: Mapping[str, str | None],
+    ) -> None:
+        """Patch ``pod`` with a batch of ``images`` and ``ref_metadata`` (a grace period's, or
+        the next batch of an ordered update), the update state recording it, and
+        ``annotations`` (None removes one)."""
+        state, batch = _with_batch(state, pod, images, _timestamp(self._now()), ref_metadata)
+        written: dict[str, str | None] = {
+            **batch.annotations,
+            **annotations,
+            STATE_ANNOTATION: _dump(state),
+        }
+        self._patch_pod(pod, batch.images, batch.labels, written)
+
     def refresh(self, pod: Obj) -> tuple[bool, float]:
         """Advance a pod's in-place update: apply images whose grace period is over, and set
         the condition True once the update completed. ``(wrote, seconds until a grace period
@@ -458,18 +477,13 @@ class InPlaceControl:
             )
             if left > 0:
                 return False, left
-            state = annotation_json(pod, STATE_ANNOTATION) or {}
-            stamp = _timestamp(self._now())
-            state, batch = _with_batch(
-                state,
+            self._patch_batch(
                 pod,
+                annotation_json(pod, STATE_ANNOTATION) or {},
                 grace.get("containerImages") or {},
-                stamp,
                 grace.get("containerRefMetadata") or {},
+                {GRACE_ANNOTATION: None},
             )
-            annotations: dict[str, str | None] = dict(batch.annotations)
-            annotations.update({GRACE_ANNOTATION: None, STATE_ANNOTATION: _dump(state)})
-            self._patch_pod(pod, batch.images, batch.labels, annotations)
             return True, 0.0
         current = annotation_json(pod, STATE_ANNOTATION)
         if (
@@ -478,17 +492,13 @@ class InPlaceControl:
             and _batch_completed(pod, current) is None
             and _not_ready_before_next(pod, current) is None
         ):
-            stamp = _timestamp(self._now())
-            current, batch = _with_batch(
-                current,
+            self._patch_batch(
                 pod,
+                current,
                 current.get("nextContainerImages") or {},
-                stamp,
                 current.get("nextContainerRefMetadata") or {},
+                {},
             )
-            annotations = dict(batch.annotations)
-            annotations[STATE_ANNOTATION] = _dump(current)
-            self._patch_pod(pod, batch.images, batch.labels, annotations)
             return True, 0.0
         if not has_readiness_gate(pod):
             return False, 0.0
