@@ -95,7 +95,15 @@ def _newer(lease: dict[str, Any], than: dict[str, Any] | None) -> bool:
 
 def format_micro_time(moment: datetime) -> str:
     """A ``metav1.MicroTime`` string: ``2006-01-02T15:04:05.000000Z`` in UTC."""
-    return moment.astimezone(timezone.utc).strftime(MICROTIME_FORMAT)
+    if moment.tzinfo is not timezone.utc:
+        moment = moment.astimezone(timezone.utc)
+    if moment.year < 1000:
+        return moment.strftime(MICROTIME_FORMAT)
+    # MICROTIME_FORMAT, written out (strftime costs more; every renewal stamps one)
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:"
+        f"{moment.minute:02d}:{moment.second:02d}.{moment.microsecond:06d}Z"
+    )
 
 
 @dataclass(frozen=True)
@@ -347,12 +355,17 @@ class LeaderElector:
             renew_time=stamp,
         )
         # Fast path: the leader writes on top of the version it last saw, without a read.
-        if self._holds() and self._lease_valid(self._clock.monotonic()):
-            with self._state:
-                held = self._observed
-            renewal = replace(
-                desired,
+        now = self._clock.monotonic()
+        with self._state:
+            held = self._observed
+            seconds = held.lease_duration_seconds or self.lease_duration
+            valid = held.holder_identity == self.identity and self._observed_time + seconds > now
+        if valid:
+            renewal = LeaderElectionRecord(
+                holder_identity=self.identity,
+                lease_duration_seconds=self._lease_seconds,
                 acquire_time=held.acquire_time,
+                renew_time=stamp,
                 leader_transitions=held.leader_transitions,
             )
             try:
@@ -618,7 +631,7 @@ class LeaderElector:
             watch.close()
 
     def _on_lease_seen(self, lease: dict[str, Any]) -> None:
-        holder = LeaderElectionRecord.from_lease(lease).holder_identity
+        holder = meta.spec(lease).get("holderIdentity") or ""
         with self._state:
             leading = self._leading
             own = self._lock.lease

@@ -222,7 +222,23 @@ class _Target(NamedTuple):
     request_uri: str
 
 
+_TARGETS: dict[str, _Target] = {}
+"""Recent URLs split (a controller sends the same few again and again); emptied when full."""
+_TARGETS_MAX = 512
+
+
 def _target(url: str) -> _Target:
+    """``url`` split for a request (remembered for the URLs sent most)."""
+    target = _TARGETS.get(url)
+    if target is None:
+        target = _split_target(url)
+        if len(_TARGETS) >= _TARGETS_MAX:
+            _TARGETS.clear()
+        _TARGETS[url] = target
+    return target
+
+
+def _split_target(url: str) -> _Target:
     """``url`` split for a request: the origin parsed once per origin, the rest (path and
     query) sent as given when urllib3's parser would not change it, else as it makes it."""
     start = url.find("//") + 2 if "//" in url else 0
@@ -286,7 +302,8 @@ def _send(
         if not reused:
             _connect(conn, connect_timeout, connect_retries)
         sock = conn.sock
-        sock.settimeout(read_timeout)
+        if sock.gettimeout() != read_timeout:  # settimeout costs a system call each time
+            sock.settimeout(read_timeout)
         incoming = _Incoming(sock)
         try:
             sock.sendall(wire)
