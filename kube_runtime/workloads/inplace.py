@@ -446,22 +446,21 @@ class InPlaceControl:
         return self._written(result)
 
     def _patch_batch(
-        self,
-        pod: Obj,
-        state: dict[str, Any],
-        images: Mapping[str, str],
-        ref_metadata: Mapping[str, Any],
-        annotations: Mapping[str, str | None],
+        self, pod: Obj, state: dict[str, Any], grace: Mapping[str, Any] | None
     ) -> None:
-        """Patch ``pod`` with a batch of ``images`` and ``ref_metadata`` (a grace period's, or
-        the next batch of an ordered update), the update state recording it, and
-        ``annotations`` (None removes one)."""
-        state, batch = _with_batch(state, pod, images, _timestamp(self._now()), ref_metadata)
-        written: dict[str, str | None] = {
-            **batch.annotations,
-            **annotations,
-            STATE_ANNOTATION: _dump(state),
-        }
+        """Patch ``pod`` with its next batch of images and ref metadata, and the update
+        ``state`` recording it: ``grace``'s (the grace annotation, removed with it) when given,
+        else the batch ``state`` holds next (an ordered update's later batch)."""
+        written: dict[str, str | None] = {}
+        if grace is not None:
+            images, refs = grace.get("containerImages"), grace.get("containerRefMetadata")
+        else:
+            images, refs = state.get("nextContainerImages"), state.get("nextContainerRefMetadata")
+        state, batch = _with_batch(state, pod, images or {}, _timestamp(self._now()), refs or {})
+        written.update(batch.annotations)
+        if grace is not None:
+            written[GRACE_ANNOTATION] = None
+        written[STATE_ANNOTATION] = _dump(state)
         self._patch_pod(pod, batch.images, batch.labels, written)
 
     def refresh(self, pod: Obj) -> tuple[bool, float]:
@@ -477,13 +476,7 @@ class InPlaceControl:
             )
             if left > 0:
                 return False, left
-            self._patch_batch(
-                pod,
-                annotation_json(pod, STATE_ANNOTATION) or {},
-                grace.get("containerImages") or {},
-                grace.get("containerRefMetadata") or {},
-                {GRACE_ANNOTATION: None},
-            )
+            self._patch_batch(pod, annotation_json(pod, STATE_ANNOTATION) or {}, grace)
             return True, 0.0
         current = annotation_json(pod, STATE_ANNOTATION)
         if (
@@ -492,13 +485,7 @@ class InPlaceControl:
             and _batch_completed(pod, current) is None
             and _not_ready_before_next(pod, current) is None
         ):
-            self._patch_batch(
-                pod,
-                current,
-                current.get("nextContainerImages") or {},
-                current.get("nextContainerRefMetadata") or {},
-                {},
-            )
+            self._patch_batch(pod, current, None)
             return True, 0.0
         if not has_readiness_gate(pod):
             return False, 0.0
