@@ -37,7 +37,7 @@ import math
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 from kube_runtime import metrics
 from kube_runtime.cache.reflector import BackoffPolicy, ListerWatcher, Reflector
@@ -56,6 +56,7 @@ from kube_runtime.meta import Obj
 __all__ = [
     "LAST_APPLIED_ANNOTATION",
     "HandlerRegistration",
+    "ListWatchOptions",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
     "SharedInformer",
@@ -287,12 +288,30 @@ class _Sink:
         self._informer._flush()
 
 
+class ListWatchOptions(TypedDict, total=False):
+    """What a :class:`SharedInformer` lists and watches, and how: handed on to its
+    :class:`~kube_runtime.cache.reflector.Reflector` as they are (absent: the reflector's
+    defaults)."""
+
+    #: Only this namespace's objects (None: every namespace).
+    namespace: str | None
+    label_selector: str | dict[str, str] | None
+    field_selector: str | None
+    #: Objects per page of the initial list (default 500).
+    page_size: int
+    #: The waits between failed list/watch attempts.
+    backoff: BackoffPolicy | None
+    #: The shortest server-side watch timeout asked for (seconds; default 300).
+    min_watch_timeout: float
+
+
 class SharedInformer:
     """List+watch one kind into :attr:`indexer` and fan events out to handlers.
 
-    ``indexers`` are added to the built-in indexes. ``backoff`` and ``min_watch_timeout``
-    go to the :class:`~kube_runtime.cache.reflector.Reflector`. ``transform`` is applied to
-    every object before it is stored (default :func:`strip_managed_fields`; None keeps
+    ``indexers`` are added to the built-in indexes. What it lists and watches, and how
+    (:class:`ListWatchOptions`: namespace, selectors, page size, backoff, shortest watch
+    timeout) go to its :class:`~kube_runtime.cache.reflector.Reflector`. ``transform`` is
+    applied to every object before it is stored (default :func:`strip_managed_fields`; None keeps
     objects as the API sends them). ``compact=True`` stores objects as compact JSON
     (:class:`~kube_runtime.cache.store.CompactIndexer`). Start with :meth:`start`
     (idempotent), stop with :meth:`stop` (an informer is not restartable). ``clock`` (a
@@ -305,34 +324,20 @@ class SharedInformer:
         client: ListerWatcher,
         kind: KindLike,
         *,
-        namespace: str | None = None,
-        label_selector: str | dict[str, str] | None = None,
-        field_selector: str | None = None,
         resync_period: float | None = None,
         indexers: Mapping[str, IndexFunc] | None = None,
-        page_size: int = 500,
-        backoff: BackoffPolicy | None = None,
-        min_watch_timeout: float = 300.0,
         transform: Transform | None = strip_managed_fields,
         compact: bool = False,
         clock: Clock | None = None,
+        **list_watch: Unpack[ListWatchOptions],
     ) -> None:
         self._clock = resolve(clock, "SharedInformer")
         self.kind: Kind = as_kind(kind)
-        self.namespace = namespace
+        self.namespace = list_watch.get("namespace")
         self.resync_period = resync_period
         self.indexer: Indexer = CompactIndexer(indexers) if compact else Indexer(indexers)
         self.reflector = Reflector(
-            client,
-            self.kind,
-            _Sink(self, transform),
-            namespace=namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            page_size=page_size,
-            backoff=backoff,
-            min_watch_timeout=min_watch_timeout,
-            clock=self._clock,
+            client, self.kind, _Sink(self, transform), clock=self._clock, **list_watch
         )
         # client-go's blockDeltas: store updates, distribution and registration are serial.
         self._lock = threading.RLock()
