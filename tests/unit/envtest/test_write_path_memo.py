@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import orjson
@@ -14,7 +13,7 @@ from kube_runtime.envtest.server import validation
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.memo import Memo, json_key
 from tests.support import write_path_corpus
-from tests.support.write_path_corpus import rich_pod
+from tests.support.write_path_corpus import json_copy, rich_pod
 
 
 def _pod(name: str, **spec: Any) -> dict[str, Any]:
@@ -83,7 +82,7 @@ def test_memo_is_bounded() -> None:
 
 def _outcome(store: Any, info: Any, body: dict[str, Any], name: str) -> bytes:
     """A create's stored bytes or error, with what differs from name to name masked."""
-    body = copy.deepcopy(body)
+    body = json_copy(body)
     if isinstance(body.get("metadata"), dict):
         body["metadata"]["name"] = name
     try:
@@ -112,3 +111,13 @@ def test_a_repeated_pod_spec_is_prepared_as_the_first_time() -> None:
             first, second, third = (_outcome(store, pods, body, f"p{i}-{n}") for n in range(3))
             assert first == second == third, (i, body)
         assert len(store.strategy._pod_specs) > 0  # type: ignore[attr-defined]
+
+
+def test_json_copy_copies_as_deepcopy_does() -> None:
+    shared = {"k": [1, "x", None, 1.5, True]}
+    tree = {"a": shared, "b": [shared, {"c": {}}], "t": (1, [2])}
+    copied = json_copy(tree)
+    assert copied == tree and copied is not tree
+    assert copied["a"] is copied["b"][0] and copied["a"] is not shared  # met twice: once
+    assert copied["a"]["k"] is not shared["k"]
+    assert copied["t"] == (1, [2]) and copied["t"][1] is not tree["t"][1]  # deepcopy's

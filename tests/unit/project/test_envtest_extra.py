@@ -11,6 +11,7 @@ fixture that starts the cluster fails with a message naming the extra.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import json
 import os
@@ -18,6 +19,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +45,36 @@ def _envtest_extra() -> set[str]:
     return {_name(r) for r in _project()["optional-dependencies"]["envtest"]}
 
 
+@functools.cache
+def _owners() -> Mapping[str, list[str]]:
+    """Top-level module -> its distributions (a scan of every installed distribution)."""
+    return importlib.metadata.packages_distributions()
+
+
+#: The fields of a statement that hold statements (an expression never holds one).
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every statement of ``tree``, at any depth (function bodies, branches, handlers):
+    what :func:`ast.walk` finds among statements, without visiting every expression."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in _BODIES:
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                stack.extend(c for c in children if isinstance(c, ast.AST))
+
+
 def _imported_distributions(paths: list[Path]) -> set[str]:
     """The installed distributions whose top-level modules ``paths`` import (absolute imports,
     wherever they sit in the module), normalized."""
-    owners = importlib.metadata.packages_distributions()
+    owners = _owners()
     found: set[str] = set()
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in _statements(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
