@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from controllers.demo import run_demo
+from kube_runtime_demo.demo import run_demo
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
