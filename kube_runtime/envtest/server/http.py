@@ -386,6 +386,8 @@ class _Connection(asyncio.Protocol):
 
     def process(self) -> None:
         while not self.busy and self.stream is None and self.transport is not None:
+            if not self.buffer:
+                return  # the usual end: every request read was served
             try:
                 request = self._parse()
             except _Malformed as bad:
