@@ -493,13 +493,15 @@ class Stream:
     def read1(self, size: int = -1) -> bytes:
         """Body bytes available now (at least one unless the body ended); ``size`` is a hint
         for how much to read from the socket at most, not a cap on the bytes returned."""
+        incoming = self._incoming
         while not self._done:
-            data = self._decode_buffered()
-            if data:
-                return data
-            if self._done:
-                break
-            if not self._incoming.fill():
+            if incoming.pos < len(incoming.buf):  # else nothing buffered to decode
+                data = self._decode_buffered()
+                if data:
+                    return data
+                if self._done:
+                    break
+            if not incoming.fill():
                 self._done = True
                 self._keep = False  # ended early: the framing is unfinished
                 break
