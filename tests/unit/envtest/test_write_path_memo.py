@@ -115,7 +115,7 @@ def test_a_repeated_pod_spec_is_prepared_as_the_first_time() -> None:
 
 def test_json_copy_copies_as_deepcopy_does() -> None:
     shared = {"k": [1, "x", None, 1.5, True]}
-    tree = {"a": shared, "b": [shared, {"c": {}}], "t": (1, [2])}
+    tree: dict[str, Any] = {"a": shared, "b": [shared, {"c": {}}], "t": (1, [2])}
     copied = json_copy(tree)
     assert copied == tree and copied is not tree
     assert copied["a"] is copied["b"][0] and copied["a"] is not shared  # met twice: once
