@@ -159,7 +159,7 @@ class _SharedTable:
 _shared_strings = _SharedTable(1 << 15, 4 << 20)
 # Sub-objects repeat across objects made from one template (containers, volumes,
 # tolerations, labels, ownerReferences, conditions written in the same second): stored
-# objects point at one instance, keyed by the hash of its canonical JSON (budget in JSON
+# objects point at one instance, keyed by the hash of its JSON encoding (budget in JSON
 # bytes; a sub-object larger than the whole budget is walked, not shared).
 _shared_subtrees = _SharedTable(1 << 13, 4 << 20)
 
@@ -209,12 +209,18 @@ def share_values(obj: Obj, previous: Obj | None = None) -> None:
       to the one at the same place in ``previous`` becomes that one. An update changes a few
       fields (a status condition, a resourceVersion), so most of the object is taken over
       from its previous version with one ``==`` and no encoding;
-    * otherwise by the hash of its canonical JSON (``orjson``, sorted keys): an equal
-      sub-object stored earlier, by any informer, replaces it. A sub-object seen for the first
-      time has its own children shared, then becomes the shared copy. Equality is checked
-      with ``==`` after the hash matches, so a hash collision costs a miss, never a wrong
-      value. Values orjson cannot encode (not JSON: e.g. tuples or ints above 64 bits) are
-      only walked.
+    * otherwise by the hash of its JSON encoding (``orjson``, keys in their order: an API
+      server writes the fields of one kind in one order, so a sub-object written with its
+      keys in another order is only a missed share): an equal sub-object stored earlier, by
+      any informer, replaces it. A sub-object seen for the first time has its own children
+      shared, then becomes the shared copy. Equality is checked with ``==`` against the
+      shared copy's current content after the hash matches, so a hash collision (or a shared
+      copy mutated against the contract) costs a miss, never a wrong value. Values orjson
+      cannot encode (not JSON: e.g. tuples or ints above 64 bits) are only walked.
+
+    In ``metadata``, ``uid`` and ``resourceVersion`` are left as they are: they never repeat
+    across objects, and entering them in the shared-string table would only push values that
+    do repeat out of it.
 
     Same contract as :func:`share_strings`: only for an object nobody else holds yet. The
     shared sub-objects are read-only like everything in the cache (a mutation through one
@@ -227,7 +233,7 @@ def share_values(obj: Obj, previous: Obj | None = None) -> None:
         elif isinstance(value, _CONTAINERS):
             before = previous.get(key) if previous is not None else None
             if key == "metadata":
-                _share_children(value, before)
+                _share_meta(value, before)
             else:
                 shared = _share_subtree(value, before)
                 if shared is not value:
@@ -240,6 +246,33 @@ def _share_str(node: Any, key: Any, value: str) -> None:
         _shared_strings.put(value, value, len(value))
     elif shared is not value:
         node[key] = shared
+
+
+# Metadata fields whose values are unique to one object (version): never entered in the
+# shared-string table.
+_UNIQUE_META = frozenset({"uid", "resourceVersion"})
+
+
+def _share_meta(meta: dict[str, Any] | list[Any], before: Any) -> None:
+    """:func:`_share_children` for an object's ``metadata``, leaving its unique strings."""
+    if not isinstance(meta, dict):
+        _share_children(meta, before)
+        return
+    olds = before if isinstance(before, dict) else None
+    unique = _UNIQUE_META
+    for key, value in meta.items():
+        if isinstance(value, str):
+            if key in unique:
+                continue
+            old = olds.get(key) if olds is not None else None
+            if old is not None and old is not value and old == value:
+                meta[key] = old  # a string of the stored object: shared already
+            else:
+                _share_str(meta, key, value)
+        elif isinstance(value, _CONTAINERS):
+            shared = _share_subtree(value, olds.get(key) if olds is not None else None)
+            if shared is not value:
+                meta[key] = shared
 
 
 def _share_children(node: dict[str, Any] | list[Any], before: Any = None) -> None:
@@ -275,7 +308,7 @@ def _share_subtree(node: dict[str, Any] | list[Any], before: Any = None) -> Any:
         return before  # unchanged since the previous version: its (shared) copy
     table = _shared_subtrees
     try:
-        data = orjson.dumps(node, option=orjson.OPT_SORT_KEYS)
+        data = orjson.dumps(node)
     except orjson.JSONEncodeError:
         data = b""
     size = len(data)
@@ -477,7 +510,11 @@ class Indexer:
                 if value not in new_values:
                     self._discard(index, value, key)
             for value in new_values:
-                index.setdefault(value, set()).add(key)
+                keys = index.get(value)
+                if keys is None:
+                    index[value] = {key}
+                else:
+                    keys.add(key)
 
     def _unindex(self, key: str, obj: Obj) -> None:
         for name, fn in self._indexers.items():
