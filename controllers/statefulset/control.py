@@ -122,6 +122,7 @@ from kube_runtime.client.errors import NotFound
 from kube_runtime.client.interfaces import Client
 from kube_runtime.clock import Clock, resolve
 from kube_runtime.meta import Obj
+from kube_runtime.meta import ObjView as Pod
 from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.batches import DEFAULT_LIMIT, call_each, in_order
 from kube_runtime.workloads.inplace import InPlaceControl, calculate_in_place_spec
@@ -146,7 +147,6 @@ __all__ = ["PodControl", "StatefulSetControl", "SyncResult", "compute_status"]
 
 log = logging.getLogger(__name__)
 
-Pod = Mapping[str, Any]
 
 MAX_BATCH_SIZE = 500
 _REQUEUE_SLACK = 0.001

@@ -52,6 +52,7 @@ from kube_runtime import meta
 from kube_runtime.client.errors import NotFound
 from kube_runtime.kinds import PersistentVolumeClaim
 from kube_runtime.meta import Obj
+from kube_runtime.meta import ObjView as Pod
 from kube_runtime.selectors import label_selector_from_dict
 from kube_runtime.workloads import lifecycle, podreadiness
 from kube_runtime.workloads.inplace import check_update_completed, inject_readiness_gate
@@ -72,8 +73,6 @@ __all__ = [
     "selector_text",
     "strategy_for",
 ]
-
-Pod = Mapping[str, Any]
 
 
 class InPlaceRefused(Exception):
