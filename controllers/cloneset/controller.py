@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from controllers._register import collaborators, register
+from controllers._scaling import wait_for_scale
 from controllers.cloneset.control import CloneSetControl
 from controllers.cloneset.core import CLONESET, CloneSetView, InvalidSpecError
 from controllers.cloneset.pod_control import CloneSetPodControl, Expectations
@@ -144,11 +145,7 @@ class CloneSetReconciler:
             PersistentVolumeClaim, cs.namespace, index=(INDEX_CONTROLLER_UID, cs.uid)
         )
         self.expectations.observe_scale(key, [*all_pods, *claims])
-        scale = self.expectations.scale
-        satisfied, waited, pending = scale.satisfied_expectations(key)
-        wait = self._wait(
-            satisfied, waited, key, pending, on_timeout=lambda: scale.delete_expectations(key)
-        )
+        wait = wait_for_scale(self.expectations.scale, key, logger=self._log)
         if wait is not None:
             return wait
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from controllers._register import collaborators, register
-from controllers._scaling import observe_listed
+from controllers._scaling import observe_listed, wait_for_scale
 from controllers.deployment.conditions import REPLICA_FAILURE, new_condition, remove_condition
 from controllers.deployment.conditions import get_condition as _get_condition
 from kube_runtime import clock as _clock
@@ -39,7 +39,7 @@ from kube_runtime.client.errors import Conflict, NotFound
 from kube_runtime.client.interfaces import Client, Reader
 from kube_runtime.controller import Controller
 from kube_runtime.events import Recorder
-from kube_runtime.expectations import ScaleAction, ScaleExpectations, wait_result
+from kube_runtime.expectations import ScaleAction, ScaleExpectations
 from kube_runtime.handlers import SelectingOwners
 from kube_runtime.kinds import Pod, ReplicaSet
 from kube_runtime.meta import ObjView as Obj
@@ -278,16 +278,7 @@ class ReplicaSetReconciler:
             return None
         candidates = self._candidate_pods(rs, selector)
         self._observe(key, candidates)
-        satisfied, waited, pending = self.expectations.satisfied_expectations(key)
-        wait = wait_result(
-            satisfied,
-            waited,
-            key=key,
-            what=pending,
-            recheck=EXPECTATIONS_RECHECK,
-            on_timeout=lambda: self.expectations.delete_expectations(key),
-            logger=self.log,
-        )
+        wait = wait_for_scale(self.expectations, key, recheck=EXPECTATIONS_RECHECK, logger=self.log)
         needs_sync = wait is None
         active = [p for p in candidates if is_active(p)]
         manager = ControllerRefManager(

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from controllers._register import collaborators, register
+from controllers._scaling import wait_for_scale
 from controllers.statefulset.control import StatefulSetControl, SyncResult
 from controllers.statefulset.pod_control import StatefulPodControl, observe_pods
 from controllers.statefulset.spec import InvalidSpecError, StatefulSetView
@@ -312,16 +313,7 @@ class StatefulSetReconciler:
         namespace = request.namespace
         all_pods = self._candidate_pods(sts, parsed)
         observe_pods(expectations, key, all_pods)
-        satisfied, waited, pending = expectations.satisfied_expectations(key)
-        wait = wait_result(
-            satisfied,
-            waited,
-            key=key,
-            what=pending,
-            recheck=EXPECTATIONS_RECHECK,
-            on_timeout=lambda: expectations.delete_expectations(key),
-            logger=self.log,
-        )
+        wait = wait_for_scale(expectations, key, recheck=EXPECTATIONS_RECHECK, logger=self.log)
         if wait is not None:
             return wait
         wait = self._wait_for_claims(key, namespace)
@@ -383,15 +375,8 @@ class StatefulSetReconciler:
             except NotFound:
                 continue
             self.claim_expectations.observe_scale(key, ScaleAction.CREATE, name)
-        satisfied, waited, pending = self.claim_expectations.satisfied_expectations(key)
-        return wait_result(
-            satisfied,
-            waited,
-            key=key,
-            what=pending,
-            recheck=EXPECTATIONS_RECHECK,
-            on_timeout=lambda: self.claim_expectations.delete_expectations(key),
-            logger=self.log,
+        return wait_for_scale(
+            self.claim_expectations, key, recheck=EXPECTATIONS_RECHECK, logger=self.log
         )
 
     # --- the enhanced kind -----------------------------------------------------------------
