@@ -1,13 +1,19 @@
 """The unit tests, one folder per product; each test gets its folder's marker, so that
 ``pytest -m controllers`` (or framework, envtest, codegen, bench, project) runs one product's
 unit tests. Shared helpers live in ``tests/support``; fixtures shared inside one folder live in
-that folder's ``conftest.py``."""
+that folder's ``conftest.py``.
+
+``fresh_python`` (session): fresh interpreters for the import-shape checks, forked from one
+with only third-party packages loaded (:mod:`tests.support.fresh_python`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support.fresh_python import FreshPython
 
 HERE = Path(__file__).parent
 
@@ -35,3 +41,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue  # not a unit test
         if folder in PRODUCTS:
             item.add_marker(folder)
+
+
+@pytest.fixture(scope="session")
+def fresh_python() -> Iterator[FreshPython]:
+    """Runs code as ``python -c`` would in a new interpreter started in the repository."""
+    with FreshPython(HERE.parents[1]) as python:
+        yield python

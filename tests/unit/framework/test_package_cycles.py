@@ -2,14 +2,13 @@
 informer cache, the manager never loads sharding (which attaches to it through
 :class:`~kube_runtime.manager.ManagerExtension`), the webhook package never loads the command
 line. import-linter's contracts check the source; these check what importing really loads
-(a fresh interpreter each: the test session has every module loaded) and the extension hook.
+(a fresh interpreter each, forked from one with only third-party packages loaded: the test
+session has every module loaded) and the extension hook.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,24 +22,18 @@ from kube_runtime.client import indexes
 from kube_runtime.client.fake import FakeClient
 from kube_runtime.client.interfaces import Client
 from kube_runtime.manager import LeaseHook, Manager
+from tests.support.fresh_python import FreshPython
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _loaded_by(module: str) -> list[str]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"import importlib, json, sys; importlib.import_module({module!r}); "
-            "print(json.dumps(sorted(sys.modules)))",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
+def _loaded_by(module: str, python: FreshPython) -> list[str]:
+    done = python.run(
+        f"import importlib, json, sys; importlib.import_module({module!r}); "
+        "print(json.dumps(sorted(sys.modules)))",
         cwd=ROOT,
-        timeout=60,
     )
+    assert done.returncode == 0, done.stderr
     loaded: list[str] = json.loads(done.stdout)
     assert module in loaded  # the check ran on a real import
     return loaded
@@ -60,8 +53,10 @@ def _under(loaded: list[str], package: str) -> list[str]:
         ("kube_runtime.webhook.command", "kube_runtime.cli"),
     ],
 )
-def test_importing_a_module_loads_no_package_above_it(module: str, never: str) -> None:
-    assert _under(_loaded_by(module), never) == []
+def test_importing_a_module_loads_no_package_above_it(
+    module: str, never: str, fresh_python: FreshPython
+) -> None:
+    assert _under(_loaded_by(module, fresh_python), never) == []
 
 
 def test_moved_names_keep_their_old_import_paths() -> None:

@@ -2,7 +2,7 @@
 import paths, and the command line's entry points.
 
 Each check runs in a fresh interpreter (``sys.modules`` of the test session already holds
-everything).
+everything), forked from one that has loaded only third-party packages (``fresh_python``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from kube_runtime import cli
+from tests.support.fresh_python import FreshPython
 
 ROOT = Path(__file__).resolve().parents[3]
 PUBLIC_API = [
@@ -51,31 +52,29 @@ OPTIONAL_API = [
 ]
 
 
-def _python(code: str, **env: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-        env={**os.environ, **env},
-        timeout=60,
-    )
+def _python(fresh: FreshPython, code: str) -> str:
+    """``code``'s output, run in a fresh interpreter (forked from one that has loaded only
+    third-party packages: :mod:`tests.support.fresh_python`)."""
+    done = fresh.run(textwrap.dedent(code), cwd=ROOT)
+    assert done.returncode == 0, done.stderr
     return done.stdout
 
 
-def test_importing_the_public_api_loads_no_test_cluster_controller_or_codegen() -> None:
+def test_importing_the_public_api_loads_no_test_cluster_controller_or_codegen(
+    fresh_python: FreshPython,
+) -> None:
     names = PUBLIC_API + [
         m for m in OPTIONAL_API if (ROOT / (m.replace(".", "/") + ".py")).exists()
     ]
     out = _python(
+        fresh_python,
         f"""
         import importlib, json, sys
         for name in {names!r}:
             importlib.import_module(name)
         getattr(importlib.import_module("kube_runtime"), "Manager")
         print(json.dumps(sorted(sys.modules)))
-        """
+        """,
     )
     loaded = json.loads(out)
     assert "kube_runtime.manager" in loaded  # the check ran on a real import
@@ -84,15 +83,18 @@ def test_importing_the_public_api_loads_no_test_cluster_controller_or_codegen() 
 
 
 @pytest.mark.parametrize("controller", ["controllers.statefulset", "controllers.cloneset"])
-def test_importing_a_controller_loads_no_codegen_module(controller: str) -> None:
+def test_importing_a_controller_loads_no_codegen_module(
+    controller: str, fresh_python: FreshPython
+) -> None:
     """Generated models depend on the runtime (kube_runtime.models), never on the generator."""
     out = _python(
+        fresh_python,
         f"""
         import importlib, json, sys
         importlib.import_module({controller!r})
         importlib.import_module({controller + ".models"!r})
         print(json.dumps(sorted(sys.modules)))
-        """
+        """,
     )
     loaded = json.loads(out)
     assert f"{controller}.models" in loaded  # the check ran on a real import
@@ -201,8 +203,9 @@ UNRELEASED_OLD_NAMES = [
 ]
 
 
-def test_names_moved_before_the_first_release_left_no_old_path() -> None:
+def test_names_moved_before_the_first_release_left_no_old_path(fresh_python: FreshPython) -> None:
     out = _python(
+        fresh_python,
         f"""
         import importlib, json, warnings
         warnings.simplefilter("error")
@@ -217,7 +220,7 @@ def test_names_moved_before_the_first_release_left_no_old_path() -> None:
             if hasattr(importlib.import_module(module), name):
                 found.append(module + "." + name)
         print(json.dumps(found))
-        """
+        """,
     )
     assert json.loads(out) == []
 
@@ -233,15 +236,16 @@ def test_bundled_controllers_and_commands_are_found_by_entry_point() -> None:
     assert all(isinstance(ep.load(), cli.Command) for ep in commands.values())
 
 
-def test_run_loads_only_the_named_controllers() -> None:
+def test_run_loads_only_the_named_controllers(fresh_python: FreshPython) -> None:
     out = _python(
+        fresh_python,
         """
         import json, sys
         from kube_runtime import cli
         code = cli.main(["run", "no-such-controller"])
         print(json.dumps([code, sorted(m for m in sys.modules
               if m.startswith(("kube_runtime.envtest", "controllers", "codegen")))]))
-        """
+        """,
     )
     code, loaded = json.loads(out.splitlines()[-1])
     assert code == 2
