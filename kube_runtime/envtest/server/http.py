@@ -445,7 +445,8 @@ class _Connection(asyncio.Protocol):
         """Serve ``request``; what the handler wrote to streams on the loop thread (watch
         events of a write) is flushed right after the answer, not on a later loop pass."""
         server = self.server
-        outer, pending = server._flushes, []
+        outer = server._flushes
+        pending: list[Callable[[], None]] = []
         server._flushes = pending
         try:
             self._serve_request(request)
