@@ -6,7 +6,10 @@
 * Tests marked ``slow`` (they wait tens of seconds) are collected first, in their collection
   order, so that on pytest-xdist workers (``--dist worksteal``, pyproject's addopts) they start
   at once and the workers share the rest and finish together, instead of one worker starting a
-  long wait at the end.
+  long wait at the end. The unit tests (``tests/unit``: thousands, mostly milliseconds) come
+  last, after the e2e tests and the examples' (seconds each: the tutorial's shell blocks, the
+  heartbeat's hour): a worker that runs out of work steals the second half of the other's
+  queue, so the last tests of the run are the list's last, and short ones end together.
 * On pytest-xdist workers, each writes its share of the bytecode caches that are missing
   before collecting (:mod:`tests.support.warm_pycache`): a fresh checkout's ~500 modules are
   compiled once between the workers instead of once by each.
@@ -25,13 +28,18 @@ from tests.support.warm_pycache import warm
 os.environ.setdefault("KUBE_CACHE_MUTATION_DETECTOR", "true")
 
 
+def _run_order(item: pytest.Item) -> tuple[bool, bool]:
+    return item.get_closest_marker("slow") is None, item.nodeid.startswith("tests/unit/")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session: pytest.Session) -> None:
     warm(session.config)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow first
+    # stable: slow first, unit tests last, collection order otherwise
+    items.sort(key=_run_order)
     if backend_of(config) != "real":
         return
     for item in items:
