@@ -301,16 +301,22 @@ def _pods(count: int) -> list[dict[str, Any]]:
 
 
 def test_events_about_different_objects_are_written_side_by_side(client: FakeClient) -> None:
-    # Each create waits until a second create is in flight: with one writer thread the
-    # barrier breaks (no second request comes) and every event is dropped after its retries.
-    barrier = threading.Barrier(2, timeout=5)
+    # The first create waits until a second create is in flight: with one writer thread no
+    # second request comes while the first one waits.
+    started: list[str] = []
+    second_in_flight = threading.Event()
+    lock = threading.Lock()
+    overlapped: list[bool] = []
 
     class Rendezvous(FakeClient):
         def create(self, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
-            try:
-                barrier.wait()
-            except threading.BrokenBarrierError:
-                raise AssertionError("no second write in flight") from None
+            with lock:
+                started.append(obj["metadata"]["name"])
+                first = len(started) == 1
+            if first:
+                overlapped.append(second_in_flight.wait(5))
+            else:
+                second_in_flight.set()
             return super().create(obj, namespace)
 
     concurrent = Rendezvous()
@@ -319,10 +325,11 @@ def test_events_about_different_objects_are_written_side_by_side(client: FakeCli
     for pod in pods:
         recorder.event(pod, "Normal", "Created", "created")
     assert recorder.flush(10)
+    recorder.close()
+    assert overlapped == [True]
     assert sorted(name.split(".")[0] for _, name in concurrent.events) == sorted(
         p["metadata"]["name"] for p in pods
     )
-    recorder.close()
 
 
 def test_one_objects_events_keep_their_order_across_writers(client: FakeClient) -> None:
