@@ -287,6 +287,12 @@ class _Sink:
     def flush(self) -> None:
         self._informer._flush()
 
+    @property
+    def shares_subtrees(self) -> bool:
+        """Whether the informer's store shares equal sub-objects (the reflector then decodes
+        watch events with :func:`~kube_runtime.cache.store.decode_watch_event`)."""
+        return self._informer.indexer.shares_subtrees
+
 
 class ListWatchOptions(TypedDict, total=False):
     """What a :class:`SharedInformer` lists and watches, and how: handed on to its

@@ -37,6 +37,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol
 
 from kube_runtime import meta, metrics
+from kube_runtime.cache.store import decode_watch_event
 from kube_runtime.client.interfaces import Watcher
 from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Kind, KindLike, as_kind
@@ -88,7 +89,10 @@ class ReflectorSink(Protocol):
 
     A sink may also have ``flush()``: the reflector calls it after each batch of watch events
     (those of one socket read, see :meth:`Reflector._follow`), so that the sink can hand on
-    what it learned in one go.
+    what it learned in one go. A sink whose ``shares_subtrees`` is true (a store sharing
+    equal sub-objects) gets watch events decoded by
+    :func:`~kube_runtime.cache.store.decode_watch_event` (when the stream has ``loads``, as
+    :class:`kube_runtime.client.Watch`): equal specs arrive shared, without decoding.
     """
 
     def replace(self, objs: list[Obj], resource_version: str) -> Any: ...
@@ -285,6 +289,8 @@ class Reflector:
         if closing:
             watch.close()
             return
+        if getattr(self.sink, "shares_subtrees", False) and hasattr(watch, "loads"):
+            watch.loads = decode_watch_event
         count = 0
         try:
             count = self._follow(watch, stop)

@@ -62,6 +62,7 @@ __all__ = [
     "Indexer",
     "compact_json",
     "controller_uid_index",
+    "decode_watch_event",
     "label_index",
     "mutation_detector_enabled",
     "namespace_index",
@@ -173,8 +174,9 @@ def reset_shared_values() -> None:
     For measurements: after a reset, the next stored objects allocate their own copies
     instead of pointing at ones allocated earlier.
     """
-    for table in (_shared_strings, _shared_subtrees):
+    for table in (_shared_strings, _shared_subtrees, _raw_specs):
         table.young, table.old, table.size = {}, {}, 0
+    _raw_shared.clear()
 
 
 def share_subtrees_enabled() -> bool:
@@ -231,6 +233,8 @@ def share_values(obj: Obj, previous: Obj | None = None) -> None:
         if isinstance(value, str):
             _share_str(obj, key, value)
         elif isinstance(value, _CONTAINERS):
+            if _raw_shared.get(id(value)) is value:
+                continue  # shared by decode_watch_event already
             before = previous.get(key) if previous is not None else None
             if key == "metadata":
                 _share_meta(value, before)
@@ -322,6 +326,83 @@ def _share_subtree(node: dict[str, Any] | list[Any], before: Any = None) -> Any:
     _share_children(node, before)
     table.put(key, node, size)
     return node
+
+
+# Watch event lines whose object's ``spec`` was seen before, byte for byte: the spec's
+# bytes -> (its shared instance, that instance's encoding when it was shared). Budget in
+# bytes of both encodings.
+_raw_specs = _SharedTable(1 << 10, 1 << 20)
+# The instances in _raw_specs by id (bounded: cleared when full; a miss only costs a walk).
+_raw_shared: dict[int, Any] = {}
+_RAW_SHARED_LIMIT = 1 << 11
+_RAW_START = b',"spec":{'
+_RAW_END = b'},"status":'
+_RAW_MIN = 512  # smaller specs are cheaper decoded with the rest
+_RAW_MARK = "\x00kube-runtime: spec decoded apart"
+_RAW_MARK_JSON = orjson.dumps(_RAW_MARK)
+
+
+def decode_watch_event(line: bytes) -> Any:
+    """``orjson.loads(line)`` for a watch event line, with its object's ``spec`` shared.
+
+    Objects from one template repeat their spec byte for byte, so the spec's bytes are cut
+    out of the line (between ``,"spec":{`` and the last ``},"status":``) and looked up as
+    they are: a spec seen before becomes the shared instance decoded then (after checking
+    that instance's encoding is unchanged: a cached object mutated against the contract is
+    not handed on), with no decoding, encoding or comparison of its content. The rest of
+    the line is decoded with a marker string in the spec's place (a line holding the
+    marker itself is decoded whole), and the cut is only taken when that decodes, its
+    object's ``spec`` is the marker and the cut decodes as one value (or equals one that
+    did): a cut that is not exactly the top-level spec's value (a nested ``spec`` or
+    ``status`` key, other fields around them) decodes the whole line as ``orjson.loads``
+    does. A spec seen for the first
+    time is decoded, shared as :func:`share_values` shares a sub-object, and kept.
+
+    For a store that shares sub-objects (:attr:`Indexer.shares_subtrees`): the result's
+    spec may be shared with other objects, so it must not be mutated (as everything in the
+    cache); :func:`share_values` leaves a spec shared here as it is.
+    """
+    start = line.find(_RAW_START)
+    end = line.rfind(_RAW_END)
+    if start < 0 or end - start < _RAW_MIN or _RAW_MARK_JSON in line:
+        return orjson.loads(line)
+    start += len(_RAW_START) - 1
+    end += 1
+    try:
+        event = orjson.loads(line[:start] + _RAW_MARK_JSON + line[end:])
+    except orjson.JSONDecodeError:
+        return orjson.loads(line)
+    obj = event.get("object") if type(event) is dict else None
+    if type(obj) is not dict or obj.get("spec") != _RAW_MARK:
+        return orjson.loads(line)
+    raw = line[start:end]
+    size = len(raw)
+    table = _raw_specs
+    entry = table.get(raw, 2 * size)
+    if entry is not None:
+        try:
+            unchanged = orjson.dumps(entry[0]) == entry[1]
+        except orjson.JSONEncodeError:
+            unchanged = False
+        if unchanged:
+            obj["spec"] = entry[0]
+            if len(_raw_shared) >= _RAW_SHARED_LIMIT:
+                _raw_shared.clear()
+            _raw_shared[id(entry[0])] = entry[0]
+            return event
+    try:
+        spec = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return orjson.loads(line)
+    if type(spec) is not dict:
+        return orjson.loads(line)
+    shared = _share_subtree(spec)
+    obj["spec"] = shared
+    table.put(raw, (shared, orjson.dumps(shared)), 2 * size)
+    if len(_raw_shared) >= _RAW_SHARED_LIMIT:
+        _raw_shared.clear()
+    _raw_shared[id(shared)] = shared
+    return event
 
 
 def _fingerprint(obj: Obj) -> int:
@@ -462,6 +543,12 @@ class Indexer:
     @property
     def mutation_detector(self) -> bool:
         return self._fingerprints is not None
+
+    @property
+    def shares_subtrees(self) -> bool:
+        """True when stored objects share equal sub-objects (:func:`share_values`), so a
+        watch feeding this store may decode with :func:`decode_watch_event`."""
+        return self._share_subtrees
 
     def __len__(self) -> int:
         return len(self._items)

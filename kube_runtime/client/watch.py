@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import orjson
@@ -60,6 +60,11 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
     ``response`` is a urllib3 response opened with ``preload_content=False``. ``description``
     names the watch in log records (``"configmaps in ns"``). Iterate from one thread at a
     time; ``close()`` is safe from any thread and idempotent.
+
+    ``loads`` decodes each event line into the ``{"type", "object"}`` document
+    (``orjson.loads``); it may be replaced before iterating by one with the same result, e.g.
+    :func:`kube_runtime.cache.store.decode_watch_event`, which a reflector feeding a store that
+    shares sub-objects sets.
     """
 
     def __init__(self, response: Any, description: str = "", *, sim_key: str | None = None) -> None:
@@ -78,6 +83,7 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
         # Held while a thread reads from the socket: close() then only shuts the socket down
         # and leaves releasing the connection to the reader.
         self._reading = threading.Lock()
+        self.loads: Callable[[bytes], Any] = orjson.loads
 
     @property
     def closed(self) -> bool:
@@ -141,7 +147,7 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
                 return b""
 
     def _decode(self, line: bytes) -> WatchEvent:
-        event = orjson.loads(line)
+        event = self.loads(line)
         kind, obj = event.get("type"), event.get("object")
         if kind == "ERROR":
             # The server ends the stream here, its end unread: the connection is not reusable.
