@@ -228,6 +228,9 @@ def test_a_command_block_runs(block: Block, shell: Shell) -> None:
         pytest.skip("no kubectl on PATH")
     if "cluster" in block.args:
         shell.start(".venv/bin/kube-runtime cluster --kubeconfig kubeconfig")
+        # written once it serves: the block's first command is not retried (a process each)
+        # while the cluster starts
+        wait_for(lambda: (shell.root / "kubeconfig").exists(), 45, message="the cluster")
     lines = commands(block.body)
     for i, command in enumerate(lines):
         if command.rstrip().endswith("&") or re.search(r"&\s+#", command):
