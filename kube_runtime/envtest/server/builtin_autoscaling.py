@@ -17,9 +17,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.envtest.server import fielderrors as fe
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _get, _int, _str
-from kube_runtime.envtest.server.validation import _forbidden, _invalid, _map, _required
 from kube_runtime.validation import path_segment_errors
 
 __all__ = [
@@ -43,7 +43,7 @@ def default_hpa(obj: dict[str, Any]) -> None:
         return
     if spec.get("minReplicas") is None:
         spec["minReplicas"] = 1
-    annotations = _map(_map(obj.get("metadata")).get("annotations"))
+    annotations = fe.as_map(fe.as_map(obj.get("metadata")).get("annotations"))
     if spec.get("targetCPUUtilizationPercentage") is None and not annotations.get(
         "autoscaling.alpha.kubernetes.io/metrics"
     ):
@@ -59,32 +59,32 @@ def check_hpa(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] |
     """Upstream ``validateHorizontalPodAutoscalerSpec`` on a v1 object, in its order: replica
     bounds, the scale target reference, then the metrics (the CPU target as the internal
     version's ``spec.metrics[0]``; scaling to zero needs an Object or External metric)."""
-    spec = _map(obj.get("spec"))
+    spec = fe.as_map(obj.get("spec"))
     low = spec.get("minReplicas")
     high = spec.get("maxReplicas")
     if isinstance(low, int) and low < 1:
-        out.append(_invalid("spec.minReplicas", low, "must be greater than or equal to 1"))
+        out.append(fe.invalid("spec.minReplicas", low, "must be greater than or equal to 1"))
     if not isinstance(high, int) or high < 1:
         out.append(
-            _invalid(
+            fe.invalid(
                 "spec.maxReplicas", high if isinstance(high, int) else 0, "must be greater than 0"
             )
         )
     if isinstance(low, int) and isinstance(high, int) and high < low:
         out.append(
-            _invalid("spec.maxReplicas", high, "must be greater than or equal to `minReplicas`")
+            fe.invalid("spec.maxReplicas", high, "must be greater than or equal to `minReplicas`")
         )
-    ref = _map(spec.get("scaleTargetRef"))
+    ref = fe.as_map(spec.get("scaleTargetRef"))
     for key in ("kind", "name"):
         value = _str(ref.get(key))
         if not value:
-            out.append(_required(f"spec.scaleTargetRef.{key}"))
+            out.append(fe.required(f"spec.scaleTargetRef.{key}"))
         for msg in path_segment_errors(value):
-            out.append(_invalid(f"spec.scaleTargetRef.{key}", value, msg))
+            out.append(fe.invalid(f"spec.scaleTargetRef.{key}", value, msg))
     target = spec.get("targetCPUUtilizationPercentage")
     if isinstance(target, int) and target < 1:
         out.append(
-            _invalid(
+            fe.invalid(
                 "spec.metrics[0].resource.target.averageUtilization",
                 target,
                 "must be greater than 0",
@@ -92,7 +92,7 @@ def check_hpa(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] |
         )
     if low == 0:
         out.append(
-            _forbidden(
+            fe.forbidden(
                 "spec.metrics",
                 "must specify at least one Object or External metric to support scaling to zero "
                 "replicas",
@@ -111,7 +111,7 @@ def _targets(obj: Mapping[str, Any]) -> str:
 
 
 def _reference(obj: Mapping[str, Any]) -> str:
-    ref = _map(_get(obj, "spec", "scaleTargetRef"))
+    ref = fe.as_map(_get(obj, "spec", "scaleTargetRef"))
     return f"{_str(ref.get('kind'))}/{_str(ref.get('name'))}"
 
 
@@ -143,12 +143,12 @@ _DEFAULT_CPU_UTILIZATION: Final = 80
 
 
 def _is_cpu_utilization(metric: Mapping[str, Any]) -> bool:
-    resource = _map(metric.get("resource"))
+    resource = fe.as_map(metric.get("resource"))
     return (
         metric.get("type") == "Resource"
         and resource.get("name") == "cpu"
-        and _map(resource.get("target")).get("type") == "Utilization"
-        and isinstance(_map(resource.get("target")).get("averageUtilization"), int)
+        and fe.as_map(resource.get("target")).get("type") == "Utilization"
+        and isinstance(fe.as_map(resource.get("target")).get("averageUtilization"), int)
     )
 
 
@@ -183,13 +183,13 @@ def _alpha_spec(metric: Mapping[str, Any]) -> dict[str, Any]:
     kind = metric.get("type")
     if not isinstance(kind, str) or kind not in _ALPHA_FIELDS:
         return dict(metric)
-    source = _map(metric.get(kind.lower()))
+    source = fe.as_map(metric.get(kind.lower()))
     body: dict[str, Any] = {}
     for name in _ALPHA_FIELDS[kind]:
         *parents, leaf = _ALPHA_PATHS[name]
         parent = source
         for key in parents:
-            parent = _map(parent.get(key))
+            parent = fe.as_map(parent.get(key))
         if parent.get(leaf) is not None:
             body[name] = parent[leaf]
     return {"type": kind, kind.lower(): body}
@@ -212,18 +212,18 @@ def _v2_spec(metric: Mapping[str, Any]) -> dict[str, Any]:
     """A metric of the v1 annotation back in v2 form (the inverse of :func:`_alpha_spec`)."""
     kind = metric.get("type")
     if kind == "Resource":
-        res = _map(metric.get("resource"))
+        res = fe.as_map(metric.get("resource"))
         if res.get("targetAverageUtilization") is not None:
             target = {"type": "Utilization", "averageUtilization": res["targetAverageUtilization"]}
         else:
             target = {"type": "AverageValue", "averageValue": res.get("targetAverageValue")}
         return {"type": kind, "resource": {"name": res.get("name"), "target": target}}
     if kind == "Pods":
-        pods = _map(metric.get("pods"))
+        pods = fe.as_map(metric.get("pods"))
         target = {"type": "AverageValue", "averageValue": pods.get("targetAverageValue")}
         return {"type": kind, "pods": {"metric": _v2_metric(pods), "target": target}}
     if kind == "Object":
-        obj = _map(metric.get("object"))
+        obj = fe.as_map(metric.get("object"))
         return {
             "type": kind,
             "object": {
@@ -233,7 +233,7 @@ def _v2_spec(metric: Mapping[str, Any]) -> dict[str, Any]:
             },
         }
     if kind == "External":
-        ext = _map(metric.get("external"))
+        ext = fe.as_map(metric.get("external"))
         described = _v2_metric(ext, "metricSelector")
         return {
             "type": kind,
@@ -260,10 +260,10 @@ def _to_v1(obj: dict[str, Any]) -> dict[str, Any]:
     """A v2 (or v2beta2) object as autoscaling/v1: the CPU utilization target in
     ``targetCPUUtilizationPercentage``, every other metric, the behavior, the other current
     metrics and the conditions in the ``autoscaling.alpha.kubernetes.io/*`` annotations."""
-    out = {**obj, "metadata": dict(_map(obj.get("metadata"))), "apiVersion": f"{GROUP}/v1"}
+    out = {**obj, "metadata": dict(fe.as_map(obj.get("metadata"))), "apiVersion": f"{GROUP}/v1"}
     if isinstance(out["metadata"].get("annotations"), dict):
         out["metadata"]["annotations"] = dict(out["metadata"]["annotations"])
-    spec = dict(_map(obj.get("spec")))
+    spec = dict(fe.as_map(obj.get("spec")))
     metrics = [m for m in spec.pop("metrics", None) or [] if isinstance(m, Mapping)]
     behavior = spec.pop("behavior", None)
     cpu = next((m for m in metrics if _is_cpu_utilization(m)), None)
@@ -280,8 +280,8 @@ def _to_v1(obj: dict[str, Any]) -> dict[str, Any]:
         current = [m for m in status.pop("currentMetrics", None) or [] if isinstance(m, Mapping)]
         conditions = status.pop("conditions", None)
         for metric in current:
-            res = _map(metric.get("resource"))
-            value = _map(res.get("current")).get("averageUtilization")
+            res = fe.as_map(metric.get("resource"))
+            value = fe.as_map(res.get("current")).get("averageUtilization")
             if metric.get("type") == "Resource" and res.get("name") == "cpu" and value is not None:
                 status["currentCPUUtilizationPercentage"] = value
         if current:
@@ -298,9 +298,13 @@ def _to_v1(obj: dict[str, Any]) -> dict[str, Any]:
 def _from_v1(obj: dict[str, Any], version: str) -> dict[str, Any]:
     """An autoscaling/v1 object in ``version`` (v2 or v2beta2): the inverse of
     :func:`_to_v1` (annotated metrics first, then the CPU target, as upstream)."""
-    out = {**obj, "metadata": dict(_map(obj.get("metadata"))), "apiVersion": f"{GROUP}/{version}"}
-    annotations = dict(_map(out["metadata"].get("annotations")))
-    spec = dict(_map(obj.get("spec")))
+    out = {
+        **obj,
+        "metadata": dict(fe.as_map(obj.get("metadata"))),
+        "apiVersion": f"{GROUP}/{version}",
+    }
+    annotations = dict(fe.as_map(out["metadata"].get("annotations")))
+    spec = dict(fe.as_map(obj.get("spec")))
     metrics = [_v2_spec(m) for m in _json_list(annotations.pop(METRICS_ANNOTATION, None))]
     cpu = spec.pop("targetCPUUtilizationPercentage", None)
     if isinstance(cpu, int):
@@ -364,7 +368,7 @@ def convert_hpas(objects: list[dict[str, Any]], version: str) -> list[dict[str, 
         if current == version:
             out.append(obj)
         elif version == "v1":  # a write in v2: decoded with the v2 defaults first
-            defaulted = {**obj, "spec": dict(_map(obj.get("spec")))}
+            defaulted = {**obj, "spec": dict(fe.as_map(obj.get("spec")))}
             default_v2_metrics(defaulted)
             out.append(_to_v1(defaulted))
         elif current == "v1":

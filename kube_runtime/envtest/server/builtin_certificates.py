@@ -18,14 +18,10 @@ from typing import Any, Final
 
 from cryptography import x509
 
+from kube_runtime.envtest.server import fielderrors as fe
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _get, _list, _str
-from kube_runtime.envtest.server.validation import (
-    INVALID,
-    _map,
-    _not_supported,
-    _required,
-)
+from kube_runtime.envtest.server.validation import INVALID
 from kube_runtime.envtest.server.webhooks import USER_INFO
 
 __all__ = [
@@ -66,7 +62,7 @@ def prepare_csr(obj: dict[str, Any], old: Mapping[str, Any] | None) -> None:
 def stamp_conditions(obj: dict[str, Any], stamp: str) -> None:
     """On every write, ``stamp`` (the server's time, RFC 3339) as the timestamps of the
     conditions that have none."""
-    conditions = _map(obj.get("status")).get("conditions")
+    conditions = fe.as_map(obj.get("status")).get("conditions")
     for condition in conditions if isinstance(conditions, list) else ():
         if isinstance(condition, dict):
             condition.setdefault("lastUpdateTime", stamp)
@@ -89,7 +85,7 @@ def _go_bytes(data: bytes) -> str:
 
 def check_csr(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     """Upstream ``ValidateCertificateSigningRequest`` (v1), the checks users meet."""
-    spec = _map(obj.get("spec"))
+    spec = fe.as_map(obj.get("spec"))
     request = _bytes(spec.get("request"))
     if request is None:
         out.append(Cause("spec.request", INVALID, "Invalid value: must be base64 data"))
@@ -107,14 +103,14 @@ def check_csr(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] |
         except ValueError as e:
             out.append(Cause("spec.request", INVALID, f"Invalid value: {_go_bytes(request)}: {e}"))
     if not spec.get("signerName"):
-        out.append(_required("spec.signerName", "signerName must be provided"))
+        out.append(fe.required("spec.signerName", "signerName must be provided"))
     usages = spec.get("usages")
     if not usages:
-        out.append(_required("spec.usages", "usages must be provided"))
+        out.append(fe.required("spec.usages", "usages must be provided"))
     for i, usage in enumerate(usages if isinstance(usages, list) else ()):
         if usage not in _USAGES:
-            out.append(_not_supported(f"spec.usages[{i}]", usage, _USAGES))
-    certificate = _map(obj.get("status")).get("certificate")
+            out.append(fe.not_supported(f"spec.usages[{i}]", usage, _USAGES))
+    certificate = fe.as_map(obj.get("status")).get("certificate")
     if certificate:
         data = _bytes(certificate)
         if data is None or _CERTIFICATE_BEGIN not in data:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, Final
 
+from kube_runtime.envtest.server import fielderrors as fe
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import (
     AGE,
@@ -31,14 +32,9 @@ from kube_runtime.envtest.server.tables import (
 )
 from kube_runtime.envtest.server.validation import (
     NOT_SUPPORTED,
-    _forbidden,
-    _invalid,
-    _map,
     _mapping_field,
     _nonnegative_fields,
-    _not_supported,
     _quantity,
-    _required,
     _validate_annotations,
     _validate_labels,
     _validate_pod_spec,
@@ -75,18 +71,18 @@ def check_replication_controller(
     restarts ``Always``."""
     spec = _mapping_field(out, "spec", obj.get("spec"))
     _nonnegative_fields(out, "spec", spec, "minReadySeconds", "replicas")
-    selector = _map(spec.get("selector"))
+    selector = fe.as_map(spec.get("selector"))
     if not selector:
-        out.append(_required("spec.selector"))
+        out.append(fe.required("spec.selector"))
     raw_template = spec.get("template")
     if raw_template is None:
-        out.append(_required("spec.template"))
+        out.append(fe.required("spec.template"))
         return
     template = _mapping_field(out, "spec.template", raw_template)
-    labels = _map(_map(template.get("metadata")).get("labels"))
+    labels = fe.as_map(fe.as_map(template.get("metadata")).get("labels"))
     if selector and any(labels.get(k) != v for k, v in selector.items()):
         out.append(
-            _invalid(
+            fe.invalid(
                 "spec.template.metadata.labels",
                 dict(labels),
                 "`selector` does not match template `labels`",
@@ -138,11 +134,11 @@ POD_TEMPLATE_COLUMNS: Final[list[Column]] = [
 
 
 def _check_quantities(out: list[Cause], path: str, values: Any) -> None:
-    for name, raw in _map(values).items():
+    for name, raw in fe.as_map(values).items():
         value = _quantity(raw)
         if value is None:
             out.append(
-                _invalid(
+                fe.invalid(
                     f"{path}[{name}]",
                     raw,
                     "quantities must match the regular expression "
@@ -150,7 +146,7 @@ def _check_quantities(out: list[Cause], path: str, values: Any) -> None:
                 )
             )
         elif value < 0:
-            out.append(_invalid(f"{path}[{name}]", str(raw), _NEGATIVE))
+            out.append(fe.invalid(f"{path}[{name}]", str(raw), _NEGATIVE))
 
 
 def check_resource_quota(
@@ -166,8 +162,8 @@ def check_resource_quota(
 def _quota_cells(obj: Mapping[str, Any]) -> tuple[str, str]:
     """Upstream ``printResourceQuota``: ``name: used/hard`` of each resource of
     ``status.hard``, sorted, ``limits.*`` in the Limit cell and the rest in Request."""
-    hard = _map(_get(obj, "status", "hard"))
-    used = _map(_get(obj, "status", "used"))
+    hard = fe.as_map(_get(obj, "status", "hard"))
+    used = fe.as_map(_get(obj, "status", "used"))
     request: list[str] = []
     limit: list[str] = []
     for name in sorted(hard):
@@ -203,9 +199,9 @@ def default_limit_range(obj: dict[str, Any]) -> None:
             continue
         default = _dict(item.get("default"))
         request = _dict(item.get("defaultRequest"))
-        for name, value in _map(item.get("max")).items():
+        for name, value in fe.as_map(item.get("max")).items():
             default.setdefault(name, value)
-        for source in (default, _map(item.get("min"))):
+        for source in (default, fe.as_map(item.get("min"))):
             for name, value in source.items():
                 request.setdefault(name, value)
         if default:
@@ -220,20 +216,20 @@ def check_limit_range(
     """Upstream ``ValidateLimitRange``, the checks users meet: each item's type is a
     qualified name and the quantities are valid, with ``min <= default request <= default <= max``
     (reported with the values as quantities)."""
-    limits = _map(obj.get("spec")).get("limits")
+    limits = fe.as_map(obj.get("spec")).get("limits")
     for i, raw in enumerate(limits if isinstance(limits, list) else ()):
-        item = _map(raw)
+        item = fe.as_map(raw)
         path = f"spec.limits[{i}]"
         limit_type = item.get("type")
         for msg in is_qualified_name(limit_type if isinstance(limit_type, str) else ""):
-            out.append(_invalid(f"{path}.type", limit_type or "", msg))
+            out.append(fe.invalid(f"{path}.type", limit_type or "", msg))
         values: dict[str, dict[str, Decimal]] = {}
         for key in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"):
             parsed: dict[str, Decimal] = {}
-            for name, text in _map(item.get(key)).items():
+            for name, text in fe.as_map(item.get(key)).items():
                 value = _quantity(text)
                 if value is None:
-                    out.append(_invalid(f"{path}.{key}[{name}]", text, "must be a quantity"))
+                    out.append(fe.invalid(f"{path}.{key}[{name}]", text, "must be a quantity"))
                 else:
                     parsed[name] = value
             values[key] = parsed
@@ -241,9 +237,9 @@ def check_limit_range(
         for name in sorted(set(low) & set(high)):
             if low[name] > high[name]:
                 out.append(
-                    _invalid(
+                    fe.invalid(
                         f"{path}.min[{name}]",
-                        _map(item.get("min"))[name],
+                        fe.as_map(item.get("min"))[name],
                         f"min value {_text(low[name])} is greater than max value {_text(high[name])}",
                     )
                 )
@@ -251,18 +247,18 @@ def check_limit_range(
             for name, value in sorted(values[key].items()):
                 if name in low and low[name] > value:
                     out.append(
-                        _invalid(
+                        fe.invalid(
                             f"{path}.{key}[{name}]",
-                            _map(item.get(key))[name],
+                            fe.as_map(item.get(key))[name],
                             f"min value {_text(low[name])} is greater than {label} value "
                             f"{_text(value)}",
                         )
                     )
                 if name in high and value > high[name]:
                     out.append(
-                        _invalid(
+                        fe.invalid(
                             f"{path}.{key}[{name}]",
-                            _map(item.get(key))[name],
+                            fe.as_map(item.get(key))[name],
                             f"{label} value {_text(value)} is greater than max value "
                             f"{_text(high[name])}",
                         )
@@ -306,12 +302,12 @@ def check_persistent_volume(
 ) -> None:
     """Upstream ``ValidatePersistentVolumeSpec``, the checks users meet: access modes, a
     ``storage`` capacity, exactly one volume source."""
-    spec = _map(obj.get("spec"))
+    spec = fe.as_map(obj.get("spec"))
     if not spec.get("accessModes"):
-        out.append(_required("spec.accessModes"))
-    capacity = _map(spec.get("capacity"))
+        out.append(fe.required("spec.accessModes"))
+    capacity = fe.as_map(spec.get("capacity"))
     if not capacity:
-        out.append(_required("spec.capacity"))
+        out.append(fe.required("spec.capacity"))
         out.append(
             Cause(
                 "spec.capacity",
@@ -320,18 +316,18 @@ def check_persistent_volume(
             )
         )
     elif set(capacity) != {"storage"}:
-        out.append(_not_supported("spec.capacity", dict(capacity), ("storage",)))
+        out.append(fe.not_supported("spec.capacity", dict(capacity), ("storage",)))
     else:
         _check_quantities(out, "spec.capacity", capacity)
     sources = [key for key in _PV_SOURCES if spec.get(key) is not None]
     if not sources:
-        out.append(_required("spec", "must specify a volume type"))
+        out.append(fe.required("spec", "must specify a volume type"))
     elif len(sources) > 1:
-        out.append(_forbidden(f"spec.{sources[1]}", "may not specify more than 1 volume type"))
+        out.append(fe.forbidden(f"spec.{sources[1]}", "may not specify more than 1 volume type"))
 
 
 def _claim(obj: Mapping[str, Any]) -> str:
-    ref = _map(_get(obj, "spec", "claimRef"))
+    ref = fe.as_map(_get(obj, "spec", "claimRef"))
     if not ref:
         return ""
     return f"{ref.get('namespace') or ''}/{ref.get('name') or ''}"
@@ -346,7 +342,7 @@ PERSISTENT_VOLUME_COLUMNS: Final[list[Column]] = [
         "Status",
         lambda o: (
             "Terminating"
-            if _map(o.get("metadata")).get("deletionTimestamp")
+            if fe.as_map(o.get("metadata")).get("deletionTimestamp")
             else str(_get(o, "status", "phase") or "")
         ),
     ),

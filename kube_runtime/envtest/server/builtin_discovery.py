@@ -15,15 +15,10 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.envtest.server import fielderrors as fe
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _list, _str
-from kube_runtime.envtest.server.validation import (
-    _invalid,
-    _map,
-    _not_supported,
-    _required,
-    is_dns1123_subdomain,
-)
+from kube_runtime.envtest.server.validation import is_dns1123_subdomain
 
 __all__ = [
     "ENDPOINT_SLICE_COLUMNS",
@@ -70,34 +65,36 @@ def check_endpoint_slice(
     addresses per endpoint valid for that type, ports with supported protocols."""
     kind = obj.get("addressType")
     if not kind:
-        out.append(_required("addressType"))
+        out.append(fe.required("addressType"))
     elif kind not in _ADDRESS_TYPES:
-        out.append(_not_supported("addressType", kind, _ADDRESS_TYPES))
+        out.append(fe.not_supported("addressType", kind, _ADDRESS_TYPES))
     endpoints = obj.get("endpoints")
     endpoints = endpoints if isinstance(endpoints, list) else []
     if len(endpoints) > _MAX_ENDPOINTS:
         out.append(
-            _invalid("endpoints", len(endpoints), f"must have at most {_MAX_ENDPOINTS} items")
+            fe.invalid("endpoints", len(endpoints), f"must have at most {_MAX_ENDPOINTS} items")
         )
     for i, raw in enumerate(endpoints):
-        addresses = _map(raw).get("addresses")
+        addresses = fe.as_map(raw).get("addresses")
         addresses = addresses if isinstance(addresses, list) else []
         path = f"endpoints[{i}].addresses"
         if not addresses:
-            out.append(_required(path, "must contain at least 1 address"))
+            out.append(fe.required(path, "must contain at least 1 address"))
         elif len(addresses) > _MAX_ADDRESSES:
-            out.append(_invalid(path, len(addresses), f"must have at most {_MAX_ADDRESSES} items"))
+            out.append(
+                fe.invalid(path, len(addresses), f"must have at most {_MAX_ADDRESSES} items")
+            )
         for j, address in enumerate(addresses):
             if kind in _ADDRESS_TYPES:
                 for msg in _address_errors(str(kind), str(address)):
-                    out.append(_invalid(f"{path}[{j}]", address, msg))
+                    out.append(fe.invalid(f"{path}[{j}]", address, msg))
     ports = obj.get("ports")
     for i, raw in enumerate(ports if isinstance(ports, list) else ()):
-        protocol = _map(raw).get("protocol")
+        protocol = fe.as_map(raw).get("protocol")
         if protocol is not None and protocol not in _PROTOCOLS:
-            out.append(_not_supported(f"ports[{i}].protocol", protocol, _PROTOCOLS))
+            out.append(fe.not_supported(f"ports[{i}].protocol", protocol, _PROTOCOLS))
     if old is not None and old.get("addressType") != kind:
-        out.append(_invalid("addressType", kind, "field is immutable"))
+        out.append(fe.invalid("addressType", kind, "field is immutable"))
 
 
 def _more(items: list[str], count: int) -> str:

@@ -28,14 +28,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.envtest.server import fielderrors as fe
 from kube_runtime.envtest.server.errors import Cause
-from kube_runtime.envtest.server.validation import (
-    _invalid,
-    _map,
-    _required,
-    is_dns1123_subdomain,
-    qualified_name_errors,
-)
+from kube_runtime.envtest.server.validation import is_dns1123_subdomain, qualified_name_errors
 
 __all__ = [
     "GROUP",
@@ -170,10 +165,10 @@ def check_legacy(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any
     """Upstream ``legacyValidateEvent`` (every Event, through either group): the involved
     object's namespace agrees with the event's; a new-style event (``eventTime`` set) has its
     reporting controller and instance, action and reason, within their lengths."""
-    involved = _map(obj.get("involvedObject"))
+    involved = fe.as_map(obj.get("involvedObject"))
     involved_ns = str(involved.get("namespace") or "")
-    namespace = str(_map(obj.get("metadata")).get("namespace") or "")
-    mismatch = _invalid("involvedObject.namespace", involved_ns, "does not match event.namespace")
+    namespace = str(fe.as_map(obj.get("metadata")).get("namespace") or "")
+    mismatch = fe.invalid("involvedObject.namespace", involved_ns, "does not match event.namespace")
     if not obj.get("eventTime"):
         agrees = namespace == involved_ns if involved_ns else namespace in ("", "default")
         if not agrees:
@@ -183,24 +178,24 @@ def check_legacy(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any
             out.append(mismatch)
         controller = str(obj.get("reportingComponent") or "")
         if not controller:
-            out.append(_required("reportingController"))
+            out.append(fe.required("reportingController"))
         for msg in qualified_name_errors(controller):
-            out.append(_invalid("reportingController", controller, msg))
+            out.append(fe.invalid("reportingController", controller, msg))
         for field, limit in _REQUIRED_WITHIN:
             value = str(obj.get(field) or "")
             if not value:
-                out.append(_required(field))
+                out.append(fe.required(field))
             if len(value) > limit:
                 out.append(_too_long(field, limit))
         if len(str(obj.get("message") or "")) > _NOTE_LIMIT:
             out.append(_too_long("message", _NOTE_LIMIT))
     if namespace:
         for msg in is_dns1123_subdomain(namespace):
-            out.append(_invalid("namespace", namespace, msg))
+            out.append(fe.invalid("namespace", namespace, msg))
 
 
 def _too_long(path: str, limit: int) -> Cause:
-    return _invalid(path, "", f"can have at most {limit} characters")
+    return fe.invalid(path, "", f"can have at most {limit} characters")
 
 
 def _series(out: list[Cause], obj: Mapping[str, Any]) -> None:
@@ -208,9 +203,9 @@ def _series(out: list[Cause], obj: Mapping[str, Any]) -> None:
     if isinstance(series, dict):
         count = series.get("count")
         if not isinstance(count, int) or count < 2:
-            out.append(_invalid("series.count", "", "should be at least 2"))
+            out.append(fe.invalid("series.count", "", "should be at least 2"))
         if not series.get("lastObservedTime"):
-            out.append(_required("series.lastObservedTime"))
+            out.append(fe.required("series.lastObservedTime"))
 
 
 def check_strict(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
@@ -225,13 +220,13 @@ def check_strict(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any
         return
     _series(out, obj)
     if not obj.get("eventTime"):
-        out.append(_required("eventTime"))
+        out.append(fe.required("eventTime"))
     kind = obj.get("type")
     if kind not in ("Normal", "Warning"):
-        out.append(_invalid("type", "", f"has invalid value: {kind or ''}"))
+        out.append(fe.invalid("type", "", f"has invalid value: {kind or ''}"))
     for name in ("firstTimestamp", "lastTimestamp", "count"):
         if obj.get(name):
-            out.append(_invalid(name, "", "needs to be unset"))
-    source = _map(obj.get("source"))
+            out.append(fe.invalid(name, "", "needs to be unset"))
+    source = fe.as_map(obj.get("source"))
     if source.get("component") or source.get("host"):
-        out.append(_invalid("source", "", "needs to be unset"))
+        out.append(fe.invalid("source", "", "needs to be unset"))

@@ -29,18 +29,13 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.envtest.server import fielderrors as fe
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.fieldmanager import update_managed_fields
 from kube_runtime.envtest.server.storage import DELETED, MODIFIED, Event, Obj, Store, now_rfc3339
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _get, _int, _list, _str
 from kube_runtime.envtest.server.validation import (
     NOT_SUPPORTED,
-    _duplicate,
-    _forbidden,
-    _invalid,
-    _map,
-    _not_supported,
-    _required,
     is_dns1123_label,
     is_dns1123_subdomain,
 )
@@ -122,7 +117,7 @@ def _verbs(out: list[Cause], path: str, verbs: Any) -> None:
     missing = "verbs must contain at least one value"
     listed = _wildcard_list(out, f"{path}.verbs", verbs, "verbs", missing)
     if listed and not set(listed) <= set(_VERBS):
-        out.append(_not_supported(f"{path}.verbs", listed, _VERBS))
+        out.append(fe.not_supported(f"{path}.verbs", listed, _VERBS))
 
 
 def _wildcard_list(
@@ -134,11 +129,13 @@ def _wildcard_list(
     values = [v for v in _seq(values) if isinstance(v, str)]
     if not values:
         if required:
-            out.append(_required(path, missing))
+            out.append(fe.required(path, missing))
         return []
     if "*" in values:
         if len(values) > 1:
-            out.append(_invalid(path, values, f"if '*' is present, must not specify other {what}"))
+            out.append(
+                fe.invalid(path, values, f"if '*' is present, must not specify other {what}")
+            )
         return []
     return values
 
@@ -169,7 +166,7 @@ def _resource_rule(out: list[Cause], path: str, rule: Mapping[str, Any]) -> None
     )
     for i, name in enumerate(namespaces):
         for msg in is_dns1123_label(name):
-            out.append(_invalid(f"{path}.namespaces[{i}]", name, _NS_INTRO + msg))
+            out.append(fe.invalid(f"{path}.namespaces[{i}]", name, _NS_INTRO + msg))
 
 
 def _url_error(url: str) -> str | None:
@@ -202,7 +199,7 @@ def _non_resource_rule(out: list[Cause], path: str, rule: Mapping[str, Any]) -> 
     for i, url in enumerate(urls):
         problem = _url_error(url)
         if problem is not None:
-            out.append(_invalid(f"{path}.nonResourceURLs[{i}]", url, problem))
+            out.append(fe.invalid(f"{path}.nonResourceURLs[{i}]", url, problem))
 
 
 _SUBJECT_FIELDS: Final = {"User": "user", "Group": "group", "ServiceAccount": "serviceAccount"}
@@ -211,32 +208,34 @@ _SUBJECT_FIELDS: Final = {"User": "user", "Group": "group", "ServiceAccount": "s
 def _subject(out: list[Cause], path: str, subject: Mapping[str, Any]) -> None:
     kind = subject.get("kind")
     if kind not in _SUBJECT_FIELDS:
-        out.append(_not_supported(f"{path}.kind", kind or "", _SUBJECT_KINDS))
+        out.append(fe.not_supported(f"{path}.kind", kind or "", _SUBJECT_KINDS))
         return
     field = _SUBJECT_FIELDS[str(kind)]
     body = subject.get(field)
     if not isinstance(body, Mapping):
         out.append(
-            _required(f"{path}.{field}", f"{field} is required when subject kind is '{kind}'")
+            fe.required(f"{path}.{field}", f"{field} is required when subject kind is '{kind}'")
         )
     elif not body.get("name"):
-        out.append(_required(f"{path}.{field}.name"))
+        out.append(fe.required(f"{path}.{field}.name"))
     elif kind == "ServiceAccount" and body.get("name") != "*":
         for msg in is_dns1123_subdomain(str(body.get("name"))):
-            out.append(_invalid(f"{path}.{field}.name", body.get("name"), msg))
+            out.append(fe.invalid(f"{path}.{field}.name", body.get("name"), msg))
     if kind == "ServiceAccount" and isinstance(body, Mapping):
         namespace = body.get("namespace")
         if not namespace:
             out.append(
-                _required(f"{path}.{field}.namespace", "must specify namespace for service account")
+                fe.required(
+                    f"{path}.{field}.namespace", "must specify namespace for service account"
+                )
             )
         else:
             for msg in is_dns1123_label(str(namespace)):
-                out.append(_invalid(f"{path}.{field}.namespace", namespace, msg))
+                out.append(fe.invalid(f"{path}.{field}.namespace", namespace, msg))
     for other_kind, other in _SUBJECT_FIELDS.items():
         if other != field and subject.get(other) is not None:
             out.append(
-                _forbidden(
+                fe.forbidden(
                     f"{path}.{other}",
                     f"{other} is forbidden when subject kind is not '{other_kind}'",
                 )
@@ -247,15 +246,17 @@ def check_flow_schema(
     out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
 ) -> None:
     """Upstream ``ValidateFlowSchemaSpec`` (and the status conditions' types)."""
-    spec = _map(obj.get("spec"))
-    name = _map(obj.get("metadata")).get("name")
+    spec = fe.as_map(obj.get("spec"))
+    name = fe.as_map(obj.get("metadata")).get("name")
     precedence = spec.get("matchingPrecedence")
     if isinstance(precedence, int):
         if precedence <= 0:
-            out.append(_invalid("spec.matchingPrecedence", precedence, "must be a positive value"))
+            out.append(
+                fe.invalid("spec.matchingPrecedence", precedence, "must be a positive value")
+            )
         if precedence > _MAX_PRECEDENCE:
             out.append(
-                _invalid(
+                fe.invalid(
                     "spec.matchingPrecedence",
                     precedence,
                     f"must not be greater than {_MAX_PRECEDENCE}",
@@ -263,7 +264,7 @@ def check_flow_schema(
             )
         if precedence == 1 and name != "exempt":
             out.append(
-                _invalid(
+                fe.invalid(
                     "spec.matchingPrecedence",
                     precedence,
                     "only the schema named 'exempt' may have matchingPrecedence 1",
@@ -282,34 +283,34 @@ def check_flow_schema(
                 f"supported values: {supported}",
             )
         )
-    level = _map(spec.get("priorityLevelConfiguration")).get("name")
+    level = fe.as_map(spec.get("priorityLevelConfiguration")).get("name")
     if level:
         for msg in is_dns1123_subdomain(str(level)):
-            out.append(_invalid("spec.priorityLevelConfiguration.name", level, msg))
+            out.append(fe.invalid("spec.priorityLevelConfiguration.name", level, msg))
     else:
         out.append(
-            _required("spec.priorityLevelConfiguration.name", "must reference a priority level")
+            fe.required("spec.priorityLevelConfiguration.name", "must reference a priority level")
         )
     for i, raw in enumerate(_seq(spec.get("rules"))):
-        rule = _map(raw)
+        rule = fe.as_map(raw)
         path = f"spec.rules[{i}]"
         subjects = _seq(rule.get("subjects"))
         if not subjects:
-            out.append(_required(f"{path}.subjects", "subjects must contain at least one value"))
+            out.append(fe.required(f"{path}.subjects", "subjects must contain at least one value"))
         for j, subject in enumerate(subjects):
-            _subject(out, f"{path}.subjects[{j}]", _map(subject))
+            _subject(out, f"{path}.subjects[{j}]", fe.as_map(subject))
         resource_rules = _seq(rule.get("resourceRules"))
         non_resource_rules = _seq(rule.get("nonResourceRules"))
         if not resource_rules and not non_resource_rules:
             out.append(
-                _required(
+                fe.required(
                     path, "at least one of resourceRules and nonResourceRules has to be non-empty"
                 )
             )
         for j, resource_rule in enumerate(resource_rules):
-            _resource_rule(out, f"{path}.resourceRules[{j}]", _map(resource_rule))
+            _resource_rule(out, f"{path}.resourceRules[{j}]", fe.as_map(resource_rule))
         for j, non_resource_rule in enumerate(non_resource_rules):
-            _non_resource_rule(out, f"{path}.nonResourceRules[{j}]", _map(non_resource_rule))
+            _non_resource_rule(out, f"{path}.nonResourceRules[{j}]", fe.as_map(non_resource_rule))
     _fixed_spec(out, "FlowSchema", obj)
     _conditions(out, obj)
 
@@ -339,43 +340,45 @@ def _mandatory_specs() -> dict[tuple[str, str], Any]:
 def _fixed_spec(out: list[Cause], kind: str, obj: Mapping[str, Any]) -> None:
     """A mandatory object's spec must equal kube-apiserver's (upstream prints the Go struct
     as the value; here its JSON)."""
-    name = str(_map(obj.get("metadata")).get("name") or "")
+    name = str(fe.as_map(obj.get("metadata")).get("name") or "")
     fixed = _mandatory_specs().get((kind, name))
     if fixed is not None and _semantic(obj.get("spec") or {}) != fixed:
         out.append(
-            _invalid("spec", obj.get("spec") or {}, f"spec of '{name}' must equal the fixed value")
+            fe.invalid(
+                "spec", obj.get("spec") or {}, f"spec of '{name}' must equal the fixed value"
+            )
         )
 
 
 def _conditions(out: list[Cause], obj: Mapping[str, Any]) -> None:
     seen: set[str] = set()
-    for i, raw in enumerate(_seq(_map(obj.get("status")).get("conditions"))):
-        kind = _map(raw).get("type")
+    for i, raw in enumerate(_seq(fe.as_map(obj.get("status")).get("conditions"))):
+        kind = fe.as_map(raw).get("type")
         path = f"status.conditions[{i}].type"
         if not kind:
-            out.append(_required(path, "must not be empty"))
+            out.append(fe.required(path, "must not be empty"))
         elif kind in seen:
-            out.append(_duplicate(path, kind))
+            out.append(fe.duplicate(path, kind))
         seen.add(str(kind or ""))
 
 
 def _queuing(out: list[Cause], path: str, queuing: Mapping[str, Any]) -> None:
     limit = queuing.get("queueLengthLimit")
     if not isinstance(limit, int) or limit <= 0:
-        out.append(_invalid(f"{path}.queueLengthLimit", limit or 0, "must be positive"))
+        out.append(fe.invalid(f"{path}.queueLengthLimit", limit or 0, "must be positive"))
     queues = queuing.get("queues")
     queues = queues if isinstance(queues, int) else 0
     if queues <= 0:
-        out.append(_invalid(f"{path}.queues", queues, "must be positive"))
+        out.append(fe.invalid(f"{path}.queues", queues, "must be positive"))
     elif queues > _MAX_QUEUES:
-        out.append(_invalid(f"{path}.queues", queues, f"must not be greater than {_MAX_QUEUES}"))
+        out.append(fe.invalid(f"{path}.queues", queues, f"must not be greater than {_MAX_QUEUES}"))
     hand = queuing.get("handSize")
     hand = hand if isinstance(hand, int) else 0
     if hand <= 0:
-        out.append(_invalid(f"{path}.handSize", hand, "must be positive"))
+        out.append(fe.invalid(f"{path}.handSize", hand, "must be positive"))
     elif hand > queues:
         out.append(
-            _invalid(f"{path}.handSize", hand, f"should not be greater than queues ({queues})")
+            fe.invalid(f"{path}.handSize", hand, f"should not be greater than queues ({queues})")
         )
 
 
@@ -383,36 +386,36 @@ def check_priority_level(
     out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
 ) -> None:
     """Upstream ``ValidatePriorityLevelConfigurationSpec`` (and the status conditions' types)."""
-    spec = _map(obj.get("spec"))
+    spec = fe.as_map(obj.get("spec"))
     kind = spec.get("type")
     limited = spec.get("limited")
-    if (_map(obj.get("metadata")).get("name") == "exempt") != (kind == "Exempt"):
+    if (fe.as_map(obj.get("metadata")).get("name") == "exempt") != (kind == "Exempt"):
         out.append(
-            _invalid(
+            fe.invalid(
                 "spec.type", kind or "", "type must be 'Exempt' if and only if name is 'exempt'"
             )
         )
     if kind == "Exempt":
         if limited is not None:
-            out.append(_forbidden("spec.limited", "must be nil if the type is not Limited"))
+            out.append(fe.forbidden("spec.limited", "must be nil if the type is not Limited"))
     elif kind == "Limited":
         if not isinstance(limited, Mapping):
-            out.append(_required("spec.limited", "must not be empty when type is Limited"))
+            out.append(fe.required("spec.limited", "must not be empty when type is Limited"))
         else:
             shares = limited.get("assuredConcurrencyShares")
             if not isinstance(shares, int) or shares <= 0:
                 out.append(
-                    _invalid(
+                    fe.invalid(
                         "spec.limited.assuredConcurrencyShares", shares or 0, "must be positive"
                     )
                 )
-            response = _map(limited.get("limitResponse"))
+            response = fe.as_map(limited.get("limitResponse"))
             path = "spec.limited.limitResponse"
             queuing = response.get("queuing")
             if response.get("type") == "Reject":
                 if queuing is not None:
                     out.append(
-                        _forbidden(
+                        fe.forbidden(
                             f"{path}.queuing",
                             "must be nil if limited.limitResponse.type is not Limited",
                         )
@@ -420,7 +423,7 @@ def check_priority_level(
             elif response.get("type") == "Queue":
                 if not isinstance(queuing, Mapping):
                     out.append(
-                        _required(
+                        fe.required(
                             f"{path}.queuing",
                             "must not be empty if limited.limitResponse.type is Limited",
                         )
@@ -429,10 +432,10 @@ def check_priority_level(
                     _queuing(out, f"{path}.queuing", queuing)
             else:
                 out.append(
-                    _not_supported(f"{path}.type", response.get("type") or "", _LIMIT_RESPONSES)
+                    fe.not_supported(f"{path}.type", response.get("type") or "", _LIMIT_RESPONSES)
                 )
     else:
-        out.append(_not_supported("spec.type", kind or "", _LEVEL_TYPES))
+        out.append(fe.not_supported("spec.type", kind or "", _LEVEL_TYPES))
     _fixed_spec(out, "PriorityLevelConfiguration", obj)
     _conditions(out, obj)
 

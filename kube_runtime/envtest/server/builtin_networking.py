@@ -15,17 +15,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.envtest.server import fielderrors as fe
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _get, _list, _str
 from kube_runtime.envtest.server.validation import (
-    _IMMUTABLE_MSG,
     INVALID,
-    _forbidden,
-    _invalid,
-    _map,
-    _not_supported,
-    _required,
-    _too_long,
     _validate_label_selector,
     is_dns1123_subdomain,
     is_valid_port_name,
@@ -65,41 +59,43 @@ def _check_backend(out: list[Cause], path: str, backend: Mapping[str, Any]) -> N
     service = backend.get("service")
     resource = backend.get("resource")
     if service is not None and resource is not None:
-        out.append(_invalid(path, "", "cannot set both resource and service backends"))
+        out.append(fe.invalid(path, "", "cannot set both resource and service backends"))
         return
     if service is None and resource is None:
-        out.append(_invalid(path, "", "resource or service backend is required"))
+        out.append(fe.invalid(path, "", "resource or service backend is required"))
         return
     if service is None:
         return
-    svc = _map(service)
+    svc = fe.as_map(service)
     name = _str(svc.get("name"))
     if not name:
-        out.append(_required(f"{path}.service.name"))
-    port = _map(svc.get("port"))
+        out.append(fe.required(f"{path}.service.name"))
+    port = fe.as_map(svc.get("port"))
     port_name, number = port.get("name"), port.get("number")
     if port_name and number:
         out.append(
-            _invalid(f"{path}.service.port", dict(port), "cannot set both port name & port number")
+            fe.invalid(
+                f"{path}.service.port", dict(port), "cannot set both port name & port number"
+            )
         )
     elif port_name:
         for msg in is_valid_port_name(str(port_name)):
-            out.append(_invalid(f"{path}.service.port.name", port_name, msg))
+            out.append(fe.invalid(f"{path}.service.port.name", port_name, msg))
     elif isinstance(number, int) and number:
         if not 1 <= number <= 65535:
             out.append(
-                _invalid(
+                fe.invalid(
                     f"{path}.service.port.number", number, "must be between 1 and 65535, inclusive"
                 )
             )
     else:
-        out.append(_required(path, "port name or number is required"))
+        out.append(fe.required(path, "port name or number is required"))
 
 
 def check_ingress(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     """Upstream ``ValidateIngressSpec`` (v1): a default backend or rules; each HTTP path with
     a supported ``pathType`` (absolute for Exact and Prefix) and a valid backend."""
-    spec = _map(obj.get("spec"))
+    spec = fe.as_map(obj.get("spec"))
     raw_rules = spec.get("rules")
     rules: list[Any] = raw_rules if isinstance(raw_rules, list) else []
     default = spec.get("defaultBackend")
@@ -113,37 +109,37 @@ def check_ingress(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, An
             )
         )
     if default is not None:
-        _check_backend(out, "spec.defaultBackend", _map(default))
+        _check_backend(out, "spec.defaultBackend", fe.as_map(default))
     for i, raw in enumerate(rules):
-        rule = _map(raw)
+        rule = fe.as_map(raw)
         host = _str(rule.get("host"))
         if host:
             bare = host[2:] if host.startswith("*.") else host
             for msg in is_dns1123_subdomain(bare):
-                out.append(_invalid(f"spec.rules[{i}].host", host, msg))
+                out.append(fe.invalid(f"spec.rules[{i}].host", host, msg))
         http = rule.get("http")
         if http is None:
             continue
-        paths = _map(http).get("paths") or []
+        paths = fe.as_map(http).get("paths") or []
         base = f"spec.rules[{i}].http"
         if not paths:
-            out.append(_required(f"{base}.paths"))
+            out.append(fe.required(f"{base}.paths"))
         for j, raw_path in enumerate(paths):
-            item = _map(raw_path)
+            item = fe.as_map(raw_path)
             where = f"{base}.paths[{j}]"
             path_type = item.get("pathType")
             text = _str(item.get("path"))
             if not path_type:
-                out.append(_required(f"{where}.pathType", "pathType must be specified"))
+                out.append(fe.required(f"{where}.pathType", "pathType must be specified"))
             elif path_type not in _PATH_TYPES:
-                out.append(_not_supported(f"{where}.pathType", path_type, _PATH_TYPES))
+                out.append(fe.not_supported(f"{where}.pathType", path_type, _PATH_TYPES))
             elif path_type in ("Exact", "Prefix") and not text.startswith("/"):
-                out.append(_invalid(f"{where}.path", text, "must be an absolute path"))
-            _check_backend(out, f"{where}.backend", _map(item.get("backend")))
+                out.append(fe.invalid(f"{where}.path", text, "must be an absolute path"))
+            _check_backend(out, f"{where}.backend", fe.as_map(item.get("backend")))
     class_name = spec.get("ingressClassName")
     if isinstance(class_name, str):
         for msg in is_dns1123_subdomain(class_name):
-            out.append(_invalid("spec.ingressClassName", class_name, msg))
+            out.append(fe.invalid("spec.ingressClassName", class_name, msg))
 
 
 def _hosts(obj: Mapping[str, Any]) -> str:
@@ -182,20 +178,20 @@ def _check_controller(out: list[Cause], controller: str) -> None:
     """Upstream ``IsDomainPrefixedPath`` plus the 250-character limit."""
     path = "spec.controller"
     if len(controller) > _CONTROLLER_MAX:
-        out.append(_too_long(path, _CONTROLLER_MAX))
+        out.append(fe.too_long(path, _CONTROLLER_MAX))
     if not controller:
-        out.append(_required(path))
+        out.append(fe.required(path))
         return
     host, sep, rest = controller.partition("/")
     if not sep or not rest:
         out.append(
-            _invalid(path, controller, 'must be a domain-prefixed path (such as "acme.io/foo")')
+            fe.invalid(path, controller, 'must be a domain-prefixed path (such as "acme.io/foo")')
         )
         return
     for msg in is_dns1123_subdomain(host):
-        out.append(_invalid(path, host, msg))
+        out.append(fe.invalid(path, host, msg))
     if not _DOMAIN_PATH_RE.fullmatch(rest):
-        out.append(_invalid(path, rest, "Invalid path"))
+        out.append(fe.invalid(path, rest, "Invalid path"))
 
 
 def check_ingress_class(
@@ -203,24 +199,24 @@ def check_ingress_class(
 ) -> None:
     """Upstream ``ValidateIngressClass``: a domain-prefixed controller (immutable) and a
     parameters reference with a kind and a name."""
-    spec = _map(obj.get("spec"))
+    spec = fe.as_map(obj.get("spec"))
     controller = _str(spec.get("controller"))
     _check_controller(out, controller)
     params = spec.get("parameters")
     if params is not None:
-        ref = _map(params)
+        ref = fe.as_map(params)
         group = ref.get("apiGroup")
         if isinstance(group, str):
             for msg in is_dns1123_subdomain(group):
-                out.append(_invalid("spec.parameters.apiGroup", group, msg))
+                out.append(fe.invalid("spec.parameters.apiGroup", group, msg))
         for key in ("kind", "name"):
             value = _str(ref.get(key))
             if not value:
-                out.append(_required(f"spec.parameters.{key}", f"{key} is required"))
+                out.append(fe.required(f"spec.parameters.{key}", f"{key} is required"))
             for msg in path_segment_errors(value):
-                out.append(_invalid(f"spec.parameters.{key}", value, msg))
-    if old is not None and _str(_map(old.get("spec")).get("controller")) != controller:
-        out.append(_invalid("spec.controller", controller, _IMMUTABLE_MSG))
+                out.append(fe.invalid(f"spec.parameters.{key}", value, msg))
+    if old is not None and _str(fe.as_map(old.get("spec")).get("controller")) != controller:
+        out.append(fe.invalid("spec.controller", controller, fe.IMMUTABLE))
 
 
 def _parameters(obj: Mapping[str, Any]) -> str:
@@ -246,37 +242,37 @@ INGRESS_CLASS_COLUMNS: Final[list[Column]] = [
 
 def _check_ports(out: list[Cause], path: str, ports: Any) -> None:
     for i, raw in enumerate(ports if isinstance(ports, list) else ()):
-        port = _map(raw)
+        port = fe.as_map(raw)
         where = f"{path}.ports[{i}]"
         protocol = port.get("protocol")
         if protocol is not None and protocol not in _PROTOCOLS:
-            out.append(_not_supported(f"{where}.protocol", protocol, _PROTOCOLS))
+            out.append(fe.not_supported(f"{where}.protocol", protocol, _PROTOCOLS))
         value = port.get("port")
         if isinstance(value, int) and not isinstance(value, bool):
             if not 1 <= value <= 65535:
                 out.append(
-                    _invalid(f"{where}.port", value, "must be between 1 and 65535, inclusive")
+                    fe.invalid(f"{where}.port", value, "must be between 1 and 65535, inclusive")
                 )
         elif isinstance(value, str):
             for msg in is_valid_port_name(value):
-                out.append(_invalid(f"{where}.port", value, msg))
+                out.append(fe.invalid(f"{where}.port", value, msg))
 
 
 def _check_peers(out: list[Cause], path: str, peers: Any) -> None:
     for i, raw in enumerate(peers if isinstance(peers, list) else ()):
-        peer = _map(raw)
+        peer = fe.as_map(raw)
         where = f"{path}[{i}]"
         set_fields = [k for k in ("podSelector", "namespaceSelector") if peer.get(k) is not None]
         if peer.get("ipBlock") is not None:
             if set_fields:
-                out.append(_forbidden(where, "may not specify both ipBlock and another peer"))
-            cidr = _str(_map(peer.get("ipBlock")).get("cidr"))
+                out.append(fe.forbidden(where, "may not specify both ipBlock and another peer"))
+            cidr = _str(fe.as_map(peer.get("ipBlock")).get("cidr"))
             if not cidr:
-                out.append(_required(f"{where}.ipBlock.cidr"))
+                out.append(fe.required(f"{where}.ipBlock.cidr"))
         elif not set_fields:
-            out.append(_required(where, "must specify a peer"))
+            out.append(fe.required(where, "must specify a peer"))
         for key in set_fields:
-            _validate_label_selector(out, f"{where}.{key}", _map(peer.get(key)))
+            _validate_label_selector(out, f"{where}.{key}", fe.as_map(peer.get(key)))
 
 
 def check_network_policy(
@@ -284,28 +280,30 @@ def check_network_policy(
 ) -> None:
     """Upstream ``ValidateNetworkPolicySpec``: the pod selector, each rule's ports and peers,
     and at most two supported ``policyTypes``."""
-    spec = _map(obj.get("spec"))
-    _validate_label_selector(out, "spec.podSelector", _map(spec.get("podSelector")))
+    spec = fe.as_map(obj.get("spec"))
+    _validate_label_selector(out, "spec.podSelector", fe.as_map(spec.get("podSelector")))
     for direction, peers in (("ingress", "from"), ("egress", "to")):
         rules = spec.get(direction)
         for i, raw in enumerate(rules if isinstance(rules, list) else ()):
-            rule = _map(raw)
+            rule = fe.as_map(raw)
             _check_ports(out, f"spec.{direction}[{i}]", rule.get("ports"))
             _check_peers(out, f"spec.{direction}[{i}].{peers}", rule.get(peers))
     types = spec.get("policyTypes")
     if isinstance(types, list):
         if len(types) > len(_POLICY_TYPES):
             out.append(
-                _invalid("spec.policyTypes", types, "may not specify more than two policyTypes")
+                fe.invalid("spec.policyTypes", types, "may not specify more than two policyTypes")
             )
             return
         for i, value in enumerate(types):
             if value not in _POLICY_TYPES:
-                out.append(_not_supported(f"spec.policyTypes[{i}]", value, _POLICY_TYPES))
+                out.append(fe.not_supported(f"spec.policyTypes[{i}]", value, _POLICY_TYPES))
 
 
 NETWORK_POLICY_COLUMNS: Final[list[Column]] = [
     NAME,
-    _col("Pod-Selector", lambda o: format_label_selector(_map(_get(o, "spec", "podSelector")))),
+    _col(
+        "Pod-Selector", lambda o: format_label_selector(fe.as_map(_get(o, "spec", "podSelector")))
+    ),
     AGE,
 ]

@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.envtest.server import fielderrors as fe
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import (
     AGE,
@@ -26,13 +27,7 @@ from kube_runtime.envtest.server.tables import (
     _str,
     _wide,
 )
-from kube_runtime.envtest.server.validation import (
-    _invalid,
-    _map,
-    _not_supported,
-    _required,
-    is_dns1123_subdomain,
-)
+from kube_runtime.envtest.server.validation import is_dns1123_subdomain
 from kube_runtime.validation import path_segment_errors
 
 __all__ = [
@@ -54,15 +49,15 @@ GROUP: Final = "rbac.authorization.k8s.io"
 def _check_rules(out: list[Cause], rules: Any, *, namespaced: bool) -> None:
     """Upstream ``ValidatePolicyRule`` for each rule."""
     for i, raw in enumerate(rules if isinstance(rules, list) else ()):
-        rule = _map(raw)
+        rule = fe.as_map(raw)
         path = f"rules[{i}]"
         if not rule.get("verbs"):
-            out.append(_required(f"{path}.verbs", "verbs must contain at least one value"))
+            out.append(fe.required(f"{path}.verbs", "verbs must contain at least one value"))
         urls = rule.get("nonResourceURLs")
         if urls:
             if namespaced:
                 out.append(
-                    _invalid(
+                    fe.invalid(
                         f"{path}.nonResourceURLs",
                         urls,
                         "namespaced rules cannot apply to non-resource URLs",
@@ -70,7 +65,7 @@ def _check_rules(out: list[Cause], rules: Any, *, namespaced: bool) -> None:
                 )
             if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
                 out.append(
-                    _invalid(
+                    fe.invalid(
                         f"{path}.nonResourceURLs",
                         urls,
                         "rules cannot apply to both regular resources and non-resource URLs",
@@ -79,11 +74,13 @@ def _check_rules(out: list[Cause], rules: Any, *, namespaced: bool) -> None:
             continue
         if not rule.get("apiGroups"):
             out.append(
-                _required(f"{path}.apiGroups", "resource rules must supply at least one api group")
+                fe.required(
+                    f"{path}.apiGroups", "resource rules must supply at least one api group"
+                )
             )
         if not rule.get("resources"):
             out.append(
-                _required(f"{path}.resources", "resource rules must supply at least one resource")
+                fe.required(f"{path}.resources", "resource rules must supply at least one resource")
             )
 
 
@@ -98,9 +95,9 @@ def check_cluster_role(
     """Upstream ``ValidateClusterRole``: each rule; an aggregation rule needs selectors."""
     _check_rules(out, obj.get("rules"), namespaced=False)
     aggregation = obj.get("aggregationRule")
-    if aggregation is not None and not _map(aggregation).get("clusterRoleSelectors"):
+    if aggregation is not None and not fe.as_map(aggregation).get("clusterRoleSelectors"):
         out.append(
-            _required(
+            fe.required(
                 "aggregationRule.clusterRoleSelectors",
                 "at least one clusterRoleSelector required if aggregationRule is non-nil",
             )
@@ -126,25 +123,25 @@ def _go_role_ref(ref: Mapping[str, Any]) -> str:
 def _check_subjects(out: list[Cause], subjects: Any, *, namespaced: bool) -> None:
     """Upstream ``ValidateRoleBindingSubject`` for each subject."""
     for i, raw in enumerate(subjects if isinstance(subjects, list) else ()):
-        subject = _map(raw)
+        subject = fe.as_map(raw)
         path = f"subjects[{i}]"
         name = _str(subject.get("name"))
         group = _str(subject.get("apiGroup"))
         if not name:
-            out.append(_required(f"{path}.name"))
+            out.append(fe.required(f"{path}.name"))
         kind = subject.get("kind")
         if kind == "ServiceAccount":
             for msg in is_dns1123_subdomain(name) if name else ():
-                out.append(_invalid(f"{path}.name", name, msg))
+                out.append(fe.invalid(f"{path}.name", name, msg))
             if group:
-                out.append(_not_supported(f"{path}.apiGroup", group, ("",)))
+                out.append(fe.not_supported(f"{path}.apiGroup", group, ("",)))
             if not namespaced and not subject.get("namespace"):
-                out.append(_required(f"{path}.namespace"))
+                out.append(fe.required(f"{path}.namespace"))
         elif kind in ("User", "Group"):
             if group != GROUP:
-                out.append(_not_supported(f"{path}.apiGroup", group, (GROUP,)))
+                out.append(fe.not_supported(f"{path}.apiGroup", group, (GROUP,)))
         else:
-            out.append(_not_supported(f"{path}.kind", kind, ("ServiceAccount", "User", "Group")))
+            out.append(fe.not_supported(f"{path}.kind", kind, ("ServiceAccount", "User", "Group")))
 
 
 def _check_binding(
@@ -154,23 +151,23 @@ def _check_binding(
     *,
     namespaced: bool,
 ) -> None:
-    ref = _map(obj.get("roleRef"))
+    ref = fe.as_map(obj.get("roleRef"))
     if _str(ref.get("apiGroup")) != GROUP:
-        out.append(_not_supported("roleRef.apiGroup", _str(ref.get("apiGroup")), (GROUP,)))
+        out.append(fe.not_supported("roleRef.apiGroup", _str(ref.get("apiGroup")), (GROUP,)))
     kinds = ("Role", "ClusterRole") if namespaced else ("ClusterRole",)
     if ref.get("kind") not in kinds:
-        out.append(_not_supported("roleRef.kind", _str(ref.get("kind")), kinds))
+        out.append(fe.not_supported("roleRef.kind", _str(ref.get("kind")), kinds))
     name = _str(ref.get("name"))
     if not name:
-        out.append(_required("roleRef.name"))
+        out.append(fe.required("roleRef.name"))
     for msg in path_segment_errors(name):
-        out.append(_invalid("roleRef.name", name, msg))
+        out.append(fe.invalid("roleRef.name", name, msg))
     _check_subjects(out, obj.get("subjects"), namespaced=namespaced)
     if old is None:
         return
-    old_ref = _map(old.get("roleRef"))
+    old_ref = fe.as_map(old.get("roleRef"))
     if any(_str(old_ref.get(k)) != _str(ref.get(k)) for k in ("apiGroup", "kind", "name")):
-        cause = _invalid("roleRef", None, "cannot change roleRef")
+        cause = fe.invalid("roleRef", None, "cannot change roleRef")
         out.append(
             Cause(
                 cause.field,
@@ -214,7 +211,7 @@ BINDING_COLUMNS: Final[list[Column]] = [
     _col(
         "Role",
         lambda o: (
-            f"{_str(_map(o.get('roleRef')).get('kind'))}/{_str(_map(o.get('roleRef')).get('name'))}"
+            f"{_str(fe.as_map(o.get('roleRef')).get('kind'))}/{_str(fe.as_map(o.get('roleRef')).get('name'))}"
         ),
     ),
     AGE,

@@ -13,19 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.envtest.server import fielderrors as fe
 from kube_runtime.envtest.server.admission import system_priority_classes
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.storage import Obj, Store
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _int, _str
-from kube_runtime.envtest.server.validation import (
-    _IMMUTABLE_MSG,
-    _forbidden,
-    _invalid,
-    _map,
-    _not_supported,
-    _required,
-    is_dns1123_label,
-)
+from kube_runtime.envtest.server.validation import is_dns1123_label
 
 __all__ = [
     "PRIORITY_CLASS_COLUMNS",
@@ -72,7 +65,7 @@ def check_priority_class(
     out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None
 ) -> None:
     """Upstream ``ValidatePriorityClass`` (+ ``Update``)."""
-    name = _str(_map(obj.get("metadata")).get("name"))
+    name = _str(fe.as_map(obj.get("metadata")).get("name"))
     value = obj.get("value")
     if name.startswith("system-"):
         known = SYSTEM_PRIORITY_CLASSES.get(name)
@@ -83,7 +76,7 @@ def check_priority_class(
             error = f"value of {name} PriorityClass must be {known}"
         if error is not None:
             out.append(
-                _forbidden(
+                fe.forbidden(
                     "metadata.name",
                     "priority class names with 'system-' prefix are reserved for system use "
                     f"only. error: {error}",
@@ -91,21 +84,21 @@ def check_priority_class(
             )
     elif isinstance(value, int) and value > _HIGHEST_USER_PRIORITY:
         out.append(
-            _forbidden(
+            fe.forbidden(
                 "value",
                 f"maximum allowed value of a user defined priority is {_HIGHEST_USER_PRIORITY}",
             )
         )
     policy = obj.get("preemptionPolicy")
     if policy is not None and policy not in _PREEMPTION_POLICIES:
-        out.append(_not_supported("preemptionPolicy", policy, _PREEMPTION_POLICIES))
+        out.append(fe.not_supported("preemptionPolicy", policy, _PREEMPTION_POLICIES))
     if old is None:
         return
     if old.get("value") != value:
         # upstream names the path "Value" here
-        out.append(_forbidden("Value", "may not be changed in an update."))
+        out.append(fe.forbidden("Value", "may not be changed in an update."))
     if old.get("preemptionPolicy") != policy:
-        out.append(_invalid("preemptionPolicy", policy, _IMMUTABLE_MSG))
+        out.append(fe.invalid("preemptionPolicy", policy, fe.IMMUTABLE))
 
 
 PRIORITY_CLASS_COLUMNS: Final[list[Column]] = [
@@ -122,12 +115,12 @@ def check_runtime_class(
     """Upstream ``ValidateRuntimeClass`` (+ ``Update``: the handler is immutable)."""
     handler = obj.get("handler")
     if not handler:
-        out.append(_required("handler"))
+        out.append(fe.required("handler"))
     elif isinstance(handler, str):
         for msg in is_dns1123_label(handler):
-            out.append(_invalid("handler", handler, msg))
+            out.append(fe.invalid("handler", handler, msg))
     if old is not None and old.get("handler") != handler:
-        out.append(_invalid("handler", handler, _IMMUTABLE_MSG))
+        out.append(fe.invalid("handler", handler, fe.IMMUTABLE))
 
 
 RUNTIME_CLASS_COLUMNS: Final[list[Column]] = [

@@ -18,21 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.envtest.server import fielderrors as fe
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.tables import AGE, NAME, Column, _col, _get, _str
-from kube_runtime.envtest.server.validation import (
-    _IMMUTABLE_MSG,
-    _duplicate,
-    _forbidden,
-    _invalid,
-    _map,
-    _norm,
-    _not_supported,
-    _required,
-    _too_long,
-    is_dns1123_subdomain,
-    is_qualified_name,
-)
+from kube_runtime.envtest.server.validation import _norm, is_dns1123_subdomain, is_qualified_name
 from kube_runtime.validation import max_len_error
 
 __all__ = [
@@ -71,15 +60,15 @@ def _check_parameters(out: list[Cause], params: Any) -> None:
     if not isinstance(params, Mapping):
         return
     if len(params) > _MAX_PARAMETERS:
-        out.append(_too_long("parameters", _MAX_PARAMETERS))
+        out.append(fe.too_long("parameters", _MAX_PARAMETERS))
         return
     size = 0
     for key, value in params.items():
         if not key:
-            out.append(_invalid("parameters", key, "field can not be empty."))
+            out.append(fe.invalid("parameters", key, "field can not be empty."))
         size += len(key) + len(value if isinstance(value, str) else str(value))
     if size > _MAX_PARAMETERS_SIZE:
-        out.append(_too_long("parameters", _MAX_PARAMETERS_SIZE))
+        out.append(fe.too_long("parameters", _MAX_PARAMETERS_SIZE))
 
 
 def _check_topologies(out: list[Cause], terms: Any) -> None:
@@ -89,19 +78,19 @@ def _check_topologies(out: list[Cause], terms: Any) -> None:
     for i, term in enumerate(terms if isinstance(terms, list) else ()):
         path = f"allowedTopologies[{i}]"
         exprs: dict[str, frozenset[str]] = {}
-        for j, expr in enumerate(_map(term).get("matchLabelExpressions") or ()):
+        for j, expr in enumerate(fe.as_map(term).get("matchLabelExpressions") or ()):
             expr_path = f"{path}.matchLabelExpressions[{j}]"
-            key = _str(_map(expr).get("key"))
+            key = _str(fe.as_map(expr).get("key"))
             for msg in is_qualified_name(key):
-                out.append(_invalid(f"{expr_path}.key", key, msg))
-            values = _map(expr).get("values") or []
+                out.append(fe.invalid(f"{expr_path}.key", key, msg))
+            values = fe.as_map(expr).get("values") or []
             if not values:
-                out.append(_required(f"{expr_path}.values", "must specify as least one value"))
+                out.append(fe.required(f"{expr_path}.values", "must specify as least one value"))
             if key in exprs:
-                out.append(_duplicate(f"{expr_path}.key", key))
+                out.append(fe.duplicate(f"{expr_path}.key", key))
             exprs[key] = frozenset(str(v) for v in values)
         if exprs in seen:
-            out.append(_duplicate(f"{path}.matchLabelExpressions", ""))
+            out.append(fe.duplicate(f"{path}.matchLabelExpressions", ""))
         seen.append(exprs)
 
 
@@ -113,36 +102,36 @@ def check_storage_class(
     immutable)."""
     provisioner = obj.get("provisioner")
     if not provisioner:
-        out.append(_required("provisioner"))
+        out.append(fe.required("provisioner"))
     elif isinstance(provisioner, str):
         for msg in is_qualified_name(provisioner.lower()):
-            out.append(_invalid("provisioner", provisioner, msg))
+            out.append(fe.invalid("provisioner", provisioner, msg))
     _check_parameters(out, obj.get("parameters"))
     reclaim = obj.get("reclaimPolicy")
     if reclaim and reclaim not in _RECLAIM_POLICIES:
-        out.append(_not_supported("reclaimPolicy", reclaim, _RECLAIM_POLICIES))
+        out.append(fe.not_supported("reclaimPolicy", reclaim, _RECLAIM_POLICIES))
     mode = obj.get("volumeBindingMode")
     if mode is None:
-        out.append(_required("volumeBindingMode"))
+        out.append(fe.required("volumeBindingMode"))
     elif mode not in _BINDING_MODES:
-        out.append(_not_supported("volumeBindingMode", mode, _BINDING_MODES))
+        out.append(fe.not_supported("volumeBindingMode", mode, _BINDING_MODES))
     _check_topologies(out, obj.get("allowedTopologies"))
     if old is None:
         return
     if _norm(old.get("parameters") or {}) != _norm(obj.get("parameters") or {}):
-        out.append(_forbidden("parameters", "updates to parameters are forbidden."))
+        out.append(fe.forbidden("parameters", "updates to parameters are forbidden."))
     if (old.get("provisioner") or "") != (provisioner or ""):
-        out.append(_forbidden("provisioner", "updates to provisioner are forbidden."))
+        out.append(fe.forbidden("provisioner", "updates to provisioner are forbidden."))
     if old.get("reclaimPolicy") != reclaim:
-        out.append(_forbidden("reclaimPolicy", "updates to reclaimPolicy are forbidden."))
+        out.append(fe.forbidden("reclaimPolicy", "updates to reclaimPolicy are forbidden."))
     if old.get("volumeBindingMode") != mode:
-        out.append(_invalid("volumeBindingMode", mode, _IMMUTABLE_MSG))
+        out.append(fe.invalid("volumeBindingMode", mode, fe.IMMUTABLE))
 
 
 def _storage_class_name(obj: Mapping[str, Any]) -> str:
     """The name, with `` (default)`` for the default class (upstream ``IsDefaultAnnotation``)."""
-    meta = _map(obj.get("metadata"))
-    annotations = _map(meta.get("annotations"))
+    meta = fe.as_map(obj.get("metadata"))
+    annotations = fe.as_map(meta.get("annotations"))
     default = any(annotations.get(key) == "true" for key in _DEFAULT_CLASS_ANNOTATIONS)
     return _str(meta.get("name")) + (" (default)" if default else "")
 
@@ -199,24 +188,24 @@ def check_csi_driver(
 ) -> None:
     """Upstream ``ValidateCSIDriver`` (name, required ``attachRequired`` and
     ``podInfoOnMount``, lifecycle modes, fsGroupPolicy) and, on update, an immutable spec."""
-    name = _str(_map(obj.get("metadata")).get("name"))
+    name = _str(fe.as_map(obj.get("metadata")).get("name"))
     if not name:
-        out.append(_required("name", "name is required"))
+        out.append(fe.required("name", "name is required"))
     for msg in _csi_driver_name_errors(name) if name else ():
-        out.append(_invalid("name", name, msg))
-    spec = _map(obj.get("spec"))
+        out.append(fe.invalid("name", name, msg))
+    spec = fe.as_map(obj.get("spec"))
     if spec.get("attachRequired") is None:
-        out.append(_required("spec.attachedRequired"))
+        out.append(fe.required("spec.attachedRequired"))
     if spec.get("podInfoOnMount") is None:
-        out.append(_required("spec.podInfoOnMount"))
+        out.append(fe.required("spec.podInfoOnMount"))
     for mode in spec.get("volumeLifecycleModes") or ():
         if mode not in _LIFECYCLE_MODES:
-            out.append(_not_supported("spec.volumeLifecycleModes", mode, _LIFECYCLE_MODES))
+            out.append(fe.not_supported("spec.volumeLifecycleModes", mode, _LIFECYCLE_MODES))
     policy = spec.get("fsGroupPolicy")
     if policy is not None and policy not in _FS_GROUP_POLICIES:
-        out.append(_not_supported("spec.fsGroupPolicy", policy, _FS_GROUP_POLICIES))
-    if old is not None and _norm(_map(old.get("spec"))) != _norm(spec):
-        out.append(_invalid("spec", dict(spec), _IMMUTABLE_MSG))
+        out.append(fe.not_supported("spec.fsGroupPolicy", policy, _FS_GROUP_POLICIES))
+    if old is not None and _norm(fe.as_map(old.get("spec"))) != _norm(spec):
+        out.append(fe.invalid("spec", dict(spec), fe.IMMUTABLE))
 
 
 def _modes(obj: Mapping[str, Any]) -> str:
@@ -250,43 +239,43 @@ def check_csi_node(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, A
     node ID of at most 128 characters and a non-negative allocatable count; on update an
     existing driver entry may not change."""
     names: set[str] = set()
-    drivers = _map(obj.get("spec")).get("drivers")
+    drivers = fe.as_map(obj.get("spec")).get("drivers")
     for i, raw in enumerate(drivers if isinstance(drivers, list) else ()):
-        driver = _map(raw)
+        driver = fe.as_map(raw)
         path = f"spec.drivers[{i}]"
         name = _str(driver.get("name"))
         if not name:
-            out.append(_required(f"{path}.name", "name is required"))
+            out.append(fe.required(f"{path}.name", "name is required"))
         for msg in _csi_driver_name_errors(name) if name else ():
-            out.append(_invalid(f"{path}.name", name, msg))
+            out.append(fe.invalid(f"{path}.name", name, msg))
         node_id = _str(driver.get("nodeID"))
         if not node_id:
-            out.append(_required(f"{path}.nodeID"))
+            out.append(fe.required(f"{path}.nodeID"))
         elif len(node_id) > _CSI_NODE_ID_MAX:
             out.append(
-                _invalid(
+                fe.invalid(
                     f"{path}.nodeID", node_id, f"must be {_CSI_NODE_ID_MAX} characters or less"
                 )
             )
-        count = _map(driver.get("allocatable")).get("count")
+        count = fe.as_map(driver.get("allocatable")).get("count")
         if isinstance(count, int) and count < 0:
             out.append(
-                _invalid(f"{path}.allocatable.count", count, "must be greater than or equal to 0")
+                fe.invalid(f"{path}.allocatable.count", count, "must be greater than or equal to 0")
             )
         if name in names:
-            out.append(_duplicate(f"{path}.name", name))
+            out.append(fe.duplicate(f"{path}.name", name))
         names.add(name)
     if old is None:
         return
     old_drivers = {
-        _str(_map(d).get("name")): _norm(d)
-        for d in _map(old.get("spec")).get("drivers") or ()
+        _str(fe.as_map(d).get("name")): _norm(d)
+        for d in fe.as_map(old.get("spec")).get("drivers") or ()
         if isinstance(d, Mapping)
     }
     for raw in drivers if isinstance(drivers, list) else ():
-        name = _str(_map(raw).get("name"))
+        name = _str(fe.as_map(raw).get("name"))
         if name in old_drivers and old_drivers[name] != _norm(raw):
-            out.append(_invalid("CSINodeDriver", dict(_map(raw)), _IMMUTABLE_MSG))
+            out.append(fe.invalid("CSINodeDriver", dict(fe.as_map(raw)), fe.IMMUTABLE))
 
 
 CSI_NODE_COLUMNS: Final[list[Column]] = [
@@ -308,44 +297,44 @@ def check_volume_attachment(
 ) -> None:
     """Upstream ``ValidateVolumeAttachment`` (+ the v1 checks): a CSI attacher name, exactly
     one source, a node name; on update the spec is immutable."""
-    spec = _map(obj.get("spec"))
+    spec = fe.as_map(obj.get("spec"))
     attacher = _str(spec.get("attacher"))
     if not attacher:
-        out.append(_required("spec.attacher"))
-    source = _map(spec.get("source"))
+        out.append(fe.required("spec.attacher"))
+    source = fe.as_map(spec.get("source"))
     pv_name = source.get("persistentVolumeName")
     inline = source.get("inlineVolumeSpec")
     if pv_name is None and inline is None:
         out.append(
-            _required(
+            fe.required(
                 "spec.source",
                 "must specify exactly one of inlineVolumeSpec and persistentVolumeName",
             )
         )
     elif pv_name is not None and inline is not None:
         out.append(
-            _forbidden(
+            fe.forbidden(
                 "spec.source",
                 "must specify exactly one of inlineVolumeSpec and persistentVolumeName",
             )
         )
     elif pv_name is not None and not pv_name:
         out.append(
-            _required(
+            fe.required(
                 "spec.source.persistentVolumeName", "must specify non empty persistentVolumeName"
             )
         )
     node = _str(spec.get("nodeName"))
     for msg in is_dns1123_subdomain(node):
-        out.append(_invalid("spec.nodeName", node, msg))
+        out.append(fe.invalid("spec.nodeName", node, msg))
     if attacher:
         for msg in _csi_driver_name_errors(attacher):
-            out.append(_invalid("spec.attacher", attacher, msg))
+            out.append(fe.invalid("spec.attacher", attacher, msg))
     if isinstance(pv_name, str) and pv_name:
         for msg in is_dns1123_subdomain(pv_name):
-            out.append(_invalid("spec.source.persistentVolumeName", pv_name, msg))
-    if old is not None and _norm(_map(old.get("spec"))) != _norm(spec):
-        out.append(_invalid("spec", dict(spec), _IMMUTABLE_MSG))
+            out.append(fe.invalid("spec.source.persistentVolumeName", pv_name, msg))
+    if old is not None and _norm(fe.as_map(old.get("spec"))) != _norm(spec):
+        out.append(fe.invalid("spec", dict(spec), fe.IMMUTABLE))
 
 
 VOLUME_ATTACHMENT_COLUMNS: Final[list[Column]] = [

@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kube_runtime.envtest.server import fielderrors as fe
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.storage import parse_rfc3339
 from kube_runtime.envtest.server.tables import (
@@ -36,14 +37,9 @@ from kube_runtime.envtest.server.tables import (
     layout_containers,
 )
 from kube_runtime.envtest.server.validation import (
-    _IMMUTABLE_MSG,
-    _invalid,
-    _map,
     _nonnegative,
     _nonnegative_fields,
     _norm,
-    _not_supported,
-    _required,
     _validate_annotations,
     _validate_label_selector,
     _validate_labels,
@@ -87,14 +83,16 @@ def prepare_daemon_set(obj: dict[str, Any], old: Mapping[str, Any] | None) -> No
         return
     generation = 1
     if old is not None:
-        previous = _map(_map(old.get("metadata")).get("annotations")).get(_TEMPLATE_GENERATION)
+        previous = fe.as_map(fe.as_map(old.get("metadata")).get("annotations")).get(
+            _TEMPLATE_GENERATION
+        )
         try:
             generation = int(previous) if previous is not None else 0
         except (TypeError, ValueError):
             generation = 0
         template, old_template = (
-            _map(obj.get("spec")).get("template"),
-            _map(old.get("spec")).get("template"),
+            fe.as_map(obj.get("spec")).get("template"),
+            fe.as_map(old.get("spec")).get("template"),
         )
         if _norm(template) != _norm(old_template):
             generation += 1
@@ -145,8 +143,8 @@ def prepare_job(obj: dict[str, Any], old: Mapping[str, Any] | None) -> None:
     spec = obj.get("spec")
     if old is not None or not isinstance(spec, dict) or spec.get("manualSelector") is True:
         return
-    name = _map(obj.get("metadata")).get("name")
-    uid = str(_map(obj.get("metadata")).get("uid") or "")
+    name = fe.as_map(obj.get("metadata")).get("name")
+    uid = str(fe.as_map(obj.get("metadata")).get("uid") or "")
     template = spec.get("template")
     if not isinstance(template, dict):
         return
@@ -167,14 +165,14 @@ def prepare_job(obj: dict[str, Any], old: Mapping[str, Any] | None) -> None:
 
 
 def _check_job_template(out: list[Cause], path: str, template: Mapping[str, Any]) -> None:
-    meta = _map(template.get("metadata"))
+    meta = fe.as_map(template.get("metadata"))
     _validate_labels(out, f"{path}.labels", meta.get("labels"))
     _validate_annotations(out, f"{path}.annotations", meta.get("annotations"))
-    spec = _map(template.get("spec"))
+    spec = fe.as_map(template.get("spec"))
     _validate_pod_spec(out, f"{path}.spec", spec, is_pod=False)
     # kube-apiserver 1.20 answers "Required" for any other policy, the defaulted Always too
     if spec.get("restartPolicy") not in _JOB_RESTART_POLICIES:
-        out.append(_required(f"{path}.spec.restartPolicy", 'valid values: "OnFailure", "Never"'))
+        out.append(fe.required(f"{path}.spec.restartPolicy", 'valid values: "OnFailure", "Never"'))
 
 
 def _check_job_spec(
@@ -192,23 +190,23 @@ def _check_job_spec(
     )
     selector = spec.get("selector")
     if selector is None and generated:
-        out.append(_required(f"{path}.selector"))
+        out.append(fe.required(f"{path}.selector"))
     elif selector is not None:
-        _validate_label_selector(out, f"{path}.selector", _map(selector))
-    _check_job_template(out, f"{path}.template", _map(spec.get("template")))
+        _validate_label_selector(out, f"{path}.selector", fe.as_map(selector))
+    _check_job_template(out, f"{path}.template", fe.as_map(spec.get("template")))
 
 
 def check_job(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     """Upstream ``ValidateJob`` (+ ``Update``: selector and template immutable)."""
-    spec = _map(obj.get("spec"))
+    spec = fe.as_map(obj.get("spec"))
     _check_job_spec(out, "spec", spec, generated=True)
     if old is None:
         return
-    old_spec = _map(old.get("spec"))
+    old_spec = fe.as_map(old.get("spec"))
     for key in ("selector", "template", "completions"):
         if _norm(spec.get(key)) != _norm(old_spec.get(key)):
             value = spec.get(key)
-            out.append(_invalid(f"spec.{key}", value, _IMMUTABLE_MSG))
+            out.append(fe.invalid(f"spec.{key}", value, fe.IMMUTABLE))
 
 
 def _completions(obj: Mapping[str, Any]) -> str:
@@ -275,21 +273,21 @@ def _schedule_error(schedule: str) -> str | None:
 def check_cron_job(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     """Upstream ``ValidateCronJob``: a name of at most 52 characters, a parseable
     schedule, a supported concurrency policy, a valid job template."""
-    name = _map(obj.get("metadata")).get("name")
+    name = fe.as_map(obj.get("metadata")).get("name")
     if isinstance(name, str) and len(name) > _CRON_JOB_NAME_MAX:
-        out.append(_invalid("metadata.name", name, "must be no more than 52 characters"))
-    spec = _map(obj.get("spec"))
+        out.append(fe.invalid("metadata.name", name, "must be no more than 52 characters"))
+    spec = fe.as_map(obj.get("spec"))
     schedule = spec.get("schedule")
     if not schedule:
-        out.append(_required("spec.schedule"))
+        out.append(fe.required("spec.schedule"))
     elif isinstance(schedule, str) and (error := _schedule_error(schedule)) is not None:
-        out.append(_invalid("spec.schedule", schedule, error))
+        out.append(fe.invalid("spec.schedule", schedule, error))
     _nonnegative(out, "spec.startingDeadlineSeconds", spec.get("startingDeadlineSeconds"))
     policy = spec.get("concurrencyPolicy")
     if policy and policy not in _CONCURRENCY_POLICIES:
-        out.append(_not_supported("spec.concurrencyPolicy", policy, _CONCURRENCY_POLICIES))
+        out.append(fe.not_supported("spec.concurrencyPolicy", policy, _CONCURRENCY_POLICIES))
     _nonnegative_fields(out, "spec", spec, "successfulJobsHistoryLimit", "failedJobsHistoryLimit")
-    job_spec = _map(_map(spec.get("jobTemplate")).get("spec"))
+    job_spec = fe.as_map(fe.as_map(spec.get("jobTemplate")).get("spec"))
     _check_job_spec(out, "spec.jobTemplate.spec", job_spec, generated=False)
 
 
@@ -337,31 +335,31 @@ def _int_or_percent(out: list[Cause], path: str, value: Any) -> None:
         return
     if isinstance(value, int):
         if value < 0:
-            out.append(_invalid(path, value, "must be greater than or equal to 0"))
+            out.append(fe.invalid(path, value, "must be greater than or equal to 0"))
         return
     if isinstance(value, str):
         errors = is_valid_percent(value)
         for msg in errors:
-            out.append(_invalid(path, value, msg))
+            out.append(fe.invalid(path, value, msg))
         if not errors and int(value[:-1]) > 100:
-            out.append(_invalid(path, value, "must not be greater than 100%"))
+            out.append(fe.invalid(path, value, "must not be greater than 100%"))
 
 
 def check_pdb(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
     """Upstream ``ValidatePodDisruptionBudgetSpec``: not both ``minAvailable`` and
     ``maxUnavailable``, each a non-negative integer or a percentage up to 100%, a valid
     selector."""
-    spec = _map(obj.get("spec"))
+    spec = fe.as_map(obj.get("spec"))
     low, high = spec.get("minAvailable"), spec.get("maxUnavailable")
     if low is not None and high is not None:
-        out.append(_invalid("spec", None, "minAvailable and maxUnavailable cannot be both set"))
+        out.append(fe.invalid("spec", None, "minAvailable and maxUnavailable cannot be both set"))
     if low is not None:
         _int_or_percent(out, "spec.minAvailable", low)
     if high is not None:
         _int_or_percent(out, "spec.maxUnavailable", high)
     selector = spec.get("selector")
     if selector is not None:
-        _validate_label_selector(out, "spec.selector", _map(selector))
+        _validate_label_selector(out, "spec.selector", fe.as_map(selector))
 
 
 def _int_or_string(value: Any) -> str:
