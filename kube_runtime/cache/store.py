@@ -177,6 +177,7 @@ def reset_shared_values() -> None:
     for table in (_shared_strings, _shared_subtrees, _raw_specs):
         table.young, table.old, table.size = {}, {}, 0
     _raw_shared.clear()
+    _label_index_values.clear()
 
 
 def share_subtrees_enabled() -> bool:
@@ -405,6 +406,29 @@ def decode_watch_event(line: bytes) -> Any:
     return event
 
 
+# label_index's values by the identity of a labels map: objects of one template share one
+# labels instance (share_values), so its values are computed once. Holds the maps it keys
+# (an id is not reused while its map is held); cleared when full.
+_label_index_values: dict[int, tuple[Any, builtins.list[str]]] = {}
+
+
+def _label_values(obj: Obj) -> builtins.list[str]:
+    """``label_index(obj)`` (read-only: the list may be returned again)."""
+    meta = obj.get("metadata")
+    labels = meta.get("labels") if type(meta) is dict else None
+    if type(labels) is not dict:
+        return label_index(obj)
+    hit = _label_index_values.get(id(labels))
+    if hit is not None and hit[0] is labels:
+        values: builtins.list[str] = hit[1]
+        return values
+    values = label_index(obj)
+    if len(_label_index_values) >= 256:
+        _label_index_values.clear()
+    _label_index_values[id(labels)] = (labels, values)
+    return values
+
+
 def _fingerprint(obj: Obj) -> int:
     return hash(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS))
 
@@ -587,9 +611,14 @@ class Indexer:
             return old
 
     def _reindex(self, key: str, old: Obj | None, obj: Obj) -> None:
+        shared = self._share_subtrees
         for name, fn in self._indexers.items():
-            new_values = fn(obj)
-            old_values = fn(old) if old is not None else []
+            if shared and fn is label_index:
+                new_values = _label_values(obj)
+                old_values = _label_values(old) if old is not None else []
+            else:
+                new_values = fn(obj)
+                old_values = fn(old) if old is not None else []
             if old_values == new_values:
                 continue
             index = self._indices[name]

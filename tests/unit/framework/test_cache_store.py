@@ -388,3 +388,21 @@ def test_reset_shared_values_starts_new_copies() -> None:
     a, b, c = (store.get(f"ns1/{n}") for n in "abc")
     assert a is not None and b is not None and c is not None
     assert b["spec"] is not a["spec"] and b["spec"] is c["spec"] and a["spec"] == b["spec"]
+
+
+def test_label_index_of_objects_sharing_one_labels_map() -> None:
+    store = Indexer(mutation_detector=False)
+    store.add(pod("a"))
+    store.add(pod("b"))
+    a, b = store.get("ns1/a"), store.get("ns1/b")
+    assert a is not None and b is not None
+    assert a["metadata"]["labels"] is b["metadata"]["labels"]  # the values computed once
+    assert sorted(store.index_keys(INDEX_LABEL, "app=web")) == ["ns1/a", "ns1/b"]
+    moved = pod("a")
+    moved["metadata"]["labels"] = {"app": "db"}
+    store.update(moved)
+    store.update(pod("b"))  # unchanged labels: stays indexed
+    assert store.index_keys(INDEX_LABEL, "app=web") == ["ns1/b"]
+    assert store.index_keys(INDEX_LABEL, "app=db") == ["ns1/a"]
+    store.delete(pod("b"))
+    assert store.index_values(INDEX_LABEL) == ["app=db"]
