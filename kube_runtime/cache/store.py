@@ -386,10 +386,7 @@ def decode_watch_event(line: bytes) -> Any:
         except orjson.JSONEncodeError:
             unchanged = False
         if unchanged:
-            obj["spec"] = entry[0]
-            if len(_raw_shared) >= _RAW_SHARED_LIMIT:
-                _raw_shared.clear()
-            _raw_shared[id(entry[0])] = entry[0]
+            obj["spec"] = _raw_shared_mark(entry[0])
             return event
     try:
         spec = orjson.loads(raw)
@@ -398,12 +395,17 @@ def decode_watch_event(line: bytes) -> Any:
     if type(spec) is not dict:
         return orjson.loads(line)
     shared = _share_subtree(spec)
-    obj["spec"] = shared
+    obj["spec"] = _raw_shared_mark(shared)
     table.put(raw, (shared, orjson.dumps(shared)), 2 * size)
+    return event
+
+
+def _raw_shared_mark(node: Any) -> Any:
+    """``node``, noted as shared already (share_values leaves it as it is)."""
     if len(_raw_shared) >= _RAW_SHARED_LIMIT:
         _raw_shared.clear()
-    _raw_shared[id(shared)] = shared
-    return event
+    _raw_shared[id(node)] = node
+    return node
 
 
 # label_index's values by the identity of a labels map: objects of one template share one
