@@ -34,15 +34,21 @@ ratcheting and ``optionalOldSelf``.
 
 from __future__ import annotations
 
+import functools
+import importlib.machinery
+import importlib.util
 import itertools
 import json
 import re
+import sys
+import threading
+import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import cel
-from cel import stdlib
+if TYPE_CHECKING:
+    import cel
 
 from kube_runtime.client._apifacts import DUPLICATE, FORBIDDEN, INVALID, REQUIRED
 
@@ -87,14 +93,58 @@ _STANDARD: Final = frozenset(
         "getSeconds", "max", "min",
     }
 )  # fmt: skip
-_KNOWN_FUNCTIONS: Final = _STANDARD | set(stdlib.STDLIB_FUNCTIONS) | set(_KUBERNETES_FUNCTIONS)
 #: A named function (operators are reported as ``_+_``, ``!_``, ``@in``, ...).
 _FUNCTION_NAME: Final = re.compile(r"[A-Za-z][\w.]*")
 
 
+class _DeferredModule(types.ModuleType):
+    """A module whose code runs on the first access to a name it does not have yet."""
+
+    _lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        with _DeferredModule._lock:
+            if type(self) is _DeferredModule:
+                spec = self.__spec__
+                assert spec is not None and spec.loader is not None
+                self.__class__ = types.ModuleType
+                spec.loader.exec_module(self)
+        return getattr(self, name)
+
+
+@functools.cache
+def _cel() -> types.ModuleType:
+    """The ``cel`` package, imported on the first rule compiled.
+
+    Its ``__init__`` also imports its command-line module (typer, rich, prompt_toolkit:
+    about 0.35 s, ten times the interpreter itself): unless ``cel`` is already imported,
+    ``cel.cli`` is registered first as a module whose code runs when one of its names is
+    first used, so ``cel.cli`` and the ``cel`` command behave as before."""
+    if "cel" not in sys.modules and "cel.cli" not in sys.modules:
+        package = importlib.util.find_spec("cel")
+        locations = package.submodule_search_locations if package is not None else None
+        spec = importlib.machinery.PathFinder.find_spec("cel.cli", locations)
+        if spec is not None and spec.loader is not None:
+            cli = importlib.util.module_from_spec(spec)
+            cli.__class__ = _DeferredModule
+            sys.modules["cel.cli"] = cli
+    import cel
+    import cel.stdlib
+
+    return cel
+
+
+@functools.cache
+def _known_functions() -> frozenset[str]:
+    """CEL's standard functions, the ``cel`` package's extensions and Kubernetes' own."""
+    stdlib = _cel().stdlib
+    return _STANDARD | set(stdlib.STDLIB_FUNCTIONS) | set(_KUBERNETES_FUNCTIONS)
+
+
 def _context(variables: Mapping[str, Any]) -> cel.Context:
-    context = cel.Context()
-    stdlib.add_stdlib_to_context(context)
+    lib = _cel()
+    context = lib.Context()
+    lib.stdlib.add_stdlib_to_context(context)
     for name, fn in _KUBERNETES_FUNCTIONS.items():
         context.add_function(name, fn)
     for name, value in variables.items():
@@ -105,11 +155,10 @@ def _context(variables: Mapping[str, Any]) -> cel.Context:
 def _compile(expression: str, *, transition_allowed: bool = True) -> tuple[Any, bool]:
     """``(program, uses oldSelf)``; ValueError with cel-go-like wording when it does not
     compile (a syntax error, an undeclared reference)."""
-    program = cel.compile(expression)
+    program = _cel().compile(expression)
+    known = _known_functions()
     unknown = sorted(
-        name
-        for name in program.functions()
-        if _FUNCTION_NAME.fullmatch(name) and name not in _KNOWN_FUNCTIONS
+        name for name in program.functions() if _FUNCTION_NAME.fullmatch(name) and name not in known
     )
     if unknown:
         raise ValueError(f"ERROR: <input>: undeclared reference to '{unknown[0]}'")

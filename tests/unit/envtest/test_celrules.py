@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from kube_runtime.envtest.server import celrules
+from tests.support.fresh_python import FreshPython
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _schema(rules: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
@@ -88,3 +92,25 @@ def test_a_message_expression_that_is_not_a_one_line_string_falls_back() -> None
         _schema([{"rule": "false", "message": "plain", "messageExpression": "'two\\nlines'"}])
     )
     assert celrules.validate(node, {})[0][2] == 'Invalid value: "object": plain'
+
+
+def test_the_cel_package_loads_with_the_first_rule_and_its_command_line_when_used(
+    fresh_python: FreshPython,
+) -> None:
+    """Importing the module loads no ``cel``; compiling a rule loads it without running its
+    command-line module (typer, rich, prompt_toolkit), which still works when first used."""
+    done = fresh_python.run(
+        "import sys\n"
+        "from kube_runtime.envtest.server import celrules\n"
+        "print('cel' in sys.modules)\n"
+        "node = celrules.compile_validator({'type': 'object', 'x-kubernetes-validations': "
+        "[{'rule': 'self.a.lowerAscii() == \"x\"'}]})\n"
+        "print(celrules.validate(node, {'a': 'X'}), celrules.validate(node, {'a': 'y'}) != [])\n"
+        "print('app' in vars(sys.modules['cel.cli']))\n"
+        "import cel\n"
+        "from cel.cli import main\n"
+        "print(callable(main), cel.cli.app is not None, 'app' in vars(sys.modules['cel.cli']))\n",
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n") == ["False", "[] True", "False", "True True True", ""]
