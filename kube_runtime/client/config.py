@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import urllib3
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
 __all__ = [
     "Credentials",
@@ -50,6 +48,10 @@ def kubeconfig_path(path: str | os.PathLike[str] | None = None) -> str:
 def load_kubeconfig(path: str | os.PathLike[str] | None = None, context: str | None = None) -> Any:
     """A Configuration from a kubeconfig (see :func:`kubeconfig_path`) and ``context``
     (None: the file's current-context). Raises ``kubernetes.config.ConfigException``."""
+    # The kubernetes package costs ~0.5 s to import: only processes that load a config pay it.
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+
     cfg = k8s_client.Configuration()
     k8s_config.load_kube_config(
         config_file=kubeconfig_path(path),
@@ -73,6 +75,7 @@ def load_in_cluster(token_path: str | None = None, ca_path: str | None = None) -
     """A Configuration from the pod's service account: ``$KUBERNETES_SERVICE_HOST`` and
     ``_PORT``, the token (re-read as it rotates) and the CA in :data:`SERVICE_ACCOUNT_DIR`
     (``token_path`` / ``ca_path`` point elsewhere, e.g. in a test)."""
+    from kubernetes import client as k8s_client
     from kubernetes.config.incluster_config import InClusterConfigLoader
 
     cfg = k8s_client.Configuration()
