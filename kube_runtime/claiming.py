@@ -50,8 +50,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from kube_runtime import meta
+from kube_runtime.client._indexes import INDEX_CONTROLLER_UID, INDEX_LABEL
 from kube_runtime.client.errors import Invalid, NotFound
-from kube_runtime.client.indexes import INDEX_CONTROLLER_UID, INDEX_LABEL
 from kube_runtime.client.interfaces import PatchType
 from kube_runtime.client.interfaces import Reader as ListReader
 from kube_runtime.kinds import Kind, KindLike, as_kind

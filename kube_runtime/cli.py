@@ -39,12 +39,12 @@
 * ``kube-runtime rbac NAME...`` prints the ClusterRole, Role and bindings those controllers
   need (:mod:`kube_runtime.rbac`: the rules their ``setup`` declares, plus events and the
   leader-election Lease); ``--shards`` adds what sharding needs
-  (:mod:`kube_runtime.sharding.permissions`).
+  (:mod:`kube_runtime.sharding._permissions`).
 * Every other sub-command comes from the group ``kube_runtime.commands``
   (:data:`COMMANDS_GROUP`): an entry point names a :class:`Command` (its help line and a
   ``main(argv) -> exit code``). This distribution registers ``cluster`` and ``kubelet`` (the
   test cluster, :mod:`kube_runtime.envtest`), ``codegen`` (:mod:`codegen`), ``demo`` and
-  ``webhook-config`` (:mod:`kube_runtime.webhook.command`).
+  ``webhook-config`` (:mod:`kube_runtime.webhook._command`).
 
 The framework imports neither the test cluster, nor a controller, nor the code generator:
 they are loaded only when their command runs.
@@ -152,8 +152,8 @@ def _install_webhooks(manager: Any, client: Client, server: Any, args: argparse.
     """The :class:`~kube_runtime.webhook.install.WebhookInstaller` of ``server``: its
     certificate provisioned now (the server loads it at start), the configurations written
     once it serves and kept up to date (a manager runnable)."""
+    from kube_runtime.webhook._manifests import ClientConfig
     from kube_runtime.webhook.install import WebhookInstaller, default_namespace
-    from kube_runtime.webhook.manifests import ClientConfig
 
     if args.webhook_service:
         namespace, sep, name = args.webhook_service.partition("/")
@@ -396,7 +396,7 @@ def cmd_rbac(args: argparse.Namespace) -> int:
             return 2
     sharding = None
     if args.shards or args.only_sharding:
-        from kube_runtime.sharding import permissions
+        from kube_runtime.sharding import _permissions as permissions
 
         found = permissions.sharding_rules(permissions.ring_resources(entries))
         sharding = (found.cluster, found.namespace)

@@ -47,7 +47,7 @@ from typing import Any, TypeAlias, get_args
 from pydantic import BaseModel
 
 from kube_runtime import clock
-from kube_runtime.models.meta import (
+from kube_runtime.models._meta import (
     CONDITION_MESSAGE_MAX_LENGTH,
     CONDITION_REASON_MAX_LENGTH,
     CONDITION_REASON_PATTERN,

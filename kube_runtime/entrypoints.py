@@ -1,7 +1,7 @@
 """What the ``kube-runtime`` command loads by entry point: controllers and sub-commands.
 
 :mod:`kube_runtime.cli` hosts them; a command that lives in another package of the framework
-(``webhook-config``, :mod:`kube_runtime.webhook.command`) or outside it (the test cluster's
+(``webhook-config``, :mod:`kube_runtime.webhook._command`) or outside it (the test cluster's
 ``cluster``, ``codegen``) is a :class:`Command` from here, and loads controllers with
 :func:`load_controller`, without importing the command line (which imports the webhook
 package to serve webhooks: the command line sits above both). Every name here is also

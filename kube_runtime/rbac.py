@@ -16,7 +16,7 @@ a ClusterRole. Here a controller's ``setup`` function carries its rules::
 * ``kube-runtime rbac NAME...`` prints the ClusterRole, Role and bindings of the controllers
   registered under those names (:func:`render`), plus what every manager needs
   (:func:`manager_rules`: events, and the leader-election Lease in the manager's namespace).
-  With ``--shards``, also what sharding adds (:mod:`kube_runtime.sharding.permissions`), as a
+  With ``--shards``, also what sharding adds (:mod:`kube_runtime.sharding._permissions`), as a
   ClusterRole and a Role ``<name>-sharding`` of their own (only the grants the others lack),
   so that a sharded deployment is the unsharded one plus those objects.
 * ``kube-runtime rbac module:function`` does the same for a ``setup`` function that is not
@@ -433,7 +433,7 @@ def render(
     ``namespace`` for the Lease.
 
     ``sharding``: the (cluster-wide, lease-namespace) rules sharding adds
-    (:class:`kube_runtime.sharding.permissions.ShardingRules`); what the objects above do not
+    (:class:`kube_runtime.sharding._permissions.ShardingRules`); what the objects above do not
     grant yet goes into a ClusterRole and a Role ``<name>-sharding`` with their bindings
     (each left out when it would be empty). ``only_sharding``: those objects only (a
     kustomize overlay adding sharding to a deployment that has the others)."""

@@ -30,7 +30,7 @@ from kube_runtime import meta
 
 if TYPE_CHECKING:
     from kube_runtime.kinds import KindLike
-    from kube_runtime.webhook.errors import FieldError
+    from kube_runtime.webhook._errors import FieldError
 
 __all__ = [
     "InvalidObject",
@@ -127,7 +127,7 @@ class InvalidObject:
     def field_errors(self) -> list[FieldError]:
         """The invalid fields as apimachinery names them (``spec.replicas: Invalid value: 0:
         must be greater than or equal to 1``), e.g. for a condition's message."""
-        from kube_runtime.webhook.errors import field_errors_of
+        from kube_runtime.webhook._errors import field_errors_of
 
         return field_errors_of(self.error)
 

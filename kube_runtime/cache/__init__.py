@@ -5,9 +5,9 @@ mutate them; deep-copy before changing. See ``docs/framework.md`` ("Cache").
 """
 
 from kube_runtime.cache import informer, reflector, store
+from kube_runtime.cache._multinamespace import MultiNamespaceInformer
 from kube_runtime.cache.cache import InformerCache, NamespaceNotCached
 from kube_runtime.cache.informer import *  # noqa: F403 (handlers, SharedInformer)
-from kube_runtime.cache.multinamespace import MultiNamespaceInformer
 from kube_runtime.cache.options import ALL_NAMESPACES, DEFAULT_TRANSFORM, ByObject, NamespaceConfig
 from kube_runtime.cache.reflector import *  # noqa: F403 (Reflector, backoff)
 from kube_runtime.cache.store import *  # noqa: F403 (Indexer, index names, object_key)

@@ -19,7 +19,7 @@ Contract (controller-runtime ``pkg/cache`` informer cache):
   ``namespaces=["a", "b"]`` (or ``{"a": NamespaceConfig(label_selector=...), ...}``: selectors
   and transform per namespace) lists and watches each namespaced kind in those namespaces
   only, one list+watch per namespace, merged for reads, indexes and event handlers
-  (:class:`~kube_runtime.cache.multinamespace.MultiNamespaceInformer`); ``namespace="a"`` is
+  (:class:`~kube_runtime.cache._multinamespace.MultiNamespaceInformer`); ``namespace="a"`` is
   shorthand for ``namespaces=["a"]``; None (the default) caches every namespace, and
   :data:`~kube_runtime.cache.options.ALL_NAMESPACES` (``""``) as a name means "every
   namespace not named". ``ByObject(namespaces=...)`` replaces them for one kind.
@@ -45,8 +45,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Unpack
 
+from kube_runtime.cache._multinamespace import MultiNamespaceInformer
 from kube_runtime.cache.informer import SharedInformer, Transform, strip_managed_fields
-from kube_runtime.cache.multinamespace import MultiNamespaceInformer
 from kube_runtime.cache.options import (
     ByObject,
     NamespaceConfig,

@@ -39,7 +39,7 @@ from typing import Any
 
 import orjson
 
-from kube_runtime.client.indexes import (
+from kube_runtime.client._indexes import (
     BUILTIN_INDEXES,
     INDEX_CONTROLLER_UID,
     INDEX_LABEL,

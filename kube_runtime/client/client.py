@@ -48,8 +48,8 @@ from pydantic import BaseModel
 from kube_runtime import __version__, clock
 from kube_runtime.client import config as _config
 from kube_runtime.client import transport
+from kube_runtime.client._closing import ClosesOnExit
 from kube_runtime.client.base import ClientBase, StatusWriterMixin, SubResourceMixin
-from kube_runtime.client.closing import ClosesOnExit
 from kube_runtime.client.errors import ApiConnectionError, Gone, error_from_response
 from kube_runtime.client.interfaces import (
     ObjectLike,

@@ -106,9 +106,17 @@ from pydantic import BaseModel
 
 from kube_runtime.client import _apifacts as facts
 from kube_runtime.client._apifacts import STALE_MESSAGE
+from kube_runtime.client._indexes import BUILTIN_INDEXES, IndexFunc
+from kube_runtime.client._registry import (
+    ScalePaths,
+    deleted_status,
+    drop_empty_collections,
+    drop_empty_metadata,
+    merge_update,
+    scale_of,
+)
 from kube_runtime.client.base import ClientBase, StatusWriterMixin, SubResourceMixin
 from kube_runtime.client.errors import ApiError
-from kube_runtime.client.indexes import BUILTIN_INDEXES, IndexFunc
 from kube_runtime.client.interceptor import (
     VERBS,
     Action,
@@ -127,14 +135,6 @@ from kube_runtime.client.interfaces import (
 )
 from kube_runtime.client.mapping import BUILTIN_RESOURCES, Resource, RestMapper, model_class
 from kube_runtime.client.options import DeleteOptions, ListQuery, PatchOptions
-from kube_runtime.client.registry import (
-    ScalePaths,
-    deleted_status,
-    drop_empty_collections,
-    drop_empty_metadata,
-    merge_update,
-    scale_of,
-)
 from kube_runtime.kinds import Kind, KindLike, as_kind, kind_for
 from kube_runtime.meta import Obj
 from kube_runtime.patch import (

@@ -25,7 +25,7 @@ import orjson
 import urllib3
 
 from kube_runtime import clock
-from kube_runtime.client.closing import ClosesOnExit
+from kube_runtime.client._closing import ClosesOnExit
 from kube_runtime.client.errors import error_from_status
 
 __all__ = ["SIM_WATCH_HEADER", "Watch", "WatchEvent"]

@@ -44,12 +44,12 @@ from kube_runtime.client.mapping import Resource
 from kube_runtime.envtest.managers import running
 from kube_runtime.manager import Manager
 from kube_runtime.webhook import ClientConfig, Invalid, server_of, webhook_configurations
-from kube_runtime.webhook.defaulting import DefaultingHandler
-from kube_runtime.webhook.endpoint import AdmissionEndpoint
+from kube_runtime.webhook._defaulting import DefaultingHandler
+from kube_runtime.webhook._endpoint import AdmissionEndpoint
+from kube_runtime.webhook._registration import Registration
+from kube_runtime.webhook._review import AdmissionRequest
+from kube_runtime.webhook._validating import ValidatingHandler
 from kube_runtime.webhook.install import MUTATING_KIND, VALIDATING_KIND, WebhookInstaller
-from kube_runtime.webhook.registration import Registration
-from kube_runtime.webhook.review import AdmissionRequest
-from kube_runtime.webhook.validating import ValidatingHandler
 
 __all__ = ["serving_webhooks"]
 

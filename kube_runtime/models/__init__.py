@@ -11,17 +11,17 @@ accepts (typed where it validates, as stored elsewhere).
 """
 
 from kube_runtime.models import crd
-from kube_runtime.models.base import KubeModel, model_default, typed_default
-from kube_runtime.models.lenient import construct_lenient, validate_lenient
-from kube_runtime.models.meta import (
+from kube_runtime.models._base import KubeModel, model_default, typed_default
+from kube_runtime.models._lenient import construct_lenient, validate_lenient
+from kube_runtime.models._meta import (
     Condition,
     EmbeddedResource,
     ManagedFieldsEntry,
     ObjectMeta,
     OwnerReference,
 )
-from kube_runtime.models.selector import LabelSelector, LabelSelectorRequirement
-from kube_runtime.models.types import Base64, DateTime, parse_datetime
+from kube_runtime.models._selector import LabelSelector, LabelSelectorRequirement
+from kube_runtime.models._types import Base64, DateTime, parse_datetime
 
 __all__ = [
     "Base64",

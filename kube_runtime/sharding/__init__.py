@@ -10,15 +10,15 @@ written for this framework::
   ``sharding.kube-runtime.io/ring=<ring>``, renewed like a leader-election Lease; its
   controllers run while it holds it, and every write is fenced by it.
 * One replica, the holder of the Lease ``<ring>-sharder``, runs the sharder
-  (:mod:`kube_runtime.sharding.sharder`): it assigns each primary object (a controller's
+  (:mod:`kube_runtime.sharding._sharder`): it assigns each primary object (a controller's
   ``for_`` kind) to a ready shard by consistent hashing with bounded loads over the
   rendezvous order of ``namespace/name``: the first shard in that order holding fewer than
   ``ceil(load_factor * objects / shards)`` of the kind (``Sharding(load_factor=1.1)``;
-  :class:`~kube_runtime.sharding.ring.BoundedTargets`), written as the label
+  :class:`~kube_runtime.sharding._ring.BoundedTargets`), written as the label
   ``shard.kube-runtime.io/<ring>: <shard>``; the objects it owns (``owns`` kinds) carry the
   same label.
 * Each replica's informers of those kinds select its label, so it lists, watches, caches and
-  reconciles its own objects only (:mod:`kube_runtime.sharding.shard`).
+  reconciles its own objects only (:mod:`kube_runtime.sharding._shard`).
 * When a shard joins or leaves, the objects whose shard changes move with a drain handshake:
   the sharder sets ``drain.kube-runtime.io/<ring>``; the old shard stops reconciling the
   object and removes both labels; only then does the sharder relabel the owned objects and
@@ -29,7 +29,7 @@ Off unless a manager is given ``sharding=``; ``kube-runtime run ... --shards N|a
 it on for the registered controllers.
 """
 
-from kube_runtime.sharding.ring import (
+from kube_runtime.sharding._ring import (
     DRAIN_LABEL_PREFIX,
     RING_LABEL,
     SHARD_LABEL_PREFIX,
@@ -40,8 +40,8 @@ from kube_runtime.sharding.ring import (
     shard_id,
     shard_label,
 )
-from kube_runtime.sharding.shard import ShardGate, Sharding, ShardRuntime, ensure_shard_lease
-from kube_runtime.sharding.sharder import Assigner, ClientView, RingKinds, Sharder
+from kube_runtime.sharding._shard import ShardGate, Sharding, ShardRuntime, ensure_shard_lease
+from kube_runtime.sharding._sharder import Assigner, ClientView, RingKinds, Sharder
 
 __all__ = [
     "DRAIN_LABEL_PREFIX",

@@ -36,11 +36,11 @@ Modules, one concern each:
 README.md ("Admission webhooks") shows registration and the generated configuration.
 """
 
-from kube_runtime.webhook.builder import WebhookBuilder, for_kind, server_for, server_of
-from kube_runtime.webhook.certwatcher import CertWatcher
-from kube_runtime.webhook.conversion import ConversionError, Conversions
-from kube_runtime.webhook.defaulting import Defaulter, DefaultingHandler
-from kube_runtime.webhook.errors import (
+from kube_runtime.webhook._builder import WebhookBuilder, for_kind, server_for, server_of
+from kube_runtime.webhook._certwatcher import CertWatcher
+from kube_runtime.webhook._conversion import ConversionError, Conversions
+from kube_runtime.webhook._defaulting import Defaulter, DefaultingHandler
+from kube_runtime.webhook._errors import (
     OMIT,
     AdmissionError,
     Denied,
@@ -48,23 +48,23 @@ from kube_runtime.webhook.errors import (
     Invalid,
     field_errors_of,
 )
-from kube_runtime.webhook.manifests import (
+from kube_runtime.webhook._manifests import (
     ClientConfig,
     crd_conversion,
     crd_conversion_patches,
     manifests,
     webhook_configurations,
 )
-from kube_runtime.webhook.registration import (
+from kube_runtime.webhook._registration import (
     CONVERT_PATH,
     Registration,
     RegistrationOptions,
     mutate_path,
     validate_path,
 )
-from kube_runtime.webhook.review import AdmissionRequest, AdmissionResponse
-from kube_runtime.webhook.server import Server
-from kube_runtime.webhook.validating import ValidatingHandler, Validator
+from kube_runtime.webhook._review import AdmissionRequest, AdmissionResponse
+from kube_runtime.webhook._server import Server
+from kube_runtime.webhook._validating import ValidatingHandler, Validator
 
 __all__ = [
     "CONVERT_PATH",

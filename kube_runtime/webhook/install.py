@@ -3,7 +3,7 @@
 webhook configurations carrying its CA.
 
 OpenKruise's manager never runs without its webhooks because it provisions them itself; this
-module does the same for a :class:`~kube_runtime.webhook.server.Server`:
+module does the same for a :class:`~kube_runtime.webhook._server.Server`:
 
 1. **Certificates** (:class:`SecretCertStore`, Kruise's ``writer/secret.go`` and
    ``certwriter.go``): a CA and a serving certificate for the names the API server dials
@@ -19,10 +19,10 @@ module does the same for a :class:`~kube_runtime.webhook.server.Server`:
    ``cert.pem``, ``key.pem``, ``tls.crt``, ``tls.key``).
 2. **Files** (:func:`write_cert_dir`): ``tls.crt`` / ``tls.key`` in the server's
    ``cert_dir``, replaced atomically (the server's
-   :class:`~kube_runtime.webhook.certwatcher.CertWatcher` loads the new pair).
+   :class:`~kube_runtime.webhook._certwatcher.CertWatcher` loads the new pair).
 3. **Configurations** (:func:`ensure_webhook_configurations`, Kruise's
    ``configuration.Ensure``): a Mutating and a Validating WebhookConfiguration with one
-   webhook per registration (:func:`~kube_runtime.webhook.manifests.webhook_configurations`)
+   webhook per registration (:func:`~kube_runtime.webhook._manifests.webhook_configurations`)
    and the CA bundle, created when missing and updated when they differ (a
    ``namespaceSelector`` / ``objectSelector`` set on a webhook by hand is kept, as Kruise
    keeps them; a ``caBundle`` is kept when none is managed here, e.g. cert-manager's).
@@ -68,14 +68,14 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from kube_runtime.client.errors import AlreadyExists, Conflict, NotFound
 from kube_runtime.retry import Backoff, create_or_update_with
-from kube_runtime.webhook.manifests import (
+from kube_runtime.webhook._manifests import (
     CERT_MANAGER_ANNOTATION,
     ClientConfig,
     crd_conversion,
     webhook_configurations,
 )
-from kube_runtime.webhook.registration import Registration
-from kube_runtime.webhook.server import Server
+from kube_runtime.webhook._registration import Registration
+from kube_runtime.webhook._server import Server
 
 __all__ = [
     "CA_CERT_KEY",

@@ -25,8 +25,8 @@ from kube_runtime.client import ApiError, Client
 from kube_runtime.crds import install_crd
 from kube_runtime.envtest import wait_for
 from kube_runtime.envtest.server import tls
-from kube_runtime.webhook.endpoint import AdmissionEndpoint
-from kube_runtime.webhook.review import AdmissionRequest, AdmissionResponse, allowed, denied
+from kube_runtime.webhook._endpoint import AdmissionEndpoint
+from kube_runtime.webhook._review import AdmissionRequest, AdmissionResponse, allowed, denied
 from tests.e2e._fixtures import webhook_server
 
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"

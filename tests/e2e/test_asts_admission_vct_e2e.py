@@ -30,8 +30,8 @@ import pytest
 from controllers.statefulset import ENHANCED_STATEFULSET
 from controllers.statefulset.webhooks import StatefulSetValidator, set_defaults
 from kube_runtime.client.errors import ApiError
-from kube_runtime.webhook.defaulting import DefaultingHandler
-from kube_runtime.webhook.validating import ValidatingHandler
+from kube_runtime.webhook._defaulting import DefaultingHandler
+from kube_runtime.webhook._validating import ValidatingHandler
 from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
     simulated_client,
     simulated_namespace,

@@ -29,7 +29,7 @@ from kube_runtime.envtest.managers import running
 from kube_runtime.envtest.server import tls
 from kube_runtime.envtest.waiting import WaitTimeout
 from kube_runtime.kinds import Kind, StatefulSet
-from kube_runtime.webhook.manifests import ClientConfig, webhook_configurations
+from kube_runtime.webhook._manifests import ClientConfig, webhook_configurations
 from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
     SIMULATED,
     running_manager,

@@ -20,7 +20,7 @@ import pytest
 
 from kube_runtime.client import ApiError, Client
 from kube_runtime.envtest import wait_for
-from kube_runtime.webhook.review import AdmissionRequest, AdmissionResponse, allowed
+from kube_runtime.webhook._review import AdmissionRequest, AdmissionResponse, allowed
 from tests.e2e.test_admission_webhooks_e2e import (  # the webhook server and configurations
     Hooks,
     _hook,

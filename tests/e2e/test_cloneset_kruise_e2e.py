@@ -26,7 +26,7 @@ from controllers.cloneset import CLONESET, install_crd, setup
 from controllers.cloneset.core import SCALING_EXCLUDE_PREPARING_DELETE_LABEL
 from controllers.cloneset.webhooks import set_defaults
 from kube_runtime import Manager, kinds
-from kube_runtime.webhook.defaulting import DefaultingHandler
+from kube_runtime.webhook._defaulting import DefaultingHandler
 from kube_runtime.workloads.pods import parse_time
 from tests.e2e._fixtures import (  # noqa: F401 (fixtures)
     SIMULATED,

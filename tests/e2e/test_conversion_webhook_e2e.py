@@ -17,7 +17,7 @@ from kube_runtime import webhook
 from kube_runtime.client import ApiError, Client
 from kube_runtime.envtest import wait_for
 from kube_runtime.envtest.server import tls
-from kube_runtime.webhook.endpoint import ConversionEndpoint
+from kube_runtime.webhook._endpoint import ConversionEndpoint
 from tests.e2e._fixtures import webhook_server
 
 KIND = "Gadget"

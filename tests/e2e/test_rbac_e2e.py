@@ -43,7 +43,8 @@ from kube_runtime.envtest.plugin import backend_of
 from kube_runtime.envtest.real import RealCluster, missing_binaries
 from kube_runtime.envtest.waiting import wait_for
 from kube_runtime.manager import Manager
-from kube_runtime.sharding import Sharding, permissions, shard_for, shard_label
+from kube_runtime.sharding import Sharding, shard_for, shard_label
+from kube_runtime.sharding import _permissions as permissions
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_NS = "kube-runtime-system"

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kube_runtime.client._apifacts import RETURN_DELETED_OBJECT
-from kube_runtime.client.registry import deleted_status
+from kube_runtime.client._registry import deleted_status
 from kube_runtime.envtest.server import bodylimits, crds, errors, shapes
 from kube_runtime.envtest.server.http import Request, Response
 from kube_runtime.envtest.server.reads import matcher

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from kube_runtime.client.registry import drop_empty_collections
+from kube_runtime.client._registry import drop_empty_collections
 from kube_runtime.meta import Obj
 
 # Scalars tagged omitempty in a container (core/v1 Container), relative to one container.

@@ -49,7 +49,7 @@ import orjson
 from kube_runtime import clock as _clock
 from kube_runtime.cache.store import compact_json
 from kube_runtime.client import _apifacts as facts
-from kube_runtime.client.registry import merge_update
+from kube_runtime.client._registry import merge_update
 from kube_runtime.envtest.server import errors, pvcresize
 from kube_runtime.envtest.server.bodylimits import check_object_size
 from kube_runtime.envtest.server.errors import ApiError, api_error
@@ -837,7 +837,7 @@ class Store(EventListeners):
         fields: FieldsHook | None = None,
     ) -> Stored:
         """Validate and commit ``incoming`` (an update's body or a patch's result), merged
-        into ``current`` as :func:`~kube_runtime.client.registry.merge_update` says, as the
+        into ``current`` as :func:`~kube_runtime.client._registry.merge_update` says, as the
         next version of ``current`` (lock held)."""
         old = current.obj
         hook = self._admission()

@@ -11,7 +11,7 @@
   zero-valued ``omitempty`` scalars dropped, untagged status counters written);
 * custom resources are pruned, defaulted and validated against their CRD's structural schema;
   their empty metadata collections (and ``generateName: ""``) are dropped, as kube-apiserver's
-  encoding of ObjectMeta drops them (:func:`~kube_runtime.client.registry.drop_empty_metadata`);
+  encoding of ObjectMeta drops them (:func:`~kube_runtime.client._registry.drop_empty_metadata`);
 * built-in kinds are validated by :mod:`.validation` (metadata plus kind-specific rules).
 """
 
@@ -26,7 +26,7 @@ import orjson
 
 from kube_runtime import clock as _clock
 from kube_runtime.client import _apifacts as facts
-from kube_runtime.client.registry import drop_empty_collections, drop_empty_metadata
+from kube_runtime.client._registry import drop_empty_collections, drop_empty_metadata
 from kube_runtime.envtest.server import (
     builtin_certificates,
     builtin_groups,

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kube_runtime.client import registry
-from kube_runtime.client.registry import ScalePaths
+from kube_runtime.client import _registry as registry
+from kube_runtime.client._registry import ScalePaths
 from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.http import Response

@@ -25,7 +25,7 @@ from controllers.statefulset.webhooks import (
     template_spec_changes,
 )
 from kube_runtime import webhook
-from kube_runtime.webhook.errors import go_value
+from kube_runtime.webhook._errors import go_value
 from tests.e2e.bad_specs import good
 
 PARALLEL_ONLY = "can only work with Parallel PodManagementPolicyType"

@@ -381,7 +381,7 @@ def test_manager_takes_namespaces_and_sharding_takes_one(mocker: MockerFixture) 
     assert m.cache.namespaces_of(kinds.ConfigMap) == ["x", "y"]
     one = Manager(FakeClient(), metrics_bind_address="0", namespace="x")
     assert one.namespace == "x" and one.namespaces == ["x"]
-    sharder = mocker.patch("kube_runtime.sharding.shard.Sharder")
+    sharder = mocker.patch("kube_runtime.sharding._shard.Sharder")
     Manager(FakeClient(), metrics_bind_address="0", namespace="x", sharding=Sharding("ring"))
     assert sharder.call_args.kwargs["namespace"] == "x"  # the sharder watches that namespace
     with pytest.raises(ValueError, match="sharding takes one namespace"):

@@ -20,8 +20,8 @@ from kube_runtime.cache.store import MUTATION_DETECTOR_ENV
 from kube_runtime.client.fake import FakeClient
 from kube_runtime.clock import Clock, FakeClock, SimClock, use
 from kube_runtime.kinds import ConfigMap, Lease, StatefulSet
-from kube_runtime.sharding.ring import EXPIRED, READY, LeaseTracker
-from kube_runtime.sharding.sharder import FENCED, Assigner, ClientView, RingKinds
+from kube_runtime.sharding._ring import EXPIRED, READY, LeaseTracker
+from kube_runtime.sharding._sharder import FENCED, Assigner, ClientView, RingKinds
 from kube_runtime.workloads import lifecycle, podreadiness
 from kube_runtime.workloads.inplace import InPlaceControl
 from kube_runtime.workloads.pods import is_available

@@ -18,7 +18,7 @@ import pytest
 from kube_runtime import cli, entrypoints, kinds
 from kube_runtime.builder import Builder
 from kube_runtime.cache import store
-from kube_runtime.client import indexes
+from kube_runtime.client import _indexes as indexes
 from kube_runtime.client.fake import FakeClient
 from kube_runtime.client.interfaces import Client
 from kube_runtime.manager import LeaseHook, Manager
@@ -50,7 +50,7 @@ def _under(loaded: list[str], package: str) -> list[str]:
         ("kube_runtime.client.fake", "kube_runtime.cache"),
         ("kube_runtime.manager", "kube_runtime.sharding"),
         ("kube_runtime.builder", "kube_runtime.sharding"),
-        ("kube_runtime.webhook.command", "kube_runtime.cli"),
+        ("kube_runtime.webhook._command", "kube_runtime.cli"),
     ],
 )
 def test_importing_a_module_loads_no_package_above_it(

@@ -15,9 +15,9 @@ from kube_runtime.clock import FakeClock
 from kube_runtime.kinds import ControllerRevision, Lease, Pod, StatefulSet
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.sharding import RING_LABEL, Sharding, ShardRuntime, shard_for
-from kube_runtime.sharding.ring import SHARDER_HOLDER, LeaseTracker, drain_label, shard_label
-from kube_runtime.sharding.shard import ShardGate
-from kube_runtime.sharding.sharder import (
+from kube_runtime.sharding._ring import SHARDER_HOLDER, LeaseTracker, drain_label, shard_label
+from kube_runtime.sharding._shard import ShardGate
+from kube_runtime.sharding._sharder import (
     ASSIGNED,
     DRAIN_REQUESTED,
     DRAINING,

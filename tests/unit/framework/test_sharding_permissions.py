@@ -11,7 +11,8 @@ import controllers.cloneset as cloneset
 import controllers.statefulset as statefulset
 from kube_runtime import rbac
 from kube_runtime.client.errors import error_from_status
-from kube_runtime.sharding import Sharder, permissions
+from kube_runtime.sharding import Sharder
+from kube_runtime.sharding import _permissions as permissions
 
 
 def test_the_ring_holds_each_controllers_for_and_owns_kinds() -> None:
@@ -118,7 +119,7 @@ def test_the_sharder_reports_a_refusal_once_per_verb_and_resource(
     sharder = Sharder(
         object(), ring="r", kinds=list, lease_namespace="ns", namespace=None, identity="a"
     )
-    with caplog.at_level(logging.DEBUG, logger="kube_runtime.sharding.sharder"):
+    with caplog.at_level(logging.DEBUG, logger="kube_runtime.sharding._sharder"):
         sharder.report_refusal("StatefulSet ns/s0", _forbidden("patch", "statefulsets", "s0"))
         sharder.report_refusal("StatefulSet ns/s1", _forbidden("patch", "statefulsets", "s1"))
         sharder.report_refusal("StatefulSet ns/s0", _forbidden("patch", "statefulsets", "s0"))

@@ -11,8 +11,8 @@ import pytest
 from pytest_mock import MockerFixture
 
 from kube_runtime.clock import FakeClock
-from kube_runtime.sharding import ring as ring_module
-from kube_runtime.sharding.ring import (
+from kube_runtime.sharding import _ring as ring_module
+from kube_runtime.sharding._ring import (
     DEAD,
     EXPIRED,
     READY,

@@ -1,4 +1,4 @@
-"""The serving certificate's reload (kube_runtime.webhook.certwatcher), polled by hand: a new
+"""The serving certificate's reload (kube_runtime.webhook._certwatcher), polled by hand: a new
 pair is loaded, a half-written one keeps the old context, a missing one fails at once."""
 
 from __future__ import annotations

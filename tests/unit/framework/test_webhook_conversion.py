@@ -1,4 +1,4 @@
-"""CRD conversion (kube_runtime.webhook.conversion): converters per version pair or through a
+"""CRD conversion (kube_runtime.webhook._conversion): converters per version pair or through a
 hub, typed models, and the ConversionReview envelope (apiextensions.k8s.io/v1)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kube_runtime.client.mapping import Resource
 from kube_runtime.webhook import ConversionError, Conversions, Server, for_kind
-from kube_runtime.webhook.endpoint import ConversionEndpoint
+from kube_runtime.webhook._endpoint import ConversionEndpoint
 
 GROUP = "example.com"
 

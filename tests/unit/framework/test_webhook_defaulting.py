@@ -1,4 +1,4 @@
-"""Defaulting admission (kube_runtime.webhook.defaulting): the JSON patch from the object that
+"""Defaulting admission (kube_runtime.webhook._defaulting): the JSON patch from the object that
 was sent to the defaulted one, refusals, warnings, dry run, typed models and dicts."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from kube_runtime.client.errors import ApiError
 from kube_runtime.client.mapping import Resource
 from kube_runtime.webhook import AdmissionRequest, Denied, FieldError, Invalid
-from kube_runtime.webhook.defaulting import DefaultingHandler, json_patch
+from kube_runtime.webhook._defaulting import DefaultingHandler, json_patch
 
 
 class StrictSpec(BaseModel):  # no extra="allow": unknown fields are dropped by decoding

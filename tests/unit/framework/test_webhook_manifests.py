@@ -1,4 +1,4 @@
-"""Registration on the builder (kube_runtime.webhook.builder) and what it generates: the
+"""Registration on the builder (kube_runtime.webhook._builder) and what it generates: the
 Validating/MutatingWebhookConfigurations and CRD conversion stanza (manifests), and the
 ``kube-runtime webhook-config`` command."""
 
@@ -24,7 +24,7 @@ from kube_runtime.webhook import (
     server_of,
     webhook_configurations,
 )
-from kube_runtime.webhook.command import main
+from kube_runtime.webhook._command import main
 
 WIDGETS = Resource(
     group="example.com", version="v1", kind="Widget", plural="widgets", namespaced=True

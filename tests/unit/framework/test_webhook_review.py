@@ -1,5 +1,5 @@
-"""AdmissionReview decoding and encoding (kube_runtime.webhook.review) and the HTTP endpoint
-around a handler (kube_runtime.webhook.endpoint), with plain bytes and no socket."""
+"""AdmissionReview decoding and encoding (kube_runtime.webhook._review) and the HTTP endpoint
+around a handler (kube_runtime.webhook._endpoint), with plain bytes and no socket."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import pytest
 
-from kube_runtime.webhook.endpoint import MAX_REQUEST_BYTES, AdmissionEndpoint
-from kube_runtime.webhook.review import (
+from kube_runtime.webhook._endpoint import MAX_REQUEST_BYTES, AdmissionEndpoint
+from kube_runtime.webhook._review import (
     AdmissionRequest,
     AdmissionResponse,
     ReviewError,

@@ -1,4 +1,4 @@
-"""Validating admission (kube_runtime.webhook.validating): which method each operation calls
+"""Validating admission (kube_runtime.webhook._validating): which method each operation calls
 with which objects, and the decisions controller-runtime's CustomValidator gives."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from kube_runtime.client.errors import ApiError
 from kube_runtime.client.mapping import Resource
 from kube_runtime.webhook import AdmissionRequest, Denied, Invalid, ValidatingHandler, Validator
-from kube_runtime.webhook.validating import operations_of
+from kube_runtime.webhook._validating import operations_of
 
 
 class Box(BaseModel):

@@ -4,7 +4,7 @@ JSON patch from what was sent to what it became (controller-runtime ``CustomDefa
 A defaulter is a function ``fn(obj, request)`` or an object with ``default(obj, request)``. It
 changes ``obj`` in place or returns the new object (a dict, or a model when the registration
 has a model class). It may refuse the request by raising
-:class:`~kube_runtime.webhook.errors.Denied` / :class:`~kube_runtime.webhook.errors.Invalid`
+:class:`~kube_runtime.webhook._errors.Denied` / :class:`~kube_runtime.webhook._errors.Invalid`
 and add warnings with ``request.warn``. ``request.dry_run`` says nothing will be persisted.
 
 Decisions, as controller-runtime's ``defaulterForType.Handle``:
@@ -35,10 +35,10 @@ import jsonpatch
 from pydantic import BaseModel
 
 from kube_runtime.client.errors import ApiError
-from kube_runtime.webhook.errors import AdmissionError
-from kube_runtime.webhook.handler import refusal
-from kube_runtime.webhook.objects import DecodeError, decode_lenient, encode
-from kube_runtime.webhook.review import AdmissionRequest, AdmissionResponse, allowed, errored
+from kube_runtime.webhook._errors import AdmissionError
+from kube_runtime.webhook._handler import refusal
+from kube_runtime.webhook._objects import DecodeError, decode_lenient, encode
+from kube_runtime.webhook._review import AdmissionRequest, AdmissionResponse, allowed, errored
 
 __all__ = ["DefaultFn", "Defaulter", "DefaultingHandler", "json_patch"]
 

@@ -11,7 +11,7 @@ A ``TARGET`` is a controller registered in the ``kube_runtime.controllers`` entr
 or ``module:function``, a function of a manager doing the same. Each runs against a manager
 over an in-memory client, never started: no cluster is needed. The output is the
 Mutating/ValidatingWebhookConfiguration and a conversion merge patch per converted CRD
-(:func:`kube_runtime.webhook.manifests.manifests`).
+(:func:`kube_runtime.webhook._manifests.manifests`).
 
 A command is a :class:`~kube_runtime.entrypoints.Command` of :mod:`kube_runtime.entrypoints`
 (also importable from :mod:`kube_runtime.cli`): the webhook package does not import the
@@ -30,8 +30,8 @@ import yaml
 from kube_runtime.client.fake import FakeClient
 from kube_runtime.entrypoints import Command, load_controller
 from kube_runtime.manager import Manager
-from kube_runtime.webhook.builder import server_of
-from kube_runtime.webhook.manifests import ClientConfig, manifests
+from kube_runtime.webhook._builder import server_of
+from kube_runtime.webhook._manifests import ClientConfig, manifests
 
 __all__ = ["WEBHOOK_CONFIG", "main"]
 

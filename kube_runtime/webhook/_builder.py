@@ -8,17 +8,17 @@
 
 * :func:`for_kind` takes a :class:`~kube_runtime.manager.Manager` (its webhook server is
   :func:`server_for`, made on first use and added to the manager) or a
-  :class:`~kube_runtime.webhook.server.Server`, and a kind: a
+  :class:`~kube_runtime.webhook._server.Server`, and a kind: a
   :class:`~kube_runtime.kinds.Kind`, ``"group/version/Kind"`` or a resource model class, in
   which case the objects handed to the user's functions are instances of it.
 * :meth:`WebhookBuilder.defaulter` serves ``/mutate-...`` and :meth:`WebhookBuilder.validator`
-  ``/validate-...`` (see :mod:`~kube_runtime.webhook.defaulting` and
-  :mod:`~kube_runtime.webhook.validating` for what they accept);
+  ``/validate-...`` (see :mod:`~kube_runtime.webhook._defaulting` and
+  :mod:`~kube_runtime.webhook._validating` for what they accept);
   :meth:`WebhookBuilder.converter` and :meth:`WebhookBuilder.hub` add CRD conversions served
   at ``/convert``.
 
 Each call registers at once. The registrations (kind, resource, operations) are what
-:mod:`~kube_runtime.webhook.manifests` turns into Validating/MutatingWebhookConfigurations.
+:mod:`~kube_runtime.webhook._manifests` turns into Validating/MutatingWebhookConfigurations.
 """
 
 from __future__ import annotations
@@ -31,17 +31,17 @@ from pydantic import BaseModel
 
 from kube_runtime.client.mapping import Resource, RestMapper, model_class
 from kube_runtime.kinds import KindLike, as_kind
-from kube_runtime.webhook.conversion import ConvertFn
-from kube_runtime.webhook.defaulting import Defaulter, DefaultFn, DefaultingHandler
-from kube_runtime.webhook.endpoint import AdmissionEndpoint
-from kube_runtime.webhook.registration import (
+from kube_runtime.webhook._conversion import ConvertFn
+from kube_runtime.webhook._defaulting import Defaulter, DefaultFn, DefaultingHandler
+from kube_runtime.webhook._endpoint import AdmissionEndpoint
+from kube_runtime.webhook._registration import (
     Registration,
     RegistrationOptions,
     mutate_path,
     validate_path,
 )
-from kube_runtime.webhook.server import Server
-from kube_runtime.webhook.validating import ValidatingHandler, operations_of
+from kube_runtime.webhook._server import Server
+from kube_runtime.webhook._validating import ValidatingHandler, operations_of
 
 if TYPE_CHECKING:
     from kube_runtime.manager import Manager
@@ -55,7 +55,7 @@ _BUILTINS = RestMapper(None)
 
 def server_for(manager: Manager, **options: Any) -> Server:
     """The webhook server of ``manager``: made with ``options`` (see
-    :class:`~kube_runtime.webhook.server.Server`) and added to the manager on the first
+    :class:`~kube_runtime.webhook._server.Server`) and added to the manager on the first
     call, the same one afterwards (options then are a ValueError: they would be ignored).
     The manager's ``/readyz`` gets a ``webhook`` check, failing until the server serves:
     a replica takes admission traffic only once it can answer it."""
@@ -155,7 +155,7 @@ class WebhookBuilder:
         path: str | None = None,
         **options: Unpack[RegistrationOptions],
     ) -> WebhookBuilder:
-        """Serve ``validator`` (a :class:`~kube_runtime.webhook.validating.Validator` or
+        """Serve ``validator`` (a :class:`~kube_runtime.webhook._validating.Validator` or
         ``fn(obj, request)``) at ``/validate-...``; ``operations`` default to those it has a
         method for; the rest as for :meth:`defaulter`."""
         handler = ValidatingHandler(validator, self.model)

@@ -29,8 +29,8 @@ from kube_runtime import meta
 from kube_runtime.client.errors import AlreadyExists, NotFound
 from kube_runtime.kinds import Kind, Lease
 from kube_runtime.reconcile import Reconciler, Request, Result
-from kube_runtime.sharding import metrics as shard_metrics
-from kube_runtime.sharding.ring import (
+from kube_runtime.sharding import _metrics as shard_metrics
+from kube_runtime.sharding._ring import (
     RING_LABEL,
     check_ring_name,
     drain_label,
@@ -39,7 +39,7 @@ from kube_runtime.sharding.ring import (
     shard_id,
     shard_label,
 )
-from kube_runtime.sharding.sharder import RingKinds, Sharder
+from kube_runtime.sharding._sharder import RingKinds, Sharder
 
 if TYPE_CHECKING:
     from kube_runtime.client.interfaces import Client, Reader, Writer
@@ -94,7 +94,7 @@ class Sharding:
     def attach(self, manager: Manager, identity: str | None) -> ShardRuntime:
         """Make ``manager`` a replica of the ring (the manager calls this from its
         constructor, ``identity`` being the one it was given): its identity becomes a shard
-        id (:func:`~kube_runtime.sharding.ring.shard_id`; a short unique one when none was
+        id (:func:`~kube_runtime.sharding._ring.shard_id`; a short unique one when none was
         given), ``manager.sharding`` the :class:`ShardRuntime` (labelling what the manager's
         client creates), ``manager.sharder`` the :class:`~kube_runtime.sharding.Sharder`
         when ``run_sharder`` (added as a runnable). Returns the runtime, whose shard Lease

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from kube_runtime.models.lenient import validate_lenient
+from kube_runtime.models._lenient import validate_lenient
 
 __all__ = ["DecodeError", "decode", "decode_lenient", "encode"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from kube_runtime.models.base import KubeModel
+from kube_runtime.models._base import KubeModel
 
 __all__ = ["LabelSelector", "LabelSelectorRequirement"]
 

@@ -1,12 +1,12 @@
 """What an admission handler is, and how an exception raised by user code becomes a response.
 
-A handler maps an :class:`~kube_runtime.webhook.review.AdmissionRequest` to an
-:class:`~kube_runtime.webhook.review.AdmissionResponse` (controller-runtime's
+A handler maps an :class:`~kube_runtime.webhook._review.AdmissionRequest` to an
+:class:`~kube_runtime.webhook._review.AdmissionResponse` (controller-runtime's
 ``admission.Handler``). :func:`refusal` is the shared error path of the defaulting and
 validating handlers, as controller-runtime's ``Handle`` treats an error a ``Default`` /
 ``ValidateCreate`` returned:
 
-* an :class:`~kube_runtime.webhook.errors.AdmissionError` (``Denied``, ``Invalid``) or a
+* an :class:`~kube_runtime.webhook._errors.AdmissionError` (``Denied``, ``Invalid``) or a
   :class:`~kube_runtime.client.errors.ApiError` carries a Status: it is the answer, code
   included (``validationResponseFromStatus``);
 * any other exception is ``Denied(str(error))``: allowed false, code 403, reason Forbidden,
@@ -21,8 +21,8 @@ import logging
 from typing import Protocol
 
 from kube_runtime.client.errors import ApiError
-from kube_runtime.webhook.errors import AdmissionError
-from kube_runtime.webhook.review import AdmissionRequest, AdmissionResponse, denied, from_status
+from kube_runtime.webhook._errors import AdmissionError
+from kube_runtime.webhook._review import AdmissionRequest, AdmissionResponse, denied, from_status
 
 __all__ = ["AdmissionHandler", "refusal"]
 

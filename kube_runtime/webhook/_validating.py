@@ -9,11 +9,11 @@ A validator is an object with any of::
 
 (subclass :class:`Validator`, whose methods allow everything, and override what you need), or
 a plain function ``fn(obj, request)`` that validates creates and updates (the old object is
-``request.old_object``). It refuses by raising: :class:`~kube_runtime.webhook.errors.Denied`
+``request.old_object``). It refuses by raising: :class:`~kube_runtime.webhook._errors.Denied`
 or any other exception is code 403 with its text (controller-runtime's ``Denied(err.Error())``),
-:class:`~kube_runtime.webhook.errors.Invalid` code 422 with field causes, an
+:class:`~kube_runtime.webhook._errors.Invalid` code 422 with field causes, an
 :class:`~kube_runtime.client.errors.ApiError` its own Status (see
-:func:`~kube_runtime.webhook.handler.refusal`). What it returns is a list of warnings (or one
+:func:`~kube_runtime.webhook._handler.refusal`). What it returns is a list of warnings (or one
 string); ``request.warn`` adds more, kept also when it refuses. Objects are dicts, or models
 when the registration has a model class; ``request.dry_run`` says nothing will be persisted.
 
@@ -26,7 +26,7 @@ The operations a configuration lists are those the validator has a method for
 With a model class, an object the model does not accept is refused the way the API server
 refuses what its schema does not accept, before the validator is called: code 422, reason
 Invalid, one cause per field (``spec.image: Required value``, ``spec.replicas: Invalid value:
-0: must be greater than or equal to 1``; :func:`~kube_runtime.webhook.errors.field_errors_of`),
+0: must be greater than or equal to 1``; :func:`~kube_runtime.webhook._errors.field_errors_of`),
 never a 400 with pydantic's text. What was stored already is not held against a request
 (as kube-apiserver's validation ratcheting does): the old object is read leniently
 (:func:`kube_runtime.models.validate_lenient`), a ``DELETE`` is never refused for the model,
@@ -42,10 +42,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kube_runtime.webhook.errors import FieldError, Invalid, field_errors_of
-from kube_runtime.webhook.handler import refusal
-from kube_runtime.webhook.objects import DecodeError, decode_lenient
-from kube_runtime.webhook.review import AdmissionRequest, AdmissionResponse, allowed, errored
+from kube_runtime.webhook._errors import FieldError, Invalid, field_errors_of
+from kube_runtime.webhook._handler import refusal
+from kube_runtime.webhook._objects import DecodeError, decode_lenient
+from kube_runtime.webhook._review import AdmissionRequest, AdmissionResponse, allowed, errored
 
 __all__ = ["ValidateFn", "ValidatingHandler", "Validator", "Warnings", "operations_of"]
 

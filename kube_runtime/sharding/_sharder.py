@@ -13,11 +13,11 @@ leader election among the replicas; its writes are fenced by that Lease as a lea
   before sharding was turned on), a stale drain label is removed;
 * assigned to another *ready* shard: the drain label is set; the shard, at its next reconcile
   of the object (so never during one), removes both labels instead of reconciling
-  (:class:`~kube_runtime.sharding.shard.ShardGate`): the object is unassigned and handled
+  (:class:`~kube_runtime.sharding._shard.ShardGate`): the object is unassigned and handled
   as above. It is never reconciled by two shards at once: the old one stopped before the
   labels went, the new one starts after the label came;
 * assigned to an *expired* shard: its Lease is taken over first (holder
-  :data:`~kube_runtime.sharding.ring.SHARDER_HOLDER`), so the shard, if only paused, can
+  :data:`~kube_runtime.sharding._ring.SHARDER_HOLDER`), so the shard, if only paused, can
   never renew it and its writes are refused; then the object moves without a drain (nobody
   can answer one). A released Lease (clean stop) or one already taken over is dead: move.
 
@@ -47,8 +47,8 @@ from kube_runtime.clock import Clock, resolve
 from kube_runtime.kinds import Kind, Lease
 from kube_runtime.leaderelection import LeaderElector, format_micro_time
 from kube_runtime.meta import ObjView as Obj
-from kube_runtime.sharding import metrics as shard_metrics
-from kube_runtime.sharding.ring import (
+from kube_runtime.sharding import _metrics as shard_metrics
+from kube_runtime.sharding._ring import (
     DEAD,
     EXPIRED,
     READY,
@@ -402,7 +402,7 @@ class Assigner:
     load_factor: float = 1.1
     """The bound of consistent hashing with bounded loads: no shard is the target of more
     than ``ceil(load_factor * objects / shards)`` primary objects of a kind
-    (:class:`~kube_runtime.sharding.ring.BoundedTargets`, one per primary kind)."""
+    (:class:`~kube_runtime.sharding._ring.BoundedTargets`, one per primary kind)."""
     on_moved: Callable[[Kind, str | None, str], None] | None = None
     """Called for each object whose target changed because of another object or the ring
     (a deletion lowered the bound, a shard joined or left): the caller queues it."""

@@ -7,7 +7,7 @@ a free one, see :meth:`Server.bind`), ``host`` (default all interfaces), ``cert_
 ``cert_name`` (``tls.crt``) and ``key_name`` (``tls.key``) -- by default
 ``$TMPDIR/k8s-webhook-server/serving-certs`` -- and an optional ``client_ca_name`` whose CA
 must have signed the client's certificate. The certificate is reloaded when the files change
-(:class:`~kube_runtime.webhook.certwatcher.CertWatcher`, polled every ``cert_poll_interval``).
+(:class:`~kube_runtime.webhook._certwatcher.CertWatcher`, polled every ``cert_poll_interval``).
 
 Paths are registered with :meth:`Server.register` (duplicates are refused, as
 controller-runtime panics on them); a request for another path gets 404. Each connection is
@@ -36,10 +36,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kube_runtime.clock import Clock, resolve, start_detached
-from kube_runtime.webhook.certwatcher import DEFAULT_INTERVAL, CertWatcher
-from kube_runtime.webhook.conversion import Conversions
-from kube_runtime.webhook.endpoint import MAX_REQUEST_BYTES, ConversionEndpoint, Endpoint
-from kube_runtime.webhook.registration import CONVERT_PATH, Registration
+from kube_runtime.webhook._certwatcher import DEFAULT_INTERVAL, CertWatcher
+from kube_runtime.webhook._conversion import Conversions
+from kube_runtime.webhook._endpoint import MAX_REQUEST_BYTES, ConversionEndpoint, Endpoint
+from kube_runtime.webhook._registration import CONVERT_PATH, Registration
 
 __all__ = ["DEFAULT_CERT_DIR", "DEFAULT_PORT", "Server"]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kube_runtime.webhook.objects import DecodeError, decode, encode
+from kube_runtime.webhook._objects import DecodeError, decode, encode
 
 __all__ = [
     "CONVERSION_API_VERSIONS",

@@ -10,7 +10,7 @@ Kept apart from the socket server so that handlers are tested with plain bytes.
   with code 400 and the reason, a body over the limit code 413, an exception escaping the
   handler code 500 (a recovered panic). kube-apiserver then reports the webhook's refusal
   with that message rather than a failed call.
-* :class:`ConversionEndpoint` serves :class:`~kube_runtime.webhook.conversion.Conversions`:
+* :class:`ConversionEndpoint` serves :class:`~kube_runtime.webhook._conversion.Conversions`:
   a body that is not a ConversionReview with a request gets HTTP 400 (as controller-runtime)
   with a review whose result is ``Failure`` and the reason (413 over the limit); a review
   whose objects cannot be converted HTTP 200 and a ``Failure`` result.
@@ -24,9 +24,9 @@ from typing import Any, Protocol
 
 import orjson
 
-from kube_runtime.webhook.conversion import CONVERSION_API_VERSIONS, Conversions, failure_review
-from kube_runtime.webhook.handler import AdmissionHandler
-from kube_runtime.webhook.review import (
+from kube_runtime.webhook._conversion import CONVERSION_API_VERSIONS, Conversions, failure_review
+from kube_runtime.webhook._handler import AdmissionHandler
+from kube_runtime.webhook._review import (
     ADMISSION_API_VERSIONS,
     AdmissionRequest,
     ReviewError,

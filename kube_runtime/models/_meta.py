@@ -1,8 +1,8 @@
 """Object metadata models shared by every generated module (meta.k8s.io/v1 shapes).
 
-Timestamps are :data:`~kube_runtime.models.types.DateTime` strings (kept verbatim);
+Timestamps are :data:`~kube_runtime.models._types.DateTime` strings (kept verbatim);
 ``managedFields[].fieldsV1`` is free-form JSON. All models keep unknown fields
-(:class:`~kube_runtime.models.base.KubeModel`).
+(:class:`~kube_runtime.models._base.KubeModel`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any, Final, Literal
 
 from pydantic import Field
 
-from kube_runtime.models.base import KubeModel
-from kube_runtime.models.types import DateTime
+from kube_runtime.models._base import KubeModel
+from kube_runtime.models._types import DateTime
 
 __all__ = [
     "CONDITION_MESSAGE_MAX_LENGTH",

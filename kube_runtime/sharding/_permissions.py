@@ -67,7 +67,7 @@ def ring_resources(entries: Iterable[ControllerEntry]) -> list[tuple[str, str]]:
     from kube_runtime.client.fake import FakeClient
     from kube_runtime.kinds import CustomResourceDefinition
     from kube_runtime.manager import Manager
-    from kube_runtime.sharding.shard import Sharding
+    from kube_runtime.sharding._shard import Sharding
 
     fake = FakeClient()
     entries = list(entries)

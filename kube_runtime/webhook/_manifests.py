@@ -21,8 +21,8 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from kube_runtime.webhook.registration import CONVERT_PATH, Registration
-from kube_runtime.webhook.server import Server
+from kube_runtime.webhook._registration import CONVERT_PATH, Registration
+from kube_runtime.webhook._server import Server
 
 __all__ = [
     "CERT_MANAGER_ANNOTATION",
