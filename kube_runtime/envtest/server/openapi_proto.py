@@ -5,8 +5,10 @@ application/com.github.proto-openapi.spec.v2@v1.0+protobuf`` and decodes it with
 generated Go types (``github.com/google/gnostic-models/openapiv2``). This module declares the
 part of that schema the server writes (the same package, message names and field numbers, so
 the bytes are what gnostic reads) as a descriptor built at import time, lets the ``protobuf``
-runtime make the message classes, and fills them with :func:`google.protobuf.json_format.ParseDict`
-from the JSON document translated field by field (:func:`encode`). Messages and fields the
+runtime make the message classes, and builds the message from the JSON document translated
+field by field (:func:`encode`): the message class takes the nested dicts in C, with the bytes
+:func:`google.protobuf.json_format.ParseDict` gives, which still handles what the constructor
+refuses (an integral float for an integer field; its errors). YAML texts are cached by value. Messages and fields the
 server never writes (security schemes, headers, form parameters, XML) are left out of the
 descriptor; a subset of a message's fields encodes exactly as the full message would.
 
@@ -16,8 +18,10 @@ Vendor extensions (``x-kubernetes-*``) and literal values (``default``, ``enum``
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
+import orjson
 import yaml
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 
@@ -173,8 +177,37 @@ def _document_class() -> Any:
 _DOCUMENT = _document_class()
 
 
+#: YAML text of the literal values met so far, by their JSON (a document repeats the same
+#: few extensions thousands of times; the built-in definitions repeat across clusters).
+_YAML_BY_JSON: dict[bytes, str] = {}
+_YAML_CACHE_SIZE = 16384
+_YAML_LOCK = threading.Lock()
+#: JSON that tells apart every value whose YAML differs (datetimes, dataclasses and subclasses
+#: of str/int/dict/list are not turned into JSON: such values are not cached).
+_JSON_KEY_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
+def _yaml(value: Any) -> str:
+    return yaml.safe_dump(value, default_flow_style=False, sort_keys=False)
+
+
 def _any(value: Any) -> dict[str, Any]:
-    return {"yaml": yaml.safe_dump(value, default_flow_style=False, sort_keys=False)}
+    try:
+        key = orjson.dumps(value, option=_JSON_KEY_OPTIONS)
+    except TypeError:
+        return {"yaml": _yaml(value)}
+    text = _YAML_BY_JSON.get(key)
+    if text is None:
+        text = _yaml(value)
+        with _YAML_LOCK:
+            if len(_YAML_BY_JSON) >= _YAML_CACHE_SIZE:
+                _YAML_BY_JSON.clear()
+            _YAML_BY_JSON[key] = text
+    return {"yaml": text}
 
 
 def _extensions(node: dict[str, Any]) -> list[dict[str, Any]]:
@@ -278,8 +311,8 @@ def _path_item(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def encode(document: dict[str, Any]) -> bytes:
-    """The OpenAPI v2 ``document`` (JSON form) as a serialized gnostic ``openapi.v2.Document``."""
+def _fields(document: dict[str, Any]) -> dict[str, Any]:
+    """The ``openapi.v2.Document`` message's fields (ParseDict's input form) for ``document``."""
     doc: dict[str, Any] = {"swagger": document.get("swagger", "2.0")}
     if "info" in document:
         doc["info"] = {k: v for k, v in document["info"].items() if k in ("title", "version")}
@@ -298,7 +331,18 @@ def encode(document: dict[str, Any]) -> bytes:
             for name, schema in (document.get("definitions") or {}).items()
         ]
     }
-    message = json_format.ParseDict(doc, _DOCUMENT())
+    return doc
+
+
+def encode(document: dict[str, Any]) -> bytes:
+    """The OpenAPI v2 ``document`` (JSON form) as a serialized gnostic ``openapi.v2.Document``."""
+    doc = _fields(document)
+    try:
+        # The message classes take nested dicts and lists as ParseDict does, in C (upb).
+        message = _DOCUMENT(**doc)
+    except (TypeError, ValueError):
+        # ParseDict's conversions (an integral float for an integer, ...) and its errors.
+        message = json_format.ParseDict(doc, _DOCUMENT())
     return bytes(message.SerializeToString())
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from google.protobuf import json_format
+
 from kube_runtime.envtest.server import openapi, openapi_builtin, openapi_crd, openapi_proto
 from kube_runtime.envtest.server.crds import resource_from_crd
 from kube_runtime.envtest.server.resources import Registry
@@ -136,3 +139,54 @@ def test_documents_are_cached_until_the_served_set_changes() -> None:
     assert v3 is not None
     assert "com.example.cache.v1.Cache" in v3["components"]["schemas"]
     assert openapi.v3_document(registry, "apis/nothing/v1", lambda: crds) is None
+
+
+def _parse_dict_encoding(document: dict[str, Any]) -> bytes:
+    """The reference bytes: the message's fields through ``json_format.ParseDict``."""
+    fields = openapi_proto._fields(document)
+    return bytes(json_format.ParseDict(fields, openapi_proto._DOCUMENT()).SerializeToString())
+
+
+def test_protobuf_bytes_are_those_of_parse_dict() -> None:
+    """The message built from nested dicts serializes to the very bytes ParseDict's gave,
+    for the whole built-in document, a CRD's, and values ParseDict converts or ignores."""
+    registry = Registry()
+    crd = _crd(
+        {
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "x-kubernetes-preserve-unknown-fields": True,
+                    "properties": {
+                        "n": {"type": "integer", "minimum": -0.0, "maximum": 10, "default": 3},
+                        "s": {"type": "string", "enum": ["a", "b"], "maxLength": 5},
+                        "d": {"description": None, "type": ["string", "null"]},
+                    },
+                }
+            },
+        }
+    )
+    info = resource_from_crd(crd)
+    assert info is not None
+    registry.add(info)
+    whole = openapi.v2_document(registry, lambda: [crd])
+    first = openapi_proto.encode(whole)
+    assert first == _parse_dict_encoding(whole)
+    assert openapi_proto.encode(whole) == first  # with the YAML texts cached
+    for document in (
+        {"swagger": "2.0"},
+        {"swagger": "2.0", "paths": {}, "definitions": {"A": {}}},
+        {"swagger": "2.0", "definitions": {"A": {"maxLength": 5.0, "minimum": True}}},
+    ):
+        assert openapi_proto.encode(document) == _parse_dict_encoding(document)
+    bad = {"swagger": "2.0", "definitions": {"A": {"maxLength": "five"}}}
+    with pytest.raises(json_format.ParseError):
+        openapi_proto.encode(bad)
+
+
+def test_registries_serving_the_same_document_share_its_protobuf_form() -> None:
+    first, second = Registry(), Registry()
+    data = openapi._documents(first, None).v2_proto()
+    assert openapi._documents(second, None).v2_proto() is data
+    assert data == openapi_proto.encode(openapi.v2_document(second))
