@@ -37,6 +37,7 @@ __all__ = [
     "coalescing_window",
     "complete_rolling_update",
     "invalid_spec_status",
+    "ordered_progress",
     "set_condition",
     "settled",
     "status_changed",
@@ -229,6 +230,31 @@ def coalescing_window(sts: Mapping[str, Any]) -> float:
     return 0.0 if (meta.spec(sts).get("minReadySeconds") or 0) > 0 else float("inf")
 
 
+def ordered_progress(sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """Whether ``status`` is a step of an OrderedReady rollout the controller drives itself:
+    observed at the set's generation, one revision, at most ``spec.replicas`` pods, all updated
+    and all ready but the newest (the controller just created it, or created the next pod in
+    the sync that computed this status): its ``Running``/``Ready`` events bring the next step.
+    A held status of such a set waits for the rest of the rollout, up to the writer's
+    ``max_hold`` (:mod:`kube_runtime.workloads.statuswriter`, ``progressing``): its counts make
+    one write, the converged status. A set that stops at such a step (a pod that never becomes
+    ready) is written ``max_hold`` after its first held change; a status of any other shape
+    (a ready pod lost, a rolling update) within the window; a failure (a condition) at once."""
+    spec = meta.spec(sts)
+    if spec.get("podManagementPolicy") == "Parallel" or meta.is_deleting(sts):
+        return False
+    want = spec.get("replicas")
+    want = 1 if want is None else int(want)
+    replicas = int(status.get("replicas") or 0)
+    return (
+        replicas <= want
+        and int(status.get("readyReplicas") or 0) >= replicas - 1
+        and int(status.get("updatedReplicas") or 0) == replicas
+        and _value(status, "observedGeneration") == meta.generation(sts)
+        and _value(status, "currentRevision") == _value(status, "updateRevision")
+    )
+
+
 class ApiStatusUpdater(ApiStatusWriter):
     """:class:`StatusUpdater` over the API: PUT ``/status`` with the set's resourceVersion;
     on a conflict the set is re-read through ``reader`` and the write retried
@@ -239,8 +265,9 @@ class ApiStatusUpdater(ApiStatusWriter):
 
     It is also the :class:`~kube_runtime.workloads.statuswriter.StatusPolicy` of the set's
     coalesced writes: :meth:`write` is :meth:`update_status`, and :func:`status_changed`,
-    :func:`urgent_change`, :func:`settled` and :func:`coalescing_window` say which changes
-    count, cannot wait, mean convergence, and how long a set's may wait."""
+    :func:`urgent_change`, :func:`settled`, :func:`coalescing_window` and
+    :func:`ordered_progress` say which changes count, cannot wait, mean convergence, how long a
+    set's may wait, and which steps of a set's rollout extend that wait."""
 
     def __init__(
         self,
@@ -280,3 +307,4 @@ class ApiStatusUpdater(ApiStatusWriter):
     urgent = staticmethod(urgent_change)
     final = staticmethod(settled)
     window_for = staticmethod(coalescing_window)
+    progressing = staticmethod(ordered_progress)

@@ -15,6 +15,14 @@ real write, and which changes count, cannot wait, or mean convergence):
 * otherwise the status becomes the object's **pending** status (the latest one replaces an
   older pending one; the deadline stays that of the first) and the caller requeues the object
   for :meth:`~CoalescingStatusWriter.settle`'s delay;
+* except while the object **progresses on its controller's own steps**: when the policy has a
+  ``progressing(obj, status)`` method that says so (e.g. an OrderedReady StatefulSet part way
+  through creating its pods, each one ready before the next), the held status waits up to
+  ``max_hold`` seconds from the first held change instead of ``window``: the steps of a
+  rollout the controller drives itself make one write (the converged status, written at
+  once) however long each step takes, within ``max_hold``. A held status that no longer
+  progresses is due ``window`` seconds after it at the latest; urgent changes (conditions)
+  are never held;
 * :meth:`~CoalescingStatusWriter.update_if_changed` is ``update_status`` for a status
   that ``policy.changed`` (compared once per sync: ``settle`` reuses the comparison);
 * :meth:`~CoalescingStatusWriter.settle`, called at the end of every sync with the status the
@@ -52,6 +60,7 @@ if TYPE_CHECKING:
     from kube_runtime.client.interfaces import Client
 
 __all__ = [
+    "DEFAULT_MAX_HOLD",
     "DEFAULT_WINDOW",
     "ApiStatusWriter",
     "CoalescingStatusWriter",
@@ -68,6 +77,10 @@ StatusWrite = Callable[[Obj, Obj], None]
 
 DEFAULT_WINDOW = 1.0
 """Seconds a progress-only status change may wait for the next one (the staleness bound)."""
+
+DEFAULT_MAX_HOLD = 10.0
+"""Seconds a progress-only status change may be held while its object progresses on its
+controller's own steps (the policy's ``progressing``; see the module docstring)."""
 
 
 class StatusPolicy(Protocol):
@@ -90,12 +103,19 @@ class StatusPolicy(Protocol):
     def window_for(self, obj: Obj) -> float:
         """The longest ``obj``'s status may be held back (``inf``: the writer's window)."""
 
+    # Optional: ``progressing(obj, status) -> bool``, whether ``obj`` with ``status`` is part
+    # way through a rollout its controller drives step by step (a held status may then wait
+    # up to the writer's ``max_hold`` for the rest of it). A policy without it holds every
+    # status at most ``window``.
+
 
 @dataclasses.dataclass
 class _Pending:
     uid: str
     status: dict[str, Any]
     deadline: float
+    limit: float = float("inf")
+    """The latest the deadline may move to (``max_hold`` after the first held change)."""
     compared: tuple[Obj, Obj] | None = None
     """``(recorded status, status)`` that :meth:`CoalescingStatusWriter.update_if_changed`
     found different when it held this status (:meth:`~CoalescingStatusWriter.settle` does not
@@ -108,8 +128,10 @@ class CoalescingStatusWriter:
 
     ``policy`` (a :class:`StatusPolicy`) makes the real write and says which changes count,
     cannot wait, or mean convergence; its ``window_for(obj)`` may shorten the window for one
-    object (the smaller of the two applies). The windows run on ``clock`` (a
-    :class:`~kube_runtime.clock.Clock`; None: the clock current when the writer is made).
+    object (the smaller of the two applies), its optional ``progressing(obj, status)`` extend
+    it to ``max_hold`` seconds (at least the window) while the object progresses. The windows run on
+    ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the clock current when the writer
+    is made).
     """
 
     def __init__(
@@ -117,6 +139,7 @@ class CoalescingStatusWriter:
         policy: StatusPolicy,
         *,
         window: float = DEFAULT_WINDOW,
+        max_hold: float = DEFAULT_MAX_HOLD,
         clock: Clock | None = None,
     ) -> None:
         if window < 0:
@@ -124,6 +147,9 @@ class CoalescingStatusWriter:
         self.policy = policy
         """What the kind's status means, and its real write."""
         self.window = window
+        self.max_hold = max(window, max_hold)
+        """The longest a held status waits in all while its object progresses."""
+        self._progressing: Callable[[Obj, Obj], bool] | None = getattr(policy, "progressing", None)
         self._clock = resolve(clock, "CoalescingStatusWriter")
         self._monotonic = self._clock.monotonic
         self._lock = threading.Lock()
@@ -181,9 +207,19 @@ class CoalescingStatusWriter:
         ):
             self._flush(obj, status)
             return
+        progressing = self._progressing is not None and self._progressing(obj, status)
+        if entry is None:
+            limit = now + max(window, self.max_hold)
+            deadline = limit if progressing else now + window
+        elif progressing:
+            # A step of a rollout the controller drives: wait for the rest of it.
+            deadline, limit = entry.limit, entry.limit
+        else:
+            deadline, limit = min(entry.deadline, now + window), entry.limit
         with self._lock:
-            deadline = entry.deadline if entry is not None else now + window
-            self._pending[self._key(obj)] = _Pending(meta.uid(obj) or "", dict(status), deadline)
+            self._pending[self._key(obj)] = _Pending(
+                meta.uid(obj) or "", dict(status), deadline, limit
+            )
             self.held += 1
 
     def update_if_changed(self, obj: Obj, status: Obj) -> bool:

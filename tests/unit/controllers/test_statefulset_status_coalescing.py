@@ -8,10 +8,16 @@ import functools
 from typing import Any
 
 from controllers.statefulset.controller import EXPECTATIONS_RECHECK, StatefulSetReconciler
-from controllers.statefulset.status import coalescing_window, settled, urgent_change
+from controllers.statefulset.status import (
+    coalescing_window,
+    ordered_progress,
+    settled,
+    urgent_change,
+)
 from kube_runtime.client.fake import not_found
 from kube_runtime.clock import FakeClock, use
 from kube_runtime.kinds import PersistentVolumeClaim, Pod, as_kind
+from kube_runtime.workloads.statuswriter import DEFAULT_MAX_HOLD
 from tests.support.statefulset_harness import NS, make_set
 from tests.support.statefulset_reconciler import Setup, StaleReader
 
@@ -172,3 +178,72 @@ def test_a_set_with_min_ready_seconds_is_not_held_back() -> None:
     s, _ = coalescing(sts)
     assert s.reconcile() is None
     assert status_writes(s) == 1
+
+
+def test_an_ordered_rollout_makes_one_status_write_however_long_its_steps() -> None:
+    s, clock = coalescing(make_set(3))
+    result = s.reconcile()  # creates web-0: a step of the rollout, held up to max_hold
+    assert result is not None and result.requeue_after == DEFAULT_MAX_HOLD
+    for name in ("web-0", "web-1"):
+        clock.step(1.5)  # each step longer than the window
+        s.ready(name)
+        s.reconcile()
+        assert status_writes(s) == 0, name
+    assert s.pods() == ["web-0", "web-1", "web-2"]
+    s.ready("web-2")
+    assert s.reconcile() is None
+    assert status_writes(s) == 1  # the converged status, at once
+    assert s.sts["status"]["readyReplicas"] == 3
+    assert s.reconciler.status_writer.pending(s.sts) is None
+
+
+def test_an_ordered_rollout_that_stops_is_written_after_max_hold() -> None:
+    s, clock = coalescing(make_set(3))
+    s.reconcile()
+    s.ready("web-0")
+    clock.step(2.0)
+    result = s.reconcile()  # creates web-1, which never becomes ready
+    assert status_writes(s) == 0
+    assert result is not None and result.requeue_after == DEFAULT_MAX_HOLD - 2.0
+    clock.step(DEFAULT_MAX_HOLD - 2.0)
+    s.reconcile()
+    assert status_writes(s) == 1
+    assert s.sts["status"]["readyReplicas"] == 1
+
+
+def test_a_status_that_stops_progressing_is_due_within_the_window() -> None:
+    s, clock = coalescing(make_set(3))
+    s.reconcile()
+    s.ready("web-0")
+    clock.step(2.0)
+    s.reconcile()  # creates web-1
+    s.set_status(Pod, "web-0", {"phase": "Running", "conditions": []})  # web-0 not ready
+    clock.step(0.5)
+    result = s.reconcile()
+    assert status_writes(s) == 0
+    assert result is not None and result.requeue_after == 1.0
+    clock.step(1.0)
+    s.reconcile()
+    assert status_writes(s) == 1
+
+
+def test_ordered_progress_predicate() -> None:
+    sts = make_set(3)
+    sts["metadata"]["generation"] = 1
+    step = {
+        "observedGeneration": 1,
+        "replicas": 2,
+        "readyReplicas": 1,
+        "updatedReplicas": 2,
+        "currentRevision": "r1",
+        "updateRevision": "r1",
+    }
+    assert ordered_progress(sts, step)
+    assert ordered_progress(sts, {**step, "readyReplicas": 2})
+    assert not ordered_progress(sts, {**step, "readyReplicas": 0})  # a ready pod lost
+    assert not ordered_progress(sts, {**step, "updateRevision": "r2"})  # a rolling update
+    assert not ordered_progress(sts, {**step, "observedGeneration": 0})
+    assert not ordered_progress(sts, {**step, "replicas": 4, "updatedReplicas": 4})
+    parallel = make_set(3, policy="Parallel")
+    parallel["metadata"]["generation"] = 1
+    assert not ordered_progress(parallel, step)
