@@ -263,6 +263,8 @@ class Webhooks:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        # per configuration kind: (its ResourceInfo, the store's change counter, the hooks)
+        self._cached: dict[tuple[str, str], tuple[ResourceInfo, int, list[_Hook]]] = {}
 
     # --------------------------------------------------------------- selection
 
@@ -274,11 +276,22 @@ class Webhooks:
         return sorted(objs, key=lambda o: str(o["metadata"].get("name") or ""))
 
     def _hooks(self, key: tuple[str, str]) -> list[_Hook]:
+        """The webhooks of the configurations of kind ``key``, in name order (not to be
+        mutated): built again only when those configurations changed (the store's change
+        counter of the kind), since every request asks (:meth:`wanted`)."""
+        info = self.store.registry.by_key(*key)
+        if info is None:
+            return []
+        changes = self.store.changes(info)  # read before listing: a later change rebuilds
+        cached = self._cached.get(key)
+        if cached is not None and cached[0] is info and cached[1] == changes:
+            return cached[2]
         out = []
         for config in self._configurations(key):
             for i, spec in enumerate(config.get("webhooks") or ()):
                 if isinstance(spec, dict):
                     out.append(_Hook(str(config["metadata"].get("name") or ""), i, spec))
+        self._cached[key] = (info, changes, out)
         return out
 
     def wanted(self, route: Route, verb: str) -> bool:
