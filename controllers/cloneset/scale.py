@@ -30,7 +30,7 @@ from controllers.cloneset.pvc import available_instance_ids, claims_of_instance,
 from kube_runtime import meta
 from kube_runtime.meta import ObjView as Obj
 from kube_runtime.workloads import lifecycle
-from kube_runtime.workloads.batches import DEFAULT_LIMIT, call_each
+from kube_runtime.workloads.batches import DEFAULT_LIMIT, slow_start_batch
 from kube_runtime.workloads.lifecycle import marks_pod_not_ready
 from kube_runtime.workloads.pods import sort_active_pods
 
@@ -194,24 +194,6 @@ def choose_pods_to_delete(
     if old_revision > 0:
         return choose(not_updated, old_revision) + choose(updated, total - old_revision)
     return choose(updated, total)
-
-
-def slow_start_batch(
-    count: int, initial: int, fn: Callable[[int], None], *, limit: int = DEFAULT_LIMIT
-) -> tuple[int, BaseException | None]:
-    """Call ``fn(i)`` for ``i`` in ``range(count)`` in batches of ``initial``, 2x, 4x, …, the
-    calls of a batch concurrently (at most ``limit`` at a time,
-    :func:`~kube_runtime.workloads.batches.call_each`); stop after the first batch with a
-    failure, once all its calls have ended. ``(successes, first error in index order)``."""
-    done = 0
-    batch = min(count, initial)
-    while batch > 0:
-        errors = call_each(fn, range(done, done + batch), limit=limit)
-        done += batch - len(errors)
-        if errors:
-            return done, errors[0]
-        batch = min(2 * batch, count - done)
-    return done, None
 
 
 def _names(objs: Sequence[Obj]) -> set[str]:

@@ -6,9 +6,14 @@ after :data:`~kube_runtime.expectations.EXPECTATIONS_TIMEOUT`), claims the names
 pods (adopting orphans its selector matches, releasing owned pods that stopped matching),
 creates or deletes pods to reach ``spec.replicas`` and writes the status. As upstream:
 
-* creations go in slow-start batches (1, 2, 4, ... pods; a failed batch stops the rest,
-  :func:`slow_start_batch`), at most :data:`BURST_REPLICAS` per sync, each pod named
-  ``<replicaset>-<random>`` from the template, controlled by the ReplicaSet;
+* creations go in slow-start batches (1, 2, 4, ... pods, those of a batch concurrently; a
+  failed batch stops the rest, :func:`slow_start_batch`), at most :data:`BURST_REPLICAS` per
+  sync, each pod named ``<replicaset>-<random>`` from the template, controlled by the
+  ReplicaSet; only a pod whose create succeeded is expected;
+* deletions run concurrently too (upstream deletes every victim on its own goroutine), each
+  expected before it is sent and no longer once it failed;
+* the events of a sync's creations and deletions come out in the order of the calls, whatever
+  order the calls end in; at most ``batch_limit`` calls run at a time;
 * deletions take the pods that matter least first (:func:`pods_to_delete`: unscheduled,
   pending, not ready, more co-located pods of the same owner, lower deletion cost, ready for
   less time, more restarts, newer);
@@ -46,6 +51,8 @@ from kube_runtime.meta import ObjView as Obj
 from kube_runtime.ownership import owner_reference
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict
+from kube_runtime.workloads import batches
+from kube_runtime.workloads.batches import DEFAULT_LIMIT, call_each, in_order
 from kube_runtime.workloads.pods import (
     colocation_ranks,
     is_active,
@@ -91,29 +98,18 @@ AVAILABILITY_SLACK = 0.01
 
 
 def slow_start_batch(
-    count: int, initial_batch_size: int, fn: Callable[[], None]
+    count: int,
+    initial_batch_size: int,
+    fn: Callable[[], None],
+    *,
+    limit: int = DEFAULT_LIMIT,
 ) -> tuple[int, BaseException | None]:
     """Call ``fn`` ``count`` times in batches of ``initial_batch_size``, doubling after each
-    batch that fully succeeded; stop after the first batch with a failure (the rest of that
-    batch still runs). ``(successful calls, the first error or None)``."""
-    remaining = count
-    successes = 0
-    batch = min(remaining, initial_batch_size)
-    while batch > 0:
-        error: BaseException | None = None
-        for _ in range(batch):
-            try:
-                fn()
-            except Exception as err:
-                if error is None:
-                    error = err
-            else:
-                successes += 1
-        if error is not None:
-            return successes, error
-        remaining -= batch
-        batch = min(2 * batch, remaining)
-    return successes, None
+    batch that fully succeeded, the calls of a batch concurrently (at most ``limit`` at a
+    time, :func:`~kube_runtime.workloads.batches.slow_start_batch`; ``fn`` must be safe to
+    call from several threads); stop after the first batch with a failure, once the rest of
+    that batch has run. ``(successful calls, the first error or None)``."""
+    return batches.slow_start_batch(count, initial_batch_size, lambda _i: fn(), limit=limit)
 
 
 def pods_to_delete(
@@ -233,7 +229,9 @@ class ReplicaSetReconciler:
     conflict); ``reader`` serves the other reads (the manager's cache: pods by the
     ``controller-uid`` index and by label selector). ``recorder`` records events on the
     ReplicaSet. Time (``minReadySeconds``, condition stamps) comes from the clock current
-    when the reconciler is made.
+    when the reconciler is made. ``batch_limit``: creations (of one slow-start batch) or
+    deletions of a sync that run at a time (1: one after the other); ``client`` and
+    ``recorder`` must then be safe to call from several threads.
     """
 
     def __init__(
@@ -243,8 +241,13 @@ class ReplicaSetReconciler:
         recorder: Recorder,
         *,
         burst_replicas: int = BURST_REPLICAS,
+        batch_limit: int = DEFAULT_LIMIT,
         logger: logging.Logger | None = None,
     ) -> None:
+        if batch_limit < 1:
+            raise ValueError(
+                f"ReplicaSetReconciler: batch_limit must be at least 1, not {batch_limit}"
+            )
         self.clock = _clock.current()
         self.log = logger if logger is not None else log
         self._client = client
@@ -252,6 +255,8 @@ class ReplicaSetReconciler:
         self._recorder = recorder
         self._selecting = SelectingOwners(reader, ReplicaSet)
         self.burst_replicas = burst_replicas
+        self.batch_limit = batch_limit
+        """Creations or deletions of one sync that run concurrently (see the class)."""
         self.expectations = ScaleExpectations()
         """Pods created or deleted by earlier syncs, per ReplicaSet, until the cache shows
         it."""
@@ -316,7 +321,10 @@ class ReplicaSetReconciler:
             count = min(-diff, self.burst_replicas)
             self.log.info("%s: too few replicas, creating %d", key, count)
             _created, error = slow_start_batch(
-                count, SLOW_START_INITIAL_BATCH_SIZE, lambda: self._create_pod(key, rs)
+                count,
+                SLOW_START_INITIAL_BATCH_SIZE,
+                lambda: self._create_pod(key, rs),
+                limit=self.batch_limit,
             )
             if error is not None:
                 raise error
@@ -324,35 +332,52 @@ class ReplicaSetReconciler:
             count = min(diff, self.burst_replicas)
             self.log.info("%s: too many replicas, deleting %d", key, count)
             victims = pods_to_delete(pods, self._related_pods(rs), count)
-            errors: list[BaseException] = []
+            # Expected before any is sent (upstream ExpectDeletions): a deletion's event can
+            # reach a sync of this set before the call that made it returns.
             for pod in victims:
-                name = meta.name(pod)
-                self.expectations.expect_scale(key, ScaleAction.DELETE, name)
-                try:
-                    self._client.delete(Pod, name, meta.namespace(pod))
-                except NotFound:
-                    self.expectations.observe_scale(key, ScaleAction.DELETE, name)
-                    continue
-                except Exception as err:
-                    self.expectations.observe_scale(key, ScaleAction.DELETE, name)
-                    self._recorder.event(rs, "Warning", "FailedDelete", f"Error deleting: {err}")
-                    errors.append(err)
-                    continue
-                self._recorder.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
+                self.expectations.expect_scale(key, ScaleAction.DELETE, meta.name(pod))
+            errors = call_each(
+                lambda i: self._delete_pod(key, rs, victims[i]),
+                range(len(victims)),
+                limit=self.batch_limit,
+            )
             if errors:
                 raise errors[0]
 
     def _create_pod(self, key: str, rs: Obj) -> None:
+        """One creation (a step of a concurrent batch): only a created pod is expected (the
+        name comes from the API); events in the order of the steps."""
         try:
             created = self._client.create(pod_from_template(rs))
         except Exception as err:
             if _namespace_terminating(err):
                 return  # every create fails while the namespace goes; nothing to report
-            self._recorder.event(rs, "Warning", "FailedCreate", f"Error creating: {err}")
+            message = f"Error creating: {err}"
+            in_order(lambda: self._recorder.event(rs, "Warning", "FailedCreate", message))
             raise
         name = meta.name(created)
         self.expectations.expect_scale(key, ScaleAction.CREATE, name)
-        self._recorder.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {name}")
+        in_order(
+            lambda: self._recorder.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {name}")
+        )
+
+    def _delete_pod(self, key: str, rs: Obj, pod: Obj) -> None:
+        """One deletion (a step of a concurrent batch); a failed one is no longer expected
+        (its informer event will not come); a pod gone already is no failure."""
+        name = meta.name(pod)
+        try:
+            self._client.delete(Pod, name, meta.namespace(pod))
+        except NotFound:
+            self.expectations.observe_scale(key, ScaleAction.DELETE, name)
+            return
+        except Exception as err:
+            self.expectations.observe_scale(key, ScaleAction.DELETE, name)
+            message = f"Error deleting: {err}"
+            in_order(lambda: self._recorder.event(rs, "Warning", "FailedDelete", message))
+            raise
+        in_order(
+            lambda: self._recorder.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
+        )
 
     def _related_pods(self, rs: Obj) -> list[dict[str, Any]]:
         """The pods of every ReplicaSet controlled by ``rs``'s controller (just ``rs``'s

@@ -3,7 +3,8 @@
 Upstream runs each batch of creations or deletions concurrently and waits for all of them
 (``slowStartBatch`` in the ReplicaSet and CloneSet controllers, ``runForAll`` in the
 StatefulSet controller): one failure does not stop the rest of its batch, only the batches
-after it. :func:`call_each` is that step.
+after it. :func:`call_each` is that step; :func:`slow_start_batch` runs batches of 1, 2,
+4, ... of them.
 
 Concurrency is bounded by a limit (``limit``, default :data:`DEFAULT_LIMIT`): at most that
 many calls of one batch run at a time, on the caller's thread and ``limit - 1`` threads
@@ -26,7 +27,7 @@ import contextvars
 import threading
 from collections.abc import Callable, Iterable
 
-__all__ = ["DEFAULT_LIMIT", "call_each", "in_order"]
+__all__ = ["DEFAULT_LIMIT", "call_each", "in_order", "slow_start_batch"]
 
 DEFAULT_LIMIT = 16
 """Calls of one batch run at most this many at a time. A batch's calls are API requests
@@ -81,6 +82,25 @@ def call_each(
             return _sequential(fn, items)
         width = min(width, waiting)
     return _concurrent(fn, items, min(width, len(items)))
+
+
+def slow_start_batch(
+    count: int, initial: int, fn: Callable[[int], object], *, limit: int | None = None
+) -> tuple[int, BaseException | None]:
+    """Upstream ``slowStartBatch``: call ``fn(i)`` for ``i`` in ``range(count)`` in batches of
+    ``initial``, 2x, 4x, ..., the calls of a batch concurrently (:func:`call_each`, at most
+    ``limit`` at a time); after the first batch with a failure, once all its calls have ended,
+    stop. ``(successful calls, the first error in index order or None)``: the caller lowers
+    what it expected of the calls that failed or never ran."""
+    done = 0
+    batch = min(count, initial)
+    while batch > 0:
+        errors = call_each(fn, range(done, done + batch), limit=limit)
+        done += batch - len(errors)
+        if errors:
+            return done, errors[0]
+        batch = min(2 * batch, count - done)
+    return done, None
 
 
 def _sequential(fn: Callable[[int], object], items: list[int]) -> list[BaseException]:
