@@ -348,12 +348,6 @@ class LeaderElector:
 
     def _try_acquire_or_renew(self, epoch: int) -> bool:
         stamp = format_micro_time(self._clock.now())
-        desired = LeaderElectionRecord(
-            holder_identity=self.identity,
-            lease_duration_seconds=self._lease_seconds,
-            acquire_time=stamp,
-            renew_time=stamp,
-        )
         # Fast path: the leader writes on top of the version it last saw, without a read.
         now = self._clock.monotonic()
         with self._state:
@@ -378,6 +372,12 @@ class LeaderElector:
                     e,
                 )
 
+        desired = LeaderElectionRecord(
+            holder_identity=self.identity,
+            lease_duration_seconds=self._lease_seconds,
+            acquire_time=stamp,
+            renew_time=stamp,
+        )
         try:
             current = self._lock.get()
         except NotFound:

@@ -86,6 +86,8 @@ PATCH_CONTENT_TYPES = {
 DEFAULT_PAGE_SIZE = 500
 # Read timeout margin over a watch's timeoutSeconds: the server ends the stream first.
 _WATCH_READ_MARGIN = 30.0
+_PATHS_MAX = 1024
+"""How many object paths a client remembers (:meth:`Client._object_path`)."""
 
 
 def _retry_policy(read: int) -> urllib3.Retry:
@@ -180,6 +182,9 @@ class Client(ClosesOnExit, ClientBase):
         # tuple key per call, twice per request.
         self._request_counters: dict[tuple[str, str], Any] = {}
         self._latency_histograms: dict[str, Any] = {}
+        # recent objects' paths: (id of the Resource, namespace, name, subresource) ->
+        # (that Resource, the path); Resource.path quotes each part on every call
+        self._paths: dict[tuple[int, str | None, str, str | None], tuple[Resource, str]] = {}
         self._credentials = _config.Credentials(configuration)
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
@@ -374,6 +379,21 @@ class Client(ClosesOnExit, ClientBase):
             raise ValueError(f"{resource.kind}: metadata.name is required")
         return resource, body, str(name), meta.get("namespace")
 
+    def _object_path(
+        self, resource: Resource, namespace: str | None, name: str, subresource: str | None = None
+    ) -> str:
+        """``resource.path(namespace, name, subresource)``, remembered for the objects
+        written or read most (a controller's own, a leader's Lease); emptied when full."""
+        key = (id(resource), namespace, name, subresource)
+        hit = self._paths.get(key)
+        if hit is not None and hit[0] is resource:
+            return hit[1]
+        path = resource.path(namespace, name, subresource)
+        if len(self._paths) >= _PATHS_MAX:
+            self._paths.clear()
+        self._paths[key] = (resource, path)
+        return path
+
     @staticmethod
     def _decode(model: type[BaseModel] | None, data: Obj) -> Any:
         return model.model_validate(data) if model is not None else data
@@ -383,7 +403,9 @@ class Client(ClosesOnExit, ClientBase):
     def _do_get(self, kind: KindLike, name: str, namespace: str | None) -> Any:
         resource = self._resource(kind)
         self._require_namespace(resource, namespace, "get")
-        return self._decode(model_class(kind), self.request("GET", resource.path(namespace, name)))
+        return self._decode(
+            model_class(kind), self.request("GET", self._object_path(resource, namespace, name))
+        )
 
     def _do_list(self, kind: KindLike, namespace: str | None, query: ListQuery) -> Obj:
         # Pages of ``limit`` items (default ``page_size``, 500) are fetched through
@@ -560,7 +582,10 @@ class Client(ClosesOnExit, ClientBase):
         if payload is not None:
             body = _as_dict(payload)
         data: Obj = self.request(
-            "PUT", resource.path(namespace, name, subresource), query=query, body=body
+            "PUT",
+            self._object_path(resource, namespace, name, subresource),
+            query=query,
+            body=body,
         )
         return data
 
