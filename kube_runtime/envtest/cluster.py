@@ -267,13 +267,7 @@ class EmbeddedCluster:
         """Start the Deployment and ReplicaSet controllers in a manager of their own."""
         from kube_runtime.manager import Manager
 
-        found = entry_points(group="kube_runtime.controllers", name=WORKLOAD_CONTROLLERS)
-        if not found:
-            raise RuntimeError(
-                f"no controller {WORKLOAD_CONTROLLERS!r} in the kube_runtime.controllers entry "
-                "points: install kube-runtime (pip install -e .), or pass deployments=False"
-            )
-        entry = next(iter(found)).load()
+        entry = _workload_controllers()
         ready = threading.Event()
         failure: list[BaseException] = []
 
@@ -375,6 +369,23 @@ class EmbeddedCluster:
     @staticmethod
     def new_token() -> str:
         return secrets.token_urlsafe(24)
+
+
+_WORKLOAD_ENTRY: list[Any] = []
+
+
+def _workload_controllers() -> Any:
+    """The module of the Deployment and ReplicaSet controllers (its entry point is looked
+    up once per process: scanning every installed distribution's entry points costs ~25 ms)."""
+    if not _WORKLOAD_ENTRY:
+        found = entry_points(group="kube_runtime.controllers", name=WORKLOAD_CONTROLLERS)
+        if not found:
+            raise RuntimeError(
+                f"no controller {WORKLOAD_CONTROLLERS!r} in the kube_runtime.controllers entry "
+                "points: install kube-runtime (pip install -e .), or pass deployments=False"
+            )
+        _WORKLOAD_ENTRY.append(next(iter(found)).load())
+    return _WORKLOAD_ENTRY[0]
 
 
 class _ControllersConfiguration:

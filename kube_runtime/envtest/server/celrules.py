@@ -107,7 +107,7 @@ class _DeferredModule(types.ModuleType):
             if type(self) is _DeferredModule:
                 spec = self.__spec__
                 assert spec is not None and spec.loader is not None
-                self.__class__ = types.ModuleType
+                self.__class__ = types.ModuleType  # type: ignore[assignment]  # a plain module now
                 spec.loader.exec_module(self)
         return getattr(self, name)
 
