@@ -1062,15 +1062,23 @@ def update_managed_fields(
     if not subresource and sent is not None:
         if _is_reset(sent):
             managed = {}
-        else:
-            # what a client echoes back unchanged was checked when it was stored
-            managed = _decode(sent, check=sent is not live and sent != live) or None
-    if managed is None:
-        managed = (_decode(live, check=False) if live is not None else None) or {}
+        elif sent is not live and sent != live:
+            managed = _decode(sent) or None
+        # else echoed back unchanged: the live entries (checked when they were stored)
     node = schema_for(info, subresource)
     added, modified, removed = compare(old, new, node)
     changed = union(added, modified)
     key: _Key = (manager, "Update", api_version, subresource)
+    if managed is None:
+        only = _sole_entry(live, key) if changed and not removed else None
+        if only is not None:
+            # The writer's own Update entry is the only one: what decoding, taking over
+            # and merging below leave, without building the entries.
+            rest = diff(only, changed)
+            fields = union(changed, rest) if rest else changed
+            meta["managedFields"] = [_entry(key, api_version, now(), fields)]
+            return
+        managed = (_decode(live, check=False) if live is not None else None) or {}
     _take_over(managed, None, changed, removed)
     if changed:
         prev = managed.get(key)
@@ -1078,6 +1086,28 @@ def update_managed_fields(
         managed[key] = _entry(key, api_version, now(), fields)
     _check_operations(info, meta, managed)
     _set_managed(meta, managed)
+
+
+def _sole_entry(live: Any, key: _Key) -> FieldSet | None:
+    """The fields of ``live``'s only entry (stored entries, so well formed) when it is
+    ``key``'s (the same manager, operation, apiVersion and subresource), else None: what
+    :func:`_decode` and :func:`_take_over` would leave of it, without building them."""
+    if type(live) is not list or len(live) != 1:
+        return None
+    e = live[0]
+    if type(e) is not dict or e.get("fieldsType") != "FieldsV1":
+        return None
+    manager, op, api_version, subresource = key
+    fields = e.get("fieldsV1")
+    if (
+        type(fields) is not dict
+        or (e.get("manager") or "") != manager
+        or (e.get("operation") or "") != op
+        or (e.get("apiVersion") or "") != api_version
+        or (e.get("subresource") or "") != subresource
+    ):
+        return None
+    return fields
 
 
 def _check_operations(info: ResourceInfo, meta: Obj, managed: dict[_Key, Obj]) -> None:
