@@ -140,6 +140,9 @@ class HandlerRegistration:
         self._buffer: deque[_Notification] = deque()
         self._cond = clock.condition(threading.Lock())
         self._stopped = False
+        # The handler thread waits on _cond for an empty buffer (set and cleared under
+        # _cond): a push wakes it only then, and once.
+        self._asleep = False
         self._synced = clock.event()
         self._thread: threading.Thread | None = None
 
@@ -160,13 +163,18 @@ class HandlerRegistration:
     def _push(self, notification: _Notification) -> None:
         with self._cond:
             self._buffer.append(notification)
-            self._cond.notify()
+            if self._asleep:
+                self._asleep = False
+                self._cond.notify()
 
     def _push_many(self, notifications: list[_Notification]) -> None:
-        """Queue several notifications in order with one wake-up of the handler thread."""
+        """Queue several notifications in order with at most one wake-up of the handler
+        thread: none while it is awake (it drains the buffer before it waits again)."""
         with self._cond:
             self._buffer.extend(notifications)
-            self._cond.notify()
+            if self._asleep:
+                self._asleep = False
+                self._cond.notify()
 
     def _start(self) -> None:
         if self._thread is None:
@@ -191,7 +199,9 @@ class HandlerRegistration:
         while True:
             with self._cond:
                 while not buffer and not self._stopped:
+                    self._asleep = True
                     self._cond.wait()
+                self._asleep = False
             # Drain without the lock: the informer appends under it, this thread alone pops
             # (deque appends and pops are atomic), and it waits only on an empty buffer.
             while buffer:

@@ -12,7 +12,9 @@ Contracts:
 * A :class:`Stream` may be written from any thread; chunks keep their order and are flushed
   in batches on the loop, at most :data:`MAX_CHUNK` bytes per HTTP chunk (a single larger
   write is one chunk of its own). ``close()`` ends the chunked body; after the client
-  disconnects, the stream's ``on_close`` callback runs once.
+  disconnects, the stream's ``on_close`` callback runs once. Written from another thread
+  while such writes keep coming, a stream is flushed about every :data:`_FLUSH_COALESCE`
+  seconds (real clock; one loop pass for all streams, see :meth:`HttpServer.flush_soon`).
 * Flow control: a stream honours its transport's high-water mark. While the transport is
   paused (the client reads slower than the stream is fed), writes stay queued in the
   stream and are flushed when the transport drains, so a slow watcher never makes the
@@ -59,6 +61,10 @@ MAX_CHUNK = 256 * 1024
 # the low one; a few chunks in flight keep the socket busy.
 _STREAM_HIGH_WATER = 4 * MAX_CHUNK
 _STREAM_LOW_WATER = MAX_CHUNK
+#: Seconds a loop that ran stream flushes posted by other threads waits before it runs
+#: those posted meanwhile (real clock only; see HttpServer.flush_soon): the most an event
+#: written right after another waits for its socket write while writes keep coming.
+_FLUSH_COALESCE = 0.001
 
 
 #: What makes ``urlsplit`` do more than split an origin-form target at its ``?``: a
@@ -810,6 +816,11 @@ class HttpServer:
         # (None between requests; both only touched on the loop thread).
         self._loop_ident: int | None = None
         self._flushes: list[Callable[[], None]] | None = None
+        # Stream flushes posted by other threads, and whether the loop will look at them
+        # (a wake-up or a timed look is pending; see flush_soon).
+        self._posted_lock = threading.Lock()
+        self._posted: list[Callable[[], None]] = []
+        self._posted_armed = False
         self._server: asyncio.AbstractServer | None = None
         self._started = threading.Event()
         self._error: BaseException | None = None
@@ -831,12 +842,48 @@ class HttpServer:
     def flush_soon(self, flush: Callable[[], None]) -> None:
         """Run a stream's ``flush`` on the loop: at the end of the request being served when
         called from its handler (one socket write per stream for all it wrote, with no
-        extra loop pass), else as :meth:`call_soon`."""
-        flushes = self._flushes
-        if flushes is not None and threading.get_ident() == self._loop_ident:
-            flushes.append(flush)
-        else:
-            self.call_soon(flush)
+        extra loop pass); from the loop otherwise, as :meth:`call_soon`.
+
+        From another thread (a writer committing outside a request) the flushes of all
+        streams are posted together: the first one after a quiet moment wakes the loop,
+        which runs every flush posted until it gets there; on the real clock the loop then
+        looks again :data:`_FLUSH_COALESCE` seconds later and runs what was posted meanwhile,
+        with no wake-up per write, for as long as writes keep coming (so a steady writer
+        costs the loop one pass per period, not one per event, and its watchers get the
+        events of a period in one socket write). On a virtual clock every post wakes the
+        loop as before (a timer of the loop would be real time in a simulation).
+        """
+        ident = threading.get_ident()
+        if ident == self._loop_ident:
+            flushes = self._flushes
+            if flushes is not None:
+                flushes.append(flush)
+            else:
+                self.loop.call_soon(flush)
+            return
+        with self._posted_lock:
+            self._posted.append(flush)
+            if self._posted_armed:
+                return  # the loop runs it at its next look (posted or timed)
+            self._posted_armed = True
+        try:
+            self.loop.call_soon_threadsafe(self._run_posted)
+        except RuntimeError:  # the loop is closed: the server stopped
+            pass
+
+    def _run_posted(self) -> None:
+        """On the loop: run the flushes posted by other threads; on the real clock look
+        again in :data:`_FLUSH_COALESCE` seconds when there were any (see :meth:`flush_soon`)."""
+        with self._posted_lock:
+            posted, self._posted = self._posted, []
+            if not posted or not self._real_time:
+                self._posted_armed = False
+        if not posted:
+            return
+        if self._real_time:
+            self.loop.call_later(_FLUSH_COALESCE, self._run_posted)
+        for flush in posted:
+            flush()
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> _clock.Timer:
         """Run ``fn`` on the loop ``delay`` seconds from now on the server's clock; the

@@ -207,3 +207,42 @@ def test_a_handler_registered_before_a_flush_sees_each_change_once() -> None:
     assert [(tag, a["metadata"]["name"] if a else None) for tag, a, _ in buffered][:1] == [(0, "a")]
     assert len([n for n in buffered if n[0] == 0]) == 1  # one add of "a": the initial one
     assert buffered[0][2] is True
+
+
+class Gated(Recorder):
+    """A recorder whose first ``on_add`` waits for ``gate`` (``entered`` set meanwhile)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+
+    def on_add(self, o: dict[str, Any], initial: bool) -> None:
+        if not self.entered.is_set():
+            self.entered.set()
+            assert self.gate.wait(5)
+        super().on_add(o, initial)
+
+
+def test_batches_queued_while_the_handler_is_busy_do_not_wake_it_again(
+    mocker: MockerFixture,
+) -> None:
+    informer = SharedInformer(Source(Chunks()), "v1/ConfigMap", namespace="ns")
+    informer.reflector._list()
+    recorder = Gated()
+    registration = informer.add_event_handler(recorder)
+    recorder.expect(3)
+    registration._start()
+    informer._on_upsert(obj("a", 2))
+    informer._flush()
+    assert recorder.entered.wait(5)  # the handler thread is busy with "a"
+    notify = mocker.spy(registration._cond, "notify")
+    for name, rv in (("b", 3), ("c", 4)):
+        informer._on_upsert(obj(name, rv))
+        informer._flush()
+    assert notify.call_count == 0  # it drains the buffer before it waits again
+    recorder.gate.set()
+    assert recorder.done.wait(5)
+    assert [name for _, name, _ in recorder.seen] == ["a", "b", "c"]
+    registration._stop()
+    registration._join(5)
