@@ -43,6 +43,10 @@ from kube_runtime.envtest.server.storage import Obj, Store, Stored
 #: How long a watch lasts when the request names no ``timeoutSeconds``.
 DEFAULT_TIMEOUT = 1800.0
 _SIM_HEADER = SIM_WATCH_HEADER.lower()  # as Request.headers names it
+#: The start of an event line of each type, up to the object.
+_EVENT_HEADS = {
+    t: b'{"type":"' + t.encode() + b'","object":' for t in ("ADDED", "MODIFIED", "DELETED")
+}
 
 
 def _watch_partial(accept: str) -> partialmeta.PartialTarget | None:
@@ -277,7 +281,8 @@ class _WatchSession:
         else:
             payload = object_bytes(self.route, stored)
         if payload:
-            line = b'{"type":"' + type_.encode() + b'","object":' + payload + b"}\n"
+            head = _EVENT_HEADS.get(type_) or b'{"type":"' + type_.encode() + b'","object":'
+            line = b"".join((head, payload, b"}\n"))  # one copy of the object's bytes
             if self.hold is not None:
                 self.hold()
             stream.write(line)
