@@ -134,8 +134,9 @@ class StatefulSetReconciler:
     seconds (the set is requeued for then); a change of a condition and a converged status
     are written at once; a set with ``minReadySeconds`` is not held back; the steps of an
     OrderedReady rollout (:func:`~controllers.statefulset.status.ordered_progress`) are held
-    up to the writer's ``max_hold``
-    (:data:`~kube_runtime.workloads.statuswriter.DEFAULT_MAX_HOLD`); every sync decides
+    while each follows the last within the writer's ``step_window``, up to its ``max_hold``
+    (:data:`~kube_runtime.workloads.statuswriter.DEFAULT_STEP_WINDOW`,
+    :data:`~kube_runtime.workloads.statuswriter.DEFAULT_MAX_HOLD`); every sync decides
     on the set with its pending status laid over the recorded one (where upstream reads the
     status it wrote last). 0 (the default
     here; :func:`setup` uses :data:`STATUS_WINDOW`) writes every change at once.

@@ -235,11 +235,12 @@ def ordered_progress(sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     observed at the set's generation, one revision, at most ``spec.replicas`` pods, all updated
     and all ready but the newest (the controller just created it, or created the next pod in
     the sync that computed this status): its ``Running``/``Ready`` events bring the next step.
-    A held status of such a set waits for the rest of the rollout, up to the writer's
-    ``max_hold`` (:mod:`kube_runtime.workloads.statuswriter`, ``progressing``): its counts make
-    one write, the converged status. A set that stops at such a step (a pod that never becomes
-    ready) is written ``max_hold`` after its first held change; a status of any other shape
-    (a ready pod lost, a rolling update) within the window; a failure (a condition) at once."""
+    A held status of such a set waits for the next step (:mod:`kube_runtime.workloads.statuswriter`,
+    ``progressing``: up to ``step_window`` after each step, ``max_hold`` in all): the counts
+    of a rollout whose steps follow each other make one write, the converged status. A set
+    that stops at such a step (a pod that never becomes ready) is written ``step_window``
+    after its last step; a status of any other shape (a ready pod lost, a rolling update)
+    within the window; a failure (a condition) at once."""
     spec = meta.spec(sts)
     if spec.get("podManagementPolicy") == "Parallel" or meta.is_deleting(sts):
         return False

@@ -17,12 +17,13 @@ real write, and which changes count, cannot wait, or mean convergence):
   for :meth:`~CoalescingStatusWriter.settle`'s delay;
 * except while the object **progresses on its controller's own steps**: when the policy has a
   ``progressing(obj, status)`` method that says so (e.g. an OrderedReady StatefulSet part way
-  through creating its pods, each one ready before the next), the held status waits up to
-  ``max_hold`` seconds from the first held change instead of ``window``: the steps of a
-  rollout the controller drives itself make one write (the converged status, written at
-  once) however long each step takes, within ``max_hold``. A held status that no longer
-  progresses is due ``window`` seconds after it at the latest; urgent changes (conditions)
-  are never held;
+  through creating its pods, each one ready before the next), each new step moves the
+  deadline to ``step_window`` seconds after it, but never past ``max_hold`` seconds after the
+  first held change: the steps of a rollout the controller drives itself make one write (the
+  converged status, written at once) as long as each follows the last within
+  ``step_window``; a rollout that stops is written ``step_window`` after its last step, a
+  long one every ``max_hold``. A held status that no longer progresses is due ``window``
+  seconds after it at the latest; urgent changes (conditions) are never held;
 * :meth:`~CoalescingStatusWriter.update_if_changed` is ``update_status`` for a status
   that ``policy.changed`` (compared once per sync: ``settle`` reuses the comparison);
 * :meth:`~CoalescingStatusWriter.settle`, called at the end of every sync with the status the
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_HOLD",
+    "DEFAULT_STEP_WINDOW",
     "DEFAULT_WINDOW",
     "ApiStatusWriter",
     "CoalescingStatusWriter",
@@ -78,9 +80,13 @@ StatusWrite = Callable[[Obj, Obj], None]
 DEFAULT_WINDOW = 1.0
 """Seconds a progress-only status change may wait for the next one (the staleness bound)."""
 
-DEFAULT_MAX_HOLD = 10.0
-"""Seconds a progress-only status change may be held while its object progresses on its
-controller's own steps (the policy's ``progressing``; see the module docstring)."""
+DEFAULT_STEP_WINDOW = 5.0
+"""Seconds a status held while its object progresses on its controller's own steps (the
+policy's ``progressing``) waits for the next step (see the module docstring)."""
+
+DEFAULT_MAX_HOLD = 30.0
+"""Seconds a progress-only status change may be held in all while its object keeps
+progressing on its controller's own steps (see the module docstring)."""
 
 
 class StatusPolicy(Protocol):
@@ -105,8 +111,8 @@ class StatusPolicy(Protocol):
 
     # Optional: ``progressing(obj, status) -> bool``, whether ``obj`` with ``status`` is part
     # way through a rollout its controller drives step by step (a held status may then wait
-    # up to the writer's ``max_hold`` for the rest of it). A policy without it holds every
-    # status at most ``window``.
+    # ``step_window`` for the next step, up to the writer's ``max_hold`` in all). A policy
+    # without it holds every status at most ``window``.
 
 
 @dataclasses.dataclass
@@ -129,7 +135,8 @@ class CoalescingStatusWriter:
     ``policy`` (a :class:`StatusPolicy`) makes the real write and says which changes count,
     cannot wait, or mean convergence; its ``window_for(obj)`` may shorten the window for one
     object (the smaller of the two applies), its optional ``progressing(obj, status)`` extend
-    it to ``max_hold`` seconds (at least the window) while the object progresses. The windows run on
+    it to ``step_window`` seconds after each step while the object progresses, up to
+    ``max_hold`` seconds in all (both at least the window). The windows run on
     ``clock`` (a :class:`~kube_runtime.clock.Clock`; None: the clock current when the writer
     is made).
     """
@@ -139,6 +146,7 @@ class CoalescingStatusWriter:
         policy: StatusPolicy,
         *,
         window: float = DEFAULT_WINDOW,
+        step_window: float = DEFAULT_STEP_WINDOW,
         max_hold: float = DEFAULT_MAX_HOLD,
         clock: Clock | None = None,
     ) -> None:
@@ -149,6 +157,8 @@ class CoalescingStatusWriter:
         self.window = window
         self.max_hold = max(window, max_hold)
         """The longest a held status waits in all while its object progresses."""
+        self.step_window = min(self.max_hold, max(window, step_window))
+        """The longest a held status of a progressing object waits for its next step."""
         self._progressing: Callable[[Obj, Obj], bool] | None = getattr(policy, "progressing", None)
         self._clock = resolve(clock, "CoalescingStatusWriter")
         self._monotonic = self._clock.monotonic
@@ -198,7 +208,8 @@ class CoalescingStatusWriter:
         hold it as ``obj``'s pending status. ``obj`` may be a :meth:`view`."""
         entry = self._entry(obj)
         now = self._monotonic()
-        window = max(0.0, min(self.window, self.policy.window_for(obj)))
+        longest = self.policy.window_for(obj)
+        window = max(0.0, min(self.window, longest))
         if (
             window == 0
             or self.policy.urgent(meta.status(obj), status)
@@ -208,12 +219,17 @@ class CoalescingStatusWriter:
             self._flush(obj, status)
             return
         progressing = self._progressing is not None and self._progressing(obj, status)
+        hold = max(window, min(self.max_hold, longest))
+        step = min(hold, self.step_window)
         if entry is None:
-            limit = now + max(window, self.max_hold)
-            deadline = limit if progressing else now + window
+            limit = now + hold
+            deadline = min(limit, now + step) if progressing else now + window
+        elif progressing and status != entry.status:
+            # A new step of a rollout the controller drives: wait for the next one.
+            limit = entry.limit
+            deadline = min(limit, max(entry.deadline, now + step))
         elif progressing:
-            # A step of a rollout the controller drives: wait for the rest of it.
-            deadline, limit = entry.limit, entry.limit
+            deadline, limit = entry.deadline, entry.limit
         else:
             deadline, limit = min(entry.deadline, now + window), entry.limit
         with self._lock:

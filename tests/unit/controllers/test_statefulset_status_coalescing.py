@@ -17,7 +17,7 @@ from controllers.statefulset.status import (
 from kube_runtime.client.fake import not_found
 from kube_runtime.clock import FakeClock, use
 from kube_runtime.kinds import PersistentVolumeClaim, Pod, as_kind
-from kube_runtime.workloads.statuswriter import DEFAULT_MAX_HOLD
+from kube_runtime.workloads.statuswriter import DEFAULT_MAX_HOLD, DEFAULT_STEP_WINDOW
 from tests.support.statefulset_harness import NS, make_set
 from tests.support.statefulset_reconciler import Setup, StaleReader
 
@@ -180,10 +180,10 @@ def test_a_set_with_min_ready_seconds_is_not_held_back() -> None:
     assert status_writes(s) == 1
 
 
-def test_an_ordered_rollout_makes_one_status_write_however_long_its_steps() -> None:
+def test_an_ordered_rollout_makes_one_status_write_when_each_step_follows_the_last() -> None:
     s, clock = coalescing(make_set(3))
-    result = s.reconcile()  # creates web-0: a step of the rollout, held up to max_hold
-    assert result is not None and result.requeue_after == DEFAULT_MAX_HOLD
+    result = s.reconcile()  # creates web-0: a step of the rollout, waits for the next
+    assert result is not None and result.requeue_after == DEFAULT_STEP_WINDOW
     for name in ("web-0", "web-1"):
         clock.step(1.5)  # each step longer than the window
         s.ready(name)
@@ -197,18 +197,34 @@ def test_an_ordered_rollout_makes_one_status_write_however_long_its_steps() -> N
     assert s.reconciler.status_writer.pending(s.sts) is None
 
 
-def test_an_ordered_rollout_that_stops_is_written_after_max_hold() -> None:
+def test_an_ordered_rollout_that_stops_is_written_a_step_window_after_its_last_step() -> None:
     s, clock = coalescing(make_set(3))
     s.reconcile()
     s.ready("web-0")
     clock.step(2.0)
     result = s.reconcile()  # creates web-1, which never becomes ready
     assert status_writes(s) == 0
-    assert result is not None and result.requeue_after == DEFAULT_MAX_HOLD - 2.0
-    clock.step(DEFAULT_MAX_HOLD - 2.0)
+    assert result is not None and result.requeue_after == DEFAULT_STEP_WINDOW
+    clock.step(DEFAULT_STEP_WINDOW)
     s.reconcile()
     assert status_writes(s) == 1
     assert s.sts["status"]["readyReplicas"] == 1
+
+
+def test_a_long_ordered_rollout_is_written_every_max_hold() -> None:
+    s, clock = coalescing(make_set(40))
+    s.reconcile()
+    started = clock.monotonic()
+    writes_at = []
+    for ordinal in range(39):
+        clock.step(DEFAULT_STEP_WINDOW - 1)
+        s.ready(f"web-{ordinal}")
+        before = status_writes(s)
+        s.reconcile()
+        if status_writes(s) > before:
+            writes_at.append(clock.monotonic() - started)
+    assert writes_at and writes_at[0] <= DEFAULT_MAX_HOLD + DEFAULT_STEP_WINDOW
+    assert len(writes_at) <= 39 * (DEFAULT_STEP_WINDOW - 1) / DEFAULT_MAX_HOLD + 1
 
 
 def test_a_status_that_stops_progressing_is_due_within_the_window() -> None:
