@@ -694,11 +694,11 @@ def report_statefulsets(ctx: ControllersContext, runs: list[Run]) -> None:
         f"Minimum per set = {replicas} pod creates + {replicas} PVC creates + 1 ControllerRevision "
         "create + 1 status write (the final one showing every replica ready). Anything above "
         "is status writes for intermediate states (replicas created, some ready), which upstream "
-        "also makes: a sync writes the status whenever it changed. Writes counted from the first "
+        "makes on every change and ours holds back (`CoalescingStatusWriter`: up to 1 s, and while "
+        "an OrderedReady rollout goes on from step to step, up to 5 s after each step and 30 s in "
+        "all; the converged status at once). Writes counted from the first "
         f"StatefulSet create until the API saw no write for {QUIET_SECONDS:g} s; the benchmark's "
-        "own creates and the event recorder's writes (asynchronous, `events`) are not included. "
-        "OrderedReady creates one pod per sync (each after its predecessor is Ready), so each of "
-        "those syncs also writes the changed status."
+        "own creates and the event recorder's writes (asynchronous, `events`) are not included."
     ]
     by_verb = shared_table(
         ctx,
