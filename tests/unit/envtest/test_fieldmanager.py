@@ -281,6 +281,35 @@ def test_update_moves_changed_fields_and_resets() -> None:
         assert "managedFields" not in _update(edited, cleared, "x")["metadata"]
 
 
+def test_update_by_the_only_manager_restamps_its_entry() -> None:
+    """The writer's own entry, the only one, echoed back or not sent: its fields merged as
+    the general path merges them (the member mark, then the changed ones), with the write's time."""
+    created = _update(None, _cm(a="1", b="1"), "m")
+    for sent in ("echoed", "copied", "absent"):
+        edited = copy.deepcopy(created)
+        if sent == "echoed":
+            edited["metadata"]["managedFields"] = created["metadata"]["managedFields"]
+        elif sent == "absent":
+            del edited["metadata"]["managedFields"]
+        edited["data"]["b"] = "2"
+        edited["data"]["c"] = "1"
+        fm.update_managed_fields(CONFIGMAPS, created, edited, "m", "v1", "", lambda: "later")
+        (entry,) = edited["metadata"]["managedFields"]
+        assert entry == {
+            "manager": "m",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": "later",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {".": {}, "f:c": {}, "f:b": {}, "f:a": {}}},
+        }
+        assert list(entry["fieldsV1"]["f:data"]) == [".", "f:c", "f:b", "f:a"]
+    # Another manager's write, or a removal, takes the general path: two entries.
+    other = copy.deepcopy(created)
+    other["data"]["b"] = "3"
+    assert _managers(_update(created, other, "n")) == [("m", "Update"), ("n", "Update")]
+
+
 def test_manager_from_user_agent_and_validation() -> None:
     assert fm.manager_from_user_agent("kubectl/v1.32.0 (linux/amd64) kubernetes/abc") == "kubectl"
     assert fm.manager_from_user_agent("") == ""
