@@ -238,9 +238,10 @@ def ordered_progress(sts: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
     A held status of such a set waits for the next step (:mod:`kube_runtime.workloads.statuswriter`,
     ``progressing``: up to ``step_window`` after each step, ``max_hold`` in all): the counts
     of a rollout whose steps follow each other make one write, the converged status. A set
-    that stops at such a step (a pod that never becomes ready) is written ``step_window``
-    after its last step; a status of any other shape (a ready pod lost, a rolling update)
-    within the window; a failure (a condition) at once."""
+    that stops at such a step (a pod that never becomes ready, or a running set's one pod
+    that stopped being ready: the shape is the same) is written ``step_window`` after its
+    last step; a status of any other shape (two pods not ready, a rolling update, a scale
+    down) within the window; a failure (a condition) at once."""
     spec = meta.spec(sts)
     if spec.get("podManagementPolicy") == "Parallel" or meta.is_deleting(sts):
         return False

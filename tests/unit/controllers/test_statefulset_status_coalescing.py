@@ -256,7 +256,7 @@ def test_ordered_progress_predicate() -> None:
     }
     assert ordered_progress(sts, step)
     assert ordered_progress(sts, {**step, "readyReplicas": 2})
-    assert not ordered_progress(sts, {**step, "readyReplicas": 0})  # a ready pod lost
+    assert not ordered_progress(sts, {**step, "readyReplicas": 0})  # two pods not ready
     assert not ordered_progress(sts, {**step, "updateRevision": "r2"})  # a rolling update
     assert not ordered_progress(sts, {**step, "observedGeneration": 0})
     assert not ordered_progress(sts, {**step, "replicas": 4, "updatedReplicas": 4})
