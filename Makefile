@@ -32,7 +32,7 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	$(BIN)/ruff format --check $(wildcard kube_runtime controllers codegen tests bench examples)
+	$(BIN)/ruff format --check $(wildcard kube_runtime kube_runtime_demo controllers codegen tests bench examples)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
