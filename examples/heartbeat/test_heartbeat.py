@@ -1,7 +1,7 @@
 """The heartbeat operator under simulated time: a one-hour requeue and leader election with
 client-go's timings (15 s lease, 10 s renew deadline, 2 s retry): an hour of virtual time, with
 its 1,800 lease renewals (each an HTTP round trip through the embedded server, about 0.6 ms
-of CPU, which bounds the test's wall time: 1.2 to 2 s for the hour), and the waits read the
+of CPU, which bounds the test's wall time: 2.2 to 3 s for the hour on a quiet 2-vCPU VM), and the waits read the
 manager's cache.
 
 ``@pytest.mark.simtime`` runs the test and its fixtures on a simulated clock: ``sim_client``
