@@ -13,11 +13,17 @@
 * On pytest-xdist workers, each writes its share of the bytecode caches that are missing
   before collecting (:mod:`tests.support.warm_pycache`): a fresh checkout's ~500 modules are
   compiled once between the workers instead of once by each.
+* The root logger's handlers and level are put back after each test: a test that runs
+  ``kube_runtime.cli.main`` in-process gets its ``logging.basicConfig`` handler, which writes
+  to that test's captured stderr; left in place, every later record of a thread that outlives
+  its test (a controller stopping, a lease renewal) failed with "I/O operation on closed file".
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -26,6 +32,17 @@ from tests.real_skips import reason_for
 from tests.support.warm_pycache import warm
 
 os.environ.setdefault("KUBE_CACHE_MUTATION_DETECTOR", "true")
+
+
+@pytest.fixture(autouse=True)
+def _root_logger_restored() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in root.handlers:
+        if handler not in handlers:
+            root.removeHandler(handler)
+    root.setLevel(level)
 
 
 def _run_order(item: pytest.Item) -> tuple[bool, bool]:
