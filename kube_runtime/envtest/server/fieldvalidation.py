@@ -125,6 +125,73 @@ def _walk_builtin(
                 _walk_builtin(item, items, f"{path}[{i}]", found, drop)
 
 
+#: A schema's children for :func:`_known` by ``id`` (the schema kept beside it, as in
+#: :data:`_SHAPES`): ``(schema, kids, extra, items)`` where ``kids`` maps each declared
+#: property to its schema, or to None when that schema declares nothing to look into (no
+#: properties, additionalProperties or items: no value under it has an unknown field);
+#: ``extra`` and ``items`` are None in that case too.
+_KIDS: dict[int, tuple[Any, Any, Any, Any]] = {}
+_ABSENT: Any = object()
+
+
+def _leaf(schema: dict[str, Any]) -> bool:
+    _, props, extra, items = _shape(schema)
+    return props is None and extra is None and items is None
+
+
+def _kids(schema: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+    got = _KIDS.get(id(schema))
+    if got is not None and got[0] is schema:
+        return got
+    _, props, extra, items = _shape(schema)
+    kids = None
+    if props is not None:
+        kids = {key: None if _leaf(sub) else sub for key, sub in props.items()}
+    got = (
+        schema,
+        kids,
+        None if extra is None or _leaf(extra) else extra,
+        None if items is None or _leaf(items) else items,
+    )
+    _KIDS[id(schema)] = got
+    return got
+
+
+def _known(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether ``value`` has no unknown field under ``schema`` (the common case, told without
+    building paths or looking into what cannot hold one); :func:`_walk_builtin` finds them."""
+    _, kids, extra, items = _kids(schema)
+    if type(value) is dict:
+        if kids is not None:
+            for key, item in value.items():
+                sub = kids.get(key, _ABSENT)
+                if sub is None:
+                    continue
+                if sub is _ABSENT:
+                    return False
+                if (type(item) is dict or type(item) is list) and not _known(item, sub):
+                    return False
+            return True
+        if extra is not None:
+            for item in value.values():
+                if (type(item) is dict or type(item) is list) and not _known(item, extra):
+                    return False
+        return True
+    if type(value) is list and items is not None:
+        for item in value:
+            if (type(item) is dict or type(item) is list) and not _known(item, items):
+                return False
+    return True
+
+
+def _find_unknown(
+    value: Any, schema: dict[str, Any], path: str, found: list[str], drop: bool
+) -> None:
+    """:func:`_walk_builtin` for what :func:`_known` does not pass."""
+    if not _known(value, schema):
+        _walk_builtin(value, schema, path, found, drop)
+
+
 def _definition(name: str) -> dict[str, Any]:
     """The built-in definition ``name`` (its lasting object: walks cache its shape)."""
     return openapi_builtin.definitions().get(name, _NO_SCHEMA)
@@ -162,7 +229,7 @@ def unknown_fields(
             _removed({k: v for k, v in obj.items() if k != "metadata"}, pruned, "", found)
         meta = obj.get("metadata")
         if type(meta) is dict:
-            _walk_builtin(meta, _definition(_OBJECT_META), "metadata", found, drop)
+            _find_unknown(meta, _definition(_OBJECT_META), "metadata", found, drop)
         order = {key: i for i, key in enumerate(obj)}  # document order, as the decoder reports
         found.sort(key=lambda p: order.get(p.split(".", 1)[0].split("[", 1)[0], len(order)))
         return found
@@ -170,7 +237,7 @@ def unknown_fields(
     scale_version = "v1" if kind == "Scale" else version
     name = openapi_builtin.kind_definitions(group, scale_version, kind)
     if name is not None:
-        _walk_builtin(obj, _definition(name), "", found, drop)
+        _find_unknown(obj, _definition(name), "", found, drop)
     return found
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from kube_runtime.envtest.server import fieldvalidation
 from kube_runtime.envtest.server.crds import resource_from_crd
 from kube_runtime.envtest.server.resources import SERVED_BUILTINS, ResourceInfo
@@ -34,6 +36,46 @@ def test_unknown_fields_of_a_builtin_kind_by_path_and_dropped() -> None:
     assert sts["spec"]["template"]["spec"]["containers"] == [{"name": "c"}]
     # Maps (labels, requests) take any key.
     assert sts["spec"]["template"]["metadata"]["labels"] == {"free": "form"}
+
+
+def _pod(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"a": "b"}, "annotations": {"x": "y"}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "i",
+                    "env": [{"name": "E", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}],
+                    "resources": {"limits": {"cpu": "1"}},
+                }
+            ],
+            **spec,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("spec", "path"),
+    [
+        ({}, None),
+        ({"nodeSelector": {"any": "key"}}, None),
+        ({"bogus": 1}, "spec.bogus"),
+        ({"affinity": {"nodeAffinity": {"nope": {}}}}, "spec.affinity.nodeAffinity.nope"),
+        ({"volumes": [{"name": "v", "emptyDir": {"x": 1}}]}, "spec.volumes[0].emptyDir.x"),
+        ({"tolerations": [{"key": "k"}, {"kee": "k"}]}, "spec.tolerations[1].kee"),
+    ],
+)
+def test_unknown_fields_found_at_any_depth_and_none_in_maps(
+    spec: dict[str, Any], path: str | None
+) -> None:
+    # the quick look that passes a clean object must miss no unknown field, nested or not
+    pod = _pod(**spec)
+    found = fieldvalidation.unknown_fields(_builtin("", "pods"), "v1", "Pod", pod, drop=True)
+    assert found == ([] if path is None else [path])
+    assert fieldvalidation.unknown_fields(_builtin("", "pods"), "v1", "Pod", pod, drop=True) == []
 
 
 def test_unknown_fields_of_a_custom_resource_follow_pruning() -> None:
