@@ -1074,8 +1074,7 @@ def update_managed_fields(
         if only is not None:
             # The writer's own Update entry is the only one: what decoding, taking over
             # and merging below leave, without building the entries.
-            rest = diff(only, changed)
-            fields = union(changed, rest) if rest else changed
+            fields = _own_update(only, changed)
             meta["managedFields"] = [_entry(key, api_version, now(), fields)]
             return
         managed = (_decode(live, check=False) if live is not None else None) or {}
@@ -1086,6 +1085,32 @@ def update_managed_fields(
         managed[key] = _entry(key, api_version, now(), fields)
     _check_operations(info, meta, managed)
     _set_managed(meta, managed)
+
+
+#: :func:`_own_update` by the JSON encoding of its arguments (sets are immutable: shared).
+_own_memo: dict[bytes, FieldSet] = {}
+
+
+def _own_update(only: FieldSet, changed: FieldSet) -> FieldSet:
+    """The fields of a manager's sole Update entry ``only`` after its write changed
+    ``changed``: the changed paths first, then the rest of ``only``. A writer that keeps
+    writing the same fields (a lease's renewals, a status's heartbeats) repeats both sets
+    byte for byte, so the result is memoized on their encoding."""
+    try:
+        memo_key = orjson.dumps((only, changed))
+    except TypeError:  # not plain JSON (a client's odd fieldsV1): computed each time
+        memo_key = None
+    if memo_key is not None:
+        fields = _own_memo.get(memo_key)
+        if fields is not None:
+            return fields
+    rest = diff(only, changed)
+    fields = union(changed, rest) if rest else changed
+    if memo_key is not None:
+        if len(_own_memo) >= _MEMO_SIZE:
+            _own_memo.clear()
+        _own_memo[memo_key] = fields
+    return fields
 
 
 def _sole_entry(live: Any, key: _Key) -> FieldSet | None:
