@@ -366,15 +366,23 @@ class _Pass:
                 slots[slot_of[ordinal]] = existing
             elif ordinal >= 0:
                 condemned.append(existing)
+        self.monotonic = spec.teardown or not spec.parallel
         for i, ordinal in enumerate(ordinals):
             if slots[i] is None:
                 slots[i] = self._new_pod(ordinal, slots)
+                if self.monotonic:
+                    # An ordered pass ends at its first missing replica (it creates that pod,
+                    # or waits for a stale claim): no later missing one is read, and a pod not
+                    # created counts for nothing in the status. They are not built (building
+                    # one costs more than the rest of a pass over a converged pod).
+                    break
         self.replicas = [pod for pod in slots if pod is not None]
+        """The replicas, ascending: existing pods and the pods to create (an ordered pass:
+        the first pod to create only)."""
         self.condemned = sorted(condemned, key=ordinal_of, reverse=True)
         self.first_unhealthy: Pod | None = next(
             (p for p in [*self.replicas, *reversed(self.condemned)] if not self._healthy(p)), None
         )
-        self.monotonic = spec.teardown or not spec.parallel
 
     @property
     def selector(self) -> str | None:

@@ -40,8 +40,9 @@ times as much.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kube_runtime import meta
@@ -193,12 +194,10 @@ def create_missing_claims(
     collected over all claims and raised together as :class:`VolumeClaimError`. ``claims``
     defaults to :func:`claims_for_pod`.
     """
-    wanted = claims if claims is not None else claims_for_pod(workload, pod)
     source: Reader = reader if reader is not None else client
     created: list[Obj] = []
     errors: list[str] = []
-    for claim in wanted.values():
-        name, namespace = meta.name(claim), meta.namespace(claim)
+    for name, namespace, build in _wanted_claims(workload, pod, claims):
         try:
             existing = source.get(PersistentVolumeClaim, name, namespace)
         except NotFound:
@@ -211,7 +210,8 @@ def create_missing_claims(
                 errors.append(f"PVC {namespace}/{name} is being deleted")
             continue
         try:
-            created.append(client.create(dict(claim)))
+            claim = build()
+            created.append(client.create(claim))
             log.info("created PVC %s/%s for pod %s", namespace, name, meta.name(pod))
         except AlreadyExists:
             pass
@@ -220,6 +220,33 @@ def create_missing_claims(
     if errors:
         raise VolumeClaimError(errors)
     return created
+
+
+def _wanted_claims(
+    workload: Mapping[str, Any],
+    pod: Mapping[str, Any],
+    claims: Mapping[str, Mapping[str, Any]] | None,
+) -> list[tuple[str, str, Callable[[], Obj]]]:
+    """``(name, namespace, build)`` of each claim :func:`claims_for_pod` (or ``claims``) holds,
+    in its order; ``build()`` makes the claim (a new dict) only when it is to be created: a
+    pending pod's claims are looked up on every sync and exist nearly always."""
+    if claims is not None:
+        return [
+            (meta.name(c), meta.namespace(c), functools.partial(dict, c)) for c in claims.values()
+        ]
+    templates = volume_claim_templates(workload)
+    if not templates:
+        return []
+    by_name = {plain_name(t): t for t in templates}  # claims_for_pod's keys and values
+    _, ordinal = parse_ordinal(plain_name(pod))
+    set_name = plain_name(workload)
+    namespace = meta.namespace(workload)
+    wanted: list[tuple[str, str, Callable[[], Obj]]] = []
+    for template in by_name.values():
+        name = claim_name(template, set_name, ordinal)
+        build = functools.partial(claim_from_template, template, name, workload)
+        wanted.append((name, namespace, build))
+    return wanted
 
 
 # --- retention policy ----------------------------------------------------------------------
@@ -294,15 +321,22 @@ def claim_owner_up_to_date(
     """Whether the claim's owner references already express the retention policy (upstream
     ``isClaimOwnerUpToDate``); True also for claims that must not be touched (stale refs, a
     foreign controller and none of ours)."""
-    set_kind, pod_kind = _kind_of(workload, StatefulSet), _kind_of(pod, Pod)
-    if has_stale_owner_ref(claim, workload, set_kind) or has_stale_owner_ref(claim, pod, pod_kind):
-        return True
-    if has_unexpected_controller(claim, workload, pod):
-        return not (has_owner_ref(claim, workload) or has_owner_ref(claim, pod))
-    if has_non_controller_owner(claim, workload, pod):
-        return False
     when_deleted, when_scaled = retention_policy(workload)
-    on_set, on_pod = has_owner_ref(claim, workload), has_owner_ref(claim, pod)
+    if not plain_metadata(claim).get("ownerReferences"):
+        # Every pod's claims on every sync, most with no owner at all: no reference can be
+        # stale, unexpected or a non-controller one.
+        on_set = on_pod = False
+    else:
+        set_kind, pod_kind = _kind_of(workload, StatefulSet), _kind_of(pod, Pod)
+        if has_stale_owner_ref(claim, workload, set_kind) or has_stale_owner_ref(
+            claim, pod, pod_kind
+        ):
+            return True
+        if has_unexpected_controller(claim, workload, pod):
+            return not (has_owner_ref(claim, workload) or has_owner_ref(claim, pod))
+        if has_non_controller_owner(claim, workload, pod):
+            return False
+        on_set, on_pod = has_owner_ref(claim, workload), has_owner_ref(claim, pod)
     if when_scaled == RETAIN and when_deleted == DELETE:
         return on_set and not on_pod
     if when_scaled == DELETE and when_deleted == RETAIN:
@@ -382,8 +416,8 @@ def update_claims_for_retention_policy(
     source: Reader = reader if reader is not None else client
     updated: list[Obj] = []
     errors: list[str] = []
-    for claim in claims_for_pod(workload, pod).values():
-        name, namespace = meta.name(claim), meta.namespace(claim)
+    namespace = meta.namespace(workload)
+    for name in claim_names_for_pod(workload, pod):
 
         def attempt(name: str = name, namespace: str = namespace) -> Obj | None:
             try:

@@ -82,6 +82,37 @@ def test_parallel_creates_all_pods_without_waiting():
     assert created[3:] == ["web-3"]
 
 
+def test_a_pass_builds_only_the_pods_it_may_create(monkeypatch):
+    """An ordered pass stops at its first missing replica: later missing ones are not built
+    (a Parallel pass creates them all)."""
+    import controllers.statefulset.control as control
+
+    built = []
+    real = control.new_versioned_pod
+
+    def counting(*args, **kwargs):
+        built.append(args[4])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(control, "new_versioned_pod", counting)
+    h = Harness(make_set(4))
+    h.sync()
+    assert built == [0] and h.pod_names() == ["web-0"]
+    h.converge()
+    h.remove_pod("web-1")
+    h.remove_pod("web-3")
+    built.clear()
+    h.sync()
+    assert built == [1] and h.pod_writes("create")[-1] == "web-1"
+    assert h.pod_names() == ["web-0", "web-1", "web-2"]
+    assert h.sts["status"]["replicas"] == 2  # web-0 and web-2, as the pass began
+    built.clear()
+    p = Harness(make_set(4, policy="Parallel"))
+    p.sync()
+    assert sorted(built) == [0, 1, 2, 3]
+    assert p.pod_names() == ["web-0", "web-1", "web-2", "web-3"]
+
+
 def test_ordered_ready_waits_for_terminating_replica():
     h = Harness(make_set(2))
     h.converge()

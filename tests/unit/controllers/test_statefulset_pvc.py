@@ -216,6 +216,29 @@ def test_create_missing_claims_creates_only_missing() -> None:
     assert client.created == ["logs-web-0"]
 
 
+def test_create_missing_claims_builds_only_the_claims_it_creates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import controllers.statefulset.pvc as pvc
+
+    built: list[str] = []
+    real = pvc.claim_from_template
+
+    def counting(template: Any, name: str, workload: Any) -> dict[str, Any]:
+        built.append(name)
+        return real(template, name, workload)
+
+    sts = statefulset()
+    expected = claims_for_pod(sts, pod(0))["logs"]
+    monkeypatch.setattr(pvc, "claim_from_template", counting)
+    client = Claims({"data-web-0": {"metadata": {"name": "data-web-0"}}})
+    assert create_missing_claims(client, sts, pod(0)) == [expected]
+    assert built == ["logs-web-0"]
+    built.clear()
+    assert create_missing_claims(client, sts, pod(0)) == []  # both exist: nothing built
+    assert built == []
+
+
 def test_create_missing_claims_reads_from_the_reader() -> None:
     reader = Claims(
         {
