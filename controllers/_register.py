@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kube_runtime.builder import Builder
 from kube_runtime.client.mapping import Resource
 from kube_runtime.kinds import Kind, KindLike
+from kube_runtime.predicates import Predicate
 from kube_runtime.reconcile import Reconciler
 
 if TYPE_CHECKING:
@@ -37,19 +38,20 @@ def register(
     name: str,
     kind: KindLike,
     owns: Sequence[KindLike],
-    watches: Sequence[tuple[KindLike, MapFn]],
+    watches: Sequence[tuple[KindLike, MapFn] | tuple[KindLike, MapFn, Predicate]],
     workers: int,
 ) -> Controller:
     """Register ``reconciler`` as the controller ``name`` of ``kind`` with ``manager``: it
     owns the kinds of ``owns`` (events of an object they control wake it), each ``(kind,
     map_fn)`` of ``watches`` maps that kind's events to requests (an orphan's adopters,
-    :class:`~kube_runtime.handlers.SelectingOwners`, and the like), ``workers`` syncs at a
+    :class:`~kube_runtime.handlers.SelectingOwners`, and the like; ``(kind, map_fn,
+    predicate)``: only the events ``predicate`` lets through), ``workers`` syncs at a
     time. Returns the controller."""
     builder = Builder(manager).named(name).for_(kind)
     for owned in owns:
         builder = builder.owns(owned)
-    for watched, map_fn in watches:
-        builder = builder.watches(watched, map_fn)
+    for watched, map_fn, *predicates in watches:
+        builder = builder.watches(watched, map_fn, *predicates)
     return builder.with_options(max_concurrent_reconciles=workers).complete(reconciler)
 
 

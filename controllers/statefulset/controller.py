@@ -74,6 +74,7 @@ from kube_runtime.kinds import (
     StatefulSet,
 )
 from kube_runtime.meta import ObjView as Obj
+from kube_runtime.predicates import Predicate
 from kube_runtime.reconcile import Request, Result
 from kube_runtime.selectors import LabelSelector, label_selector_from_dict, parse_label_selector
 from kube_runtime.workloads.inplace import InPlaceControl
@@ -478,6 +479,24 @@ class StatefulSetReconciler:
         return [r for r in revisions if meta.has_controller(r)] + adopted
 
 
+class _ClaimOwnershipChanged(Predicate):
+    """The claim events an apps/v1 set acts on: creations and deletions, and updates that
+    change the claim's owner references (the retention policy, a stale owner) or mark it for
+    deletion. The kubelet's binding and status writes (two per claim) wake no set: an apps/v1
+    set reads of its claims only whether they exist, are being deleted, and whom they belong
+    to. The enhanced kind's claims wake their set on every event (``status.volumeClaims``,
+    resizing)."""
+
+    def update(self, old: Obj, new: Obj) -> bool:
+        if not old or not new:
+            return True
+        old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+        return bool(
+            old_meta.get("ownerReferences") != new_meta.get("ownerReferences")
+            or old_meta.get("deletionTimestamp") != new_meta.get("deletionTimestamp")
+        )
+
+
 def _parse_error(raw: Any) -> str:
     """Why ``raw`` does not parse as a label selector (an invalid set's Warning event)."""
     try:
@@ -525,7 +544,9 @@ def _register(
         owns=[Pod, ControllerRevision],
         watches=[
             (Pod, reconciler.orphan_pod_requests),
-            (PersistentVolumeClaim, reconciler.sets_of_claim),
+            (PersistentVolumeClaim, reconciler.sets_of_claim)
+            if kind == ENHANCED_STATEFULSET
+            else (PersistentVolumeClaim, reconciler.sets_of_claim, _ClaimOwnershipChanged()),
         ],
         workers=workers,
     )

@@ -267,3 +267,34 @@ def test_the_selector_is_parsed_and_printed_once_per_set_generation(
     assert counted() == (1, 1)
     if api_version != "apps/v1":
         assert s.sts["status"]["labelSelector"] == "app=web"
+
+
+def test_claim_events_that_wake_an_apps_v1_set() -> None:
+    """The kubelet's binding and status writes of a claim wake no apps/v1 set (nothing it
+    decides reads them); creations, deletions, owner and deletion changes do."""
+    from controllers.statefulset.controller import _ClaimOwnershipChanged
+
+    predicate = _ClaimOwnershipChanged()
+    claim: dict[str, Any] = {
+        "metadata": {"name": "data-web-0", "namespace": NS, "resourceVersion": "1"},
+        "spec": {"accessModes": ["ReadWriteOnce"]},
+        "status": {"phase": "Pending"},
+    }
+    bound = {
+        "metadata": {
+            **claim["metadata"],
+            "resourceVersion": "2",
+            "annotations": {"pv.kubernetes.io/bind-completed": "yes"},
+        },
+        "spec": {**claim["spec"], "volumeName": "pv-1"},
+        "status": {"phase": "Bound"},
+    }
+    assert predicate.create(claim) and predicate.delete(claim)
+    assert not predicate.update(claim, bound)
+    owned = {**bound, "metadata": {**bound["metadata"], "ownerReferences": [{"uid": "u"}]}}
+    assert predicate.update(bound, owned)
+    deleting = {
+        **bound,
+        "metadata": {**bound["metadata"], "deletionTimestamp": "2024-01-01T00:00:00Z"},
+    }
+    assert predicate.update(bound, deleting)
