@@ -25,6 +25,7 @@ from typing import Any
 
 from kube_runtime import clock as _clock
 from kube_runtime.client import Client
+from kube_runtime.client.config import Settings
 from kube_runtime.envtest.kubeconfig import kubeconfig, write_kubeconfig
 from kube_runtime.envtest.server import authz, builtin_flowcontrol
 from kube_runtime.envtest.server import tls as tls_certs
@@ -277,7 +278,7 @@ class EmbeddedCluster:
             # real clock, as the manager's own are (start_thread).
             try:
                 manager = Manager(
-                    Client(_ControllersConfiguration(self)),
+                    Client(_controllers_settings(self)),
                     metrics_bind_address="0",
                     health_probe_bind_address="0",
                     graceful_shutdown_timeout=10,
@@ -364,7 +365,7 @@ class EmbeddedCluster:
     def client(self) -> Client:
         """The framework's :class:`~kube_runtime.client.Client` for this cluster, over HTTP
         like any other (thread-safe; close it when done, or use it as a context manager)."""
-        return Client(self.configuration())
+        return Client(_controllers_settings(self))
 
     @staticmethod
     def new_token() -> str:
@@ -388,51 +389,17 @@ def _workload_controllers() -> Any:
     return _WORKLOAD_ENTRY[0]
 
 
-class _ControllersConfiguration:
-    """The cluster's own controllers' connection settings: what the framework's Client reads
-    of a ``kubernetes.client.Configuration`` (:meth:`EmbeddedCluster.configuration`'s values,
-    the package's defaults for the rest); any other attribute is read from a real one, built
-    on first use. Building one up front imports the kubernetes package, ~0.5 s of CPU in a
-    process that needs it for nothing else (``kube-runtime cluster``)."""
-
-    verify_ssl = True
-    cert_file: str | None = None
-    key_file: str | None = None
-    ca_cert_data: str | None = None
-    assert_hostname: str | None = None
-    tls_server_name: str | None = None
-    proxy: str | None = None
-    proxy_headers: dict[str, str] | None = None
-    no_proxy: str | None = None
-    proxy_ssl_context: Any = None
-    socket_options: Any = None
-    retries: Any = None
-    username: str | None = None
-    password: str | None = None
-    refresh_api_key_hook: Any = None
-
-    def __init__(self, cluster: EmbeddedCluster) -> None:
-        self._cluster = cluster
-        self.host = cluster.url
-        self.ssl_ca_cert = str(cluster.certs.ca_file) if cluster.certs is not None else None
-        self._authorization = f"Bearer {cluster.token}" if cluster.token else None
-        self._real: Any = None
-        self._lock = threading.Lock()
-
-    @property
-    def connection_pool_maxsize(self) -> int:
-        return (os.cpu_count() or 1) * 5  # the package's default
-
-    def get_api_key_with_prefix(self, identifier: str, alias: str | None = None) -> str | None:
-        return self._authorization if "authorization" in (identifier, alias) else None
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        with self._lock:
-            if self._real is None:
-                self._real = self._cluster.configuration()
-        return getattr(self._real, name)
+def _controllers_settings(cluster: EmbeddedCluster) -> Settings:
+    """The cluster's own controllers' connection settings: :meth:`EmbeddedCluster.configuration`'s
+    values as :class:`~kube_runtime.client.config.Settings` (any other attribute is read from
+    a real Configuration, built on first use). Building one up front imports the kubernetes
+    package, ~0.5 s of CPU in a process that needs it for nothing else (``kube-runtime cluster``)."""
+    return Settings(
+        cluster.url,
+        api_key={"authorization": f"Bearer {cluster.token}"} if cluster.token else None,
+        ssl_ca_cert=str(cluster.certs.ca_file) if cluster.certs is not None else None,
+        fallback=cluster.configuration,
+    )
 
 
 def _stand_in(key: tuple[str, str], stored: Stored) -> ResourceInfo:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kube_runtime.client import config as client_config
-from kube_runtime.envtest.cluster import EmbeddedCluster, _ControllersConfiguration
+from kube_runtime.envtest.cluster import EmbeddedCluster, _controllers_settings
 
 #: What the framework's Client reads of a Configuration when it is built and on a request.
 _READ = (
@@ -23,7 +23,7 @@ def test_the_controllers_settings_are_the_clusters_configuration(tls: bool) -> N
     cluster.start()
     try:
         real = cluster.configuration()
-        light = _ControllersConfiguration(cluster)
+        light = _controllers_settings(cluster)
         for name in _READ:
             assert getattr(light, name) == getattr(real, name), name
         for identifier, alias in (("BearerToken", "authorization"), ("authorization", None)):

@@ -88,3 +88,132 @@ def test_credentials_bearer_basic_and_refresh() -> None:
     basic = _cfg()
     basic.username, basic.password = "u", "p"
     assert Credentials(basic).header() == "Basic dTpw"
+
+
+# ------------------------------------------------------------------ kubeconfig -> settings
+
+_CA_PEM = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+_READ = (
+    "host", "verify_ssl", "ca_cert_data", "assert_hostname",
+    "tls_server_name", "proxy", "proxy_headers", "no_proxy", "proxy_ssl_context",
+    "socket_options", "retries", "username", "password", "connection_pool_maxsize",
+)  # fmt: skip
+
+
+def _write(tmp_path: Path, cluster: dict[str, object], user: dict[str, object] | None) -> Path:
+    import yaml
+
+    context: dict[str, object] = {"cluster": "c"}
+    if user is not None:
+        context["user"] = "u"
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": cluster}],
+                "users": [{"name": "u", "user": user or {}}],
+                "contexts": [
+                    {"name": "other", "context": {"cluster": "missing"}},
+                    {"name": "ctx", "context": context},
+                ],
+                "current-context": "ctx",
+            }
+        )
+    )
+    return path
+
+
+def _package(path: Path, context: str | None = None) -> Configuration:
+    from kubernetes import config as k8s_config
+
+    cfg = Configuration()
+    k8s_config.load_kube_config(
+        config_file=str(path), context=context, client_configuration=cfg, persist_config=False
+    )
+    return cfg
+
+
+def _content(name: str | None) -> bytes | None:
+    return Path(name).read_bytes() if name else None
+
+
+@pytest.mark.parametrize(
+    ("cluster", "user"),
+    [
+        ({"server": "https://h:6443/", "certificate-authority-data": "CA"}, {"token": "t"}),
+        ({"server": "http://127.0.0.1:1"}, {"token": "t"}),
+        ({"server": "http://127.0.0.1:1"}, None),
+        ({"server": "https://h", "certificate-authority": "ca.pem"}, {"username": "a", "password": "b"}),
+        ({"server": "https://h", "insecure-skip-tls-verify": True, "tls-server-name": "k"},
+         {"token": "", "username": "a", "password": "b"}),
+        ({"server": "https://h", "proxy-url": "http://proxy:3128"},
+         {"client-certificate": "ca.pem", "client-key-data": "CA"}),
+        ({"server": "http://h", "certificate-authority": "absent.pem"},
+         {"client-certificate-data": "CA"}),
+    ],
+)  # fmt: skip
+def test_a_simple_kubeconfig_is_read_as_the_package_reads_it(
+    tmp_path: Path, cluster: dict[str, object], user: dict[str, object] | None
+) -> None:
+    import base64
+
+    from kube_runtime.client.config import Settings, load_kubeconfig
+
+    (tmp_path / "ca.pem").write_bytes(_CA_PEM)
+    encoded = base64.b64encode(_CA_PEM).decode()
+    cluster = {k: encoded if v == "CA" else v for k, v in cluster.items()}
+    user = {k: encoded if v == "CA" else v for k, v in user.items()} if user else user
+    path = _write(tmp_path, cluster, user)
+    light, real = load_kubeconfig(path), _package(path)
+    assert type(light) is Settings
+    for name in _READ:
+        assert getattr(light, name) == getattr(real, name), name
+    for name in ("ssl_ca_cert", "cert_file", "key_file"):
+        assert _content(getattr(light, name)) == _content(getattr(real, name)), name
+    for identifier, alias in (("BearerToken", "authorization"), ("authorization", None)):
+        assert light.get_api_key_with_prefix(identifier, alias) == (
+            real.get_api_key_with_prefix(identifier, alias)
+        )
+    assert light.get_basic_auth_token() == real.get_basic_auth_token()
+    assert Credentials(light).header() == Credentials(real).header()
+    assert pool_manager(light).connection_pool_kw.keys() == (
+        pool_manager(real).connection_pool_kw.keys()
+    )
+    # Anything else is the package's Configuration's, loaded when first asked for.
+    assert light.auth_settings() == real.auth_settings()
+
+
+@pytest.mark.parametrize(
+    ("cluster", "user"),
+    [
+        ({"server": "https://h"}, {"exec": {"apiVersion": "x", "command": "true"}}),
+        ({"server": "https://h"}, {"tokenFile": "token"}),
+        ({"server": "https://h", "extensions": []}, {"token": "t"}),
+    ],
+)
+def test_any_other_kubeconfig_is_the_packages_configuration(
+    tmp_path: Path, cluster: dict[str, object], user: dict[str, object]
+) -> None:
+    from kube_runtime.client.config import load_kubeconfig
+
+    (tmp_path / "token").write_text("from-file")
+    path = _write(tmp_path, cluster, user)
+    assert type(load_kubeconfig(path)) is Configuration
+
+
+def test_kubeconfig_errors_are_the_packages(tmp_path: Path) -> None:
+    from kubernetes.config import ConfigException
+
+    from kube_runtime.client.config import load_kubeconfig
+
+    path = _write(tmp_path, {"server": "https://h", "certificate-authority": "absent.pem"}, None)
+    with pytest.raises(ConfigException, match=r"absent\.pem"):
+        load_kubeconfig(path)
+    with pytest.raises(ConfigException):
+        load_kubeconfig(path, context="other")  # its cluster is not in the file
+    with pytest.raises(ConfigException):
+        load_kubeconfig(path, context="nope")
+    with pytest.raises(ConfigException):
+        load_kubeconfig(tmp_path / "missing")
