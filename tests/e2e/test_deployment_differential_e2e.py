@@ -53,9 +53,16 @@ Compared, per scenario:
   desired-replicas, max-replicas, and those copied from the Deployment) and every
   ``deployment.kubernetes.io/*`` annotation of the Deployment.
 
-Not compared: ReplicaSet and pod names (their ``pod-template-hash``: ours hashes the
-template's Go JSON encoding where upstream hashes a spew dump of the Go struct, so the names
-differ; controllers/deployment/hashing.py), timestamps, uids. Real backend only
+* at the end: each ReplicaSet's name and ``pod-template-hash`` label (ours hashes the same
+  go-spew dump of the Go struct as upstream: controllers/deployment/hashing.py).
+
+:func:`test_pod_template_hash_matches_kube_controller_manager` also creates Deployments with
+varied templates (quantities in several forms, probes, security contexts, env sources,
+volumes, affinity, tolerations, init containers) on both clusters and compares the
+ReplicaSet names, and KCM's ``pod-template-hash`` with ``compute_hash`` of the template as
+the API server returns it.
+
+Not compared: pod names (their random suffix), timestamps, uids. Real backend only
 (``--backend real``): the embedded backend has no kube-controller-manager to compare with.
 """
 
@@ -71,6 +78,7 @@ from typing import Any
 
 import pytest
 
+from controllers.deployment.hashing import compute_hash
 from kube_runtime.client import Client
 from kube_runtime.envtest import running
 from kube_runtime.envtest.kubelet.simulator import ANNOTATION_NEVER_READY
@@ -574,6 +582,8 @@ def run(
     record["replicasets"] = {
         image_of(rs): {
             "annotations": dict(sorted((rs["metadata"].get("annotations") or {}).items())),
+            "name": rs["metadata"]["name"],
+            "pod-template-hash": rs["metadata"]["labels"].get("pod-template-hash"),
             "replicas": rs["spec"]["replicas"],
             "status.replicas": (rs.get("status") or {}).get("replicas", 0),
         }
@@ -612,3 +622,202 @@ def test_deployment_controller_matches_kube_controller_manager(
         keys.append("replica counts")
     for key in keys:
         assert mine[key] == upstream[key], f"{key}: ours {mine[key]} != KCM's {upstream[key]}"
+
+
+# --- the pod-template-hash of varied templates ------------------------------------------------
+
+HASH_TEMPLATES: dict[str, dict[str, Any]] = {
+    "resources": {
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "nginx:1",
+                    "resources": {
+                        "limits": {"cpu": "1.5", "memory": "1.5Gi", "ephemeral-storage": "100Ti"},
+                        "requests": {"cpu": "100m", "memory": "129M", "ephemeral-storage": "1e3"},
+                    },
+                },
+                {
+                    "name": "d",
+                    "image": "nginx:1",
+                    "resources": {"limits": {"cpu": "0.5", "memory": "8Gi"}},
+                },
+            ]
+        }
+    },
+    "probes": {
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "nginx:1",
+                    "ports": [
+                        {"name": "http", "containerPort": 8080},
+                        {"name": "dns", "containerPort": 53, "protocol": "UDP"},
+                    ],
+                    "livenessProbe": {
+                        "httpGet": {
+                            "path": "/healthz",
+                            "port": "http",
+                            "httpHeaders": [{"name": "X-A", "value": "b"}],
+                        },
+                        "initialDelaySeconds": 3,
+                    },
+                    "readinessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 5},
+                    "startupProbe": {"exec": {"command": ["true"]}, "failureThreshold": 30},
+                    "lifecycle": {"preStop": {"exec": {"command": ["sleep", "1"]}}},
+                    "securityContext": {
+                        "runAsUser": 0,
+                        "runAsNonRoot": False,
+                        "readOnlyRootFilesystem": True,
+                        "capabilities": {"add": ["NET_ADMIN"], "drop": ["ALL"]},
+                    },
+                }
+            ],
+            "securityContext": {"fsGroup": 2000, "supplementalGroups": [1, 2]},
+            "terminationGracePeriodSeconds": 0,
+        }
+    },
+    "volumes": {
+        "metadata": {"annotations": {"note": "héllo ✓", "a.b/c": ""}},
+        "spec": {
+            "volumes": [
+                {"name": "scratch", "emptyDir": {}},
+                {"name": "mem", "emptyDir": {"medium": "Memory", "sizeLimit": "0.5Gi"}},
+                {
+                    "name": "cfg",
+                    "configMap": {"name": "cm", "items": [{"key": "a", "path": "a"}]},
+                },
+                {"name": "sec", "secret": {"secretName": "s", "optional": True}},
+                {
+                    "name": "down",
+                    "downwardAPI": {
+                        "items": [
+                            {
+                                "path": "cpu",
+                                "resourceFieldRef": {
+                                    "containerName": "c",
+                                    "resource": "limits.cpu",
+                                    "divisor": "1m",
+                                },
+                            }
+                        ]
+                    },
+                },
+            ],
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "nginx:1",
+                    "volumeMounts": [{"name": "scratch", "mountPath": "/scratch"}],
+                    "env": [
+                        {"name": "A", "value": "x"},
+                        {
+                            "name": "NODE",
+                            "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
+                        },
+                        {
+                            "name": "MEM",
+                            "valueFrom": {"resourceFieldRef": {"resource": "limits.memory"}},
+                        },
+                    ],
+                    "envFrom": [{"prefix": "P_", "configMapRef": {"name": "cm"}}],
+                }
+            ],
+        },
+    },
+    "scheduling": {
+        "spec": {
+            "initContainers": [{"name": "init", "image": "busybox", "command": ["true"]}],
+            "containers": [{"name": "c", "image": "nginx:1"}],
+            "nodeSelector": {"disk": "ssd"},
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "z", "operator": "In", "values": ["a"]}]}
+                        ]
+                    }
+                },
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 100,
+                            "podAffinityTerm": {
+                                "labelSelector": {"matchLabels": {"app": NAME}},
+                                "topologyKey": "kubernetes.io/hostname",
+                            },
+                        }
+                    ]
+                },
+            },
+            "tolerations": [
+                {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30},
+                {"operator": "Exists"},
+            ],
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "zone",
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                    "labelSelector": {"matchLabels": {"app": NAME}},
+                }
+            ],
+        }
+    },
+}
+
+
+def hash_deployment(name: str, template: dict[str, Any]) -> dict[str, Any]:
+    """A Deployment of no replicas (its ReplicaSet is made all the same) with ``template``."""
+    metadata = {**template.get("metadata", {}), "labels": {"app": NAME}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": NAME}},
+            "template": {**template, "metadata": metadata},
+        },
+    }
+
+
+def replicaset_names(client: Client, namespace: str, wait_for: Any, side: str) -> dict[str, Any]:
+    """Each Deployment's ReplicaSet: {deployment: (name, pod-template-hash, the hash
+    ``compute_hash`` gives the Deployment's template as read back)}."""
+
+    def made() -> dict[str, Any]:
+        sets = client.list(REPLICASET, namespace)["items"]
+        found = {}
+        for rs in sets:
+            (owner,) = rs["metadata"]["ownerReferences"]
+            d = client.get(DEPLOYMENT, owner["name"], namespace)
+            found[owner["name"]] = (
+                rs["metadata"]["name"],
+                rs["metadata"]["labels"]["pod-template-hash"],
+                compute_hash(d["spec"]["template"], d["status"].get("collisionCount")),
+            )
+        assert set(found) == set(HASH_TEMPLATES), f"ReplicaSets of {sorted(found)}"
+        return found
+
+    return wait_for(made, timeout=TIMEOUT, message=f"{side}: a ReplicaSet per Deployment")
+
+
+def test_pod_template_hash_matches_kube_controller_manager(
+    client: Client, namespace: str, ours: Client, wait_for: Any
+) -> None:
+    ours.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    try:
+        for name, template in HASH_TEMPLATES.items():
+            client.create(hash_deployment(name, template), namespace=namespace)
+            ours.create(hash_deployment(name, template), namespace=namespace)
+        upstream = replicaset_names(client, namespace, wait_for, "KCM")
+        mine = replicaset_names(ours, namespace, wait_for, "ours")
+    finally:
+        ours.delete("v1/Namespace", namespace)
+    for name, (rs_name, label, computed) in upstream.items():
+        assert rs_name == f"{name}-{label}"
+        assert computed == label, f"{name}: compute_hash {computed} != KCM's {label}"
+    assert mine == upstream
