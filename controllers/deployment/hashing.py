@@ -16,6 +16,7 @@ Go JSON encoding, so the controller still names its ReplicaSets.
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from collections.abc import Mapping
 from typing import Any
@@ -28,10 +29,11 @@ __all__ = ["compute_hash", "fnv32a"]
 _FNV32_OFFSET = 0x811C9DC5
 _FNV32_PRIME = 0x01000193
 
-# The FNV sum of recent template dumps: every sync of a Deployment hashes its template, and
-# the byte loop costs several times the dump (a few KiB for a typical template).
+# The FNV sum of recent template dumps, by a digest of the dump: every sync of a Deployment
+# hashes its template, and the byte loop costs several times the dump (a few KiB for a
+# typical template).
 _SUMS: dict[bytes, int] = {}
-_SUMS_MAX = 512
+_SUMS_MAX = 4096
 
 
 def fnv32a(data: bytes, h: int = _FNV32_OFFSET) -> int:
@@ -49,12 +51,13 @@ def compute_hash(template: Mapping[str, Any] | None, collision_count: int | None
         data = dump_template(template or {}).encode()
     except (QuantityError, TypeError, ValueError):
         data = go_json(template or {})
-    h = _SUMS.get(data)
+    key = hashlib.blake2b(data, digest_size=16).digest()
+    h = _SUMS.get(key)
     if h is None:
         h = fnv32a(data)
         if len(_SUMS) >= _SUMS_MAX:
             _SUMS.clear()
-        _SUMS[data] = h
+        _SUMS[key] = h
     if collision_count is not None:
         h = fnv32a(struct.pack("<I", int(collision_count) & 0xFFFFFFFF) + b"\0" * 4, h)
     return safe_encode(str(h))
