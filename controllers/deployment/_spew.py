@@ -359,27 +359,21 @@ def _write(out: list[str], name: str, value: Any, typed: bool) -> None:
                 item = src.get(json_name)
             _write(out, type_name, item, True)
         out.append("}")
-    elif kind == "slice":
+    elif kind in ("slice", "map"):
         if not value:
             out.append("<nil>")
             return
-        out.append("[")
-        for index, item in enumerate(value):
+        out.append("[" if kind == "slice" else "map[")
+        entries = (
+            [(k, value[k]) for k in sorted(value)] if kind == "map" else [(None, v) for v in value]
+        )
+        for index, (k, item) in enumerate(entries):
             if index:
                 out.append(" ")
+            if k is not None:  # a map's key, untyped as its value
+                _write(out, key, k, False)
+                out.append(":")
             _write(out, elem, item, False)
-        out.append("]")
-    elif kind == "map":
-        if not value:
-            out.append("<nil>")
-            return
-        out.append("map[")
-        for index, k in enumerate(sorted(value)):
-            if index:
-                out.append(" ")
-            _write(out, key, k, False)
-            out.append(":")
-            _write(out, elem, value[k], False)
         out.append("]")
     elif kind == "string":
         if value:
