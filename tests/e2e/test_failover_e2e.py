@@ -6,7 +6,9 @@ start-ups (seconds of imports each) overlap instead of adding up. A crashed lead
 duration plus one retry; a stopped one (SIGTERM) releases the Lease and the follower, which
 watches it, takes over in well under half a second; a leader paused (SIGSTOP) past its lease
 and resumed after the other took over sends no write at all (fencing) and exits: 20 trials on
-kube-apiserver, 4 on the embedded server (``PAUSE_TRIALS``).
+kube-apiserver, 4 on the embedded server (``PAUSE_TRIALS``). The trials run in up to
+``CHAINS`` independent chains at once (a namespace, a Lease and a StatefulSet each), trial
+after trial within a chain: each trial still waits out a whole lease, the chains' waits overlap.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,8 @@ PAUSE_TRIALS = int(
         "20" if os.environ.get("KUBE_RUNTIME_BACKEND") == "real" else "4",
     )
 )
+#: Independent chains the pause/resume trials are spread over (their lease waits overlap).
+CHAINS = max(1, min(4, PAUSE_TRIALS))
 ACQUIRED = re.compile(r"successfully acquired lease \S+ as (\S+)")
 # "2026-11-24 22:30:01,123 DEBUG   kube_runtime.client.client PATCH /api/... -> 200 (3.1 ms)"
 REQUEST = re.compile(
@@ -106,8 +111,10 @@ def replicas(
     lease = f"failover-{uuid.uuid4().hex[:6]}"
     started: list[Replica] = []
 
-    def start() -> Replica:
-        replica = Replica(kubeconfig, namespace, lease, tmp_path / f"replica-{len(started)}.log")
+    def start(in_namespace: str = namespace, lease: str = lease) -> Replica:
+        """A replica for ``lease`` in ``in_namespace`` (the test's Lease and namespace)."""
+        log = tmp_path / f"replica-{len(started)}.log"
+        replica = Replica(kubeconfig, in_namespace, lease, log)
         started.append(replica)
         return replica
 
@@ -236,51 +243,108 @@ def _log_time(text: str, marker: str) -> float:
     return dt.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
 
 
+@pytest.fixture
+def chain_namespaces(client: Client, namespace: str) -> Iterator[list[str]]:
+    """``CHAINS`` namespaces: the test's and fresh ones, deleted afterwards."""
+    extra = [f"{namespace}-{i}" for i in range(1, CHAINS)]
+    try:
+        for name in extra:
+            client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        yield [namespace, *extra]
+    finally:
+        for name in extra:
+            try:
+                client.delete(kinds.Namespace, name)
+            except NotFound:
+                pass
+
+
+@dataclass
+class _Chain:
+    """Replicas of one Lease and StatefulSet in ``namespace`` running ``trials`` in turn."""
+
+    namespace: str
+    lease: str
+    trials: list[int]
+    leader: Replica | None = None
+    followers: list[Replica] = field(default_factory=list)
+    held: str = ""
+    resumed: float = 0.0
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(120 + 20 * PAUSE_TRIALS)  # a few seconds per trial, more under load
 def test_a_leader_resumed_after_losing_its_lease_writes_nothing(
-    replicas: tuple[list[Replica], Any], client: Client, namespace: str, wait_for: Any
+    replicas: tuple[list[Replica], Any],
+    client: Client,
+    chain_namespaces: list[str],
+    wait_for: Any,
 ) -> None:
-    started, start = replicas
-    start()
-    leader = _leader(started, client, namespace, wait_for)
-    # Two followers: one takes over in a trial, the other is the next trial's, and the one
-    # started to replace the new leader gets a trial's time to start up (seconds of imports).
-    followers = [start(), start()]
-    name = _lease_name(started)
-    client.create(_statefulset(namespace, 2))
-    wait_for(lambda: _converged(client, namespace, 2), 60, message="converged")
-    writes_after_resume: dict[int, list[str]] = {}
-    for trial in range(PAUSE_TRIALS):
-        wait_for(lambda: any(_ready(f) for f in followers), 30, message="a follower ready")
-        paused_holder = _holder(client, namespace, name)
-        leader.proc.send_signal(signal.SIGSTOP)
-        # While it is frozen, give the set work: the resumed process sees these events late.
-        replicas_wanted = 3 if trial % 2 == 0 else 2
-        client.patch(
-            kinds.StatefulSet, "web", {"spec": {"replicas": replicas_wanted}}, namespace=namespace
-        )
-        wait_for(
-            lambda held=paused_holder: _holder(client, namespace, name) not in ("", held),
-            30,
-            message=f"trial {trial}: takeover",
-        )
-        resumed = time.time()
-        leader.proc.send_signal(signal.SIGCONT)
-        code = leader.proc.wait(30)
-        assert code != 0, "a deposed leader exits with an error (leadership lost)"
-        # A renewal the pause froze between its validity check and its send reaches the
-        # server after the takeover: refused (409, the Lease moved on), it changes nothing.
-        writes_after_resume[trial] = [
-            w
-            for w in leader.writes_sent_after(resumed)
-            if not (w.startswith("PUT ") and "/leases/" in w and w.endswith("-> 409"))
+    _, start = replicas
+    chains = [
+        _Chain(ns, f"failover-{uuid.uuid4().hex[:6]}", list(range(i, PAUSE_TRIALS, CHAINS)))
+        for i, ns in enumerate(chain_namespaces)
+    ]
+    # A leader and, for more than one trial, two followers: one takes over in a trial, the
+    # other is the next trial's, and the one started to replace the new leader gets a trial's
+    # time to start up (seconds of imports). All chains' replicas start together.
+    for chain in chains:
+        chain.followers = [
+            start(chain.namespace, chain.lease) for _ in range(1 + min(2, len(chain.trials)))
         ]
-        wait_for(
-            lambda n=replicas_wanted: _converged(client, namespace, n), 60, message="converged"
-        )
-        leader = _leader(followers, client, namespace, wait_for)
-        followers.remove(leader)
-        followers.append(start())
+    for chain in chains:
+        chain.leader = _leader(chain.followers, client, chain.namespace, wait_for)
+        chain.followers.remove(chain.leader)
+        client.create(_statefulset(chain.namespace, 2))
+    for chain in chains:
+        wait_for(lambda c=chain: _converged(client, c.namespace, 2), 60, message="converged")
+    writes_after_resume: dict[int, list[str]] = {}
+    for turn in range(len(chains[0].trials)):
+        now = [c for c in chains if turn < len(c.trials)]
+        # While its leader is frozen, each set gets work: the resumed process sees it late.
+        replicas_wanted = 3 if turn % 2 == 0 else 2
+        for chain in now:
+            wait_for(lambda c=chain: any(_ready(f) for f in c.followers), 30, message="a follower")
+        for chain in now:
+            assert chain.leader is not None
+            chain.held = _holder(client, chain.namespace, chain.lease)
+            chain.leader.proc.send_signal(signal.SIGSTOP)
+            client.patch(
+                kinds.StatefulSet,
+                "web",
+                {"spec": {"replicas": replicas_wanted}},
+                namespace=chain.namespace,
+            )
+        for chain in now:
+            assert chain.leader is not None
+            wait_for(
+                lambda c=chain: _holder(client, c.namespace, c.lease) not in ("", c.held),
+                30,
+                message=f"trial {chain.trials[turn]}: takeover",
+            )
+            chain.resumed = time.time()
+            chain.leader.proc.send_signal(signal.SIGCONT)
+        for chain in now:
+            assert chain.leader is not None
+            code = chain.leader.proc.wait(30)
+            assert code != 0, "a deposed leader exits with an error (leadership lost)"
+            # A renewal the pause froze between its validity check and its send reaches the
+            # server after the takeover: refused (409, the Lease moved on), it changes nothing.
+            writes_after_resume[chain.trials[turn]] = [
+                w
+                for w in chain.leader.writes_sent_after(chain.resumed)
+                if not (w.startswith("PUT ") and "/leases/" in w and w.endswith("-> 409"))
+            ]
+        for chain in now:
+            wait_for(
+                lambda c=chain, n=replicas_wanted: _converged(client, c.namespace, n),
+                60,
+                message="converged",
+            )
+            chain.leader = _leader(chain.followers, client, chain.namespace, wait_for)
+            chain.followers.remove(chain.leader)
+            if turn + 1 < len(chain.trials):
+                chain.followers.append(start(chain.namespace, chain.lease))
+    assert sorted(writes_after_resume) == list(range(PAUSE_TRIALS))
     assert all(not w for w in writes_after_resume.values()), writes_after_resume
     print(f"\nfencing: {PAUSE_TRIALS} pause/resume trials, writes after resume: 0")
