@@ -117,3 +117,14 @@ def test_context_manager_closes() -> None:
     with Watch(resp) as w:
         pass
     assert w.closed and resp.shut and resp.closed
+
+
+def test_blank_and_whitespace_lines_carry_no_event() -> None:
+    a, b = line("ADDED", "a"), line("MODIFIED", "b")
+    # keep-alive lines, CRLF endings and a line split across reads
+    resp = ScriptedResponse(b"\n\n" + a[:-1] + b"\r", b"\n \r\n" + b[:5], b[5:] + b"\n\n", b"")
+    events = list(Watch(resp))
+    assert [(e.type, e.object["metadata"]["name"]) for e in events] == [
+        ("ADDED", "a"),
+        ("MODIFIED", "b"),
+    ]
