@@ -177,6 +177,7 @@ def reset_shared_values() -> None:
     for table in (_shared_strings, _shared_subtrees, _raw_specs):
         table.young, table.old, table.size = {}, {}, 0
     _raw_shared.clear()
+    _raw_recent.clear()
     _label_index_values.clear()
 
 
@@ -330,9 +331,12 @@ def _share_subtree(node: dict[str, Any] | list[Any], before: Any = None) -> Any:
 
 
 # Watch event lines whose object's ``spec`` was seen before, byte for byte: the spec's
-# bytes -> (its shared instance, that instance's encoding when it was shared). Budget in
-# bytes of both encodings.
+# bytes -> (those bytes, its shared instance, that instance's encoding when it was shared).
+# Budget in bytes of both encodings.
 _raw_specs = _SharedTable(1 << 10, 1 << 20)
+# The last entry of _raw_specs found or made, by the length of its spec's bytes.
+_raw_recent: dict[int, tuple[bytes, Any, bytes]] = {}
+_RAW_RECENT_LIMIT = 64
 # The instances in _raw_specs by id (bounded: cleared when full; a miss only costs a walk).
 _raw_shared: dict[int, Any] = {}
 _RAW_SHARED_LIMIT = 1 << 11
@@ -365,10 +369,13 @@ def decode_watch_event(line: bytes) -> Any:
     """
     start = line.find(_RAW_START)
     end = line.rfind(_RAW_END)
-    if start < 0 or end - start < _RAW_MIN or _RAW_MARK_JSON in line:
+    if start < 0 or end - start < _RAW_MIN:
         return orjson.loads(line)
     start += len(_RAW_START) - 1
     end += 1
+    # The marker in the line outside the cut (inside it, it is decoded with the spec apart).
+    if line.find(_RAW_MARK_JSON, 0, start) >= 0 or line.find(_RAW_MARK_JSON, end) >= 0:
+        return orjson.loads(line)
     try:
         event = orjson.loads(line[:start] + _RAW_MARK_JSON + line[end:])
     except orjson.JSONDecodeError:
@@ -376,18 +383,24 @@ def decode_watch_event(line: bytes) -> Any:
     obj = event.get("object") if type(event) is dict else None
     if type(obj) is not dict or obj.get("spec") != _RAW_MARK:
         return orjson.loads(line)
-    raw = line[start:end]
-    size = len(raw)
-    table = _raw_specs
-    entry = table.get(raw, 2 * size)
+    size = end - start
+    # The last spec of this length, compared in place (no copy, no hash): a run of objects
+    # from one template, the usual case, finds its spec here.
+    entry = _raw_recent.get(size)
+    if entry is None or not line.startswith(entry[0], start):
+        raw = line[start:end]
+        entry = _raw_specs.get(raw, 2 * size)
+        if entry is not None:
+            _remember_raw(size, entry)
     if entry is not None:
         try:
-            unchanged = orjson.dumps(entry[0]) == entry[1]
+            unchanged = orjson.dumps(entry[1]) == entry[2]
         except orjson.JSONEncodeError:
             unchanged = False
         if unchanged:
-            obj["spec"] = _raw_shared_mark(entry[0])
+            obj["spec"] = _raw_shared_mark(entry[1])
             return event
+        raw = entry[0]
     try:
         spec = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -396,8 +409,17 @@ def decode_watch_event(line: bytes) -> Any:
         return orjson.loads(line)
     shared = _share_subtree(spec)
     obj["spec"] = _raw_shared_mark(shared)
-    table.put(raw, (shared, orjson.dumps(shared)), 2 * size)
+    entry = (raw, shared, orjson.dumps(shared))
+    _raw_specs.put(raw, entry, 2 * size)
+    _remember_raw(size, entry)
     return event
+
+
+def _remember_raw(size: int, entry: tuple[bytes, Any, bytes]) -> None:
+    """Note ``entry`` as the last spec of ``size`` bytes (bounded: cleared when full)."""
+    if len(_raw_recent) >= _RAW_RECENT_LIMIT:
+        _raw_recent.clear()
+    _raw_recent[size] = entry
 
 
 def _raw_shared_mark(node: Any) -> Any:

@@ -146,3 +146,15 @@ def test_a_watch_decodes_with_its_loads() -> None:
 
     w.loads = loads
     assert next(w).object == pod("a") and seen == [event_line(pod("a"))]
+
+
+def test_a_spec_of_the_same_length_is_not_taken_for_another() -> None:
+    # The decoder remembers the last spec per length: an equal-length spec with other bytes
+    # is its own, and the first one is still found after it.
+    one = pod("a", spec={"containers": CONTAINERS, "nodeName": "node-1"})
+    two = pod("b", spec={"containers": CONTAINERS, "nodeName": "node-2"})
+    assert len(orjson.dumps(one["spec"])) == len(orjson.dumps(two["spec"]))
+    got = [decode_watch_event(event_line(o))["object"] for o in (one, two, one, two)]
+    assert got == [one, two, one, two]
+    assert got[0]["spec"] is got[2]["spec"] and got[1]["spec"] is got[3]["spec"]
+    assert got[0]["spec"] is not got[1]["spec"]
