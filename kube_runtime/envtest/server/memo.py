@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 
-__all__ = ["Memo", "json_key"]
+__all__ = ["Memo", "forget_key", "json_key", "known_key"]
 
 V = TypeVar("V")
 
@@ -31,8 +31,15 @@ _STRICT = (
 )
 
 
+#: The value whose key :func:`known_key` gave, and that key (None: none).
+_known: tuple[Any, bytes] | None = None
+
+
 def json_key(value: Any) -> bytes | None:
     """The JSON encoding of ``value`` as a memo key; None when it is not plain JSON."""
+    known = _known
+    if known is not None and known[0] is value:
+        return known[1]
     try:
         return orjson.dumps(value, option=_STRICT)
     except TypeError:  # orjson.JSONEncodeError included
@@ -60,3 +67,19 @@ class Memo(Generic[V]):
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def known_key(value: Any, key: bytes) -> None:
+    """Until :func:`forget_key`, :func:`json_key` of the very object ``value`` is ``key``
+    without encoding it again: ``key`` must be its :func:`json_key`, and ``value`` must not
+    change meanwhile (a write path that knows the encoding of what it built, e.g. a pod spec
+    prepared from a memo, and validates it next; call :func:`forget_key` in a ``finally``).
+    Another thread's call may replace it: keys are then computed, as without it."""
+    global _known
+    _known = (value, key)
+
+
+def forget_key() -> None:
+    """End what :func:`known_key` began."""
+    global _known
+    _known = None

@@ -38,7 +38,7 @@ from kube_runtime.envtest.server import (
     validation,
 )
 from kube_runtime.envtest.server.admission import Admission
-from kube_runtime.envtest.server.memo import Memo, json_key
+from kube_runtime.envtest.server.memo import Memo, forget_key, json_key, known_key
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import Obj, now_rfc3339
 
@@ -58,7 +58,10 @@ class KubeStrategy:
         self.clock: _clock.Clock = _clock.resolve(clock, "KubeStrategy")
         self._ip_lock = threading.Lock()
         self._next_ip = itertools.count(10)
-        self._pod_specs: Memo[tuple[object, list[_Edit] | None, str]] = Memo()
+        self._pod_specs: Memo[tuple[object, list[_Edit] | None, str, bytes]] = Memo()
+        #: A pod spec just prepared from :attr:`_pod_specs` and its encoding, for the
+        #: validation the store runs next (under its lock, as the preparation).
+        self._prepared_spec: tuple[Obj, bytes] | None = None
 
     def default(self, info: ResourceInfo, obj: Obj) -> None:
         """What kube-apiserver's decoding of a request body does to ``obj`` (in place): a
@@ -112,8 +115,9 @@ class KubeStrategy:
         spec seen twice is recorded as an edit script (:func:`_edits`) and replayed in place
         from the third time on, under the spec's encoding (:attr:`_pod_specs`: the
         classes the script holds for, the script or None after one sighting, the QoS
-        class). The script reproduces the steps' result exactly, key order included; a
-        spec refused by admission is not kept."""
+        class, the prepared spec's encoding). The script reproduces the steps' result
+        exactly, key order included; a spec refused by admission is not kept. A replayed
+        spec's encoding is known: :meth:`validate` keys its memo with it."""
         spec = obj.get("spec")
         admission = self.admission
         memo_key = classes = None
@@ -130,6 +134,7 @@ class KubeStrategy:
                         obj["status"] = {"phase": "Pending", "qosClass": seen[2]}
                         _replay(spec, seen[1])
                         drop_empty_collections("Pod", obj)  # normalize's part outside the spec
+                        self._prepared_spec = (spec, seen[3])
                         return
                     before = orjson.loads(memo_key)  # the second sighting: record the script
         qos = facts.pod_qos_class(obj)
@@ -142,6 +147,7 @@ class KubeStrategy:
         omitempty.normalize(group, info.kind, obj)
         if memo_key is not None:
             script: list[_Edit] | None = None
+            encoded = b""
             prepared = obj.get("spec")
             if before is not None and prepared is spec and isinstance(prepared, dict):
                 script = []
@@ -149,9 +155,10 @@ class KubeStrategy:
                 # Kept only when its replay gives the very bytes the steps gave (else the
                 # spec is prepared by the steps every time: _NO_SCRIPT).
                 _replay(before, script)
-                if orjson.dumps(before) != orjson.dumps(prepared):
+                encoded = orjson.dumps(prepared)
+                if orjson.dumps(before) != encoded:
                     script = _NO_SCRIPT
-            self._pod_specs.put(memo_key, (classes, script, qos))
+            self._pod_specs.put(memo_key, (classes, script, qos, encoded))
 
     def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
         if info.custom:
@@ -171,6 +178,17 @@ class KubeStrategy:
         self, info: ResourceInfo, obj: Obj, old: Obj | None, *, subresource: str = ""
     ) -> None:
         """422 Invalid with the causes found; on the "binding" path a pod may get its node."""
+        prepared, self._prepared_spec = self._prepared_spec, None
+        if prepared is not None and prepared[0] is obj.get("spec") and old is None:
+            known_key(*prepared)  # a pod spec replayed by _prepare_pod_create
+            try:
+                self._validate(info, obj, old, subresource)
+            finally:
+                forget_key()
+            return
+        self._validate(info, obj, old, subresource)
+
+    def _validate(self, info: ResourceInfo, obj: Obj, old: Obj | None, subresource: str) -> None:
         meta = obj.get("metadata") or {}
         if info.custom:
             causes = validation.validate_object_meta(

@@ -11,7 +11,7 @@ from bench.embedded_server import typical_pod
 from kube_runtime.envtest import EmbeddedCluster
 from kube_runtime.envtest.server import validation
 from kube_runtime.envtest.server.errors import ApiError
-from kube_runtime.envtest.server.memo import Memo, json_key
+from kube_runtime.envtest.server.memo import Memo, forget_key, json_key, known_key
 from tests.support import write_path_corpus
 from tests.support.write_path_corpus import json_copy, rich_pod
 
@@ -69,6 +69,18 @@ def test_json_key_refuses_what_is_not_plain_json() -> None:
     assert json_key({"a": Tagged("x")}) is None
     assert json_key({"a": 2**70}) is None
     assert json_key({1: "a"}) is None
+
+
+def test_known_key_stands_for_that_very_object_until_forgotten() -> None:
+    spec = {"a": 1}
+    twin = {"a": 1}
+    known_key(spec, b"K")
+    try:
+        assert json_key(spec) == b"K"
+        assert json_key(twin) == b'{"a":1}'  # an equal object is encoded
+    finally:
+        forget_key()
+    assert json_key(spec) == b'{"a":1}'
 
 
 def test_memo_is_bounded() -> None:
