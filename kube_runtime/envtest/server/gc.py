@@ -60,6 +60,12 @@ class GarbageCollector(StoreWorker[Item]):
                 put(("namespace", ns))
             return
         refs = meta.get("ownerReferences")
+        if (
+            not refs
+            and not meta.get("deletionTimestamp")
+            and (event.old is None or not event.old.meta.get("ownerReferences"))
+        ):
+            return  # most writes: no owner before or after, not being deleted
         if event.old is not None:
             # An owner whose reference was dropped or changed (e.g. blockOwnerDeletion) may be
             # waiting for this dependent in the foreground: look at it again.

@@ -260,13 +260,32 @@ def _request_line(line: str) -> tuple[str, str, str]:
     return method, target, version
 
 
+#: Header names already seen to be tokens, by their lower-case form (clients repeat the
+#: same few on every request); bounded: starts afresh when full.
+_HEADER_KEYS: dict[str, str] = {}
+_HEADER_KEYS_SIZE = 256
+
+
+def _header_key(name: str) -> str | None:
+    """``name`` in lower case, None when it is not a token."""
+    key = _HEADER_KEYS.get(name)
+    if key is None:
+        if not _TOKEN.fullmatch(name):
+            return None
+        if len(_HEADER_KEYS) >= _HEADER_KEYS_SIZE:
+            _HEADER_KEYS.clear()
+        key = _HEADER_KEYS[name] = name.lower()
+    return key
+
+
 def _header_fields(lines: list[str]) -> dict[str, str]:
     headers: dict[str, str] = {}
     for line in lines:
         name, colon, value = line.partition(":")
-        if not colon or not _TOKEN.fullmatch(name):
+        key = _header_key(name) if colon else None
+        if key is None:
             raise _Malformed(400, f"malformed MIME header line: {line[:80]!r}")
-        key, value = name.lower(), value.strip()
+        value = value.strip()
         if key == "content-length" and key in headers and headers[key] != value:
             raise _Malformed(400, "message cannot contain multiple Content-Length headers")
         headers[key] = value
