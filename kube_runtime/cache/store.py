@@ -247,10 +247,14 @@ def share_values(obj: Obj, previous: Obj | None = None) -> None:
 
 
 def _share_str(node: Any, key: Any, value: str) -> None:
-    shared = _shared_strings.get(value, len(value))
+    table = _shared_strings
+    shared = table.young.get(value)  # the common hit, without the table's method call
     if shared is None:
-        _shared_strings.put(value, value, len(value))
-    elif shared is not value:
+        shared = table.get(value, len(value))
+        if shared is None:
+            table.put(value, value, len(value))
+            return
+    if shared is not value:
         node[key] = shared
 
 
@@ -322,7 +326,9 @@ def _share_subtree(node: dict[str, Any] | list[Any], before: Any = None) -> Any:
         _share_children(node, before)
         return node
     key = hash(data)
-    shared = table.get(key, size)
+    shared = table.young.get(key)
+    if shared is None:
+        shared = table.get(key, size)
     if shared is not None and type(shared) is type(node) and shared == node:
         return shared
     _share_children(node, before)
@@ -625,7 +631,10 @@ class Indexer:
     def _put(self, key: str, obj: Obj) -> Obj | None:
         # The stored version guides the sharing (read without the lock: one reflector
         # writes a store, and a stale guide costs a miss, never a wrong value).
-        self._share(obj, self._items.get(key))
+        if self._share_subtrees:
+            share_values(obj, self._items.get(key))
+        else:
+            share_strings(obj)
         with self._lock:
             old = self._items.get(key)
             self._items[key] = obj
