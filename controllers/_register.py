@@ -37,7 +37,7 @@ def register(
     *,
     name: str,
     kind: KindLike,
-    owns: Sequence[KindLike],
+    owns: Sequence[KindLike | tuple[KindLike, Predicate]],
     watches: Sequence[tuple[KindLike, MapFn] | tuple[KindLike, MapFn, Predicate]],
     workers: int,
 ) -> Controller:
@@ -46,10 +46,14 @@ def register(
     map_fn)`` of ``watches`` maps that kind's events to requests (an orphan's adopters,
     :class:`~kube_runtime.handlers.SelectingOwners`, and the like; ``(kind, map_fn,
     predicate)``: only the events ``predicate`` lets through), ``workers`` syncs at a
-    time. Returns the controller."""
+    time. An entry ``(kind, predicate)`` of ``owns``: only the events ``predicate`` lets
+    through. Returns the controller."""
     builder = Builder(manager).named(name).for_(kind)
     for owned in owns:
-        builder = builder.owns(owned)
+        if isinstance(owned, tuple):
+            builder = builder.owns(owned[0], owned[1])
+        else:
+            builder = builder.owns(owned)
     for watched, map_fn, *predicates in watches:
         builder = builder.watches(watched, map_fn, *predicates)
     return builder.with_options(max_concurrent_reconciles=workers).complete(reconciler)

@@ -497,6 +497,45 @@ class _ClaimOwnershipChanged(Predicate):
         )
 
 
+class _PodStateChanged(Predicate):
+    """The events of its own pods an apps/v1 set acts on: creations and deletions, and
+    updates that change what a sync reads of a pod (:func:`_pod_state`). The kubelet's
+    binding and its status writes that change neither the phase nor readiness (containers
+    starting, the scheduling and initialization conditions) wake no set. The enhanced kind
+    wakes on every event of its pods (in-place updates read container statuses, lifecycle
+    hooks the annotations)."""
+
+    def update(self, old: Obj, new: Obj) -> bool:
+        if not old or not new:
+            return True
+        return _pod_state(old) != _pod_state(new)
+
+
+def _pod_state(pod: Obj) -> tuple[Any, ...]:
+    """What an apps/v1 sync reads of one of its pods: labels, annotations, owner references,
+    finalizers, uid and deletion mark; ``spec.volumes``; the phase, and whether the pod is
+    Ready (with the ``Ready`` condition's transition time when it is: minReadySeconds)."""
+    pod_meta = pod.get("metadata") or {}
+    status = pod.get("status") or {}
+    ready: Any = None
+    for condition in status.get("conditions") or ():
+        if condition.get("type") == "Ready":  # the first one, as is_ready reads it
+            if condition.get("status") == "True":
+                ready = ("True", condition.get("lastTransitionTime"))
+            break
+    return (
+        pod_meta.get("uid"),
+        pod_meta.get("labels"),
+        pod_meta.get("annotations"),
+        pod_meta.get("ownerReferences"),
+        pod_meta.get("finalizers"),
+        pod_meta.get("deletionTimestamp"),
+        (pod.get("spec") or {}).get("volumes"),
+        status.get("phase"),
+        ready,
+    )
+
+
 def _parse_error(raw: Any) -> str:
     """Why ``raw`` does not parse as a label selector (an invalid set's Warning event)."""
     try:
@@ -541,7 +580,10 @@ def _register(
         reconciler,
         name=name,
         kind=kind,
-        owns=[Pod, ControllerRevision],
+        owns=[
+            Pod if kind == ENHANCED_STATEFULSET else (Pod, _PodStateChanged()),
+            ControllerRevision,
+        ],
         watches=[
             (Pod, reconciler.orphan_pod_requests),
             (PersistentVolumeClaim, reconciler.sets_of_claim)

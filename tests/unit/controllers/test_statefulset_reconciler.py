@@ -298,3 +298,56 @@ def test_claim_events_that_wake_an_apps_v1_set() -> None:
         "metadata": {**bound["metadata"], "deletionTimestamp": "2024-01-01T00:00:00Z"},
     }
     assert predicate.update(bound, deleting)
+
+
+def test_pod_events_that_wake_an_apps_v1_set() -> None:
+    """Binding and status writes that change neither the phase nor readiness wake no
+    apps/v1 set; readiness, phase, labels, owners and deletion do."""
+    from controllers.statefulset.controller import _PodStateChanged
+
+    predicate = _PodStateChanged()
+    pod: dict[str, Any] = {
+        "metadata": {"name": "web-0", "namespace": NS, "uid": "u", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+        "status": {"phase": "Pending"},
+    }
+
+    def changed(**parts: Any) -> dict[str, Any]:
+        new = {key: dict(value) for key, value in pod.items()}
+        for key, value in parts.items():
+            new[key].update(value)
+        return new
+
+    scheduled = changed(
+        spec={"nodeName": "node-1"},
+        status={"conditions": [{"type": "PodScheduled", "status": "True"}]},
+    )
+    starting = changed(
+        spec={"nodeName": "node-1"},
+        status={
+            "conditions": [{"type": "Ready", "status": "False"}],
+            "containerStatuses": [{"name": "c", "ready": False}],
+        },
+    )
+    ready = changed(
+        status={
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "t1"}],
+        }
+    )
+    assert predicate.create(pod) and predicate.delete(pod)
+    assert not predicate.update(pod, scheduled)
+    assert not predicate.update(scheduled, starting)
+    assert predicate.update(starting, ready)
+    again = changed(
+        status={
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "t2"}],
+        }
+    )
+    assert predicate.update(ready, again)  # ready since another time (minReadySeconds)
+    assert predicate.update(pod, changed(metadata={"labels": {"app": "other"}}))
+    assert predicate.update(pod, changed(metadata={"deletionTimestamp": "t"}))
+    assert predicate.update(pod, changed(metadata={"ownerReferences": []}))
+    assert predicate.update(pod, changed(spec={"volumes": [{"name": "data"}]}))
+    assert predicate.update(pod, changed(status={"phase": "Failed"}))
