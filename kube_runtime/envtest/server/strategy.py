@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import ipaddress
 import itertools
+import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -42,6 +44,8 @@ from kube_runtime.envtest.server.memo import Memo, forget_key, json_key, known_k
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import Obj, now_rfc3339
 
+log = logging.getLogger(__name__)
+
 _CLUSTER_IPS = ipaddress.ip_network("10.96.0.0/16")
 
 
@@ -58,7 +62,7 @@ class KubeStrategy:
         self.clock: _clock.Clock = _clock.resolve(clock, "KubeStrategy")
         self._ip_lock = threading.Lock()
         self._next_ip = itertools.count(10)
-        self._pod_specs: Memo[tuple[object, list[_Edit] | None, str, bytes]] = Memo()
+        self._pod_specs: Memo[tuple[object, _Script | None, str, bytes]] = Memo()
         #: A pod spec just prepared from :attr:`_pod_specs` and its encoding, for the
         #: validation the store runs next (under its lock, as the preparation).
         self._prepared_spec: tuple[Obj, bytes] | None = None
@@ -112,8 +116,8 @@ class KubeStrategy:
         collections) and depend on nothing but the spec and the priority classes.
 
         Pods from one template repeat their spec byte for byte, so the steps' effect on a
-        spec seen twice is recorded as an edit script (:func:`_edits`) and replayed in place
-        from the third time on, under the spec's encoding (:attr:`_pod_specs`: the
+        spec seen twice is recorded as an edit script (:class:`_Script`) and replayed in
+        place from the third time on, under the spec's encoding (:attr:`_pod_specs`: the
         classes the script holds for, the script or None after one sighting, the QoS
         class, the prepared spec's encoding). The script reproduces the steps' result
         exactly, key order included; a spec refused by admission is not kept. A replayed
@@ -132,7 +136,7 @@ class KubeStrategy:
                 elif seen is not None and seen[0] is classes:
                     if seen[1] is not None:
                         obj["status"] = {"phase": "Pending", "qosClass": seen[2]}
-                        _replay(spec, seen[1])
+                        seen[1].replay(spec, memo_key, seen[3])
                         drop_empty_collections("Pod", obj)  # normalize's part outside the spec
                         self._prepared_spec = (spec, seen[3])
                         return
@@ -146,15 +150,16 @@ class KubeStrategy:
         admission.admit_create(info, obj)
         omitempty.normalize(group, info.kind, obj)
         if memo_key is not None:
-            script: list[_Edit] | None = None
+            script: _Script | None = None
             encoded = b""
             prepared = obj.get("spec")
             if before is not None and prepared is spec and isinstance(prepared, dict):
-                script = []
-                _edits(before, prepared, (), script)
+                edits: list[_Edit] = []
+                _edits(before, prepared, (), edits)
+                script = _Script(edits)
                 # Kept only when its replay gives the very bytes the steps gave (else the
                 # spec is prepared by the steps every time: _NO_SCRIPT).
-                _replay(before, script)
+                _replay(before, edits)
                 encoded = orjson.dumps(prepared)
                 if orjson.dumps(before) != encoded:
                     script = _NO_SCRIPT
@@ -238,7 +243,6 @@ class KubeStrategy:
 #: at each replay: replayed objects share nothing).
 _Edit = tuple[tuple[str | int, ...], str | int, Any]
 _DELETE: Any = object()
-_NO_SCRIPT: list[_Edit] = []
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -280,6 +284,92 @@ def _replay(spec: Obj, script: list[_Edit]) -> None:
             del node[key]
         else:
             node[key] = orjson.loads(value) if type(value) is bytes else value
+
+
+#: Replays of a script by :func:`_replay` before it is compiled (:func:`_compiled`): a
+#: compilation costs about as much as a hundred replays save, so only the scripts of
+#: templates that many pods are made from (a big Deployment, a benchmark) get one.
+_COMPILE_AFTER = 128
+
+
+class _Script:
+    """A recorded edit script (:func:`_edits`), replayed by :func:`_replay` and, once it has
+    been replayed :data:`_COMPILE_AFTER` times, by its compiled form."""
+
+    __slots__ = ("compiled", "edits", "replays")
+
+    def __init__(self, edits: list[_Edit]) -> None:
+        self.edits = edits
+        self.replays = 0
+        self.compiled: Callable[[Obj, Callable[[bytes], Any]], None] | None = None
+
+    def replay(self, spec: Obj, source: bytes, prepared: bytes) -> None:
+        """Apply the script to ``spec`` in place: ``spec`` is encoded as ``source``, the
+        result as ``prepared``."""
+        compiled = self.compiled
+        if compiled is not None:
+            compiled(spec, orjson.loads)
+            return
+        _replay(spec, self.edits)
+        self.replays += 1
+        if self.replays == _COMPILE_AFTER:
+            self.compiled = _compiled(self.edits, source, prepared)
+
+
+_NO_SCRIPT = _Script([])
+
+
+def _compiled(
+    script: list[_Edit], source: bytes, prepared: bytes
+) -> Callable[[Obj, Callable[[bytes], Any]], None] | None:
+    """``script`` as a Python function of (spec, ``orjson.loads``) that makes the same edits
+    with each node looked up once and no loop; None unless it turns the spec encoded as
+    ``source`` into the one encoded as ``prepared``, as :func:`_replay` does.
+
+    Keys, indexes and scalars are written as their ``repr`` (a literal of the same value
+    for ``str``, ``int``, ``float``, ``bool`` and None: what decoded JSON holds); maps and
+    lists as ``loads`` of their JSON, so that replayed objects share nothing. A node's own
+    edits keep their order (the order of the keys they add); those of different nodes are
+    independent (:func:`_edits` edits a key either at its node or inside it), so a node's
+    edits come before its children's.
+    """
+    tree: dict[Any, Any] = {}
+    for path, key, value in script:
+        node = tree
+        for step in path:
+            node = node.setdefault(step, {})
+        node.setdefault(_OWN, []).append((key, value))
+    lines = ["def replay(n0, loads):", "    pass"]
+
+    def emit(node: dict[Any, Any], depth: int) -> None:
+        here = f"n{depth}"
+        for key, value in node.get(_OWN, ()):
+            if value is _DELETE:
+                lines.append(f"    del {here}[{key!r}]")
+            elif type(value) is bytes:
+                lines.append(f"    {here}[{key!r}] = loads({value!r})")
+            else:
+                lines.append(f"    {here}[{key!r}] = {value!r}")
+        for step, sub in node.items():
+            if step is not _OWN:
+                lines.append(f"    n{depth + 1} = {here}[{step!r}]")
+                emit(sub, depth + 1)
+
+    try:
+        emit(tree, 0)
+        namespace: dict[str, Any] = {"__builtins__": {}}
+        exec(compile("\n".join(lines), "<pod spec edits>", "exec"), namespace)
+        replay = namespace["replay"]
+        spec = orjson.loads(source)
+        replay(spec, orjson.loads)
+        if orjson.dumps(spec) == prepared:
+            return replay
+    except Exception:  # e.g. a script too deep to compile: replayed as is
+        log.debug("pod spec edit script not compiled", exc_info=True)
+    return None
+
+
+_OWN: Any = object()  # a node's own edits in :func:`_compiled`'s tree
 
 
 def _as_bound(info: ResourceInfo, obj: Obj, old: Obj | None) -> Obj | None:

@@ -9,7 +9,7 @@ import pytest
 
 from bench.embedded_server import typical_pod
 from kube_runtime.envtest import EmbeddedCluster
-from kube_runtime.envtest.server import validation
+from kube_runtime.envtest.server import strategy, validation
 from kube_runtime.envtest.server.errors import ApiError
 from kube_runtime.envtest.server.memo import Memo, forget_key, json_key, known_key
 from tests.support import write_path_corpus
@@ -123,6 +123,28 @@ def test_a_repeated_pod_spec_is_prepared_as_the_first_time() -> None:
             first, second, third = (_outcome(store, pods, body, f"p{i}-{n}") for n in range(3))
             assert first == second == third, (i, body)
         assert len(store.strategy._pod_specs) > 0  # type: ignore[attr-defined]
+
+
+def test_a_compiled_pod_spec_script_prepares_as_the_steps_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With scripts compiled after their first replay, the fourth create of each corpus spec
+    runs the compiled form: stored, or refused, as the first."""
+    monkeypatch.setattr(strategy, "_COMPILE_AFTER", 1)
+    bodies = [
+        *(body for _, body in write_path_corpus.mutations(typical_pod("x"))),
+        *(body for _, body in write_path_corpus.mutations(rich_pod("x"), ("null", "word"))),
+        *(body for _, body in write_path_corpus.hostile_templates()),
+    ]
+    with EmbeddedCluster(kubelet=False) as cluster:
+        store = cluster.store
+        store.create(cluster.resource("", "namespaces"), None, {"metadata": {"name": "corpus"}})
+        pods = cluster.resource("", "pods")
+        for i, body in enumerate(bodies):
+            outcomes = {_outcome(store, pods, body, f"p{i}-{n}") for n in range(4)}
+            assert len(outcomes) == 1, (i, body)
+        entries = store.strategy._pod_specs._entries.values()  # type: ignore[attr-defined]
+        assert any(e[1] is not None and e[1].compiled is not None for e in entries)
 
 
 def test_json_copy_copies_as_deepcopy_does() -> None:
