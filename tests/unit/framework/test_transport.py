@@ -369,3 +369,27 @@ def test_targets_split_origin_and_rest() -> None:
         target = transport._target(url)
         assert (target.scheme, target.host, target.port) == origin
         assert target.request_uri == rest == urllib3.util.parse_url(url).request_uri
+
+
+class _Bytes:
+    """A socket whose recv() hands out ``data`` in pieces of ``size`` bytes."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        self.data, self.size = data, size
+
+    def recv(self, _: int) -> bytes:
+        part, self.data = self.data[: self.size], self.data[self.size :]
+        return part
+
+
+@pytest.mark.parametrize("ending", [b"\r\n\r\n", b"\n\n", b"\r\n\n", b"\n\r\n"])
+@pytest.mark.parametrize("size", [1, 2, 3, 4096])
+def test_the_head_ends_at_the_first_blank_line_however_it_is_written(
+    ending: bytes, size: int
+) -> None:
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 4\nX-A: x" + ending
+    incoming = transport._Incoming(_Bytes(head + b"\r\n\r\n", size))
+    assert incoming.fill()
+    status, headers, keep = transport._read_head(incoming)
+    assert (status, headers, keep) == (200, {"content-length": "4", "x-a": "x"}, True)
+    assert incoming.exactly(4, "body") == b"\r\n\r\n"  # the body starts right after the head
