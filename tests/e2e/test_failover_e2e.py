@@ -51,15 +51,29 @@ REQUEST = re.compile(
 )
 
 
-class Replica:
-    """One `kube-runtime run statefulset --leader-elect` process and its log."""
+#: ``kube-runtime ARGS`` whose interpreter imports what ``run statefulset`` imports, then waits
+#: for a line on stdin before running the command line as ``python -m kube_runtime.cli`` does.
+_HELD = (
+    "import sys\n"
+    "import controllers.statefulset, kube_runtime.leaderelection, kube_runtime.manager\n"
+    "from kube_runtime.cli import main\n"
+    "sys.stdin.readline()\n"
+    "sys.exit(main())\n"
+)
 
-    def __init__(self, kubeconfig: Path, namespace: str, lease: str, log: Path) -> None:
+
+class Replica:
+    """One `kube-runtime run statefulset --leader-elect` process and its log. ``held``: the
+    process imports, then waits for :meth:`go` to run the command (its start-up overlaps
+    other work without its campaign starting)."""
+
+    def __init__(
+        self, kubeconfig: Path, namespace: str, lease: str, log: Path, *, held: bool = False
+    ) -> None:
         self.log = log
         argv = [
             sys.executable,
-            "-m",
-            "kube_runtime.cli",
+            *(("-c", _HELD) if held else ("-m", "kube_runtime.cli")),
             "-v",
             "run",
             "statefulset",
@@ -76,9 +90,20 @@ class Replica:
         ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop("KUBERNETES_SERVICE_HOST", None)
-        self.proc = subprocess.Popen(
-            argv, stdout=subprocess.DEVNULL, stderr=log.open("wb"), env=env
-        )
+        with log.open("wb") as stderr:  # the child has its own copy
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if held else subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env=env,
+            )
+
+    def go(self) -> None:
+        """Run a held replica's command."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"\n")
+        self.proc.stdin.close()
 
     def identity(self) -> str | None:
         found = ACQUIRED.search(self.log.read_text(errors="replace"))
@@ -102,6 +127,8 @@ class Replica:
             self.proc.send_signal(signal.SIGCONT)
             self.proc.kill()
         self.proc.wait(10)
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
 
 
 @pytest.fixture
@@ -111,10 +138,10 @@ def replicas(
     lease = f"failover-{uuid.uuid4().hex[:6]}"
     started: list[Replica] = []
 
-    def start(in_namespace: str = namespace, lease: str = lease) -> Replica:
+    def start(in_namespace: str = namespace, lease: str = lease, held: bool = False) -> Replica:
         """A replica for ``lease`` in ``in_namespace`` (the test's Lease and namespace)."""
         log = tmp_path / f"replica-{len(started)}.log"
-        replica = Replica(kubeconfig, in_namespace, lease, log)
+        replica = Replica(kubeconfig, in_namespace, lease, log, held=held)
         started.append(replica)
         return replica
 
@@ -194,10 +221,13 @@ def test_a_crashed_leader_is_replaced_within_the_lease_and_a_stopped_one_at_once
 ) -> None:
     started, start = replicas
     first = start()
+    # Both followers at once, importing while the first starts (seconds of imports each),
+    # held until it leads.
+    followers = [start(held=True), start(held=True)]
     leader = _leader(started, client, namespace, wait_for)
     assert leader is first
-    # Both followers at once: their start-ups (seconds of imports each) overlap.
-    followers = [start(), start()]
+    for follower in followers:
+        follower.go()
     for follower in followers:
         wait_for(lambda f=follower: _ready(f), 30, message="follower")
     name = _lease_name(started)
