@@ -132,6 +132,8 @@ def _selector(value: Selector | None) -> str | None:
 
 def _as_dict(obj: Any) -> Obj:
     """The JSON form of an object: a dict as is, a pydantic model dumped (set fields only)."""
+    if type(obj) is dict:  # the usual case: no ABC instance check
+        return obj
     if isinstance(obj, BaseModel):
         return obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
     if isinstance(obj, Mapping):
@@ -364,6 +366,15 @@ class Client(ClosesOnExit, ClientBase):
     def _resource(self, kind: KindLike) -> Resource:
         return self.mapper.resource_for(kind)
 
+    def _object_resource(self, obj: Any) -> Resource:
+        """The resource of an object to write (``kind_for(obj)``'s)."""
+        api_version = obj.get("apiVersion") if type(obj) is dict else None
+        kind = obj.get("kind") if api_version else None
+        if kind and type(api_version) is str and type(kind) is str:
+            # A plain object naming its kind (the usual case): resolved from the two strings.
+            return self.mapper.resource_for_object(api_version, kind)
+        return self._resource(kind_for(obj))
+
     @staticmethod
     def _require_namespace(resource: Resource, namespace: str | None, verb: str) -> None:
         if resource.namespaced and not namespace:
@@ -371,7 +382,7 @@ class Client(ClosesOnExit, ClientBase):
 
     def _object_target(self, obj: Any) -> tuple[Resource, Obj, str, str | None]:
         """Resource, JSON body, name and namespace of an object to write."""
-        resource = self._resource(kind_for(obj))
+        resource = self._object_resource(obj)
         body = _with_type(_as_dict(obj), resource)
         meta = _metadata(body)
         name = meta.get("name")
@@ -551,7 +562,7 @@ class Client(ClosesOnExit, ClientBase):
         self, obj: ObjectLike, namespace: str | None, field_manager: str | None, dry_run: bool
     ) -> Any:
         # POST; ``namespace`` defaults to ``metadata.namespace``.
-        resource = self._resource(kind_for(obj))
+        resource = self._object_resource(obj)
         body = _with_type(_as_dict(obj), resource)
         namespace = namespace or _metadata(body).get("namespace")
         self._require_namespace(resource, namespace, "create")

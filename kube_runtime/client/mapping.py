@@ -40,6 +40,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+_BY_NAME_MAX = 256
+"""How many ``(apiVersion, kind)`` pairs a mapper remembers (:meth:`RestMapper.resource_for_object`)."""
+
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
@@ -219,16 +222,45 @@ class RestMapper:
         )
         # group/version -> kind -> resource; a group/version absent here was never fetched.
         self._discovered: dict[str, dict[str, Resource]] = {}
+        # (apiVersion, kind) -> the resource found: the objects a controller writes name the
+        # same few kinds. Emptied whenever an answer could change (add, reset, a refetch);
+        # _generation counts those, so a lookup racing one does not store a stale answer.
+        self._by_name: dict[tuple[str, str], Resource] = {}
+        self._generation = 0
 
     def add(self, resource: Resource) -> None:
         """Register a resource without discovery (it wins over discovered ones)."""
         with self._lock:
             self._static[resource.kind_ref] = resource
+            self._forget_names()
 
     def reset(self) -> None:
         """Forget every discovery answer (the next lookups refetch)."""
         with self._lock:
             self._discovered.clear()
+            self._forget_names()
+
+    def _forget_names(self) -> None:
+        """Empty the ``(apiVersion, kind)`` memo (lock held)."""
+        self._by_name = {}
+        self._generation += 1
+
+    def resource_for_object(self, api_version: str, kind: str) -> Resource:
+        """:meth:`resource_for` of ``Kind(api_version, kind)``, the kind an object names,
+        remembered: no :class:`~kube_runtime.kinds.Kind` is built when the same kind was
+        resolved before (the objects a controller writes name a few kinds)."""
+        key = (api_version, kind)
+        found = self._by_name.get(key)
+        if found is not None:
+            return found
+        generation = self._generation
+        found = self.resource_for(Kind(api_version, kind))
+        with self._lock:
+            if generation == self._generation:
+                if len(self._by_name) >= _BY_NAME_MAX:
+                    self._by_name = {}
+                self._by_name[key] = found
+        return found
 
     def resource_for(self, kind: KindLike) -> Resource:
         """The resource serving ``kind``; :class:`NoKindMatchError` when none does."""
@@ -250,6 +282,7 @@ class RestMapper:
         table = self._discover(ref)
         with self._lock:
             self._discovered[ref.api_version] = table
+            self._forget_names()
         found = table.get(ref.kind)
         if found is None:
             raise NoKindMatchError(ref)
@@ -269,6 +302,8 @@ class RestMapper:
 
 def model_class(kind: object) -> type[BaseModel] | None:
     """``kind`` when it is a pydantic model class (reads answer instances of it), else None."""
+    if kind is dict:  # a plain object's type, the usual case: no ABC subclass check
+        return None
     if isinstance(kind, type) and issubclass(kind, BaseModel):
         return kind
     return None

@@ -213,3 +213,29 @@ def test_added_resource_and_thread_safety() -> None:
     mapper.reset()
     mapper.resource_for("example.com/v1/Widget")
     assert fake.calls.count("/apis/example.com/v1") >= 2
+
+
+def test_resource_for_object_remembers_until_the_answers_can_change() -> None:
+    fake = FakeDiscovery({"/apis/example.com/v1": WIDGETS})
+    mapper = RestMapper(fake)
+    widget = mapper.resource_for_object("example.com/v1", "Widget")
+    assert widget == mapper.resource_for("example.com/v1/Widget")
+    assert mapper.resource_for_object("example.com/v1", "Widget") is widget
+    assert fake.calls == ["/apis/example.com/v1"]
+    # add() overrides what discovery said, for the remembered kind too
+    own = Resource("example.com", "v1", "Widget", "mywidgets", False)
+    mapper.add(own)
+    assert mapper.resource_for_object("example.com/v1", "Widget") is own
+    # a refetch (a miss) and reset() forget the remembered kinds as well
+    other = RestMapper(fake)
+    first = other.resource_for_object("example.com/v1", "Gadget")
+    fake.docs["/apis/example.com/v1"] = {
+        **WIDGETS,
+        "resources": [{"name": "gadgets2", "namespaced": True, "kind": "Gadget"}],
+    }
+    other.reset()
+    assert (
+        other.resource_for_object("example.com/v1", "Gadget").plural == "gadgets2" != first.plural
+    )
+    with pytest.raises(NoKindMatchError):
+        other.resource_for_object("example.com/v1", "Sprocket")
