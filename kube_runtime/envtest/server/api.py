@@ -56,6 +56,8 @@ class RequestRecord:
 
 
 #: The access reviews served (``/apis/authorization.k8s.io/v1/<plural>``).
+#: Resource paths whose route :meth:`ApiServer._dispatch` keeps (it starts afresh when full).
+_ROUTES_KEPT = 4096
 _REVIEWS = (["selfsubjectaccessreviews"], ["subjectaccessreviews"])
 
 
@@ -105,6 +107,9 @@ class ApiServer:
         self.crd_hook = crd_hook
         self.records: deque[RequestRecord] = deque(maxlen=200_000)
         self.record_requests = False
+        #: Resource path -> (registry generation, its parts, its route or None): the path's
+        #: parsing and routing, done again only when the served resources change.
+        self._routes: dict[str, tuple[int, list[str], Route | None]] = {}
         self.watches = Watches(store, self.faults, bookmark_interval=bookmark_interval)
         #: Admission webhooks: called by the store on the writes of requests that may match.
         self.webhooks = webhooks.Webhooks(store)
@@ -205,6 +210,10 @@ class ApiServer:
         self, request: Request, user: authz.User | None = None
     ) -> Response | StreamResponse | DeferredResponse:
         path = request.path.rstrip("/") or "/"
+        generation = self.registry.generation
+        known = self._routes.get(path)
+        if known is not None and known[0] == generation:
+            return self._routed(request, user, known[1], known[2])
         answer = nonresource.serve(self.registry, self.address, request, path, self._crd_objects)
         if answer is not None:
             return answer
@@ -232,6 +241,16 @@ class ApiServer:
             )
             return json_response(201, review)
         route = routing.route(self.registry, parts)
+        routes = self._routes
+        if len(routes) >= _ROUTES_KEPT:
+            routes.clear()
+        routes[path] = (generation, parts, route)
+        return self._routed(request, user, parts, route)
+
+    def _routed(
+        self, request: Request, user: authz.User | None, parts: list[str], route: Route | None
+    ) -> Response | StreamResponse | DeferredResponse:
+        """Serve a request for an API resource path whose ``route`` was found (None: none)."""
         if route is None:
             return nonresource.not_found(self.registry, parts)
         verb = routing.verb(request, route)
