@@ -355,7 +355,8 @@ class _Pass:
         """A lifecycle state moved this pass (Kruise then skips the rolling update)."""
         self.replicas: list[Pod] = []
         self.condemned: list[Pod] = []
-        self.status.update(self._counts(pods))
+        self._initial_counts = self._counts(pods)
+        self.status.update(self._initial_counts)
         ordinals = strategy.ordinals(spec)
         slot_of = {ordinal: i for i, ordinal in enumerate(ordinals)}
         slots: list[Pod | None] = [None] * len(ordinals)
@@ -366,6 +367,10 @@ class _Pass:
                 slots[slot_of[ordinal]] = existing
             elif ordinal >= 0:
                 condemned.append(existing)
+        self._counted = len(condemned) + sum(1 for s in slots if s is not None) == len(pods)
+        """Every pod is a replica or condemned (none without an ordinal, no two of one
+        ordinal): the counts taken of ``pods`` are those of the replicas and the condemned
+        pods (a pod to create counts for nothing), so :meth:`refresh_status` reuses them."""
         self.monotonic = spec.teardown or not spec.parallel
         for i, ordinal in enumerate(ordinals):
             if slots[i] is None:
@@ -467,6 +472,12 @@ class _Pass:
         return True, True
 
     def refresh_status(self) -> None:
+        """Reset the status counts to those of the replicas and the condemned pods (the pods
+        do not change during a pass: the counts taken when it began, unless a pod was left
+        out of both)."""
+        if self._counted:
+            self.status.update(self._initial_counts)
+            return
         self.status.update(self._counts([*self.replicas, *self.condemned]))
 
     def run(self) -> None:

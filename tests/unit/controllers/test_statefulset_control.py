@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 
 import pytest
@@ -111,6 +112,20 @@ def test_a_pass_builds_only_the_pods_it_may_create(monkeypatch):
     p.sync()
     assert sorted(built) == [0, 1, 2, 3]
     assert p.pod_names() == ["web-0", "web-1", "web-2", "web-3"]
+
+
+def test_status_counts_the_replicas_and_condemned_pods_only():
+    """The counts taken when a pass begins stand when every pod is a replica or condemned; a
+    second pod of one ordinal (``web-01`` next to ``web-1``) is in neither, and the counts
+    are taken again without it."""
+    h = Harness(make_set(2))
+    h.converge()
+    assert h.sts["status"]["replicas"] == 2
+    twin = copy.deepcopy(h.pod(1))
+    twin["metadata"].update(name="web-01", uid="twin-uid")
+    h.seed(twin)
+    h.sync()
+    assert h.sts["status"]["replicas"] == h.sts["status"]["readyReplicas"] == 2
 
 
 def test_ordered_ready_waits_for_terminating_replica():
