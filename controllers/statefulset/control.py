@@ -139,6 +139,7 @@ from kube_runtime.workloads.pods import (
 from kube_runtime.workloads.revision import (
     apply_revision,
     resolve_revisions,
+    revision_from_object,
     sort_revisions,
     truncate_history,
 )
@@ -742,6 +743,53 @@ def _deep_copy(pod: Pod) -> Obj:
     return meta.deep_copy(dict(pod))
 
 
+_REVISION_MEMO_SIZE = 10_000
+
+
+class _RevisionMemo:
+    """The revision each set's spec makes (:func:`revision_from_object`, serialized and
+    hashed), kept per set while its inputs stay the same: the same version of the set
+    (``resourceVersion``, ``generation``) with the same ``spec.template`` object, equal
+    annotations, name, namespace, kind, revision number and collision count. The passes of
+    one version of a set (a running controller's cache hands out the same objects) build it
+    once; a set read as a fresh copy (a fake client) never hits. A hit returns the revision
+    built before, which nobody changes (:func:`resolve_revisions` only reads the one it
+    builds, and copies it to create it)."""
+
+    def __init__(self) -> None:
+        self._by_uid: dict[Any, tuple[tuple[Any, ...], Any, Obj]] = {}
+
+    def new(self, controller_kind: Any) -> Callable[[Mapping[str, Any], int, int], Obj]:
+        def build(parent: Mapping[str, Any], number: int, collision_count: int) -> Obj:
+            parent_meta = parent.get("metadata") or {}
+            template = (parent.get("spec") or {}).get("template")
+            key = (
+                parent_meta.get("resourceVersion"),
+                parent_meta.get("generation"),
+                parent_meta.get("name"),
+                parent_meta.get("namespace"),
+                parent.get("apiVersion"),
+                parent.get("kind"),
+                number,
+                collision_count,
+                parent_meta.get("annotations"),
+            )
+            uid = parent_meta.get("uid")
+            cached = self._by_uid.get(uid) if uid else None
+            if cached is not None and cached[1] is template and cached[0] == key:
+                return cached[2]
+            revision = revision_from_object(
+                parent, number, collision_count, controller_kind=controller_kind
+            )
+            if uid and template is not None:
+                if len(self._by_uid) >= _REVISION_MEMO_SIZE:
+                    self._by_uid.clear()
+                self._by_uid[uid] = (key, template, revision)
+            return revision
+
+        return build
+
+
 class StatefulSetControl:
     """Runs :meth:`update` for one set per call; stateless between calls.
 
@@ -797,6 +845,7 @@ class StatefulSetControl:
             self.clock = resolve(clock, "StatefulSetControl")  # type: ignore[arg-type]
             self.now = self.clock.now
         self.in_place = in_place if in_place is not None else InPlaceControl(history, self.now)
+        self._revisions = _RevisionMemo()
 
     def update(
         self,
@@ -821,8 +870,9 @@ class StatefulSetControl:
             spec = StatefulSetView.of(sts, teardown=in_ordered_teardown(sts))
         strategy = self.strategy if self.strategy is not None else strategy_for(sts)
         ordered = sort_revisions(revisions)
+        kind = kind_of(sts)
         current, update, collision_count = resolve_revisions(
-            self.history, sts, ordered, controller_kind=kind_of(sts)
+            self.history, sts, ordered, controller_kind=kind, new=self._revisions.new(kind)
         )
         state = _Pass(
             self,

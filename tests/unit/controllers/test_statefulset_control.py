@@ -484,3 +484,35 @@ def test_converged_set_writes_nothing():
     writes = len(h.writes)
     h.sync()
     assert len(h.writes) == writes
+
+
+def test_the_update_revision_is_built_once_per_version_of_a_set(monkeypatch):
+    """Passes over one version of a set (the same objects, as a cache hands them out) build
+    its update revision once; another version or other annotations build it again."""
+    import controllers.statefulset.control as control
+
+    built = []
+    real = control.revision_from_object
+
+    def counting(*args, **kwargs):
+        built.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(control, "revision_from_object", counting)
+    h = Harness(make_set(2))
+    sts = h.sts
+    first = h.control.update(sts, h.revisions(), h.pods())  # creates revision 1
+    built.clear()
+    for _ in range(3):  # the next number is 2 on each of them
+        again = h.control.update(sts, h.revisions(), h.pods())
+        assert meta_name(again.update_revision) == meta_name(first.update_revision)
+    assert len(built) == 1
+    annotated = {**sts, "metadata": {**sts["metadata"], "annotations": {"a": "b"}}}
+    h.control.update(annotated, h.revisions(), h.pods())
+    assert len(built) == 2
+    h.control.update(h.sts, h.revisions(), h.pods())  # a fresh copy: built again
+    assert len(built) == 3
+
+
+def meta_name(obj):
+    return obj["metadata"]["name"]
