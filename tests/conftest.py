@@ -6,10 +6,11 @@
 * Tests marked ``slow`` (they wait tens of seconds) are collected first, in their collection
   order, so that on pytest-xdist workers (``--dist worksteal``, pyproject's addopts) they start
   at once and the workers share the rest and finish together, instead of one worker starting a
-  long wait at the end. The unit tests (``tests/unit``: thousands, mostly milliseconds) come
-  last, after the e2e tests and the examples' (seconds each: the tutorial's shell blocks, the
-  heartbeat's hour): a worker that runs out of work steals the second half of the other's
-  queue, so the last tests of the run are the list's last, and short ones end together.
+  long wait at the end. The other modules follow by their last measured time, longest first
+  (:mod:`tests.support.run_order`, pytest's cache): a worker that runs out of work steals the
+  second half of the other's queue, so the last tests of the run are the list's last, and
+  short ones end together. Before any measurement the unit tests (``tests/unit``: thousands,
+  mostly milliseconds) come last, after the e2e tests and the examples'.
 * On pytest-xdist workers, each writes its share of the bytecode caches that are missing
   before collecting (:mod:`tests.support.warm_pycache`): a fresh checkout's ~500 modules are
   compiled once between the workers instead of once by each.
@@ -29,6 +30,7 @@ import pytest
 
 from kube_runtime.envtest.plugin import backend_of
 from tests.real_skips import reason_for
+from tests.support.run_order import RunOrder
 from tests.support.warm_pycache import warm
 
 os.environ.setdefault("KUBE_CACHE_MUTATION_DETECTOR", "true")
@@ -45,8 +47,14 @@ def _root_logger_restored() -> Iterator[None]:
     root.setLevel(level)
 
 
-def _run_order(item: pytest.Item) -> tuple[bool, bool]:
-    return item.get_closest_marker("slow") is None, item.nodeid.startswith("tests/unit/")
+def _unit(item: pytest.Item) -> bool:
+    return item.nodeid.startswith("tests/unit/")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(
+        RunOrder(config, backend_of(config), static=_unit), "kube_runtime_run_order"
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -55,8 +63,10 @@ def pytest_collection(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # stable: slow first, unit tests last, collection order otherwise
-    items.sort(key=_run_order)
+    # stable: slow first, then the longest modules (unit tests last before measurements)
+    order = config.pluginmanager.get_plugin("kube_runtime_run_order")
+    if isinstance(order, RunOrder):
+        order.sort(items)
     if backend_of(config) != "real":
         return
     for item in items:
