@@ -305,49 +305,61 @@ def node_port(request: pytest.FixtureRequest) -> int:
     return 30123 + sum(map(ord, request.node.name)) % 2000
 
 
-def _header_and_row(table: str, name: str) -> tuple[list[str], str]:
-    lines = [line for line in table.splitlines() if line.strip()]
-    row = next(line for line in lines[1:] if line.split()[0] == name)
-    return lines[0].split(), row
+def _tables(out: str) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """The tables of a ``kubectl get`` of several kinds, by the kind prefix of their names
+    (``deployment.apps/wd`` -> ``deployment.apps``): the header's words and the rows by name."""
+    tables: dict[str, tuple[list[str], dict[str, str]]] = {}
+    for block in out.strip().split("\n\n"):
+        header, *rows = [line for line in block.splitlines() if line.strip()]
+        named = {row.split()[0]: row for row in rows}
+        kind = next(iter(named)).split("/")[0]
+        tables[kind] = header.split(), {n.split("/", 1)[1]: r for n, r in named.items()}
+    return tables
 
 
 def test_get_and_get_wide_print_the_server_columns(kubectl: Any, node_port: int) -> None:
     """``kubectl get`` prints the server's priority-0 columns, ``-o wide`` the priority-1
-    ones too (Containers/Images/Selector, Selector, VolumeMode, Nominated Node...)."""
+    ones too (Containers/Images/Selector, Selector, VolumeMode, Nominated Node...). One
+    ``get`` of several kinds prints one table per kind, each with the kind's columns."""
     kubectl("apply", "-f", "-", stdin=WIDE_MANIFEST.replace("30123", str(node_port)))
     kubectl("run", "wp", "--image=nginx:1", "--restart=Never")
+    kubectl("create", "configmap", "wcm", "--from-literal=a=1", "--from-literal=b=2")
 
-    header, row = _header_and_row(kubectl("get", "deployments"), "wd")
+    tables = _tables(kubectl("get", "deployments,pvc,pods"))
+    header, rows = tables["deployment.apps"]
     assert header == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
-    assert row.split()[1:4] == ["0/0", "0", "0"]
-    header, row = _header_and_row(kubectl("get", "deployments", "-o", "wide"), "wd")
+    assert rows["wd"].split()[1:4] == ["0/0", "0", "0"]
+    header, rows = tables["persistentvolumeclaim"]
+    assert "VOLUMEMODE" not in header and header[:4] == ["NAME", "STATUS", "VOLUME", "CAPACITY"]
+    assert "wc" in rows
+    header, rows = tables["pod"]
+    assert header == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"] and "wp" in rows
+
+    tables = _tables(kubectl("get", "deployments,services,pvc,pods,configmaps", "-o", "wide"))
+    header, rows = tables["deployment.apps"]
     assert header == [
         "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"
     ]  # fmt: skip
-    assert row.split()[-3:] == ["web,side", "nginx:1,busybox:1", "app=wd"]
+    assert rows["wd"].split()[-3:] == ["web,side", "nginx:1,busybox:1", "app=wd"]
 
-    header, row = _header_and_row(kubectl("get", "services", "-o", "wide"), "ws")
+    header, rows = tables["service"]
     assert header == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR"]
-    assert row.split()[1] == "NodePort" and row.split()[3:5] == ["<none>", f"80:{node_port}/TCP"]
-    assert row.split()[-1] == "app=wd"
+    row = rows["ws"].split()
+    assert row[1] == "NodePort" and row[3:5] == ["<none>", f"80:{node_port}/TCP"]
+    assert row[-1] == "app=wd"
 
-    header, row = _header_and_row(kubectl("get", "pvc"), "wc")
-    assert "VOLUMEMODE" not in header and header[:4] == ["NAME", "STATUS", "VOLUME", "CAPACITY"]
-    header, row = _header_and_row(kubectl("get", "pvc", "-o", "wide"), "wc")
-    assert header[-1] == "VOLUMEMODE" and row.split()[-1] == "Block"
+    header, rows = tables["persistentvolumeclaim"]
+    assert header[-1] == "VOLUMEMODE" and rows["wc"].split()[-1] == "Block"
 
-    header, row = _header_and_row(kubectl("get", "pods"), "wp")
-    assert header == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
-    header, row = _header_and_row(kubectl("get", "pods", "-o", "wide"), "wp")
+    header, rows = tables["pod"]
     assert header == [
         "NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED", "NODE",
         "READINESS", "GATES",
     ]  # fmt: skip
-    assert row.split()[-2:] == ["<none>", "<none>"]  # no nominated node, no readiness gates
+    assert rows["wp"].split()[-2:] == ["<none>", "<none>"]  # no nominated node, no gates
 
-    kubectl("create", "configmap", "wcm", "--from-literal=a=1", "--from-literal=b=2")
-    header, row = _header_and_row(kubectl("get", "configmaps", "-o", "wide"), "wcm")
-    assert header == ["NAME", "DATA", "AGE"] and row.split()[1] == "2"
+    header, rows = tables["configmap"]
+    assert header == ["NAME", "DATA", "AGE"] and rows["wcm"].split()[1] == "2"
 
 
 @pytest.mark.needs_k8s("1.26", "aggregated discovery (apidiscovery.k8s.io) is served from 1.26")
