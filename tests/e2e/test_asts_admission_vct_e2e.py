@@ -7,7 +7,9 @@ Each scenario (Kruise's ``validateExpandVCT``): a set of 3 replicas with one cla
 per StorageClass (1Gi, ``volumeClaimUpdateStrategy: OnPodRollingUpdate``, ``ReCreate`` or
 ``InPlaceIfPossible``), created and ready; then the update (a new image and/or the first
 templates at 2Gi) must fail, refused by the webhook with Kruise's message, and nothing
-changes. One expandable scenario checks that the webhook lets such an update through.
+changes. Since nothing changes, the scenarios that create the same set (policy and classes)
+share one: 6 tests replay Kruise's 16 scenarios, each checked as if it had a set of its own.
+One expandable scenario checks that the webhook lets such an update through.
 
 The webhook is this project's own handler (``StatefulSetValidator`` reading StorageClasses
 with the test's client) served over HTTPS by a :class:`kube_runtime.webhook.Server` and
@@ -131,31 +133,43 @@ SCENARIOS = [
     )
 ]  # fmt: skip
 
+# The scenarios by the set they create (policy, classes): a refused update changes nothing
+# (each scenario checks that), so the scenarios of one set run one after another on one
+# created and ready set, as if each had created its own: 6 sets for Kruise's 16 scenarios.
+SETS: dict[tuple[str, tuple[str, ...]], list[tuple[str, int, bool]]] = {}
+for _name, _policy, _classes, _resized, _image in SCENARIOS:
+    SETS.setdefault((_policy, _classes), []).append((_name, _resized, _image))
+
 
 @pytest.mark.usefixtures("manager")
 @pytest.mark.parametrize(
-    ("policy", "sc_kinds", "resized", "image"),
-    [s[1:] for s in SCENARIOS],
-    ids=[s[0] for s in SCENARIOS],
+    ("policy", "sc_kinds", "scenarios"),
+    [(policy, kinds, scenarios) for (policy, kinds), scenarios in SETS.items()],
+    ids=[f"{policy}-{'+'.join(kinds)}" for policy, kinds in SETS],
 )
 def test_cannot_expand_update_is_refused(
-    client, namespace, wait_for, classes, sts_hooks, policy, sc_kinds, resized, image
+    client, namespace, wait_for, classes, sts_hooks, policy, sc_kinds, scenarios
 ):
+    """Each of Kruise's scenarios on this set (named in a failure's message): the update is
+    refused with Kruise's message, and the set's generation and templates are unchanged."""
     allow, disallow = classes
     by_kind = {"can": allow, "cannot": disallow}
     with installed(client, sts_hooks, namespace):
         client.create(_expandable_set(namespace, policy, [by_kind[c] for c in sc_kinds]))
         created = wait_for(converged(client, namespace, names(3)), TIMEOUT)
-        with pytest.raises(ApiError) as refused:
-            _update(client, namespace, image, resized)
-    assert refused.value.code == 422, refused.value
-    assert (
-        "spec.volumeClaimTemplates[data0].spec.resources.requests.storage: Forbidden: "
-        f"storage class {disallow} does not support volume expansion"
-    ) in str(refused.value.message)
-    after = get_set(client, namespace)
-    assert after["metadata"]["generation"] == created["metadata"]["generation"]
-    assert after["spec"]["volumeClaimTemplates"] == created["spec"]["volumeClaimTemplates"]
+        for scenario, resized, image in scenarios:
+            with pytest.raises(ApiError) as refused:
+                _update(client, namespace, image, resized)
+            assert refused.value.code == 422, (scenario, refused.value)
+            assert (
+                "spec.volumeClaimTemplates[data0].spec.resources.requests.storage: Forbidden: "
+                f"storage class {disallow} does not support volume expansion"
+            ) in str(refused.value.message), scenario
+            after = get_set(client, namespace)
+            assert after["metadata"]["generation"] == created["metadata"]["generation"], scenario
+            assert (
+                after["spec"]["volumeClaimTemplates"] == created["spec"]["volumeClaimTemplates"]
+            ), scenario
 
 
 @pytest.mark.usefixtures("manager")
