@@ -12,6 +12,7 @@ themselves stay public API (for code that holds an error it did not catch).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +26,8 @@ CHECKED = ("kube_runtime", "controllers", "codegen", "examples")
 #: The predicates of kube_runtime.client.errors: ``is_not_found``, ``is_conflict``, ...
 PREDICATES = frozenset(name for name in errors.__all__ if name.startswith("is_"))
 _BROAD = frozenset({"Exception", "BaseException"})
+#: A predicate's name as a word: a source without one cannot call one (not worth parsing).
+_NAMES_A_PREDICATE = re.compile(r"\b(?:" + "|".join(sorted(PREDICATES)) + r")\b")
 
 
 def _is_broad(handler: ast.ExceptHandler) -> bool:
@@ -56,6 +59,12 @@ def go_style_catches(source: str) -> Iterator[tuple[int, str]]:
             if name in PREDICATES and isinstance(first, ast.Name) and first.id == node.name:
                 yield node.lineno, name
                 break
+
+
+def may_catch_go_style(source: str) -> bool:
+    """False when ``source`` names no predicate, so :func:`go_style_catches` finds nothing
+    in it (parsing all ~250 files took ~1 s of CPU; ~5 name a predicate)."""
+    return _NAMES_A_PREDICATE.search(source) is not None
 
 
 def _sources() -> Iterator[Path]:
@@ -94,6 +103,8 @@ def test_the_predicates_are_known() -> None:
 )
 def test_the_check_finds_go_style_catches(source: str, expected: list[tuple[int, str]]) -> None:
     assert list(go_style_catches(source)) == expected
+    if expected:  # the pre-filter of test_no_go_style_catches keeps every such source
+        assert may_catch_go_style(source)
 
 
 def test_no_go_style_catches() -> None:
@@ -101,6 +112,7 @@ def test_no_go_style_catches() -> None:
         f"{path.relative_to(ROOT)}:{line}: except Exception, then {predicate}(); "
         "catch the error type instead (except NotFound: ...)"
         for path in _sources()
-        for line, predicate in go_style_catches(path.read_text(encoding="utf-8"))
+        if may_catch_go_style(text := path.read_text(encoding="utf-8"))
+        for line, predicate in go_style_catches(text)
     ]
     assert not found, "\n".join(found)
