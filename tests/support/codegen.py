@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import yaml
 from pydantic import BaseModel
 
 from codegen import CrdError, from_file
@@ -43,6 +44,17 @@ def repository_crds() -> list[Path]:
                 continue
             found.append(path)
     return found
+
+
+#: PyYAML's safe loader on libyaml's parser when PyYAML was built with it: the same
+#: documents as ``yaml.SafeLoader`` (the same constructor and resolver), ~10x faster on the
+#: big CRDs (the pure-Python parser took ~2 s for the HTTPRoute CRD's documents).
+SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def safe_load_all(text: str) -> list[Any]:
+    """The documents of ``text``, as ``list(yaml.safe_load_all(text))`` gives them."""
+    return list(yaml.load_all(text, Loader=SAFE_LOADER))
 
 
 def load_module(text: str, directory: Path, stem: str = "generated") -> ModuleType:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from codegen import from_file, from_text, generate
 from codegen.crdgen import main as crd_main
@@ -25,6 +24,7 @@ from tests.support.codegen import (
     assert_same_schema,
     load_module,
     repository_crds,
+    safe_load_all,
 )
 
 SETTINGS_CRD = """
@@ -165,7 +165,7 @@ def test_crd_generate_on_a_generated_module_gives_back_the_crd(
     (tmp_path / f"{module}.py").write_text(generate([source]))
     monkeypatch.syspath_prepend(str(tmp_path))
     assert crd_main(["generate", module]) == 0
-    (back,) = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
+    (back,) = [d for d in safe_load_all(capsys.readouterr().out) if d]
     original.setdefault("metadata", {})
     assert back["metadata"]["name"] == original["metadata"]["name"]
     want, got = _with_server_defaults(original), _with_server_defaults(back)

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from pydantic import ValidationError
 
 from codegen.crdgen import object_schema
 from kube_runtime.models import Condition
+from tests.support.codegen import safe_load_all
 
 HTTPROUTE = (
     Path(__file__).resolve().parents[2] / "crds" / "gateway.networking.k8s.io_httproutes.yaml"
@@ -29,7 +29,7 @@ def _without_descriptions(node: Any) -> Any:
 
 def controller_gen_condition() -> dict[str, Any]:
     """``status.parents[].conditions[]`` of HTTPRoute v1: controller-gen's metav1.Condition."""
-    crd = yaml.safe_load(HTTPROUTE.read_text())
+    (crd,) = safe_load_all(HTTPROUTE.read_text())
     [version] = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
     parents = version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["parents"]
     item: dict[str, Any] = parents["items"]["properties"]["conditions"]["items"]
