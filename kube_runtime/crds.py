@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import yaml
 
 from kube_runtime import clock
@@ -136,6 +137,31 @@ def server_version(client: Any) -> tuple[int, int] | None:
     return major, minor
 
 
+_MANIFESTS: dict[tuple[str, int, int], bytes] = {}
+_MANIFESTS_MAX = 64
+
+
+def _manifest_crd(path: Path) -> dict[str, Any]:
+    """The first document of the YAML file ``path``, a fresh object on every call: a file
+    seen before (same path, size and modification time) is not parsed again (a large CRD's
+    YAML takes tens of milliseconds; tests and managers install the same files often)."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    encoded = _MANIFESTS.get(key)
+    if encoded is not None:
+        crd: dict[str, Any] = orjson.loads(encoded)
+        return crd
+    crd = next(d for d in yaml.load_all(path.read_text(), Loader=_YAML_LOADER) if d)
+    try:
+        encoded = orjson.dumps(crd)
+    except TypeError:  # a value JSON cannot hold (a YAML timestamp): not remembered
+        return crd
+    if len(_MANIFESTS) >= _MANIFESTS_MAX:
+        _MANIFESTS.clear()
+    _MANIFESTS[key] = encoded
+    return crd
+
+
 def install_crd(client: Client, manifest: Path | dict[str, Any], *, timeout: float = 30.0) -> str:
     """Create the CRD in ``manifest`` (a YAML file's first document, or the object) unless one
     of that name exists, then wait until it is Established; returns its name.
@@ -155,7 +181,7 @@ def install_crd(client: Client, manifest: Path | dict[str, Any], *, timeout: flo
     seconds on a simulated clock).
     """
     if isinstance(manifest, Path):
-        crd = next(d for d in yaml.load_all(manifest.read_text(), Loader=_YAML_LOADER) if d)
+        crd = _manifest_crd(manifest)
     else:
         crd = manifest
     name = str(crd["metadata"]["name"])

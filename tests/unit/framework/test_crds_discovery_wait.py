@@ -4,6 +4,7 @@ between missed the kind (``NoKindMatchError`` right after ``install_crd`` on 1.2
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,3 +72,25 @@ def test_install_crd_waits_on_the_current_clock() -> None:
         crds.install_crd(server, CRD, timeout=30)  # type: ignore[arg-type]
     assert 30 <= sim.monotonic() < 31
     assert len(server.asked) >= 30 / 0.05
+
+
+def test_a_manifest_file_is_parsed_once_and_each_caller_gets_its_own_object(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "crd.yaml"
+    path.write_text(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+        "metadata: {name: widgets.example.com}\nspec: {group: example.com}\n"
+    )
+    first = crds._manifest_crd(path)
+    first["spec"]["group"] = "changed.example.com"  # a caller's edit stays its own
+    second = crds._manifest_crd(path)
+    assert second["spec"]["group"] == "example.com" and second is not first
+    parsed = crds.yaml.load_all
+    try:
+        crds.yaml.load_all = None  # type: ignore[assignment]  # a parse now would fail
+        assert crds._manifest_crd(path)["metadata"]["name"] == "widgets.example.com"
+    finally:
+        crds.yaml.load_all = parsed
+    path.write_text(path.read_text().replace("example.com}", "example.org}") + "\n")
+    assert crds._manifest_crd(path)["spec"]["group"] == "example.org"  # changed: read again
