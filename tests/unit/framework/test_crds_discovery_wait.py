@@ -86,11 +86,8 @@ def test_a_manifest_file_is_parsed_once_and_each_caller_gets_its_own_object(
     first["spec"]["group"] = "changed.example.com"  # a caller's edit stays its own
     second = crds._manifest_crd(path)
     assert second["spec"]["group"] == "example.com" and second is not first
-    parsed = crds.yaml.load_all
-    try:
-        crds.yaml.load_all = None  # type: ignore[assignment]  # a parse now would fail
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(crds, "yaml", None)  # a parse now would fail
         assert crds._manifest_crd(path)["metadata"]["name"] == "widgets.example.com"
-    finally:
-        crds.yaml.load_all = parsed
     path.write_text(path.read_text().replace("example.com}", "example.org}") + "\n")
     assert crds._manifest_crd(path)["spec"]["group"] == "example.org"  # changed: read again
