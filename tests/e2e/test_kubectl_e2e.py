@@ -219,7 +219,7 @@ def test_get_watch_streams_changes(
         proc.wait(5)
 
 
-def test_crd_and_custom_resources(kubectl: Any, namespace: str) -> None:
+def test_crd_and_custom_resources(kubectl: Any, api_client: Any, namespace: str) -> None:
     group = f"{namespace}.example.com"
     crd = f"""
 apiVersion: apiextensions.k8s.io/v1
@@ -260,10 +260,10 @@ spec:
     assert "created" in kubectl("apply", "-f", "-", stdin=widget)
     table = kubectl("get", f"widgets.{group}")
     assert "REPLICAS" in table.splitlines()[0] and "w1" in table
-    kubectl("scale", f"widgets.{group}/w1", "--replicas=4")
-    assert (
-        json.loads(kubectl("get", f"widgets.{group}", "w1", "-o", "json"))["spec"]["replicas"] == 4
-    )
+    kubectl("scale", f"widgets.{group}/w1", "--replicas=4")  # through the scale subresource
+    custom = client.CustomObjectsApi(api_client)  # (kubectl get -o json: the apply test)
+    w1 = custom.get_namespaced_custom_object(group, "v1", namespace, "widgets", "w1")
+    assert w1["spec"]["replicas"] == 4
     kubectl("delete", f"crd/widgets.{group}")
 
 
