@@ -8,7 +8,6 @@ everything), forked from one that has loaded only third-party packages (``fresh_
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -158,7 +157,9 @@ def test_import_linter_contracts_are_kept() -> None:
     assert framework and all("ignore_imports" not in c for c in framework)
 
 
-def test_the_pytest_plugin_is_inert_until_a_fixture_is_used(tmp_path: Path) -> None:
+def test_the_pytest_plugin_is_inert_until_a_fixture_is_used(
+    tmp_path: Path, fresh_python: FreshPython
+) -> None:
     (tmp_path / "test_plain.py").write_text(
         textwrap.dedent(
             """
@@ -171,14 +172,17 @@ def test_the_pytest_plugin_is_inert_until_a_fixture_is_used(tmp_path: Path) -> N
             """
         )
     )
-    env = {k: v for k, v in os.environ.items() if k != "KUBE_CACHE_MUTATION_DETECTOR"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        capture_output=True,
-        text=True,
+    # A pytest of its own (the plugin found by its entry point), in a fresh interpreter.
+    done = fresh_python.run(
+        textwrap.dedent(
+            f"""
+            import os, sys
+            os.environ.pop("KUBE_CACHE_MUTATION_DETECTOR", None)
+            import pytest
+            sys.exit(int(pytest.main(["-q", "-p", "no:cacheprovider", {str(tmp_path)!r}])))
+            """
+        ),
         cwd=tmp_path,
-        env=env,
-        timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
