@@ -39,6 +39,10 @@ class Sizers:
             retries=False,
             timeout=30,
         )
+        if not response.headers.get("Content-Type", "").startswith("application/json"):
+            # kube-apiserver answers a path it does not serve yet (a CRD not yet
+            # established) with a plain-text "404 page not found".
+            return response.status, response.data.decode()
         return response.status, json.loads(response.data)
 
     def new(self, name: str, size: Any) -> dict[str, Any]:
