@@ -17,6 +17,7 @@ import pytest
 
 from controllers.statefulset import setup
 from kube_runtime import Manager, kinds
+from kube_runtime.cache.store import object_key
 from kube_runtime.envtest.managers import running
 from kube_runtime.workloads.pods import is_ready
 from tests.e2e import test_statefulset_e2e as basic
@@ -595,19 +596,28 @@ class CountingApi:
         return getattr(self._inner, name)
 
 
-def slow_down(informer: Any, seconds: float) -> None:
-    """Make ``informer`` take ``seconds`` of real time over every watch event (a lagging
-    cache). Real time, like the server's injected latency: the lag is the machine's, not a
-    timer's (under simulation the event is still held while the informer takes it in, so a
-    virtual sleep there could never end)."""
-    for hook in ("_on_upsert", "_on_delete"):
-        original: Callable[[dict], None] = getattr(informer, hook)
+def slow_down(informer: Any, seconds: float, first_sight: float) -> None:
+    """Make ``informer`` take ``seconds`` of real time over every watch event, and
+    ``first_sight`` over the first event of an object it does not hold yet (a lagging cache).
+    Real time, like the server's injected latency: the lag is the machine's, not a timer's
+    (under simulation the event is still held while the informer takes it in, so a virtual
+    sleep there could never end). A ``first_sight`` longer than the create latency keeps a new
+    pod out of the cache after its create returned, for a sync that runs then to see it
+    missing."""
+    upsert: Callable[[dict], None] = informer._on_upsert
+    delete: Callable[[dict], None] = informer._on_delete
 
-        def slow(obj: dict, original: Callable[[dict], None] = original) -> None:
-            time.sleep(seconds)
-            original(obj)
+    def slow_upsert(obj: dict) -> None:
+        known = informer.indexer.get(object_key(obj)) is not None
+        time.sleep(seconds if known else first_sight)
+        upsert(obj)
 
-        setattr(informer, hook, slow)
+    def slow_delete(obj: dict) -> None:
+        time.sleep(seconds)
+        delete(obj)
+
+    informer._on_upsert = slow_upsert
+    informer._on_delete = slow_delete
 
 
 @pytest.mark.parametrize("policy", ["Parallel", "OrderedReady"])
@@ -623,7 +633,7 @@ def test_lagging_cache_never_creates_or_deletes_twice(
     )
     counting = CountingApi(m.api_reader)
     m.api_reader = counting
-    slow_down(m.cache.informer_for(kinds.Pod), 0.03)
+    slow_down(m.cache.informer_for(kinds.Pod), 0.03, first_sight=0.15)
     kubelet.settings.grace_scale = 0.01  # deleted pods linger terminating for 0.3 s
     setup(m, name=f"statefulset-{namespace}", max_concurrent_reconciles=2)
     log = PodLog(client, namespace)  # before the drops: watches opened later get cut
