@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import os
 import random
 import sys
 import threading
@@ -59,7 +60,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 __all__ = [
     "REAL",
@@ -661,13 +662,27 @@ class SimClock(_VirtualClock):
     that can never end raises :class:`SimDeadlock` in the activating thread.
     ``seed`` shuffles the order of waiters due at the same instant (None: the order they
     began to wait).
+
+    ``cpu`` is the one CPU the simulation runs on while active (Linux): :meth:`activate`
+    restricts the calling thread's CPU affinity to it, every thread started inside inherits
+    that, and the previous affinity is restored on the way out. The participants run one at a
+    time in effect, so a second CPU buys nothing, while handing the GIL to a thread woken on
+    another CPU costs kernel time at every hand-off. ``"auto"`` (the default) takes the CPU
+    the calling thread is on when activated, an int names a CPU, None leaves the affinity
+    alone. Nothing is done where ``os.sched_setaffinity`` is missing, where the thread may run
+    on one CPU only, or where the CPU is not one it may run on.
     """
 
     def __init__(
-        self, start: float = SIM_EPOCH, seed: int | None = None, stall_timeout: float = 60.0
+        self,
+        start: float = SIM_EPOCH,
+        seed: int | None = None,
+        stall_timeout: float = 60.0,
+        cpu: int | Literal["auto"] | None = "auto",
     ) -> None:
         super().__init__(start, seed)
         self.stall_timeout = stall_timeout
+        self.cpu = cpu
         self._participants: dict[threading.Thread, _Participant] = {}
         self._running = 0
         self._held: dict[Hashable, int] = {}
@@ -699,6 +714,7 @@ class SimClock(_VirtualClock):
             self._owner = self._register_locked(me)
             self._active = True
             self._changed = time.monotonic()
+        pinned = _pin_to_cpu(self.cpu)
         watchdog = threading.Thread(target=self._watch, name="simclock-watchdog", daemon=True)
         _ORIGINAL_START(watchdog)  # not a participant: it watches them
         _ACTIVE.append(self)
@@ -713,6 +729,8 @@ class SimClock(_VirtualClock):
                 # Let every remaining participant run free: the test is over.
                 for _, _, waiter in list(self._deadlines):
                     self._wake_locked(waiter, timed_out=True)
+            if pinned is not None:
+                _unpin(*pinned)
 
     def participate(self) -> None:
         """Make the calling thread a participant (threads started by participants already are)."""
@@ -934,6 +952,48 @@ class SimClock(_VirtualClock):
                 stack = traceback.format_stack(frame)[-6:]
                 lines.extend(line.rstrip() for line in stack)
         return "\n".join(lines)
+
+
+# --- one CPU for a simulation ------------------------------------------------------------------
+
+
+def _running_cpu() -> int | None:
+    """The CPU the calling thread runs on now (field 39 of ``/proc/thread-self/stat``)."""
+    try:
+        with open("/proc/thread-self/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rindex(b")") + 2 :].split()[36])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _pin_to_cpu(cpu: int | str | None) -> tuple[set[int], set[int]] | None:
+    """Restrict the calling thread to ``cpu`` (see :class:`SimClock`): the affinity it had and
+    the threads alive before, or None if nothing was changed."""
+    if cpu is None or not hasattr(os, "sched_setaffinity"):
+        return None
+    allowed = os.sched_getaffinity(0)
+    if len(allowed) < 2:
+        return None
+    chosen = _running_cpu() if cpu == "auto" else cpu
+    if chosen not in allowed:
+        chosen = min(allowed) if cpu == "auto" else None
+    if not isinstance(chosen, int):
+        return None
+    before = {t.native_id for t in threading.enumerate() if t.native_id is not None}
+    os.sched_setaffinity(0, {chosen})
+    return allowed, before
+
+
+def _unpin(allowed: set[int], before: set[int]) -> None:
+    """Give the calling thread, and threads started while it was pinned that still run (they
+    inherited its affinity), the affinity ``allowed`` back."""
+    os.sched_setaffinity(0, allowed)
+    for thread in threading.enumerate():
+        tid = thread.native_id
+        if tid is not None and tid not in before:
+            with contextlib.suppress(OSError):  # it may have just ended
+                os.sched_setaffinity(tid, allowed)
 
 
 # --- participants are inherited: threads started by a participant join its clock ---------------

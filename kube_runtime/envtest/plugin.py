@@ -31,7 +31,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
@@ -101,8 +101,9 @@ def backend_of(config: pytest.Config) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "simtime(seed=None, stall_timeout=60): run the test on a simulated clock (the sim_clock "
-        "fixture first); real time on the real backend",
+        "simtime(seed=None, stall_timeout=60, cpu='auto'): run the test on a simulated clock "
+        "(the sim_clock fixture first) pinned to one CPU (cpu=None: not pinned); real time on "
+        "the real backend",
     )
     config.addinivalue_line(
         "markers",
@@ -453,20 +454,39 @@ def _sim_settings(request: pytest.FixtureRequest) -> tuple[int | None, float]:
     return seed, float(kwargs.get("stall_timeout", 60.0))
 
 
+def _sim_cpu() -> int | Literal["auto"]:
+    """The CPU a simulation of this process runs on: under pytest-xdist, worker ``gwN`` takes
+    the N-th of the CPUs it may run on (modulo their number), so that two workers' simulations
+    do not share one; otherwise ``"auto"`` (the CPU the test's thread is on)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.startswith("gw") or not worker[2:].isdigit():
+        return "auto"
+    if not hasattr(os, "sched_getaffinity"):
+        return "auto"
+    allowed = sorted(os.sched_getaffinity(0))
+    return allowed[int(worker[2:]) % len(allowed)]
+
+
 @pytest.fixture
 def sim_clock(request: pytest.FixtureRequest) -> Iterator[Clock]:
     """A :class:`~kube_runtime.clock.SimClock` active for the rest of the test (fixtures
     requested after it, the test body and their teardown run on it): virtual time that jumps
     to the next deadline whenever every participant thread is blocked. On the real backend it
     is :data:`~kube_runtime.clock.REAL` and the test runs in real time. A failure's report
-    shows the clock's seed and virtual time (``--sim-seed N`` replays a seed)."""
+    shows the clock's seed and virtual time (``--sim-seed N`` replays a seed). The simulation
+    runs on one CPU (``SimClock``'s ``cpu``; under pytest-xdist worker ``gwN`` takes the N-th
+    allowed CPU; the marker's ``cpu=None`` turns that off)."""
     from kube_runtime import clock
 
     if backend_of(request.config) == "real":
         yield clock.REAL
         return
     seed, stall = _sim_settings(request)
-    sim = clock.SimClock(seed=seed, stall_timeout=stall)
+    marker = request.node.get_closest_marker("simtime")
+    cpu: int | Literal["auto"] | None = "auto"
+    if marker is not None:
+        cpu = marker.kwargs.get("cpu", "auto")
+    sim = clock.SimClock(seed=seed, stall_timeout=stall, cpu=_sim_cpu() if cpu == "auto" else cpu)
     request.node.stash[_SIM_KEY] = sim
     with sim.activate():
         yield sim
