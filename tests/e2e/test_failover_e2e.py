@@ -1,8 +1,11 @@
 """Failover of `kube-runtime run statefulset --leader-elect` replicas, measured and fenced.
 
 Replicas run as real processes against the test cluster (both backends), with short lease
-timings from the command line: a leader and two followers, started together so that their
-start-ups (seconds of imports each) overlap instead of adding up. A crashed leader (SIGKILL) is replaced within the lease
+timings from the command line: a leader and two followers, each forked from one interpreter
+that imported the command's modules once (``tests.support.fork_server``: a replica starts in
+milliseconds instead of ~0.7 s of CPU importing, the test's replicas no longer compete for
+the cores with their imports); each runs the command as ``python -m kube_runtime.cli`` does,
+as a process of its own. A crashed leader (SIGKILL) is replaced within the lease
 duration plus one retry; a stopped one (SIGTERM) releases the Lease and the follower, which
 watches it, takes over in well under half a second; a leader paused (SIGSTOP) past its lease
 and resumed after the other took over sends no write at all (fencing) and exits: 20 trials on
@@ -17,8 +20,6 @@ import datetime as dt
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ import pytest
 
 from kube_runtime import kinds
 from kube_runtime.client import Client, NotFound
+from tests.support.fork_server import ForkServer
 
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.3
 # The fencing proof asks for at least 20 pause/resume trials: CI runs 20 on kube-apiserver
@@ -51,29 +53,34 @@ REQUEST = re.compile(
 )
 
 
-#: ``kube-runtime ARGS`` whose interpreter imports what ``run statefulset`` imports, then waits
-#: for a line on stdin before running the command line as ``python -m kube_runtime.cli`` does.
-_HELD = (
-    "import sys\n"
-    "import controllers.statefulset, kube_runtime.leaderelection, kube_runtime.manager\n"
-    "from kube_runtime.cli import main\n"
-    "sys.stdin.readline()\n"
-    "sys.exit(main())\n"
+#: What ``kube-runtime run statefulset`` imports: the fork server's preload.
+PRELOAD = (
+    "controllers.statefulset",
+    "kube_runtime.leaderelection",
+    "kube_runtime.manager",
+    "kube_runtime.cli",
 )
 
 
+@pytest.fixture(scope="module")
+def fork_server() -> Iterator[ForkServer]:
+    """One interpreter that imports :data:`PRELOAD` (while the cluster and the first test
+    start) and forks the replicas: a replica starts in milliseconds, not seconds of imports."""
+    env = dict(os.environ)
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    with ForkServer(PRELOAD, env=env) as server:
+        yield server
+
+
 class Replica:
-    """One `kube-runtime run statefulset --leader-elect` process and its log. ``held``: the
-    process imports, then waits for :meth:`go` to run the command (its start-up overlaps
-    other work without its campaign starting)."""
+    """One `kube-runtime run statefulset --leader-elect` process (forked from ``server``, its
+    imports done) and its log."""
 
     def __init__(
-        self, kubeconfig: Path, namespace: str, lease: str, log: Path, *, held: bool = False
+        self, server: ForkServer, kubeconfig: Path, namespace: str, lease: str, log: Path
     ) -> None:
         self.log = log
-        argv = [
-            sys.executable,
-            *(("-c", _HELD) if held else ("-m", "kube_runtime.cli")),
+        args = [
             "-v",
             "run",
             "statefulset",
@@ -90,20 +97,8 @@ class Replica:
         ]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop("KUBERNETES_SERVICE_HOST", None)
-        with log.open("wb") as stderr:  # the child has its own copy
-            self.proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE if held else subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
-                env=env,
-            )
-
-    def go(self) -> None:
-        """Run a held replica's command."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b"\n")
-        self.proc.stdin.close()
+        log.write_bytes(b"")
+        self.proc = server.popen("kube_runtime.cli", args, stderr=log, env=env)
 
     def identity(self) -> str | None:
         found = ACQUIRED.search(self.log.read_text(errors="replace"))
@@ -127,21 +122,19 @@ class Replica:
             self.proc.send_signal(signal.SIGCONT)
             self.proc.kill()
         self.proc.wait(10)
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
 
 
 @pytest.fixture
 def replicas(
-    kubeconfig: Path, namespace: str, tmp_path: Path
+    fork_server: ForkServer, kubeconfig: Path, namespace: str, tmp_path: Path
 ) -> Iterator[tuple[list[Replica], Any]]:
     lease = f"failover-{uuid.uuid4().hex[:6]}"
     started: list[Replica] = []
 
-    def start(in_namespace: str = namespace, lease: str = lease, held: bool = False) -> Replica:
+    def start(in_namespace: str = namespace, lease: str = lease) -> Replica:
         """A replica for ``lease`` in ``in_namespace`` (the test's Lease and namespace)."""
         log = tmp_path / f"replica-{len(started)}.log"
-        replica = Replica(kubeconfig, in_namespace, lease, log, held=held)
+        replica = Replica(fork_server, kubeconfig, in_namespace, lease, log)
         started.append(replica)
         return replica
 
@@ -221,13 +214,9 @@ def test_a_crashed_leader_is_replaced_within_the_lease_and_a_stopped_one_at_once
 ) -> None:
     started, start = replicas
     first = start()
-    # Both followers at once, importing while the first starts (seconds of imports each),
-    # held until it leads.
-    followers = [start(held=True), start(held=True)]
     leader = _leader(started, client, namespace, wait_for)
     assert leader is first
-    for follower in followers:
-        follower.go()
+    followers = [start(), start()]
     for follower in followers:
         wait_for(lambda f=follower: _ready(f), 30, message="follower")
     name = _lease_name(started)
@@ -317,7 +306,7 @@ def test_a_leader_resumed_after_losing_its_lease_writes_nothing(
     ]
     # A leader and, for more than one trial, two followers: one takes over in a trial, the
     # other is the next trial's, and the one started to replace the new leader gets a trial's
-    # time to start up (seconds of imports). All chains' replicas start together.
+    # time to start campaigning. All chains' replicas start together.
     for chain in chains:
         chain.followers = [
             start(chain.namespace, chain.lease) for _ in range(1 + min(2, len(chain.trials)))
