@@ -4,13 +4,16 @@ container's ``imageID``, so OpenKruise's CloneSet scenario "in-place update imag
 imageID" (``test/e2e/apps/v1alpha1/cloneset.go``: in Kruise's registry ``nginx:alpine`` and
 ``nginx:mainline-alpine`` are one image) can be set up from the command line.
 
-The cluster runs as a child process (the command's own code path), on the real clock whatever
-the backend: ``minReadySeconds`` is 3 instead of Kruise's 10, as in the real-time runs of
-``test_cloneset_kruise_e2e``.
+Two tests: the command itself runs as a child process (its own code path: flags, digests file,
+cluster) and its kubelet reports the declared imageIDs; Kruise's scenario runs on the digests
+the same flags declare (the command's own parsing, ``kube_runtime.envtest.kubelet.images``), on
+a simulated clock with Kruise's own ``minReadySeconds`` of 10 on the embedded backend (a cluster
+of the test's own, ``docs/simtime.md``), 3 s in real time on kube-apiserver.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -22,8 +25,9 @@ import pytest
 from controllers.cloneset import install_crd, setup
 from kube_runtime import kinds
 from kube_runtime.client import Client
+from kube_runtime.envtest.kubelet import images
 from kube_runtime.envtest.waiting import wait_for as wait_until
-from tests.e2e._fixtures import running_manager
+from tests.e2e._fixtures import SIMULATED, running_manager
 from tests.e2e.test_cloneset_e2e import make_cs, pods
 from tests.e2e.test_cloneset_kruise_e2e import (
     AVAILABLE,
@@ -36,23 +40,27 @@ from tests.e2e.test_cloneset_kruise_e2e import (
 )
 
 DIGEST = "sha256:" + "4f" * 32  # one image, two tags
-MIN_READY = 3
-NS = "digests"
+MIN_READY = 10 if SIMULATED else 3  # Kruise's 10; in real time (kube-apiserver) 3
+
+
+def _digest_flags(directory: Path) -> list[str]:
+    """``nginx:alpine``'s digest given with ``--image-digest``, ``nginx:mainline-alpine``'s
+    (the same) in a YAML file given with ``--image-digests``."""
+    digests = directory / "digests.yaml"
+    digests.write_text(f"nginx:mainline-alpine: {DIGEST}\n")
+    return ["--image-digest", f"nginx:alpine={DIGEST}", "--image-digests", str(digests)]
 
 
 @pytest.fixture
 def cli_cluster(tmp_path: Path) -> Iterator[Client]:
-    """``kube-runtime cluster`` as a child process: ``nginx:alpine``'s digest given with
-    ``--image-digest``, ``nginx:mainline-alpine``'s (the same) in a YAML file given with
-    ``--image-digests``; a client of the kubeconfig it writes."""
+    """``kube-runtime cluster`` as a child process with :func:`_digest_flags`; a client of
+    the kubeconfig it writes."""
     kubeconfig = tmp_path / "kubeconfig"
-    digests = tmp_path / "digests.yaml"
-    digests.write_text(f"nginx:mainline-alpine: {DIGEST}\n")
     proc = subprocess.Popen(
         [
             *(sys.executable, "-m", "kube_runtime.cli", "cluster", "--port", "0", "--no-auth"),
             *("--kubeconfig", str(kubeconfig), "--pod-ready-after", "0.1"),
-            *("--image-digest", f"nginx:alpine={DIGEST}", "--image-digests", str(digests)),
+            *_digest_flags(tmp_path),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -66,7 +74,6 @@ def cli_cluster(tmp_path: Path) -> Iterator[Client]:
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
         client = Client.from_kubeconfig(kubeconfig)
         try:
-            client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
             yield client
         finally:
             client.close()
@@ -81,58 +88,87 @@ def cli_cluster(tmp_path: Path) -> Iterator[Client]:
             proc.stderr.close()
 
 
-def test_in_place_update_images_with_the_same_image_id(cli_cluster: Client, wait_for) -> None:
-    """``in-place update images with the same imageID``: nginx:alpine -> nginx:mainline-alpine
-    (one digest, declared from the command line) in place: the same pod, a new container, the
-    same imageID, ``<repository>@<digest>``; the update completes (Kruise accepts the old
-    imageID when the container runs the spec's image). An undeclared image reports a digest
-    of its own."""
+def _image_id(client: Client, name: str) -> str:
+    pod = client.get(kinds.Pod, name, "default")
+    statuses = (pod.get("status") or {}).get("containerStatuses") or [{}]
+    return str(statuses[0].get("imageID") or "")
+
+
+def test_the_declared_digests_are_the_kubelets_image_ids(cli_cluster: Client, wait_for) -> None:
+    """The command's kubelet reports ``docker-pullable://<repository>@<digest>`` for both tags
+    declared (one by ``--image-digest``, one in the ``--image-digests`` file): one imageID; an
+    undeclared image reports a digest of its own."""
     client = cli_cluster
-    client.create(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "undeclared", "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "nginx:1.25"}]},
-        }
-    )
-    install_crd(client)
-    with running_manager(client, NS, lambda m: setup(m, name="cloneset-digests")):
+    names = {"alpine": "nginx:alpine", "mainline": "nginx:mainline-alpine", "other": "nginx:1.25"}
+    for name, image in names.items():
         client.create(
-            make_cs(
-                NS,
-                1,
-                image="nginx:alpine",
-                updateStrategy={"type": "InPlaceIfPossible"},
-                minReadySeconds=MIN_READY,
-                progressDeadlineSeconds=TEN_MINUTES,
-            )
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": image}]},
+            }
         )
-        wait_status(client, NS, wait_for, "replicas", 1, timeout=3)
-        wait_progressing(client, NS, wait_for, UPDATED)
-        wait_status(client, NS, wait_for, "readyReplicas", 1)
-        wait_progressing(client, NS, wait_for, AVAILABLE)
-        (old,) = pods(client, NS).values()
-        old_status = old["status"]["containerStatuses"][0]
-        assert old_status["imageID"] == f"docker-pullable://nginx@{DIGEST}"
+    ids = {name: wait_for(lambda n=name: _image_id(client, n), 10) for name in names}
+    assert ids["alpine"] == ids["mainline"] == f"docker-pullable://nginx@{DIGEST}"
+    assert ids["other"].startswith("docker-pullable://nginx:1.25@sha256:")
+    assert DIGEST not in ids["other"]
 
-        set_image(client, NS, "nginx:mainline-alpine")
-        wait_for(lambda: observed(client, NS), 10)
-        wait_progressing(client, NS, wait_for, UPDATED)
-        wait_status(client, NS, wait_for, "updatedReadyReplicas", 1)
-        (new,) = pods(client, NS).values()
-        new_status = new["status"]["containerStatuses"][0]
-        assert new["metadata"]["uid"] == old["metadata"]["uid"]
-        assert new_status["image"] == "nginx:mainline-alpine"
-        assert new_status["containerID"] != old_status["containerID"]
-        assert new_status["imageID"] == old_status["imageID"]
-        state = json.loads(new["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"])
-        assert state["lastContainerStatuses"] == {"c": {"imageID": old_status["imageID"]}}
-        wait_progressing(client, NS, wait_for, AVAILABLE)
 
-    def undeclared_image_id() -> str:
-        pod = client.get(kinds.Pod, "undeclared", "default")
-        statuses = (pod.get("status") or {}).get("containerStatuses") or [{}]
-        return str(statuses[0].get("imageID") or "")
+@pytest.mark.simtime
+def test_in_place_update_images_with_the_same_image_id(
+    sim_client: Client, sim_namespace: str, sim_cluster, wait_for, tmp_path: Path
+) -> None:
+    """``in-place update images with the same imageID``: nginx:alpine -> nginx:mainline-alpine
+    (one digest, declared by the command's flags) in place: the same pod, a new container, the
+    same imageID, ``<repository>@<digest>``; the update completes (Kruise accepts the old
+    imageID when the container runs the spec's image)."""
+    client, ns = sim_client, sim_namespace
+    kubelet = sim_cluster.kubelet
+    if kubelet is None:
+        pytest.skip("needs the simulated kubelet")
+    parser = argparse.ArgumentParser()
+    images.add_arguments(parser)
+    declared = images.from_arguments(parser, parser.parse_args(_digest_flags(tmp_path)))
+    saved = kubelet.settings.image_digests
+    kubelet.settings.image_digests = declared
+    try:
+        install_crd(client)
+        with running_manager(client, ns, lambda m: setup(m, name=f"cloneset-{ns}")):
+            _replay_kruise_scenario(client, ns, wait_for)
+    finally:
+        kubelet.settings.image_digests = saved
 
-    assert wait_for(undeclared_image_id, 10).startswith("docker-pullable://nginx:1.25@sha256:")
+
+def _replay_kruise_scenario(client: Client, ns: str, wait_for) -> None:
+    client.create(
+        make_cs(
+            ns,
+            1,
+            image="nginx:alpine",
+            updateStrategy={"type": "InPlaceIfPossible"},
+            minReadySeconds=MIN_READY,
+            progressDeadlineSeconds=TEN_MINUTES,
+        )
+    )
+    wait_status(client, ns, wait_for, "replicas", 1, timeout=3)
+    wait_progressing(client, ns, wait_for, UPDATED)
+    wait_status(client, ns, wait_for, "readyReplicas", 1)
+    wait_progressing(client, ns, wait_for, AVAILABLE)
+    (old,) = pods(client, ns).values()
+    old_status = old["status"]["containerStatuses"][0]
+    assert old_status["imageID"] == f"docker-pullable://nginx@{DIGEST}"
+
+    set_image(client, ns, "nginx:mainline-alpine")
+    wait_for(lambda: observed(client, ns), 10)
+    wait_progressing(client, ns, wait_for, UPDATED)
+    wait_status(client, ns, wait_for, "updatedReadyReplicas", 1)
+    (new,) = pods(client, ns).values()
+    new_status = new["status"]["containerStatuses"][0]
+    assert new["metadata"]["uid"] == old["metadata"]["uid"]
+    assert new_status["image"] == "nginx:mainline-alpine"
+    assert new_status["containerID"] != old_status["containerID"]
+    assert new_status["imageID"] == old_status["imageID"]
+    state = json.loads(new["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"])
+    assert state["lastContainerStatuses"] == {"c": {"imageID": old_status["imageID"]}}
+    wait_progressing(client, ns, wait_for, AVAILABLE)
