@@ -24,6 +24,14 @@ interleaved with the current one (both processes import from the tree via ``PYTH
 threads and of the driver's server loop and writer thread (CPU time, ``time.thread_time``)
 for the first round of each case into ``DIR``.
 ``BENCH_WATCH_INGEST_EVENTS`` and ``BENCH_WATCH_INGEST_ROUNDS`` override the suite's sizes.
+
+CPU placement (``BENCH_WATCH_INGEST_PIN``): by default (``1``) the driver process (server
+loop + writer) runs on one CPU and the consumer on another (``os.sched_setaffinity`` in each
+process's main, before it starts threads). A single-process Python server is bound to one core
+by the GIL anyway; left to the scheduler, its two threads are spread over both CPUs and every
+GIL handoff between them costs a cross-CPU wake-up (in this VM, much kernel time), and the
+two processes take each other's CPU. ``0`` leaves both to the scheduler; ``both`` measures
+every case both ways, interleaved (the table's ``code`` column says ``pinned``).
 """
 
 from __future__ import annotations
@@ -48,6 +56,21 @@ BEFORE_ENV = "BENCH_WATCH_INGEST_BEFORE"
 PROFILE_ENV = "BENCH_WATCH_INGEST_PROFILE"
 EVENTS_ENV = "BENCH_WATCH_INGEST_EVENTS"
 ROUNDS_ENV = "BENCH_WATCH_INGEST_ROUNDS"
+PIN_ENV = "BENCH_WATCH_INGEST_PIN"
+
+
+def pin_cpus() -> tuple[int, int] | None:
+    """The CPUs of the driver and of the consumer when pinned (the first two this process
+    may run on), or None when fewer than two are available."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return (cpus[0], cpus[1]) if len(cpus) >= 2 else None
+
+
+def pin_to(cpu: str) -> None:
+    """Pin the calling process's main thread (and the threads it starts later) to ``cpu``
+    (``-``: no pinning)."""
+    if cpu != "-":
+        os.sched_setaffinity(0, {int(cpu)})
 
 
 # --------------------------------------------------------------------------- consumer process
@@ -55,14 +78,15 @@ ROUNDS_ENV = "BENCH_WATCH_INGEST_ROUNDS"
 
 def consumer_main(argv: list[str]) -> None:
     """The controller process: ``argv`` = URL, namespace, resourceVersion, expected events,
-    kind (``informer`` or ``raw``), profile path or ``-``.
+    kind (``informer`` or ``raw``), profile path or ``-``, CPU to pin to or ``-``.
 
     Prints ``ready`` once its watch is open (for the informer: synced), then one JSON line:
     events seen, ``perf_counter`` of the first and last, CPU seconds between them.
     """
     import threading
 
-    url, ns, rv, expected, kind, profile_path = argv
+    url, ns, rv, expected, kind, profile_path, cpu = argv
+    pin_to(cpu)
     n = int(expected)
     done = threading.Event()
     seen = [0, 0.0, 0.0, 0.0]  # count, first_at, last_at, cpu at first
@@ -164,7 +188,8 @@ def consumer_main(argv: list[str]) -> None:
 
 def driver_main(argv: list[str]) -> None:
     """The API server + writer process: ``argv`` = mode (live | burst), consumer kind, events,
-    profile path prefix or ``-``. Prints one JSON line with the measurement."""
+    profile path prefix or ``-``, the driver's and the consumer's CPUs or ``-``. Prints one
+    JSON line with the measurement."""
     import cProfile
     import gc
 
@@ -177,7 +202,8 @@ def driver_main(argv: list[str]) -> None:
         typical_pod,
     )
 
-    mode, kind, events, profile = argv
+    mode, kind, events, profile, driver_cpu, consumer_cpu = argv
+    pin_to(driver_cpu)
     n = int(events)
     gc.collect()
     with bench_cluster(history_size=n + 1_000) as cluster:
@@ -203,6 +229,7 @@ def driver_main(argv: list[str]) -> None:
                 events,
                 kind,
                 f"{profile}-consumer.prof" if profile != "-" else "-",
+                consumer_cpu,
             ],
             stdout=subprocess.PIPE,
             text=True,
@@ -273,11 +300,19 @@ class IngestCase:
         return f"{self.mode}: {who}"
 
 
-def run_case(tree: Path, case: IngestCase, events: int, profile: str) -> dict[str, float]:
-    """One measurement: a driver process importing ``kube_runtime`` from ``tree``."""
+def run_case(
+    tree: Path, case: IngestCase, events: int, profile: str, pin: bool
+) -> dict[str, float]:
+    """One measurement: a driver process importing ``kube_runtime`` from ``tree``; ``pin``:
+    the driver and the consumer each on a CPU of its own (:func:`pin_cpus`)."""
     env = dict(os.environ, PYTHONPATH=str(tree), KUBE_CACHE_MUTATION_DETECTOR="false")
+    cpus = pin_cpus() if pin else None
+    driver_cpu, consumer_cpu = (str(cpus[0]), str(cpus[1])) if cpus else ("-", "-")
     done = subprocess.run(
-        [sys.executable, __file__, "driver", case.mode, case.kind, str(events), profile],
+        [
+            *(sys.executable, __file__, "driver", case.mode, case.kind, str(events)),
+            *(profile, driver_cpu, consumer_cpu),
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -293,6 +328,14 @@ def run_case(tree: Path, case: IngestCase, events: int, profile: str) -> dict[st
     return result
 
 
+def pin_modes() -> list[bool]:
+    """The CPU placements to measure (``BENCH_WATCH_INGEST_PIN``: 1, 0 or both; default 1)."""
+    value = (os.environ.get(PIN_ENV) or "1").lower()
+    if value == "both":
+        return [False, True]
+    return [value not in ("0", "false", "no", "off")]
+
+
 def scenario_watch_ingest(ctx: Context) -> None:
     """Live and burst watch ingest into a controller process, before/after when asked."""
     events = int(os.environ.get(EVENTS_ENV) or ctx.sizes.watch_events)
@@ -301,6 +344,13 @@ def scenario_watch_ingest(ctx: Context) -> None:
     before = os.environ.get(BEFORE_ENV)
     if before:
         trees = {"before": Path(before), "now": ROOT}
+    pins = pin_modes() if pin_cpus() is not None else [False]
+    # The code measured: a tree and a CPU placement ("now", "now pinned", "before" ...).
+    codes = {
+        f"{name}{' pinned' if pin else ''}": (name, tree, pin)
+        for pin in pins
+        for name, tree in trees.items()
+    }
     profile_dir = os.environ.get(PROFILE_ENV)
     cases = [
         IngestCase("live", "raw"),
@@ -311,14 +361,14 @@ def scenario_watch_ingest(ctx: Context) -> None:
     runs: dict[tuple[str, IngestCase], list[dict[str, float]]] = {}
     for r in range(rounds):
         for case in cases:
-            for name, tree in trees.items():
+            for code, (_, tree, pin) in codes.items():
                 profile = "-"
                 if profile_dir and r == 0:
-                    profile = f"{profile_dir}/{name}-{case.mode}-{case.kind}"
-                res = run_case(tree, case, events, profile)
-                runs.setdefault((name, case), []).append(res)
+                    profile = f"{profile_dir}/{code.replace(' ', '-')}-{case.mode}-{case.kind}"
+                res = run_case(tree, case, events, profile, pin)
+                runs.setdefault((code, case), []).append(res)
                 log(
-                    f"watch-ingest: round {r + 1}/{rounds} {name} {case.label}: "
+                    f"watch-ingest: round {r + 1}/{rounds} {code} {case.label}: "
                     f"{res['events_per_s']:,.0f} events/s, writer {res['writes_per_s']:,.0f}/s, "
                     f"consumer {res['consumer_cpu_us']:.1f} us CPU/event, server "
                     f"{res['server_cpu_us']:.1f} (loop {res['loop_cpu_us']:.1f})"
@@ -332,34 +382,34 @@ def scenario_watch_ingest(ctx: Context) -> None:
         "of which server loop | now / before",
     )
 
-    def med(name: str, case: IngestCase, key: str) -> float:
-        return pct([x[key] for x in runs[(name, case)]], 0.5)
+    def med(code: str, case: IngestCase, key: str) -> float:
+        return pct([x[key] for x in runs[(code, case)]], 0.5)
 
     for case in cases:
-        for name in trees:
-            eps = [x["events_per_s"] for x in runs[(name, case)]]
+        for code, (name, _, _) in codes.items():
+            eps = [x["events_per_s"] for x in runs[(code, case)]]
             ratio: Any = "-"
-            if name == "now" and "before" in trees:
-                ratio = (
-                    f"{med('now', case, 'events_per_s') / med('before', case, 'events_per_s'):.2f}x"
-                )
+            base = code.replace("now", "before", 1)
+            if name == "now" and base in codes:
+                ratio = f"{med(code, case, 'events_per_s') / med(base, case, 'events_per_s'):.2f}x"
             table.add(
                 case.label,
-                name,
+                code,
                 pct(eps, 0.5),
                 spread(eps),
-                med(name, case, "writes_per_s"),
-                med(name, case, "consumer_cpu_us"),
-                f"{med(name, case, 'consumer_cpu_share'):.0%}",
-                med(name, case, "server_cpu_us"),
-                med(name, case, "loop_cpu_us"),
+                med(code, case, "writes_per_s"),
+                med(code, case, "consumer_cpu_us"),
+                f"{med(code, case, 'consumer_cpu_share'):.0%}",
+                med(code, case, "server_cpu_us"),
+                med(code, case, "loop_cpu_us"),
                 ratio,
             )
-    live = med("now", IngestCase("live", "informer"), "events_per_s")
+    live_code = "now pinned" if "now pinned" in codes else "now"
+    live = med(live_code, IngestCase("live", "informer"), "events_per_s")
     ctx.targets.append(
         Target(
             "watch ingest: live events/s into a SharedInformer in another process",
-            f"{live:,.0f} events/s",
+            f"{live:,.0f} events/s ({live_code})",
             f">= {TARGET_EPS:,.0f} events/s",
             live >= TARGET_EPS or math.isnan(live),
         )
@@ -371,7 +421,8 @@ def scenario_watch_ingest(ctx: Context) -> None:
         "controller process from its first event to its last, per event; busy = that CPU over "
         "the same wall time (1.0 = one core). Server process CPU: the driver process (writer + "
         "server loop) from the first write to the consumer's end, per event; of which the "
-        "server loop thread's own (flushing the watch streams; the rest is the writer)."
+        "server loop thread's own (flushing the watch streams; the rest is the writer). "
+        "**pinned**: the driver process on one CPU, the consumer on another."
     )
 
 
