@@ -19,6 +19,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,7 +95,9 @@ def _image_id(client: Client, name: str) -> str:
     return str(statuses[0].get("imageID") or "")
 
 
-def test_the_declared_digests_are_the_kubelets_image_ids(cli_cluster: Client, wait_for) -> None:
+def test_the_declared_digests_are_the_kubelets_image_ids(
+    cli_cluster: Client, wait_for: Any
+) -> None:
     """The command's kubelet reports ``docker-pullable://<repository>@<digest>`` for both tags
     declared (one by ``--image-digest``, one in the ``--image-digests`` file): one imageID; an
     undeclared image reports a digest of its own."""
@@ -117,7 +120,7 @@ def test_the_declared_digests_are_the_kubelets_image_ids(cli_cluster: Client, wa
 
 @pytest.mark.simtime
 def test_in_place_update_images_with_the_same_image_id(
-    sim_client: Client, sim_namespace: str, sim_cluster, wait_for, tmp_path: Path
+    sim_client: Client, sim_namespace: str, sim_cluster: Any, wait_for: Any, tmp_path: Path
 ) -> None:
     """``in-place update images with the same imageID``: nginx:alpine -> nginx:mainline-alpine
     (one digest, declared by the command's flags) in place: the same pod, a new container, the
@@ -140,7 +143,7 @@ def test_in_place_update_images_with_the_same_image_id(
         kubelet.settings.image_digests = saved
 
 
-def _replay_kruise_scenario(client: Client, ns: str, wait_for) -> None:
+def _replay_kruise_scenario(client: Client, ns: str, wait_for: Any) -> None:
     client.create(
         make_cs(
             ns,
