@@ -125,13 +125,28 @@ def _walk_builtin(
                 _walk_builtin(item, items, f"{path}[{i}]", found, drop)
 
 
-#: A schema's children for :func:`_known` by ``id`` (the schema kept beside it, as in
-#: :data:`_SHAPES`): ``(schema, kids, extra, items)`` where ``kids`` maps each declared
-#: property to its schema, or to None when that schema declares nothing to look into (no
-#: properties, additionalProperties or items: no value under it has an unknown field);
-#: ``extra`` and ``items`` are None in that case too.
-_KIDS: dict[int, tuple[Any, Any, Any, Any]] = {}
-_ABSENT: Any = object()
+class _Node:
+    """A built-in schema node compiled for :func:`_known`: ``keys`` the declared properties
+    (None: the schema declares none), ``deep`` the nodes of those of them whose schemas
+    declare something to look into (properties, additionalProperties or items: a value
+    under any other has no unknown field), ``extra`` and ``items`` the nodes of the
+    additionalProperties and items that do (None otherwise). Children are compiled with
+    their parent, through :data:`_NODES` (schemas are recursive)."""
+
+    __slots__ = ("deep", "extra", "items", "keys", "schema")
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        self.keys: frozenset[str] | None = None
+        self.deep: dict[str, _Node] = {}
+        self.extra: _Node | None = None
+        self.items: _Node | None = None
+
+
+#: Compiled nodes by the ``id`` of their schema (the schema kept on the node, so that an
+#: ``id`` reused by another object is never mistaken for it); built-in definitions are never
+#: mutated (:func:`openapi_builtin.definitions`), so a node never goes stale.
+_NODES: dict[int, _Node] = {}
 
 
 def _leaf(schema: dict[str, Any]) -> bool:
@@ -139,47 +154,59 @@ def _leaf(schema: dict[str, Any]) -> bool:
     return props is None and extra is None and items is None
 
 
-def _kids(schema: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
-    got = _KIDS.get(id(schema))
-    if got is not None and got[0] is schema:
+def _node(schema: dict[str, Any]) -> _Node:
+    got = _NODES.get(id(schema))
+    if got is not None and got.schema is schema:
         return got
+    node = _NODES[id(schema)] = _Node(schema)  # registered first: a cycle finds it
     _, props, extra, items = _shape(schema)
-    kids = None
     if props is not None:
-        kids = {key: None if _leaf(sub) else sub for key, sub in props.items()}
-    got = (
-        schema,
-        kids,
-        None if extra is None or _leaf(extra) else extra,
-        None if items is None or _leaf(items) else items,
-    )
-    _KIDS[id(schema)] = got
-    return got
+        node.keys = frozenset(props)
+        node.deep = {key: _node(sub) for key, sub in props.items() if not _leaf(sub)}
+    node.extra = None if extra is None or _leaf(extra) else _node(extra)
+    node.items = None if items is None or _leaf(items) else _node(items)
+    return node
 
 
 def _known(value: Any, schema: dict[str, Any]) -> bool:
     """Whether ``value`` has no unknown field under ``schema`` (the common case, told without
-    building paths or looking into what cannot hold one); :func:`_walk_builtin` finds them."""
-    _, kids, extra, items = _kids(schema)
+    building paths or looking into what cannot hold one); :func:`_walk_builtin` finds them,
+    and says the same (``tests/unit/envtest/test_openapi_field_validation.py`` compares)."""
+    return _known_in(value, _node(schema))
+
+
+def _known_in(value: Any, node: _Node) -> bool:
     if type(value) is dict:
-        if kids is not None:
-            for key, item in value.items():
-                sub = kids.get(key, _ABSENT)
-                if sub is None:
-                    continue
-                if sub is _ABSENT:
-                    return False
-                if (type(item) is dict or type(item) is list) and not _known(item, sub):
-                    return False
+        keys = node.keys
+        if keys is not None:
+            if not keys.issuperset(value):  # one set operation for every key of the object
+                return False
+            deep = node.deep
+            if len(value) <= len(deep):
+                for key, item in value.items():
+                    sub = deep.get(key)
+                    if (
+                        sub is not None
+                        and (type(item) is dict or type(item) is list)
+                        and not _known_in(item, sub)
+                    ):
+                        return False
+            else:
+                for key, sub in deep.items():
+                    item = value.get(key)
+                    if (type(item) is dict or type(item) is list) and not _known_in(item, sub):
+                        return False
             return True
+        extra = node.extra
         if extra is not None:
             for item in value.values():
-                if (type(item) is dict or type(item) is list) and not _known(item, extra):
+                if (type(item) is dict or type(item) is list) and not _known_in(item, extra):
                     return False
         return True
+    items = node.items
     if type(value) is list and items is not None:
         for item in value:
-            if (type(item) is dict or type(item) is list) and not _known(item, items):
+            if (type(item) is dict or type(item) is list) and not _known_in(item, items):
                 return False
     return True
 

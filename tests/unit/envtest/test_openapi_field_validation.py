@@ -3,6 +3,7 @@ OpenAPI definitions and a CRD schema, duplicate JSON fields by path, the Warning
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -139,3 +140,58 @@ def test_duplicate_fields_by_path() -> None:
 def test_warning_header_quotes_each_finding() -> None:
     header = fieldvalidation.warning_header(['unknown field "a"', 'duplicate field "b"'])
     assert header == '299 - "unknown field \\"a\\"", 299 - "duplicate field \\"b\\""'
+
+
+def _with_unknown_keys(obj: Any) -> Iterator[Any]:
+    """``obj`` with an unknown key planted in each of its objects in turn (maps included:
+    there it is known, and only the walker can tell)."""
+    from tests.support.write_path_corpus import _paths, json_copy
+
+    for path in [(), *_paths(obj)]:
+        planted = json_copy(obj)
+        node = planted
+        for step in path:
+            node = node[step]
+        if isinstance(node, dict):
+            node["zzUnknown"] = {"a": [1]}
+            yield planted
+        elif isinstance(node, list):
+            node.append({"zzUnknown": 1})
+            yield planted
+
+
+def test_the_compiled_check_says_what_the_walker_finds() -> None:
+    # The compiled per-schema check (_known) against the generic walk (_walk_builtin) that
+    # words the findings: a divergence either way fails (a missed unknown field, or a
+    # clean object sent down the slow path).
+    from bench.embedded_server import typical_pod
+    from tests.support.write_path_corpus import hostile_templates, mutations, rich_pod
+
+    objects: list[tuple[str, str, str, Any]] = []
+    for base in (typical_pod("p"), rich_pod("r")):
+        objects += [("", "pods", "Pod", o) for _, o in mutations(base, ("empty-map", "word"))]
+    objects += [("", "pods", "Pod", pod) for _, pod in hostile_templates()]
+    lease = {
+        "metadata": {
+            "name": "l",
+            "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {}}, "bogus": 1}],
+            "ownerReferences": [{"uid": "u", "name": "n"}],
+        },
+        "spec": {"holderIdentity": "me", "renewTime": "x"},
+    }
+    objects.append(("coordination.k8s.io", "leases", "Lease", lease))
+    planted = [(g, p, k, o) for g, p, k, o in objects[:: max(1, len(objects) // 40)]]
+    for g, p, k, o in planted:
+        objects += [(g, p, k, bad) for bad in _with_unknown_keys(o)]
+    seen = {True: 0, False: 0}
+    for group, plural, kind, obj in objects:
+        info = _builtin(group, plural)
+        schema = fieldvalidation._definition(
+            fieldvalidation.openapi_builtin.kind_definitions(info.group, "v1", kind) or ""
+        )
+        found: list[str] = []
+        fieldvalidation._walk_builtin(obj, schema, "", found, False)
+        known = fieldvalidation._known(obj, schema)
+        assert known == (not found), (kind, found, obj)
+        seen[known] += 1
+    assert seen[True] > 50 and seen[False] > 50
