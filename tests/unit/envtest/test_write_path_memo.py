@@ -24,7 +24,7 @@ def _pod(name: str, **spec: Any) -> dict[str, Any]:
 
 
 def test_a_new_or_changed_priority_class_is_seen_by_the_next_pod() -> None:
-    with EmbeddedCluster(kubelet=False) as cluster:
+    with EmbeddedCluster(kubelet=False, deployments=False) as cluster:
         store = cluster.store
         store.create(cluster.resource("", "namespaces"), None, {"metadata": {"name": "ns"}})
         pods = cluster.resource("", "pods")
@@ -120,7 +120,7 @@ def test_a_compiled_pod_spec_script_prepares_as_the_steps_do(
         *(body for _, body in write_path_corpus.mutations(rich_pod("x"), ("null", "word"))),
         *(body for _, body in write_path_corpus.hostile_templates()),
     ]
-    with EmbeddedCluster(kubelet=False) as cluster:
+    with EmbeddedCluster(kubelet=False, deployments=False) as cluster:
         store = cluster.store
         store.create(cluster.resource("", "namespaces"), None, {"metadata": {"name": "corpus"}})
         pods = cluster.resource("", "pods")
