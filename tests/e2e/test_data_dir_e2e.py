@@ -1,10 +1,11 @@
 """The embedded cluster's state on disk (issue 18 part 4): ``kube-runtime cluster --data-dir``.
 
-The kill test runs ``kube-runtime cluster --data-dir D`` as a process, writes config maps from
-several threads (creates, updates and deletes, each carrying a counter), SIGKILLs the server
-at a random moment, restarts it on the same directory and checks: every acknowledged write is
-there (or its later state), no object is half-written (at its acknowledged state or at the
-complete state of the one write in flight when the server died), resourceVersions keep
+The kill test runs ``kube-runtime cluster --data-dir D`` as a process (forked from one
+interpreter that imported the command's modules, ``tests.support.fork_server``), writes config
+maps from several threads (creates, updates and deletes, each carrying a counter), SIGKILLs the
+server at a random moment, restarts it on the same directory and checks: every acknowledged
+write is there (or its later state), no object is half-written (at its acknowledged state or at
+the complete state of the one write in flight when the server died), resourceVersions keep
 growing, a CRD and its custom object are served again, and a watch from before the restart
 gets 410 Expired. ``KUBE_RUNTIME_DATA_DIR_KILLS`` sets the number of kills (docs/RELIABILITY.md
 has a 20-kill run); ``KUBE_RUNTIME_DATA_DIR_SEED`` the seed.
@@ -17,9 +18,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -42,6 +40,7 @@ from kube_runtime.crds import install_crd
 from kube_runtime.envtest.cluster import EmbeddedCluster
 from kube_runtime.envtest.waiting import wait_for
 from kube_runtime.kinds import Kind
+from tests.support.fork_server import Forked, ForkServer
 
 pytestmark = pytest.mark.embedded_only("the embedded server's data directory")
 
@@ -100,77 +99,57 @@ def _configmap(name: str, data: dict[str, str] | None = None) -> dict[str, Any]:
 # ---------------------------------------------------------------- the server process
 
 
-#: ``kube-runtime cluster ARGS`` whose interpreter imports the command's modules first, then
-#: waits for a line on stdin before running the command line as ``python -m kube_runtime.cli``
-#: does: a restart costs the command's start-up, not its seconds of imports (done meanwhile).
-_PRESTARTED = (
-    "import sys\n"
-    "import kube_runtime.envtest.cli, kube_runtime.envtest.cluster\n"
-    "from kube_runtime.cli import main\n"
-    "sys.stdin.readline()\n"
-    "sys.exit(main())\n"
-)
+#: What ``kube-runtime cluster`` imports: the fork server's preload.
+PRELOAD = ("kube_runtime.envtest.cli", "kube_runtime.envtest.cluster", "kube_runtime.cli")
 
 
-def _prestarted(*args: str, stderr: Any = subprocess.PIPE) -> subprocess.Popen[bytes]:
-    """``kube-runtime cluster ARGS``, imported and waiting for :func:`_go`."""
-    return subprocess.Popen(
-        [sys.executable, "-c", _PRESTARTED, "cluster", *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-    )
+@pytest.fixture(scope="module")
+def fork_server() -> Iterator[ForkServer]:
+    """One interpreter that imports :data:`PRELOAD` and forks the ``kube-runtime cluster``
+    processes: a restart after SIGKILL costs the command's start-up, not its imports (~1 s of
+    CPU each)."""
+    with ForkServer(PRELOAD) as forks:
+        yield forks
 
 
-def _go(proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
-    assert proc.stdin is not None
-    proc.stdin.write(b"\n")
-    proc.stdin.flush()
-    return proc
+def _cluster(forks: ForkServer, log: Path, *args: str) -> Forked:
+    """``kube-runtime cluster ARGS`` (forked from ``forks``), its stderr in ``log``."""
+    log.write_bytes(b"")
+    return forks.popen("kube_runtime.cli", ["cluster", *args], stderr=log)
 
 
-def _stop(proc: subprocess.Popen[bytes] | None) -> None:
-    """SIGKILL ``proc`` (if still running) and close its pipes."""
+def _stop(proc: Forked | None) -> None:
+    """SIGKILL ``proc`` (if still running) and wait for it."""
     if proc is None:
         return
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    for pipe in (proc.stdin, proc.stderr):
-        if pipe is not None:
-            pipe.close()
+    proc.kill()
+    proc.wait(10)
 
 
 class Server:
-    """``kube-runtime cluster --data-dir`` as a child process, restartable; the next one's
-    process is started (imports done, command not run) by :meth:`prestart`, or by
-    :meth:`start` when none was."""
+    """``kube-runtime cluster --data-dir`` as a child process (of ``forks``), restartable."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, forks: ForkServer, tmp: Path) -> None:
         self.data_dir = tmp / "data"
         self.kubeconfig = tmp / "kubeconfig"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._next: subprocess.Popen[bytes] | None = None
-
-    def prestart(self) -> None:
-        if self._next is None:
-            self._next = _prestarted(
-                *("--port", "0", "--no-auth", "--data-dir", str(self.data_dir)),
-                *("--kubeconfig", str(self.kubeconfig)),
-            )
+        self.log = tmp / "server.log"
+        self.proc: Forked | None = None
+        self._forks = forks
 
     def start(self) -> Client:
         self.kubeconfig.unlink(missing_ok=True)
-        self.prestart()
-        proc, self._next = self._next, None
-        assert proc is not None
-        self.proc = _go(proc)
+        proc = self.proc = _cluster(
+            self._forks,
+            self.log,
+            *("--port", "0", "--no-auth", "--data-dir", str(self.data_dir)),
+            *("--kubeconfig", str(self.kubeconfig)),
+        )
         wait_for(
             lambda: self.kubeconfig.exists() or proc.poll() is not None,
             timeout=30,
             message="the cluster to start",
         )
-        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        assert proc.poll() is None, self.log.read_text(errors="replace")
         return Client.from_kubeconfig(self.kubeconfig, connect_timeout=2, read_timeout=10)
 
     def kill(self) -> None:
@@ -179,13 +158,11 @@ class Server:
 
     def close(self) -> None:
         self.kill()
-        _stop(self._next)
-        self._next = None
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(tmp_path)
+def server(fork_server: ForkServer, tmp_path: Path) -> Iterator[Server]:
+    srv = Server(fork_server, tmp_path)
     try:
         yield srv
     finally:
@@ -315,7 +292,6 @@ def test_acknowledged_writes_survive_sigkill(server: Server) -> None:
         ]
         for t in threads:
             t.start()
-        server.prestart()  # the next server's imports, while these writes go on
         # the kill comes after a random number of writes, while every writer has one in flight
         target = sum(w.writes for w in writers) + rng.randint(10, 200)
         wait_for(partial(_written, writers, target), timeout=30)
@@ -364,19 +340,23 @@ def test_acknowledged_writes_survive_sigkill(server: Server) -> None:
     assert tally.acknowledged > 0
 
 
-def test_a_second_server_on_the_same_directory_is_refused(server: Server, tmp_path: Path) -> None:
-    # both processes import at once; the second runs its command once the first serves
-    second = _prestarted(
+def test_a_second_server_on_the_same_directory_is_refused(
+    server: Server, fork_server: ForkServer, tmp_path: Path
+) -> None:
+    server.start().close()
+    log = tmp_path / "second.log"
+    second = _cluster(
+        fork_server,
+        log,
         *("--port", "0", "--no-auth", "--data-dir", str(server.data_dir)),
         *("--kubeconfig", str(tmp_path / "other")),
     )
     try:
-        server.start().close()
-        _, stderr = _go(second).communicate(timeout=30)
+        code = second.wait(30)
     finally:
         _stop(second)
-    assert second.returncode == 1
-    assert "in use by another process" in stderr.decode()
+    assert code == 1
+    assert "in use by another process" in log.read_text(errors="replace")
     assert not (tmp_path / "other").exists()
 
 
