@@ -193,5 +193,9 @@ def test_the_compiled_check_says_what_the_walker_finds() -> None:
         fieldvalidation._walk_builtin(obj, schema, "", found, False)
         known = fieldvalidation._known(obj, schema)
         assert known == (not found), (kind, found, obj)
+        node = fieldvalidation._node(schema)
+        # the whole-object check, its spec from the memo the second time
+        assert fieldvalidation._known_object(obj, node) == known, (kind, found, obj)
+        assert fieldvalidation._known_object(obj, node) == known, (kind, found, obj)
         seen[known] += 1
     assert seen[True] > 50 and seen[False] > 50
