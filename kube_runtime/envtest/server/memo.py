@@ -16,6 +16,7 @@ entries (it starts afresh when full): a bound on memory, not an LRU.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
 import orjson
@@ -47,19 +48,20 @@ def json_key(value: Any) -> bytes | None:
 
 
 class Memo(Generic[V]):
-    """A bounded map from :func:`json_key` keys to computed values (thread-safe under the
-    GIL: single dict operations only)."""
+    """A bounded map from :func:`json_key` keys (or tuples holding one, e.g. with a path:
+    a tuple reuses the key's cached hash where a concatenation would copy and hash it
+    again) to computed values (thread-safe under the GIL: single dict operations only)."""
 
     __slots__ = ("_entries", "size")
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._entries: dict[bytes, V] = {}
+        self._entries: dict[Hashable, V] = {}
 
-    def get(self, key: bytes) -> V | None:
+    def get(self, key: Hashable) -> V | None:
         return self._entries.get(key)
 
-    def put(self, key: bytes, value: V) -> None:
+    def put(self, key: Hashable, value: V) -> None:
         entries = self._entries
         if len(entries) >= self.size:
             entries.clear()

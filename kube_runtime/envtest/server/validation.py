@@ -562,11 +562,11 @@ def _memoized(
     """``check(out, path, value)``, a pure function of ``path`` and ``value``, through
     ``memo`` (``value`` keyed by its JSON encoding; computed directly when it is not
     plain JSON)."""
-    key = json_key(value) if type(value) is dict else None
-    if key is None:
+    encoded = json_key(value) if type(value) is dict else None
+    if encoded is None:
         check(out, path, value)
         return
-    key = path.encode() + b"\0" + key
+    key = (path, encoded)  # a known encoding's hash is cached: not hashed again
     causes = memo.get(key)
     if causes is None:
         found: list[Cause] = []
