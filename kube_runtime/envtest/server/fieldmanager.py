@@ -476,11 +476,12 @@ def _cmp_children(
                 removed["f:" + k] = _all(ov, child)
             elif ov is not nv and (ov != nv or type(ov) is not type(nv)):
                 _cmp_value(ov, nv, child, "f:" + k, added, modified, removed)
-        for k, nv in new.items():
-            if k not in old:
-                child = fields.get(k, default)
-                if child.kind != IGNORE:
-                    added["f:" + k] = _all(nv, child)
+        if new.keys() != old.keys():  # one set comparison for the usual same keys
+            for k, nv in new.items():
+                if k not in old:
+                    child = fields.get(k, default)
+                    if child.kind != IGNORE:
+                        added["f:" + k] = _all(nv, child)
         return
     elem = node.elem
     old_items = dict(zip(_item_pes(old, node), old, strict=True))
