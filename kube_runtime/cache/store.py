@@ -645,19 +645,22 @@ class Indexer:
 
     def _reindex(self, key: str, old: Obj | None, obj: Obj) -> None:
         shared = self._share_subtrees
+        indices = self._indices
         for name, fn in self._indexers.items():
-            if shared and fn is label_index:
-                new_values = _label_values(obj)
-                old_values = _label_values(old) if old is not None else []
+            labels = shared and fn is label_index
+            new_values = _label_values(obj) if labels else fn(obj)
+            if old is not None:
+                old_values = _label_values(old) if labels else fn(old)
+                if old_values == new_values:
+                    continue
+                index = indices[name]
+                for value in old_values:
+                    if value not in new_values:
+                        self._discard(index, value, key)
+            elif not new_values:
+                continue  # a new key (an ADDED event): nothing to take out
             else:
-                new_values = fn(obj)
-                old_values = fn(old) if old is not None else []
-            if old_values == new_values:
-                continue
-            index = self._indices[name]
-            for value in old_values:
-                if value not in new_values:
-                    self._discard(index, value, key)
+                index = indices[name]
             for value in new_values:
                 keys = index.get(value)
                 if keys is None:

@@ -164,6 +164,35 @@ def test_concurrent_writers_keep_indexes_consistent() -> None:
     )
 
 
+@pytest.mark.parametrize("share_subtrees", [True, False])
+def test_incremental_indexes_equal_a_rebuild_from_the_content(share_subtrees: bool) -> None:
+    """Adds of new keys take a shorter path than updates and deletes: after any sequence of
+    them the indexes are the ones a store rebuilt from its content holds."""
+    import random
+
+    rng = random.Random(7)
+    store = Indexer(mutation_detector=False, share_subtrees=share_subtrees)
+    for i in range(600):
+        name = f"o{rng.randrange(40)}"
+        namespace = rng.choice(["ns1", "ns2", None])
+        if rng.random() < 0.25:
+            store.delete(obj(name, namespace))
+            continue
+        labels = rng.choice([None, {}, {"app": "web"}, {"app": "db", "tier": str(i % 3)}])
+        owner = rng.choice([None, "rs-1", "rs-2"])
+        store.update(obj(name, namespace, labels=labels, owner=owner, rv=str(i)))
+    rebuilt = Indexer(mutation_detector=False, share_subtrees=share_subtrees)
+    rebuilt.replace(store.list())
+    for index in (INDEX_NAMESPACE, INDEX_LABEL, INDEX_CONTROLLER_UID):
+        values = sorted(store.index_values(index))
+        assert values == sorted(rebuilt.index_values(index))
+        for value in values:
+            assert sorted(store.index_keys(index, value)) == sorted(
+                rebuilt.index_keys(index, value)
+            )
+    assert len(store.index_values(INDEX_LABEL)) > 2
+
+
 # --- mutation detector ---------------------------------------------------------------------------
 
 
