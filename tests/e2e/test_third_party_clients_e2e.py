@@ -145,8 +145,12 @@ def test_kr8s(kubeconfig: Path, namespace: str, client: Client) -> None:
     CloneSet = new_class("CloneSet.apps.kube-runtime.io/v1alpha1", namespaced=True)
     CloneSet(_cloneset("cs", namespace), api=api).create()
     assert CloneSet.get("cs", namespace=namespace, api=api).spec["replicas"] == 0
+    # ConfigMap.get("nope") lists by metadata.name and, finding nothing, tries again for 2 s
+    # (kr8s's timeout) before NotFoundError: the same list once, and a GET answered 404
+    nope = {"metadata.name": "nope"}
+    assert list(api.get("configmaps", namespace=namespace, field_selector=nope)) == []
     with pytest.raises(kr8s.NotFoundError):
-        ConfigMap.get("nope", namespace=namespace, api=api)
+        ConfigMap({"metadata": {"name": "nope", "namespace": namespace}}, api=api).refresh()
     cm.delete()
     assert not ConfigMap({"metadata": {"name": "a", "namespace": namespace}}, api=api).exists()
 
