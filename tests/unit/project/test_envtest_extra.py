@@ -156,7 +156,8 @@ OWN = tuple(os.path.join({root!r}, p, "") for p in ("kube_runtime", "controllers
 BLOCKED = set()
 for dist in {extra!r}:
     d = importlib.metadata.distribution(dist)
-    BLOCKED.update(os.path.realpath(d.locate_file(f)) for f in d.files or ())
+    base = os.path.realpath(d.locate_file(""))  # resolved once: a file of a wheel is no link
+    BLOCKED.update(os.path.normpath(os.path.join(base, f)) for f in d.files or ())
 ATTEMPTS = []
 class Blocker(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
