@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -66,6 +67,11 @@ def pin_cpus() -> tuple[int, int] | None:
     return (cpus[0], cpus[1]) if len(cpus) >= 2 else None
 
 
+def _sys_cpu() -> float:
+    """This process's system (kernel) CPU seconds so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
+
+
 def pin_to(cpu: str) -> None:
     """Pin the calling process's main thread (and the threads it starts later) to ``cpu``
     (``-``: no pinning)."""
@@ -89,7 +95,7 @@ def consumer_main(argv: list[str]) -> None:
     pin_to(cpu)
     n = int(expected)
     done = threading.Event()
-    seen = [0, 0.0, 0.0, 0.0]  # count, first_at, last_at, cpu at first
+    seen = [0, 0.0, 0.0, 0.0, 0.0]  # count, first_at, last_at, cpu and sys CPU at first
     profiles: list[Any] = []
 
     def count() -> None:
@@ -97,6 +103,7 @@ def consumer_main(argv: list[str]) -> None:
         if seen[0] == 1:
             seen[1] = time.perf_counter()
             seen[3] = time.process_time()
+            seen[4] = _sys_cpu()
         if seen[0] >= n:
             seen[2] = time.perf_counter()
             done.set()
@@ -170,6 +177,7 @@ def consumer_main(argv: list[str]) -> None:
     if not done.wait(120):
         raise SystemExit(f"consumer got {seen[0]} of {n} events")
     cpu = time.process_time() - seen[3]
+    sys_cpu = _sys_cpu() - seen[4]
     if kind != "raw":
         informer.stop()
     if profiles:
@@ -179,7 +187,7 @@ def consumer_main(argv: list[str]) -> None:
         for p in profiles[1:]:
             stats.add(p)
         stats.dump_stats(profile_path)
-    out = {"events": seen[0], "first_at": seen[1], "last_at": seen[2], "cpu": cpu}
+    out = {"events": seen[0], "first_at": seen[1], "last_at": seen[2], "cpu": cpu, "sys": sys_cpu}
     print(orjson.dumps(out).decode(), flush=True)
 
 
@@ -248,7 +256,7 @@ def driver_main(argv: list[str]) -> None:
             writer.enable()
         loop_cpu: list[float] = []  # the server loop thread's CPU, before and after
         on_loop(cluster, lambda: loop_cpu.append(time.thread_time()))
-        cpu0 = time.process_time()
+        cpu0, sys0 = time.process_time(), _sys_cpu()
         started = time.perf_counter()
         if mode == "live":
             for body in bodies:
@@ -265,7 +273,7 @@ def driver_main(argv: list[str]) -> None:
             writer.disable()
             writer.dump_stats(f"{profile}-writer.prof")
         out, _ = child.communicate(timeout=150)
-        server_cpu = time.process_time() - cpu0
+        server_cpu, server_sys = time.process_time() - cpu0, _sys_cpu() - sys0
         on_loop(cluster, lambda: loop_cpu.append(time.thread_time()))
         if prof is not None:
             on_loop(cluster, prof.disable)
@@ -280,7 +288,9 @@ def driver_main(argv: list[str]) -> None:
         "events_per_s": n / delivery,
         "consumer_cpu_us": got["cpu"] / n * 1e6,
         "consumer_cpu_share": got["cpu"] / max(got["last_at"] - got["first_at"], 1e-9),
+        "consumer_sys_us": got["sys"] / n * 1e6,
         "server_cpu_us": server_cpu / n * 1e6,
+        "server_sys_us": server_sys / n * 1e6,
         "loop_cpu_us": (loop_cpu[1] - loop_cpu[0]) / n * 1e6,
     }
     print(orjson.dumps(result).decode(), flush=True)
@@ -371,7 +381,9 @@ def scenario_watch_ingest(ctx: Context) -> None:
                     f"watch-ingest: round {r + 1}/{rounds} {code} {case.label}: "
                     f"{res['events_per_s']:,.0f} events/s, writer {res['writes_per_s']:,.0f}/s, "
                     f"consumer {res['consumer_cpu_us']:.1f} us CPU/event, server "
-                    f"{res['server_cpu_us']:.1f} (loop {res['loop_cpu_us']:.1f})"
+                    f"{res['server_cpu_us']:.1f} (loop {res['loop_cpu_us']:.1f}); of which system "
+                    f"(kernel): consumer {res['consumer_sys_us']:.1f}, server "
+                    f"{res['server_sys_us']:.1f}"
                 )
     table = ctx.table(
         "watch-ingest",
@@ -379,7 +391,7 @@ def scenario_watch_ingest(ctx: Context) -> None:
         f"writer in one process, the consumer in another ({rounds} round(s), interleaved)",
         "case | code | events/s (median) | events/s range | writer writes/s (median) | "
         "consumer CPU us/event | consumer CPU busy | server process CPU us/event | "
-        "of which server loop | now / before",
+        "of which server loop | system CPU us/event: consumer / server | now / before",
     )
 
     def med(code: str, case: IngestCase, key: str) -> float:
@@ -402,6 +414,7 @@ def scenario_watch_ingest(ctx: Context) -> None:
                 f"{med(code, case, 'consumer_cpu_share'):.0%}",
                 med(code, case, "server_cpu_us"),
                 med(code, case, "loop_cpu_us"),
+                f"{med(code, case, 'consumer_sys_us'):.1f} / {med(code, case, 'server_sys_us'):.1f}",
                 ratio,
             )
     live_code = "now pinned" if "now pinned" in codes else "now"
@@ -422,7 +435,8 @@ def scenario_watch_ingest(ctx: Context) -> None:
         "the same wall time (1.0 = one core). Server process CPU: the driver process (writer + "
         "server loop) from the first write to the consumer's end, per event; of which the "
         "server loop thread's own (flushing the watch streams; the rest is the writer). "
-        "**pinned**: the driver process on one CPU, the consumer on another."
+        "System CPU: the kernel's part of those (`getrusage` `ru_stime`: socket I/O, thread "
+        "wake-ups, GIL hand-offs). **pinned**: the driver process on one CPU, the consumer on another."
     )
 
 
