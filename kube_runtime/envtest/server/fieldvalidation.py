@@ -134,7 +134,7 @@ class _Node:
     additionalProperties and items that do (None otherwise). Children are compiled with
     their parent, through :data:`_NODES` (schemas are recursive)."""
 
-    __slots__ = ("deep", "extra", "items", "keys", "schema")
+    __slots__ = ("deep", "extra", "flat", "items", "keys", "schema")
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
@@ -142,6 +142,9 @@ class _Node:
         self.deep: dict[str, _Node] = {}
         self.extra: _Node | None = None
         self.items: _Node | None = None
+        #: ``keys`` when nothing under them can hold an unknown field (a struct of leaves:
+        #: an object is known when its keys are), else None.
+        self.flat: frozenset[str] | None = None
 
 
 #: Compiled nodes by the ``id`` of their schema (the schema kept on the node, so that an
@@ -166,6 +169,8 @@ def _node(schema: dict[str, Any]) -> _Node:
         node.deep = {key: _node(sub) for key, sub in props.items() if not _leaf(sub)}
     node.extra = None if extra is None or _leaf(extra) else _node(extra)
     node.items = None if items is None or _leaf(items) else _node(items)
+    if node.keys is not None and not node.deep:
+        node.flat = node.keys
     return node
 
 
@@ -186,30 +191,38 @@ def _known_in(value: Any, node: _Node) -> bool:
             if len(value) <= len(deep):
                 for key, item in value.items():
                     sub = deep.get(key)
-                    if (
-                        sub is not None
-                        and (type(item) is dict or type(item) is list)
-                        and not _known_in(item, sub)
-                    ):
+                    if sub is not None and not _known_item(item, sub):
                         return False
             else:
                 for key, sub in deep.items():
                     item = value.get(key)
-                    if (type(item) is dict or type(item) is list) and not _known_in(item, sub):
+                    if item is not None and not _known_item(item, sub):
                         return False
             return True
         extra = node.extra
         if extra is not None:
             for item in value.values():
-                if (type(item) is dict or type(item) is list) and not _known_in(item, extra):
+                if not _known_item(item, extra):
                     return False
         return True
     items = node.items
     if type(value) is list and items is not None:
+        flat = items.flat
         for item in value:
-            if (type(item) is dict or type(item) is list) and not _known_in(item, items):
+            if type(item) is dict:
+                if not (flat.issuperset(item) if flat is not None else _known_in(item, items)):
+                    return False
+            elif type(item) is list and not _known_in(item, items):
                 return False
     return True
+
+
+def _known_item(item: Any, node: _Node) -> bool:
+    """:func:`_known_in` of a member, a struct of leaves told by its keys alone."""
+    if type(item) is dict:
+        flat = node.flat
+        return flat.issuperset(item) if flat is not None else _known_in(item, node)
+    return type(item) is not list or _known_in(item, node)
 
 
 #: Whether a ``spec`` has no unknown field, by its compiled node and :func:`json_key`: pods
@@ -297,12 +310,20 @@ def unknown_fields(
         return found
     group = "autoscaling" if kind == "Scale" else info.group
     scale_version = "v1" if kind == "Scale" else version
-    name = openapi_builtin.kind_definitions(group, scale_version, kind)
-    if name is not None:
-        schema = _definition(name)
-        if not _known_object(obj, _node(schema)):
-            _walk_builtin(obj, schema, "", found, drop)
+    root = _ROOTS.get((group, scale_version, kind), _ABSENT)
+    if root is _ABSENT:
+        name = openapi_builtin.kind_definitions(group, scale_version, kind)
+        root = _ROOTS[(group, scale_version, kind)] = (
+            None if name is None else _node(_definition(name))
+        )
+    if root is not None and not _known_object(obj, root):
+        _walk_builtin(obj, root.schema, "", found, drop)
     return found
+
+
+#: The compiled root node of a built-in kind by (group, version, kind); None: not built in.
+_ROOTS: dict[tuple[str, str, str], _Node | None] = {}
+_ABSENT: Any = object()
 
 
 def duplicate_fields(body: bytes) -> list[str]:
