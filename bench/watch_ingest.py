@@ -33,7 +33,7 @@ consumer's are spread over both CPUs, where a GIL hand-off to a thread on the ot
 a cross-CPU wake-up and the two processes take each other's CPU. ``0`` leaves both to the
 scheduler; ``both`` measures every case both ways, interleaved (the table's ``code`` column
 says ``pinned``). Measured on the 2-CPU VM (loaded by other work; 20,000 events, 4 rounds):
-live into the informer 11.0k events/s pinned vs 8.9k unpinned (median; 1.1-1.25x in each
+live into the informer 11.0k events/s pinned vs 8.9k unpinned (median; 1.2-2.1x in each
 round), burst into the informer 25.7k vs 15.2k; the raw reader's burst is faster unpinned (the
 scheduler may run it on the server loop's CPU, its data cache-hot). The kernel's share is small
 either way here (2-6 us per event: the server coalesces its socket writes, so the GIL changes
