@@ -769,6 +769,7 @@ class FlowSchemaConditions(StoreWorker[str]):
 
     thread_name = "embedded-apf-config"
     description = "flow schema conditions"
+    event_kinds = frozenset({FLOW_SCHEMA_KEY, PRIORITY_LEVEL_KEY})
 
     def _on_event(self, event: Event) -> None:
         key = event.info.key

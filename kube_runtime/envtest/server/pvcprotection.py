@@ -116,6 +116,7 @@ class PvcProtectionController(StoreWorker[Key]):
 
     thread_name = "embedded-pvc-protection"
     description = "pvc-protection"
+    event_kinds = frozenset({_PODS, _CLAIMS})
 
     def __init__(self, store: Store) -> None:
         super().__init__(store)

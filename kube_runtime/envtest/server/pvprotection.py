@@ -28,6 +28,7 @@ class PvProtectionController(StoreWorker[str]):
 
     thread_name = "embedded-pv-protection"
     description = "pv-protection"
+    event_kinds = frozenset({_VOLUMES})
 
     def __init__(self, store: Store) -> None:
         super().__init__(store)

@@ -164,6 +164,11 @@ class Event(NamedTuple):
     rv: int
 
 
+#: ``Event(...)`` from a tuple of its fields without the Python-level ``__new__`` of a
+#: NamedTuple (the commit's hot path).
+_new_event: Callable[[type[Event], tuple[Any, ...]], Event] = tuple.__new__  # type: ignore[assignment]
+
+
 class Strategy(Protocol):
     """Per-kind behaviour the store delegates: defaulting, validation, and status handling."""
 
@@ -365,6 +370,11 @@ class Store(EventListeners):
         self._dependents: dict[str, set[str]] = {}
         self._listeners = []
         self._listeners_lock = self.lock
+        #: The kinds each listener asked for (:meth:`add_listener`; None: every kind)...
+        self._listener_kinds: dict[Callable[[Event], None], frozenset[tuple[str, str]] | None] = {}
+        #: ...and the listeners of each kind's events, in registration order (built when
+        #: first needed after a change of listeners).
+        self._listeners_by_kind: dict[tuple[str, str], tuple[Callable[[Event], None], ...]] = {}
         self._oldest_rv = 0  # watches from before it get 410 (a restored store's start)
         #: Admission webhooks of API requests (None: none are called).
         self.admission: AdmissionHook | None = None
@@ -390,6 +400,39 @@ class Store(EventListeners):
         admission reads on every pod create)."""
         bucket = self._buckets.get(info.key)
         return bucket.changes if bucket is not None else 0
+
+    # -------------------------------------------------------------- listeners
+
+    def add_listener(
+        self, fn: Callable[[Event], None], kinds: Iterable[tuple[str, str]] | None = None
+    ) -> None:
+        """Call ``fn(event)`` for every event of the store, or only for those of the
+        resource keys (``(group, plural)``) in ``kinds``: the store skips the call for the
+        other kinds (a write path with fewer calls), the listener still decides what it does."""
+        with self._listeners_lock:
+            self._listeners.append(fn)
+            self._listener_kinds[fn] = None if kinds is None else frozenset(kinds)
+            self._listeners_by_kind = {}
+
+    def remove_listener(self, fn: Callable[[Event], None]) -> None:
+        """Call ``fn`` no more (nothing if it is not a listener)."""
+        with self._listeners_lock:
+            if fn in self._listeners:
+                self._listeners.remove(fn)
+                if fn not in self._listeners:
+                    self._listener_kinds.pop(fn, None)
+            self._listeners_by_kind = {}
+
+    def _listeners_of(self, key: tuple[str, str]) -> tuple[Callable[[Event], None], ...]:
+        """The listeners of ``key``'s events (lock held)."""
+        found = self._listeners_by_kind.get(key)
+        if found is None:
+            kinds = self._listener_kinds
+            found = tuple(
+                fn for fn in self._listeners if (wanted := kinds.get(fn)) is None or key in wanted
+            )
+            self._listeners_by_kind[key] = found
+        return found
 
     # -------------------------------------------------------------- admission
 
@@ -461,7 +504,7 @@ class Store(EventListeners):
             refs_after = meta.get("ownerReferences")
         if refs_before or refs_after:
             self._index_owners(uid, refs_before, refs_after)
-        event = Event(type_, info, stored, old, rv)
+        event = _new_event(Event, (type_, info, stored, old, rv))  # tuple.__new__: no frame
         history = bucket.history
         history.append(event)
         bucket.times.append(self.monotonic())
@@ -472,7 +515,7 @@ class Store(EventListeners):
             self._trim(bucket)
         for w in bucket.watches:
             self._fan_out(w, event)
-        for listener in self._listeners:
+        for listener in self._listeners_by_kind.get(info.key) or self._listeners_of(info.key):
             listener(event)
         return stored
 

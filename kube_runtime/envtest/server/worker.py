@@ -54,6 +54,9 @@ class StoreWorker(Generic[T]):
     thread_name = "embedded-worker"
     #: What a failure log names: ``"<description> failed on <item>"``.
     description = "worker"
+    #: The resource keys (``(group, plural)``) whose events :meth:`_on_event` looks at (None:
+    #: every kind's): the store does not call it for the others.
+    event_kinds: frozenset[tuple[str, str]] | None = None
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -164,7 +167,7 @@ class StoreWorker(Generic[T]):
         if self._thread is not None:
             return
         with self.store.lock:
-            self.store.add_listener(self._on_event)
+            self.store.add_listener(self._on_event, self.event_kinds)
             self._seed()
         self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
         start_thread(self._thread, self.store.clock)

@@ -159,3 +159,34 @@ def test_start_and_stop_are_idempotent(store: Store, configmaps: ResourceInfo) -
     assert worker.wait_idle(5)
     worker.stop()
     assert worker.handled == ["restarted"]
+
+
+def test_a_listener_of_some_kinds_is_called_for_those_only(
+    store: Store, configmaps: ResourceInfo
+) -> None:
+    secrets = store.registry.by_key("", "secrets")
+    assert secrets is not None
+    seen: dict[str, list[tuple[str, str]]] = {"all": [], "configmaps": [], "late": []}
+    every = lambda e: seen["all"].append(e.info.key)  # noqa: E731
+    some = lambda e: seen["configmaps"].append(e.info.key)  # noqa: E731
+    store.add_listener(every)
+    store.add_listener(some, [("", "configmaps")])
+    store.create(configmaps, NS, {"metadata": {"name": "a"}})
+    store.create(secrets, NS, {"metadata": {"name": "s"}})
+    # a listener added after the kinds' listeners were first looked up is called too
+    late = lambda e: seen["late"].append(e.info.key)  # noqa: E731
+    store.add_listener(late, {("", "secrets")})
+    store.create(secrets, NS, {"metadata": {"name": "t"}})
+    store.remove_listener(some)
+    store.create(configmaps, NS, {"metadata": {"name": "b"}})
+    cm, sec = ("", "configmaps"), ("", "secrets")
+    assert seen == {"all": [cm, sec, sec, cm], "configmaps": [cm], "late": [sec]}
+    # a worker's event_kinds reach the store
+    worker = Recorder(store)
+    worker.event_kinds = frozenset({cm})
+    worker.start()
+    try:
+        assert store._listener_kinds[worker._on_event] == {cm}
+    finally:
+        worker.stop()
+    assert worker._on_event not in store._listener_kinds
