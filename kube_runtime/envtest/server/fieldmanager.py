@@ -475,7 +475,10 @@ def _cmp_children(
             if nv is _MISSING:
                 removed["f:" + k] = _all(ov, child)
             elif ov is not nv and (ov != nv or type(ov) is not type(nv)):
-                _cmp_value(ov, nv, child, "f:" + k, added, modified, removed)
+                if isinstance(ov, (dict, list)):
+                    _cmp_value(ov, nv, child, "f:" + k, added, modified, removed)
+                else:  # a changed scalar: what _cmp_value finds, without the call
+                    modified["f:" + k] = {}
         if new.keys() != old.keys():  # one set comparison for the usual same keys
             for k, nv in new.items():
                 if k not in old:
