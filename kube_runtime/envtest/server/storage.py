@@ -166,7 +166,7 @@ class Event(NamedTuple):
 
 #: ``Event(...)`` from a tuple of its fields without the Python-level ``__new__`` of a
 #: NamedTuple (the commit's hot path).
-_new_event: Callable[[type[Event], tuple[Any, ...]], Event] = tuple.__new__  # type: ignore[assignment]
+_new_event: Callable[[type[Event], tuple[Any, ...]], Event] = tuple.__new__
 
 
 class Strategy(Protocol):
