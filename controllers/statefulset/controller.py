@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import logging
 import pathlib
+import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -114,6 +115,7 @@ the next ones make one write with it
 wait: :data:`~controllers.statefulset.status.COALESCED_FIELDS`)."""
 _SELECTOR_CACHE_SIZE = 10_000
 _SPEC_CACHE_SIZE = 10_000
+_CREATED_CLAIMS_SIZE = 100_000
 _UNPARSED = object()
 
 
@@ -171,6 +173,12 @@ class StatefulSetReconciler:
         self._selecting_sets = SelectingOwners(reader, kind, selector_of=self._parsed_selector)
         self.claim_expectations = ScaleExpectations()
         """Claims created by earlier syncs, per set, until the cache shows them."""
+        self._claims_lock = threading.Lock()
+        self._created_claims: dict[tuple[str, str], tuple[str, Any]] = {}
+        """(namespace, name) -> (set key, uid) of each claim this controller created, until
+        its creation event arrives (:meth:`claim_created_quietly`)."""
+        self._waiting_for_claims: set[str] = set()
+        """Sets whose last sync was held back by a claim the cache did not show yet."""
         self.pod_writes = ResourceVersionExpectations()
         """Pods written by in-place updates and lifecycle changes: a sync waits until the
         cache shows them."""
@@ -355,7 +363,32 @@ class StatefulSetReconciler:
     def _expect_claim(self, sts: Obj, claim: Obj) -> None:
         if not self._cache_shows(claim):
             return
-        self.claim_expectations.expect_scale(set_key(sts), ScaleAction.CREATE, meta.name(claim))
+        key, name = set_key(sts), meta.name(claim)
+        self.claim_expectations.expect_scale(key, ScaleAction.CREATE, name)
+        with self._claims_lock:
+            if len(self._created_claims) >= _CREATED_CLAIMS_SIZE:
+                self._created_claims.clear()  # a creation event then wakes its set, as before
+            self._created_claims[(meta.namespace(claim) or "", name)] = (key, meta.uid(claim))
+
+    def claim_created_quietly(self, claim: Obj) -> bool:
+        """Whether the creation event of ``claim`` needs no sync of an apps/v1 set: the claim
+        is one this controller created (the same uid; its set expects it), and no sync of that set is held
+        back waiting for a claim. The event satisfies the expectation here (as the claim's
+        appearance in the cache would in the next sync). The set's next sync, woken by its
+        pod, sees the claim in the cache: a sync woken by this event would decide on the same
+        pods and claims, and upstream reacts to no claim event at all."""
+        claim_meta = claim.get("metadata") or {}
+        name = claim_meta.get("name") or ""
+        with self._claims_lock:
+            created = self._created_claims.pop((claim_meta.get("namespace") or "", name), None)
+            if created is None or not created[1] or created[1] != claim_meta.get("uid"):
+                return False
+            key = created[0]
+            self.claim_expectations.observe_scale(key, ScaleAction.CREATE, name)
+            if key in self._waiting_for_claims:
+                self._waiting_for_claims.discard(key)
+                return False
+            return True
 
     def _cache_shows(self, claim: Obj) -> bool:
         """Whether the reader's claim cache can ever show ``claim``: not when it lists only
@@ -380,9 +413,15 @@ class StatefulSetReconciler:
             except NotFound:
                 continue
             self.claim_expectations.observe_scale(key, ScaleAction.CREATE, name)
-        return wait_for_scale(
-            self.claim_expectations, key, recheck=EXPECTATIONS_RECHECK, logger=self.log
-        )
+        with self._claims_lock:  # see claim_created_quietly
+            wait = wait_for_scale(
+                self.claim_expectations, key, recheck=EXPECTATIONS_RECHECK, logger=self.log
+            )
+            if wait is None:
+                self._waiting_for_claims.discard(key)
+            else:
+                self._waiting_for_claims.add(key)
+        return wait
 
     # --- the enhanced kind -----------------------------------------------------------------
 
@@ -484,8 +523,16 @@ class _ClaimOwnershipChanged(Predicate):
     change the claim's owner references (the retention policy, a stale owner) or mark it for
     deletion. The kubelet's binding and status writes (two per claim) wake no set: an apps/v1
     set reads of its claims only whether they exist, are being deleted, and whom they belong
-    to. The enhanced kind's claims wake their set on every event (``status.volumeClaims``,
+    to. With ``quiet_create`` (:meth:`StatefulSetReconciler.claim_created_quietly`), the
+    creation of a claim the controller made itself wakes no set unless a sync waits for it.
+    The enhanced kind's claims wake their set on every event (``status.volumeClaims``,
     resizing)."""
+
+    def __init__(self, quiet_create: Callable[[Obj], bool] | None = None) -> None:
+        self._quiet_create = quiet_create
+
+    def create(self, obj: Obj) -> bool:
+        return self._quiet_create is None or not self._quiet_create(obj)
 
     def update(self, old: Obj, new: Obj) -> bool:
         if not old or not new:
@@ -588,7 +635,11 @@ def _register(
             (Pod, reconciler.orphan_pod_requests),
             (PersistentVolumeClaim, reconciler.sets_of_claim)
             if kind == ENHANCED_STATEFULSET
-            else (PersistentVolumeClaim, reconciler.sets_of_claim, _ClaimOwnershipChanged()),
+            else (
+                PersistentVolumeClaim,
+                reconciler.sets_of_claim,
+                _ClaimOwnershipChanged(reconciler.claim_created_quietly),
+            ),
         ],
         workers=workers,
     )

@@ -263,3 +263,40 @@ def test_ordered_progress_predicate() -> None:
     parallel = make_set(3, policy="Parallel")
     parallel["metadata"]["generation"] = 1
     assert not ordered_progress(parallel, step)
+
+
+def test_the_creation_event_of_a_claim_we_made_wakes_the_set_only_when_a_sync_waits() -> None:
+    """``claim_created_quietly``: the creation event of a claim this controller created (same
+    uid) satisfies the set's expectation and wakes no sync; once a sync was held back waiting
+    for it, the event wakes the set; a claim made by someone else (or another uid) wakes it."""
+    from controllers.statefulset.controller import _ClaimOwnershipChanged
+    from kube_runtime.expectations import ScaleAction
+
+    template = {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}
+    s = Setup(make_set(2, policy="Parallel", templates=[template]))
+    reader = HidingReader(s.fake)
+    s.reconciler = StatefulSetReconciler(s.fake, reader, s.recorder, kind=s.kind)
+    predicate = _ClaimOwnershipChanged(s.reconciler.claim_created_quietly)
+    key = f"{NS}/web"
+    s.reconcile()
+    claims = {n: s.get(PersistentVolumeClaim, n) for n in ("data-web-0", "data-web-1")}
+    assert s.reconciler.claim_expectations.get_expectations(key)
+    # data-web-0 appears while no sync waits: quiet, and no longer expected.
+    assert not predicate.create(claims["data-web-0"])
+    assert s.reconciler.claim_expectations.get_expectations(key) == {
+        ScaleAction.CREATE: {"data-web-1"}
+    }
+    # A sync held back by data-web-1: its creation event wakes the set.
+    reader.hide = True
+    result = s.reconcile()
+    assert result is not None and result.requeue_after == EXPECTATIONS_RECHECK
+    assert predicate.create(claims["data-web-1"])
+    reader.hide = False
+    s.reconcile()
+    assert not s.reconciler.claim_expectations.get_expectations(key)
+    # Events for claims not created by this controller (or seen already) wake the set.
+    assert predicate.create(claims["data-web-0"])
+    other_uid = {**claims["data-web-1"], "metadata": {**claims["data-web-1"]["metadata"]}}
+    other_uid["metadata"]["uid"] = "someone-else"
+    assert predicate.create(other_uid)
+    assert _ClaimOwnershipChanged().create(claims["data-web-0"])
