@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from typing import Any
 
 import orjson
@@ -162,16 +163,33 @@ def _node(schema: dict[str, Any]) -> _Node:
     got = _NODES.get(id(schema))
     if got is not None and got.schema is schema:
         return got
-    node = _NODES[id(schema)] = _Node(schema)  # registered first: a cycle finds it
+    with _NODES_LOCK:
+        pending: dict[int, _Node] = {}
+        node = _compile(schema, pending)
+        _NODES.update(pending)  # published when whole: no request sees a node half built
+        return node
+
+
+def _compile(schema: dict[str, Any], pending: dict[int, _Node]) -> _Node:
+    """``schema``'s node, new ones kept in ``pending`` (registered before their children
+    are compiled: schemas are recursive)."""
+    for known in (_NODES, pending):
+        got = known.get(id(schema))
+        if got is not None and got.schema is schema:
+            return got
+    node = pending[id(schema)] = _Node(schema)
     _, props, extra, items = _shape(schema)
     if props is not None:
         node.keys = frozenset(props)
-        node.deep = {key: _node(sub) for key, sub in props.items() if not _leaf(sub)}
-    node.extra = None if extra is None or _leaf(extra) else _node(extra)
-    node.items = None if items is None or _leaf(items) else _node(items)
+        node.deep = {key: _compile(sub, pending) for key, sub in props.items() if not _leaf(sub)}
+    node.extra = None if extra is None or _leaf(extra) else _compile(extra, pending)
+    node.items = None if items is None or _leaf(items) else _compile(items, pending)
     if node.keys is not None and not node.deep:
         node.flat = node.keys
     return node
+
+
+_NODES_LOCK = threading.Lock()
 
 
 def _known(value: Any, schema: dict[str, Any]) -> bool:
