@@ -23,9 +23,10 @@ writes them), loaded once per process.
 from __future__ import annotations
 
 import functools
-import importlib.resources
+import importlib.util
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -47,7 +48,12 @@ _STRING_TYPES = {
 
 
 def _release_dirs() -> dict[tuple[int, int], Any]:
-    root = importlib.resources.files("kubernetes_validate") / _SCHEMA_ROOT
+    # Located without importing the package (its import loads jsonschema: ~0.2 s of CPU,
+    # which a cluster's first write of a built-in kind would pay).
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("kubernetes_validate (the built-in kinds' schemas) is missing")
+    root = Path(next(iter(spec.submodule_search_locations))) / _SCHEMA_ROOT
     found: dict[tuple[int, int], Any] = {}
     for entry in root.iterdir():
         m = re.fullmatch(r"v(\d+)\.(\d+)\.\d+-local", entry.name)
