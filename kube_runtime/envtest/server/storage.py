@@ -867,6 +867,8 @@ class Store(EventListeners):
             )
 
         with self.lock:
+            if self._admission() is None:  # nothing unlocks the store: no retry (_Changed)
+                return write()
             return self._retrying(write)
 
     def _write_update(
