@@ -44,6 +44,18 @@ class Kind:
     api_version: str
     kind: str
 
+    def __post_init__(self) -> None:
+        # Every cached read hashes its kind a few times (informer, options, models): the
+        # hash is taken once (not a field: equality, order, repr and fields are the pair's).
+        object.__setattr__(self, "_hash", hash((self.api_version, self.kind)))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined]
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        # Rebuilt from its fields: a string's hash differs from one process to the next.
+        return type(self), (self.api_version, self.kind)
+
     @property
     def group(self) -> str:
         return self.api_version.rpartition("/")[0]

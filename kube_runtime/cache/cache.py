@@ -422,8 +422,9 @@ class InformerCache:
     def get(self, kind: KindLike, name: str, namespace: str | None = None) -> Obj:
         """The cached object (shared: do not mutate); ``NotFound`` when absent."""
         k = as_kind(kind)
-        self._check_namespace(self.informer_for(k), namespace)
-        informer = self._synced_informer(k)
+        informer = self.informer_for(k)
+        self._check_namespace(informer, namespace)
+        informer = self._synced(informer, k)
         obj = informer.indexer.get(f"{namespace}/{name}" if namespace else name)
         if obj is None:
             raise not_found(k, name)
@@ -442,8 +443,9 @@ class InformerCache:
         given = check_keywords("list", options, CacheListKeywords)
         index = given.get("index")
         k = as_kind(kind)
-        self._check_namespace(self.informer_for(k), namespace)
-        informer = self._synced_informer(k)
+        informer = self.informer_for(k)
+        self._check_namespace(informer, namespace)
+        informer = self._synced(informer, k)
         labels = as_label_selector(given.get("label_selector"))
         fields = _field_selector(given.get("field_selector"), informer.kind)
         indexer = informer.indexer
@@ -472,8 +474,9 @@ class InformerCache:
 
     # --- internals ---------------------------------------------------------------------------
 
-    def _synced_informer(self, kind: Kind) -> Informer:
-        informer = self.informer_for(kind)
+    def _synced(self, informer: Informer, kind: Kind) -> Informer:
+        """``informer`` (``kind``'s) once it has synced: started if it is not, waited for up
+        to :attr:`sync_timeout` (``TimeoutError``; ``CacheStopping`` once interrupted)."""
         if not informer.started:
             informer.start()
         if informer.has_synced():

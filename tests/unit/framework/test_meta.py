@@ -127,3 +127,26 @@ def test_has_controller_reads_the_controller_flag() -> None:
     assert meta.has_controller({"metadata": {"ownerReferences": [{**ref, "controller": True}]}})
     assert not meta.has_controller({"metadata": {"ownerReferences": [ref]}})
     assert not meta.has_controller({})
+
+
+def test_a_kind_hashes_once_and_is_rebuilt_from_its_fields() -> None:
+    """``Kind`` keeps its hash (taken once) out of its fields, and a copy or pickle is rebuilt
+    from the pair, so it hashes as the pair in every process."""
+    import copy
+    import dataclasses
+    import pickle
+
+    from kube_runtime.kinds import Kind, Pod
+
+    kind = Kind("v1", "Pod")
+    assert kind == Pod and hash(kind) == hash(Pod) == hash(("v1", "Pod"))
+    assert {Pod: 1}[kind] == 1
+    assert [f.name for f in dataclasses.fields(kind)] == ["api_version", "kind"]
+    assert dataclasses.asdict(kind) == {"api_version": "v1", "kind": "Pod"}
+    assert repr(kind) == "Kind(api_version='v1', kind='Pod')"
+    assert Pod.__reduce__() == (Kind, ("v1", "Pod"))
+    for other in (pickle.loads(pickle.dumps(kind)), copy.deepcopy(kind), copy.copy(kind)):
+        assert other == kind and hash(other) == hash(("v1", "Pod"))
+    moved = dataclasses.replace(kind, kind="Service")
+    assert hash(moved) == hash(("v1", "Service")) and moved != kind
+    assert Kind("apps/v1", "A") < Kind("apps/v1", "B")
