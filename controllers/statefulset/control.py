@@ -137,9 +137,9 @@ from kube_runtime.workloads.pods import (
     is_terminating,
 )
 from kube_runtime.workloads.revision import (
-    apply_revision,
     resolve_revisions,
     revision_from_object,
+    revision_view,
     sort_revisions,
     truncate_history,
 )
@@ -333,13 +333,14 @@ class _Pass:
         self.failures: dict[str, tuple[str, str]] = {}
         """Condition type -> (reason, message) of what failed this pass."""
         self.rollout_checked = False
-        # Read-only views of the set at each revision; one applies both when they are the
-        # same revision (the common case: no rollout in progress).
-        self.current_set: Mapping[str, Any] = apply_revision(sts, current)
+        # Read-only views of the set at each revision (sharing the set's and the revisions'
+        # objects: nothing a pass calls writes to them, new pods and claims are copies); one
+        # applies both when they are the same revision (the common case: no rollout).
+        self.current_set: Mapping[str, Any] = revision_view(sts, current)
         self.update_set: Mapping[str, Any] = (
             self.current_set
             if current is update or (self.current_name == self.update_name and current == update)
-            else apply_revision(sts, update)
+            else revision_view(sts, update)
         )
         self.status: Obj = {
             "observedGeneration": meta.generation(sts),

@@ -28,6 +28,7 @@ from kube_runtime.workloads.revision import (
     revision_from_object,
     revision_name,
     revision_patch,
+    revision_view,
     safe_encode,
     sort_revisions,
     truncate_history,
@@ -623,3 +624,47 @@ def test_truncate_history_propagates_other_errors() -> None:
 
     with pytest.raises(Exception, match="Forbidden"):
         truncate_history(Forbidden(), [rev("web-1", 1)], [], None, None, 0)
+
+
+@pytest.mark.parametrize(
+    ("obj", "data"),
+    [
+        ({"a": {"x": 1, "y": 2}}, {"a": {"x": 3}}),
+        ({"a": {"x": 1, "y": 2}}, {"a": {"x": 3, "$patch": "replace"}}),
+        ({"a": {"x": 1}, "b": 1}, {"a": {"$patch": "delete"}}),
+        ({"a": 1, "b": 2}, {"a": None}),
+        ({"a": [1, 2, 3]}, {"a": [9]}),
+        ({}, {"a": {"b": {"$patch": "replace", "c": 1}}}),
+        ({"a": 5}, {"a": {"b": 1}}),
+        ({"a": {"b": {"c": [1]}, "d": {"e": 1}}}, {"a": {"b": {"f": {"g": [2]}}}}),
+        ({"a": {}}, {"a": {"$patch": "merge"}}),
+        ({"a": {}}, {"$retainKeys": ["a"]}),
+        ({"a": {}}, "not an object"),
+    ],
+)
+def test_revision_view_is_apply_revision_without_copies(obj: dict[str, Any], data: Any) -> None:
+    """``revision_view`` gives what ``apply_revision`` gives (or raises as it does), mutates
+    nothing, and shares the parts the data does not patch."""
+    revision = {"metadata": {"name": "r"}, "data": data}
+    frozen = copy.deepcopy(obj)
+    try:
+        expected = apply_revision(obj, revision)
+    except ValueError:
+        with pytest.raises(ValueError):
+            revision_view(obj, revision)
+        return
+    assert revision_view(obj, revision) == expected
+    assert obj == frozen
+
+
+def test_revision_view_of_a_statefulset_shares_what_the_revision_does_not_patch() -> None:
+    old = statefulset(image="nginx:1")
+    revision = new_revision(old, revision_patch(old), 1, 0, controller_kind=STS)
+    new = statefulset(image="nginx:2")
+    new["status"] = {"replicas": 3}
+    frozen = copy.deepcopy(new)
+    view = revision_view(new, revision)
+    assert view == apply_revision(new, revision) and new == frozen
+    assert view["metadata"] is new["metadata"] and view["status"] is new["status"]
+    assert view["spec"] is not new["spec"] and view["spec"]["selector"] is new["spec"]["selector"]
+    assert view["spec"]["template"] == old["spec"]["template"]
