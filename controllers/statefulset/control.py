@@ -749,10 +749,12 @@ _REVISION_MEMO_SIZE = 10_000
 
 class _RevisionMemo:
     """The revision each set's spec makes (:func:`revision_from_object`, serialized and
-    hashed), kept per set while its inputs stay the same: the same version of the set
-    (``resourceVersion``, ``generation``) with the same ``spec.template`` object, equal
-    annotations, name, namespace, kind, revision number and collision count. The passes of
-    one version of a set (a running controller's cache hands out the same objects) build it
+    hashed), kept per set (uid) while what it is built from stays the same: the same
+    ``spec.template`` object (what the revision records, template labels included), equal
+    generation, annotations, name, namespace, apiVersion and kind, revision number and
+    collision count. The passes of one version of a set (a running controller's cache hands
+    out the same objects), and of the later versions that only changed its status or
+    metadata (the cache shares an unchanged ``spec`` with the version before), build it
     once; a set read as a fresh copy (a fake client) never hits. A hit returns the revision
     built before, which nobody changes (:func:`resolve_revisions` only reads the one it
     builds, and copies it to create it)."""
@@ -765,7 +767,6 @@ class _RevisionMemo:
             parent_meta = parent.get("metadata") or {}
             template = (parent.get("spec") or {}).get("template")
             key = (
-                parent_meta.get("resourceVersion"),
                 parent_meta.get("generation"),
                 parent_meta.get("name"),
                 parent_meta.get("namespace"),

@@ -510,8 +510,27 @@ def test_the_update_revision_is_built_once_per_version_of_a_set(monkeypatch):
     annotated = {**sts, "metadata": {**sts["metadata"], "annotations": {"a": "b"}}}
     h.control.update(annotated, h.revisions(), h.pods())
     assert len(built) == 2
-    h.control.update(h.sts, h.revisions(), h.pods())  # a fresh copy: built again
+    fresh = h.sts
+    h.control.update(fresh, h.revisions(), h.pods())  # a fresh copy: built again
     assert len(built) == 3
+    # A later version of the set whose spec the cache shares (a status write): no build.
+    rewritten = {
+        **fresh,
+        "metadata": {**fresh["metadata"], "resourceVersion": "999"},
+        "status": {**(fresh.get("status") or {}), "observedGeneration": 99},
+    }
+    h.control.update(rewritten, h.revisions(), h.pods())
+    assert len(built) == 3
+    # A new template object (a spec change) is built again, and makes another revision.
+    changed = copy.deepcopy(rewritten)
+    changed["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:9"
+    changed["metadata"]["generation"] = int(fresh["metadata"].get("generation") or 1) + 1
+    result = h.control.update(changed, h.revisions(), h.pods())
+    assert len(built) == 4
+    assert meta_name(result.update_revision) != meta_name(first.update_revision)
+    assert result.update_revision == revision_from_object(
+        changed, int(result.update_revision["revision"]), 0
+    ) | {"metadata": result.update_revision["metadata"]}
 
 
 def meta_name(obj):
