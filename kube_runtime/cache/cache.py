@@ -106,12 +106,25 @@ def not_found(kind: Kind, name: str) -> NotFound:
 
 
 def as_label_selector(selector: LabelSelectorLike | None) -> LabelSelector | None:
-    """A parsed selector from query text, a ``{key: value}`` dict, or a LabelSelector."""
+    """A parsed selector from query text, a ``{key: value}`` dict, or a LabelSelector. Query
+    text is parsed once (a LabelSelector is immutable; a controller lists with the same text
+    on every sync); text that does not parse raises every time."""
     if selector is None or isinstance(selector, LabelSelector):
         return selector
     if isinstance(selector, str):
-        return parse_label_selector(selector)
+        parsed = _parsed_selectors.get(selector)
+        if parsed is None:
+            parsed = parse_label_selector(selector)
+            if len(_parsed_selectors) >= _PARSED_SELECTORS_SIZE:
+                _parsed_selectors.clear()
+            _parsed_selectors[selector] = parsed
+        return parsed
     return label_selector_from_dict({"matchLabels": dict(selector)})
+
+
+_PARSED_SELECTORS_SIZE = 4096
+_parsed_selectors: dict[str, LabelSelector] = {}
+"""Query text -> its parsed selector (:func:`as_label_selector`); cleared when full."""
 
 
 #: How often a read waiting for an informer to sync checks for :meth:`InformerCache.interrupt_waits`.

@@ -185,3 +185,21 @@ def test_compact_option_picks_the_compact_store() -> None:
         assert cache.get(kinds.ConfigMap, "a", "ns")["data"] == {"k": "v"}
     finally:
         cache.stop()
+
+
+def test_label_selector_text_is_parsed_once() -> None:
+    """``as_label_selector``: query text gives the selector ``parse_label_selector`` gives,
+    the same object on the next read; text that does not parse raises every time."""
+    from kube_runtime.cache.cache import as_label_selector
+    from kube_runtime.selectors import SelectorError, parse_label_selector
+
+    for text in ("app=web,tier!=db", "env in (a,b),!gone", "x"):
+        first = as_label_selector(text)
+        assert first == parse_label_selector(text)
+        assert as_label_selector(text) is first
+        assert first is not None and first.matches({"app": "web", "env": "a", "x": "1"}) == (
+            parse_label_selector(text).matches({"app": "web", "env": "a", "x": "1"})
+        )
+    for _ in range(2):
+        with pytest.raises(SelectorError):
+            as_label_selector("app=(")
