@@ -190,6 +190,11 @@ class Strategy(Protocol):
         pod bound through pods/binding, which may set ``spec.nodeName`` once).
         """
 
+    def spec_encoding(self, obj: Obj) -> bytes | None:
+        """The JSON encoding (``orjson``'s) of ``obj["spec"]`` when the strategy knows it
+        from preparing the create it just validated (the spec unchanged since), else None;
+        the store then encodes the object around it. Asked once per create."""
+
 
 #: Defaulting in place, as kube-apiserver's decoding does it (:meth:`Strategy.default`).
 Defaulter = Callable[[Obj], None]
@@ -245,6 +250,9 @@ class PlainStrategy:
     def validate(
         self, info: ResourceInfo, obj: Obj, old: Obj | None, *, subresource: str = ""
     ) -> None:
+        return None
+
+    def spec_encoding(self, obj: Obj) -> bytes | None:
         return None
 
 
@@ -470,12 +478,19 @@ class Store(EventListeners):
     # ---------------------------------------------------------------- commits
 
     def _commit(
-        self, info: ResourceInfo, key: tuple[str, str], type_: str, new: Obj, old: Stored | None
+        self,
+        info: ResourceInfo,
+        key: tuple[str, str],
+        type_: str,
+        new: Obj,
+        old: Stored | None,
+        spec_raw: bytes | None = None,
     ) -> Stored:
         """Assign the next resourceVersion to ``new``, store or remove it, record and fan out.
 
         A new version is encoded first, and nothing changes when it cannot be (500) or is
         larger than etcd stores (413): every committed object can be read back.
+        ``spec_raw``: the encoding of ``new["spec"]`` when known (written as is).
         """
         rv = self._rv + 1
         meta = new["metadata"]
@@ -483,6 +498,8 @@ class Store(EventListeners):
         stored = Stored(new)
         if type_ != DELETED:
             try:
+                if spec_raw is not None:  # the bytes encoding the spec again would give
+                    stored._raw = compact_json({**new, "spec": orjson.Fragment(spec_raw)})
                 raw = stored.raw
             except (TypeError, orjson.JSONEncodeError) as e:
                 raise errors.internal_error(f"cannot encode: {e}") from None
@@ -798,7 +815,8 @@ class Store(EventListeners):
             if dry_run:
                 meta.pop("resourceVersion", None)  # "" is omitted on the wire
                 return Stored(obj)
-            return self._commit(info, key, ADDED, obj, None)
+            spec_raw = self.strategy.spec_encoding(obj)
+            return self._commit(info, key, ADDED, obj, None, spec_raw)
 
     def update(
         self,

@@ -66,6 +66,8 @@ class KubeStrategy:
         #: A pod spec just prepared from :attr:`_pod_specs` and its encoding, for the
         #: validation the store runs next (under its lock, as the preparation).
         self._prepared_spec: tuple[Obj, bytes] | None = None
+        #: ...and the same once validated, for :meth:`spec_encoding`.
+        self._validated_spec: tuple[Obj, bytes] | None = None
 
     def default(self, info: ResourceInfo, obj: Obj) -> None:
         """What kube-apiserver's decoding of a request body does to ``obj`` (in place): a
@@ -184,14 +186,25 @@ class KubeStrategy:
     ) -> None:
         """422 Invalid with the causes found; on the "binding" path a pod may get its node."""
         prepared, self._prepared_spec = self._prepared_spec, None
+        self._validated_spec = None
         if prepared is not None and prepared[0] is obj.get("spec") and old is None:
             known_key(*prepared)  # a pod spec replayed by _prepare_pod_create
             try:
                 self._validate(info, obj, old, subresource)
             finally:
                 forget_key()
+            self._validated_spec = prepared
             return
         self._validate(info, obj, old, subresource)
+
+    def spec_encoding(self, obj: Obj) -> bytes | None:
+        """The encoding of the pod spec :meth:`validate` just passed when it was replayed
+        from :attr:`_pod_specs` (its bytes are those of the replayed spec) and ``obj``
+        holds that very spec, else None (asked once: forgotten after)."""
+        validated, self._validated_spec = self._validated_spec, None
+        if validated is not None and validated[0] is obj.get("spec"):
+            return validated[1]
+        return None
 
     def _validate(self, info: ResourceInfo, obj: Obj, old: Obj | None, subresource: str) -> None:
         meta = obj.get("metadata") or {}

@@ -99,11 +99,14 @@ def _outcome(store: Any, info: Any, body: dict[str, Any], name: str) -> bytes:
     if isinstance(body.get("metadata"), dict):
         body["metadata"]["name"] = name
     try:
-        obj = store.create(info, "corpus", body).obj
+        stored = store.create(info, "corpus", body)
     except ApiError as e:
         return orjson.dumps([e.code, e.status]).replace(name.encode(), b"NAME")
     except Exception as e:  # malformed input the HTTP layer refuses earlier
         return type(e).__name__.encode()
+    obj = stored.obj
+    # the stored bytes (a replayed spec's known encoding written as is) are the object's
+    assert stored.raw == orjson.dumps(obj), name
     meta = dict(obj["metadata"], name="", uid="", creationTimestamp="", resourceVersion="")
     return orjson.dumps({**obj, "metadata": meta})
 
