@@ -13,6 +13,7 @@ import orjson
 import yaml
 
 from kube_runtime import clock
+from kube_runtime._bounded import remember
 from kube_runtime.client.errors import (
     AlreadyExists,
     ApiConnectionError,
@@ -156,9 +157,7 @@ def _manifest_crd(path: Path) -> dict[str, Any]:
         encoded = orjson.dumps(crd)
     except TypeError:  # a value JSON cannot hold (a YAML timestamp): not remembered
         return crd
-    if len(_MANIFESTS) >= _MANIFESTS_MAX:
-        _MANIFESTS.clear()
-    _MANIFESTS[key] = encoded
+    remember(_MANIFESTS, key, encoded, _MANIFESTS_MAX)
     return crd
 
 

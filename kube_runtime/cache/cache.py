@@ -45,6 +45,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Unpack
 
+from kube_runtime._bounded import remember
 from kube_runtime.cache._multinamespace import MultiNamespaceInformer
 from kube_runtime.cache.informer import SharedInformer, Transform, strip_managed_fields
 from kube_runtime.cache.options import (
@@ -115,9 +116,7 @@ def as_label_selector(selector: LabelSelectorLike | None) -> LabelSelector | Non
         parsed = _parsed_selectors.get(selector)
         if parsed is None:
             parsed = parse_label_selector(selector)
-            if len(_parsed_selectors) >= _PARSED_SELECTORS_SIZE:
-                _parsed_selectors.clear()
-            _parsed_selectors[selector] = parsed
+            remember(_parsed_selectors, selector, parsed, _PARSED_SELECTORS_SIZE)
         return parsed
     return label_selector_from_dict({"matchLabels": dict(selector)})
 

@@ -46,6 +46,7 @@ import urllib3
 from pydantic import BaseModel
 
 from kube_runtime import __version__, clock
+from kube_runtime._bounded import remember
 from kube_runtime.client import config as _config
 from kube_runtime.client import transport
 from kube_runtime.client._closing import ClosesOnExit
@@ -400,9 +401,7 @@ class Client(ClosesOnExit, ClientBase):
         if hit is not None and hit[0] is resource:
             return hit[1]
         path = resource.path(namespace, name, subresource)
-        if len(self._paths) >= _PATHS_MAX:
-            self._paths.clear()
-        self._paths[key] = (resource, path)
+        remember(self._paths, key, (resource, path), _PATHS_MAX)
         return path
 
     @staticmethod

@@ -36,6 +36,8 @@ from typing import Any, NamedTuple, TypeVar
 import urllib3
 from urllib3.util.url import parse_url
 
+from kube_runtime._bounded import remember
+
 __all__ = [
     "IDEMPOTENT",
     "Answer",
@@ -235,9 +237,7 @@ def _target(url: str) -> _Target:
     target = _TARGETS.get(url)
     if target is None:
         target = _split_target(url)
-        if len(_TARGETS) >= _TARGETS_MAX:
-            _TARGETS.clear()
-        _TARGETS[url] = target
+        remember(_TARGETS, url, target, _TARGETS_MAX)
     return target
 
 

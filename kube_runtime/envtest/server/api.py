@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kube_runtime import selectors
+from kube_runtime._bounded import remember
 from kube_runtime.envtest.server import authz, crds, errors, nonresource, routing, webhooks
 from kube_runtime.envtest.server.conversion import Conversions
 from kube_runtime.envtest.server.deletion import Deletion
@@ -241,10 +242,7 @@ class ApiServer:
             )
             return json_response(201, review)
         route = routing.route(self.registry, parts)
-        routes = self._routes
-        if len(routes) >= _ROUTES_KEPT:
-            routes.clear()
-        routes[path] = (generation, parts, route)
+        remember(self._routes, path, (generation, parts, route), _ROUTES_KEPT)
         return self._routed(request, user, parts, route)
 
     def _routed(

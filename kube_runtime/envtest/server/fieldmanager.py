@@ -55,6 +55,7 @@ from typing import Any, Final
 import orjson
 
 from kube_runtime import patch as _patch
+from kube_runtime._bounded import remember
 from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.errors import ApiError, api_error
 from kube_runtime.envtest.server.resources import ResourceInfo
@@ -435,9 +436,7 @@ def _created(obj: Obj, node: FNode) -> FieldSet:
             if c is None:
                 c = {}
                 _fill_all(v, child, c, True)
-                if len(_memo) >= _MEMO_SIZE:
-                    _memo.clear()
-                _memo[key] = c
+                remember(_memo, key, c, _MEMO_SIZE)
             if c:
                 out["f:" + k] = c
         else:
@@ -1111,9 +1110,7 @@ def _own_update(only: FieldSet, changed: FieldSet) -> FieldSet:
     rest = diff(only, changed)
     fields = union(changed, rest) if rest else changed
     if memo_key is not None:
-        if len(_own_memo) >= _MEMO_SIZE:
-            _own_memo.clear()
-        _own_memo[memo_key] = fields
+        remember(_own_memo, memo_key, fields, _MEMO_SIZE)
     return fields
 
 

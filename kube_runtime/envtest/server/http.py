@@ -52,6 +52,7 @@ from typing import Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from kube_runtime import clock as _clock
+from kube_runtime._bounded import remember
 
 log = logging.getLogger(__name__)
 
@@ -272,9 +273,7 @@ def _header_key(name: str) -> str | None:
     if key is None:
         if not _TOKEN.fullmatch(name):
             return None
-        if len(_HEADER_KEYS) >= _HEADER_KEYS_SIZE:
-            _HEADER_KEYS.clear()
-        key = _HEADER_KEYS[name] = name.lower()
+        key = remember(_HEADER_KEYS, name, name.lower(), _HEADER_KEYS_SIZE)
     return key
 
 

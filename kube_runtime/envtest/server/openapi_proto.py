@@ -25,6 +25,8 @@ import orjson
 import yaml
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 
+from kube_runtime._bounded import remember
+
 __all__ = ["decode_names", "encode"]
 
 _PACKAGE = "openapi.v2"
@@ -204,9 +206,7 @@ def _any(value: Any) -> dict[str, Any]:
     if text is None:
         text = _yaml(value)
         with _YAML_LOCK:
-            if len(_YAML_BY_JSON) >= _YAML_CACHE_SIZE:
-                _YAML_BY_JSON.clear()
-            _YAML_BY_JSON[key] = text
+            remember(_YAML_BY_JSON, key, text, _YAML_CACHE_SIZE)
     return {"yaml": text}
 
 
