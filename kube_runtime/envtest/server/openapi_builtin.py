@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import itertools
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -100,28 +102,82 @@ def _convert(node: Any, *, top_level_kind: bool = False) -> Any:
     return out
 
 
+class _Definitions(Mapping[str, dict[str, Any]]):
+    """The built-in definitions by OpenAPI name, each converted to the v2 form the first
+    time it is read (a process validating writes of a few kinds reads a few dozen of the
+    ~800). Those of the chosen release are parsed at once, those of retired API versions
+    (:func:`_retired`: older releases' files) only when a name or kind is not among them.
+    Together that was ~0.1 s of CPU at a cluster's first write. A name reads as the same
+    object every time (callers memoize by identity)."""
+
+    def __init__(self, found: dict[tuple[int, int], Any], chosen: Any) -> None:
+        self._found = found
+        self._chosen = chosen
+        self._raw: dict[str, dict[str, Any]] = orjson.loads(
+            (chosen / "_definitions.json").read_bytes()
+        )["$defs"]
+        self._retired_raw: dict[str, dict[str, Any]] | None = None
+        self._converted: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def retired(self) -> dict[str, dict[str, Any]]:
+        """The retired API versions' definitions (raw), read on first use."""
+        if self._retired_raw is None:
+            with self._lock:
+                if self._retired_raw is None:
+                    self._retired_raw = _retired(self._found, self._chosen.name, self._raw)
+        return self._retired_raw
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        got = self._converted.get(name)
+        if got is None:
+            schema = self._raw.get(name)
+            if schema is None:
+                schema = self.retired()[name]
+            got = _definition_v2(name, schema)
+            with self._lock:
+                got = self._converted.setdefault(name, got)
+        return got
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw or name in self.retired()
+
+    def __iter__(self) -> Iterator[str]:
+        return itertools.chain(self._raw, self.retired())
+
+    def __len__(self) -> int:
+        return len(self._raw) + len(self.retired())
+
+    def gvks(self, *, retired: bool) -> Iterator[tuple[str, dict[str, str]]]:
+        """(name, group/version/kind) of each definition of a kind, the chosen release's or
+        the retired versions', without converting it."""
+        for name, schema in (self.retired() if retired else self._raw).items():
+            for gvk in schema.get("x-kubernetes-group-version-kind") or ():
+                yield name, gvk
+
+
+def _definition_v2(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """One definition (JSON Schema, as kubernetes_validate ships it) in v2 form."""
+    if name in _STRING_TYPES:
+        converted: dict[str, Any] = {"type": "string"}
+        if _STRING_TYPES[name]:
+            converted["format"] = _STRING_TYPES[name]
+        if "description" in schema:
+            converted["description"] = schema["description"]
+        return converted
+    return _convert(schema, top_level_kind="x-kubernetes-group-version-kind" in schema)
+
+
 @functools.cache
-def definitions() -> dict[str, dict[str, Any]]:
-    """Every built-in definition by its OpenAPI name (``io.k8s.api.core.v1.Pod``), v2 form.
+def definitions() -> Mapping[str, dict[str, Any]]:
+    """Every built-in definition by its OpenAPI name (``io.k8s.api.core.v1.Pod``), v2 form
+    (each converted when first read).
 
     Shared by every caller: never mutate what it returns.
     """
     found = _release_dirs()
     entry = next(e for e in found.values() if e.name == spec_release())
-    raw = orjson.loads((entry / "_definitions.json").read_bytes())["$defs"]
-    raw.update(_retired(found, entry.name, raw))
-    out: dict[str, dict[str, Any]] = {}
-    for name, schema in raw.items():
-        if name in _STRING_TYPES:
-            converted: dict[str, Any] = {"type": "string"}
-            if _STRING_TYPES[name]:
-                converted["format"] = _STRING_TYPES[name]
-            if "description" in schema:
-                converted["description"] = schema["description"]
-        else:
-            converted = _convert(schema, top_level_kind="x-kubernetes-group-version-kind" in schema)
-        out[name] = converted
-    return out
+    return _Definitions(found, entry)
 
 
 def _package(name: str) -> str:
@@ -146,17 +202,20 @@ def _retired(found: dict[tuple[int, int], Any], chosen: str, raw: dict[str, Any]
 
 
 @functools.cache
-def _by_gvk() -> dict[tuple[str, str, str], str]:
+def _by_gvk(retired: bool) -> dict[tuple[str, str, str], str]:
     index: dict[tuple[str, str, str], str] = {}
-    for name, schema in definitions().items():
-        for gvk in schema.get("x-kubernetes-group-version-kind") or ():
-            index.setdefault((gvk["group"], gvk["version"], gvk["kind"]), name)
+    defs = definitions()
+    assert isinstance(defs, _Definitions)
+    for name, gvk in defs.gvks(retired=retired):
+        index.setdefault((gvk["group"], gvk["version"], gvk["kind"]), name)
     return index
 
 
 def kind_definitions(group: str, version: str, kind: str) -> str | None:
-    """The definition name of a built-in kind (``apps``, ``v1``, ``StatefulSet``), or None."""
-    return _by_gvk().get((group, version, kind))
+    """The definition name of a built-in kind (``apps``, ``v1``, ``StatefulSet``), or None:
+    the chosen release's, else a retired version's."""
+    key = (group, version, kind)
+    return _by_gvk(False).get(key) or _by_gvk(True).get(key)
 
 
 def _refs(node: Any, into: set[str]) -> None:
