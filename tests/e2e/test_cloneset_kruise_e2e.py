@@ -392,6 +392,17 @@ def test_in_place_update_images_with_the_same_image_id(client, namespace, wait_f
     if kubelet is None:
         pytest.skip("needs the simulated kubelet")
     kubelet.settings.image_digests = {"nginx:mainline-alpine": "nginx:alpine"}
+    replay_same_image_id(client, namespace, wait_for)
+
+
+def replay_same_image_id(
+    client: Any, namespace: str, wait_for: Any, *, image_id: str | None = None
+) -> None:
+    """Kruise's ``in-place update images with the same imageID`` steps, on a kubelet that
+    reports nginx:alpine and nginx:mainline-alpine as one image (``image_id``: the imageID it
+    reports for both, when known): the update is in place (the same pod, a new container),
+    keeps the imageID, records it as the last container status, and completes (Kruise accepts
+    the old imageID when the container runs the spec's image)."""
     client.create(
         make_cs(
             namespace,
@@ -408,6 +419,8 @@ def test_in_place_update_images_with_the_same_image_id(client, namespace, wait_f
     wait_progressing(client, namespace, wait_for, AVAILABLE)
     (old,) = pods(client, namespace).values()
     old_status = old["status"]["containerStatuses"][0]
+    if image_id is not None:
+        assert old_status["imageID"] == image_id
 
     set_image(client, namespace, "nginx:mainline-alpine")
     wait_for(lambda: observed(client, namespace), 10)
@@ -416,8 +429,11 @@ def test_in_place_update_images_with_the_same_image_id(client, namespace, wait_f
     (new,) = pods(client, namespace).values()
     new_status = new["status"]["containerStatuses"][0]
     assert new["metadata"]["uid"] == old["metadata"]["uid"]
+    assert new_status["image"] == "nginx:mainline-alpine"
     assert new_status["containerID"] != old_status["containerID"]
     assert new_status["imageID"] == old_status["imageID"]
+    state = json.loads(new["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"])
+    assert state["lastContainerStatuses"] == {"c": {"imageID": old_status["imageID"]}}
     wait_progressing(client, namespace, wait_for, AVAILABLE)
 
 

@@ -14,7 +14,6 @@ of the test's own, ``docs/simtime.md``), 3 s in real time on kube-apiserver.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,20 +27,10 @@ from kube_runtime import kinds
 from kube_runtime.client import Client
 from kube_runtime.envtest.kubelet import images
 from kube_runtime.envtest.waiting import wait_for as wait_until
-from tests.e2e._fixtures import SIMULATED, running_manager
-from tests.e2e.test_cloneset_e2e import make_cs, pods
-from tests.e2e.test_cloneset_kruise_e2e import (
-    AVAILABLE,
-    TEN_MINUTES,
-    UPDATED,
-    observed,
-    set_image,
-    wait_progressing,
-    wait_status,
-)
+from tests.e2e._fixtures import running_manager
+from tests.e2e.test_cloneset_kruise_e2e import replay_same_image_id
 
 DIGEST = "sha256:" + "4f" * 32  # one image, two tags
-MIN_READY = 10 if SIMULATED else 3  # Kruise's 10; in real time (kube-apiserver) 3
 
 
 def _digest_flags(directory: Path) -> list[str]:
@@ -138,40 +127,6 @@ def test_in_place_update_images_with_the_same_image_id(
     try:
         install_crd(client)
         with running_manager(client, ns, lambda m: setup(m, name=f"cloneset-{ns}")):
-            _replay_kruise_scenario(client, ns, wait_for)
+            replay_same_image_id(client, ns, wait_for, image_id=f"docker-pullable://nginx@{DIGEST}")
     finally:
         kubelet.settings.image_digests = saved
-
-
-def _replay_kruise_scenario(client: Client, ns: str, wait_for: Any) -> None:
-    client.create(
-        make_cs(
-            ns,
-            1,
-            image="nginx:alpine",
-            updateStrategy={"type": "InPlaceIfPossible"},
-            minReadySeconds=MIN_READY,
-            progressDeadlineSeconds=TEN_MINUTES,
-        )
-    )
-    wait_status(client, ns, wait_for, "replicas", 1, timeout=3)
-    wait_progressing(client, ns, wait_for, UPDATED)
-    wait_status(client, ns, wait_for, "readyReplicas", 1)
-    wait_progressing(client, ns, wait_for, AVAILABLE)
-    (old,) = pods(client, ns).values()
-    old_status = old["status"]["containerStatuses"][0]
-    assert old_status["imageID"] == f"docker-pullable://nginx@{DIGEST}"
-
-    set_image(client, ns, "nginx:mainline-alpine")
-    wait_for(lambda: observed(client, ns), 10)
-    wait_progressing(client, ns, wait_for, UPDATED)
-    wait_status(client, ns, wait_for, "updatedReadyReplicas", 1)
-    (new,) = pods(client, ns).values()
-    new_status = new["status"]["containerStatuses"][0]
-    assert new["metadata"]["uid"] == old["metadata"]["uid"]
-    assert new_status["image"] == "nginx:mainline-alpine"
-    assert new_status["containerID"] != old_status["containerID"]
-    assert new_status["imageID"] == old_status["imageID"]
-    state = json.loads(new["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"])
-    assert state["lastContainerStatuses"] == {"c": {"imageID": old_status["imageID"]}}
-    wait_progressing(client, ns, wait_for, AVAILABLE)
