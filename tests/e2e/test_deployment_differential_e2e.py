@@ -69,7 +69,6 @@ Not compared: pod names (their random suffix), timestamps, uids. Real backend on
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -85,6 +84,7 @@ from kube_runtime.envtest.kubelet.simulator import ANNOTATION_NEVER_READY
 from kube_runtime.envtest.plugin import backend_of
 from kube_runtime.envtest.real import RealCluster, missing_binaries
 from kube_runtime.manager import Manager
+from tests.support.namespace_watch import NamespaceWatch
 
 pytestmark = pytest.mark.skipif(
     bool(missing_binaries()),
@@ -458,42 +458,26 @@ def image_of(rs: dict[str, Any]) -> str:
     return str(rs["spec"]["template"]["spec"]["containers"][0]["image"])
 
 
-class ReplicaCounts:
+class ReplicaCounts(NamespaceWatch):
     """Watches the ReplicaSets of a namespace on a thread: ``spec.replicas`` of each, by
     image, every value seen with consecutive repeats merged."""
 
     def __init__(self, client: Client, namespace: str) -> None:
         self.counts: dict[str, list[int]] = {}
-        self._lock = threading.Lock()
-        listed = client.list(REPLICASET, namespace)
-        assert listed["items"] == []
-        self._watch = client.watch(
-            REPLICASET,
-            namespace,
-            resource_version=listed["metadata"]["resourceVersion"],
-            allow_bookmarks=False,
-        )
-        self._thread = threading.Thread(target=self._run, name="rs-watch", daemon=True)
-        self._thread.start()
+        super().__init__(client, REPLICASET, namespace, "rs-watch")
 
-    def _run(self) -> None:
-        for event in self._watch:
-            if event.type not in ("ADDED", "MODIFIED"):
-                continue
-            rs = event.object
-            replicas = int(rs["spec"].get("replicas", 0))
-            with self._lock:
-                seen = self.counts.setdefault(image_of(rs), [])
-                if not seen or seen[-1] != replicas:
-                    seen.append(replicas)
+    def on_event(self, event: Any) -> None:
+        if event.type not in ("ADDED", "MODIFIED"):
+            return
+        rs = event.object
+        replicas = int(rs["spec"].get("replicas", 0))
+        seen = self.counts.setdefault(image_of(rs), [])
+        if not seen or seen[-1] != replicas:
+            seen.append(replicas)
 
     def snapshot(self) -> dict[str, list[int]]:
-        with self._lock:
+        with self.lock:
             return {k: list(v) for k, v in self.counts.items()}
-
-    def close(self) -> None:
-        self._watch.close()
-        self._thread.join(10)
 
 
 def deployment_annotations(obj: dict[str, Any]) -> dict[str, str]:

@@ -38,7 +38,6 @@ compare with.
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +52,7 @@ from kube_runtime.envtest import running
 from kube_runtime.envtest.plugin import backend_of
 from kube_runtime.envtest.real import RealCluster, missing_binaries
 from kube_runtime.manager import Manager
+from tests.support.namespace_watch import NamespaceWatch
 
 pytestmark = pytest.mark.skipif(
     bool(missing_binaries()),
@@ -344,38 +344,25 @@ Event = tuple[str, str, str | None]
 """``("created", pod, its controller-revision-hash)`` or ``("deleted", pod, None)``."""
 
 
-class PodEvents:
+class PodEvents(NamespaceWatch):
     """Watches the pods of a namespace on a thread: each :data:`Event` in the order the
     watch saw them."""
 
     def __init__(self, client: Client, namespace: str) -> None:
         self.events: list[Event] = []
-        self._lock = threading.Lock()
-        listed = client.list(POD, namespace)
-        assert listed["items"] == []
-        self._watch = client.watch(
-            POD,
-            namespace,
-            resource_version=listed["metadata"]["resourceVersion"],
-            allow_bookmarks=False,
-        )
-        self._thread = threading.Thread(target=self._run, name="pod-watch", daemon=True)
-        self._thread.start()
+        super().__init__(client, POD, namespace, "pod-watch")
 
-    def _run(self) -> None:
-        for event in self._watch:
-            meta = event.object["metadata"]
-            if event.type == "ADDED":
-                seen = ("created", meta["name"], (meta.get("labels") or {}).get(HASH_LABEL))
-            elif event.type == "DELETED":
-                seen = ("deleted", meta["name"], None)
-            else:
-                continue
-            with self._lock:
-                self.events.append(seen)
+    def on_event(self, event: Any) -> None:
+        meta = event.object["metadata"]
+        if event.type == "ADDED":
+            self.events.append(
+                ("created", meta["name"], (meta.get("labels") or {}).get(HASH_LABEL))
+            )
+        elif event.type == "DELETED":
+            self.events.append(("deleted", meta["name"], None))
 
     def snapshot(self) -> list[Event]:
-        with self._lock:
+        with self.lock:
             return list(self.events)
 
     def live(self) -> set[str]:
@@ -384,10 +371,6 @@ class PodEvents:
         for kind, name, _ in self.snapshot():
             (names.add if kind == "created" else names.discard)(name)
         return names
-
-    def close(self) -> None:
-        self._watch.close()
-        self._thread.join(10)
 
 
 def without_stale_recreations(events: list[Event]) -> list[Event]:
