@@ -8,6 +8,7 @@ the kind does not support, raises :class:`~kube_runtime.selectors.SelectorError`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,13 @@ def matcher(request: Request, route: Route) -> Callable[[Obj], bool] | None:
         field_sel = selectors.convert_field_labels(field_sel, info.kind, info.group)
     if label_sel is None and field_sel is None:
         return None
+    meta_terms = _metadata_terms(field_sel) if field_sel is not None else None
+    if meta_terms is not None:
+        if label_sel is None and len(meta_terms) == 1 and meta_terms[0][1] and meta_terms[0][2]:
+            # ``metadata.name=x`` (a lease, a node...): the watch of a single object.
+            key, _, wanted = meta_terms[0]
+            return lambda obj: obj["metadata"].get(key) == wanted
+        return functools.partial(_match_metadata, label_sel, meta_terms)
 
     def matches(obj: Obj) -> bool:
         if label_sel is not None and not label_sel.matches(obj["metadata"].get("labels")):
@@ -38,6 +46,45 @@ def matcher(request: Request, route: Route) -> Callable[[Obj], bool] | None:
         return field_sel is None or field_sel.matches(selectors.object_fields(obj))
 
     return matches
+
+
+#: The field labels read from ``metadata`` alone, by the key they read there.
+_METADATA_FIELDS = {"metadata.name": "name", "metadata.namespace": "namespace"}
+
+
+def _metadata_terms(
+    field_sel: selectors.FieldSelector,
+) -> tuple[tuple[str, bool, str], ...] | None:
+    """The terms of a field selector that only reads ``metadata.name`` and
+    ``metadata.namespace``, as (metadata key, ``=``?, value); None for any other selector
+    (matched through :func:`~kube_runtime.selectors.object_fields`)."""
+    terms = []
+    for name, op, value in field_sel.terms:
+        key = _METADATA_FIELDS.get(name)
+        if key is None:
+            return None
+        terms.append((key, op == "=", value))
+    return tuple(terms)
+
+
+def _match_metadata(
+    label_sel: selectors.LabelSelector | None,
+    terms: tuple[tuple[str, bool, str], ...],
+    obj: Obj,
+) -> bool:
+    """What the generic predicate of :func:`matcher` answers for a field selector of
+    :func:`_metadata_terms` (a missing or non-string field is ``""``, as in
+    :func:`~kube_runtime.selectors.object_fields`), without building every field of ``obj``."""
+    meta = obj["metadata"]
+    if label_sel is not None and not label_sel.matches(meta.get("labels")):
+        return False
+    for key, equal, value in terms:
+        actual = meta.get(key)
+        if not isinstance(actual, str):
+            actual = ""
+        if (actual == value) != equal:
+            return False
+    return True
 
 
 class Reads:
