@@ -129,7 +129,9 @@ class Stream:
             if self._closing or self.closed:
                 return
             self._pending.append(data)
-            self._schedule()
+            if not self._scheduled and not self._paused:  # _schedule(), inline: per event
+                self._scheduled = True
+                self._conn.server.flush_soon(self._flush)
 
     def close(self) -> None:
         """End the response after the queued chunks (idempotent, any thread)."""
@@ -291,6 +293,35 @@ def _header_fields(lines: list[str]) -> dict[str, str]:
     return headers
 
 
+#: A parsed request head: the method (upper case), the target, the header fields (not to be
+#: changed), the body's Content-Length (-1: chunked) and whether the connection is kept alive.
+_Head = tuple[str, str, dict[str, str], int, bool]
+#: Request heads already parsed, by their bytes: a client repeats the same head (request
+#: line and header fields) for every renewal of a Lease, every poll of an object. Bounded:
+#: starts afresh when full; heads longer than _HEADS_KEPT_SIZE bytes are not kept.
+_HEADS: dict[bytes, _Head] = {}
+_HEADS_KEPT = 256
+_HEADS_KEPT_SIZE = 4096
+
+
+def _request_head(head: bytes) -> _Head:
+    """The request line and header fields of ``head`` (the bytes before the blank line):
+    :class:`_Malformed` for what Go's server refuses, checked in its order."""
+    lines = head.decode("latin-1").split("\r\n")
+    method, target, version = _request_line(lines[0])
+    headers = _header_fields(lines[1:])
+    if "transfer-encoding" in headers:
+        coding = headers["transfer-encoding"].lower()
+        if coding != "chunked":
+            raise _Malformed(501, f"unsupported transfer encoding: {coding!r}")
+        length = -1  # a Content-Length beside it is ignored (RFC 9112)
+    else:
+        length = _content_length(headers.get("content-length"))
+    conn = headers.get("connection", "").lower()
+    keep_alive = conn != "close" and (version == "HTTP/1.1" or conn == "keep-alive")
+    return method.upper(), target, headers, length, keep_alive
+
+
 def _content_length(value: str | None) -> int:
     if value is None or value == "":
         return 0
@@ -432,28 +463,28 @@ class _Connection(asyncio.Protocol):
             return None
         if end > _MAX_HEADER:
             raise _Malformed(431, "request header fields too large")
-        lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
-        method, target, version = _request_line(lines[0])
-        headers = _header_fields(lines[1:])
+        head = bytes(buf[:end])
+        known = _HEADS.get(head)
+        if known is None:
+            known = _request_head(head)
+            if end <= _HEADS_KEPT_SIZE:
+                remember(_HEADS, head, known, _HEADS_KEPT)
+        method, target, headers, length, keep_alive = known
         pos = end + 4
-        if "transfer-encoding" in headers:
-            coding = headers["transfer-encoding"].lower()
-            if coding != "chunked":
-                raise _Malformed(501, f"unsupported transfer encoding: {coding!r}")
-            chunked = _dechunk(buf, pos)  # a Content-Length beside it is ignored (RFC 9112)
+        if length < 0:
+            chunked = _dechunk(buf, pos)
             if chunked is None:
                 return None
             body, pos = chunked
         else:
-            length = _content_length(headers.get("content-length"))
             if len(buf) < pos + length:
                 return None
             body = buf[pos : pos + length]
             pos += length
         del buf[:pos]
-        conn = headers.get("connection", "").lower()
-        self.keep_alive = conn != "close" and (version == "HTTP/1.1" or conn == "keep-alive")
-        return Request(method.upper(), target, headers, bytes(body), received=time.perf_counter())
+        self.keep_alive = keep_alive
+        # A dict of the request's own: the parsed head is shared with later requests.
+        return Request(method, target, dict(headers), bytes(body), received=time.perf_counter())
 
     def _fail(self, status: int, reason: str = "") -> None:
         """Answer ``status`` with Go's plain-text body and close the connection."""
@@ -544,13 +575,20 @@ class _Connection(asyncio.Protocol):
         self.process()
 
     def _send(self, response: Response, request: Request) -> None:
-        headers = dict(response.headers)
-        if not self.keep_alive:
-            headers["Connection"] = "close"
         body = b"" if request.method == "HEAD" else response.body
-        self.write(
-            _head(response.status, response.content_type, len(response.body), headers) + body
-        )
+        if not response.headers and self.keep_alive:
+            # The usual answer: the head's fixed part made once per status and content type.
+            start = _PLAIN_HEADS.get((response.status, response.content_type))
+            if start is None:
+                start = _plain_head(response.status, response.content_type)
+            self.write(b"".join((start, b"%d\r\n\r\n" % len(response.body), body)))
+        else:
+            headers = dict(response.headers)
+            if not self.keep_alive:
+                headers["Connection"] = "close"
+            self.write(
+                _head(response.status, response.content_type, len(response.body), headers) + body
+            )
         self.server.observe(request, response.status)
         self.active = time.monotonic()
         if not self.keep_alive and self.transport is not None:
@@ -598,6 +636,18 @@ def _head(status: int, content_type: str, length: int | None, headers: dict[str,
     lines.extend(f"{k}: {v}" for k, v in headers.items())
     # UTF-8, as Go writes a header's bytes: a Warning may quote a field name with U+FFFD in it
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+#: What :func:`_head` writes before a Content-Length's digits when there are no other
+#: header fields, by (status, content type); bounded: starts afresh when full.
+_PLAIN_HEADS: dict[tuple[int, str], bytes] = {}
+
+
+def _plain_head(status: int, content_type: str) -> bytes:
+    """``_head(status, content_type, length, {})`` up to the length's digits (remembered)."""
+    whole = _head(status, content_type, 0, {})
+    start = whole[: -len(b"0\r\n\r\n")]
+    return remember(_PLAIN_HEADS, (status, content_type), start, 64)
 
 
 _READ_METHODS = frozenset(("GET", "HEAD", "OPTIONS"))

@@ -264,6 +264,11 @@ Matcher = Callable[[Obj], bool]
 FieldsHook = Callable[[Obj | None, Obj], None]
 
 
+def _everything(obj: Obj) -> bool:
+    """The predicate of a watch without selectors (:meth:`Store.watch` with None)."""
+    return True
+
+
 @dataclass
 class _Watch:
     namespace: str | None
@@ -589,7 +594,12 @@ class Store(EventListeners):
         new_obj = event.new.obj
         if w.namespace is not None and new_obj["metadata"].get("namespace") != w.namespace:
             return
-        if event.type == ADDED:
+        if w.matches is _everything:  # what the selector cases below make of a match-all
+            type_ = event.type
+            if type_ == MODIFIED and event.old is None:
+                type_ = ADDED
+            w.deliver(type_, event.new, event.rv)
+        elif event.type == ADDED:
             if w.matches(new_obj):
                 w.deliver(ADDED, event.new, event.rv)
         elif event.type == DELETED:
@@ -693,15 +703,19 @@ class Store(EventListeners):
         info: ResourceInfo,
         namespace: str | None,
         since: str | None,
-        matches: Matcher,
+        matches: Matcher | None,
         deliver: Callable[[str, Stored, int], None],
     ) -> WatchHandle:
         """Register a watcher; replay first, then live events, all through ``deliver``.
+
+        ``matches``: the objects the watcher selects (None: every object).
 
         ``since`` empty or "0": the current state is delivered as ADDED events first
         (kube-apiserver's "start at most recent" / "any" semantics). Otherwise events newer
         than ``since`` are replayed; 410 Expired when the window no longer holds them.
         """
+        if matches is None:
+            matches = _everything
         with self.lock:
             bucket = self._bucket(info)
             w = _Watch(namespace, matches, deliver)

@@ -91,7 +91,7 @@ class Watches:
         session = _WatchSession(
             self,
             route,
-            matches or (lambda obj: True),
+            matches,
             since=request.param("resourceVersion") or "",
             bookmarks=request.param("allowWatchBookmarks", "") in TRUE,
             initial_events=request.param("sendInitialEvents", "") in TRUE,
@@ -150,7 +150,8 @@ class _WatchSession:
 
     watches: Watches
     route: Route
-    matches: Callable[[Obj], bool]
+    #: The objects the request's selectors select (None: every object).
+    matches: Callable[[Obj], bool] | None
     _: KW_ONLY
     since: str
     bookmarks: bool
@@ -176,9 +177,19 @@ class _WatchSession:
     #: None in it: stop. The thread waits on a condition of the store's clock.
     converting: deque[Callable[[], bytes] | None] | None = field(default=None, init=False)
     _converting_cv: threading.Condition | None = field(default=None, init=False)
+    #: Events go out as the stored bytes (no Table, metadata-only, conversion or other
+    #: version): :meth:`deliver`'s short way.
+    _as_stored: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         self.api_version = self.route.info.api_version(self.route.version)
+        route = self.route
+        self._as_stored = (
+            not self.table
+            and self.partial is None
+            and route.convert is None
+            and route.version == route.info.version
+        )
         if self.sim_key is not None:
             self.hold = functools.partial(self.watches.store.clock.hold, self.sim_key)
         if self.route.convert is not None and self.partial is None:  # metadata is not converted
@@ -251,6 +262,15 @@ class _WatchSession:
     def deliver(self, type_: str, stored: Stored, rv: int) -> None:
         stream = self.stream
         if stream is None or stream.closed:
+            return
+        if self._as_stored:  # what the general way below writes for such a watch
+            head = _EVENT_HEADS.get(type_) or b'{"type":"' + type_.encode() + b'","object":'
+            if self.hold is not None:
+                self.hold()
+            stream.write(b"".join((head, stored.raw, b"}\n")))
+            self.sent += 1
+            if self.drop_every and self.sent >= self.drop_every:
+                self._close(stream)
             return
         if self.table:
             doc = tables.table(
