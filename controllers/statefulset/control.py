@@ -106,13 +106,11 @@ from controllers.statefulset.strategy import (
     strategy_for,
 )
 from controllers.statefulset.utils import (
+    PodFacts,
     identity_matches,
     in_ordered_teardown,
-    is_running_and_available,
-    is_unavailable,
     kind_of,
     new_versioned_pod,
-    ordinal_of,
     pod_revision,
     set_key,
     storage_matches,
@@ -128,13 +126,6 @@ from kube_runtime.workloads.batches import DEFAULT_LIMIT, call_each, in_order
 from kube_runtime.workloads.inplace import InPlaceControl, calculate_in_place_spec
 from kube_runtime.workloads.pods import (
     is_available,
-    is_created,
-    is_failed,
-    is_healthy,
-    is_pending,
-    is_running_and_ready,
-    is_succeeded,
-    is_terminating,
 )
 from kube_runtime.workloads.revision import (
     resolve_revisions,
@@ -224,27 +215,42 @@ def compute_status(
     running-and-ready, available, and non-terminating created pods per revision.
     ``lifecycle_aware`` (Kruise's StatefulSet): a pod whose lifecycle state is set and not
     ``Normal`` is not available."""
-    counts = dict.fromkeys(
-        ("replicas", "readyReplicas", "availableReplicas", "currentReplicas", "updatedReplicas"),
-        0,
+    return _count(
+        [PodFacts(pod, min_ready_seconds, now) for pod in pods],
+        current_revision,
+        update_revision,
+        lifecycle_aware=lifecycle_aware,
     )
-    for pod in pods:
-        created = is_created(pod)
-        if created:
-            counts["replicas"] += 1
-        if is_running_and_ready(pod):
-            counts["readyReplicas"] += 1
-            if is_running_and_available(pod, min_ready_seconds, now) and (
-                not lifecycle_aware or lifecycle.is_normal(pod)
-            ):
-                counts["availableReplicas"] += 1
-        if created and not is_terminating(pod):
-            revision = pod_revision(pod)
-            if revision == current_revision:
-                counts["currentReplicas"] += 1
-            if revision == update_revision:
-                counts["updatedReplicas"] += 1
-    return counts
+
+
+def _count(
+    facts: Sequence[PodFacts],
+    current_revision: str,
+    update_revision: str,
+    *,
+    lifecycle_aware: bool = False,
+) -> dict[str, int]:
+    """:func:`compute_status` over pods read already."""
+    replicas = ready = available = current = updated = 0
+    for pod in facts:
+        if pod.created:
+            replicas += 1
+        if pod.running_and_ready:
+            ready += 1
+            if pod.available and (not lifecycle_aware or lifecycle.is_normal(pod.pod)):
+                available += 1
+        if pod.created and not pod.terminating:
+            if pod.revision == current_revision:
+                current += 1
+            if pod.revision == update_revision:
+                updated += 1
+    return {
+        "replicas": replicas,
+        "readyReplicas": ready,
+        "availableReplicas": available,
+        "currentReplicas": current,
+        "updatedReplicas": updated,
+    }
 
 
 class _StepError(Exception):
@@ -357,14 +363,17 @@ class _Pass:
         """A lifecycle state moved this pass (Kruise then skips the rolling update)."""
         self.replicas: list[Pod] = []
         self.condemned: list[Pod] = []
-        self._initial_counts = self._counts(pods)
+        self._facts: dict[int, PodFacts] = {}
+        """:meth:`facts` by ``id`` of the pod (each holds its pod)."""
+        facts = [self.facts(pod) for pod in pods]
+        self._initial_counts = self._counts(facts)
         self.status.update(self._initial_counts)
         ordinals = strategy.ordinals(spec)
         slot_of = {ordinal: i for i, ordinal in enumerate(ordinals)}
         slots: list[Pod | None] = [None] * len(ordinals)
         condemned: list[Pod] = []
-        for existing in pods:
-            ordinal = ordinal_of(existing)
+        for existing_facts in facts:
+            existing, ordinal = existing_facts.pod, existing_facts.ordinal
             if ordinal in slot_of:
                 slots[slot_of[ordinal]] = existing
             elif ordinal >= 0:
@@ -386,7 +395,7 @@ class _Pass:
         self.replicas = [pod for pod in slots if pod is not None]
         """The replicas, ascending: existing pods and the pods to create (an ordered pass:
         the first pod to create only)."""
-        self.condemned = sorted(condemned, key=ordinal_of, reverse=True)
+        self.condemned = sorted(condemned, key=lambda pod: self.facts(pod).ordinal, reverse=True)
         self.first_unhealthy: Pod | None = next(
             (p for p in [*self.replicas, *reversed(self.condemned)] if not self._healthy(p)), None
         )
@@ -399,13 +408,18 @@ class _Pass:
             self._selector = selector_text(self.sts)
         return self._selector
 
-    def _counts(self, pods: Sequence[Pod]) -> dict[str, int]:
-        return compute_status(
-            pods,
-            self.min_ready,
+    def facts(self, pod: Pod) -> PodFacts:
+        """What the pass reads of ``pod``'s state (:class:`~.utils.PodFacts`), read once."""
+        found = self._facts.get(id(pod))
+        if found is None or found.pod is not pod:
+            found = self._facts[id(pod)] = PodFacts(pod, self.min_ready, self.now)
+        return found
+
+    def _counts(self, facts: Sequence[PodFacts]) -> dict[str, int]:
+        return _count(
+            facts,
             self.current_name,
             self.update_name,
-            self.now,
             lifecycle_aware=self.strategy.lifecycle_aware,
         )
 
@@ -430,24 +444,24 @@ class _Pass:
         lifecycle state but ``Normal`` (Kruise ``isHealthy``)."""
         if self.strategy.lifecycle_aware and not lifecycle.is_normal(pod):
             return False
-        return is_healthy(pod)
+        return self.facts(pod).healthy
 
     def available(self, pod: Pod) -> bool:
         """Running and ready for ``minReadySeconds``; with a lifecycle-aware strategy also in
         no lifecycle state but ``Normal`` (Kruise ``isRunningAndAvailable``)."""
         if self.strategy.lifecycle_aware and not lifecycle.is_normal(pod):
             return False
-        return is_running_and_available(pod, self.min_ready, self.now)
+        return self.facts(pod).available
 
     def _unavailable(self, pod: Pod) -> bool:
         """Counts against ``maxUnavailable``: unhealthy or not available, or so the strategy
         says."""
-        if is_unavailable(pod, self.min_ready, self.now):
+        if self.facts(pod).unavailable:
             return True
         return self.strategy.unavailable(self, pod)
 
     def _old(self, pod: Pod) -> bool:
-        return pod_revision(pod) != self.update_name
+        return self.facts(pod).revision != self.update_name
 
     def target(self, pod: Pod) -> bool:
         """A rolling-update target: an old revision, or claims behind (per the strategy)."""
@@ -480,7 +494,7 @@ class _Pass:
         if self._counted:
             self.status.update(self._initial_counts)
             return
-        self.status.update(self._counts([*self.replicas, *self.condemned]))
+        self.status.update(self._counts([self.facts(p) for p in [*self.replicas, *self.condemned]]))
 
     def run(self) -> None:
         sts = self.sts
@@ -511,7 +525,7 @@ class _Pass:
             self.process_condemned,
             self.monotonic,
             self.limit,
-            lambda i: not is_terminating(self.condemned[i]),
+            lambda i: not self.facts(self.condemned[i]).terminating,
         ):
             return
         self.refresh_status()
@@ -531,22 +545,23 @@ class _Pass:
         (a Pending pod's missing claims: a pod is created with them; the repair of an
         existing pod's identity, storage or claim owners): it runs all the same, on the
         caller's thread when its batch has no other write."""
-        pod = self.replicas[i]
-        return not is_created(pod) or is_failed(pod) or is_succeeded(pod)
+        facts = self.facts(self.replicas[i])
+        return not facts.created or facts.failed or facts.succeeded
 
     def process_replica(self, i: int) -> bool:
         pod, sts, api = self.replicas[i], self.sts, self.pods_api
-        if is_failed(pod) or is_succeeded(pod):
+        facts = self.facts(pod)
+        if facts.failed or facts.succeeded:
             if self._scale_exhausted():
                 return False  # Kruise: wait for pods to finish before exceeding the budget
-            if not is_terminating(pod):
-                what = "failed" if is_failed(pod) else "terminated"
-                reason = "RecreatingFailedPod" if is_failed(pod) else "RecreatingTerminatedPod"
+            if not facts.terminating:
+                what = "failed" if facts.failed else "terminated"
+                reason = "RecreatingFailedPod" if facts.failed else "RecreatingTerminatedPod"
                 message = f"StatefulSet {self.key} is recreating {what} Pod {meta.name(pod)}"
                 in_order(lambda: api.record(sts, "Warning", reason, message))
                 self.delete(pod)
             return True  # recreated on a later pass, once the old pod is gone
-        if not is_created(pod):
+        if not facts.created:
             if api.pod_claim_is_stale(sts, pod):
                 self.log.info("%s: a claim of pod %s is stale, waiting", self.key, meta.name(pod))
                 return True
@@ -560,13 +575,13 @@ class _Pass:
                 return True
             if self._scale_exhausted():
                 return False
-        if is_pending(pod):
+        if facts.pending:
             api.create_missing_claims(sts, pod)
         if self.monotonic:
-            if is_terminating(pod):
+            if facts.terminating:
                 self.log.debug("%s: waiting for pod %s to terminate", self.key, meta.name(pod))
                 return True
-            if not is_running_and_ready(pod):
+            if not facts.running_and_ready:
                 self.log.debug(
                     "%s: waiting for pod %s to be Running and Ready", self.key, meta.name(pod)
                 )
@@ -575,14 +590,14 @@ class _Pass:
                 self.log.debug("%s: waiting for pod %s to be available", self.key, meta.name(pod))
                 return True
         elif self.scale_left is not None and (
-            (is_terminating(pod) and self._scale_exhausted())
-            or (is_created(pod) and not self.available(pod) and self._scale_exhausted())
+            (facts.terminating and self._scale_exhausted())
+            or (facts.created and not self.available(pod) and self._scale_exhausted())
         ):
             self.log.debug(
                 "%s: scaleStrategy.maxUnavailable reached at pod %s", self.key, meta.name(pod)
             )
             return False
-        if not is_created(pod):
+        if not facts.created:
             return False  # just created (Parallel): nothing to repair yet
         try:
             retention_match = api.claims_match_retention_policy(self.update_set, pod)
@@ -603,7 +618,7 @@ class _Pass:
 
     def process_condemned(self, i: int) -> bool:
         pod = self.condemned[i]
-        if is_terminating(pod):
+        if self.facts(pod).terminating:
             self.log.debug(
                 "%s: waiting for pod %s to terminate before scale down",
                 self.key,
@@ -725,7 +740,7 @@ class _Pass:
             return None
         waits = []
         for pod in [*self.replicas, *self.condemned]:
-            if is_running_and_ready(pod):
+            if self.facts(pod).running_and_ready:
                 available, left = is_available(pod, self.min_ready, self.now)
                 if not available and left is not None:
                     waits.append(left + _REQUEUE_SLACK)

@@ -47,7 +47,7 @@ from controllers.statefulset.resize import (
 )
 from controllers.statefulset.spec import RECREATE, StatefulSetView
 from controllers.statefulset.status import FAILED_CREATE_POD, FAILED_UPDATE_POD, set_condition
-from controllers.statefulset.utils import SPECIFIED_DELETE_LABEL, is_enhanced, ordinal_of
+from controllers.statefulset.utils import SPECIFIED_DELETE_LABEL, PodFacts, is_enhanced, ordinal_of
 from kube_runtime import meta
 from kube_runtime.client.errors import NotFound
 from kube_runtime.kinds import PersistentVolumeClaim
@@ -118,6 +118,10 @@ class PassState(Protocol):
 
     def available(self, pod: Pod) -> bool:
         """Running and ready for ``minReadySeconds`` (lifecycle-aware per the strategy)."""
+        ...
+
+    def facts(self, pod: Pod) -> PodFacts:
+        """What the pass reads of ``pod``'s state, read once per pass."""
         ...
 
     def target(self, pod: Pod) -> bool:
@@ -236,11 +240,12 @@ def ordered_targets(p: PassState) -> list[Pod]:
     """Upstream's order: targets that are not terminating, from the highest ordinal down to
     ``start + partition``."""
     first = p.spec.start + p.spec.partition
-    return [
-        pod
-        for pod in reversed(p.replicas)
-        if ordinal_of(pod) >= first and p.target(pod) and not is_terminating(pod)
-    ]
+    targets = []
+    for pod in reversed(p.replicas):
+        facts = p.facts(pod)
+        if facts.ordinal >= first and p.target(pod) and not facts.terminating:
+            targets.append(pod)
+    return targets
 
 
 class _UpstreamGate:

@@ -27,8 +27,13 @@ from kube_runtime.kinds import Kind, StatefulSet
 from kube_runtime.meta import Obj
 from kube_runtime.workloads.pods import (
     is_available,
+    is_created,
+    is_failed,
     is_healthy,
+    is_pending,
     is_running_and_ready,
+    is_succeeded,
+    is_terminating,
     parse_ordinal,
 )
 from kube_runtime.workloads.revision import POD_REVISION_LABEL, pod_revision
@@ -43,6 +48,7 @@ __all__ = [
     "RECREATE",
     "SKIP_ORDERED_TEARDOWN_ANNOTATION",
     "SPECIFIED_DELETE_LABEL",
+    "PodFacts",
     "end_ordinal",
     "identity_matches",
     "in_ordered_teardown",
@@ -173,6 +179,50 @@ def is_unavailable(
 ) -> bool:
     """Counts against ``maxUnavailable``: not healthy (terminating included) or not available."""
     return not is_healthy(pod) or not is_running_and_available(pod, min_ready_seconds, now)
+
+
+class PodFacts:
+    """What one pass reads of one pod's state, read once (a pass asks each pod's phase,
+    readiness and ordinal a dozen times; the pod does not change during a pass). Each field
+    is the answer of the predicate it is named after, for ``min_ready_seconds`` and ``now``:
+    :func:`~kube_runtime.workloads.pods.is_created` (``created``), ``is_pending``,
+    ``is_failed``, ``is_succeeded``, ``is_terminating``, ``is_running_and_ready``
+    (``running_and_ready``), :func:`~kube_runtime.workloads.pods.is_healthy` (``healthy``),
+    :func:`is_running_and_available` (``available``), :func:`is_unavailable`
+    (``unavailable``), :func:`ordinal_of` and :func:`pod_revision`. ``pod`` is the pod read."""
+
+    __slots__ = (
+        "available",
+        "created",
+        "failed",
+        "healthy",
+        "ordinal",
+        "pending",
+        "pod",
+        "revision",
+        "running_and_ready",
+        "succeeded",
+        "terminating",
+        "unavailable",
+    )
+
+    def __init__(
+        self, pod: Mapping[str, Any], min_ready_seconds: float, now: datetime | None = None
+    ) -> None:
+        self.pod = pod
+        self.created = is_created(pod)
+        self.pending = is_pending(pod)
+        self.failed = is_failed(pod)
+        self.succeeded = is_succeeded(pod)
+        self.terminating = is_terminating(pod)
+        self.running_and_ready = is_running_and_ready(pod)
+        self.healthy = self.running_and_ready and not self.terminating
+        self.available = self.running_and_ready and (
+            min_ready_seconds == 0 or is_available(pod, min_ready_seconds, now)[0]
+        )
+        self.unavailable = not self.healthy or not self.available
+        self.ordinal = ordinal_of(pod)
+        self.revision = pod_revision(pod)
 
 
 # --- identity and storage ------------------------------------------------------------------
