@@ -69,7 +69,7 @@ from kube_runtime.client.options import (
 from kube_runtime.client.watch import SIM_WATCH_HEADER, Watch
 from kube_runtime.kinds import KindLike, kind_for
 from kube_runtime.meta import Obj
-from kube_runtime.metrics import REST_LATENCY, REST_REQUESTS
+from kube_runtime.metrics import REST_LATENCY, REST_REQUESTS, Observe, lean_inc, lean_observe
 
 __all__ = ["PATCH_CONTENT_TYPES", "Client", "Selector"]
 
@@ -89,6 +89,8 @@ DEFAULT_PAGE_SIZE = 500
 _WATCH_READ_MARGIN = 30.0
 _PATHS_MAX = 1024
 """How many object paths a client remembers (:meth:`Client._object_path`)."""
+_HEADER_BLOCKS_MAX = 64
+"""How many rendered header sets a client remembers (:meth:`Client._header_block`)."""
 
 
 def _retry_policy(read: int) -> urllib3.Retry:
@@ -181,10 +183,14 @@ class Client(ClosesOnExit, ClientBase):
         self.host = urlparse(self._base).netloc
         self._pool = _config.pool_manager(configuration)
         self._hostpools: transport.HostPools = {}
-        # The metrics' children per (code, method) / method: labels() costs a lock and a
-        # tuple key per call, twice per request.
-        self._request_counters: dict[tuple[str, str], Any] = {}
-        self._latency_histograms: dict[str, Any] = {}
+        # Per (code, method): the request counter's increment and the latency histogram's
+        # observe, bound to their children (labels() costs a lock and a tuple key per call).
+        self._recorders: dict[tuple[str, str], tuple[Callable[[], None], Observe]] = {}
+        # Request headers rendered for the transport, per (authorization, content type,
+        # accept, user agent): the same few are sent again and again.
+        self._header_blocks: dict[
+            tuple[str | None, str | None, str | None, str], transport.HeaderBlock
+        ] = {}
         # recent objects' paths: (id of the Resource, namespace, name, subresource) ->
         # (that Resource, the path); Resource.path quotes each part on every call
         self._paths: dict[tuple[int, str | None, str, str | None], tuple[Resource, str]] = {}
@@ -254,37 +260,52 @@ class Client(ClosesOnExit, ClientBase):
     def close(self) -> None:
         """Close pooled connections (open watches keep theirs until closed)."""
         self._pool.clear()
-        self._hostpools.clear()
+        transport.close_hostpools(self._hostpools)
 
     def __repr__(self) -> str:
         return f"Client({self._base!r})"
 
     # ------------------------------------------------------------------ transport
 
-    def _headers(self, content_type: str | None = None) -> dict[str, str]:
-        headers = {"Accept": "application/json", "User-Agent": self.user_agent}
-        auth = self._credentials.header()
+    def _headers(
+        self, content_type: str | None = None, accept: str | None = None
+    ) -> dict[str, str]:
+        return self._header_dict(self._credentials.header(), content_type, accept)
+
+    def _header_dict(
+        self, auth: str | None, content_type: str | None, accept: str | None
+    ) -> dict[str, str]:
+        headers = {"Accept": accept or "application/json", "User-Agent": self.user_agent}
         if auth:
             headers["Authorization"] = auth
         if content_type:
             headers["Content-Type"] = content_type
         return headers
 
+    def _header_block(self, content_type: str | None, accept: str | None) -> transport.HeaderBlock:
+        """:meth:`_headers` rendered for the lean transport
+        (:func:`~kube_runtime.client.transport.header_block`), once per combination."""
+        auth = self._credentials.header()
+        key = (auth, content_type, accept, self.user_agent)
+        block = self._header_blocks.get(key)
+        if block is None:
+            block = transport.header_block(self._header_dict(auth, content_type, accept))
+            remember(self._header_blocks, key, block, _HEADER_BLOCKS_MAX)
+        return block
+
     def _url(self, path: str, query: Mapping[str, Any] | None) -> str:
         params = {k: v for k, v in (query or {}).items() if v is not None}
         return f"{self._base}{path}?{urlencode(params)}" if params else self._base + path
 
     def _record(self, code: str, method: str, started: float) -> None:
-        counter = self._request_counters.get((code, method))
-        if counter is None:
-            counter = self._request_counters[code, method] = REST_REQUESTS.labels(
-                code, method, self.host
+        recorder = self._recorders.get((code, method))
+        if recorder is None:
+            recorder = self._recorders[code, method] = (
+                lean_inc(REST_REQUESTS.labels(code, method, self.host)),
+                lean_observe(REST_LATENCY.labels(method, self.host)),
             )
-        histogram = self._latency_histograms.get(method)
-        if histogram is None:
-            histogram = self._latency_histograms[method] = REST_LATENCY.labels(method, self.host)
-        counter.inc()
-        histogram.observe(time.monotonic() - started)
+        recorder[0]()
+        recorder[1](time.monotonic() - started)
 
     def request(
         self,
@@ -306,9 +327,7 @@ class Client(ClosesOnExit, ClientBase):
             self.write_guard(method, path)
         url = self._url(path, query)
         payload = None if body is None else body if isinstance(body, bytes) else orjson.dumps(body)
-        headers = self._headers(content_type if payload is not None else None)
-        if accept:
-            headers["Accept"] = accept
+        ctype = content_type if payload is not None else None
         started = time.monotonic()
         try:
             if self._fast:
@@ -316,7 +335,7 @@ class Client(ClosesOnExit, ClientBase):
                     self._pool,
                     method,
                     url,
-                    headers,
+                    self._header_block(ctype, accept),
                     payload,
                     connect_timeout=self._connect_timeout,
                     read_timeout=self._read_timeout,
@@ -328,7 +347,7 @@ class Client(ClosesOnExit, ClientBase):
                     method,
                     url,
                     body=payload,
-                    headers=headers,
+                    headers=self._headers(ctype, accept),
                     timeout=self._timeout,
                     retries=self._retries,
                     redirect=False,
@@ -511,9 +530,7 @@ class Client(ClosesOnExit, ClientBase):
                 query["resourceVersionMatch"] = "NotOlderThan"
         read = timeout_seconds + _WATCH_READ_MARGIN if timeout_seconds else None
         url = self._url(path, query)
-        headers = self._headers()
-        if accept := given.get("accept"):
-            headers["Accept"] = accept
+        headers = self._headers(accept=given.get("accept"))
         sim_key = _sim_watch_key(headers)
         started = time.monotonic()
         resp: Any

@@ -4,6 +4,7 @@ is sent again after a pooled connection the server closed."""
 
 from __future__ import annotations
 
+import select
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -290,7 +291,7 @@ def test_the_pool_memo_follows_the_manager(serve: Callable[[list[Handler]], Serv
     memo.clear()  # what Client.close() does: the next request uses the manager's new pool
     assert send() == 200
     pool.clear()  # the manager drops its pool and the pool is closed, the memo not emptied:
-    next(iter(memo.values())).close()  # the closed pool is noticed and looked up again
+    next(iter(memo.values())).hostpool.close()  # the closed pool is noticed and looked up again
     assert send() == 200
     assert [n for n, _ in server.requests] == [1, 2, 3]
 
@@ -393,3 +394,174 @@ def test_the_head_ends_at_the_first_blank_line_however_it_is_written(
     status, headers, keep = transport._read_head(incoming)
     assert (status, headers, keep) == (200, {"content-length": "4", "x-a": "x"}, True)
     assert incoming.exactly(4, "body") == b"\r\n\r\n"  # the body starts right after the head
+
+
+def test_head_is_rendered_as_before_and_a_block_is_the_same(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    """The request head: request line, Host, the headers in their order, Content-Length,
+    whether the headers come as a mapping or as a block rendered once."""
+    server = serve([reply(OK), reply(OK), reply(OK)])
+    pool = urllib3.PoolManager()
+    headers = {"Accept": "application/json", "User-Agent": "ua/1", "Content-Type": "a/b"}
+    for given in (headers, transport.header_block(headers)):
+        exchange(pool, "PUT", server.url("/p?q=1"), given, b"{}", connect_timeout=2, read_timeout=2)
+    exchange(
+        pool,
+        "GET",
+        server.url(),
+        transport.header_block({}),
+        None,
+        connect_timeout=2,
+        read_timeout=2,
+    )
+    host = f"Host: 127.0.0.1:{server.port}"
+    put = (
+        f"PUT /p?q=1 HTTP/1.1\r\n{host}\r\nAccept: application/json\r\nUser-Agent: ua/1\r\n"
+        "Content-Type: a/b\r\nContent-Length: 2\r\n\r\n{}"
+    ).encode()
+    assert [r for _, r in server.requests] == [
+        put,
+        put,
+        f"GET /x HTTP/1.1\r\n{host}\r\n\r\n".encode(),
+    ]
+
+
+@pytest.mark.parametrize("bad", ["a\r\nX-Injected: 1", "a\nb", "a\rb", "a\x00b"])
+def test_a_header_with_a_line_break_is_refused(bad: str) -> None:
+    with pytest.raises(ValueError, match="line break"):
+        transport.header_block({"Accept": "x", "Authorization": bad})
+    with pytest.raises(ValueError, match="line break"):
+        transport.header_block({bad: "x"})
+
+
+def _idle(memo: transport.HostPools) -> list[object]:
+    return next(iter(memo.values())).idle
+
+
+def test_idle_connections_are_kept_in_the_memo_and_reused(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    server = serve([reply(OK)] * 3)
+    pool = urllib3.PoolManager(maxsize=2)
+    memo: transport.HostPools = {}
+
+    def send(method: str = "GET") -> int:
+        return exchange(
+            pool, method, server.url(), {}, None, connect_timeout=2, read_timeout=2, hostpools=memo
+        ).status
+
+    assert send() == 200
+    (conn,) = _idle(memo)
+    assert send("POST") == 200 and _idle(memo) == [conn]
+    assert send() == 200
+    assert [n for n, _ in server.requests] == [1, 1, 1]
+    transport.close_hostpools(memo)  # what Client.close() does: idle connections closed
+    assert memo == {} and conn.sock is None  # type: ignore[attr-defined]
+
+
+def test_an_idle_connection_the_server_closed_is_replaced_before_sending(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    """A POST (not sent again after a broken connection) on a pooled connection the server
+    closed while it was idle: the closure is noticed before sending, as urllib3 does."""
+    server = serve([reply(OK, keep=False), reply(OK)])
+    pool = urllib3.PoolManager()
+    memo: transport.HostPools = {}
+
+    def send() -> int:
+        return exchange(
+            pool, "POST", server.url(), {}, b"{}", connect_timeout=2, read_timeout=2, hostpools=memo
+        ).status
+
+    assert send() == 200
+    (conn,) = _idle(memo)
+    # wait until the server's close reached this end (readable: EOF)
+    assert select.select([conn.sock], [], [], 5.0)[0]  # type: ignore[attr-defined]
+    assert send() == 200
+    assert [n for n, _ in server.requests] == [1, 2]
+
+
+class _FakeHostPool:
+    """urllib3's pool as _Conns uses it: counts what is taken from and given back to it."""
+
+    def __init__(self) -> None:
+        self.pool: object | None = object()
+        self.given: list[object | None] = []
+        self.made = 0
+
+    def _get_conn(self) -> object:
+        self.made += 1
+        return _FakeConn()
+
+    def _put_conn(self, conn: object | None) -> None:
+        self.given.append(conn)
+
+
+class _FakeConn:
+    sock = None
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_the_idle_list_holds_at_most_the_pool_size() -> None:
+    hostpool = _FakeHostPool()
+    conns = transport._Conns(hostpool, 2)
+    taken = [conns.get() for _ in range(4)]
+    assert hostpool.made == 4
+    for conn in taken:
+        conns.release(conn, True)
+    assert conns.idle == taken[:2] and hostpool.given == taken[2:]  # the rest to urllib3's
+    assert conns.get() is taken[1]  # last in, first out
+    conns.release(taken[1], False)  # not kept: closed, its slot freed
+    assert taken[1].closed and hostpool.given[-1] is None and conns.idle == [taken[0]]
+    hostpool.pool = None  # closed: the idle ones are closed, nothing handed out
+    with pytest.raises(urllib3.exceptions.ClosedPoolError):
+        conns.get()
+    assert taken[0].closed and conns.idle == []
+    conns.release(taken[3], True)  # kept after the close: back to urllib3's (closed) pool
+    assert conns.idle == [] and hostpool.given[-1] is taken[3]
+
+
+def test_the_client_s_rendered_headers_follow_accept_user_agent_and_body(
+    serve: Callable[[list[Handler]], Server],
+) -> None:
+    """Client.request renders its headers once per combination: what is sent still follows
+    ``accept``, a changed ``user_agent`` and whether there is a body; close() closes the
+    idle connection."""
+    from kubernetes.client import Configuration
+
+    from kube_runtime.client import Client
+
+    server = serve([reply(OK)] * 4)
+    cfg = Configuration()
+    cfg.host = f"http://127.0.0.1:{server.port}"
+    client = Client(cfg, user_agent="ua/1")
+    client.request("GET", "/a")
+    client.request("GET", "/a", accept="application/json;as=Table;g=meta.k8s.io;v=v1")
+    client.user_agent = "ua/2"
+    client.request("POST", "/a", body={"k": 1})
+    client.request("GET", "/a")
+
+    def headers(request: bytes) -> list[bytes]:
+        return request.partition(b"\r\n\r\n")[0].split(b"\r\n")[2:]
+
+    table = b"Accept: application/json;as=Table;g=meta.k8s.io;v=v1"
+    assert [headers(r) for _, r in server.requests] == [
+        [b"Accept: application/json", b"User-Agent: ua/1"],
+        [table, b"User-Agent: ua/1"],
+        [
+            b"Accept: application/json",
+            b"User-Agent: ua/2",
+            b"Content-Type: application/json",
+            b"Content-Length: 7",
+        ],
+        [b"Accept: application/json", b"User-Agent: ua/2"],
+    ]
+    (conn,) = _idle(client._hostpools)
+    client.close()
+    assert conn.sock is None  # type: ignore[attr-defined]
