@@ -414,6 +414,12 @@ class Store(EventListeners):
         bucket = self._buckets.get(info.key)
         return bucket.changes if bucket is not None else 0
 
+    def changes_of(self, key: tuple[str, str]) -> int:
+        """:meth:`changes` of the resource whose storage key (``ResourceInfo.key``) is ``key``
+        (0: none of its objects was ever stored)."""
+        bucket = self._buckets.get(key)
+        return bucket.changes if bucket is not None else 0
+
     # -------------------------------------------------------------- listeners
 
     def add_listener(

@@ -299,6 +299,9 @@ class Webhooks:
         operations = _OPERATIONS.get(verb)
         if not operations or route.subresource in _SKIPPED_SUBRESOURCES:
             return False
+        changes = self.store.changes_of
+        if not changes(MUTATING_KEY) and not changes(VALIDATING_KEY):
+            return False  # no configuration was ever stored (the usual case): no webhook
         for key in (MUTATING_KEY, VALIDATING_KEY):
             for hook in self._hooks(key):
                 for rule in hook.spec.get("rules") or ():

@@ -7,7 +7,7 @@ from __future__ import annotations
 from kube_runtime.envtest.server import routing
 from kube_runtime.envtest.server.resources import Registry
 from kube_runtime.envtest.server.storage import Obj, Store
-from kube_runtime.envtest.server.webhooks import VALIDATING_KEY, Webhooks
+from kube_runtime.envtest.server.webhooks import MUTATING_KEY, VALIDATING_KEY, Webhooks
 
 
 def _configuration(resources: list[str]) -> Obj:
@@ -48,3 +48,26 @@ def test_wanted_follows_the_configurations() -> None:
     assert not hooks.wanted(route, "update")  # the rule names CREATE only
     store.delete(info, None, "check")
     assert not hooks.wanted(route, "create")
+
+
+def test_wanted_sees_mutating_and_restored_configurations() -> None:
+    """The short answer for a store that never held a configuration is not taken once one
+    of either kind is stored, created or restored from a journal."""
+    registry = Registry()
+    for key in (MUTATING_KEY, VALIDATING_KEY):
+        info = registry.by_key(*key)
+        assert info is not None and info.key == key  # what Store.changes_of is asked with
+    route = routing.route(registry, ["api", "v1", "namespaces", "ns", "configmaps"])
+    assert route is not None
+    mutating = registry.by_key(*MUTATING_KEY)
+    assert mutating is not None
+
+    created = Store(registry)
+    hooks = Webhooks(created)
+    assert not hooks.wanted(route, "create")
+    created.create(mutating, None, _configuration(["configmaps"]))
+    assert hooks.wanted(route, "create")
+
+    restored = Store(registry)
+    restored.load([(mutating, created.get(mutating, None, "check"))], created.resource_version)
+    assert Webhooks(restored).wanted(route, "create")
