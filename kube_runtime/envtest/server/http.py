@@ -175,7 +175,13 @@ class Stream:
         conn = self._conn
         start, count, written = 0, len(pending), 0
         parts: list[bytes] = []
-        if force or not self._paused:
+        if count == 1 and (force or not self._paused):
+            # One write since the last flush (an event of a request served on the loop): the
+            # chunk the loop below makes of it, in one bytes object.
+            data = pending[0]
+            conn.write(b"%x\r\n%b\r\n" % (len(data), data))
+            start = 1
+        elif force or not self._paused:
             while start < count and (force or written < _STREAM_HIGH_WATER):
                 end, size = start + 1, len(pending[start])
                 while end < count and size + len(pending[end]) <= MAX_CHUNK:

@@ -89,3 +89,58 @@ def test_a_plain_head_is_what_head_writes(content_type: str) -> None:
         for length in (0, 7, 123456):
             plain = _plain_head(status, content_type) + b"%d\r\n\r\n" % length
             assert plain == _head(status, content_type, length, {})
+
+
+class _Wire:
+    """A connection that keeps the bytes a stream writes."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.server = self
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    def writelines(self, parts: list[bytes]) -> None:
+        self.data += b"".join(parts)
+
+    def flush_soon(self, flush: object) -> None:
+        """The test flushes itself."""
+
+    def stream_ended(self) -> None:
+        """Nothing to do."""
+
+
+def _chunks(data: bytes) -> list[bytes]:
+    out = []
+    while data:
+        size_line, _, rest = data.partition(b"\r\n")
+        size = int(size_line, 16)
+        assert rest[size : size + 2] == b"\r\n"
+        out.append(rest[:size])
+        data = rest[size + 2 :]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_stream_flushes_frame_every_write_in_order(seed: int) -> None:
+    """One write or many between flushes, small or over MAX_CHUNK: the chunks carry the
+    writes in order, none over MAX_CHUNK but a single larger write, then the last chunk."""
+    rng = random.Random(seed)
+    wire = _Wire()
+    stream = http.Stream(wire)  # type: ignore[arg-type]
+    written = []
+    for _ in range(200):
+        for _ in range(rng.choice([1, 1, 2, 5])):
+            data = bytes([rng.randrange(256)]) * rng.choice([1, 50, http.MAX_CHUNK + 3])
+            written.append(data)
+            stream.write(data)
+        stream._flush()
+    stream.close()
+    stream._flush()
+    chunks = _chunks(bytes(wire.data))
+    assert chunks[-1] == b""
+    assert b"".join(chunks) == b"".join(written)
+    sizes = {len(w) for w in written}
+    assert all(len(c) <= http.MAX_CHUNK or len(c) in sizes for c in chunks)
+    assert stream.closed
