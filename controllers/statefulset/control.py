@@ -342,11 +342,12 @@ class _Pass:
         # Read-only views of the set at each revision (sharing the set's and the revisions'
         # objects: nothing a pass calls writes to them, new pods and claims are copies); one
         # applies both when they are the same revision (the common case: no rollout).
-        self.current_set: Mapping[str, Any] = revision_view(sts, current)
+        view = control._views.view
+        self.current_set: Mapping[str, Any] = view(sts, current)
         self.update_set: Mapping[str, Any] = (
             self.current_set
             if current is update or (self.current_name == self.update_name and current == update)
-            else revision_view(sts, update)
+            else view(sts, update)
         )
         self.status: Obj = {
             "observedGeneration": meta.generation(sts),
@@ -807,6 +808,50 @@ class _RevisionMemo:
         return build
 
 
+class _ViewMemo:
+    """The set at a revision (:func:`revision_view`), the patched parts kept per set (uid)
+    and revision name: a revision's data patches the set's top-level fields it names (a
+    StatefulSet revision: ``spec``), so the view is the set with those fields patched, and
+    the patched fields are made again only when the revision object or one of those fields
+    of the set is another object. A running controller's cache hands out the same objects
+    until they change and shares a set's unchanged ``spec`` with its next version (a status
+    write), as does the status writer's view: the passes of a set apply each revision once
+    per spec. Like :class:`_RevisionMemo`, it relies on an object passed again being
+    unchanged (cached objects are never changed in place); a fresh copy never hits. Data
+    with a top-level directive (``$patch``) is applied every time."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[tuple[Any, Any], tuple[tuple[Any, ...], Mapping[str, Any], Any]] = {}
+
+    def view(self, sts: Mapping[str, Any], revision: Mapping[str, Any]) -> Mapping[str, Any]:
+        data = revision.get("data")
+        uid = (sts.get("metadata") or {}).get("uid")
+        if not uid or not isinstance(data, Mapping) or any(k.startswith("$") for k in data):
+            return revision_view(sts, revision)
+        parts = tuple(sts.get(k) for k in data)
+        key = (uid, (revision.get("metadata") or {}).get("name"))
+        cached = self._by_key.get(key)
+        if (
+            cached is not None
+            and cached[1] is revision
+            and len(cached[0]) == len(parts)
+            and all(a is b for a, b in zip(cached[0], parts, strict=True))
+        ):
+            patched = cached[2]
+        else:
+            patched = revision_view({k: sts[k] for k in data if k in sts}, revision)
+            if len(self._by_key) >= _REVISION_MEMO_SIZE:
+                self._by_key.clear()
+            self._by_key[key] = (parts, revision, patched)
+        viewed = dict(sts)
+        for k in data:
+            if k in patched:
+                viewed[k] = patched[k]
+            else:
+                viewed.pop(k, None)
+        return viewed
+
+
 class StatefulSetControl:
     """Runs :meth:`update` for one set per call; stateless between calls.
 
@@ -863,6 +908,7 @@ class StatefulSetControl:
             self.now = self.clock.now
         self.in_place = in_place if in_place is not None else InPlaceControl(history, self.now)
         self._revisions = _RevisionMemo()
+        self._views = _ViewMemo()
 
     def update(
         self,
@@ -886,7 +932,7 @@ class StatefulSetControl:
         if spec is None:
             spec = StatefulSetView.of(sts, teardown=in_ordered_teardown(sts))
         strategy = self.strategy if self.strategy is not None else strategy_for(sts)
-        ordered = sort_revisions(revisions)
+        ordered = list(revisions) if len(revisions) < 2 else sort_revisions(revisions)
         kind = kind_of(sts)
         current, update, collision_count = resolve_revisions(
             self.history, sts, ordered, controller_kind=kind, new=self._revisions.new(kind)

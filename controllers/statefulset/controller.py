@@ -332,7 +332,12 @@ class StatefulSetReconciler:
         wait = self._wait_for_claims(key, namespace)
         if wait is not None:
             return wait
-        can_adopt = recheck_controller(self._client, dict(sts))
+        client = self._client
+
+        def can_adopt() -> None:
+            # Built when first needed: most syncs adopt nothing.
+            recheck_controller(client, dict(sts))()
+
         revisions = self._adopt_orphan_revisions(sts, parsed, can_adopt)
         manager = ControllerRefManager(self._client, dict(sts), selector, self.kind, can_adopt)
         pods = manager.claim(all_pods, lambda pod: is_member_of(sts, pod))

@@ -150,9 +150,9 @@ def claim_names_for_pod(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> 
     templates = volume_claim_templates(workload)
     if not templates:
         return []
-    _, ordinal = parse_ordinal(plain_name(pod))
-    set_name = plain_name(workload)
-    return list(dict.fromkeys(claim_name(t, set_name, ordinal) for t in templates))
+    suffix = f"-{plain_name(workload)}-{parse_ordinal(plain_name(pod))[1]}"
+    names = [plain_name(t) + suffix for t in templates]  # claim_name, the set's part once
+    return names if len(names) == 1 else list(dict.fromkeys(names))
 
 
 def pod_volumes_for(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> list[Obj]:
@@ -167,13 +167,15 @@ def storage_matches(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> bool
     _, ordinal = parse_ordinal(plain_name(pod))
     if ordinal < 0:
         return False
+    templates = volume_claim_templates(workload)
+    if not templates:
+        return True
     volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or ()}
-    for template in volume_claim_templates(workload):
-        volume = volumes.get(plain_name(template))
-        source = (volume or {}).get("persistentVolumeClaim")
-        if not source or source.get("claimName") != claim_name(
-            template, plain_name(workload), ordinal
-        ):
+    suffix = f"-{plain_name(workload)}-{ordinal}"  # claim_name's, the set's part once
+    for template in templates:
+        template_name = plain_name(template)
+        source = (volumes.get(template_name) or _NO_METADATA).get("persistentVolumeClaim")
+        if not source or source.get("claimName") != template_name + suffix:
             return False
     return True
 

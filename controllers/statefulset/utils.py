@@ -27,12 +27,9 @@ from kube_runtime.kinds import Kind, StatefulSet
 from kube_runtime.meta import Obj
 from kube_runtime.workloads.pods import (
     is_available,
-    is_created,
-    is_failed,
     is_healthy,
-    is_pending,
+    is_ready,
     is_running_and_ready,
-    is_succeeded,
     is_terminating,
     parse_ordinal,
 )
@@ -181,6 +178,9 @@ def is_unavailable(
     return not is_healthy(pod) or not is_running_and_available(pod, min_ready_seconds, now)
 
 
+_EMPTY: Mapping[str, Any] = {}
+
+
 class PodFacts:
     """What one pass reads of one pod's state, read once (a pass asks each pod's phase,
     readiness and ordinal a dozen times; the pod does not change during a pass). Each field
@@ -210,12 +210,14 @@ class PodFacts:
         self, pod: Mapping[str, Any], min_ready_seconds: float, now: datetime | None = None
     ) -> None:
         self.pod = pod
-        self.created = is_created(pod)
-        self.pending = is_pending(pod)
-        self.failed = is_failed(pod)
-        self.succeeded = is_succeeded(pod)
+        # The phase predicates, from one read of the phase (as they read it).
+        phase = str((pod.get("status") or _EMPTY).get("phase") or "")
+        self.created = phase != ""
+        self.pending = phase == "Pending"
+        self.failed = phase == "Failed"
+        self.succeeded = phase == "Succeeded"
         self.terminating = is_terminating(pod)
-        self.running_and_ready = is_running_and_ready(pod)
+        self.running_and_ready = phase == "Running" and is_ready(pod)
         self.healthy = self.running_and_ready and not self.terminating
         self.available = self.running_and_ready and (
             min_ready_seconds == 0 or is_available(pod, min_ready_seconds, now)[0]

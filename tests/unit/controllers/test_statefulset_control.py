@@ -535,3 +535,123 @@ def test_the_update_revision_is_built_once_per_version_of_a_set(monkeypatch):
 
 def meta_name(obj):
     return obj["metadata"]["name"]
+
+
+def _pod(name, phase=None, ready=None, deleting=False, revision=None, since=None):
+    pod = {"metadata": {"name": name, "labels": {}}, "status": {}}
+    if phase is not None:
+        pod["status"]["phase"] = phase
+    if ready is not None:
+        condition = {"type": "Ready", "status": ready}
+        if since is not None:
+            condition["lastTransitionTime"] = since
+        pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}, condition]
+    if deleting:
+        pod["metadata"]["deletionTimestamp"] = "2024-05-01T10:00:00Z"
+    if revision is not None:
+        pod["metadata"]["labels"][POD_REVISION_LABEL] = revision
+    return pod
+
+
+FACT_PODS = [
+    {},
+    _pod("web-0"),
+    _pod("web-1", "Pending"),
+    _pod("web-2", "Running", "False"),
+    _pod("web-3", "Running", "True", revision="r1", since="2024-05-01T09:59:00Z"),
+    _pod("web-4", "Running", "True", deleting=True, since="2024-05-01T09:59:59Z"),
+    _pod("web-5", "Running", "True", revision="r2"),  # ready without a transition time
+    _pod("web-6", "Failed", "True"),
+    _pod("web-7", "Succeeded", deleting=True),
+    _pod("web-x", "Unknown", "True"),
+    _pod("other-2147483648", "Running", "True"),
+]
+
+
+@pytest.mark.parametrize("min_ready", [0, 30, -1])
+@pytest.mark.parametrize("pod", FACT_PODS)
+def test_pod_facts_answer_as_the_predicates(pod, min_ready):
+    """A pass reads each pod's state once (PodFacts): every field is what the predicate it is
+    named after answers for the same pod, minReadySeconds and time."""
+    from datetime import datetime, timezone
+
+    from controllers.statefulset.utils import (
+        PodFacts,
+        is_running_and_available,
+        is_unavailable,
+        ordinal_of,
+        pod_revision,
+    )
+    from kube_runtime.workloads import pods
+
+    now = datetime(2024, 5, 1, 10, 0, tzinfo=timezone.utc)
+    facts = PodFacts(pod, min_ready, now)
+    assert facts.pod is pod
+    assert (
+        facts.created,
+        facts.pending,
+        facts.failed,
+        facts.succeeded,
+        facts.terminating,
+        facts.running_and_ready,
+        facts.healthy,
+        facts.available,
+        facts.unavailable,
+        facts.ordinal,
+        facts.revision,
+    ) == (
+        pods.is_created(pod),
+        pods.is_pending(pod),
+        pods.is_failed(pod),
+        pods.is_succeeded(pod),
+        pods.is_terminating(pod),
+        pods.is_running_and_ready(pod),
+        pods.is_healthy(pod),
+        is_running_and_available(pod, min_ready, now),
+        is_unavailable(pod, min_ready, now),
+        ordinal_of(pod),
+        pod_revision(pod),
+    )
+
+
+def test_the_set_at_a_revision_is_patched_once_per_spec(monkeypatch):
+    """The pass's view of the set at a revision equals revision_view's; the patched spec is
+    made again only for another spec or revision object, never for a status change (the
+    cache and the status writer share the set's spec), and a fresh copy misses."""
+    import controllers.statefulset.control as control
+    from kube_runtime.workloads.revision import revision_view
+
+    calls = []
+
+    def counting(obj, revision):
+        calls.append(obj)
+        return revision_view(obj, revision)
+
+    monkeypatch.setattr(control, "revision_view", counting)
+    h = Harness(make_set(2))
+    h.sync()
+    sts = h.sts
+    (revision,) = h.revisions()
+    calls.clear()
+    memo = control._ViewMemo()
+    first = memo.view(sts, revision)
+    assert first == revision_view(sts, revision)
+    assert memo.view(sts, revision) == first
+    status_only = {**sts, "status": {"observedGeneration": 7, "replicas": 1}}
+    again = memo.view(status_only, revision)
+    assert again == revision_view(status_only, revision)
+    assert again["status"] == status_only["status"]
+    assert len(calls) == 1
+    memo.view(copy.deepcopy(sts), revision)  # a fresh copy: patched again
+    assert len(calls) == 2
+    other = copy.deepcopy(revision)
+    other["data"]["spec"]["template"]["metadata"]["labels"]["x"] = "y"
+    other_view = memo.view(sts, other)  # same name, another revision object
+    assert other_view == revision_view(sts, other)
+    assert other_view["spec"]["template"]["metadata"]["labels"]["x"] == "y"
+    assert len(calls) == 3
+    directive = {**revision, "data": {"$patch": "replace", "spec": {"replicas": 1}}}
+    assert memo.view(sts, directive) == revision_view(sts, directive)
+    removing = {**revision, "data": {"spec": None, "extra": {"a": 1}}}
+    assert memo.view(sts, removing) == revision_view(sts, removing)
+    assert "spec" not in memo.view(sts, removing)
