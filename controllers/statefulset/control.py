@@ -128,6 +128,7 @@ from kube_runtime.workloads.pods import (
     is_available,
 )
 from kube_runtime.workloads.revision import (
+    next_revision_number,
     resolve_revisions,
     revision_from_object,
     revision_view,
@@ -909,6 +910,42 @@ class StatefulSetControl:
         self.in_place = in_place if in_place is not None else InPlaceControl(history, self.now)
         self._revisions = _RevisionMemo()
         self._views = _ViewMemo()
+        self._resolved: dict[Any, tuple[Any, Obj, tuple[Mapping[str, Any], ...], Any]] = {}
+        """Per set: what :meth:`_resolve_revisions` answered last without a write."""
+
+    def _resolve_revisions(
+        self, sts: Mapping[str, Any], ordered: Sequence[Mapping[str, Any]]
+    ) -> tuple[Mapping[str, Any], Mapping[str, Any], int]:
+        """:func:`resolve_revisions`, its answer kept per set (uid) when it wrote nothing (the
+        update revision is the newest one): the next pass of the set gets it again while the
+        revisions are the same objects, the revision the set's spec makes is the same object
+        (:class:`_RevisionMemo`) and ``status.currentRevision`` and ``collisionCount`` are the
+        same (what else it reads), as the passes of a running controller do between spec
+        changes."""
+        kind = kind_of(sts)
+        new = self._revisions.new(kind)
+        status = sts.get("status") or {}
+        collision_count = int(status.get("collisionCount") or 0)
+        built = new(sts, next_revision_number(ordered), collision_count)
+        uid = (sts.get("metadata") or {}).get("uid")
+        key = (status.get("currentRevision"), collision_count)
+        cached = self._resolved.get(uid) if uid else None
+        if (
+            cached is not None
+            and cached[0] == key
+            and cached[1] is built
+            and len(cached[2]) == len(ordered)
+            and all(a is b for a, b in zip(cached[2], ordered, strict=True))
+        ):
+            return cached[3]
+        resolved = resolve_revisions(
+            self.history, sts, ordered, controller_kind=kind, new=lambda *_: built
+        )
+        if uid and ordered and resolved[1] is ordered[-1]:
+            if len(self._resolved) >= _REVISION_MEMO_SIZE:
+                self._resolved.clear()
+            self._resolved[uid] = (key, built, tuple(ordered), resolved)
+        return resolved
 
     def update(
         self,
@@ -933,10 +970,7 @@ class StatefulSetControl:
             spec = StatefulSetView.of(sts, teardown=in_ordered_teardown(sts))
         strategy = self.strategy if self.strategy is not None else strategy_for(sts)
         ordered = list(revisions) if len(revisions) < 2 else sort_revisions(revisions)
-        kind = kind_of(sts)
-        current, update, collision_count = resolve_revisions(
-            self.history, sts, ordered, controller_kind=kind, new=self._revisions.new(kind)
-        )
+        current, update, collision_count = self._resolve_revisions(sts, ordered)
         state = _Pass(
             self,
             sts,
@@ -967,9 +1001,9 @@ class StatefulSetControl:
             if error is None:
                 error = err
         try:
-            truncate_history(
-                self.history, ordered, pods, current, update, spec.revision_history_limit
-            )
+            limit = spec.revision_history_limit
+            if len(ordered) > max(int(limit), 0):  # else no revision is beyond the limit
+                truncate_history(self.history, ordered, pods, current, update, limit)
         except Exception as err:
             if error is None:
                 error = err

@@ -655,3 +655,42 @@ def test_the_set_at_a_revision_is_patched_once_per_spec(monkeypatch):
     removing = {**revision, "data": {"spec": None, "extra": {"a": 1}}}
     assert memo.view(sts, removing) == revision_view(sts, removing)
     assert "spec" not in memo.view(sts, removing)
+
+
+def test_revisions_are_resolved_once_per_version_of_a_set(monkeypatch):
+    """A pass over the same set, revisions and built revision (a cache's objects) reuses the
+    revisions resolved before when that wrote nothing; another revision list, current
+    revision or spec resolves again, and the answers are those resolve_revisions gives."""
+    import controllers.statefulset.control as control
+
+    calls = []
+    real = control.resolve_revisions
+
+    def counting(*args, **kwargs):
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(control, "resolve_revisions", counting)
+    h = Harness(make_set(2))
+    h.sync()  # creates the revision
+    sts, revisions = h.sts, h.revisions()
+    first = h.control.update(sts, revisions, h.pods())
+    calls.clear()
+    again = h.control.update(sts, revisions, h.pods())
+    assert calls == []
+    assert again.update_revision is first.update_revision
+    assert again.current_revision is first.current_revision
+    h.control.update(sts, h.revisions(), h.pods())  # fresh revision objects
+    assert len(calls) == 1
+    moved = {**sts, "status": {**(sts.get("status") or {}), "currentRevision": "other"}}
+    result = h.control.update(moved, revisions, h.pods())
+    assert len(calls) == 2
+    assert result.current_revision is result.update_revision  # no revision named "other"
+    changed = copy.deepcopy(sts)
+    changed["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:9"
+    changed["metadata"]["generation"] = int(sts["metadata"].get("generation") or 1) + 1
+    result = h.control.update(changed, revisions, h.pods())
+    assert len(calls) == 3
+    assert meta_name(result.update_revision) != meta_name(first.update_revision)
+    h.control.update(changed, revisions, h.pods())  # it wrote a revision: not kept
+    assert len(calls) == 4
