@@ -175,13 +175,15 @@ class Stream:
         conn = self._conn
         start, count, written = 0, len(pending), 0
         parts: list[bytes] = []
-        if count == 1 and (force or not self._paused):
-            # One write since the last flush (an event of a request served on the loop): the
-            # chunk the loop below makes of it, in one bytes object.
-            data = pending[0]
-            conn.write(b"%x\r\n%b\r\n" % (len(data), data))
-            start = 1
-        elif force or not self._paused:
+        writable = count > 0 and (force or not self._paused)
+        size = sum(map(len, pending)) if writable else 0
+        if writable and (count == 1 or size <= MAX_CHUNK):
+            # The usual flush, the writes since the last one (a request's watch event, a
+            # writer's events of a few milliseconds) in one chunk: what the loop below makes of
+            # them, joined at once.
+            conn.write(b"".join((b"%x\r\n" % size, *pending, b"\r\n")))
+            start = count
+        elif writable:
             while start < count and (force or written < _STREAM_HIGH_WATER):
                 end, size = start + 1, len(pending[start])
                 while end < count and size + len(pending[end]) <= MAX_CHUNK:

@@ -112,30 +112,40 @@ class _Wire:
 
 
 def _chunks(data: bytes) -> list[bytes]:
-    out = []
-    while data:
-        size_line, _, rest = data.partition(b"\r\n")
-        size = int(size_line, 16)
-        assert rest[size : size + 2] == b"\r\n"
-        out.append(rest[:size])
-        data = rest[size + 2 :]
+    out, pos = [], 0
+    while pos < len(data):
+        line_end = data.index(b"\r\n", pos)
+        size = int(data[pos:line_end], 16)
+        start = line_end + 2
+        assert data[start + size : start + size + 2] == b"\r\n"
+        out.append(data[start : start + size])
+        pos = start + size + 2
     return out
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_stream_flushes_frame_every_write_in_order(seed: int) -> None:
-    """One write or many between flushes, small or over MAX_CHUNK: the chunks carry the
-    writes in order, none over MAX_CHUNK but a single larger write, then the last chunk."""
+    """One write or many between flushes, small or over MAX_CHUNK, some while the transport
+    is paused: the chunks carry the writes in order, none over MAX_CHUNK but a single larger
+    write, then the last chunk."""
     rng = random.Random(seed)
     wire = _Wire()
     stream = http.Stream(wire)  # type: ignore[arg-type]
     written = []
     for _ in range(200):
         for _ in range(rng.choice([1, 1, 2, 5])):
-            data = bytes([rng.randrange(256)]) * rng.choice([1, 50, http.MAX_CHUNK + 3])
+            size = http.MAX_CHUNK + 3 if rng.random() < 0.03 else rng.choice([1, 50, 4000])
+            data = bytes([rng.randrange(256)]) * size
             written.append(data)
             stream.write(data)
-        stream._flush()
+        if rng.random() < 0.1:  # the transport is full: nothing is written until it drains
+            stream.pause()
+            before = len(wire.data)
+            stream._flush()
+            assert len(wire.data) == before
+            stream.resume()
+        else:
+            stream._flush()
     stream.close()
     stream._flush()
     chunks = _chunks(bytes(wire.data))
