@@ -633,33 +633,58 @@ class Stream:
             else:
                 self._keep = False  # delimited by the end of the connection
             return data
+        return self._decode_chunks()
+
+    def _decode_chunks(self) -> bytes:
+        """The chunks' data buffered now, framing removed, in one pass with the position
+        and the chunk state in locals (a watch event usually arrives as one whole chunk per
+        read: a size line, the data, CRLF)."""
+        incoming = self._incoming
+        buf = incoming.buf
+        pos = incoming.pos
+        size = len(buf)
+        left = self._chunk_left  # bytes of the current chunk not yet returned
+        crlf_due = self._crlf_due  # a chunk's data ended: its CRLF comes next
         parts: list[bytes] = []
-        while True:
-            if self._chunk_left:
-                end = min(len(buf), incoming.pos + self._chunk_left)
-                if end == incoming.pos:
+        last = False
+        with memoryview(buf) as view:
+            while True:
+                if left:
+                    end = pos + left if pos + left < size else size
+                    if end == pos:
+                        break
+                    parts.append(bytes(view[pos:end]))
+                    left -= end - pos
+                    pos = end
+                    if left:
+                        break
+                    crlf_due = True
+                if crlf_due and buf.startswith(b"\r\n", pos):
+                    pos += 2  # the usual line end after a chunk; any other is read below
+                    crlf_due = False
+                newline = buf.find(b"\n", pos)
+                if newline < 0:
+                    if size - pos > _MAX_LINE:
+                        raise ValueError(f"chunk size line longer than {_MAX_LINE} bytes")
                     break
-                parts.append(incoming._take(end))
-                self._chunk_left -= len(parts[-1])
-                if self._chunk_left:
+                line = bytes(view[pos : newline + 1])
+                pos = newline + 1
+                if crlf_due:
+                    crlf_due = False
+                    if line.strip():
+                        raise ValueError(f"no line end after a chunk: {line[:40]!r}")
+                    continue
+                left = int(line.split(b";", 1)[0].strip(), 16)
+                if left <= 0:
+                    if left < 0:
+                        raise ValueError(f"negative chunk size: {line[:40]!r}")
+                    last = True
                     break
-                self._crlf_due = True
-            newline = buf.find(b"\n", incoming.pos)
-            if newline < 0:
-                if len(buf) - incoming.pos > _MAX_LINE:
-                    raise ValueError(f"chunk size line longer than {_MAX_LINE} bytes")
-                break
-            line = incoming._take(newline + 1)
-            if self._crlf_due:
-                self._crlf_due = False
-                if line.strip():
-                    raise ValueError(f"no line end after a chunk: {line[:40]!r}")
-                continue
-            size = int(line.split(b";", 1)[0].strip(), 16)
-            if size == 0:
-                self._finish_chunked()
-                break
-            self._chunk_left = size
+        incoming.pos = pos
+        self._chunk_left = left
+        self._crlf_due = crlf_due
+        if last:
+            self._finish_chunked()  # reads on: the view on the buffer is released
         return b"".join(parts)
 
     def _finish_chunked(self) -> None:

@@ -4,6 +4,7 @@ is sent again after a pooled connection the server closed."""
 
 from __future__ import annotations
 
+import random
 import select
 import socket
 import threading
@@ -565,3 +566,74 @@ def test_the_client_s_rendered_headers_follow_accept_user_agent_and_body(
     (conn,) = _idle(client._hostpools)
     client.close()
     assert conn.sock is None  # type: ignore[attr-defined]
+
+
+class _Pieces:
+    """A socket whose recv() hands out ``data`` in the given pieces, then b""."""
+
+    def __init__(self, pieces: list[bytes]) -> None:
+        self.pieces = list(pieces)
+
+    def recv(self, _: int) -> bytes:
+        return self.pieces.pop(0) if self.pieces else b""
+
+
+class _NoConn:
+    sock = None
+
+    def close(self) -> None: ...
+
+
+class _Released:
+    def __init__(self) -> None:
+        self.kept: list[bool] = []
+
+    def release(self, conn: object, keep: bool) -> None:
+        self.kept.append(keep)
+
+
+def _chunked_stream(pieces: list[bytes]) -> tuple[transport.Stream, _Released]:
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    incoming = transport._Incoming(_Pieces([head, *pieces]))
+    assert incoming.fill()
+    released = _Released()
+    return transport.Stream(released, _NoConn(), incoming), released  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_chunked_framing_split_anywhere(seed: int) -> None:
+    """Chunks of any size (extensions, bare LF or CRLF after the size and the data, blank
+    padding after the data) cut at random points into reads: the data comes out whole and
+    in order, and the stream ends cleanly after the trailers."""
+    rng = random.Random(seed)
+    payloads = [
+        bytes(rng.randrange(256) for _ in range(rng.choice([1, 2, 9, 300]))) for _ in range(12)
+    ]
+    body = b""
+    for data in payloads:
+        size_line = (
+            b"%x" % len(data) + rng.choice([b"", b";ext=1", b" ; a"]) + rng.choice([b"\r\n", b"\n"])
+        )
+        body += size_line + data + rng.choice([b"\r\n", b"\n", b" \r\n"])
+    body += b"0\r\nX-Trailer: t\r\n" + rng.choice([b"\r\n", b"\n"])
+    cuts = sorted(rng.sample(range(1, len(body)), rng.randrange(0, 25)))
+    pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    stream, released = _chunked_stream(pieces)
+    assert stream.read() == b"".join(payloads)
+    stream.release_conn()
+    assert released.kept == [True]
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (b"3\r\nabcX\r\n0\r\n\r\n", "no line end after a chunk"),
+        (b"zz\r\nab\r\n", "invalid literal"),
+        (b"-2\r\nab\r\n", "negative chunk size"),
+        (b"1" * (transport._MAX_LINE + 2), "chunk size line longer"),
+    ],
+)
+def test_chunked_framing_errors(body: bytes, error: str) -> None:
+    stream, _ = _chunked_stream([body])
+    with pytest.raises(ValueError, match=error):
+        stream.read()
