@@ -231,9 +231,15 @@ def share_values(obj: Obj, previous: Obj | None = None) -> None:
     object would show in every object sharing it; the mutation detector catches it);
     ``copy.deepcopy`` of a cached object is fully independent, as before.
     """
+    strings = _shared_strings
     for key, value in obj.items():
         if isinstance(value, str):
-            _share_str(obj, key, value)
+            # _share_str, its usual case (a hit in the young generation) inline
+            shared = strings.young.get(value)
+            if shared is None:
+                _share_str(obj, key, value)
+            elif shared is not value:
+                obj[key] = shared
         elif isinstance(value, _CONTAINERS):
             if _raw_shared.get(id(value)) is value:
                 continue  # shared by decode_watch_event already
@@ -270,6 +276,7 @@ def _share_meta(meta: dict[str, Any] | list[Any], before: Any) -> None:
         return
     olds = before if isinstance(before, dict) else None
     unique = _UNIQUE_META
+    strings = _shared_strings
     for key, value in meta.items():
         if isinstance(value, str):
             if key in unique:
@@ -278,7 +285,11 @@ def _share_meta(meta: dict[str, Any] | list[Any], before: Any) -> None:
             if old is not None and old is not value and old == value:
                 meta[key] = old  # a string of the stored object: shared already
             else:
-                _share_str(meta, key, value)
+                shared = strings.young.get(value)  # _share_str's usual case inline
+                if shared is None:
+                    _share_str(meta, key, value)
+                elif shared is not value:
+                    meta[key] = shared
         elif isinstance(value, _CONTAINERS):
             shared = _share_subtree(value, olds.get(key) if olds is not None else None)
             if shared is not value:

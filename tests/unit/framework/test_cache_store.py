@@ -435,3 +435,31 @@ def test_label_index_of_objects_sharing_one_labels_map() -> None:
     assert store.index_keys(INDEX_LABEL, "app=db") == ["ns1/a"]
     store.delete(pod("b"))
     assert store.index_values(INDEX_LABEL) == ["app=db"]
+
+
+def test_top_level_and_metadata_strings_are_shared_when_seen_before() -> None:
+    """The strings share_values checks inline (top level, metadata): a second object's equal
+    strings become the first one's; uid and resourceVersion are left as they are."""
+
+    def fresh(name: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "".join(["v", "1"]),
+            "kind": "".join(["Po", "d"]),
+            "metadata": {
+                "name": name,
+                "namespace": "".join(["ns", "1"]),
+                "creationTimestamp": "".join(["2024-01-01", "T00:00:00Z"]),
+                "uid": "".join(["u", "1"]),
+            },
+        }
+
+    store = Indexer(mutation_detector=False)
+    a, b = fresh("a"), fresh("b")
+    store.add(a)
+    store.add(b)
+    for key in ("apiVersion", "kind"):
+        assert b[key] is a[key]
+    for key in ("namespace", "creationTimestamp"):
+        assert b["metadata"][key] is a["metadata"][key]
+    assert b["metadata"]["uid"] == a["metadata"]["uid"]
+    assert b["metadata"]["uid"] is not a["metadata"]["uid"]
