@@ -159,7 +159,14 @@ def pod_volumes_for(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> list
     """The pod's new ``spec.volumes`` (upstream ``updateStorage``): a PVC volume per claim
     template first, then the pod's other volumes; a pod volume named like a template is
     replaced."""
-    return pod_volumes_with_claims(claims_for_pod(workload, pod), pod)
+    # pod_volumes_with_claims reads only each claim's name: the claims are not built.
+    _, ordinal = parse_ordinal(plain_name(pod))
+    set_name = plain_name(workload)
+    named = {
+        plain_name(t): {"metadata": {"name": claim_name(t, set_name, ordinal)}}
+        for t in volume_claim_templates(workload)
+    }
+    return pod_volumes_with_claims(named, pod)
 
 
 def storage_matches(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:

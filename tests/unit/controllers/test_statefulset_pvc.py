@@ -121,6 +121,20 @@ def test_claim_names_for_pod_are_the_built_claims_names() -> None:
     assert claim_names_for_pod({"metadata": {"name": "web"}, "spec": {}}, pod(2)) == []
 
 
+def test_pod_volumes_for_are_those_of_the_built_claims() -> None:
+    """The volumes name the claims claims_for_pod builds (without building them), with a
+    template name given twice, without templates, and for a pod without an ordinal."""
+    from kube_runtime.workloads.pvc import pod_volumes_with_claims
+
+    twice = copy.deepcopy(statefulset())
+    twice["spec"]["volumeClaimTemplates"].append(twice["spec"]["volumeClaimTemplates"][0])
+    none: dict[str, Any] = {"metadata": {"name": "web"}, "spec": {}}
+    other = {"metadata": {"name": "web"}, "spec": {"volumes": [{"name": "x", "emptyDir": {}}]}}
+    for sts in (statefulset(), twice, none):
+        for p in (pod(2), pod(0, volumes=[{"name": "logs", "emptyDir": {}}]), other):
+            assert pod_volumes_for(sts, p) == pod_volumes_with_claims(claims_for_pod(sts, p), p)
+
+
 def test_pod_volumes_for_replaces_conflicting_and_keeps_others() -> None:
     p = pod(
         1,
