@@ -6,7 +6,10 @@ a controller that writes a few thousand objects it is a third of its CPU. :func:
 keeps what urllib3 is good at, the pool (one per host, bounded, thread-safe), connecting
 (TLS with the kubeconfig's CA, client certificate, SNI and hostname checks; the socket
 options) and the check that an idle pooled socket is still open, and does the exchange
-itself: the request written in one ``sendall``, the status line and headers parsed by hand,
+itself: idle kept-alive connections held in a plain list in the caller's memo
+(:data:`HostPools`, in front of urllib3's locked queue), the request written in one
+``sendall`` (headers rendered once by :func:`header_block` when the caller keeps them), the
+status line and headers parsed by hand,
 the body read by ``Content-Length`` or chunked encoding. :func:`open_stream` does the same
 for a watch: the body is handed on as it arrives (:class:`Stream`), chunked encoding removed
 on the bytes of each socket read at once, where ``http.client`` reads chunk by chunk.
