@@ -25,7 +25,8 @@ kube-runtime is enough; inert until a test asks for one of its fixtures) provide
 * ``namespace``: a fresh namespace per test, deleted afterwards;
 * ``kubelet``: the simulated kubelet (change ``kubelet.settings`` to alter pod timing);
 * ``faults``: fault injection, cleared after each test;
-* ``wait_for``: ``wait_for(predicate, timeout=10, interval=0.01, message=...)``;
+* ``wait_for``: ``wait_for(predicate, timeout=10, interval=0.01, message=..., every=None)``
+  (``every``: under a simulated clock, check every that many virtual seconds);
 * ``kube_version`` (session): ``(major, minor)`` of the cluster's Kubernetes.
 
 Names here load on first use, so importing this package (as the plugin does) is cheap.
