@@ -223,10 +223,13 @@ class _QueueMetrics:
     ) -> None:
         self._clock = clock  # the queue's monotonic function
         self._lock = lock
-        self._adds = metrics.QUEUE_ADDS.labels(name)
+        # Every add, get and done updates these: the lean updates (same samples).
+        self._adds = metrics.lean_inc(metrics.QUEUE_ADDS.labels(name))
         self._retries = metrics.QUEUE_RETRIES.labels(name)
-        self.latency = metrics.QUEUE_LATENCY.labels(name)
-        self.work_duration = metrics.QUEUE_WORK_DURATION.labels(name)
+        self.latency = metrics.lean_observe(metrics.QUEUE_LATENCY.labels(name))
+        """Observe how long an item waited in the queue."""
+        self.work_duration = metrics.lean_observe(metrics.QUEUE_WORK_DURATION.labels(name))
+        """Observe how long an item was processed."""
         self._dirty = dirty  # items added and not yet handed out: exactly the depth
         self._added_at: dict[Hashable, float] = {}
         self._started_at: dict[Hashable, float] = {}
@@ -249,7 +252,7 @@ class _QueueMetrics:
         metrics.QUEUE_LONGEST_RUNNING.labels(name).set_function(longest)
 
     def add(self, item: Hashable) -> None:
-        self._adds.inc()
+        self._adds()
         if item not in self._added_at:
             self._added_at[item] = self._clock()
 
@@ -367,7 +370,7 @@ class WorkQueue(Generic[T]):
                 return item, False
             waited = self._metrics.get(item)
         if waited is not None:
-            self._metrics.latency.observe(waited)
+            self._metrics.latency(waited)
         return item, False
 
     def done(self, item: T) -> None:
@@ -389,7 +392,7 @@ class WorkQueue(Generic[T]):
             elif self._drain and not self._processing:
                 self._idle.notify_all()
         if worked is not None and self._metrics is not None:
-            self._metrics.work_duration.observe(worked)
+            self._metrics.work_duration(worked)
 
     def __len__(self) -> int:
         """Items waiting to be handed out (informational: never gate get/add on it)."""
