@@ -58,6 +58,7 @@ from kube_runtime import patch as _patch
 from kube_runtime._bounded import remember
 from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server.errors import ApiError, api_error
+from kube_runtime.envtest.server.memo import json_key
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.meta import Obj
 
@@ -416,7 +417,9 @@ def _created(obj: Obj, node: FNode) -> FieldSet:
     """:func:`_all_children` of a whole new object (the Added set of a create).
 
     The sets of the always-present top-level structs (``spec``, ``status``) are memoized on
-    their JSON encoding: objects made from one template (a controller's pods) share them.
+    their JSON encoding (:func:`.memo.json_key`, which a write path that knows the encoding
+    of a spec tells without encoding it again): objects made from one template (a
+    controller's pods) share them.
     Sets are immutable, so sharing is safe. Other parts are walked each time.
     """
     out: FieldSet = {}
@@ -427,11 +430,11 @@ def _created(obj: Obj, node: FNode) -> FieldSet:
             child = node.child(k)
             if child.kind is IGNORE:
                 continue
-            try:
-                key = (child, orjson.dumps(v))
-            except TypeError:
+            encoded = json_key(v)  # known without encoding when the write path knows it
+            if encoded is None:
                 rest[k] = v
                 continue
+            key = (child, encoded)
             c = _memo.get(key)
             if c is None:
                 c = {}
@@ -467,17 +470,19 @@ def _cmp_children(
         fields = node.fields
         default = node.default
         for k, ov in old.items():
+            nv = new.get(k, _MISSING)
+            # an equal member changes nothing whatever its node: told before looking it up
+            if ov is nv or (type(ov) is type(nv) and ov == nv):
+                continue
             child = fields.get(k, default)
             if child.kind == IGNORE:
                 continue
-            nv = new.get(k, _MISSING)
             if nv is _MISSING:
                 removed["f:" + k] = _all(ov, child)
-            elif ov is not nv and (ov != nv or type(ov) is not type(nv)):
-                if isinstance(ov, (dict, list)):
-                    _cmp_value(ov, nv, child, "f:" + k, added, modified, removed)
-                else:  # a changed scalar: what _cmp_value finds, without the call
-                    modified["f:" + k] = {}
+            elif isinstance(ov, (dict, list)):
+                _cmp_value(ov, nv, child, "f:" + k, added, modified, removed)
+            else:  # a changed scalar: what _cmp_value finds, without the call
+                modified["f:" + k] = {}
         if new.keys() != old.keys():  # one set comparison for the usual same keys
             for k, nv in new.items():
                 if k not in old:
@@ -509,7 +514,15 @@ def _cmp_value(
     removed: FieldSet,
 ) -> None:
     """Record the differences of a path present on both sides with different values."""
-    if type(ov) is type(nv) and (ov or nv) and _is_container(ov, node):
+    kind = node.kind
+    if (
+        type(ov) is type(nv)
+        and (ov or nv)
+        and (
+            (isinstance(ov, dict) and kind in (STRUCT, MAP))
+            or (isinstance(ov, list) and kind in (ASSOC, SET))
+        )
+    ):  # _is_container(ov, node), inline
         a: FieldSet = {}
         m: FieldSet = {}
         r: FieldSet = {}
@@ -1072,6 +1085,14 @@ def update_managed_fields(
     added, modified, removed = compare(old, new, node)
     changed = union(added, modified)
     key: _Key = (manager, "Update", api_version, subresource)
+    if managed is None and live is None:
+        # No entries before (a create, or an object never written with any): the writer's
+        # entry alone, what taking over, checking and encoding below leave of it.
+        if changed:
+            meta["managedFields"] = [_entry(key, api_version, now(), changed)]
+        else:
+            meta.pop("managedFields", None)
+        return
     if managed is None:
         only = _sole_entry(live, key) if changed and not removed else None
         if only is not None:

@@ -206,6 +206,15 @@ class KubeStrategy:
             return validated[1]
         return None
 
+    def validated_spec_encoding(self, obj: Obj) -> bytes | None:
+        """What :meth:`spec_encoding` would answer for ``obj``, without using it up: the
+        field manager's hook, which runs between the validation and the commit, keys its
+        memo of the spec's field set with it."""
+        validated = self._validated_spec
+        if validated is not None and validated[0] is obj.get("spec"):
+            return validated[1]
+        return None
+
     def _validate(self, info: ResourceInfo, obj: Obj, old: Obj | None, subresource: str) -> None:
         meta = obj.get("metadata") or {}
         if info.custom:
