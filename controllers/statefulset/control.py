@@ -124,9 +124,7 @@ from kube_runtime.meta import ObjView as Pod
 from kube_runtime.workloads import lifecycle
 from kube_runtime.workloads.batches import DEFAULT_LIMIT, call_each, in_order
 from kube_runtime.workloads.inplace import InPlaceControl, calculate_in_place_spec
-from kube_runtime.workloads.pods import (
-    is_available,
-)
+from kube_runtime.workloads.pods import is_available
 from kube_runtime.workloads.revision import (
     next_revision_number,
     resolve_revisions,
