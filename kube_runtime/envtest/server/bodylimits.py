@@ -30,6 +30,7 @@ import base64
 import datetime as _dt
 import json
 import math
+import threading
 from typing import Any
 
 import orjson
@@ -45,6 +46,7 @@ __all__ = [
     "check_body_size",
     "check_object_size",
     "decode_json",
+    "decode_json_written",
     "decode_yaml",
     "depth_error",
 ]
@@ -171,6 +173,53 @@ def decode_json(body: bytes, kind: str) -> Any:
     if (body.count(b"{") + body.count(b"[") > MAX_DEPTH) and _too_deep(data):
         raise depth_error(kind)
     return data
+
+
+class _Probe(threading.local):
+    """Per thread: lists nested so that orjson's encoding limit falls just past
+    :data:`MAX_DEPTH` of what the innermost one holds (:func:`_too_deep`'s probe, built once)."""
+
+    def __init__(self) -> None:
+        self.slot: list[Any] = []
+        outer: list[Any] = self.slot
+        for _ in range(_ORJSON_DEPTH - MAX_DEPTH - 1):
+            outer = [outer]
+        self.outer = outer
+
+
+_PROBE = _Probe()
+_WRAPPED = _ORJSON_DEPTH - MAX_DEPTH  # the probe's brackets on each side of the encoding
+
+
+def decode_json_written(body: bytes, kind: str) -> tuple[Any, bool]:
+    """:func:`decode_json` of ``body``, and whether ``body`` is the very bytes orjson writes
+    for the result (then no object in it names a field twice: a dict cannot). One encoding
+    of the result both checks the nesting (as :func:`_too_deep`, for every body) and tells
+    the bytes apart; the answers and errors are :func:`decode_json`'s."""
+    check_body_size(body)
+    if not body.strip():
+        raise errors.bad_request(
+            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
+            "version/kind; json parse error: unexpected end of JSON input"
+        )
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return decode_json(body, kind), False  # its errors, or Go's lenient reading
+    probe = _PROBE
+    slot = probe.slot
+    slot.append(data)
+    try:
+        encoded = orjson.dumps(probe.outer)
+    except orjson.JSONEncodeError as e:
+        if "Recursion" in str(e):
+            raise depth_error(kind) from None
+        return data, False
+    finally:
+        slot.clear()
+    wrapped = _WRAPPED
+    written = len(encoded) == len(body) + 2 * wrapped and encoded[wrapped:-wrapped] == body
+    return data, written
 
 
 def decode_yaml(body: bytes, kind: str) -> Any:

@@ -77,12 +77,19 @@ def decode_body(request: Request, route: Route) -> Obj:
     """The request body as the route's object (YAML for the YAML content types), within the
     limits of :mod:`.bodylimits` and with the JSON types of :mod:`.shapes`; 400 otherwise.
     A ``null`` body is an empty object, as Go decodes it."""
+    return _decode_body(request, route)[0]
+
+
+def _decode_body(request: Request, route: Route) -> tuple[Obj, bool]:
+    """:func:`decode_body`, and whether the body is JSON that orjson writes back byte for
+    byte (:func:`.bodylimits.decode_json_written`): then it names no field twice."""
     ctype = request.headers.get("content-type", JSON).split(";")[0].strip()
     group, kind = _body_kind(route)
+    written = False
     if ctype in ("application/yaml", _APPLY):
         data = bodylimits.decode_yaml(request.body, kind)
     else:
-        data = bodylimits.decode_json(request.body, kind)
+        data, written = bodylimits.decode_json_written(request.body, kind)
     if data is None:
         data = {}
     main = not route.subresource
@@ -96,7 +103,7 @@ def decode_body(request: Request, route: Route) -> Obj:
         status=not (main and route.info.has_status and request.method == "PUT"),
     )
     assert isinstance(data, dict)
-    return data
+    return data, written
 
 
 def _check_patched(route: Route, group: str, kind: str, result: Any, custom: bool) -> None:
@@ -142,16 +149,17 @@ def _to_storage(route: Route, obj: Obj) -> Obj:
     return route.convert([obj], route.info.version)[0]
 
 
-def _field_warnings(request: Request, route: Route, body: Obj) -> list[str]:
+def _field_warnings(request: Request, route: Route, body: Obj, written: bool) -> list[str]:
     """Field validation (``fieldValidation``) of a create's or update's decoded ``body``
-    against the raw request body: the warnings; raises 400 under ``Strict``."""
+    against the raw request body (``written``: it is ``body`` as orjson writes it, so names
+    no field twice): the warnings; raises 400 under ``Strict``."""
     return fieldvalidation.check(
         request,
         route.info,
         route.version,
         route.info.kind,
         body,
-        fieldvalidation.json_body(request),
+        None if written else fieldvalidation.json_body(request),
     )
 
 
@@ -250,7 +258,7 @@ class Writes:
         return hook
 
     def create(self, request: Request, route: Route) -> Response:
-        body = decode_body(request, route)
+        body, written = _decode_body(request, route)
         if route.subresource == "binding":
             return subresources.bind_pod(self.store, route, body)
         if route.subresource:
@@ -262,7 +270,7 @@ class Writes:
                 "create not allowed while custom resource definition is terminating",
                 {"group": route.info.group, "kind": route.info.plural},
             )
-        found = _field_warnings(request, route, body)
+        found = _field_warnings(request, route, body, written)
         body.setdefault("apiVersion", route.info.api_version(route.version))
         body = _to_storage(route, body)
         dry_run = request.param("dryRun") == "All"
@@ -277,7 +285,7 @@ class Writes:
 
     def update(self, request: Request, route: Route) -> Response:
         assert route.name is not None
-        body = decode_body(request, route)
+        body, written = _decode_body(request, route)
         dry_run = request.param("dryRun") == "All"
         if route.subresource == "scale":
             return subresources.write_scale(
@@ -286,7 +294,7 @@ class Writes:
         if route.subresource == "finalize":
             return subresources.finalize_namespace(self.store, route, body)
         _check_kind(route, body)
-        found = _field_warnings(request, route, body)
+        found = _field_warnings(request, route, body, written)
         if route.convert is not None:
             body.setdefault("apiVersion", route.info.api_version(route.version))
             body = _to_storage(route, body)
