@@ -1080,7 +1080,11 @@ def update_managed_fields(
             managed = {}
         elif sent is not live and sent != live:
             managed = _decode(sent) or None
-        # else echoed back unchanged: the live entries (checked when they were stored)
+        elif sent is not live:
+            # echoed back unchanged: the live entries (checked when they were stored), and
+            # the very list in the new object, which the comparison below then passes over
+            # without comparing it again (it is replaced or dropped at the end)
+            meta["managedFields"] = live
     node = schema_for(info, subresource)
     added, modified, removed = compare(old, new, node)
     changed = union(added, modified)
