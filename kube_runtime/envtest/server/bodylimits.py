@@ -197,14 +197,9 @@ def decode_json_written(body: bytes, kind: str) -> tuple[Any, bool]:
     of the result both checks the nesting (as :func:`_too_deep`, for every body) and tells
     the bytes apart; the answers and errors are :func:`decode_json`'s."""
     check_body_size(body)
-    if not body.strip():
-        raise errors.bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
-            "version/kind; json parse error: unexpected end of JSON input"
-        )
     try:
         data = orjson.loads(body)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError:  # an empty body included
         return decode_json(body, kind), False  # its errors, or Go's lenient reading
     probe = _PROBE
     slot = probe.slot
