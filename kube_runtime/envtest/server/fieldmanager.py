@@ -1184,7 +1184,7 @@ def validate_field_manager(manager: str) -> None:
         raise _invalid_options(
             "fieldManager", manager, "must be no more than 128 characters", "FieldValueTooLong"
         )
-    if not all(" " <= ch <= "~" for ch in manager):
+    if not (manager.isascii() and manager.isprintable()):  # every character in " ".."~"
         raise _invalid_options(
             "fieldManager", manager, "must only contain printable characters", "FieldValueInvalid"
         )

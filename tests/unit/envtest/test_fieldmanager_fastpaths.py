@@ -288,3 +288,19 @@ def test_echoed_managed_fields_count_as_the_live_ones() -> None:
         fm.update_managed_fields(PODS, old, same, manager, "v1", "", lambda: NOW)
         fm.update_managed_fields(PODS, old, echoed, manager, "v1", "", lambda: NOW)
         assert orjson.dumps(echoed) == orjson.dumps(same)
+
+
+def test_field_manager_characters_are_those_from_space_to_tilde() -> None:
+    """validate_field_manager's test of the characters (ASCII and printable) takes exactly
+    the characters " " to "~", as upstream's check of each one does."""
+    from kube_runtime.envtest.server.errors import ApiError
+
+    for code in range(0x110000):
+        ch = chr(code)
+        allowed = " " <= ch <= "~"
+        try:
+            fm.validate_field_manager("m" + ch)
+            taken = True
+        except ApiError:
+            taken = False
+        assert taken == allowed, hex(code)
