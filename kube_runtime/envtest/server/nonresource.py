@@ -7,12 +7,19 @@ nothing serves, in the form kube-apiserver's handler chain gives it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import orjson
 
-from kube_runtime.envtest.server import discovery, errors, openapi
+from kube_runtime.envtest.server import discovery, errors
 from kube_runtime.envtest.server.http import Request, Response
 from kube_runtime.envtest.server.resources import Registry
 from kube_runtime.envtest.server.responses import error_response, json_response
+
+if TYPE_CHECKING:  # imported on the first /openapi request: its protobuf encoding
+    # (google.protobuf) costs ~35 ms of CPU at import, which a cluster nobody asks for its
+    # OpenAPI documents never uses
+    from kube_runtime.envtest.server import openapi
 
 #: Paths answered without authentication.
 OPEN_PATHS = ("/healthz", "/livez", "/readyz", "/version")
@@ -43,6 +50,8 @@ def serve(
             return json_response(200, discovery.api_versions(address))
         return json_response(200, discovery.api_group_list(registry))
     if path.startswith("/openapi"):
+        from kube_runtime.envtest.server import openapi
+
         return openapi.serve(registry, request, path, crds)
     if path == "/":
         return json_response(200, discovery.root_paths(registry))
