@@ -34,7 +34,6 @@ import threading
 from typing import Any
 
 import orjson
-import yaml
 
 from kube_runtime.envtest.server import errors
 
@@ -66,8 +65,8 @@ _UINT64_MAX = 2**64 - 1
 _FFFD = "\ufffd"
 # libyaml's parser when PyYAML was built with it: the same safe constructor, a C scanner (the
 # pure-Python one takes seconds to reach its recursion limit on a deeply nested body), and its
-# own nesting limit (1,000 flow levels), reported as kube-apiserver's depth error.
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# own nesting limit (1,000 flow levels), reported as kube-apiserver's depth error. PyYAML is
+# imported with the first YAML body (~25 ms of CPU that a server given only JSON never spends).
 _NESTING = "exceeded maximum nesting depth"
 
 
@@ -220,8 +219,11 @@ def decode_json_written(body: bytes, kind: str) -> tuple[Any, bool]:
 def decode_yaml(body: bytes, kind: str) -> Any:
     """A YAML body as JSON-compatible Python data (``sigs.k8s.io/yaml``'s conversion)."""
     check_body_size(body)
+    import yaml
+
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.load(body.decode(), Loader=_YAML_LOADER)  # a safe loader
+        data = yaml.load(body.decode(), Loader=loader)  # a safe loader
     except RecursionError:
         raise _yaml_depth_error(kind) from None
     except (yaml.YAMLError, UnicodeDecodeError, ValueError) as e:
