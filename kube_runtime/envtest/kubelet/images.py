@@ -23,8 +23,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 __all__ = [
     "ImageDigestError",
     "add_arguments",
@@ -134,6 +132,8 @@ def load_image_digests(path: str | Path) -> dict[str, str]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise ImageDigestError(f"{where}: cannot read it: {e.strerror or e}") from e
+    import yaml  # here: the simulated kubelet of every embedded cluster imports this module
+
     try:
         data: Any = yaml.safe_load(text)
     except yaml.YAMLError as e:
