@@ -26,8 +26,6 @@ from contextvars import ContextVar
 from decimal import ROUND_UP, Decimal, InvalidOperation
 from typing import Any, NamedTuple
 
-from jsonpath_ng import ext as jsonpath_ext
-
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import Obj, parse_rfc3339
 from kube_runtime.selectors import SelectorError, format_label_selector, label_selector_from_dict
@@ -799,6 +797,9 @@ def _compiled_path(path: str) -> Any:
         text = text[1:-1].strip()
     if not text.startswith("$"):
         text = "$" + (text if text.startswith((".", "[")) else "." + text)
+    # Imported here: ~12 ms of CPU, paid only by a server that renders a custom printer column.
+    from jsonpath_ng import ext as jsonpath_ext
+
     try:
         return jsonpath_ext.parse(text)
     except Exception:  # jsonpath-ng raises several exception types for bad paths
