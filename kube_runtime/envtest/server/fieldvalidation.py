@@ -130,8 +130,9 @@ def _walk_builtin(
 class _Node:
     """A built-in schema node compiled for :func:`_known`: ``keys`` the declared properties
     (None: the schema declares none), ``deep`` the nodes of those of them whose schemas
-    declare something to look into (properties, additionalProperties or items: a value
-    under any other has no unknown field), ``extra`` and ``items`` the nodes of the
+    declare something that can hold an unknown field (properties, or additionalProperties
+    or items that are not leaves: a value under any other, a leaf or a map or list of
+    leaves, has none; see :func:`_open`), ``extra`` and ``items`` the nodes of the
     additionalProperties and items that do (None otherwise). Children are compiled with
     their parent, through :data:`_NODES` (schemas are recursive)."""
 
@@ -143,8 +144,8 @@ class _Node:
         self.deep: dict[str, _Node] = {}
         self.extra: _Node | None = None
         self.items: _Node | None = None
-        #: ``keys`` when nothing under them can hold an unknown field (a struct of leaves:
-        #: an object is known when its keys are), else None.
+        #: ``keys`` when nothing under them can hold an unknown field (a struct of leaves,
+        #: maps or lists of leaves: an object is known when its keys are), else None.
         self.flat: frozenset[str] | None = None
 
 
@@ -157,6 +158,15 @@ _NODES: dict[int, _Node] = {}
 def _leaf(schema: dict[str, Any]) -> bool:
     _, props, extra, items = _shape(schema)
     return props is None and extra is None and items is None
+
+
+def _open(schema: dict[str, Any]) -> bool:
+    """Whether no value under ``schema`` has an unknown field: it declares no properties, and
+    its additionalProperties and items (if any) are leaves (a map of strings such as
+    ``labels``, a list of strings such as ``finalizers``). Its compiled node would pass any
+    value; decided on the schema, not on a node that may still be compiling."""
+    _, props, extra, items = _shape(schema)
+    return props is None and (extra is None or _leaf(extra)) and (items is None or _leaf(items))
 
 
 def _node(schema: dict[str, Any]) -> _Node:
@@ -181,9 +191,11 @@ def _compile(schema: dict[str, Any], pending: dict[int, _Node]) -> _Node:
     _, props, extra, items = _shape(schema)
     if props is not None:
         node.keys = frozenset(props)
-        node.deep = {key: _compile(sub, pending) for key, sub in props.items() if not _leaf(sub)}
-    node.extra = None if extra is None or _leaf(extra) else _compile(extra, pending)
-    node.items = None if items is None or _leaf(items) else _compile(items, pending)
+        # members that cannot hold an unknown field (leaves, maps and lists of leaves) are
+        # not looked into: a struct of them is told by its keys alone
+        node.deep = {key: _compile(sub, pending) for key, sub in props.items() if not _open(sub)}
+    node.extra = None if extra is None or _open(extra) else _compile(extra, pending)
+    node.items = None if items is None or _open(items) else _compile(items, pending)
     if node.keys is not None and not node.deep:
         node.flat = node.keys
     return node
