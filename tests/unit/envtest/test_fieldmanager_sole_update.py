@@ -103,6 +103,7 @@ def test_sole_manager_update_matches_the_generic_steps(
 ) -> None:
     rng = random.Random(28 if kind == "lease" else 29)
     info = LEASES if kind == "lease" else PODS
+    assert info is not None
     make = _lease if kind == "lease" else _pod
     shortcuts = 0
     for _ in range(60):
