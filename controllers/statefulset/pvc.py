@@ -65,6 +65,7 @@ __all__ = [
     "claim_name",
     "claim_names_for_pod",
     "claim_owner_up_to_date",
+    "claim_suffix",
     "claims_for_pod",
     "create_missing_claims",
     "has_non_controller_owner",
@@ -127,7 +128,13 @@ class VolumeClaimError(RuntimeError):
 
 def claim_name(template: Mapping[str, Any], set_name: str, ordinal: int) -> str:
     """``<template name>-<set name>-<ordinal>``."""
-    return f"{plain_name(template)}-{set_name}-{ordinal}"
+    return plain_name(template) + claim_suffix(set_name, ordinal)
+
+
+def claim_suffix(set_name: str, ordinal: int) -> str:
+    """What :func:`claim_name` appends to a template's name: ``-<set name>-<ordinal>``
+    (made once for a pod's templates)."""
+    return f"-{set_name}-{ordinal}"
 
 
 def claims_for_pod(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Obj]:
@@ -150,8 +157,8 @@ def claim_names_for_pod(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> 
     templates = volume_claim_templates(workload)
     if not templates:
         return []
-    suffix = f"-{plain_name(workload)}-{parse_ordinal(plain_name(pod))[1]}"
-    names = [plain_name(t) + suffix for t in templates]  # claim_name, the set's part once
+    suffix = claim_suffix(plain_name(workload), parse_ordinal(plain_name(pod))[1])
+    names = [plain_name(t) + suffix for t in templates]  # claim_name, the suffix made once
     return names if len(names) == 1 else list(dict.fromkeys(names))
 
 
@@ -178,7 +185,7 @@ def storage_matches(workload: Mapping[str, Any], pod: Mapping[str, Any]) -> bool
     if not templates:
         return True
     volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or ()}
-    suffix = f"-{plain_name(workload)}-{ordinal}"  # claim_name's, the set's part once
+    suffix = claim_suffix(plain_name(workload), ordinal)  # claim_name's, made once
     for template in templates:
         template_name = plain_name(template)
         source = (volumes.get(template_name) or _NO_METADATA).get("persistentVolumeClaim")
