@@ -195,6 +195,10 @@ class Strategy(Protocol):
         from preparing the create it just validated (the spec unchanged since), else None;
         the store then encodes the object around it. Asked once per create."""
 
+    def validated_spec_encoding(self, obj: Obj) -> bytes | None:
+        """What :meth:`spec_encoding` would answer for ``obj`` now, without using it up (for
+        the field manager's hook, which runs between the validation and the commit)."""
+
 
 #: Defaulting in place, as kube-apiserver's decoding does it (:meth:`Strategy.default`).
 Defaulter = Callable[[Obj], None]
@@ -253,6 +257,9 @@ class PlainStrategy:
         return None
 
     def spec_encoding(self, obj: Obj) -> bytes | None:
+        return None
+
+    def validated_spec_encoding(self, obj: Obj) -> bytes | None:
         return None
 
 

@@ -235,25 +235,22 @@ class Writes:
 
         convert = route.convert if info.stored_as is not None else None
         # the encoding of a created pod's spec the strategy validated (KubeStrategy's)
-        known_spec = getattr(self.store.strategy, "validated_spec_encoding", None)
+        known_spec = self.store.strategy.validated_spec_encoding
 
         def hook(old: Obj | None, new: Obj) -> None:
             if convert is not None:  # a view's fields are its own (new's metadata is shared)
                 old = convert([old], route.version)[0] if old is not None else None
                 new = convert([new], route.version)[0]
-            encoded = known_spec(new) if old is None and known_spec is not None else None
-            if encoded is None:
-                fieldmanager.update_managed_fields(
-                    info, old, new, manager, api_version, subresource, now
-                )
-                return
-            memo.known_key(new["spec"], encoded)  # the spec's field set keyed without encoding
+            encoded = known_spec(new) if old is None else None
+            if encoded is not None:  # the spec's field set keyed without encoding it again
+                memo.known_key(new["spec"], encoded)
             try:
                 fieldmanager.update_managed_fields(
                     info, old, new, manager, api_version, subresource, now
                 )
             finally:
-                memo.forget_key()
+                if encoded is not None:
+                    memo.forget_key()
 
         return hook
 
