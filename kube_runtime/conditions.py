@@ -42,18 +42,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from datetime import datetime, timezone
+from functools import cache
 from typing import Any, TypeAlias, get_args
 
 from pydantic import BaseModel
 
 from kube_runtime import clock
-from kube_runtime.models._meta import (
-    CONDITION_MESSAGE_MAX_LENGTH,
-    CONDITION_REASON_MAX_LENGTH,
-    CONDITION_REASON_PATTERN,
-    CONDITION_TYPE_MAX_LENGTH,
-    CONDITION_TYPE_PATTERN,
-)
 
 __all__ = [
     "Clock",
@@ -81,30 +75,43 @@ TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 _ZERO: dict[str, Any] = {"reason": "", "message": "", "observedGeneration": 0}
 
 
-_TYPE = re.compile(CONDITION_TYPE_PATTERN)
-_REASON = re.compile(CONDITION_REASON_PATTERN)
+@cache
+def _metav1_rules() -> tuple[re.Pattern[str], int, re.Pattern[str], int, int]:
+    """The metav1.Condition schema's type pattern and length, reason pattern and length, and
+    message length: :mod:`kube_runtime.models`' constants, imported on the first check (the
+    models package builds pydantic models, ~50 ms of CPU at import, which a controller that
+    only sets ``apps/v1`` conditions never needs)."""
+    from kube_runtime.models import _meta
+
+    return (
+        re.compile(_meta.CONDITION_TYPE_PATTERN),
+        _meta.CONDITION_TYPE_MAX_LENGTH,
+        re.compile(_meta.CONDITION_REASON_PATTERN),
+        _meta.CONDITION_REASON_MAX_LENGTH,
+        _meta.CONDITION_MESSAGE_MAX_LENGTH,
+    )
 
 
 def _check_metav1(
     condition_type: str, status: str, reason: str, message: str, generation: int | None
 ) -> None:
     """Refuse, with the field and the rule, what a metav1.Condition schema refuses."""
+    type_pattern, type_max, reason_pattern, reason_max, message_max = _metav1_rules()
     problems = []
-    if len(condition_type) > CONDITION_TYPE_MAX_LENGTH or not _TYPE.fullmatch(condition_type):
+    if len(condition_type) > type_max or not type_pattern.fullmatch(condition_type):
         problems.append(
             f"type {condition_type!r} must be a qualified name (CamelCase or "
-            f"example.com/CamelCase) of at most {CONDITION_TYPE_MAX_LENGTH} characters"
+            f"example.com/CamelCase) of at most {type_max} characters"
         )
     if status not in (TRUE, FALSE, UNKNOWN):
         problems.append(f"status {status!r} must be True, False or Unknown")
-    if len(reason) > CONDITION_REASON_MAX_LENGTH or not _REASON.fullmatch(reason):
+    if len(reason) > reason_max or not reason_pattern.fullmatch(reason):
         problems.append(
             f"reason {reason!r} must be a non-empty CamelCase identifier (letters, digits, "
-            f"'_', ',' and ':', starting with a letter) of at most "
-            f"{CONDITION_REASON_MAX_LENGTH} characters"
+            f"'_', ',' and ':', starting with a letter) of at most {reason_max} characters"
         )
-    if len(message) > CONDITION_MESSAGE_MAX_LENGTH:
-        problems.append(f"message must have at most {CONDITION_MESSAGE_MAX_LENGTH} characters")
+    if len(message) > message_max:
+        problems.append(f"message must have at most {message_max} characters")
     if generation is not None and generation < 0:
         problems.append(f"observed_generation {generation} must not be negative")
     if problems:
