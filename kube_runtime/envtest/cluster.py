@@ -21,7 +21,7 @@ import secrets
 import threading
 from importlib.metadata import PackageNotFoundError, distribution, entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from kube_runtime import clock as _clock
 from kube_runtime.client import Client
@@ -53,6 +53,10 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 #: controllers the cluster runs by default (``controllers.deployment``, found by name: the
 #: framework imports no controller).
 WORKLOAD_CONTROLLERS = "deployment"
+#: ``EmbeddedCluster(deployments=ON_DEMAND)``: those controllers start with the first
+#: Deployment or ReplicaSet stored (the resource keys :data:`WORKLOAD_KEYS`).
+ON_DEMAND: Final = "on-demand"
+WORKLOAD_KEYS: Final = frozenset({("apps", "deployments"), ("apps", "replicasets")})
 #: Seconds between BOOKMARKs on a virtual clock: about kube-apiserver's (once a minute).
 BOOKMARK_EVERY = 60.0
 
@@ -95,6 +99,14 @@ class EmbeddedCluster:
     in a :class:`~kube_runtime.manager.Manager` of the cluster's own (:attr:`controllers`)
     that talks to the server over HTTP like any client, on the cluster's clock. False leaves
     Deployments and ReplicaSets alone (a test then writes their status itself).
+    ``"on-demand"``: the same controllers, started when the first Deployment or ReplicaSet is
+    stored (at :meth:`start` when there is one already) instead of at :meth:`start`: a test
+    that has none skips their start (importing them, their informers' LISTs and watches, ~30 ms
+    of CPU, and their watches' BOOKMARKs after); with nothing of theirs stored they would do
+    nothing either. They start on a thread of their own, not waited for (the write that
+    starts them is not held up); a failure to start them is logged (``start`` does not raise
+    it), and :attr:`controllers` is None until they run. The simulated-time fixtures'
+    clusters (``sim_cluster``) are built so.
     """
 
     def __init__(
@@ -114,7 +126,7 @@ class EmbeddedCluster:
         clock: _clock.Clock | None = None,
         grace_scale: float | None = None,
         max_grace: float | None = None,
-        deployments: bool = True,
+        deployments: bool | Literal["on-demand"] = True,
         authorization: str = "AlwaysAllow",
     ) -> None:
         if authorization == "RBAC" and token is None:
@@ -183,11 +195,18 @@ class EmbeddedCluster:
                 grace_scale=grace_scale,
                 max_grace=max_grace,
             )
+        if deployments not in (True, False, ON_DEMAND):
+            raise ValueError(f"deployments={deployments!r}: expected True, False or {ON_DEMAND!r}")
         self.deployments = deployments
         #: The manager running the Deployment and ReplicaSet controllers (None until started,
         #: or when ``deployments`` is False).
         self.controllers: Any = None
         self._controllers_thread: threading.Thread | None = None
+        # Set by the thread of the controllers once their manager is built (or failed to be).
+        self._controllers_ready: threading.Event | None = None
+        # deployments="on-demand": the first Deployment or ReplicaSet starts the controllers
+        # while this is True (under the store lock); stop() sets it False first.
+        self._start_on_demand = False
         self._running = False
 
     # ------------------------------------------------------------ persistence
@@ -241,7 +260,9 @@ class EmbeddedCluster:
         self.flow_schema_conditions.start()
         if self.kubelet is not None:
             self.kubelet.start()
-        if self.deployments:
+        if self.deployments == ON_DEMAND:
+            self._await_workloads()
+        elif self.deployments:
             self._start_controllers()
         self._running = True
         log.info("embedded cluster serving on %s", self.url)
@@ -256,6 +277,10 @@ class EmbeddedCluster:
             self._close_journal()
             return
         self._running = False
+        if self.deployments == ON_DEMAND:
+            with self.store.lock:  # no start from a write after this
+                self._start_on_demand = False
+            self.store.remove_listener(self._on_workload_event)
         self._stop_controllers()
         if self.kubelet is not None:
             self.kubelet.stop()
@@ -268,11 +293,42 @@ class EmbeddedCluster:
         self._close_journal()
 
     def _start_controllers(self) -> None:
-        """Start the Deployment and ReplicaSet controllers in a manager of their own."""
+        """Start the Deployment and ReplicaSet controllers in a manager of their own; raises
+        when they cannot be set up."""
+        ready, failure = self._launch_controllers(_workload_controllers())
+        ready.wait()
+        if failure:
+            raise RuntimeError(
+                "the embedded Deployment/ReplicaSet controllers failed to start"
+            ) from (failure[0])
+
+    def _await_workloads(self) -> None:
+        """``deployments="on-demand"``: start the controllers now when a Deployment or
+        ReplicaSet is stored, else on the first one stored (:meth:`_on_workload_event`)."""
+        infos = [self.registry.by_key(*key) for key in WORKLOAD_KEYS]
+        with self.store.lock:
+            present = any(info is not None and self.store.objects(info) for info in infos)
+            if not present:
+                self._start_on_demand = True
+                self.store.add_listener(self._on_workload_event, WORKLOAD_KEYS)
+        if present:
+            self._start_controllers()
+
+    def _on_workload_event(self, event: Any) -> None:
+        """A Deployment or ReplicaSet was written (store lock held, on the writer's thread):
+        the first one launches the controllers, without waiting for them (their module is
+        loaded on their thread; a failure there is their thread's exception)."""
+        if self._start_on_demand:
+            self._start_on_demand = False
+            self._launch_controllers(None)
+
+    def _launch_controllers(self, entry: Any) -> tuple[threading.Event, list[BaseException]]:
+        """Start the thread that sets up the controllers' manager (from ``entry``, their
+        module; None: looked up on that thread) and runs it. Returns the event set once the
+        set-up is done and the list that then holds its failure, if any."""
         from kube_runtime.manager import Manager
 
-        entry = _workload_controllers()
-        ready = threading.Event()
+        ready = self._controllers_ready = threading.Event()
         failure: list[BaseException] = []
 
         def run() -> None:
@@ -280,6 +336,7 @@ class EmbeddedCluster:
             # recorders) are then started outside any simulation when the cluster is on the
             # real clock, as the manager's own are (start_thread).
             try:
+                module = entry if entry is not None else _workload_controllers()
                 manager = Manager(
                     Client(_controllers_settings(self)),
                     metrics_bind_address="0",
@@ -287,7 +344,7 @@ class EmbeddedCluster:
                     graceful_shutdown_timeout=10,
                     clock=self.clock,
                 )
-                entry.setup(manager, max_concurrent_reconciles=2)
+                module.setup(manager, max_concurrent_reconciles=2)
                 self.controllers = manager
             except BaseException as err:
                 failure.append(err)
@@ -300,13 +357,11 @@ class EmbeddedCluster:
             target=run, name="embedded-controllers", daemon=True
         )
         start_thread(self._controllers_thread, self.clock)  # detached on the real clock
-        ready.wait()
-        if failure:
-            raise RuntimeError(
-                "the embedded Deployment/ReplicaSet controllers failed to start"
-            ) from (failure[0])
+        return ready, failure
 
     def _stop_controllers(self) -> None:
+        if self._controllers_ready is not None:  # launched: wait for its set-up to end
+            self._controllers_ready.wait(15)
         if self.controllers is None:
             return
         self.controllers.stop()
@@ -315,6 +370,7 @@ class EmbeddedCluster:
         self.controllers.api_reader.close()
         self.controllers = None
         self._controllers_thread = None
+        self._controllers_ready = None
 
     def _close_journal(self) -> None:
         if self.journal is not None:

@@ -537,14 +537,16 @@ def _freeze_heap() -> bool:
 @pytest.fixture
 def sim_cluster(sim_clock: Clock, request: pytest.FixtureRequest) -> Iterator[Any]:
     """An embedded cluster of the test's own on the simulated clock: its API server's timers,
-    garbage collector and kubelet run in virtual time, and its timestamps are virtual. On the
+    garbage collector and kubelet run in virtual time, and its timestamps are virtual. Its
+    Deployment and ReplicaSet controllers start with the first Deployment or ReplicaSet
+    stored (``deployments="on-demand"``: a test with none does not pay for them). On the
     real backend, the session cluster (real time)."""
-    from kube_runtime.envtest.cluster import EmbeddedCluster
+    from kube_runtime.envtest.cluster import ON_DEMAND, EmbeddedCluster
 
     if backend_of(request.config) == "real":
         yield request.getfixturevalue("embedded_cluster")
         return
-    cluster = EmbeddedCluster(pod_ready_after=0.02, clock=sim_clock)
+    cluster = EmbeddedCluster(pod_ready_after=0.02, clock=sim_clock, deployments=ON_DEMAND)
     with cluster:  # start(), and stop() when the fixture ends
         yield cluster
 
