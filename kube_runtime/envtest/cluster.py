@@ -326,8 +326,6 @@ class EmbeddedCluster:
         """Start the thread that sets up the controllers' manager (from ``entry``, their
         module; None: looked up on that thread) and runs it. Returns the event set once the
         set-up is done and the list that then holds its failure, if any."""
-        from kube_runtime.manager import Manager
-
         ready = self._controllers_ready = threading.Event()
         failure: list[BaseException] = []
 
@@ -336,6 +334,8 @@ class EmbeddedCluster:
             # recorders) are then started outside any simulation when the cluster is on the
             # real clock, as the manager's own are (start_thread).
             try:
+                from kube_runtime.manager import Manager
+
                 module = entry if entry is not None else _workload_controllers()
                 manager = Manager(
                     Client(_controllers_settings(self)),
