@@ -81,6 +81,9 @@ __all__ = [
 SIM_EPOCH = 1_767_225_600.0
 """Where the virtual wall clock starts: 2026-01-01T00:00:00Z (epoch seconds)."""
 
+_INF = float("inf")
+_PLAIN_LOCK = type(threading.Lock())
+
 
 class Timer(Protocol):
     """A pending :meth:`Clock.after` call."""
@@ -298,7 +301,7 @@ class _Waiter:
     def __init__(self, seq: int) -> None:
         self.lock = threading.Lock()
         self.lock.acquire()
-        self.deadline = float("inf")
+        self.deadline = _INF
         self.seq = seq
         self.woken = False
         self.timed_out = False
@@ -327,11 +330,33 @@ class _VirtualCondition(threading.Condition):
         super().__init__(lock)
         self._clock = clock
         self._vwaiters: deque[_Waiter] = deque()
+        # Over a plain Lock (the usual case) a wait releases and takes it back itself,
+        # without threading.Condition's helper methods.
+        held = self._lock  # type: ignore[attr-defined]
+        self._plain: Any = held if type(held) is _PLAIN_LOCK else None
 
     def wait(self, timeout: float | None = None) -> bool:
+        clock = self._clock
+        plain = self._plain
+        if plain is not None:
+            if plain.acquire(False):  # not held: by no one, so not by the caller either
+                plain.release()
+                raise RuntimeError("cannot wait on un-acquired lock")
+            waiter = clock._new_waiter(timeout)
+            self._vwaiters.append(waiter)
+            plain.release()
+            try:
+                clock._block(waiter, "condition")
+            finally:
+                plain.acquire()
+                if not waiter.woken or waiter.timed_out:
+                    try:
+                        self._vwaiters.remove(waiter)
+                    except ValueError:
+                        pass
+            return not waiter.timed_out
         if not self._is_owned():  # type: ignore[attr-defined]
             raise RuntimeError("cannot wait on un-acquired lock")
-        clock = self._clock
         waiter = clock._new_waiter(timeout)
         self._vwaiters.append(waiter)
         saved = self._release_save()  # type: ignore[attr-defined]
@@ -340,8 +365,10 @@ class _VirtualCondition(threading.Condition):
         finally:
             self._acquire_restore(saved)  # type: ignore[attr-defined]
             if not waiter.woken or waiter.timed_out:
-                with contextlib.suppress(ValueError):
+                try:
                     self._vwaiters.remove(waiter)
+                except ValueError:
+                    pass
         return not waiter.timed_out
 
     def wait_for(self, predicate: Callable[[], Any], timeout: float | None = None) -> Any:
@@ -519,7 +546,7 @@ class _VirtualClock:
             if waiter.deadline <= self._now:
                 waiter.woken = waiter.timed_out = True
                 return
-            if waiter.deadline != float("inf"):
+            if waiter.deadline != _INF:
                 self._push_deadline_locked(waiter)
             self._blocking(waiter, what)
         waiter.lock.acquire()
@@ -622,24 +649,37 @@ class FakeClock(_VirtualClock):
 
 class _IdleBlock:
     """:meth:`SimClock.idle`: the calling participant counts as blocked inside the block (a
-    plain class, not a generator: loops enter it once per read or select)."""
+    plain class, not a generator: loops enter it once per read or select).
 
-    __slots__ = ("_clock", "_participant")
+    Made by :meth:`SimClock.reader_idle` with a ``key``, it is reusable (entered by one thread
+    at a time), and entering it first releases ``releasing`` hand-offs held under ``key``
+    (then sets it to 0), in the same hold of the clock's lock."""
 
-    def __init__(self, clock: SimClock) -> None:
+    __slots__ = ("_clock", "_key", "_participant", "releasing")
+
+    def __init__(self, clock: SimClock, key: Hashable = None) -> None:
         self._clock = clock
+        self._key = key
         self._participant: _Participant | None = None
+        self.releasing = 0
 
     def __enter__(self) -> None:
         clock = self._clock
         with clock._lock:
+            changed = False
+            count = self.releasing
+            if count:
+                self.releasing = 0
+                changed = clock._release_locked(self._key, count)
             p = clock._participants.get(threading.current_thread())
             if p is not None and not p.blocked:
                 p.blocked = True
                 p.where = "idle"
                 clock._running -= 1
-                clock._maybe_advance_locked()
                 self._participant = p
+                changed = True
+            if changed:
+                clock._maybe_advance_locked()
 
     def __exit__(self, *exc: object) -> None:
         p = self._participant
@@ -772,6 +812,54 @@ class SimClock(_VirtualClock):
 
     # blocking, from the participants' side
 
+    def _block(self, waiter: _Waiter, what: str) -> None:
+        """:meth:`_VirtualClock._block` with the participant's bookkeeping (``_blocking``)
+        written in (a leader's every pause and a watch's every read pass here)."""
+        with self._lock:
+            if self._failure is not None:
+                self._check_failure_locked()
+            if waiter.woken:
+                return
+            if waiter.deadline <= self._now:
+                waiter.woken = waiter.timed_out = True
+                return
+            if waiter.deadline != _INF:
+                self._push_deadline_locked(waiter)
+            p = self._participants.get(threading.current_thread())
+            if p is not None:
+                waiter.participant = p
+                if not p.blocked:
+                    p.blocked = True
+                    p.where = what
+                    self._running -= 1
+                if p is self._owner:
+                    self._owner_waiter = waiter
+                if self._running <= 0 and self._held_total <= 0:
+                    self._maybe_advance_locked()
+        waiter.lock.acquire()
+        if waiter.error is not None:
+            raise waiter.error
+
+    def _wake_locked(
+        self, waiter: _Waiter, *, timed_out: bool, error: BaseException | None = None
+    ) -> bool:
+        """:meth:`_VirtualClock._wake_locked` with ``_unblocked`` written in."""
+        if waiter.woken:
+            return False
+        waiter.woken = True
+        waiter.timed_out = timed_out
+        waiter.error = error
+        if waiter.queued:
+            self._stale += 1
+        p = waiter.participant
+        if p is not None and p.blocked:
+            p.blocked = False
+            self._running += 1
+        if waiter is self._owner_waiter:
+            self._owner_waiter = None
+        waiter.lock.release()
+        return True
+
     def _blocking(self, waiter: _Waiter, what: str) -> None:
         me = threading.current_thread()
         p = self._participants.get(me)
@@ -805,6 +893,14 @@ class SimClock(_VirtualClock):
         """The calling participant waits on something outside the clock (see the module)."""
         return _IdleBlock(self)
 
+    def reader_idle(self, key: Hashable) -> _IdleBlock:
+        """A reusable :meth:`idle` block for the one thread at a time that reads what is
+        held under ``key`` (a watch stream's reader): set its ``releasing`` to the number of
+        hand-offs taken up since it last read, and entering the block releases them
+        (:meth:`release`) as the thread goes idle, in one hold of the clock's lock. Nothing
+        is released, and no time moves, before the block is entered."""
+        return _IdleBlock(self, key)
+
     def hold(self, key: Hashable = None) -> None:
         """One more hand-off in flight under ``key`` (ignored once ``key`` was forgotten)."""
         with self._lock:
@@ -816,16 +912,21 @@ class SimClock(_VirtualClock):
     def release(self, key: Hashable = None, count: int = 1) -> None:
         """``count`` hand-offs under ``key`` were taken up (never below zero)."""
         with self._lock:
-            have = self._held.get(key, 0)
-            count = min(count, have)
-            if count <= 0:
-                return
-            if have == count:
-                del self._held[key]
-            else:
-                self._held[key] = have - count
-            self._held_total -= count
-            self._maybe_advance_locked()
+            if self._release_locked(key, count):
+                self._maybe_advance_locked()
+
+    def _release_locked(self, key: Hashable, count: int) -> bool:
+        """:meth:`release` without looking whether the time may move; whether it released."""
+        have = self._held.get(key, 0)
+        count = min(count, have)
+        if count <= 0:
+            return False
+        if have == count:
+            del self._held[key]
+        else:
+            self._held[key] = have - count
+        self._held_total -= count
+        return True
 
     def forget(self, key: Hashable) -> None:
         """Drop what is held under ``key``; later holds under it are ignored."""

@@ -55,6 +55,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from kube_runtime import clock as _clock
 from kube_runtime import meta, metrics
 from kube_runtime.client.errors import Conflict, NotFound
@@ -81,6 +83,8 @@ JITTER_FACTOR = 1.2
 
 MICROTIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
+_MODIFIED_EVENT_HEAD = b'{"type":"MODIFIED","object":'
+
 
 def _newer(lease: dict[str, Any], than: dict[str, Any] | None) -> bool:
     """Whether ``lease`` is a later version than ``than`` (resourceVersions compared as the
@@ -104,6 +108,30 @@ def format_micro_time(moment: datetime) -> str:
         f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:"
         f"{moment.minute:02d}:{moment.second:02d}.{moment.microsecond:06d}Z"
     )
+
+
+# The minute a stamp of _micro_time falls in, and the stamp's text up to its seconds.
+_minute: tuple[int, str] = (-1, "")
+
+
+def _micro_time(epoch: float) -> str:
+    """``format_micro_time`` of the UTC moment ``epoch`` (seconds since the Unix epoch), as
+    ``datetime.fromtimestamp`` makes it (microseconds rounded half to even), with the text of
+    the minute remembered: an elector stamps one per renewal, a few per minute."""
+    global _minute
+    if not epoch >= 0:  # before 1970 (or NaN): the general way
+        return format_micro_time(datetime.fromtimestamp(epoch, timezone.utc))
+    sec = int(epoch)
+    micro = round((epoch - sec) * 1e6)
+    if micro >= 1_000_000:
+        sec += 1
+        micro -= 1_000_000
+    minute, second = divmod(sec, 60)
+    memo = _minute
+    if memo[0] != minute:
+        head = format_micro_time(datetime.fromtimestamp(minute * 60, timezone.utc))
+        memo = _minute = (minute, head[: head.rindex(":") + 1])
+    return f"{memo[1]}{second:02d}.{micro:06d}Z"
 
 
 @dataclass(frozen=True)
@@ -148,6 +176,9 @@ class LeaseLock:
         self.namespace = namespace
         self.name = name
         self._lease: dict[str, Any] | None = None
+        #: The watch event of the last update, as the server sends it when it answered the
+        #: update with the same bytes, and that event decoded (see :meth:`decode_event`).
+        self._own_event: tuple[bytes, dict[str, Any]] | None = None
 
     @property
     def lease(self) -> dict[str, Any] | None:
@@ -184,7 +215,27 @@ class LeaseLock:
             **self._lease,
             "spec": record.to_lease_spec(),
         }
-        self._lease = self.client.update(lease)
+        update_raw = getattr(self.client, "update_raw", None)
+        if update_raw is None:
+            self._lease = self.client.update(lease)
+            return
+        stored, raw = update_raw(lease)
+        self._lease = stored
+        if raw:
+            self._own_event = (
+                _MODIFIED_EVENT_HEAD + raw + b"}",
+                {"type": "MODIFIED", "object": stored},
+            )
+
+    def decode_event(self, line: bytes) -> Any:
+        """A watch event line of the Lease decoded (a :class:`~kube_runtime.client.watch.Watch`'s
+        ``loads``): the event of this lock's last update, recognised by its bytes (the object
+        as the server answered the update), is the object already decoded then, shared (read
+        it only); any other line is decoded."""
+        own = self._own_event
+        if own is not None and line == own[0]:
+            return own[1]
+        return orjson.loads(line)
 
 
 def check_timings(lease_duration: float, renew_deadline: float, retry_period: float) -> None:
@@ -243,6 +294,14 @@ class LeaderElector:
         self._on_stopped_leading = on_stopped_leading
         self._on_new_leader = on_new_leader
         self._clock = _clock.resolve(clock, "LeaderElector")
+        clk = self._clock
+        # A MicroTime of the clock's now: from its epoch seconds for the clocks whose time()
+        # and now() are one reading (an adapter of an older protocol formats its now()).
+        self._stamp: Callable[[], str]
+        if type(clk) is _clock.RealClock or isinstance(clk, _clock.FakeClock | _clock.SimClock):
+            self._stamp = lambda: _micro_time(clk.time())
+        else:
+            self._stamp = lambda: format_micro_time(clk.now())
         self._recorder = event_recorder
         self._lock = LeaseLock(client, namespace, name)
         # Lease specs carry whole seconds; sub-second durations (tests) round up to one.
@@ -306,12 +365,18 @@ class LeaderElector:
         with self._state:
             return self._observed.holder_identity
 
-    def _set_observed(self, record: LeaderElectionRecord, epoch: int) -> bool:
+    def _set_observed(
+        self, record: LeaderElectionRecord, epoch: int, sent: float | None = None
+    ) -> bool:
+        """Observe ``record`` unless a renewal round gave up since ``epoch``; with ``sent``
+        (this candidate's own write succeeded), it was sent then (see ``_renew_sent``)."""
         with self._state:
             if epoch != self._epoch:
                 return False
             self._observed = record
             self._observed_time = self._clock.monotonic()
+            if sent is not None and record.holder_identity == self.identity:
+                self._renew_sent = max(self._renew_sent, sent)
             return True
 
     def _lease_valid(self, now: float) -> bool:
@@ -331,23 +396,19 @@ class LeaderElector:
         return self._attempt(self._epoch)
 
     def _attempt(self, epoch: int) -> bool:
-        sent = self._clock.monotonic()
         try:
-            held = self._try_acquire_or_renew(epoch)
+            return self._try_acquire_or_renew(epoch, self._clock.monotonic())
         except Conflict as e:  # another candidate wrote first: just a lost round
             log.info("leader election %s: lease write failed: %s", self._lock.describe(), e)
             return False
         except Exception as e:
             log.warning("leader election %s: lease write failed: %s", self._lock.describe(), e)
             return False
-        if held:
-            with self._state:
-                if epoch == self._epoch and self._observed.holder_identity == self.identity:
-                    self._renew_sent = max(self._renew_sent, sent)
-        return held
 
-    def _try_acquire_or_renew(self, epoch: int) -> bool:
-        stamp = format_micro_time(self._clock.now())
+    def _try_acquire_or_renew(self, epoch: int, sent: float) -> bool:
+        """One round's write, ``sent`` at that local time; True when this candidate holds the
+        lease after it (its ``_renew_sent`` moved on to ``sent``)."""
+        stamp = self._stamp()
         # Fast path: the leader writes on top of the version it last saw, without a read.
         now = self._clock.monotonic()
         with self._state:
@@ -364,7 +425,7 @@ class LeaderElector:
             )
             try:
                 self._lock.update(renewal)
-                return self._set_observed(renewal, epoch)
+                return self._set_observed(renewal, epoch, sent)
             except Exception as e:
                 log.info(
                     "leader election %s: optimistic renew failed (%s), re-reading",
@@ -382,7 +443,7 @@ class LeaderElector:
             current = self._lock.get()
         except NotFound:
             self._lock.create(desired)
-            return self._set_observed(desired, epoch)
+            return self._set_observed(desired, epoch, sent)
         except Exception as e:
             log.warning("leader election %s: cannot read lease: %s", self._lock.describe(), e)
             return False
@@ -412,7 +473,7 @@ class LeaderElector:
         else:
             record = replace(desired, leader_transitions=current.leader_transitions + 1)
         self._lock.update(record)
-        return self._set_observed(record, epoch)
+        return self._set_observed(record, epoch, sent)
 
     # --- loops --------------------------------------------------------------------------------
 
@@ -516,28 +577,39 @@ class LeaderElector:
         and retries every ``retry_period`` until a write succeeds or the round's deadline
         passes; the next round begins ``retry_period`` after a success. Ends, setting
         ``done``, when a round fails or :meth:`_renew` ended the renewals (and ends them)."""
+        clk = self._clock
+        signal = self._signal
+        retry = self.retry_period
         try:
-            while not self._renewals_ended(stop):
-                with self._signal:
-                    deadline = self._round_deadline = self._clock.monotonic() + self.renew_deadline
-                renewed = False
-                while not self._renewals_ended(stop):
-                    if self._clock.monotonic() >= deadline:
-                        break
+            with signal:
+                if self._renewals_ended(stop):
+                    return
+                deadline = self._round_deadline = clk.monotonic() + self.renew_deadline
+            while True:  # one round: deadline is its deadline
+                renewed = ended = False
+                while clk.monotonic() < deadline:
                     if self._attempt(self._epoch):
-                        renewed = self._clock.monotonic() < deadline  # a late success counts not
+                        renewed = clk.monotonic() < deadline  # a late success counts not
                         break
-                    left = deadline - self._clock.monotonic()
-                    self._pause(stop, min(self.retry_period, left), renewing=True)
-                self._maybe_report_transition()
+                    with signal:
+                        self._pause_locked(
+                            stop, min(retry, deadline - clk.monotonic()), renewing=True
+                        )
+                        ended = self._renewals_ended(stop)
+                    if ended:
+                        break
+                if self._reported_leader != self._observed.holder_identity:
+                    self._maybe_report_transition()
                 if not renewed:
                     return
-                with self._signal:
-                    # Until the next round begins, its deadline is the latest it can have.
-                    self._round_deadline = (
-                        self._clock.monotonic() + self.retry_period + self.renew_deadline
-                    )
-                self._pause(stop, self.retry_period, renewing=True)
+                # One hold of the signal's lock per renewal: the next round's deadline as the
+                # latest it can have, the pause, and the round's deadline once it begins.
+                with signal:
+                    self._round_deadline = clk.monotonic() + retry + self.renew_deadline
+                    self._pause_locked(stop, retry, renewing=True)
+                    if self._renewals_ended(stop):
+                        return
+                    deadline = self._round_deadline = clk.monotonic() + self.renew_deadline
         finally:
             with self._signal:
                 self._renewals_over = True
@@ -558,20 +630,33 @@ class LeaderElector:
         """Wait ``seconds`` on the elector's clock, less when ``stop`` is set or this leader is
         deposed, with ``wake_on_change`` when the Lease watch saw the Lease change, and with
         ``renewing`` when the renewals ended (see :meth:`_renew`)."""
-        deposed = self._deposed
-
-        def interrupted() -> bool:
-            return (
-                stop.is_set()
-                or deposed.is_set()
-                or (renewing and self._renewals_over)
-                or (wake_on_change and self._lease_changed)
-            )
-
         with self._signal:
-            self._signal.wait_for(interrupted, max(0.0, seconds))
-            if wake_on_change:
-                self._lease_changed = False
+            self._pause_locked(stop, seconds, wake_on_change=wake_on_change, renewing=renewing)
+
+    def _pause_locked(
+        self,
+        stop: threading.Event,
+        seconds: float,
+        *,
+        wake_on_change: bool = False,
+        renewing: bool = False,
+    ) -> None:
+        """:meth:`_pause`, called with ``_signal`` held."""
+        clk = self._clock
+        deposed = self._deposed
+        end = clk.monotonic() + max(0.0, seconds)
+        while not (
+            stop.is_set()
+            or deposed.is_set()
+            or (renewing and self._renewals_over)
+            or (wake_on_change and self._lease_changed)
+        ):
+            left = end - clk.monotonic()
+            if left <= 0:
+                break
+            self._signal.wait(left)
+        if wake_on_change:
+            self._lease_changed = False
 
     def _poke(self) -> None:
         """Wake a pause to look at its signals again."""
@@ -613,12 +698,15 @@ class LeaderElector:
                 continue
             with self._state:
                 self._lease_watch = watch
+            if hasattr(watch, "loads"):  # the client's Watch: its own writes' events come back
+                watch.loads = self._lock.decode_event
+            seen = self._on_lease_seen
             try:
-                for event in watch:
+                for kind, lease in watch:
                     if stop.is_set():
                         break
-                    if isinstance(event.object, dict) and event.type in ("ADDED", "MODIFIED"):
-                        self._on_lease_seen(event.object)
+                    if (kind == "MODIFIED" or kind == "ADDED") and isinstance(lease, dict):
+                        seen(lease)
             except Exception as e:
                 log.debug("leader election %s: lease watch ended: %s", self._lock.describe(), e)
             finally:
@@ -631,7 +719,8 @@ class LeaderElector:
             watch.close()
 
     def _on_lease_seen(self, lease: dict[str, Any]) -> None:
-        holder = meta.spec(lease).get("holderIdentity") or ""
+        spec = lease.get("spec")
+        holder = (spec.get("holderIdentity") if isinstance(spec, dict) else None) or ""
         with self._state:
             leading = self._leading
             own = self._lock.lease

@@ -185,7 +185,8 @@ class Client(ClosesOnExit, ClientBase):
         self._hostpools: transport.HostPools = {}
         # Per (code, method): the request counter's increment and the latency histogram's
         # observe, bound to their children (labels() costs a lock and a tuple key per call).
-        self._recorders: dict[tuple[str, str], tuple[Callable[[], None], Observe]] = {}
+        # Keyed by the status as an int or "<error>" (no str() per request).
+        self._recorders: dict[tuple[int | str, str], tuple[Callable[[], None], Observe]] = {}
         # Request headers rendered for the transport, per (authorization, content type,
         # accept, user agent): the same few are sent again and again.
         self._header_blocks: dict[
@@ -294,14 +295,16 @@ class Client(ClosesOnExit, ClientBase):
         return block
 
     def _url(self, path: str, query: Mapping[str, Any] | None) -> str:
-        params = {k: v for k, v in (query or {}).items() if v is not None}
+        if not query:
+            return self._base + path
+        params = {k: v for k, v in query.items() if v is not None}
         return f"{self._base}{path}?{urlencode(params)}" if params else self._base + path
 
-    def _record(self, code: str, method: str, started: float) -> None:
+    def _record(self, code: int | str, method: str, started: float) -> None:
         recorder = self._recorders.get((code, method))
         if recorder is None:
             recorder = self._recorders[code, method] = (
-                lean_inc(REST_REQUESTS.labels(code, method, self.host)),
+                lean_inc(REST_REQUESTS.labels(str(code), method, self.host)),
                 lean_observe(REST_LATENCY.labels(method, self.host)),
             )
         recorder[0]()
@@ -323,6 +326,18 @@ class Client(ClosesOnExit, ClientBase):
         are None are left out. ``accept`` replaces the ``Accept`` header (e.g. to ask for a
         ``meta.k8s.io`` Table as ``kubectl get`` does).
         """
+        return self._request_raw(method, path, query, body, content_type, accept)[0]
+
+    def _request_raw(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, Any] | None,
+        body: Any,
+        content_type: str,
+        accept: str | None,
+    ) -> tuple[Any, bytes]:
+        """:meth:`request`'s answer, parsed, and its body as the server sent it."""
         if method != "GET" and self.write_guard is not None:
             self.write_guard(method, path)
         url = self._url(path, query)
@@ -357,7 +372,7 @@ class Client(ClosesOnExit, ClientBase):
             self._record("<error>", method, started)
             log.debug("%s %s failed: %r", method, path, err)
             raise ApiConnectionError(f"{method} {url}: {err}") from err
-        self._record(str(status), method, started)
+        self._record(status, method, started)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "%s %s -> %d (%.1f ms)",
@@ -371,11 +386,29 @@ class Client(ClosesOnExit, ClientBase):
                 self._credentials.invalidate()
             raise error_from_response(status, data, _error_headers(answer_headers))
         if not data:
-            return {}
+            return {}, data
         try:
-            return orjson.loads(data)
+            return orjson.loads(data), data
         except orjson.JSONDecodeError as err:
             raise error_from_response(500, data[:200]) from err
+
+    def update_raw(self, obj: Obj) -> tuple[Obj, bytes]:
+        """:meth:`update` of a plain object, with no options, that also returns the answer's
+        body as the server sent it: ``(stored object, body bytes)``. A server sends a watch
+        event's object as it answered the write, so a caller that watches the object can
+        recognise the event of its own write by its bytes and skip decoding it again (see
+        :class:`~kube_runtime.client.watch.Watch`'s ``loads``)."""
+        resource, body, name, namespace = self._object_target(obj)
+        self._require_namespace(resource, namespace, "update")
+        data, raw = self._request_raw(
+            "PUT",
+            self._object_path(resource, namespace, name),
+            None,
+            body,
+            "application/json",
+            None,
+        )
+        return data, raw
 
     def get_path(self, path: str) -> Any:
         """GET any API path (discovery documents, ``/version``) as parsed JSON."""
@@ -557,7 +590,7 @@ class Client(ClosesOnExit, ClientBase):
         except (urllib3.exceptions.HTTPError, transport.TransportError) as err:
             self._record("<error>", "GET", started)
             raise ApiConnectionError(f"watch {url}: {err}") from err
-        self._record(str(resp.status), "GET", started)
+        self._record(resp.status, "GET", started)
         log.debug("WATCH %s -> %d", url, resp.status)
         if resp.status >= 300:
             try:
@@ -605,7 +638,11 @@ class Client(ClosesOnExit, ClientBase):
         """PUT ``payload`` (None: ``obj`` itself) to ``obj``'s path (or its subresource's)."""
         resource, body, name, namespace = self._object_target(obj)
         self._require_namespace(resource, namespace, "update")
-        query = {"fieldManager": field_manager, "dryRun": "All" if dry_run else None}
+        query = (
+            {"fieldManager": field_manager, "dryRun": "All" if dry_run else None}
+            if field_manager is not None or dry_run
+            else None
+        )
         if payload is not None:
             body = _as_dict(payload)
         data: Obj = self.request(

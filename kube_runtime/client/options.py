@@ -199,6 +199,8 @@ def check_keywords(method: str, options: Mapping[str, Any], keywords: Any) -> Ma
     """``options`` once checked against the TypedDict ``keywords`` as Python checks the
     keywords of a call: ``TypeError("<method>() got an unexpected keyword argument 'x'")``
     for a key it does not declare, ``TypeError`` for a required key missing."""
+    if not options and not keywords.__required_keys__:
+        return options  # the usual call: no keywords, none required
     declared = _DECLARED.get(keywords)
     if declared is None:
         declared = _DECLARED[keywords] = keywords.__required_keys__ | keywords.__optional_keys__

@@ -89,7 +89,8 @@ class _Stale(Exception):
 @dataclass(frozen=True, slots=True)
 class Answer:
     """A complete HTTP answer: ``status``, ``headers`` (names lower-cased; a repeated header
-    keeps its last value) and the ``data`` (the decoded body)."""
+    keeps its last value; read-only: answers with the same head share one dict) and the
+    ``data`` (the decoded body)."""
 
     status: int
     headers: Mapping[str, str]
@@ -458,11 +459,15 @@ class _Incoming:
         data = self.sock.recv(_RECV_SIZE)
         if not data:
             return False
+        self.add(data)
+        return True
+
+    def add(self, data: bytes) -> None:
+        """Append ``data`` (read from the socket) to what is not consumed yet."""
         if self.pos:
             del self.buf[: self.pos]
             self.pos = 0
         self.buf += data
-        return True
 
     def until(
         self, pattern: re.Pattern[bytes], limit: int, what: str, *, end_ok: bool = False
@@ -520,10 +525,30 @@ def _connect(conn: Any, timeout: float, retries: int) -> None:
                 raise TransportError(f"connecting: {err!r}") from err
 
 
+_HEADS: dict[bytes, tuple[int, dict[str, str], bool]] = {}
+"""Heads parsed lately, by their bytes: a server answers a client's requests with the same
+few heads (the same status and headers, often the same Content-Length); emptied when full."""
+_HEADS_MAX = 256
+_HEAD_MEMO_MAX_BYTES = 1024
+"""Longer heads are parsed each time (not remembered)."""
+
+
 def _read_head(incoming: _Incoming) -> tuple[int, dict[str, str], bool]:
     """The status code, the headers (names lower-cased) and whether the connection may be
-    kept after the body (HTTP/1.1 without ``Connection: close``)."""
+    kept after the body (HTTP/1.1 without ``Connection: close``). A head seen lately answers
+    from :data:`_HEADS`: its headers dict is then shared with the answers before it (the
+    transport's callers only read it)."""
     head = incoming.until(_HEAD_END, _MAX_HEAD, "status line and headers")
+    known = _HEADS.get(head)
+    if known is not None:
+        return known
+    parsed = _parse_head(head)
+    if len(head) <= _HEAD_MEMO_MAX_BYTES:
+        remember(_HEADS, head, parsed, _HEADS_MAX)
+    return parsed
+
+
+def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
     lines = head.decode("latin-1").rstrip("\r\n").split("\n")
     status_line = lines[0]
     parts = status_line.split(None, 2)
@@ -602,6 +627,31 @@ class Stream:
         """Body bytes available now (at least one unless the body ended); ``size`` is a hint
         for how much to read from the socket at most, not a cap on the bytes returned."""
         incoming = self._incoming
+        if (
+            self._chunked
+            and not self._done
+            and not self._chunk_left
+            and not self._crlf_due
+            and incoming.pos == len(incoming.buf)
+        ):
+            # Nothing buffered, at a chunk's start (a watch waiting for its next event): a
+            # read that brings exactly one whole chunk, as a watch event usually comes, is
+            # answered from the bytes read; anything else is buffered and decoded below.
+            data = incoming.sock.recv(_RECV_SIZE)
+            if not data:
+                self._done = True
+                self._keep = False  # ended early: the framing is unfinished
+                return b""
+            newline = data.find(b"\n")
+            if newline > 0:
+                try:
+                    length = int(data[:newline], 16)  # no extension (";"): else ValueError
+                except ValueError:
+                    length = 0
+                end = newline + 1 + length
+                if length > 0 and len(data) == end + 2 and data.endswith(b"\r\n"):
+                    return data[newline + 1 : end]
+            incoming.add(data)
         while not self._done:
             if incoming.pos < len(incoming.buf):  # else nothing buffered to decode
                 data = self._decode_buffered()

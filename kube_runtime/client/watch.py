@@ -74,6 +74,12 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
         self._sim_key = sim_key
         self._sim = clock.current() if sim_key is not None else None
         self._handed = 0
+        # The reader's idle block on that clock: it also releases what was handed on (one
+        # hold of the clock's lock per read instead of two).
+        self._idle: Any = None
+        if self._sim is not None:
+            reader_idle = getattr(self._sim, "reader_idle", None)
+            self._idle = reader_idle(sim_key) if reader_idle is not None else self._sim.idle()
         self._description = description
         self._buffer = b""
         self._pending: deque[bytes] = deque()
@@ -93,16 +99,22 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
         return self
 
     def __next__(self) -> WatchEvent:
-        if self._sim is not None and self._handed:
-            # Asked for the next event: the ones handed on before were taken up.
-            self._sim.release(self._sim_key, self._handed)
-            self._handed = 0
-        while not self._pending:
-            if not self._fill():
-                raise StopIteration
+        pending = self._pending
         if self._sim is not None:
+            if self._handed and pending:
+                # Asked for the next event: the ones handed on before were taken up. With
+                # nothing buffered, the read below releases them as it goes idle.
+                self._sim.release(self._sim_key, self._handed)
+                self._handed = 0
+            while not pending:
+                if not self._fill():
+                    raise StopIteration
             self._handed += 1
-        return self._decode(self._pending.popleft())
+        else:
+            while not pending:
+                if not self._fill():
+                    raise StopIteration
+        return self._decode(pending.popleft())
 
     @property
     def buffered(self) -> int:
@@ -116,24 +128,38 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
         if self._finished or self._closed.is_set():
             self._finish()
             return False
-        if self._sim is not None:
-            with self._sim.idle():  # what arrives is held by the server until handed on
+        idle = self._idle
+        if idle is not None:
+            if self._handed:
+                if hasattr(idle, "releasing"):
+                    idle.releasing = self._handed
+                else:
+                    self._sim.release(self._sim_key, self._handed)  # type: ignore[union-attr]
+                self._handed = 0
+            with idle:  # what arrives is held by the server until handed on
                 data = self._read()
         else:
             data = self._read()
         if not data:
             self._finish()
             return False
-        if b"\n" not in data:
+        # (find, not ``b"\n" in data``: ``in`` tries the operand as an int first, and the
+        # TypeError it raises and clears inside costs more than the search.)
+        end = data.find(b"\n")
+        if end < 0:
             self._buffer += data
             return True
-        buf = self._buffer + data if self._buffer else data
+        buffered = self._buffer
+        if buffered:  # holds no newline: the first one is data's
+            buf = buffered + data
+            end += len(buffered)
+        else:
+            buf = data
         # Lines cut at each newline found with find(), which scans with memchr: bytes.split
         # compares byte by byte, several times the CPU on lines of kilobytes. Blank lines
         # (keep-alives) carry no event.
         find, append = buf.find, self._pending.append
         start = 0
-        end = find(b"\n")
         while end >= 0:
             if end > start:
                 line = buf[start:end]
@@ -178,6 +204,7 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
             self._finished = True
             self._pending.clear()
             if self._sim is not None and self._sim_key is not None:
+                self._handed = 0
                 self._sim.forget(self._sim_key)
             try:
                 if discard or self._closed.is_set():
