@@ -138,9 +138,6 @@ class Admission:
 
     def classes(self) -> Mapping[str, Obj]:
         """The priority classes by name; the same object as long as they do not change."""
-        return self._classes()
-
-    def _classes(self) -> Mapping[str, Obj]:
         if self.priority_classes is None:
             return _SYSTEM_CLASSES  # built once: pods are created on hot paths
         found = self.priority_classes()
@@ -154,7 +151,7 @@ class Admission:
         spec = pod.get("spec")
         if not isinstance(spec, dict):
             return
-        classes = self._classes()
+        classes = self.classes()
         class_name = spec.get("priorityClassName")
         policy: Any
         if not class_name:

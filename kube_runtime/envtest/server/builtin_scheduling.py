@@ -45,11 +45,11 @@ def priority_classes(store: Store) -> list[Obj]:
     While no PriorityClass changes, every call returns the same list (built once: pods are
     created on hot paths; :class:`~.admission.Admission` keeps its index of the classes as
     long as it gets the same list). Callers must not mutate it."""
-    info = store.registry.by_key("scheduling.k8s.io", "priorityclasses")
-    changes = store.changes(info) if info is not None else -1
     cached: tuple[int, list[Obj]] | None = store.derived.get(_DERIVED)
-    if cached is not None and cached[0] == changes:
+    if cached is not None and cached[0] == store.changes_of(_KEY):  # no class changed
         return cached[1]
+    info = store.registry.by_key(*_KEY)
+    changes = store.changes_of(_KEY)  # 0 as long as no class was ever stored
     found = list(system_priority_classes())
     if info is not None:
         found += [stored.obj for stored in store.objects(info)]
@@ -57,6 +57,8 @@ def priority_classes(store: Store) -> list[Obj]:
     return found
 
 
+#: The storage key of PriorityClasses.
+_KEY: Final = ("scheduling.k8s.io", "priorityclasses")
 #: Where :func:`priority_classes` keeps (the classes' change counter, its list) in a store.
 _DERIVED: Final = "scheduling.priority_classes"
 

@@ -48,7 +48,14 @@ class GarbageCollector(StoreWorker[Item]):
     # ---------------------------------------------------------------- events
 
     def _on_event(self, event: Event) -> None:
-        meta = event.new.meta
+        meta = event.new.obj["metadata"]
+        if (
+            event.old is None  # most writes: a new object with no owner, not being deleted
+            and event.type != DELETED
+            and not meta.get("ownerReferences")
+            and not meta.get("deletionTimestamp")
+        ):
+            return
         uid = str(meta.get("uid", ""))
         put = self.enqueue
         if event.type == DELETED:

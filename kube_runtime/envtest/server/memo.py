@@ -16,7 +16,7 @@ entries (it starts afresh when full): a bound on memory, not an LRU.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 import orjson
@@ -52,14 +52,16 @@ class Memo(Generic[V]):
     a tuple reuses the key's cached hash where a concatenation would copy and hash it
     again) to computed values (thread-safe under the GIL: single dict operations only)."""
 
-    __slots__ = ("_entries", "size")
+    __slots__ = ("_entries", "get", "size")
+
+    #: The value kept under ``key``, or None (the entries' own ``dict.get``: no Python frame
+    #: on the write path's look-ups).
+    get: Callable[[Hashable], V | None]
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
         self._entries: dict[Hashable, V] = {}
-
-    def get(self, key: Hashable) -> V | None:
-        return self._entries.get(key)
+        self.get = self._entries.get
 
     def put(self, key: Hashable, value: V) -> None:
         entries = self._entries

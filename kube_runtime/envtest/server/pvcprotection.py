@@ -58,6 +58,22 @@ def claim_names(pod: Obj) -> list[str]:
     return out
 
 
+def _may_name_claims(pod: Obj) -> bool:
+    """False when :func:`claim_names` of ``pod`` is surely empty: none of its volumes has a
+    ``persistentVolumeClaim`` or ``ephemeral`` source (a cheaper look than building the
+    list, for the pod writes that come by every time)."""
+    spec = pod.get("spec")
+    volumes = spec.get("volumes") if isinstance(spec, dict) else None
+    if not volumes:
+        return False
+    for volume in volumes:
+        if isinstance(volume, dict) and (
+            "persistentVolumeClaim" in volume or "ephemeral" in volume
+        ):
+            return True
+    return False
+
+
 def pod_is_shut_down(pod: Obj) -> bool:
     """Being deleted with grace period 0 (done by the kubelet, or force-deleted)."""
     meta = pod.get("metadata") or {}
@@ -148,6 +164,8 @@ class PvcProtectionController(StoreWorker[Key]):
         key = event.info.key
         obj = event.new.obj
         if key == _PODS:
+            if event.old is None and not _may_name_claims(obj):
+                return  # a new pod with no claim volumes (most): no index entry, no claim
             if event.old is not None:
                 self._index(event.old.obj, add=False)
             if event.type == DELETED:

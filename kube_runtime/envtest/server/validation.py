@@ -58,6 +58,7 @@ from kube_runtime.envtest.server.errors import Cause
 from kube_runtime.envtest.server.memo import Memo, json_key
 from kube_runtime.envtest.server.resources import SERVED_BUILTINS
 from kube_runtime.validation import (
+    DNS1123_SUBDOMAIN_MAX_LENGTH,
     VALIDATOR_CACHE_SIZE,
     dns1035_label_errors,
     dns1123_label_errors,
@@ -259,6 +260,11 @@ def _name_fn(rule: str) -> _NameFn:
 _NAME_FNS: Final[dict[str, _NameFn]] = {
     rule: _name_fn(rule) for rule in ("subdomain", "label", "dns1035-label", "path-segment")
 }
+_SUBDOMAIN_NAME: Final = _NAME_FNS["subdomain"]
+#: What a DNS-1123 subdomain is made of, and its longest length (for :func:`_validate_meta`'s
+#: check without the regular expression).
+_SUBDOMAIN_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
+_SUBDOMAIN_MAX: Final = DNS1123_SUBDOMAIN_MAX_LENGTH
 
 
 # --------------------------------------------------------------------------------------
@@ -514,8 +520,20 @@ def _validate_meta(
         if not generate_name:
             out.append(_required(f"{path}.name", "name or generateName is required"))
     elif isinstance(name, str):
-        for msg in name_fn(name, False):
-            out.append(_invalid(f"{path}.name", name, msg))
+        # Most names are plain DNS-1123 subdomains: said without the regular expression (the
+        # conditions below are the subdomain pattern's, spelled out); others go to name_fn.
+        if not (
+            name_fn is _SUBDOMAIN_NAME
+            and len(name) <= _SUBDOMAIN_MAX
+            and _SUBDOMAIN_CHARS.issuperset(name)
+            and name[0] not in "-."
+            and name[-1] not in "-."
+            and ".." not in name
+            and ".-" not in name
+            and "-." not in name
+        ):
+            for msg in name_fn(name, False):
+                out.append(_invalid(f"{path}.name", name, msg))
     else:
         out.append(_invalid(f"{path}.name", name, "must be a string"))
 
@@ -535,13 +553,10 @@ def _validate_meta(
     if "generation" in meta:
         _nonnegative(out, f"{path}.generation", meta["generation"])
     # Each check below ignores an empty field: skip building its path then.
-    # Label and annotation maps repeat across pods of one template: their causes memoized.
-    if labels := meta.get("labels"):
-        _memoized(_validate_labels, _LABEL_CAUSES, out, f"{path}.labels", labels)
-    if annotations := meta.get("annotations"):
-        _memoized(
-            _validate_annotations, _ANNOTATION_CAUSES, out, f"{path}.annotations", annotations
-        )
+    labels = meta.get("labels") or None
+    annotations = meta.get("annotations") or None
+    if labels is not None or annotations is not None:
+        _validate_meta_maps(out, path, labels, annotations)
     if refs := meta.get("ownerReferences"):
         _validate_owner_references(out, f"{path}.ownerReferences", refs)
     if finalizers := meta.get("finalizers"):
@@ -550,6 +565,37 @@ def _validate_meta(
 
 _LABEL_CAUSES: Final[Memo[tuple[Cause, ...]]] = Memo()
 _ANNOTATION_CAUSES: Final[Memo[tuple[Cause, ...]]] = Memo()
+#: (path, the encoding of [labels, annotations]) -> their causes, labels' first.
+_META_MAP_CAUSES: Final[Memo[tuple[Cause, ...]]] = Memo()
+
+
+def _validate_meta_maps(out: list[Cause], path: str, labels: Any, annotations: Any) -> None:
+    """The checks of a metadata's labels and annotations (None: empty, not checked), in that
+    order. Both maps repeat across pods of one template: when both are plain JSON maps (or
+    None), their causes are memoized under one encoding of the pair (one encoding and one
+    look-up where each map had its own); otherwise each goes through its own memo."""
+    key = None
+    if (labels is None or type(labels) is dict) and (
+        annotations is None or type(annotations) is dict
+    ):
+        encoded = json_key((labels, annotations))  # [labels, annotations], null for None
+        if encoded is not None:
+            key = (path, encoded)
+            causes = _META_MAP_CAUSES.get(key)
+            if causes is not None:
+                out += causes
+                return
+    found: list[Cause] = [] if key is not None else out
+    if labels is not None:
+        _memoized(_validate_labels, _LABEL_CAUSES, found, f"{path}.labels", labels)
+    if annotations is not None:
+        _memoized(
+            _validate_annotations, _ANNOTATION_CAUSES, found, f"{path}.annotations", annotations
+        )
+    if key is not None:
+        causes = tuple(found)
+        _META_MAP_CAUSES.put(key, causes)
+        out += causes
 
 
 def _memoized(
@@ -1713,6 +1759,11 @@ _CHECKS: Final[dict[tuple[str, str], _Validator]] = {
 _NAMESPACED: Final[dict[tuple[str, str], bool]] = {
     (r.group, r.kind): r.namespaced for r in SERVED_BUILTINS
 }
+#: A built-in kind's scope and the check of its names (``_apifacts.name_rule``'s rule).
+_BUILTIN_META: Final[dict[tuple[str, str], tuple[bool, _NameFn]]] = {
+    (r.group, r.kind): (r.namespaced, _NAME_FNS[facts.name_rule(r.group, r.kind)])
+    for r in SERVED_BUILTINS
+}
 
 
 def validate(
@@ -1733,11 +1784,11 @@ def validate(
     if type(obj) is not dict and not isinstance(obj, Mapping):
         return [_invalid("", obj, "must be an object")]
     old_map = old if old is None or type(old) is dict or isinstance(old, Mapping) else None
-    builtin_scope = _NAMESPACED.get((group, kind))
-    if builtin_scope is None:
-        _validate_meta(out, obj.get("metadata"), namespaced, _NAME_FNS["subdomain"])
+    builtin = _BUILTIN_META.get((group, kind))
+    if builtin is None:
+        _validate_meta(out, obj.get("metadata"), namespaced, _SUBDOMAIN_NAME)
         return out
-    _validate_meta(out, obj.get("metadata"), builtin_scope, _NAME_FNS[facts.name_rule(group, kind)])
+    _validate_meta(out, obj.get("metadata"), *builtin)
     check = _CHECKS.get((group, kind))
     if check is not None:
         check(out, obj, old_map)

@@ -1,0 +1,110 @@
+"""The create path's shortcuts give what the general steps give, over random inputs:
+
+* a metadata name that is a plain DNS-1123 subdomain is accepted without the regular
+  expression (:func:`validation._validate_meta`): the causes are those of the name check;
+* labels and annotations are checked under one memo of the pair: the causes (and their
+  order) are those of the two checks, first sighting and memo hit alike;
+* the pvc-protection controller skips a new pod none of whose volumes can name a claim:
+  :func:`pvcprotection.claim_names` of such a pod is empty.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from kube_runtime.envtest.server import pvcprotection, validation
+from kube_runtime.envtest.server.errors import Cause
+
+
+def _general_name_fn(name: str, prefix: bool) -> Any:
+    # Not validation._SUBDOMAIN_NAME itself: _validate_meta takes the regular way.
+    return validation._SUBDOMAIN_NAME(name, prefix)
+
+
+def _random_name(rng: random.Random) -> str:
+    alphabet = rng.choice(["abc-.", "ab0-.", "aZ9-._ ", "a-", "a.", "xy\n-.é"])
+    length = rng.choice([1, 2, 3, 5, 8, 63, 252, 253, 254, 300])
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, length)))
+
+
+def _meta_causes(meta: dict[str, Any], name_fn: Any) -> list[Cause]:
+    out: list[Cause] = []
+    validation._validate_meta(out, meta, True, name_fn)
+    return out
+
+
+def test_plain_subdomain_names_decided_as_the_regular_expression_does() -> None:
+    rng = random.Random(20)
+    names = [_random_name(rng) for _ in range(4000)]
+    names += ["a", "a.b", "a-b.c", "-a", "a-", ".a", "a.", "a..b", "a.-b", "a-.b", "A", "a b"]
+    names += ["a" * 253, "a" * 254, "a." * 126 + "a", "a\n", "0", "a_b", "ä"]
+    valid = 0
+    for name in names:
+        meta = {"name": name, "namespace": "ns"}
+        fast = _meta_causes(meta, validation._SUBDOMAIN_NAME)
+        assert fast == _meta_causes(meta, _general_name_fn), name
+        valid += not fast
+    assert 100 < valid < len(names) - 100  # both ways taken often
+
+
+def _random_map(rng: random.Random) -> Any:
+    kind = rng.random()
+    if kind < 0.1:
+        return rng.choice([None, {}, [], "x", ["a"], 0])
+    keys = ["app", "a/b", "example.com/x", "-bad", "x" * 64, "Bad Key", "k8s.io/", "ok_1"]
+    values: list[Any] = ["v", "", "-x", "y" * 64, "a b", 1, True, None, {"n": 1}, "ok.1"]
+    return {rng.choice(keys): rng.choice(values) for _ in range(rng.randint(1, 4))}
+
+
+def test_labels_and_annotations_memo_gives_the_checks_causes() -> None:
+    rng = random.Random(7)
+    pairs = [(_random_map(rng), _random_map(rng)) for _ in range(300)]
+    for _ in range(2):  # first sightings, then memo hits
+        for labels, notes in pairs:
+            meta: dict[str, Any] = {"name": "n", "namespace": "ns"}
+            if labels is not None:
+                meta["labels"] = labels
+            if notes is not None:
+                meta["annotations"] = notes
+            expected: list[Cause] = []
+            if labels:
+                validation._validate_labels(expected, "metadata.labels", labels)
+            if notes:
+                validation._validate_annotations(expected, "metadata.annotations", notes)
+            assert _meta_causes(meta, validation._SUBDOMAIN_NAME) == expected, meta
+    assert len(validation._META_MAP_CAUSES) > 0
+
+
+def _random_volume(rng: random.Random) -> Any:
+    choice = rng.random()
+    if choice < 0.1:
+        return rng.choice([None, "x", [], 1])
+    volume: dict[str, Any] = {}
+    if rng.random() < 0.8:
+        volume["name"] = rng.choice(["data", "", "cache"])
+    source = rng.choice(
+        [
+            "configMap",
+            "emptyDir",
+            "persistentVolumeClaim",
+            "ephemeral",
+            "secret",
+        ]
+    )
+    volume[source] = rng.choice([{}, {"claimName": "c"}, {"claimName": ""}, None, "x"])
+    return volume
+
+
+def test_pods_skipped_by_pvc_protection_name_no_claim() -> None:
+    rng = random.Random(3)
+    skipped = 0
+    for _ in range(3000):
+        spec: Any = {"volumes": [_random_volume(rng) for _ in range(rng.randint(0, 3))]}
+        if rng.random() < 0.05:
+            spec = rng.choice([None, {}, {"volumes": None}])  # (a stored pod has no other)
+        pod = {"metadata": {"name": "p", "namespace": "ns"}, "spec": spec}
+        if not pvcprotection._may_name_claims(pod):
+            skipped += 1
+            assert pvcprotection.claim_names(pod) == [], pod
+    assert skipped > 500
