@@ -723,7 +723,7 @@ class LeaderElector:
         holder = (spec.get("holderIdentity") if isinstance(spec, dict) else None) or ""
         with self._state:
             leading = self._leading
-            own = self._lock.lease
+            own = self._lock._lease
         if not leading:
             with self._signal:
                 self._lease_changed = True

@@ -54,6 +54,9 @@ class WatchEvent(NamedTuple):
     object: dict[str, Any]
 
 
+_new_event: Callable[..., WatchEvent] = tuple.__new__  # WatchEvent(...) without its __new__
+
+
 class Watch(ClosesOnExit, Iterator[WatchEvent]):
     """An open watch; iterate it, and ``close()`` it (or use it as a context manager).
 
@@ -114,7 +117,12 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
             while not pending:
                 if not self._fill():
                     raise StopIteration
-        return self._decode(pending.popleft())
+        line = pending.popleft()
+        event = self.loads(line)
+        kind, obj = event.get("type"), event.get("object")
+        if type(kind) is str and type(obj) is dict and kind != "ERROR":
+            return _new_event(WatchEvent, (kind, obj))  # WatchEvent(kind, obj), one call less
+        return self._event(line, event)
 
     @property
     def buffered(self) -> int:
@@ -153,6 +161,10 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
         if buffered:  # holds no newline: the first one is data's
             buf = buffered + data
             end += len(buffered)
+        elif end == len(data) - 1:  # one whole line, as an event usually comes
+            if end and not data.isspace():
+                self._pending.append(data[:end])
+            return True
         else:
             buf = data
         # Lines cut at each newline found with find(), which scans with memchr: bytes.split
@@ -184,7 +196,10 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
                 return b""
 
     def _decode(self, line: bytes) -> WatchEvent:
-        event = self.loads(line)
+        return self._event(line, self.loads(line))
+
+    def _event(self, line: bytes, event: Any) -> WatchEvent:
+        """The decoded ``event`` of ``line`` checked: an ERROR raises, a malformed one too."""
         kind, obj = event.get("type"), event.get("object")
         if kind == "ERROR":
             # The server ends the stream here, its end unread: the connection is not reusable.
