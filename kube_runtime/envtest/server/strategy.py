@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import itertools
 import logging
@@ -28,7 +29,11 @@ import orjson
 
 from kube_runtime import clock as _clock
 from kube_runtime.client import _apifacts as facts
-from kube_runtime.client._registry import drop_empty_collections, drop_empty_metadata
+from kube_runtime.client._registry import (
+    EMPTY_OMITTED,
+    drop_empty_collections,
+    drop_empty_metadata,
+)
 from kube_runtime.envtest.server import (
     builtin_certificates,
     builtin_groups,
@@ -138,8 +143,12 @@ class KubeStrategy:
                 elif seen is not None and seen[0] is classes:
                     if seen[1] is not None:
                         obj["status"] = {"phase": "Pending", "qosClass": seen[2]}
-                        seen[1].replay(spec, memo_key, seen[3])
-                        drop_empty_collections("Pod", obj)  # normalize's part outside the spec
+                        compiled = seen[1].compiled
+                        if compiled is not None:  # what replay() does then, a frame less
+                            compiled(spec, orjson.loads)
+                        else:
+                            seen[1].replay(spec, memo_key, seen[3])
+                        _drop_pod_empties(obj)  # normalize's part outside the spec
                         self._prepared_spec = (spec, seen[3])
                         return
                     before = orjson.loads(memo_key)  # the second sighting: record the script
@@ -338,6 +347,14 @@ class _Script:
 
 
 _NO_SCRIPT = _Script([])
+
+#: ``drop_empty_collections("Pod", obj)``: the metadata's empty collections only, as long as
+#: the table of other empty fields names none of a Pod's.
+_drop_pod_empties: Callable[[Obj], None] = (
+    drop_empty_metadata
+    if "Pod" not in EMPTY_OMITTED
+    else functools.partial(drop_empty_collections, "Pod")
+)
 
 
 def _compiled(

@@ -969,7 +969,22 @@ def _validate_pod_spec_of_pod(out: list[Cause], path: str, spec: Any) -> None:
 
 
 def _pod(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
-    spec = _mapping_field(out, "spec", obj.get("spec"))
+    spec = obj.get("spec")
+    if type(spec) is dict and spec:  # what _mapping_field and _memoized do, inline
+        encoded = json_key(spec)
+        if encoded is not None:
+            key = ("spec", encoded)
+            causes = _POD_SPEC_CAUSES.get(key)
+            if causes is None:
+                found: list[Cause] = []
+                _validate_pod_spec_of_pod(found, "spec", spec)
+                causes = tuple(found)
+                _POD_SPEC_CAUSES.put(key, causes)
+            out += causes
+            if old is not None:
+                _validate_pod_update(out, spec, _map(old.get("spec")))
+            return
+    spec = _mapping_field(out, "spec", spec)
     _memoized(_validate_pod_spec_of_pod, _POD_SPEC_CAUSES, out, "spec", spec)
     if old is not None:
         _validate_pod_update(out, spec, _map(old.get("spec")))
