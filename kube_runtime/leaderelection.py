@@ -302,6 +302,11 @@ class LeaderElector:
             self._stamp = lambda: _micro_time(clk.time())
         else:
             self._stamp = lambda: format_micro_time(clk.now())
+        # The time a pause's waits run on: the clock's own, but for the adapters of older
+        # protocols (RealClock subclasses) whose conditions are threading's, the real time.
+        self._wait_time: Callable[[], float] = (
+            _clock.REAL.monotonic if isinstance(clk, _clock.RealClock) else clk.monotonic
+        )
         self._recorder = event_recorder
         self._lock = LeaseLock(client, namespace, name)
         # Lease specs carry whole seconds; sub-second durations (tests) round up to one.
@@ -641,17 +646,17 @@ class LeaderElector:
         wake_on_change: bool = False,
         renewing: bool = False,
     ) -> None:
-        """:meth:`_pause`, called with ``_signal`` held."""
-        clk = self._clock
+        """:meth:`_pause`, called with ``_signal`` held (``Condition.wait_for``, written out)."""
+        now = self._wait_time
         deposed = self._deposed
-        end = clk.monotonic() + max(0.0, seconds)
+        end = now() + max(0.0, seconds)
         while not (
             stop.is_set()
             or deposed.is_set()
             or (renewing and self._renewals_over)
             or (wake_on_change and self._lease_changed)
         ):
-            left = end - clk.monotonic()
+            left = end - now()
             if left <= 0:
                 break
             self._signal.wait(left)
