@@ -197,6 +197,25 @@ class KubeStrategy:
         prepared, self._prepared_spec = self._prepared_spec, None
         self._validated_spec = None
         if prepared is not None and prepared[0] is obj.get("spec") and old is None:
+            if (
+                info.key == _PODS
+                and _PODS_VALIDATED_THERE
+                and info.stored_as is None
+                and not subresource
+            ):
+                # what _validate does for this pod (validation.validate's Pod steps; no
+                # builtin_groups check for pods), the spec's encoding known
+                causes = validation.validate_pod_create(obj, prepared[1])
+                if causes:
+                    meta = obj.get("metadata") or {}
+                    raise errors.invalid(
+                        info.kind,
+                        info.storage_group,
+                        str(meta.get("name") or meta.get("generateName") or ""),
+                        causes,
+                    )
+                self._validated_spec = prepared
+                return
             known_key(*prepared)  # a pod spec replayed by _prepare_pod_create
             try:
                 self._validate(info, obj, old, subresource)
@@ -347,6 +366,10 @@ class _Script:
 
 
 _NO_SCRIPT = _Script([])
+
+_PODS = ("", "pods")
+#: All of a pod's validation is :func:`validation.validate`'s (no builtin_groups check).
+_PODS_VALIDATED_THERE = ("", "Pod") not in builtin_groups.CHECKS
 
 #: ``drop_empty_collections("Pod", obj)``: the metadata's empty collections only, as long as
 #: the table of other empty fields names none of a Pod's.

@@ -90,6 +90,7 @@ __all__ = [
     "is_valid_port_num",
     "validate",
     "validate_object_meta",
+    "validate_pod_create",
 ]
 
 
@@ -1807,6 +1808,29 @@ def validate(
     check = _CHECKS.get((group, kind))
     if check is not None:
         check(out, obj, old_map)
+    if len(out) > 1:
+        out = list(dict.fromkeys(out))
+    return out
+
+
+_POD_META: Final = _BUILTIN_META[("", "Pod")]
+
+
+def validate_pod_create(pod: dict[str, Any], spec_key: bytes) -> list[Cause]:
+    """``validate("", "Pod", pod)`` (a create) for a pod whose ``spec`` is a non-empty
+    ``dict`` of :func:`~.memo.json_key` ``spec_key`` (a spec the write path prepared from its
+    memo, whose encoding it knows): the metadata checks, then the spec's memoized causes,
+    without the general dispatch."""
+    out: list[Cause] = []
+    _validate_meta(out, pod.get("metadata"), *_POD_META)
+    key = ("spec", spec_key)
+    causes = _POD_SPEC_CAUSES.get(key)
+    if causes is None:
+        found: list[Cause] = []
+        _validate_pod_spec_of_pod(found, "spec", pod["spec"])
+        causes = tuple(found)
+        _POD_SPEC_CAUSES.put(key, causes)
+    out += causes
     if len(out) > 1:
         out = list(dict.fromkeys(out))
     return out

@@ -5,7 +5,8 @@
 * labels and annotations are checked under one memo of the pair: the causes (and their
   order) are those of the two checks, first sighting and memo hit alike;
 * the pvc-protection controller skips a new pod none of whose volumes can name a claim:
-  :func:`pvcprotection.claim_names` of such a pod is empty.
+  :func:`pvcprotection.claim_names` of such a pod is empty;
+* a pod create whose spec encoding is known is validated as :func:`validation.validate` does.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from kube_runtime.envtest.server import pvcprotection, validation
 from kube_runtime.envtest.server.errors import Cause
+from kube_runtime.envtest.server.memo import json_key
 
 
 def _general_name_fn(name: str, prefix: bool) -> Any:
@@ -108,3 +110,38 @@ def test_pods_skipped_by_pvc_protection_name_no_claim() -> None:
             skipped += 1
             assert pvcprotection.claim_names(pod) == [], pod
     assert skipped > 500
+
+
+def _random_pod(rng: random.Random) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": rng.choice(["app", "app", "App", "a" * 70]), "image": "i"}
+    if rng.random() < 0.3:
+        container["ports"] = [{"containerPort": rng.choice([80, 80, 0, 70000])}]
+    if rng.random() < 0.05:
+        del container["image"]
+    spec: dict[str, Any] = {"containers": [container]}
+    if rng.random() < 0.1:
+        spec["containers"].append({**container, "name": rng.choice(["side", container["name"]])})
+    if rng.random() < 0.2:
+        spec["restartPolicy"] = rng.choice(["Always", "Never", "Sometimes"])
+    meta: dict[str, Any] = {"namespace": rng.choice(["ns", "ns", "ns", "", "Bad"])}
+    if rng.random() < 0.95:
+        meta["name"] = _random_name(rng) if rng.random() < 0.2 else f"web-{rng.randint(0, 99)}"
+    if rng.random() < 0.5:
+        meta["labels"] = _random_map(rng) if rng.random() < 0.2 else {"app": "web"}
+    if rng.random() < 0.1:
+        meta["finalizers"] = rng.choice([["a/b"], ["orphan", "foregroundDeletion"], "x"])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def test_pod_create_validation_with_known_spec_is_the_general_one() -> None:
+    rng = random.Random(11)
+    invalid = 0
+    for _ in range(600):
+        pod = _random_pod(rng)
+        spec_key = json_key(pod["spec"])
+        assert spec_key is not None
+        expected = validation.validate("", "Pod", pod)
+        assert validation.validate_pod_create(pod, spec_key) == expected, pod
+        assert validation.validate_pod_create(pod, spec_key) == expected, pod  # memo hit
+        invalid += bool(expected)
+    assert 50 < invalid < 550
