@@ -832,7 +832,10 @@ class Store(EventListeners):
                 meta.pop(managed, None)
         with self.lock:
             if info.namespaced:
-                self._require_live_namespace(namespace or "")
+                namespaces = self._buckets.get(_NAMESPACES)  # _require_live_namespace's pass
+                live = namespaces.objects.get(("", namespace or "")) if namespaces else None
+                if live is None or live.obj["metadata"].get("deletionTimestamp"):
+                    self._require_live_namespace(namespace or "")
             bucket = self._buckets.get(info.key) or self._bucket(info)
             if not meta.get("name"):
                 prefix = meta.get("generateName")
