@@ -86,8 +86,19 @@ def now_rfc3339(clock: Callable[[], float]) -> str:
 
 @lru_cache(maxsize=64)
 def _rfc3339_second(second: int) -> str:
-    # Timestamps have one-second resolution, so each second is formatted once.
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+    # Timestamps have one-second resolution, so each second is formatted once; a new second
+    # (each write under a simulated clock, whose time jumps) formats only its time of day:
+    # strftime's date is kept per day (strftime and gmtime cost ~9k instructions a call).
+    day, rest = divmod(second, 86400)
+    hour, rest = divmod(rest, 3600)
+    minute, sec = divmod(rest, 60)
+    return f"{_rfc3339_day(day)}{hour:02d}:{minute:02d}:{sec:02d}Z"
+
+
+@lru_cache(maxsize=16)
+def _rfc3339_day(day: int) -> str:
+    """The date part of :func:`_rfc3339_second`'s timestamps of ``day`` (days since the epoch)."""
+    return time.strftime("%Y-%m-%dT", time.gmtime(day * 86400))
 
 
 # uids come from a private generator seeded from os.urandom (and reseeded in forked children):
