@@ -330,42 +330,23 @@ class _VirtualCondition(threading.Condition):
         super().__init__(lock)
         self._clock = clock
         self._vwaiters: deque[_Waiter] = deque()
-        # Over a plain Lock (the usual case) a wait releases and takes it back itself,
-        # without threading.Condition's helper methods.
         held = self._lock  # type: ignore[attr-defined]
-        self._plain: Any = held if type(held) is _PLAIN_LOCK else None
+        if type(held) is _PLAIN_LOCK:  # the usual lock: released without a helper's frame
+            self._release_save = held.release
 
     def wait(self, timeout: float | None = None) -> bool:
-        clock = self._clock
-        plain = self._plain
-        if plain is not None:
-            if plain.acquire(False):  # not held: by no one, so not by the caller either
-                plain.release()
-                raise RuntimeError("cannot wait on un-acquired lock")
-            waiter = clock._new_waiter(timeout)
-            self._vwaiters.append(waiter)
-            plain.release()
-            try:
-                clock._block(waiter, "condition")
-            finally:
-                plain.acquire()
-                if not waiter.woken or waiter.timed_out:
-                    try:
-                        self._vwaiters.remove(waiter)
-                    except ValueError:
-                        pass
-            return not waiter.timed_out
         if not self._is_owned():  # type: ignore[attr-defined]
             raise RuntimeError("cannot wait on un-acquired lock")
+        clock = self._clock
         waiter = clock._new_waiter(timeout)
         self._vwaiters.append(waiter)
-        saved = self._release_save()  # type: ignore[attr-defined]
+        saved = self._release_save()
         try:
             clock._block(waiter, "condition")
         finally:
             self._acquire_restore(saved)  # type: ignore[attr-defined]
             if not waiter.woken or waiter.timed_out:
-                try:
+                try:  # (no contextlib.suppress: a timed-out wait, every pause, passes here)
                     self._vwaiters.remove(waiter)
                 except ValueError:
                     pass
@@ -541,17 +522,24 @@ class _VirtualClock:
         """Block the calling thread on ``waiter`` until :meth:`_wake` releases it."""
         with self._lock:
             self._check_failure_locked()
-            if waiter.woken:
+            if not self._enqueue_locked(waiter):
                 return
-            if waiter.deadline <= self._now:
-                waiter.woken = waiter.timed_out = True
-                return
-            if waiter.deadline != _INF:
-                self._push_deadline_locked(waiter)
             self._blocking(waiter, what)
         waiter.lock.acquire()
         if waiter.error is not None:
             raise waiter.error
+
+    def _enqueue_locked(self, waiter: _Waiter) -> bool:
+        """Whether ``waiter`` is to block (not woken, not due already: then marked timed
+        out); its deadline, if any, is queued then."""
+        if waiter.woken:
+            return False
+        if waiter.deadline <= self._now:
+            waiter.woken = waiter.timed_out = True
+            return False
+        if waiter.deadline != _INF:
+            self._push_deadline_locked(waiter)
+        return True
 
     def _blocking(self, waiter: _Waiter, what: str) -> None:
         """Hook (under the clock's lock): the calling thread is about to block on ``waiter``."""
@@ -813,18 +801,13 @@ class SimClock(_VirtualClock):
     # blocking, from the participants' side
 
     def _block(self, waiter: _Waiter, what: str) -> None:
-        """:meth:`_VirtualClock._block` with the participant's bookkeeping (``_blocking``)
-        written in (a leader's every pause and a watch's every read pass here)."""
+        """:meth:`_VirtualClock._block` with the participant's bookkeeping (its
+        ``_blocking`` hook) written in: a leader's every pause passes here."""
         with self._lock:
             if self._failure is not None:
                 self._check_failure_locked()
-            if waiter.woken:
+            if not self._enqueue_locked(waiter):
                 return
-            if waiter.deadline <= self._now:
-                waiter.woken = waiter.timed_out = True
-                return
-            if waiter.deadline != _INF:
-                self._push_deadline_locked(waiter)
             p = self._participants.get(threading.current_thread())
             if p is not None:
                 waiter.participant = p
@@ -839,40 +822,6 @@ class SimClock(_VirtualClock):
         waiter.lock.acquire()
         if waiter.error is not None:
             raise waiter.error
-
-    def _wake_locked(
-        self, waiter: _Waiter, *, timed_out: bool, error: BaseException | None = None
-    ) -> bool:
-        """:meth:`_VirtualClock._wake_locked` with ``_unblocked`` written in."""
-        if waiter.woken:
-            return False
-        waiter.woken = True
-        waiter.timed_out = timed_out
-        waiter.error = error
-        if waiter.queued:
-            self._stale += 1
-        p = waiter.participant
-        if p is not None and p.blocked:
-            p.blocked = False
-            self._running += 1
-        if waiter is self._owner_waiter:
-            self._owner_waiter = None
-        waiter.lock.release()
-        return True
-
-    def _blocking(self, waiter: _Waiter, what: str) -> None:
-        me = threading.current_thread()
-        p = self._participants.get(me)
-        if p is None:
-            return
-        waiter.participant = p
-        if not p.blocked:
-            p.blocked = True
-            p.where = what
-            self._running -= 1
-        if p is self._owner:
-            self._owner_waiter = waiter
-        self._maybe_advance_locked()
 
     def _check_failure_locked(self) -> None:
         error = self._failure

@@ -536,7 +536,8 @@ class LeaderElector:
                 )
                 return True
             period = self.retry_period * (1.0 + self._clock.rng.random() * JITTER_FACTOR)
-            self._pause(stop, period, wake_on_change=True)
+            with self._signal:
+                self._pause_locked(stop, period, wake_on_change=True)
         return False
 
     def _renew(self, stop: threading.Event) -> None:
@@ -624,7 +625,7 @@ class LeaderElector:
     def _renewals_ended(self, stop: threading.Event) -> bool:
         return stop.is_set() or self._deposed.is_set() or self._renewals_over
 
-    def _pause(
+    def _pause_locked(
         self,
         stop: threading.Event,
         seconds: float,
@@ -634,19 +635,8 @@ class LeaderElector:
     ) -> None:
         """Wait ``seconds`` on the elector's clock, less when ``stop`` is set or this leader is
         deposed, with ``wake_on_change`` when the Lease watch saw the Lease change, and with
-        ``renewing`` when the renewals ended (see :meth:`_renew`)."""
-        with self._signal:
-            self._pause_locked(stop, seconds, wake_on_change=wake_on_change, renewing=renewing)
-
-    def _pause_locked(
-        self,
-        stop: threading.Event,
-        seconds: float,
-        *,
-        wake_on_change: bool = False,
-        renewing: bool = False,
-    ) -> None:
-        """:meth:`_pause`, called with ``_signal`` held (``Condition.wait_for``, written out)."""
+        ``renewing`` when the renewals ended (see :meth:`_renew`). Called with ``_signal``
+        held (``Condition.wait_for``, written out)."""
         now = self._wait_time
         deposed = self._deposed
         end = now() + max(0.0, seconds)
