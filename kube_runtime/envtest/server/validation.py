@@ -557,7 +557,15 @@ def _validate_meta(
     labels = meta.get("labels") or None
     annotations = meta.get("annotations") or None
     if labels is not None or annotations is not None:
-        _validate_meta_maps(out, path, labels, annotations)
+        if type(labels) is dict and type(annotations) is dict:  # the memo's hit, inline
+            encoded = json_key((labels, annotations))
+            causes = _META_MAP_CAUSES.get((path, encoded)) if encoded is not None else None
+            if causes is not None:
+                out += causes
+            else:
+                _validate_meta_maps(out, path, labels, annotations)
+        else:
+            _validate_meta_maps(out, path, labels, annotations)
     if refs := meta.get("ownerReferences"):
         _validate_owner_references(out, f"{path}.ownerReferences", refs)
     if finalizers := meta.get("finalizers"):
