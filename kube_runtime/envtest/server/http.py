@@ -84,19 +84,49 @@ class Request:
     received: float = 0.0
 
     def __post_init__(self) -> None:
-        target = self.target
-        if target[:1] == "/" and target[:2] != "//" and not _URLSPLIT_SPECIAL.search(target):
-            # An origin-form target (every client's): what urlsplit would make of it.
-            path, _, query = target.partition("?")
-        else:
-            parts = urlsplit(target)
-            path, query = parts.path, parts.query
-        self.path = unquote(path) if "%" in path else path
-        self.query = parse_qs(query, keep_blank_values=True) if query else {}
+        self.path, self.query = _split_target(self.target)
 
     def param(self, name: str, default: str | None = None) -> str | None:
         values = self.query.get(name)
         return values[-1] if values else default
+
+
+def _split_target(target: str) -> tuple[str, dict[str, list[str]]]:
+    """A request target's decoded path and its query parameters (:class:`Request`'s)."""
+    if target[:1] == "/" and target[:2] != "//" and not _URLSPLIT_SPECIAL.search(target):
+        # An origin-form target (every client's): what urlsplit would make of it.
+        path, _, query = target.partition("?")
+    else:
+        parts = urlsplit(target)
+        path, query = parts.path, parts.query
+    return (
+        unquote(path) if "%" in path else path,
+        parse_qs(query, keep_blank_values=True) if query else {},
+    )
+
+
+_new_object = object.__new__
+
+
+def _parsed_request(
+    method: str,
+    target: str,
+    headers: dict[str, str],
+    body: bytes,
+    path: str,
+    query: dict[str, list[str]],
+) -> Request:
+    """``Request(method, target, headers, body, received=time.perf_counter())`` whose
+    target's :func:`_split_target` is known to be ``(path, query)`` (shared: copied here)."""
+    request: Request = _new_object(Request)
+    request.method = method
+    request.target = target
+    request.headers = headers
+    request.body = body
+    request.path = path
+    request.query = {name: values.copy() for name, values in query.items()} if query else {}
+    request.received = time.perf_counter()
+    return request
 
 
 @dataclass
@@ -302,8 +332,10 @@ def _header_fields(lines: list[str]) -> dict[str, str]:
 
 
 #: A parsed request head: the method (upper case), the target, the header fields (not to be
-#: changed), the body's Content-Length (-1: chunked) and whether the connection is kept alive.
-_Head = tuple[str, str, dict[str, str], int, bool]
+#: changed), the body's Content-Length (-1: chunked), whether the connection is kept alive,
+#: and the target's decoded path and query parameters (:func:`_split_target`, not to be
+#: changed; None when that raises: then it raises where a request is made of the head).
+_Head = tuple[str, str, dict[str, str], int, bool, tuple[str, dict[str, list[str]]] | None]
 #: Request heads already parsed, by their bytes: a client repeats the same head (request
 #: line and header fields) for every renewal of a Lease, every poll of an object. Bounded:
 #: starts afresh when full; heads longer than _HEADS_KEPT_SIZE bytes are not kept.
@@ -327,7 +359,11 @@ def _request_head(head: bytes) -> _Head:
         length = _content_length(headers.get("content-length"))
     conn = headers.get("connection", "").lower()
     keep_alive = conn != "close" and (version == "HTTP/1.1" or conn == "keep-alive")
-    return method.upper(), target, headers, length, keep_alive
+    try:
+        split: tuple[str, dict[str, list[str]]] | None = _split_target(target)
+    except ValueError:  # an odd target urlsplit refuses: raised by Request() as before
+        split = None
+    return method.upper(), target, headers, length, keep_alive, split
 
 
 def _content_length(value: str | None) -> int:
@@ -477,7 +513,7 @@ class _Connection(asyncio.Protocol):
             known = _request_head(head)
             if end <= _HEADS_KEPT_SIZE:
                 remember(_HEADS, head, known, _HEADS_KEPT)
-        method, target, headers, length, keep_alive = known
+        method, target, headers, length, keep_alive, split = known
         pos = end + 4
         if length < 0:
             chunked = _dechunk(buf, pos)
@@ -492,7 +528,9 @@ class _Connection(asyncio.Protocol):
         del buf[:pos]
         self.keep_alive = keep_alive
         # A dict of the request's own: the parsed head is shared with later requests.
-        return Request(method, target, dict(headers), bytes(body), received=time.perf_counter())
+        if split is None:
+            return Request(method, target, dict(headers), bytes(body), received=time.perf_counter())
+        return _parsed_request(method, target, dict(headers), bytes(body), *split)
 
     def _fail(self, status: int, reason: str = "") -> None:
         """Answer ``status`` with Go's plain-text body and close the connection."""
