@@ -59,6 +59,7 @@ import orjson
 
 from kube_runtime import clock as _clock
 from kube_runtime import meta, metrics
+from kube_runtime.client.client import Client as RestClient
 from kube_runtime.client.errors import Conflict, NotFound
 from kube_runtime.events import EventRecorder
 from kube_runtime.kinds import Lease
@@ -215,11 +216,11 @@ class LeaseLock:
             **self._lease,
             "spec": record.to_lease_spec(),
         }
-        update_raw = getattr(self.client, "update_raw", None)
-        if update_raw is None:
-            self._lease = self.client.update(lease)
+        client = self.client
+        if type(client) is not RestClient:  # another client, or one whose update is its own
+            self._lease = client.update(lease)
             return
-        stored, raw = update_raw(lease)
+        stored, raw = client.update_raw(lease)
         self._lease = stored
         if raw:
             self._own_event = (

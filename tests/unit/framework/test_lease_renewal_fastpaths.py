@@ -50,48 +50,13 @@ def test_micro_time_agrees_on_random_moments() -> None:
         assert _micro_time(epoch) == _reference(epoch)
 
 
-class _RawClient:
-    """A client whose update answers the object with a resourceVersion, and its bytes."""
-
-    def __init__(self) -> None:
-        self.version = 10
-
-    def update(self, obj: dict[str, Any]) -> dict[str, Any]:
-        return self.update_raw(obj)[0]
-
-    def update_raw(self, obj: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-        self.version += 1
-        stored = {**obj, "metadata": {**obj["metadata"], "resourceVersion": str(self.version)}}
-        raw = orjson.dumps(stored)
-        return orjson.loads(raw), raw
-
-
-def test_the_own_update_s_event_is_recognised_by_its_bytes() -> None:
-    client = _RawClient()
-    lock = LeaseLock(client, "ns", "lease")  # type: ignore[arg-type]
-    lock._lease = {"metadata": {"name": "lease", "namespace": "ns", "resourceVersion": "10"}}
-    lock.update(LeaderElectionRecord(holder_identity="me", lease_duration_seconds=15))
-    own = lock.lease
-    assert own is not None
-    line = b'{"type":"MODIFIED","object":' + orjson.dumps(own) + b"}"
-    event = lock.decode_event(line)
-    assert event == orjson.loads(line)
-    assert event["object"] is own  # not decoded again
-    # Any other line (another version, another holder, another type) is decoded.
-    other = {**own, "spec": {**own["spec"], "holderIdentity": "them"}}
-    for different in (
-        b'{"type":"MODIFIED","object":' + orjson.dumps(other) + b"}",
-        b'{"type":"ADDED","object":' + orjson.dumps(own) + b"}",
-    ):
-        decoded = lock.decode_event(different)
-        assert decoded == orjson.loads(different)
-        assert decoded["object"] is not own
-
-
-def test_a_client_without_update_raw_is_updated_as_before() -> None:
+def test_a_client_of_another_type_is_updated_as_before() -> None:
     class Plain:
         def update(self, obj: dict[str, Any]) -> dict[str, Any]:
             return {**obj, "metadata": {**obj["metadata"], "resourceVersion": "2"}}
+
+        def update_raw(self, obj: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+            raise AssertionError("only the REST client's own update_raw is used")
 
     lock = LeaseLock(Plain(), "ns", "lease")  # type: ignore[arg-type]
     lock._lease = {"metadata": {"name": "lease", "resourceVersion": "1"}}
@@ -198,6 +163,53 @@ def test_update_raw_answers_the_bytes_the_lease_watch_then_sends() -> None:
                 return orjson.loads(line)
 
             watch.loads = loads
-            event = next(watch)
+            event = next(e for e in watch if e.type != "BOOKMARK")
         assert event.type == "MODIFIED" and event.object == stored
-        assert lines == [b'{"type":"MODIFIED","object":' + raw + b"}"]
+        assert lines[-1] == b'{"type":"MODIFIED","object":' + raw + b"}"
+
+
+def test_the_own_update_s_event_is_recognised_by_its_bytes() -> None:
+    from kube_runtime import kinds
+    from kube_runtime.envtest import EmbeddedCluster
+
+    with EmbeddedCluster(kubelet=False, deployments=False) as cluster:
+        client = cluster.client()
+        client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "own"}})
+        lock = LeaseLock(client, "own", "lease")
+        lock.create(LeaderElectionRecord(holder_identity="me", lease_duration_seconds=15))
+        created = lock.lease
+        assert created is not None
+        watch = client.watch(
+            kinds.Lease,
+            "own",
+            field_selector="metadata.name=lease",
+            resource_version=created["metadata"]["resourceVersion"],
+        )
+        with watch:
+            lines: list[bytes] = []
+
+            def keep(line: bytes) -> Any:
+                lines.append(line)
+                return lock.decode_event(line)
+
+            watch.loads = keep
+            lock.update(
+                LeaderElectionRecord(
+                    holder_identity="me",
+                    lease_duration_seconds=15,
+                    renew_time="2026-01-01T00:00:02.000000Z",  # a change: a no-op is no event
+                )
+            )
+            event = next(e for e in watch if e.type != "BOOKMARK")
+        own = lock.lease
+        assert event.object is own  # recognised: not decoded again
+        assert orjson.loads(lines[-1]) == {"type": "MODIFIED", "object": own}
+        # Any other line (another holder, another type) is decoded.
+        other = {**own, "spec": {**own["spec"], "holderIdentity": "them"}}
+        for different in (
+            b'{"type":"MODIFIED","object":' + orjson.dumps(other) + b"}",
+            b'{"type":"ADDED","object":' + orjson.dumps(own) + b"}",
+        ):
+            decoded = lock.decode_event(different)
+            assert decoded == orjson.loads(different)
+            assert decoded["object"] is not own
