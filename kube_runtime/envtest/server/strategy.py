@@ -291,11 +291,22 @@ class KubeStrategy:
 
 
 #: One step of an edit script: (path from the spec, key or index, value). The value is
-#: _DELETE (remove the key), a scalar, or the JSON bytes of a map or list (decoded afresh
-#: at each replay: replayed objects share nothing).
+#: _DELETE (remove the key), a scalar, the JSON bytes of a map or list (decoded afresh
+#: at each replay: replayed objects share nothing), or a :class:`_Tail` (a list's new items).
 _Edit = tuple[tuple[str | int, ...], str | int, Any]
 _DELETE: Any = object()
 _SCALARS = (str, int, float, bool, type(None))
+
+
+class _Tail:
+    """An edit's value: the JSON of items appended to the list at the edit's key (the key
+    gets a new list, the items it held then the decoded ones), so that a list that grew (a
+    pod's tolerations) is not decoded whole at each replay."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, json: bytes) -> None:
+        self.json = json
 
 
 def _edit_value(value: Any) -> Any:
@@ -316,12 +327,17 @@ def _edits(before: Any, after: Obj, path: tuple[str | int, ...], out: list[_Edit
         old = before[key]
         if type(old) is dict and type(value) is dict:
             _edits(old, value, (*path, key), out)
-        elif type(old) is list and type(value) is list and len(old) == len(value):
-            for i, (old_item, item) in enumerate(zip(old, value, strict=True)):
+        elif type(old) is list and type(value) is list and len(old) <= len(value):
+            # the items there before edited where they are; any new ones appended, as a new
+            # list (admission's default tolerations: the request's list is left as it was)
+            for i, old_item in enumerate(old):
+                item = value[i]
                 if type(old_item) is dict and type(item) is dict:
                     _edits(old_item, item, (*path, key, i), out)
                 elif type(old_item) is not type(item) or old_item != item:
                     out.append(((*path, key), i, _edit_value(item)))
+            if len(value) > len(old):
+                out.append((path, key, _Tail(orjson.dumps(value[len(old) :]))))
         elif type(old) is not type(value) or old != value:
             out.append((path, key, _edit_value(value)))
 
@@ -334,6 +350,8 @@ def _replay(spec: Obj, script: list[_Edit]) -> None:
             node = node[step]
         if value is _DELETE:
             del node[key]
+        elif type(value) is _Tail:
+            node[key] = node[key] + orjson.loads(value.json)
         else:
             node[key] = orjson.loads(value) if type(value) is bytes else value
 
@@ -392,7 +410,8 @@ def _compiled(
 
     Keys, indexes and scalars are written as their ``repr`` (a literal of the same value
     for ``str``, ``int``, ``float``, ``bool`` and None: what decoded JSON holds); maps and
-    lists as ``loads`` of their JSON, so that replayed objects share nothing. A node's own
+    lists as ``loads`` of their JSON, so that replayed objects share nothing (a list that
+    grew: a new list of its items and ``loads`` of the new ones'). A node's own
     edits keep their order (the order of the keys they add); those of different nodes are
     independent (:func:`_edits` edits a key either at its node or inside it), so a node's
     edits come before its children's.
@@ -412,6 +431,8 @@ def _compiled(
                 lines.append(f"    del {here}[{key!r}]")
             elif type(value) is bytes:
                 lines.append(f"    {here}[{key!r}] = loads({value!r})")
+            elif type(value) is _Tail:
+                lines.append(f"    {here}[{key!r}] = {here}[{key!r}] + loads({value.json!r})")
             else:
                 lines.append(f"    {here}[{key!r}] = {value!r}")
         for step, sub in node.items():
