@@ -15,6 +15,7 @@ timestamps written. Built on a :class:`~kube_runtime.clock.SimClock` (inside its
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import secrets
@@ -141,8 +142,7 @@ class EmbeddedCluster:
         if max_grace is None:
             max_grace = 1.0 if real_time else float("inf")
         self.registry = Registry()
-        # pods may name any PriorityClass stored, besides the two system ones
-        admission = Admission(priority_classes=lambda: priority_classes(self.store))
+        admission = Admission()
         self.store = Store(
             self.registry,
             KubeStrategy(admission, clock=self.clock),
@@ -150,6 +150,9 @@ class EmbeddedCluster:
             history_age=history_age,
             clock=self.clock,
         )
+        # pods may name any PriorityClass stored, besides the two system ones (a partial, not
+        # a lambda: a frame less on every pod create)
+        admission.priority_classes = functools.partial(priority_classes, self.store)
         self.crd_serving = CrdServing(self.store)
         self.journal: Journal | None = None
         if data_dir is not None:
