@@ -170,6 +170,16 @@ class CrdServing(StoreWorker[str]):
     def __init__(self, store: Store) -> None:
         super().__init__(store)
         self._served: dict[str, tuple[str, str]] = {}  # CRD name -> (group, plural) served
+        # What _on_event looks at: CRDs' events and the served kinds' (a deletion of one of
+        # their objects); the store does not call it for the others (every pod write).
+        self.event_kinds: frozenset[tuple[str, str]] | None = frozenset({CRD_KEY})
+
+    def _served_changed(self) -> None:
+        """Listen to the kinds now served (store lock held)."""
+        kinds = frozenset({CRD_KEY, *self._served.values()})
+        if kinds != self.event_kinds:
+            self.event_kinds = kinds
+            self.store.set_listener_kinds(self._on_event, kinds)
 
     def __call__(self, op: str, crd: Obj) -> None:
         with self.store.lock:
@@ -196,7 +206,7 @@ class CrdServing(StoreWorker[str]):
             if meta.get("deletionTimestamp") and event.type != DELETED:
                 self.enqueue(str(meta.get("name")))
             return
-        if event.type != DELETED:  # (every write of every object comes here: keep it cheap)
+        if event.type != DELETED:  # (every write of a served kind comes here: keep it cheap)
             return
         group = event.info.group
         for name, (g, _plural) in list(self._served.items()):
@@ -276,6 +286,7 @@ class CrdServing(StoreWorker[str]):
     def _stop_serving(self, name: str, info: ResourceInfo | None) -> None:
         registry = self.store.registry
         key = self._served.pop(name, None) or (info.key if info is not None else None)
+        self._served_changed()
         if key is None:
             return
         current = registry.by_key(*key)
@@ -305,6 +316,7 @@ class CrdServing(StoreWorker[str]):
                     current = None  # a built-in kind's name: never served
                 if current is not None:
                     self._served[name] = current.key
+                    self._served_changed()
             if current is not None and current.custom:
                 full = resource_from_crd(crd)
                 verbs = TERMINATING_VERBS if is_terminating(crd) else (full or current).verbs
@@ -321,6 +333,7 @@ class CrdServing(StoreWorker[str]):
             return
         registry.add(info)
         self._served[name] = info.key
+        self._served_changed()
         spec = crd.get("spec") or {}
         storage = next(
             (v["name"] for v in spec.get("versions") or [] if v.get("storage")), info.version

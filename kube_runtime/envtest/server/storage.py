@@ -463,6 +463,16 @@ class Store(EventListeners):
                     self._listener_kinds.pop(fn, None)
             self._listeners_by_kind = {}
 
+    def set_listener_kinds(
+        self, fn: Callable[[Event], None], kinds: Iterable[tuple[str, str]] | None
+    ) -> None:
+        """The kinds listener ``fn`` is called for from now on, as :meth:`add_listener`'s
+        ``kinds`` (nothing if ``fn`` is not a listener)."""
+        with self._listeners_lock:
+            if fn in self._listener_kinds:
+                self._listener_kinds[fn] = None if kinds is None else frozenset(kinds)
+                self._listeners_by_kind = {}
+
     def _listeners_of(self, key: tuple[str, str]) -> tuple[Callable[[Event], None], ...]:
         """The listeners of ``key``'s events (lock held)."""
         found = self._listeners_by_kind.get(key)
