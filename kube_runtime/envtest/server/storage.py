@@ -47,6 +47,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 import orjson
 
 from kube_runtime import clock as _clock
+from kube_runtime._bounded import remember
 from kube_runtime.cache.store import compact_json
 from kube_runtime.client import _apifacts as facts
 from kube_runtime.client._registry import merge_update
@@ -87,18 +88,22 @@ def now_rfc3339(clock: Callable[[], float]) -> str:
 @lru_cache(maxsize=64)
 def _rfc3339_second(second: int) -> str:
     # Timestamps have one-second resolution, so each second is formatted once; a new second
-    # (each write under a simulated clock, whose time jumps) formats only its time of day:
-    # strftime's date is kept per day (strftime and gmtime cost ~9k instructions a call).
-    day, rest = divmod(second, 86400)
-    hour, rest = divmod(rest, 3600)
-    minute, sec = divmod(rest, 60)
-    return f"{_rfc3339_day(day)}{hour:02d}:{minute:02d}:{sec:02d}Z"
+    # (each write under a simulated clock, whose time jumps) formats only its time of day
+    # from the two-digit strings, the date kept per day (strftime and gmtime cost ~10k
+    # instructions a call, this ~4k).
+    rest = second % 86400
+    midnight = second - rest
+    date = _RFC3339_DAYS.get(midnight)
+    if date is None:
+        date = time.strftime("%Y-%m-%dT", time.gmtime(midnight))
+        date = remember(_RFC3339_DAYS, midnight, date, 16)
+    two = _TWO_DIGITS
+    return f"{date}{two[rest // 3600]}:{two[rest // 60 % 60]}:{two[rest % 60]}Z"
 
 
-@lru_cache(maxsize=16)
-def _rfc3339_day(day: int) -> str:
-    """The date part of :func:`_rfc3339_second`'s timestamps of ``day`` (days since the epoch)."""
-    return time.strftime("%Y-%m-%dT", time.gmtime(day * 86400))
+#: The date part of :func:`_rfc3339_second`'s timestamps, by the day's first second (bounded).
+_RFC3339_DAYS: dict[int, str] = {}
+_TWO_DIGITS = tuple(f"{i:02d}" for i in range(60))
 
 
 # uids come from a private generator seeded from os.urandom (and reseeded in forked children):
