@@ -68,6 +68,11 @@ class KubeStrategy:
         self._ip_lock = threading.Lock()
         self._next_ip = itertools.count(10)
         self._pod_specs: Memo[tuple[object, _Script | None, str, bytes]] = Memo()
+        #: The last entry put in :attr:`_pod_specs` under a key ending with these bytes, with
+        #: its key: a hit compares the keys (a memcmp) instead of hashing the whole key (a
+        #: pod spec's encoding is a few kB: hashing it cost ~3 % of a pod create).
+        self._pod_spec_tails: dict[bytes, tuple[bytes, tuple[object, _Script | None, str, bytes]]]
+        self._pod_spec_tails = {}
         #: A pod spec just prepared from :attr:`_pod_specs` and its encoding, for the
         #: validation the store runs next (under its lock, as the preparation).
         self._prepared_spec: tuple[Obj, bytes] | None = None
@@ -140,7 +145,13 @@ class KubeStrategy:
                 memo_key = None
             if memo_key is not None:
                 classes = admission.classes()
-                seen = self._pod_specs.get(memo_key)
+                tail = self._pod_spec_tails.get(memo_key[_TAIL:])
+                if tail is not None and tail[0] == memo_key:
+                    seen: tuple[object, _Script | None, str, bytes] | None = tail[1]
+                else:
+                    seen = self._pod_specs.get(memo_key)
+                    if seen is not None:
+                        self._pod_spec_tails[memo_key[_TAIL:]] = (memo_key, seen)
                 if seen is not None and seen[0] is classes and seen[1] is _NO_SCRIPT:
                     memo_key = None  # the steps, every time
                 elif seen is not None and seen[0] is classes:
@@ -177,7 +188,12 @@ class KubeStrategy:
                 encoded = orjson.dumps(prepared)
                 if orjson.dumps(before) != encoded:
                     script = _NO_SCRIPT
-            self._pod_specs.put(memo_key, (classes, script, qos, encoded))
+            entry = (classes, script, qos, encoded)
+            self._pod_specs.put(memo_key, entry)
+            tails = self._pod_spec_tails
+            if len(tails) >= self._pod_specs.size:
+                tails.clear()
+            tails[memo_key[_TAIL:]] = (memo_key, entry)
 
     def prepare_update(self, info: ResourceInfo, obj: Obj, old: Obj) -> None:
         if info.custom:
@@ -389,6 +405,8 @@ class _Script:
 _NO_SCRIPT = _Script([])
 
 _PODS = ("", "pods")
+#: The end of a pod spec's memo key that :attr:`KubeStrategy._pod_spec_tails` is keyed by.
+_TAIL = -64
 #: All of a pod's validation is :func:`validation.validate`'s (no builtin_groups check).
 _PODS_VALIDATED_THERE = ("", "Pod") not in builtin_groups.CHECKS
 

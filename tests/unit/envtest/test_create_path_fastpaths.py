@@ -245,3 +245,41 @@ def test_pods_with_tolerations_are_stored_alike_from_the_steps_and_the_script() 
                 assert len(outcomes) == 1
     finally:
         strategy._COMPILE_AFTER = original
+
+
+def test_pod_specs_with_the_same_tail_are_told_apart() -> None:
+    """The pod spec memo's look-up by the key's last bytes (a memcmp of the whole key
+    decides): specs that differ only before their last 64 bytes, created in turn, are each
+    stored as the steps store them (the first create of each), and a spec seen again after
+    another with its tail still hits the memo."""
+    import orjson
+
+    from bench.embedded_server import typical_pod
+    from kube_runtime.envtest import EmbeddedCluster
+    from kube_runtime.envtest.server import strategy
+
+    accounts = ["a", "b", "c"]
+    original = strategy._COMPILE_AFTER
+    strategy._COMPILE_AFTER = 2
+    try:
+        with EmbeddedCluster(kubelet=False, deployments=False) as cluster:
+            store = cluster.store
+            store.create(cluster.resource("", "namespaces"), None, {"metadata": {"name": "t"}})
+            pods = cluster.resource("", "pods")
+            first: dict[str, bytes] = {}
+            for n in range(6):
+                for account in accounts:
+                    body = typical_pod(f"p{n}-{account}")
+                    body["spec"]["serviceAccountName"] = account
+                    key = orjson.dumps(body["spec"])
+                    stored = store.create(pods, "t", body)
+                    assert stored.raw == orjson.dumps(stored.obj)
+                    obj = orjson.loads(stored.raw)
+                    for field in ("name", "uid", "creationTimestamp", "resourceVersion"):
+                        obj["metadata"][field] = ""
+                    assert obj["spec"]["serviceAccount"] == account
+                    assert first.setdefault(account, orjson.dumps(obj)) == orjson.dumps(obj)
+            tails = store.strategy._pod_spec_tails  # type: ignore[attr-defined]
+            assert len(tails) == 1 and tails[key[strategy._TAIL :]][0] == key
+    finally:
+        strategy._COMPILE_AFTER = original
