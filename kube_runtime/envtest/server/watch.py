@@ -267,7 +267,8 @@ class _WatchSession:
             head = _EVENT_HEADS.get(type_) or b'{"type":"' + type_.encode() + b'","object":'
             if self.hold is not None:
                 self.hold()
-            stream.write(b"".join((head, stored.raw, b"}\n")))
+            # the encoding a commit keeps (stored.raw's, no property call), else encoded now
+            stream.write(b"".join((head, stored._raw or stored.raw, b"}\n")))
             self.sent += 1
             if self.drop_every and self.sent >= self.drop_every:
                 self._close(stream)
