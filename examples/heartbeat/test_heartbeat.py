@@ -1,10 +1,10 @@
 """The heartbeat operator under simulated time: a one-hour requeue and leader election with
 client-go's timings (15 s lease, 10 s renew deadline, 2 s retry): an hour of virtual time, with
 its 1,800 lease renewals (each an HTTP round trip through the embedded server, about 0.2 ms
-of CPU for the request alone and 0.4 ms with the watch event and the thread hand-offs, which
-bound the test's wall time: 0.7-1.2 s for the hour on the project's 2-vCPU VM, whose speed
-swings with its host, the simulation running on one CPU), and the waits read the manager's
-cache once a virtual minute.
+of CPU for the request alone and 0.35-0.45 ms with the watch event and the thread hand-offs,
+which bound the test's wall time: 0.6-1.0 s for the hour on the project's 2-vCPU VM, whose
+speed swings with its host, the simulation running on one CPU, plus 0.1-0.2 s of set-up),
+and the waits read the manager's cache once a virtual minute.
 
 ``@pytest.mark.simtime`` runs the test and its fixtures on a simulated clock: ``sim_client``
 talks to an embedded cluster of the test's own on that clock, the manager built inside the
