@@ -128,12 +128,14 @@ class KubeStrategy:
         collections) and depend on nothing but the spec and the priority classes.
 
         Pods from one template repeat their spec byte for byte, so the steps' effect on a
-        spec seen twice is recorded as an edit script (:class:`_Script`) and replayed in
-        place from the third time on, under the spec's encoding (:attr:`_pod_specs`: the
-        classes the script holds for, the script or None after one sighting, the QoS
-        class, the prepared spec's encoding). The script reproduces the steps' result
-        exactly, key order included; a spec refused by admission is not kept. A replayed
-        spec's encoding is known: :meth:`validate` keys its memo with it."""
+        spec seen twice is recorded as an edit script (:class:`_Script`), under the spec's
+        encoding (:attr:`_pod_specs`: the classes the script holds for, the script or None
+        after one sighting, the QoS class, the prepared spec's encoding). The script is kept
+        only when it reproduces the steps' result exactly, key order included; from the
+        third time on the pod gets the prepared spec itself, one dict (decoded from that
+        encoding) shared by every pod of the spec, the request's spec left as sent. A spec
+        refused by admission is not kept. A replayed spec's encoding is known:
+        :meth:`validate` keys its memo with it."""
         spec = obj.get("spec")
         admission = self.admission
         memo_key = classes = None
@@ -155,15 +157,20 @@ class KubeStrategy:
                 if seen is not None and seen[0] is classes and seen[1] is _NO_SCRIPT:
                     memo_key = None  # the steps, every time
                 elif seen is not None and seen[0] is classes:
-                    if seen[1] is not None:
+                    script = seen[1]
+                    if script is not None:
                         obj["status"] = {"phase": "Pending", "qosClass": seen[2]}
-                        compiled = seen[1].compiled
-                        if compiled is not None:  # what replay() does then, a frame less
-                            compiled(spec, orjson.loads)
-                        else:
-                            seen[1].replay(spec, memo_key, seen[3])
+                        # The prepared spec, one dict shared by the pods of this spec (what
+                        # the script makes of it, decoded from its encoding once): stored
+                        # objects are never changed in place, and a pod keeps no tracked
+                        # containers of its own for the cyclic GC to walk. The request's
+                        # spec is left as it was sent.
+                        prepared = script.prepared
+                        if prepared is None:
+                            prepared = script.prepared = orjson.loads(seen[3])
+                        obj["spec"] = prepared
                         _drop_pod_empties(obj)  # normalize's part outside the spec
-                        self._prepared_spec = (spec, seen[3])
+                        self._prepared_spec = (prepared, seen[3])
                         return
                     before = orjson.loads(memo_key)  # the second sighting: record the script
         qos = facts.pod_qos_class(obj)
@@ -382,12 +389,15 @@ class _Script:
     """A recorded edit script (:func:`_edits`), replayed by :func:`_replay` and, once it has
     been replayed :data:`_COMPILE_AFTER` times, by its compiled form."""
 
-    __slots__ = ("compiled", "edits", "replays")
+    __slots__ = ("compiled", "edits", "prepared", "replays")
 
     def __init__(self, edits: list[_Edit]) -> None:
         self.edits = edits
         self.replays = 0
         self.compiled: Callable[[Obj, Callable[[bytes], Any]], None] | None = None
+        #: The prepared spec shared by the pods created from this script's spec (decoded
+        #: from its encoding at the first replay; never changed in place).
+        self.prepared: Obj | None = None
 
     def replay(self, spec: Obj, source: bytes, prepared: bytes) -> None:
         """Apply the script to ``spec`` in place: ``spec`` is encoded as ``source``, the

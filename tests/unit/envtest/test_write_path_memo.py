@@ -114,10 +114,10 @@ def _outcome(store: Any, info: Any, body: dict[str, Any], name: str) -> bytes:
 def test_a_compiled_pod_spec_script_prepares_as_the_steps_do(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Every pod spec of the write-path corpus created four times, with scripts compiled
-    after their first replay: the second create records the edit script, the third replays
-    it, the fourth runs its compiled form; each is stored, or refused, as the first. (One
-    corpus pass covers the replay and the compiled form: each pass costs seconds.)
+    """Every pod spec of the write-path corpus created four times: the second create
+    records the edit script, the third and fourth get the prepared spec the pods of that
+    spec share; each is stored, or refused, as the first. (One corpus pass: each costs
+    seconds.)
 
     The ~9,300 pods stored stay alive until the cluster stops: what is alive is frozen out of
     the garbage collector's full collections every 256 specs (unfrozen at the end), which
@@ -145,7 +145,7 @@ def test_a_compiled_pod_spec_script_prepares_as_the_steps_do(
                 gc.unfreeze()
         assert len(store.strategy._pod_specs) > 0  # type: ignore[attr-defined]
         entries = store.strategy._pod_specs._entries.values()  # type: ignore[attr-defined]
-        assert any(e[1] is not None and e[1].compiled is not None for e in entries)
+        assert any(e[1] is not None and e[1].prepared is not None for e in entries)
 
 
 def test_json_copy_copies_as_deepcopy_does() -> None:
