@@ -20,10 +20,8 @@ from __future__ import annotations
 import functools
 import ipaddress
 import itertools
-import logging
 import threading
 from collections.abc import Callable
-from typing import Any
 
 import orjson
 
@@ -49,8 +47,6 @@ from kube_runtime.envtest.server.memo import JSON_KEY_OPTIONS, Memo, forget_key,
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import Obj, now_rfc3339
 
-log = logging.getLogger(__name__)
-
 _CLUSTER_IPS = ipaddress.ip_network("10.96.0.0/16")
 
 
@@ -67,11 +63,11 @@ class KubeStrategy:
         self.clock: _clock.Clock = _clock.resolve(clock, "KubeStrategy")
         self._ip_lock = threading.Lock()
         self._next_ip = itertools.count(10)
-        self._pod_specs: Memo[tuple[object, _Script | None, str, bytes]] = Memo()
+        self._pod_specs: Memo[_PodSpecEntry] = Memo()
         #: The last entry put in :attr:`_pod_specs` under a key ending with these bytes, with
         #: its key: a hit compares the keys (a memcmp) instead of hashing the whole key (a
         #: pod spec's encoding is a few kB: hashing it cost ~3 % of a pod create).
-        self._pod_spec_tails: dict[bytes, tuple[bytes, tuple[object, _Script | None, str, bytes]]]
+        self._pod_spec_tails: dict[bytes, tuple[bytes, _PodSpecEntry]]
         self._pod_spec_tails = {}
         #: A pod spec just prepared from :attr:`_pod_specs` and its encoding, for the
         #: validation the store runs next (under its lock, as the preparation).
@@ -127,19 +123,19 @@ class KubeStrategy:
         and zero-dropping, which change nothing but the spec (and the metadata's empty
         collections) and depend on nothing but the spec and the priority classes.
 
-        Pods from one template repeat their spec byte for byte, so the steps' effect on a
-        spec seen twice is recorded as an edit script (:class:`_Script`), under the spec's
-        encoding (:attr:`_pod_specs`: the classes the script holds for, the script or None
-        after one sighting, the QoS class, the prepared spec's encoding). The script is kept
-        only when it reproduces the steps' result exactly, key order included; from the
-        third time on the pod gets the prepared spec itself, one dict (decoded from that
-        encoding) shared by every pod of the spec, the request's spec left as sent. A spec
-        refused by admission is not kept. A replayed spec's encoding is known:
-        :meth:`validate` keys its memo with it."""
+        Pods from one template repeat their spec byte for byte, so the steps' result for a
+        spec seen twice is kept under the spec's encoding (:attr:`_pod_specs`: the classes
+        it holds for, the prepared spec or None after one sighting, the QoS class, the
+        prepared spec's encoding), and from the third time on the pod gets that prepared
+        spec itself: one dict, decoded from its encoding, shared by every pod of the spec
+        (stored objects are never changed in place; a pod keeps no spec containers of its
+        own for the cyclic GC to walk), the request's spec left as sent. A spec refused by
+        admission is not kept. A shared spec's encoding is known: :meth:`validate` keys its
+        memo with it."""
         spec = obj.get("spec")
         admission = self.admission
         memo_key = classes = None
-        before: Obj | None = None
+        second = False
         if type(spec) is dict and type(admission) is Admission:
             try:  # json_key(spec), inline (the spec is not one known_key names)
                 memo_key = orjson.dumps(spec, option=JSON_KEY_OPTIONS)
@@ -149,30 +145,23 @@ class KubeStrategy:
                 classes = admission.classes()
                 tail = self._pod_spec_tails.get(memo_key[_TAIL:])
                 if tail is not None and tail[0] == memo_key:
-                    seen: tuple[object, _Script | None, str, bytes] | None = tail[1]
+                    seen: _PodSpecEntry | None = tail[1]
                 else:
                     seen = self._pod_specs.get(memo_key)
                     if seen is not None:
                         self._pod_spec_tails[memo_key[_TAIL:]] = (memo_key, seen)
-                if seen is not None and seen[0] is classes and seen[1] is _NO_SCRIPT:
-                    memo_key = None  # the steps, every time
-                elif seen is not None and seen[0] is classes:
-                    script = seen[1]
-                    if script is not None:
+                if seen is not None and seen[0] is classes:
+                    prepared = seen[1]
+                    if prepared is _UNSHARED:
+                        memo_key = None  # the steps, every time
+                    elif prepared is not None:
                         obj["status"] = {"phase": "Pending", "qosClass": seen[2]}
-                        # The prepared spec, one dict shared by the pods of this spec (what
-                        # the script makes of it, decoded from its encoding once): stored
-                        # objects are never changed in place, and a pod keeps no tracked
-                        # containers of its own for the cyclic GC to walk. The request's
-                        # spec is left as it was sent.
-                        prepared = script.prepared
-                        if prepared is None:
-                            prepared = script.prepared = orjson.loads(seen[3])
                         obj["spec"] = prepared
                         _drop_pod_empties(obj)  # normalize's part outside the spec
                         self._prepared_spec = (prepared, seen[3])
                         return
-                    before = orjson.loads(memo_key)  # the second sighting: record the script
+                    else:
+                        second = True
         qos = facts.pod_qos_class(obj)
         obj["status"] = {"phase": "Pending", "qosClass": qos}
         builtin_groups.prepare(info.key, obj, None)  # nothing for pods (kept in step)
@@ -182,20 +171,21 @@ class KubeStrategy:
         admission.admit_create(info, obj)
         omitempty.normalize(group, info.kind, obj)
         if memo_key is not None:
-            script: _Script | None = None
+            shared: Obj | None = None
             encoded = b""
-            prepared = obj.get("spec")
-            if before is not None and prepared is spec and isinstance(prepared, dict):
-                edits: list[_Edit] = []
-                _edits(before, prepared, (), edits)
-                script = _Script(edits)
-                # Kept only when its replay gives the very bytes the steps gave (else the
-                # spec is prepared by the steps every time: _NO_SCRIPT).
-                _replay(before, edits)
-                encoded = orjson.dumps(prepared)
-                if orjson.dumps(before) != encoded:
-                    script = _NO_SCRIPT
-            entry = (classes, script, qos, encoded)
+            if second:
+                shared = _UNSHARED
+                prepared = obj.get("spec")
+                if type(prepared) is dict:
+                    # Shared only when its decoded form encodes as the steps' result did.
+                    try:
+                        encoded = orjson.dumps(prepared)
+                        decoded = orjson.loads(encoded)
+                        if type(decoded) is dict and orjson.dumps(decoded) == encoded:
+                            shared = decoded
+                    except (TypeError, orjson.JSONEncodeError):
+                        pass
+            entry = (classes, shared, qos, encoded)
             self._pod_specs.put(memo_key, entry)
             tails = self._pod_spec_tails
             if len(tails) >= self._pod_specs.size:
@@ -313,106 +303,11 @@ class KubeStrategy:
             return str(_CLUSTER_IPS[next(self._next_ip)])
 
 
-#: One step of an edit script: (path from the spec, key or index, value). The value is
-#: _DELETE (remove the key), a scalar, the JSON bytes of a map or list (decoded afresh
-#: at each replay: replayed objects share nothing), or a :class:`_Tail` (a list's new items).
-_Edit = tuple[tuple[str | int, ...], str | int, Any]
-_DELETE: Any = object()
-_SCALARS = (str, int, float, bool, type(None))
-
-
-class _Tail:
-    """An edit's value: the JSON of items appended to the list at the edit's key (the key
-    gets a new list, the items it held then the decoded ones), so that a list that grew (a
-    pod's tolerations) is not decoded whole at each replay."""
-
-    __slots__ = ("json",)
-
-    def __init__(self, json: bytes) -> None:
-        self.json = json
-
-
-def _edit_value(value: Any) -> Any:
-    return value if type(value) in _SCALARS else orjson.dumps(value)
-
-
-def _edits(before: Any, after: Obj, path: tuple[str | int, ...], out: list[_Edit]) -> None:
-    """Append to ``out`` what turns the map ``before`` into ``after``, in an order whose
-    replay gives ``after``'s key order: removals first, then every key of ``after`` in its
-    order (a changed key keeps its place, a new one goes last, as in ``after``)."""
-    for key in before:
-        if key not in after:
-            out.append((path, key, _DELETE))
-    for key, value in after.items():
-        if key not in before:
-            out.append((path, key, _edit_value(value)))
-            continue
-        old = before[key]
-        if type(old) is dict and type(value) is dict:
-            _edits(old, value, (*path, key), out)
-        elif type(old) is list and type(value) is list and len(old) <= len(value):
-            # the items there before edited where they are; any new ones appended, as a new
-            # list (admission's default tolerations: the request's list is left as it was)
-            for i, old_item in enumerate(old):
-                item = value[i]
-                if type(old_item) is dict and type(item) is dict:
-                    _edits(old_item, item, (*path, key, i), out)
-                elif type(old_item) is not type(item) or old_item != item:
-                    out.append(((*path, key), i, _edit_value(item)))
-            if len(value) > len(old):
-                out.append((path, key, _Tail(orjson.dumps(value[len(old) :]))))
-        elif type(old) is not type(value) or old != value:
-            out.append((path, key, _edit_value(value)))
-
-
-def _replay(spec: Obj, script: list[_Edit]) -> None:
-    """Apply an edit script of :func:`_edits` to ``spec`` in place."""
-    for path, key, value in script:
-        node: Any = spec
-        for step in path:
-            node = node[step]
-        if value is _DELETE:
-            del node[key]
-        elif type(value) is _Tail:
-            node[key] = node[key] + orjson.loads(value.json)
-        else:
-            node[key] = orjson.loads(value) if type(value) is bytes else value
-
-
-#: Replays of a script by :func:`_replay` before it is compiled (:func:`_compiled`): a
-#: compilation costs about as much as a hundred replays save, so only the scripts of
-#: templates that many pods are made from (a big Deployment, a benchmark) get one.
-_COMPILE_AFTER = 128
-
-
-class _Script:
-    """A recorded edit script (:func:`_edits`), replayed by :func:`_replay` and, once it has
-    been replayed :data:`_COMPILE_AFTER` times, by its compiled form."""
-
-    __slots__ = ("compiled", "edits", "prepared", "replays")
-
-    def __init__(self, edits: list[_Edit]) -> None:
-        self.edits = edits
-        self.replays = 0
-        self.compiled: Callable[[Obj, Callable[[bytes], Any]], None] | None = None
-        #: The prepared spec shared by the pods created from this script's spec (decoded
-        #: from its encoding at the first replay; never changed in place).
-        self.prepared: Obj | None = None
-
-    def replay(self, spec: Obj, source: bytes, prepared: bytes) -> None:
-        """Apply the script to ``spec`` in place: ``spec`` is encoded as ``source``, the
-        result as ``prepared``."""
-        compiled = self.compiled
-        if compiled is not None:
-            compiled(spec, orjson.loads)
-            return
-        _replay(spec, self.edits)
-        self.replays += 1
-        if self.replays == _COMPILE_AFTER:
-            self.compiled = _compiled(self.edits, source, prepared)
-
-
-_NO_SCRIPT = _Script([])
+#: An entry of :attr:`KubeStrategy._pod_specs`: (priority classes, the prepared spec the
+#: pods share, None after one sighting or :data:`_UNSHARED`, QoS class, its encoding).
+_PodSpecEntry = tuple[object, Obj | None, str, bytes]
+#: The prepared spec of a spec whose steps' result is not shared (prepared every time).
+_UNSHARED: Obj = {}
 
 _PODS = ("", "pods")
 #: The end of a pod spec's memo key that :attr:`KubeStrategy._pod_spec_tails` is keyed by.
@@ -427,62 +322,6 @@ _drop_pod_empties: Callable[[Obj], None] = (
     if "Pod" not in EMPTY_OMITTED
     else functools.partial(drop_empty_collections, "Pod")
 )
-
-
-def _compiled(
-    script: list[_Edit], source: bytes, prepared: bytes
-) -> Callable[[Obj, Callable[[bytes], Any]], None] | None:
-    """``script`` as a Python function of (spec, ``orjson.loads``) that makes the same edits
-    with each node looked up once and no loop; None unless it turns the spec encoded as
-    ``source`` into the one encoded as ``prepared``, as :func:`_replay` does.
-
-    Keys, indexes and scalars are written as their ``repr`` (a literal of the same value
-    for ``str``, ``int``, ``float``, ``bool`` and None: what decoded JSON holds); maps and
-    lists as ``loads`` of their JSON, so that replayed objects share nothing (a list that
-    grew: a new list of its items and ``loads`` of the new ones'). A node's own
-    edits keep their order (the order of the keys they add); those of different nodes are
-    independent (:func:`_edits` edits a key either at its node or inside it), so a node's
-    edits come before its children's.
-    """
-    tree: dict[Any, Any] = {}
-    for path, key, value in script:
-        node = tree
-        for step in path:
-            node = node.setdefault(step, {})
-        node.setdefault(_OWN, []).append((key, value))
-    lines = ["def replay(n0, loads):", "    pass"]
-
-    def emit(node: dict[Any, Any], depth: int) -> None:
-        here = f"n{depth}"
-        for key, value in node.get(_OWN, ()):
-            if value is _DELETE:
-                lines.append(f"    del {here}[{key!r}]")
-            elif type(value) is bytes:
-                lines.append(f"    {here}[{key!r}] = loads({value!r})")
-            elif type(value) is _Tail:
-                lines.append(f"    {here}[{key!r}] = {here}[{key!r}] + loads({value.json!r})")
-            else:
-                lines.append(f"    {here}[{key!r}] = {value!r}")
-        for step, sub in node.items():
-            if step is not _OWN:
-                lines.append(f"    n{depth + 1} = {here}[{step!r}]")
-                emit(sub, depth + 1)
-
-    try:
-        emit(tree, 0)
-        namespace: dict[str, Any] = {"__builtins__": {}}
-        exec(compile("\n".join(lines), "<pod spec edits>", "exec"), namespace)
-        replay = namespace["replay"]
-        spec = orjson.loads(source)
-        replay(spec, orjson.loads)
-        if orjson.dumps(spec) == prepared:
-            return replay
-    except Exception:  # e.g. a script too deep to compile: replayed as is
-        log.debug("pod spec edit script not compiled", exc_info=True)
-    return None
-
-
-_OWN: Any = object()  # a node's own edits in :func:`_compiled`'s tree
 
 
 def _as_bound(info: ResourceInfo, obj: Obj, old: Obj | None) -> Obj | None:

@@ -147,71 +147,14 @@ def test_pod_create_validation_with_known_spec_is_the_general_one() -> None:
     assert 50 < invalid < 550
 
 
-def _random_tree(rng: random.Random, depth: int) -> Any:
-    kind = rng.random()
-    if depth <= 0 or kind < 0.4:
-        return rng.choice([0, 1, 2.5, True, None, "", "x", "y"])
-    if kind < 0.7:
-        return [_random_tree(rng, depth - 1) for _ in range(rng.randint(0, 3))]
-    return {rng.choice("abcde"): _random_tree(rng, depth - 1) for _ in range(rng.randint(0, 4))}
-
-
-def _grown(rng: random.Random, tree: Any) -> Any:
-    """A changed copy of ``tree``: lists grown at their end (and items changed), keys
-    added, changed or removed."""
-    if type(tree) is list:
-        out = [_grown(rng, item) if rng.random() < 0.5 else item for item in tree]
-        return out + [_random_tree(rng, 2) for _ in range(rng.choice([0, 0, 1, 2]))]
-    if type(tree) is dict:
-        out_map = {k: _grown(rng, v) for k, v in tree.items() if rng.random() < 0.9}
-        if rng.random() < 0.3:
-            out_map[rng.choice("fgh")] = _random_tree(rng, 2)
-        return out_map
-    return tree if rng.random() < 0.8 else _random_tree(rng, 1)
-
-
-def test_edit_scripts_with_grown_lists_replay_to_the_prepared_spec() -> None:
-    """Scripts of :func:`strategy._edits` (lists that grew: new items appended as a new
-    list) turn the spec into the prepared one, key order included, replayed and compiled,
-    and leave the spec's own lists as long as they were (admission's tolerations are a new
-    list)."""
-    import orjson
-
-    from kube_runtime.envtest.server import strategy
-
-    rng = random.Random(32)
-    appended = 0
-    for _ in range(1500):
-        before = {"s": _random_tree(rng, 4), "t": [{"k": "a"}]}
-        after = {"s": _grown(rng, before["s"])} if rng.random() < 0.9 else {}
-        after["t"] = [*_grown(rng, before["t"]), {"k": "b", "n": 300}]
-        edits: list[Any] = []
-        strategy._edits(before, after, (), edits)
-        appended += sum(type(e[2]) is strategy._Tail for e in edits)
-        source, prepared = orjson.dumps(before), orjson.dumps(after)
-        replayed = orjson.loads(source)
-        lists = [replayed["t"]]
-        strategy._replay(replayed, edits)
-        assert orjson.dumps(replayed) == prepared
-        assert len(lists[0]) == len(before["t"])  # not grown in place
-        compiled = strategy._compiled(edits, source, prepared)
-        assert compiled is not None
-        spec = orjson.loads(source)
-        kept = spec["t"]
-        compiled(spec, orjson.loads)
-        assert orjson.dumps(spec) == prepared and len(kept) == len(before["t"])
-    assert appended >= 1500
-
-
-def test_pods_with_tolerations_are_stored_alike_from_the_steps_and_the_script() -> None:
-    """Pods whose tolerations admission extends: the first create of a spec runs the
-    steps, the next record and replay the script (then its compiled form); all store the
-    same bytes, and the request's tolerations list is the one it sent."""
+def test_pods_with_tolerations_are_stored_alike_from_the_steps_and_the_memo() -> None:
+    """Pods whose tolerations admission extends: the first two creates of a spec run the
+    steps, the next get the prepared spec from the memo; all store the same bytes, and the
+    request's tolerations list is the one it sent."""
     import orjson
 
     from bench.embedded_server import typical_pod
     from kube_runtime.envtest import EmbeddedCluster
-    from kube_runtime.envtest.server import strategy
 
     specs: list[Any] = [
         [],
@@ -220,31 +163,26 @@ def test_pods_with_tolerations_are_stored_alike_from_the_steps_and_the_script() 
         [{"operator": "Exists"}],  # tolerates every taint: nothing added
         [{"key": "a", "operator": "Exists"}, {"key": "b", "operator": "Exists"}],
     ]
-    original = strategy._COMPILE_AFTER
-    strategy._COMPILE_AFTER = 1
-    try:
-        with EmbeddedCluster(kubelet=False, deployments=False) as cluster:
-            store = cluster.store
-            store.create(cluster.resource("", "namespaces"), None, {"metadata": {"name": "t"}})
-            pods = cluster.resource("", "pods")
-            for i, tolerations in enumerate(specs):
-                outcomes = set()
-                for n in range(4):
-                    body = typical_pod(f"p{i}-{n}")
-                    body["spec"]["tolerations"] = orjson.loads(orjson.dumps(tolerations))
-                    sent = body["spec"]["tolerations"]
-                    stored = store.create(pods, "t", body)
-                    assert stored.raw == orjson.dumps(stored.obj)
-                    assert sent == tolerations  # the request's list is not extended
-                    obj = orjson.loads(stored.raw)
-                    for field in ("name", "uid", "creationTimestamp", "resourceVersion"):
-                        obj["metadata"][field] = ""
-                    outcomes.add(orjson.dumps(obj))
-                    keys = [t.get("key") for t in obj["spec"]["tolerations"]]
-                    assert keys.count("node.kubernetes.io/unreachable") == (i != 3)
-                assert len(outcomes) == 1
-    finally:
-        strategy._COMPILE_AFTER = original
+    with EmbeddedCluster(kubelet=False, deployments=False) as cluster:
+        store = cluster.store
+        store.create(cluster.resource("", "namespaces"), None, {"metadata": {"name": "t"}})
+        pods = cluster.resource("", "pods")
+        for i, tolerations in enumerate(specs):
+            outcomes = set()
+            for n in range(4):
+                body = typical_pod(f"p{i}-{n}")
+                body["spec"]["tolerations"] = orjson.loads(orjson.dumps(tolerations))
+                sent = body["spec"]["tolerations"]
+                stored = store.create(pods, "t", body)
+                assert stored.raw == orjson.dumps(stored.obj)
+                assert sent == tolerations  # the request's list is not extended
+                obj = orjson.loads(stored.raw)
+                for field in ("name", "uid", "creationTimestamp", "resourceVersion"):
+                    obj["metadata"][field] = ""
+                outcomes.add(orjson.dumps(obj))
+                keys = [t.get("key") for t in obj["spec"]["tolerations"]]
+                assert keys.count("node.kubernetes.io/unreachable") == (i != 3)
+            assert len(outcomes) == 1
 
 
 def test_pod_specs_with_the_same_tail_are_told_apart() -> None:
@@ -259,27 +197,22 @@ def test_pod_specs_with_the_same_tail_are_told_apart() -> None:
     from kube_runtime.envtest.server import strategy
 
     accounts = ["a", "b", "c"]
-    original = strategy._COMPILE_AFTER
-    strategy._COMPILE_AFTER = 2
-    try:
-        with EmbeddedCluster(kubelet=False, deployments=False) as cluster:
-            store = cluster.store
-            store.create(cluster.resource("", "namespaces"), None, {"metadata": {"name": "t"}})
-            pods = cluster.resource("", "pods")
-            first: dict[str, bytes] = {}
-            for n in range(6):
-                for account in accounts:
-                    body = typical_pod(f"p{n}-{account}")
-                    body["spec"]["serviceAccountName"] = account
-                    key = orjson.dumps(body["spec"])
-                    stored = store.create(pods, "t", body)
-                    assert stored.raw == orjson.dumps(stored.obj)
-                    obj = orjson.loads(stored.raw)
-                    for field in ("name", "uid", "creationTimestamp", "resourceVersion"):
-                        obj["metadata"][field] = ""
-                    assert obj["spec"]["serviceAccount"] == account
-                    assert first.setdefault(account, orjson.dumps(obj)) == orjson.dumps(obj)
-            tails = store.strategy._pod_spec_tails  # type: ignore[attr-defined]
-            assert len(tails) == 1 and tails[key[strategy._TAIL :]][0] == key
-    finally:
-        strategy._COMPILE_AFTER = original
+    with EmbeddedCluster(kubelet=False, deployments=False) as cluster:
+        store = cluster.store
+        store.create(cluster.resource("", "namespaces"), None, {"metadata": {"name": "t"}})
+        pods = cluster.resource("", "pods")
+        first: dict[str, bytes] = {}
+        for n in range(6):
+            for account in accounts:
+                body = typical_pod(f"p{n}-{account}")
+                body["spec"]["serviceAccountName"] = account
+                key = orjson.dumps(body["spec"])
+                stored = store.create(pods, "t", body)
+                assert stored.raw == orjson.dumps(stored.obj)
+                obj = orjson.loads(stored.raw)
+                for field in ("name", "uid", "creationTimestamp", "resourceVersion"):
+                    obj["metadata"][field] = ""
+                assert obj["spec"]["serviceAccount"] == account
+                assert first.setdefault(account, orjson.dumps(obj)) == orjson.dumps(obj)
+        tails = store.strategy._pod_spec_tails  # type: ignore[attr-defined]
+        assert len(tails) == 1 and tails[key[strategy._TAIL :]][0] == key

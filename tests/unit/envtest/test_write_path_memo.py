@@ -111,19 +111,16 @@ def _outcome(store: Any, info: Any, body: dict[str, Any], name: str) -> bytes:
     return orjson.dumps({**obj, "metadata": meta})
 
 
-def test_a_compiled_pod_spec_script_prepares_as_the_steps_do(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_shared_pod_spec_prepares_as_the_steps_do() -> None:
     """Every pod spec of the write-path corpus created four times: the second create
-    records the edit script, the third and fourth get the prepared spec the pods of that
-    spec share; each is stored, or refused, as the first. (One corpus pass: each costs
+    keeps the steps' result, the third and fourth get that prepared spec, shared by the
+    pods of the spec; each is stored, or refused, as the first. (One corpus pass: each costs
     seconds.)
 
     The ~9,300 pods stored stay alive until the cluster stops: what is alive is frozen out of
     the garbage collector's full collections every 256 specs (unfrozen at the end), which
     otherwise scanned the session's heap and the growing store ~6 times, ~1 s of CPU; not when
     something else froze objects (its unfreeze is its own)."""
-    monkeypatch.setattr(strategy, "_COMPILE_AFTER", 1)
     bodies = [
         *(body for _, body in write_path_corpus.mutations(typical_pod("x"))),
         *(body for _, body in write_path_corpus.mutations(rich_pod("x"), ("null", "word"))),
@@ -145,7 +142,7 @@ def test_a_compiled_pod_spec_script_prepares_as_the_steps_do(
                 gc.unfreeze()
         assert len(store.strategy._pod_specs) > 0  # type: ignore[attr-defined]
         entries = store.strategy._pod_specs._entries.values()  # type: ignore[attr-defined]
-        assert any(e[1] is not None and e[1].prepared is not None for e in entries)
+        assert any(e[1] is not None and e[1] is not strategy._UNSHARED for e in entries)
 
 
 def test_json_copy_copies_as_deepcopy_does() -> None:
