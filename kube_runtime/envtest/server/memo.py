@@ -21,18 +21,15 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 
-__all__ = ["JSON_KEY_OPTIONS", "Memo", "forget_key", "json_key", "known_key"]
+__all__ = ["Memo", "forget_key", "json_key", "known_key"]
 
 V = TypeVar("V")
 
-#: The ``orjson.dumps`` options of :func:`json_key` (a value it cannot encode with them raises
-#: ``TypeError``: not plain JSON), for a hot path that encodes a key inline.
-JSON_KEY_OPTIONS = (
+_STRICT = (
     orjson.OPT_PASSTHROUGH_SUBCLASS
     | orjson.OPT_PASSTHROUGH_DATACLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
 )
-_STRICT = JSON_KEY_OPTIONS
 
 
 #: The value whose key :func:`known_key` gave, and that key (None: none).

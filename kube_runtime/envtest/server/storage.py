@@ -580,14 +580,7 @@ class Store(EventListeners):
         if self.history_age is not None:
             self._trim(bucket)
         for w in bucket.watches:
-            if (
-                w.matches is _everything
-                and type_ != MODIFIED
-                and (w.namespace is None or w.namespace == meta.get("namespace"))
-            ):
-                w.deliver(type_, stored, rv)  # what _fan_out does for it, a frame less
-            else:
-                self._fan_out(w, event)
+            self._fan_out(w, event)
         for listener in self._listeners_by_kind.get(info.key) or self._listeners_of(info.key):
             listener(event)
         return stored
@@ -836,14 +829,8 @@ class Store(EventListeners):
         obj["metadata"] = meta
         obj["apiVersion"] = info.api_version()
         obj["kind"] = info.kind
-        body_ns = meta.get("namespace")
-        if info.namespaced and namespace and (not body_ns or body_ns == namespace):
-            meta["namespace"] = namespace  # what _check_namespace does when it finds no fault
-        else:
-            self._check_namespace(info, namespace, meta)
-        hook = self.admission
-        if hook is not None and not hook.active():  # self._admission(), a frame less
-            hook = None
+        self._check_namespace(info, namespace, meta)
+        hook = self._admission()
         if hook is not None:
             mutated = hook.mutate(
                 AdmissionCall(info, "CREATE", obj, None), default=self._defaulter(info)
@@ -858,18 +845,15 @@ class Store(EventListeners):
                 meta.pop(managed, None)
         with self.lock:
             if info.namespaced:
-                namespaces = self._buckets.get(_NAMESPACES)  # _require_live_namespace's pass
-                live = namespaces.objects.get(("", namespace or "")) if namespaces else None
-                if live is None or live.obj["metadata"].get("deletionTimestamp"):
-                    self._require_live_namespace(namespace or "")
-            bucket = self._buckets.get(info.key) or self._bucket(info)
+                self._require_live_namespace(namespace or "")
+            bucket = self._bucket(info)
             if not meta.get("name"):
                 prefix = meta.get("generateName")
                 if prefix:
                     meta["name"] = self._generate_name(bucket, namespace or "", str(prefix))
             name = meta.get("name") or ""
             meta["uid"] = new_uid()
-            meta["creationTimestamp"] = _rfc3339_second(math.floor(self.clock.time()))
+            meta["creationTimestamp"] = now_rfc3339(self.clock.time)
             if info.tracks_generation or info.key in facts.GENERATION_ON_CREATE_ONLY:
                 meta["generation"] = 1
             else:

@@ -43,7 +43,7 @@ from kube_runtime.envtest.server import (
     validation,
 )
 from kube_runtime.envtest.server.admission import Admission
-from kube_runtime.envtest.server.memo import JSON_KEY_OPTIONS, Memo, forget_key, known_key
+from kube_runtime.envtest.server.memo import Memo, forget_key, json_key, known_key
 from kube_runtime.envtest.server.resources import ResourceInfo
 from kube_runtime.envtest.server.storage import Obj, now_rfc3339
 
@@ -137,10 +137,7 @@ class KubeStrategy:
         memo_key = classes = None
         second = False
         if type(spec) is dict and type(admission) is Admission:
-            try:  # json_key(spec), inline (the spec is not one known_key names)
-                memo_key = orjson.dumps(spec, option=JSON_KEY_OPTIONS)
-            except TypeError:
-                memo_key = None
+            memo_key = json_key(spec)
             if memo_key is not None:
                 classes = admission.classes()
                 tail = self._pod_spec_tails.get(memo_key[_TAIL:])

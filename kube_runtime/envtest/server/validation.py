@@ -557,15 +557,7 @@ def _validate_meta(
     labels = meta.get("labels") or None
     annotations = meta.get("annotations") or None
     if labels is not None or annotations is not None:
-        if type(labels) is dict and type(annotations) is dict:  # the memo's hit, inline
-            encoded = json_key((labels, annotations))
-            causes = _META_MAP_CAUSES.get((path, encoded)) if encoded is not None else None
-            if causes is not None:
-                out += causes
-            else:
-                _validate_meta_maps(out, path, labels, annotations)
-        else:
-            _validate_meta_maps(out, path, labels, annotations)
+        _validate_meta_maps(out, path, labels, annotations)
     if refs := meta.get("ownerReferences"):
         _validate_owner_references(out, f"{path}.ownerReferences", refs)
     if finalizers := meta.get("finalizers"):
@@ -621,6 +613,18 @@ def _memoized(
     if encoded is None:
         check(out, path, value)
         return
+    out += _memoized_causes(check, memo, path, value, encoded)
+
+
+def _memoized_causes(
+    check: Callable[[list[Cause], str, Any], None],
+    memo: Memo[tuple[Cause, ...]],
+    path: str,
+    value: Any,
+    encoded: bytes,
+) -> tuple[Cause, ...]:
+    """:func:`_memoized`'s causes of ``value``, whose :func:`~.memo.json_key` is ``encoded``
+    (a caller that knows the encoding skips encoding it again)."""
     key = (path, encoded)  # a known encoding's hash is cached: not hashed again
     causes = memo.get(key)
     if causes is None:
@@ -628,7 +632,7 @@ def _memoized(
         check(found, path, value)
         causes = tuple(found)
         memo.put(key, causes)
-    out += causes
+    return causes
 
 
 def validate_object_meta(
@@ -978,22 +982,7 @@ def _validate_pod_spec_of_pod(out: list[Cause], path: str, spec: Any) -> None:
 
 
 def _pod(out: list[Cause], obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
-    spec = obj.get("spec")
-    if type(spec) is dict and spec:  # what _mapping_field and _memoized do, inline
-        encoded = json_key(spec)
-        if encoded is not None:
-            key = ("spec", encoded)
-            causes = _POD_SPEC_CAUSES.get(key)
-            if causes is None:
-                found: list[Cause] = []
-                _validate_pod_spec_of_pod(found, "spec", spec)
-                causes = tuple(found)
-                _POD_SPEC_CAUSES.put(key, causes)
-            out += causes
-            if old is not None:
-                _validate_pod_update(out, spec, _map(old.get("spec")))
-            return
-    spec = _mapping_field(out, "spec", spec)
+    spec = _mapping_field(out, "spec", obj.get("spec"))
     _memoized(_validate_pod_spec_of_pod, _POD_SPEC_CAUSES, out, "spec", spec)
     if old is not None:
         _validate_pod_update(out, spec, _map(old.get("spec")))
@@ -1831,14 +1820,9 @@ def validate_pod_create(pod: dict[str, Any], spec_key: bytes) -> list[Cause]:
     without the general dispatch."""
     out: list[Cause] = []
     _validate_meta(out, pod.get("metadata"), *_POD_META)
-    key = ("spec", spec_key)
-    causes = _POD_SPEC_CAUSES.get(key)
-    if causes is None:
-        found: list[Cause] = []
-        _validate_pod_spec_of_pod(found, "spec", pod["spec"])
-        causes = tuple(found)
-        _POD_SPEC_CAUSES.put(key, causes)
-    out += causes
+    out += _memoized_causes(
+        _validate_pod_spec_of_pod, _POD_SPEC_CAUSES, "spec", pod["spec"], spec_key
+    )
     if len(out) > 1:
         out = list(dict.fromkeys(out))
     return out
