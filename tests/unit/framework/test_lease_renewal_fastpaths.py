@@ -6,6 +6,8 @@ that releases what it handed on."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any
 
@@ -13,7 +15,8 @@ import orjson
 import pytest
 
 from kube_runtime import clock
-from kube_runtime.client import transport
+from kube_runtime.client import Client, transport
+from kube_runtime.client.watch import Watch
 from kube_runtime.leaderelection import (
     LeaderElectionRecord,
     LeaseLock,
@@ -134,73 +137,65 @@ def test_a_reader_s_idle_block_releases_what_it_handed_on() -> None:
         assert sim.monotonic() == 1
 
 
-def test_update_raw_answers_the_bytes_the_lease_watch_then_sends() -> None:
+@contextmanager
+def _lease_watched(namespace: str) -> Iterator[tuple[Client, LeaseLock, dict[str, Any], Watch]]:
+    """An embedded cluster with a Lease ``lease`` created in ``namespace`` by a LeaseLock, and
+    a watch of that Lease from its creation on: (client, lock, the created Lease, the watch)."""
     from kube_runtime import kinds
     from kube_runtime.envtest import EmbeddedCluster
 
     with EmbeddedCluster(kubelet=False, deployments=False) as cluster:
         client = cluster.client()
-        client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "raw"}})
-        lock = LeaseLock(client, "raw", "lease")
+        client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        lock = LeaseLock(client, namespace, "lease")
         lock.create(LeaderElectionRecord(holder_identity="me", lease_duration_seconds=15))
         created = lock.lease
         assert created is not None
         watch = client.watch(
             kinds.Lease,
-            "raw",
+            namespace,
             field_selector="metadata.name=lease",
             resource_version=created["metadata"]["resourceVersion"],
         )
         with watch:
-            stored, raw = client.update_raw(
-                {**created, "spec": {**created["spec"], "renewTime": "2026-01-01T00:00:02.000000Z"}}
-            )
-            assert orjson.loads(raw) == stored
-            lines: list[bytes] = []
+            yield client, lock, created, watch
 
-            def loads(line: bytes) -> Any:
-                lines.append(line)
-                return orjson.loads(line)
 
-            watch.loads = loads
-            event = next(e for e in watch if e.type != "BOOKMARK")
+def test_update_raw_answers_the_bytes_the_lease_watch_then_sends() -> None:
+    with _lease_watched("raw") as (client, _, created, watch):
+        stored, raw = client.update_raw(
+            {**created, "spec": {**created["spec"], "renewTime": "2026-01-01T00:00:02.000000Z"}}
+        )
+        assert orjson.loads(raw) == stored
+        lines: list[bytes] = []
+
+        def loads(line: bytes) -> Any:
+            lines.append(line)
+            return orjson.loads(line)
+
+        watch.loads = loads
+        event = next(e for e in watch if e.type != "BOOKMARK")
         assert event.type == "MODIFIED" and event.object == stored
         assert lines[-1] == b'{"type":"MODIFIED","object":' + raw + b"}"
 
 
 def test_the_own_update_s_event_is_recognised_by_its_bytes() -> None:
-    from kube_runtime import kinds
-    from kube_runtime.envtest import EmbeddedCluster
+    with _lease_watched("own") as (_, lock, _, watch):
+        lines: list[bytes] = []
 
-    with EmbeddedCluster(kubelet=False, deployments=False) as cluster:
-        client = cluster.client()
-        client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "own"}})
-        lock = LeaseLock(client, "own", "lease")
-        lock.create(LeaderElectionRecord(holder_identity="me", lease_duration_seconds=15))
-        created = lock.lease
-        assert created is not None
-        watch = client.watch(
-            kinds.Lease,
-            "own",
-            field_selector="metadata.name=lease",
-            resource_version=created["metadata"]["resourceVersion"],
-        )
-        with watch:
-            lines: list[bytes] = []
+        def keep(line: bytes) -> Any:
+            lines.append(line)
+            return lock.decode_event(line)
 
-            def keep(line: bytes) -> Any:
-                lines.append(line)
-                return lock.decode_event(line)
-
-            watch.loads = keep
-            lock.update(
-                LeaderElectionRecord(
-                    holder_identity="me",
-                    lease_duration_seconds=15,
-                    renew_time="2026-01-01T00:00:02.000000Z",  # a change: a no-op is no event
-                )
+        watch.loads = keep
+        lock.update(
+            LeaderElectionRecord(
+                holder_identity="me",
+                lease_duration_seconds=15,
+                renew_time="2026-01-01T00:00:02.000000Z",  # a change: a no-op is no event
             )
-            event = next(e for e in watch if e.type != "BOOKMARK")
+        )
+        event = next(e for e in watch if e.type != "BOOKMARK")
         own = lock.lease
         assert event.object is own  # recognised: not decoded again
         assert orjson.loads(lines[-1]) == {"type": "MODIFIED", "object": own}
