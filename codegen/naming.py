@@ -15,31 +15,22 @@ import re
 
 from pydantic import BaseModel
 
-__all__ = ["RESERVED_CLASS_NAMES", "NameRegistry", "class_part", "field_name"]
+import kube_runtime.models
 
-# Names every generated module may import or use in annotations: a class must not shadow them.
+__all__ = ["IMPORT_SOURCES", "RESERVED_CLASS_NAMES", "NameRegistry", "class_part", "field_name"]
+
+#: Where each name a generated module may import comes from (module, names), in
+#: import-section order: the renderer writes its imports from this table.
+IMPORT_SOURCES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("typing", ("Annotated", "Any", "ClassVar", "Literal")),
+    ("pydantic", ("Field",)),
+    ("kube_runtime.client", ("Resource",)),
+    ("kube_runtime.models", tuple(kube_runtime.models.__all__)),  # its public names
+)
+
+#: Names every generated module may import or use in annotations: a class must not shadow them.
 RESERVED_CLASS_NAMES = frozenset(
-    {
-        "Annotated",
-        "Any",
-        "Base64",
-        "ClassVar",
-        "DateTime",
-        "EmbeddedResource",
-        "Field",
-        "KubeModel",
-        "Literal",
-        "ObjectMeta",
-        "Condition",
-        "LabelSelector",
-        "LabelSelectorRequirement",
-        "ManagedFieldsEntry",
-        "OwnerReference",
-        "Resource",
-        "None",
-        "True",
-        "False",
-    }
+    {name for _, names in IMPORT_SOURCES for name in names} | {"None", "True", "False"}
 )
 
 # A field named like a type used in annotations would shadow it in the class body.

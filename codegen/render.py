@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import kube_runtime.models
 from codegen.ir import CrdSettings, FieldDef, ModelDef, ResourceInfo
+from codegen.naming import IMPORT_SOURCES
 from codegen.pyexpr import (
     INDENT,
     LINE_LENGTH,
@@ -27,13 +27,6 @@ from codegen.pyexpr import (
 
 __all__ = ["render_module"]
 
-# Where each importable name comes from, in import-section order.
-_IMPORT_SOURCES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("typing", ("Annotated", "Any", "ClassVar", "Literal")),
-    ("pydantic", ("Field",)),
-    ("kube_runtime.client", ("Resource",)),
-    ("kube_runtime.models", tuple(kube_runtime.models.__all__)),  # its public names
-)
 _SECTIONS = (
     ("typing",),
     ("pydantic",),
@@ -62,7 +55,7 @@ def render_module(
 
 def _imports(used: set[str]) -> list[str]:
     lines: list[str] = []
-    by_module = {module: [n for n in names if n in used] for module, names in _IMPORT_SOURCES}
+    by_module = {module: [n for n in names if n in used] for module, names in IMPORT_SOURCES}
     for section in _SECTIONS:
         block = []
         for module in section:
