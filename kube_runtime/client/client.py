@@ -336,8 +336,9 @@ class Client(ClosesOnExit, ClientBase):
         body: Any,
         content_type: str,
         accept: str | None,
+        loads: Callable[[bytes], Any] = orjson.loads,
     ) -> tuple[Any, bytes]:
-        """:meth:`request`'s answer, parsed, and its body as the server sent it."""
+        """:meth:`request`'s answer, parsed (by ``loads``), and its body as the server sent it."""
         if method != "GET" and self.write_guard is not None:
             self.write_guard(method, path)
         url = self._url(path, query)
@@ -388,16 +389,20 @@ class Client(ClosesOnExit, ClientBase):
         if not data:
             return {}, data
         try:
-            return orjson.loads(data), data
+            return loads(data), data
         except orjson.JSONDecodeError as err:
             raise error_from_response(500, data[:200]) from err
 
-    def update_raw(self, obj: Obj) -> tuple[Obj, bytes]:
+    def update_raw(
+        self, obj: Obj, *, loads: Callable[[bytes], Any] = orjson.loads
+    ) -> tuple[Obj, bytes]:
         """:meth:`update` of a plain object, with no options, that also returns the answer's
         body as the server sent it: ``(stored object, body bytes)``. A server sends a watch
         event's object as it answered the write, so a caller that watches the object can
         recognise the event of its own write by its bytes and skip decoding it again (see
-        :class:`~kube_runtime.client.watch.Watch`'s ``loads``)."""
+        :class:`~kube_runtime.client.watch.Watch`'s ``loads``), or, when the event came
+        first, decode the answer with ``loads`` (``orjson.loads``'s result for the same
+        bytes; it may raise ``orjson.JSONDecodeError``) from what the watch decoded."""
         resource, body, name, namespace = self._object_target(obj)
         self._require_namespace(resource, namespace, "update")
         data, raw = self._request_raw(
@@ -407,6 +412,7 @@ class Client(ClosesOnExit, ClientBase):
             body,
             "application/json",
             None,
+            loads,
         )
         return data, raw
 

@@ -20,6 +20,11 @@ Contracts:
   stream and are flushed when the transport drains, so a slow watcher never makes the
   transport buffer the whole backlog.
 * ``stop()`` ends every open stream cleanly (terminating chunk) before closing sockets.
+* What a request's handler wrote to streams on the loop thread (its watch events) is flushed
+  in the same loop pass as its answer: after the answer on the real clock; on a virtual clock
+  before it, the answer then written with the loop thread idle for the clock (see
+  :meth:`_Connection._handle`). Clients must not rely on either order (kube-apiserver gives
+  none).
 * Over TLS a connection's first bytes are looked at before the handshake (:class:`_TlsSniffer`):
   plain HTTP gets Go's ``400 ... HTTPS server`` answer, as from kube-apiserver.
 * Time: :meth:`HttpServer.call_later` runs on the server's :class:`~kube_runtime.clock.Clock`
@@ -427,6 +432,10 @@ class _Connection(asyncio.Protocol):
         self.active = 0.0
         #: The class of the request whose answer is delayed (while ``busy``).
         self.mutating = False
+        #: Inside :meth:`_handle` on a virtual clock: :meth:`_send` leaves its answer (bytes,
+        #: whether to close after) in :attr:`answer` for :meth:`_handle` to write last.
+        self.deferring = False
+        self.answer: tuple[bytes, bool] | None = None
 
     def call_soon(self, fn: Callable[[], None]) -> None:
         self.server.call_soon(fn)
@@ -544,17 +553,36 @@ class _Connection(asyncio.Protocol):
 
     def _handle(self, request: Request) -> None:
         """Serve ``request``; what the handler wrote to streams on the loop thread (watch
-        events of a write) is flushed right after the answer, not on a later loop pass."""
+        events of a write) is flushed right after the answer, not on a later loop pass.
+
+        On a virtual clock the order is the other way round and the answer is written as
+        *idle* (:meth:`~kube_runtime.clock.Clock.idle`): the watch events first, then the
+        plain answer, with the loop thread idle for the clock while it writes it. Everything
+        the request set off is accounted for by then (its watch events are held, its sender
+        counts as running until it reads the answer), so the loop thread is no longer the
+        one whose wait lets the time move: the sender, reading its answer, usually is, and
+        it wakes itself for its next deadline instead of being woken by the loop thread
+        while that holds the GIL (three context switches each, on one CPU)."""
         server = self.server
         outer = server._flushes
         pending: list[Callable[[], None]] = []
         server._flushes = pending
+        if server._answer_idle is not None:
+            self.deferring = True
         try:
             self._serve_request(request)
         finally:
             server._flushes = outer
+            self.deferring = False
             for flush in pending:
                 flush()
+            answer = self.answer
+            if answer is not None:
+                self.answer = None
+                idle = server._answer_idle
+                assert idle is not None
+                with idle:
+                    self._write_answer(*answer)
 
     def _serve_request(self, request: Request) -> None:
         limited = self.server.over_inflight_bound(request)
@@ -627,17 +655,23 @@ class _Connection(asyncio.Protocol):
             start = _PLAIN_HEADS.get((response.status, response.content_type))
             if start is None:
                 start = _plain_head(response.status, response.content_type)
-            self.write(b"".join((start, b"%d\r\n\r\n" % len(response.body), body)))
+            data = b"".join((start, b"%d\r\n\r\n" % len(response.body), body))
         else:
             headers = dict(response.headers)
             if not self.keep_alive:
                 headers["Connection"] = "close"
-            self.write(
-                _head(response.status, response.content_type, len(response.body), headers) + body
-            )
+            data = _head(response.status, response.content_type, len(response.body), headers) + body
         self.server.observe(request, response.status)
         self.active = time.monotonic()
-        if not self.keep_alive and self.transport is not None:
+        if self.deferring:
+            self.answer = (data, not self.keep_alive)  # written last by _handle, as idle
+        else:
+            self._write_answer(data, not self.keep_alive)
+
+    def _write_answer(self, data: bytes, close: bool) -> None:
+        """Write an answer, then close the connection when ``close``."""
+        self.write(data)
+        if close and self.transport is not None:
             self.transport.close()
 
     def _start_stream(self, response: StreamResponse) -> None:
@@ -861,19 +895,48 @@ class ServerLimits:
     sweep_every: float = _SWEEP_EVERY
 
 
+def _reusable_idle(clock: _clock.Clock) -> contextlib.AbstractContextManager[None]:
+    """``clock.idle()`` made once for the loop thread to enter again and again (a
+    :class:`~kube_runtime.clock.SimClock`'s idle block is reusable by one thread at a time,
+    as is a null context); another clock's is made at each entry."""
+    if isinstance(clock, _clock.SimClock):
+        return clock.idle()
+    return _FreshIdle(clock)
+
+
+class _FreshIdle:
+    """A block entering ``clock.idle()`` afresh each time (a clock whose idle blocks are not
+    known to be reusable)."""
+
+    __slots__ = ("_block", "_clock")
+
+    def __init__(self, clock: _clock.Clock) -> None:
+        self._clock = clock
+        self._block: contextlib.AbstractContextManager[None] | None = None
+
+    def __enter__(self) -> None:
+        self._block = self._clock.idle()
+        self._block.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        block, self._block = self._block, None
+        if block is not None:
+            block.__exit__(None, None, None)
+
+
 class _IdleSelector(selectors.DefaultSelector):
     """The loop's selector on a virtual clock: a wait for I/O is *idle* for the clock
     (:meth:`~kube_runtime.clock.Clock.idle`); a poll (timeout 0) is not, the loop has work."""
 
     def __init__(self, clock: _clock.Clock) -> None:
         super().__init__()
-        self._idle = clock.idle
+        self._idle = _reusable_idle(clock)
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         """The ready file objects, waiting up to ``timeout`` seconds as idle."""
         if timeout is not None and timeout <= 0:
             return super().select(timeout)
-        with self._idle():
+        with self._idle:
             return super().select(timeout)
 
 
@@ -935,6 +998,11 @@ class HttpServer:
         self._posted_lock = threading.Lock()
         self._posted: list[Callable[[], None]] = []
         self._posted_armed = False
+        # On a virtual clock: the idle block the loop thread writes a request's answer in
+        # (see _Connection._handle), reused (one thread, never nested); None on the real one.
+        self._answer_idle: contextlib.AbstractContextManager[None] | None = (
+            None if self._real_time else _reusable_idle(self.clock)
+        )
         self._server: asyncio.AbstractServer | None = None
         self._started = threading.Event()
         self._error: BaseException | None = None
