@@ -25,6 +25,10 @@ Contract:
   connection that fails before any byte of the answer arrived (the server closed the idle
   connection as the request went out) is sent again once on a new connection when its
   method is idempotent, as urllib3's default retry policy does; nothing else is retried.
+* ``read_timeout`` bounds each socket read and write (a ``TimeoutError``, never a stale
+  connection). On Linux a plain TCP connection gets it as the kernel's socket timeout, in
+  blocking mode (:func:`_set_timeout`): Python then makes one system call per read or write
+  instead of a poll before each.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ import functools
 import re
 import select
 import socket
+import struct
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
@@ -343,6 +349,7 @@ class _Conns:
             if len(idle) < self.limit and self.hostpool.pool is not None:
                 idle.append(conn)
             else:
+                _forget_kernel_timeout(conn)
                 self.hostpool._put_conn(conn)
         else:
             conn.close()
@@ -420,13 +427,14 @@ def _send(
         if not reused:
             _connect(conn, connect_timeout, connect_retries)
         sock = conn.sock
-        if sock.gettimeout() != read_timeout:  # settimeout costs a system call each time
-            sock.settimeout(read_timeout)
+        _set_timeout(conn, sock, read_timeout)
         incoming = _Incoming(sock)
         try:
             sock.sendall(wire)
             got = incoming.fill()
         except (ConnectionError, TimeoutError, OSError) as err:
+            if isinstance(err, BlockingIOError):  # a kernel timeout ran out (_set_timeout)
+                err = TimeoutError("timed out")
             if reused and not isinstance(err, TimeoutError):
                 raise _Stale(repr(err)) from None
             raise TransportError(repr(err)) from err
@@ -438,6 +446,71 @@ def _send(
         conns.release(conn, False)
         raise
     return conn, incoming
+
+
+#: Whether a plain TCP socket's timeout is the kernel's (``SO_RCVTIMEO``/``SO_SNDTIMEO``) with
+#: the socket in blocking mode, instead of Python's: Python polls before every ``recv`` and
+#: ``send`` of a socket with a timeout (two system calls, each releasing and taking the GIL
+#: again), the kernel's timeout costs none. Linux, whose ``struct timeval`` is packed here.
+_KERNEL_TIMEOUTS = sys.platform.startswith("linux") and hasattr(socket, "SO_RCVTIMEO")
+
+
+def _set_timeout(conn: Any, sock: Any, timeout: float | None) -> None:
+    """Give ``sock`` (``conn``'s) the timeout ``timeout`` (None: none) for each read and write.
+
+    A plain TCP socket gets it as the kernel's (see :data:`_KERNEL_TIMEOUTS`), in blocking
+    mode: a read or write that runs out of time then raises ``BlockingIOError`` (EAGAIN),
+    which the readers here turn into ``TimeoutError``. The timeout set is remembered on
+    ``conn`` with its socket, so that an exchange after the first costs no system call; a
+    socket whose Python timeout was set since (urllib3's own request path) gets blocking
+    mode back. A TLS socket (or another platform) gets ``settimeout`` as before."""
+    if _KERNEL_TIMEOUTS and type(sock) is socket.socket and (timeout is None or timeout > 0):
+        if sock.gettimeout() is not None:
+            sock.settimeout(None)  # blocking mode: reads and writes with no poll before
+        applied = getattr(conn, "_kr_timeout", None)
+        if applied is None or applied[0] is not sock or applied[1] != timeout:
+            _kernel_timeout(sock, timeout)
+            conn._kr_timeout = (sock, timeout)
+    elif sock.gettimeout() != timeout:  # settimeout costs a system call each time
+        sock.settimeout(timeout)
+
+
+def _kernel_timeout(sock: socket.socket, timeout: float | None) -> None:
+    """Set ``sock``'s kernel timeouts for reads and writes to ``timeout`` (None: none)."""
+    whole, micros = 0, 0
+    if timeout is not None:
+        whole = int(timeout)
+        micros = (
+            max(1, round((timeout - whole) * 1e6)) if whole == 0 else round((timeout - whole) * 1e6)
+        )
+        if micros >= 1_000_000:
+            whole, micros = whole + 1, 0
+    value = struct.pack("ll", whole, micros)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, value)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, value)
+
+
+def _forget_kernel_timeout(conn: Any) -> None:
+    """Clear the kernel timeouts :func:`_set_timeout` gave ``conn``'s socket, before the
+    connection goes back to urllib3's pool (whose request path sets Python's timeout only)."""
+    applied = getattr(conn, "_kr_timeout", None)
+    if applied is not None:
+        conn._kr_timeout = None
+        sock = conn.sock
+        if sock is applied[0] and applied[1] is not None:
+            try:
+                _kernel_timeout(sock, None)
+            except OSError:  # closed meanwhile: nothing to clear
+                pass
+
+
+def _recv(sock: Any, size: int) -> bytes:
+    """``sock.recv(size)``; a kernel timeout that ran out raises ``TimeoutError``."""
+    try:
+        data: bytes = sock.recv(size)
+    except BlockingIOError:
+        raise TimeoutError("timed out") from None
+    return data
 
 
 class _Incoming:
@@ -456,7 +529,7 @@ class _Incoming:
 
     def fill(self) -> bool:
         """Read once more; False when the peer closed the connection."""
-        data = self.sock.recv(_RECV_SIZE)
+        data = _recv(self.sock, _RECV_SIZE)
         if not data:
             return False
         self.add(data)
@@ -637,7 +710,7 @@ class Stream:
             # Nothing buffered, at a chunk's start (a watch waiting for its next event): a
             # read that brings exactly one whole chunk, as a watch event usually comes, is
             # answered from the bytes read; anything else is buffered and decoded below.
-            data = incoming.sock.recv(_RECV_SIZE)
+            data = _recv(incoming.sock, _RECV_SIZE)
             if not data:
                 self._done = True
                 self._keep = False  # ended early: the framing is unfinished
