@@ -26,7 +26,12 @@ from kube-apiserver's ``/metrics`` (``apiserver_request_total``), as the delta b
 snapshot before the first create (after the API saw no write for :data:`QUIET_SECONDS`) and
 one after convergence (again once quiet). Writes are attributed by resource, subresource
 and verb (:func:`component`): the kubelet's, the benchmark's, events, and the rest, which
-is the controller's. CPU seconds of each process come from ``/proc/PID/stat``.
+is the controller's. Reads (GET, LIST, WATCH) are counted too, all clients together, with
+what reached etcd, the watch events sent by kind and the bytes answered
+(:data:`EXTRA_COUNTERS`; the requests table of :func:`report`). CPU seconds of each process
+come from ``/proc/PID/stat``. With ``KUBE_RUNTIME_BENCH_POD_WATCH=1`` the benchmark also
+watches pods and reports, per set, how long its status trailed its last pod turning Ready
+(:class:`SetTimes`).
 
 While converging, the benchmark samples the sum of the sets' ``status.readyReplicas`` every
 50 ms; each workload's curves (every contender on one chart, :mod:`bench.chart`) are written
@@ -52,7 +57,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.controllers import ControllersContext, ControllerSizes, shared_table, statefulset
 from bench.embedded_server import _T0, Table
@@ -62,6 +67,7 @@ Obj = dict[str, Any]
 
 #: (verb, resource, subresource, code) as ``apiserver_request_total`` labels them.
 Key = tuple[str, str, str, str]
+K = TypeVar("K")
 
 WRITE_VERBS = frozenset({"POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY"})
 QUIET_SECONDS = 3.0
@@ -95,6 +101,9 @@ KUBELET_WRITES = frozenset(
 #: The benchmark's own writes: the sets and the namespace.
 HARNESS_WRITES = frozenset({("POST", "statefulsets", ""), ("POST", "namespaces", "")})
 COMPONENTS = ("controller", "events", "kubelet", "harness")
+POD_WATCH_ENV = "KUBE_RUNTIME_BENCH_POD_WATCH"
+"""Set to ``1``: the benchmark also watches pods, for each set's status lag
+(:class:`SetTimes`); off by default, as the watch is one more load on kube-apiserver."""
 
 _SAMPLE = re.compile(r"^apiserver_request_total\{(?P<labels>.*)\}\s+(?P<value>\S+)")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
@@ -127,9 +136,49 @@ def parse_request_counts(text: str) -> Counter[Key]:
     return counts
 
 
-def delta(after: Mapping[Key, int], before: Mapping[Key, int]) -> Counter[Key]:
-    """Requests counted in ``after`` and not yet in ``before`` (counters only grow)."""
-    out: Counter[Key] = Counter()
+_ANY_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][\w:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)")
+
+#: Counter families read besides ``apiserver_request_total`` (:func:`parse_counters`):
+#: what reached etcd (operation, type), the watch cache's lists, watch events sent and the
+#: bytes of the answers kube-apiserver wrote (``apiserver_response_sizes_sum``).
+EXTRA_COUNTERS: dict[str, tuple[str, ...]] = {
+    "etcd_request_duration_seconds_count": ("operation", "type"),
+    "apiserver_cache_list_total": ("resource_prefix", "index"),
+    "apiserver_cache_list_fetched_objects_total": ("resource_prefix", "index"),
+    "apiserver_watch_events_total": ("kind",),
+    "apiserver_watch_events_sizes_sum": ("kind",),
+    "apiserver_response_sizes_sum": ("verb", "resource", "subresource"),
+    "apiserver_request_duration_seconds_sum": ("verb", "resource", "subresource"),
+}
+
+#: (metric family, its labels of :data:`EXTRA_COUNTERS` in order).
+ExtraKey = tuple[str, tuple[str, ...]]
+
+
+def parse_counters(
+    text: str, families: Mapping[str, Sequence[str]] = EXTRA_COUNTERS
+) -> dict[ExtraKey, float]:
+    """The samples of ``families`` in Prometheus text, each summed over every label but the
+    family's own (``{"apiserver_watch_events_total": ("kind",)}``); float values (seconds,
+    bytes) are kept as they are."""
+    out: dict[ExtraKey, float] = {}
+    for line in text.splitlines():
+        if not line or line[0] == "#":
+            continue
+        m = _ANY_SAMPLE.match(line)
+        if m is None or m.group("name") not in families:
+            continue
+        name = m.group("name")
+        labels = dict(_LABEL.findall(m.group("labels") or ""))
+        key = (name, tuple(labels.get(k, "") for k in families[name]))
+        out[key] = out.get(key, 0.0) + float(m.group("value"))
+    return out
+
+
+def delta(after: Mapping[K, Any], before: Mapping[K, Any]) -> Counter[K]:
+    """Requests (or any counters) counted in ``after`` and not yet in ``before`` (counters
+    only grow)."""
+    out: Counter[K] = Counter()
     for key, n in after.items():
         d = n - before.get(key, 0)
         if d > 0:
@@ -198,6 +247,35 @@ def breakdown(writes: Mapping[Key, int]) -> str:
         if succeeded(k):
             by[(k[0], resource_name(k))] += n
     return ", ".join(f"{v} {r} {n:,}" for (v, r), n in by.most_common()) or "none"
+
+
+def read_summary(reads: Mapping[Key, int]) -> str:
+    """``LIST pods 3, GET statefulsets 2, WATCH pods 1`` (every code, largest first)."""
+    by: Counter[tuple[str, str]] = Counter()
+    for k, n in reads.items():
+        by[(k[0], resource_name(k))] += n
+    return ", ".join(f"{v} {r} {n:,}" for (v, r), n in by.most_common()) or "none"
+
+
+def verb_summary(*requests: Mapping[Key, int]) -> str:
+    """``POST 4,200, PUT 5,400, GET 1,030, ...`` over every mapping given (largest first)."""
+    by: Counter[str] = Counter()
+    for mapping in requests:
+        for k, n in mapping.items():
+            by[k[0]] += n
+    return ", ".join(f"{v} {n:,}" for v, n in by.most_common()) or "none"
+
+
+def family_summary(extra: Mapping[ExtraKey, float], family: str, by: int | None = None) -> str:
+    """One family of :data:`EXTRA_COUNTERS` as ``label 1,234, ...`` (largest first); ``by``:
+    the index of the one label to group by (default: all the family's labels)."""
+    out: dict[str, float] = {}
+    for (name, labels), n in extra.items():
+        if name == family:
+            label = "/".join(labels) if by is None else labels[by]
+            out[label] = out.get(label, 0.0) + n
+    ranked = sorted(out.items(), key=lambda item: -item[1])
+    return ", ".join(f"{k} {int(n):,}" for k, n in ranked) or "none"
 
 
 def failures(writes: Mapping[Key, int]) -> str:
@@ -345,9 +423,13 @@ class ApiMetrics:
         )
         self._ctx = ssl.create_default_context(cafile=str(ca_file))
 
+        self.last_text = ""
+        """The text of the last ``/metrics`` read (for :func:`parse_counters`)."""
+
     def requests(self) -> Counter[Key]:
         with urllib.request.urlopen(self._request, context=self._ctx, timeout=30) as resp:
-            return parse_request_counts(resp.read().decode())
+            self.last_text = resp.read().decode()
+        return parse_request_counts(self.last_text)
 
     def wait_quiet(
         self, seconds: float = QUIET_SECONDS, timeout: float = QUIET_TIMEOUT
@@ -414,6 +496,56 @@ def chosen_contenders() -> list[Contender]:
     return [c for c in CONTENDERS if c.key in keys]
 
 
+class SetTimes:
+    """When the benchmark's informers saw each set converge and each pod turn Ready
+    (perf_counter seconds); handlers for a StatefulSet and (optional) a Pod informer.
+
+    :meth:`status_lags` is, per set, the seconds from its last pod seen Ready to the set
+    seen converged: how long a set's status trails its pods (the controller's queue wait,
+    sync and status write, plus the two watch paths, which both contenders share)."""
+
+    def __init__(self, replicas: int) -> None:
+        self.replicas = replicas
+        self.converged: dict[str, float] = {}
+        self.pod_ready: dict[str, float] = {}
+
+    def on_set(self, sts: Obj, _new: Obj | None = None) -> None:
+        obj = _new if _new is not None else sts
+        name = (obj.get("metadata") or {}).get("name", "")
+        if name not in self.converged and sts_converged(obj, self.replicas):
+            self.converged[name] = time.perf_counter()
+
+    def on_pod(self, pod: Obj, _new: Obj | None = None) -> None:
+        obj = _new if _new is not None else pod
+        name = (obj.get("metadata") or {}).get("name", "")
+        if name in self.pod_ready:
+            return
+        for c in (obj.get("status") or {}).get("conditions") or ():
+            if c.get("type") == "Ready" and c.get("status") == "True":
+                self.pod_ready[name] = time.perf_counter()
+                return
+
+    def status_lags(self) -> list[float]:
+        """Per converged set whose every pod was seen Ready: converged - last pod Ready."""
+        last: dict[str, float] = {}
+        count: Counter[str] = Counter()
+        for pod, t in self.pod_ready.items():
+            owner = pod.rsplit("-", 1)[0]
+            last[owner] = max(last.get(owner, 0.0), t)
+            count[owner] += 1
+        return sorted(
+            t - last[name] for name, t in self.converged.items() if count[name] == self.replicas
+        )
+
+
+def quantiles(values: Sequence[float]) -> str:
+    """``median / p90 / max`` of ``values`` (seconds, 2 decimals) or ``-``."""
+    if not values:
+        return "-"
+    v = sorted(values)
+    return f"{v[len(v) // 2]:.2f} / {v[min(len(v) - 1, (9 * len(v)) // 10)]:.2f} / {v[-1]:.2f}"
+
+
 @dataclass
 class Result:
     contender: Contender
@@ -428,6 +560,15 @@ class Result:
     quiet_after: float = 0.0
     ready_curve: list[tuple[float, int]] = field(default_factory=list)
     """(seconds since the first create, sum of the sets' ``status.readyReplicas``)."""
+    reads: Counter[Key] = field(default_factory=Counter)
+    """Every request that is not a write (GET, LIST, WATCH, ...), all clients together."""
+    extra: Mapping[ExtraKey, float] = field(default_factory=dict)
+    """Deltas of :data:`EXTRA_COUNTERS` over the measured interval."""
+    set_converged: dict[str, float] = field(default_factory=dict)
+    """Seconds from the first create until the benchmark saw each set converged."""
+    status_lags: list[float] = field(default_factory=list)
+    """Per set: seconds from its last pod seen Ready to the set seen converged (only with
+    the pod watch, :data:`POD_WATCH_ENV`)."""
 
     @property
     def seconds(self) -> float:
@@ -512,7 +653,7 @@ def run_contender(
     profile_to: Path | None = None,
 ) -> Result:
     from kube_runtime import kinds
-    from kube_runtime.cache.informer import SharedInformer
+    from kube_runtime.cache.informer import ResourceEventHandlerFuncs, SharedInformer
     from kube_runtime.client import Client
 
     log(f"-- {workload}: {contender.label}: starting a fresh cluster")
@@ -534,11 +675,25 @@ def run_contender(
         )
         client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         informer = SharedInformer(client, kinds.StatefulSet, namespace=NAMESPACE)
+        times = SetTimes(replicas)
+        informer.add_event_handler(
+            ResourceEventHandlerFuncs(on_add=times.on_set, on_update=times.on_set)
+        )
+        pod_informer = None
+        if os.environ.get(POD_WATCH_ENV) == "1":
+            pod_informer = SharedInformer(client, kinds.Pod, namespace=NAMESPACE)
+            pod_informer.add_event_handler(
+                ResourceEventHandlerFuncs(on_add=times.on_pod, on_update=times.on_pod)
+            )
+            pod_informer.start()
         informer.start()
         try:
-            if not informer.wait_for_sync(60):
-                raise RuntimeError("the benchmark's StatefulSet informer did not sync")
+            if not informer.wait_for_sync(60) or not (
+                pod_informer is None or pod_informer.wait_for_sync(60)
+            ):
+                raise RuntimeError("the benchmark's informers did not sync")
             before, _ = metrics.wait_quiet()
+            extra_before = parse_counters(metrics.last_text)
             cpu_before = {k: cpu_of(p) for k, p in pids.items()}
             if profile_to is not None:
                 os.kill(children["controller"].pid, signal.SIGUSR1)  # start-up left out
@@ -555,18 +710,22 @@ def run_contender(
             )
             milestones["all sets created"] = created - started
             after, last_write = metrics.wait_quiet()
+            extra = delta(parse_counters(metrics.last_text), extra_before)
             cpu_after = {k: cpu_of(p) for k, p in pids.items()}
             if profile_to is not None:
                 os.kill(children["controller"].pid, signal.SIGUSR2)  # CPU per thread, now
         finally:
             informer.stop()
+            if pod_informer is not None:
+                pod_informer.stop()
         objects = {
             "pods": len(client.list(kinds.Pod, NAMESPACE)["items"]),
             "claims": len(client.list(kinds.PersistentVolumeClaim, NAMESPACE)["items"]),
             "revisions": len(client.list(kinds.ControllerRevision, NAMESPACE)["items"]),
         }
         client.close()
-    writes = split_writes(delta(after, before))
+    requests = delta(after, before)
+    writes = split_writes(requests)
     result = Result(
         contender,
         workload,
@@ -579,12 +738,21 @@ def run_contender(
         objects,
         max(0.0, last_write - started - milestones["converged"]),
         curve,
+        Counter({k: n for k, n in requests.items() if not is_write(k)}),
+        extra,
+        {name: t - started for name, t in times.converged.items()},
+        times.status_lags(),
     )
     c = writes["controller"]
     log(
         f"   {contender.label}: converged in {result.seconds:.1f} s; controller writes "
         f"{total(c):,} ({failures(c)}), status writes/set {status_writes(c) / sets:.2f}, "
-        f"controller CPU {result.cpu['controller']:.1f} s"
+        f"controller CPU {result.cpu['controller']:.1f} s; reads {read_summary(result.reads)}"
+        + (
+            f"; status lag s (median / p90 / max) {quantiles(result.status_lags)}"
+            if result.status_lags
+            else ""
+        )
     )
     return result
 
@@ -648,6 +816,7 @@ MAIN_TITLE = (
     "cluster per row, simulated kubelet in its own process, pods Ready at once)"
 )
 WRITES_TITLE = "Real kube-apiserver 1.20: API writes by component, verb and resource"
+REQUESTS_TITLE = "Real kube-apiserver 1.20: requests by verb (reads included), watch events, etcd"
 
 
 def report(ctx: ControllersContext, results: list[Result]) -> None:
@@ -681,6 +850,19 @@ def report(ctx: ControllersContext, results: list[Result]) -> None:
             "kubelet",
             "benchmark",
             "CPU s: kubelet / apiserver / etcd",
+        ],
+    )
+    requests = shared_table(
+        ctx,
+        REQUESTS_TITLE,
+        [
+            "workload",
+            "contender",
+            "requests by verb (all clients)",
+            "reads",
+            "watch events sent",
+            "etcd operations",
+            "status lag s (median / p90 / max)",
         ],
     )
     base = next((r for r in results if r.contender.key == "ours"), None)
@@ -728,6 +910,15 @@ def report(ctx: ControllersContext, results: list[Result]) -> None:
             f"{total(r.writes['harness']):,}",
             f"{r.cpu['kubelet']:.1f} / {r.cpu['kube-apiserver']:.1f} / {r.cpu['etcd']:.1f}",
         )
+        requests.add(
+            r.workload,
+            r.contender.label,
+            verb_summary(*r.writes.values(), r.reads),
+            read_summary(r.reads),
+            family_summary(r.extra, "apiserver_watch_events_total"),
+            family_summary(r.extra, "etcd_request_duration_seconds_count", by=0),
+            quantiles(r.status_lags),
+        )
     main.notes[:] = [
         "converged s: from the first StatefulSet create until the benchmark's informer saw "
         "every set converged (1.20 fields: observedGeneration current, replicas = readyReplicas "
@@ -743,6 +934,14 @@ def report(ctx: ControllersContext, results: list[Result]) -> None:
         "(ours: `kube-runtime run`; KCM: the whole kube-controller-manager, which also runs the "
         "garbage collector, namespace and pvc-protection controllers); KCM CPU s for our rows is "
         "that kube-controller-manager without its StatefulSet controller.",
+    ]
+    requests.notes[:] = [
+        "Every request kube-apiserver served over the measured interval, all clients together "
+        "(controller, kubelet, benchmark, kube-controller-manager), by verb and (reads) by "
+        "resource; watch events sent (apiserver_watch_events_total, by kind: one per event and "
+        "watcher); etcd operations (etcd_request_duration_seconds_count, by operation). status "
+        "lag: per set, from its last pod seen Ready to the set seen converged by the "
+        f"benchmark's informers (only with {POD_WATCH_ENV}=1, else -).",
     ]
     by_resource.notes[:] = [
         "Successful writes by verb and resource per component (see the main table for how "
