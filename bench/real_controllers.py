@@ -527,15 +527,21 @@ class SetTimes:
 
     def status_lags(self) -> list[float]:
         """Per converged set whose every pod was seen Ready: converged - last pod Ready."""
+        return sorted(self.lags_by_set().values())
+
+    def lags_by_set(self) -> dict[str, float]:
+        """:meth:`status_lags` by set name."""
         last: dict[str, float] = {}
         count: Counter[str] = Counter()
         for pod, t in self.pod_ready.items():
             owner = pod.rsplit("-", 1)[0]
             last[owner] = max(last.get(owner, 0.0), t)
             count[owner] += 1
-        return sorted(
-            t - last[name] for name, t in self.converged.items() if count[name] == self.replicas
-        )
+        return {
+            name: t - last[name]
+            for name, t in self.converged.items()
+            if count[name] == self.replicas
+        }
 
 
 def quantiles(values: Sequence[float]) -> str:
@@ -566,7 +572,7 @@ class Result:
     """Deltas of :data:`EXTRA_COUNTERS` over the measured interval."""
     set_converged: dict[str, float] = field(default_factory=dict)
     """Seconds from the first create until the benchmark saw each set converged."""
-    status_lags: list[float] = field(default_factory=list)
+    status_lags: dict[str, float] = field(default_factory=dict)
     """Per set: seconds from its last pod seen Ready to the set seen converged (only with
     the pod watch, :data:`POD_WATCH_ENV`)."""
 
@@ -741,7 +747,7 @@ def run_contender(
         Counter({k: n for k, n in requests.items() if not is_write(k)}),
         extra,
         {name: t - started for name, t in times.converged.items()},
-        times.status_lags(),
+        times.lags_by_set(),
     )
     c = writes["controller"]
     log(
@@ -749,7 +755,7 @@ def run_contender(
         f"{total(c):,} ({failures(c)}), status writes/set {status_writes(c) / sets:.2f}, "
         f"controller CPU {result.cpu['controller']:.1f} s; reads {read_summary(result.reads)}"
         + (
-            f"; status lag s (median / p90 / max) {quantiles(result.status_lags)}"
+            f"; status lag s (median / p90 / max) {quantiles(list(result.status_lags.values()))}"
             if result.status_lags
             else ""
         )
@@ -917,7 +923,7 @@ def report(ctx: ControllersContext, results: list[Result]) -> None:
             read_summary(r.reads),
             family_summary(r.extra, "apiserver_watch_events_total"),
             family_summary(r.extra, "etcd_request_duration_seconds_count", by=0),
-            quantiles(r.status_lags),
+            quantiles(list(r.status_lags.values())),
         )
     main.notes[:] = [
         "converged s: from the first StatefulSet create until the benchmark's informer saw "

@@ -145,7 +145,7 @@ def test_report_has_the_requests_table() -> None:
         ),
         reads=Counter({k: n for k, n in requests.items() if k[0] == "GET"}),
         extra=parse_counters(METRICS),
-        status_lags=[0.1, 0.2],
+        status_lags={"web-0": 0.1, "web-1": 0.2},
     )
     report(ctx, [result])
     table = next(t for t in ctx.tables if t.title == REQUESTS_TITLE)
