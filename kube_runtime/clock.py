@@ -666,8 +666,8 @@ class _IdleBlock:
                 clock._running -= 1
                 self._participant = p
                 changed = True
-            if changed:
-                clock._maybe_advance_locked()
+            if changed and clock._running <= 0 and clock._held_total <= 0:
+                clock._maybe_advance_locked()  # (its own first test, inline: per read/select)
 
     def __exit__(self, *exc: object) -> None:
         p = self._participant
