@@ -32,6 +32,7 @@ Contract (client-go ``tools/cache/shared_informer.go``):
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -280,16 +281,14 @@ class _Sink:
     def __init__(self, informer: SharedInformer, transform: Transform | None) -> None:
         self._informer = informer
         self._transform = transform
+        # add/update: the informer's upsert with the transform bound (a C-level partial: no
+        # Python frame of its own on the path of every watch event).
+        upsert: Callable[[Obj], None] = functools.partial(informer._upsert_with, transform)
+        self.add = self.update = upsert
 
     def replace(self, objs: list[Obj], resource_version: str) -> None:
         transform = self._transform
         self._informer._on_replace(objs if transform is None else [transform(o) for o in objs])
-
-    def add(self, obj: Obj) -> None:
-        self._informer._on_upsert(obj if self._transform is None else self._transform(obj))
-
-    def update(self, obj: Obj) -> None:
-        self._informer._on_upsert(obj if self._transform is None else self._transform(obj))
 
     def delete(self, obj: Obj) -> None:
         self._informer._on_delete(obj if self._transform is None else self._transform(obj))
@@ -488,6 +487,12 @@ class SharedInformer:
             self._objects_metric.set(len(self.indexer))
 
     def _on_upsert(self, obj: Obj) -> None:
+        self._upsert_with(None, obj)
+
+    def _upsert_with(self, transform: Transform | None, obj: Obj) -> None:
+        """Store ``transform(obj)`` (``obj`` when None) and note its notification."""
+        if transform is not None:
+            obj = transform(obj)
         with self._lock:
             prev = self.indexer.update(obj)
             if prev is None:

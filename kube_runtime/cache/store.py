@@ -237,7 +237,7 @@ def share_values(obj: Obj, previous: Obj | None = None) -> None:
             # _share_str, its usual case (a hit in the young generation) inline
             shared = strings.young.get(value)
             if shared is None:
-                _share_str(obj, key, value)
+                _share_str_missed(obj, key, value)
             elif shared is not value:
                 obj[key] = shared
         elif isinstance(value, _CONTAINERS):
@@ -256,10 +256,20 @@ def _share_str(node: Any, key: Any, value: str) -> None:
     table = _shared_strings
     shared = table.young.get(value)  # the common hit, without the table's method call
     if shared is None:
-        shared = table.get(value, len(value))
-        if shared is None:
-            table.put(value, value, len(value))
-            return
+        _share_str_missed(node, key, value)
+    elif shared is not value:
+        node[key] = shared
+
+
+def _share_str_missed(node: Any, key: Any, value: str) -> None:
+    """:func:`_share_str` after a miss in the young generation (the caller looked there)."""
+    table = _shared_strings
+    size = len(value)
+    shared = table.old.get(value)
+    if shared is None:
+        table.put(value, value, size)
+        return
+    table.put(value, shared, size)  # as _SharedTable.get: a hit in the old one moves up
     if shared is not value:
         node[key] = shared
 
@@ -287,7 +297,7 @@ def _share_meta(meta: dict[str, Any] | list[Any], before: Any) -> None:
             else:
                 shared = strings.young.get(value)  # _share_str's usual case inline
                 if shared is None:
-                    _share_str(meta, key, value)
+                    _share_str_missed(meta, key, value)
                 elif shared is not value:
                     meta[key] = shared
         elif isinstance(value, _CONTAINERS):
@@ -362,6 +372,7 @@ _RAW_END = b'},"status":'
 _RAW_MIN = 512  # smaller specs are cheaper decoded with the rest
 _RAW_MARK = "\x00kube-runtime: spec decoded apart"
 _RAW_MARK_JSON = orjson.dumps(_RAW_MARK)
+_RAW_NUL_ESCAPE = b"\\u0000"  # how JSON writes the marker's NUL (it has no other escape)
 
 
 def decode_watch_event(line: bytes) -> Any:
@@ -373,12 +384,12 @@ def decode_watch_event(line: bytes) -> Any:
     that instance's encoding is unchanged: a cached object mutated against the contract is
     not handed on), with no decoding, encoding or comparison of its content. The rest of
     the line is decoded with a marker string in the spec's place (a line holding the
-    marker itself is decoded whole), and the cut is only taken when that decodes, its
-    object's ``spec`` is the marker and the cut decodes as one value (or equals one that
-    did): a cut that is not exactly the top-level spec's value (a nested ``spec`` or
-    ``status`` key, other fields around them) decodes the whole line as ``orjson.loads``
-    does. A spec seen for the first
-    time is decoded, shared as :func:`share_values` shares a sub-object, and kept.
+    marker, or any string with a NUL character, is decoded whole), and the cut is only
+    taken when that decodes, its object's ``spec`` is the marker and the cut decodes as one
+    value (or equals one that did): a cut that is not exactly the top-level spec's value (a
+    nested ``spec`` or ``status`` key, other fields around them) decodes the whole line as
+    ``orjson.loads`` does. A spec seen for the first time is decoded, shared as
+    :func:`share_values` shares a sub-object, and kept.
 
     For a store that shares sub-objects (:attr:`Indexer.shares_subtrees`): the result's
     spec may be shared with other objects, so it must not be mutated (as everything in the
@@ -390,8 +401,9 @@ def decode_watch_event(line: bytes) -> Any:
         return orjson.loads(line)
     start += len(_RAW_START) - 1
     end += 1
-    # The marker in the line outside the cut (inside it, it is decoded with the spec apart).
-    if line.find(_RAW_MARK_JSON, 0, start) >= 0 or line.find(_RAW_MARK_JSON, end) >= 0:
+    # A string holding the marker is written with its NUL escaped: a line with no such escape
+    # anywhere holds no string equal to the marker (one search for a rare first byte, ``\``).
+    if line.find(b"\\") >= 0 and line.find(_RAW_NUL_ESCAPE) >= 0:
         return orjson.loads(line)
     try:
         event = orjson.loads(line[:start] + _RAW_MARK_JSON + line[end:])

@@ -1,0 +1,95 @@
+"""The watch-ingest fast paths (issue 32) against the general ones: the decoder's one search
+for a NUL escape instead of searching for its marker, the shared-string table's miss path,
+and the informer's sink binding its transform."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+import pytest
+
+from kube_runtime.cache import store as store_module
+from kube_runtime.cache.informer import SharedInformer, strip_managed_fields
+from kube_runtime.cache.store import Indexer, decode_watch_event, share_values
+
+CONTAINERS = [
+    {"name": f"c{i}", "image": f"registry.example.com/app:{i}", "args": ["--a", "--b"]}
+    for i in range(8)
+]
+
+
+def pod(name: str, **meta: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", **meta},
+        "spec": {"containers": copy.deepcopy(CONTAINERS)},
+        "status": {"phase": "Pending"},
+    }
+
+
+def line(o: Any) -> bytes:
+    return orjson.dumps({"type": "ADDED", "object": o})
+
+
+@pytest.fixture(autouse=True)
+def fresh_tables() -> None:
+    store_module.reset_shared_values()
+
+
+@pytest.mark.parametrize(
+    "annotations",
+    [
+        {"note": "a\x00b"},  # a NUL outside the spec: the whole line is decoded
+        {"note": store_module._RAW_MARK},  # the marker itself
+        {"json": '{"a": "b\\\\u0000"}'},  # an escaped backslash before "u0000": no NUL at all
+        {"json": '{"k": "v"}'},  # escapes (\") but no NUL: the spec is still cut out
+    ],
+)
+def test_lines_with_escapes_decode_as_orjson_does(annotations: dict[str, str]) -> None:
+    first = decode_watch_event(line(pod("a")))
+    doc = pod("b", annotations=annotations)
+    got = decode_watch_event(line(doc))
+    assert got == orjson.loads(line(doc)) and orjson.dumps(got) == line(doc)
+    if "\\u0000" not in line(doc).decode():
+        assert got["object"]["spec"] is first["object"]["spec"]  # the cut was taken
+
+
+def test_a_nul_inside_the_spec_is_decoded_whole() -> None:
+    doc = pod("a")
+    doc["spec"]["containers"][0]["args"] = ["a\x00b"]
+    for _ in range(2):  # first sighting, then again: never from the table
+        got = decode_watch_event(line(doc))
+        assert got["object"] == doc and orjson.dumps(got) == line(doc)
+    assert not store_module._raw_specs.young and not store_module._raw_recent
+
+
+def test_a_string_in_the_old_generation_is_found_and_moved_up() -> None:
+    table = store_module._shared_strings
+    old_name = "".join(["node-", "1"])
+    table.old[old_name] = old_name  # as after a generation change
+    o = pod("a", labels={"x": "y"})
+    o["metadata"]["generateName"] = "".join(["node-", "1"])  # equal, another instance
+    o["kind"] = "".join(["Po", "d2"])  # a top-level string missing from both generations
+    share_values(o)
+    assert o["metadata"]["generateName"] is old_name
+    assert table.young[old_name] is old_name
+    assert table.young["Pod2"] is o["kind"]
+
+
+def test_the_sink_applies_the_transform_on_add_and_update() -> None:
+    informer = SharedInformer(None, "v1/Pod")  # type: ignore[arg-type]  # never started
+    sink = informer.reflector.sink
+    fields = [{"manager": "kubectl"}]
+    sink.add(pod("a", managedFields=fields))
+    sink.update(pod("b", managedFields=fields))
+    for name in "ab":
+        got = informer.indexer.get(f"ns/{name}")
+        assert got == strip_managed_fields(pod(name, managedFields=fields))
+        assert got is not None and "managedFields" not in got["metadata"]
+    plain = SharedInformer(None, "v1/Pod", transform=None)  # type: ignore[arg-type]
+    plain.reflector.sink.add(pod("c", managedFields=fields))
+    assert plain.indexer.get("ns/c") == pod("c", managedFields=fields)
+    assert isinstance(informer.indexer, Indexer)
