@@ -469,21 +469,25 @@ def _cmp_children(
     if isinstance(old, dict):
         fields = node.fields
         default = node.default
+        missing = False  # a key of old that new lacks
         for k, ov in old.items():
             nv = new.get(k, _MISSING)
             # an equal member changes nothing whatever its node: told before looking it up
             if ov is nv or (type(ov) is type(nv) and ov == nv):
                 continue
             child = fields.get(k, default)
-            if child.kind == IGNORE:
-                continue
             if nv is _MISSING:
-                removed["f:" + k] = _all(ov, child)
+                missing = True
+                if child.kind != IGNORE:
+                    removed["f:" + k] = _all(ov, child)
+            elif child.kind == IGNORE:
+                continue
             elif isinstance(ov, (dict, list)):
                 _cmp_value(ov, nv, child, "f:" + k, added, modified, removed)
             else:  # a changed scalar: what _cmp_value finds, without the call
                 modified["f:" + k] = {}
-        if new.keys() != old.keys():  # one set comparison for the usual same keys
+        # new has a key old lacks only if old has one new lacks or their sizes differ
+        if missing or len(new) != len(old):
             for k, nv in new.items():
                 if k not in old:
                     child = fields.get(k, default)
@@ -1093,7 +1097,7 @@ def update_managed_fields(
         # No entries before (a create, or an object never written with any): the writer's
         # entry alone, what taking over, checking and encoding below leave of it.
         if changed:
-            meta["managedFields"] = [_entry(key, api_version, now(), changed)]
+            meta["managedFields"] = _sole_list(key, api_version, now(), changed)
         else:
             meta.pop("managedFields", None)
         return
@@ -1103,7 +1107,7 @@ def update_managed_fields(
             # The writer's own Update entry is the only one: what decoding, taking over
             # and merging below leave, without building the entries.
             fields = _own_update(only, changed)
-            meta["managedFields"] = [_entry(key, api_version, now(), fields)]
+            meta["managedFields"] = _sole_list(key, api_version, now(), fields)
             return
         managed = (_decode(live, check=False) if live is not None else None) or {}
     _take_over(managed, None, changed, removed)
@@ -1117,32 +1121,64 @@ def update_managed_fields(
 
 #: :func:`_own_update` by the JSON encoding of its arguments (sets are immutable: shared).
 _own_memo: dict[bytes, FieldSet] = {}
+#: :func:`_own_update` of a shared ``only`` (one :func:`_own_update` gave) by (its ``id``, the
+#: encoding of ``changed``): (``only``, the result); the ``id`` is told apart by identity.
+_own_by_id: dict[tuple[int, bytes], tuple[FieldSet, FieldSet]] = {}
 
 
 def _own_update(only: FieldSet, changed: FieldSet) -> FieldSet:
     """The fields of a manager's sole Update entry ``only`` after its write changed
     ``changed``: the changed paths first, then the rest of ``only``. A writer that keeps
     writing the same fields (a lease's renewals, a status's heartbeats) repeats both sets
-    byte for byte, so the result is memoized on their encoding."""
+    byte for byte, so the result is memoized on their encoding; the next write's ``only``
+    is then that very result (the stored entry's fields), looked up by its identity first
+    with only ``changed`` encoded."""
+    changed_key: tuple[int, bytes] | None
+    try:
+        changed_key = (id(only), orjson.dumps(changed))
+    except TypeError:  # not plain JSON: computed below (where it fails alike)
+        changed_key = None
+    if changed_key is not None:
+        hit = _own_by_id.get(changed_key)
+        if hit is not None and hit[0] is only:
+            return hit[1]
     try:
         memo_key = orjson.dumps((only, changed))
     except TypeError:  # not plain JSON (a client's odd fieldsV1): computed each time
         memo_key = None
-    if memo_key is not None:
-        fields = _own_memo.get(memo_key)
-        if fields is not None:
-            return fields
-    rest = diff(only, changed)
-    fields = union(changed, rest) if rest else changed
-    if memo_key is not None:
-        remember(_own_memo, memo_key, fields, _MEMO_SIZE)
+    fields = _own_memo.get(memo_key) if memo_key is not None else None
+    if fields is None:
+        rest = diff(only, changed)
+        fields = union(changed, rest) if rest else changed
+        if memo_key is not None:
+            remember(_own_memo, memo_key, fields, _MEMO_SIZE)
+    if changed_key is not None:
+        remember(_own_by_id, changed_key, (only, fields), _MEMO_SIZE)
     return fields
+
+
+#: The managedFields lists :func:`_sole_list` made, by ``id``: (the list, its entry's key,
+#: its fields). Stored objects are never mutated, so a stored list found here (by identity)
+#: still holds that one entry.
+_sole_lists: dict[int, tuple[list[Obj], _Key, FieldSet]] = {}
+
+
+def _sole_list(key: _Key, api_version: str, time: str, fields: FieldSet) -> list[Obj]:
+    """``[_entry(key, api_version, time, fields)]``, remembered for :func:`_sole_entry`
+    (``api_version`` is ``key``'s)."""
+    entries = [_entry(key, api_version, time, fields)]
+    remember(_sole_lists, id(entries), (entries, key, fields), _MEMO_SIZE)
+    return entries
 
 
 def _sole_entry(live: Any, key: _Key) -> FieldSet | None:
     """The fields of ``live``'s only entry (stored entries, so well formed) when it is
     ``key``'s (the same manager, operation, apiVersion and subresource), else None: what
-    :func:`_decode` and :func:`_take_over` would leave of it, without building them."""
+    :func:`_decode` and :func:`_take_over` would leave of it, without building them. A
+    list :func:`_sole_list` made is told by its identity, without reading its entry."""
+    made = _sole_lists.get(id(live))
+    if made is not None and made[0] is live:
+        return made[2] if made[1] == key else None
     if type(live) is not list or len(live) != 1:
         return None
     e = live[0]

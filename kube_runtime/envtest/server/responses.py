@@ -41,7 +41,7 @@ def object_bytes(route: Route, stored: Stored) -> bytes:
         obj = dict(stored.obj)
         obj["apiVersion"] = route.info.api_version(route.version)
         return orjson.dumps(obj)
-    return stored.raw
+    return stored._raw or stored.raw  # a written object's: known, without the property
 
 
 def object_response(route: Route, stored: Stored, status: int = 200) -> Response:

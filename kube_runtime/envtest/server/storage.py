@@ -547,8 +547,8 @@ class Store(EventListeners):
             try:
                 if spec_raw is not None:  # the bytes encoding the spec again would give
                     raw = stored._raw = compact_json({**new, "spec": orjson.Fragment(spec_raw)})
-                else:
-                    raw = stored.raw
+                else:  # Stored.raw, without the property's call
+                    raw = stored._raw = compact_json(new)
             except (TypeError, orjson.JSONEncodeError) as e:
                 raise errors.internal_error(f"cannot encode: {e}") from None
             if len(raw) > MAX_OBJECT_BYTES:
@@ -905,13 +905,15 @@ class Store(EventListeners):
         def checked(current: Stored) -> Obj:
             rv_in = str(meta_in.get("resourceVersion") or "")
             if rv_in:
-                if rv_in != current.meta["resourceVersion"]:
+                if rv_in != current.obj["metadata"]["resourceVersion"]:
                     raise errors.conflict(
                         info.resource_name(), info.group, name, errors.STALE_MESSAGE
                     )
             elif require_resource_version:
                 raise facts.resource_version_required(info.kind, info.group, name)
-            _check_uid(info, current, meta_in.get("uid"))
+            uid = meta_in.get("uid")
+            if uid:  # no precondition otherwise
+                _check_uid(info, current, uid)
             return obj
 
         return self._update_current(info, namespace, name, checked, dry_run, subresource, fields)
@@ -940,10 +942,12 @@ class Store(EventListeners):
                 dry_run=dry_run,
                 subresource=subresource,
                 fields=fields,
+                hook=hook,
             )
 
         with self.lock:
-            if self._admission() is None:  # nothing unlocks the store: no retry (_Changed)
+            hook = self._admission()
+            if hook is None:  # nothing unlocks the store: no retry (_Changed)
                 return write()
             return self._retrying(write)
 
@@ -956,12 +960,12 @@ class Store(EventListeners):
         dry_run: bool = False,
         subresource: str = "",
         fields: FieldsHook | None = None,
+        hook: AdmissionHook | None = None,
     ) -> Stored:
         """Validate and commit ``incoming`` (an update's body or a patch's result), merged
         into ``current`` as :func:`~kube_runtime.client._registry.merge_update` says, as the
-        next version of ``current`` (lock held)."""
+        next version of ``current`` (lock held); ``hook``: :meth:`_admission`'s answer."""
         old = current.obj
-        hook = self._admission()
         if hook is not None:
             key = (current.meta.get("namespace") or "", current.meta["name"])
             sent = incoming
@@ -1265,9 +1269,9 @@ class Store(EventListeners):
 
 def _check_uid(info: ResourceInfo, current: Stored, uid: str | None) -> None:
     """409 Conflict when a uid precondition (from a body, a patch or DeleteOptions) names another object."""
-    actual = current.meta.get("uid")
+    meta = current.obj["metadata"]
+    actual = meta.get("uid")
     if uid and uid != actual:
-        meta = current.meta
         name = meta["name"]
         # the storage key: a view's objects are the viewed resource's (info.key)
         key = facts.storage_key(*info.key, meta.get("namespace", ""), name, custom=info.custom)
