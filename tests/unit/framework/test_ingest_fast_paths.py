@@ -11,7 +11,15 @@ import orjson
 import pytest
 
 from kube_runtime.cache import store as store_module
-from kube_runtime.cache.informer import SharedInformer, strip_managed_fields
+from kube_runtime.cache.informer import (
+    _ADD,
+    _DELETE,
+    _SYNCED,
+    HandlerRegistration,
+    ResourceEventHandlerFuncs,
+    SharedInformer,
+    strip_managed_fields,
+)
 from kube_runtime.cache.store import Indexer, decode_watch_event, share_values
 
 CONTAINERS = [
@@ -105,3 +113,31 @@ def test_a_watch_exposes_its_buffered_lines_as_buffered_says() -> None:
     for event in w:
         seen.append((event.object["metadata"]["name"], w.buffered, len(w.buffered_lines)))
     assert seen == [("a", 1, 1), ("b", 0, 0)]
+
+
+_DONE = (_SYNCED, None, None)
+
+
+class _Recording(ResourceEventHandlerFuncs):
+    """A subclass overriding on_add: called as a handler, not through its functions."""
+
+    def __init__(self, seen: list[Any]) -> None:
+        super().__init__(on_add=lambda obj: seen.append(("funcs", obj)))
+        self.seen = seen
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        self.seen.append(("method", obj, is_in_initial_list))
+
+
+def test_handlers_from_functions_and_subclasses_see_adds_as_before() -> None:
+    seen: list[Any] = []
+    plain = HandlerRegistration(ResourceEventHandlerFuncs(on_add=seen.append), None, "plain")
+    empty = HandlerRegistration(ResourceEventHandlerFuncs(), None, "empty")
+    sub = HandlerRegistration(_Recording(seen), None, "sub")
+    for registration in (plain, empty, sub):
+        registration._push_many([(_ADD, {"n": 1}, True), (_DELETE, {"n": 2}, None), _DONE])
+        registration._start()
+        assert registration.wait_for_sync(5)  # everything before the marker was handled
+        registration._stop()
+        registration._join(5)
+    assert seen == [{"n": 1}, ("method", {"n": 1}, True)]
