@@ -287,19 +287,22 @@ def _share_meta(meta: dict[str, Any] | list[Any], before: Any) -> None:
     olds = before if isinstance(before, dict) else None
     unique = _UNIQUE_META
     strings = _shared_strings
+    young = strings.young
     for key, value in meta.items():
         if isinstance(value, str):
             if key in unique:
                 continue
-            old = olds.get(key) if olds is not None else None
-            if old is not None and old is not value and old == value:
-                meta[key] = old  # a string of the stored object: shared already
-            else:
-                shared = strings.young.get(value)  # _share_str's usual case inline
-                if shared is None:
-                    _share_str_missed(meta, key, value)
-                elif shared is not value:
-                    meta[key] = shared
+            if olds is not None:
+                old = olds.get(key)
+                if old is not None and old is not value and old == value:
+                    meta[key] = old  # a string of the stored object: shared already
+                    continue
+            shared = young.get(value)  # _share_str's usual case inline
+            if shared is None:
+                _share_str_missed(meta, key, value)
+                young = strings.young  # a new generation may have started
+            elif shared is not value:
+                meta[key] = shared
         elif isinstance(value, _CONTAINERS):
             shared = _share_subtree(value, olds.get(key) if olds is not None else None)
             if shared is not value:

@@ -141,3 +141,22 @@ def test_handlers_from_functions_and_subclasses_see_adds_as_before() -> None:
         registration._stop()
         registration._join(5)
     assert seen == [{"n": 1}, ("method", {"n": 1}, True)]
+
+
+def test_metadata_strings_across_a_generation_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = store_module._SharedTable(limit=2, budget=1 << 20)
+    monkeypatch.setattr(store_module, "_shared_strings", table)
+    meta = {"name": "a", "generateName": "g-", "namespace": "ns", "creationTimestamp": "t"}
+    first = pod("a", **{k: v for k, v in meta.items() if k != "name"})
+    share_values(first)
+    second = pod("a", **{k: "".join([v]) for k, v in meta.items() if k != "name"})
+    store = Indexer(mutation_detector=True)
+    store.add(first)
+    store.update(second)  # every metadata string found in the stored version, or the table
+    got = store.get("ns/a")
+    assert got == pod("a", **{k: v for k, v in meta.items() if k != "name"})
+    assert len(table.young) <= 2 and len(table.old) <= 2
+    third = pod("b", generateName="".join(["x", "-"]), creationTimestamp="".join(["t2"]))
+    share_values(third)  # misses that start new generations mid-walk
+    assert third == pod("b", generateName="x-", creationTimestamp="t2")
+    assert table.young.get("t2") is third["metadata"]["creationTimestamp"] or "t2" in table.old
