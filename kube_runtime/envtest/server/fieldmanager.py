@@ -1080,18 +1080,20 @@ def update_managed_fields(
     live = old["metadata"].get("managedFields") if old else None
     managed: dict[_Key, Obj] | None = None
     if not subresource and sent is not None:
-        if _is_reset(sent):
-            managed = {}
-        elif sent is not live and sent != live:
-            managed = _decode(sent) or None
-        elif sent is not live:
+        if sent is live or sent == live:
             # echoed back unchanged: the live entries (checked when they were stored), and
             # the very list in the new object, which the comparison below then passes over
-            # without comparing it again (it is replaced or dropped at the end)
-            meta["managedFields"] = live
+            # without comparing it again (it is replaced or dropped at the end). A reset
+            # (``[]`` or ``[{}]``) equal to the live entries clears what they hold: nothing.
+            if sent is not live:
+                meta["managedFields"] = live
+        elif _is_reset(sent):
+            managed = {}
+        else:
+            managed = _decode(sent) or None
     node = schema_for(info, subresource)
     added, modified, removed = compare(old, new, node)
-    changed = union(added, modified)
+    changed = union(added, modified) if added else modified
     key: _Key = (manager, "Update", api_version, subresource)
     if managed is None and live is None:
         # No entries before (a create, or an object never written with any): the writer's

@@ -377,8 +377,6 @@ _KNOWN_WRITTEN_MAX = 16384
 
 def _digit_keys(root: _Node) -> tuple[tuple[bytes, bytes], ...] | None:
     """:data:`_DIGIT_KEYS` of ``root`` (computed once)."""
-    if root in _DIGIT_KEYS:
-        return _DIGIT_KEYS[root]
     seen: set[int] = set()
     todo = [root]
     keys: set[str] = set()
@@ -415,7 +413,9 @@ def _known_written(root: _Node, obj: Any, written: bytes) -> bool:
     after zeroing), so both bodies have it where either does. The rest (numbers, string
     values, keys of maps) :func:`_known_in` does not read. A renewal (a Lease's, a status
     heartbeat) differs from the previous body only in digits: one walk for all of them."""
-    pairs = _digit_keys(root)
+    pairs = _DIGIT_KEYS.get(root, _ABSENT)
+    if pairs is _ABSENT:
+        pairs = _digit_keys(root)
     if pairs is None or len(written) > _KNOWN_WRITTEN_MAX:
         return _known_object(obj, root)
     zeroed = written.translate(_DIGITS_TO_ZERO)

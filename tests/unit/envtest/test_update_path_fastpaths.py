@@ -231,3 +231,22 @@ def test_compare_without_key_views_gives_the_reference_sets() -> None:
         want: tuple[Obj, Obj, Obj] = ({}, {}, {})
         _reference_children(old, new, node, *want)
         assert [orjson.dumps(s) for s in got] == [orjson.dumps(s) for s in want]
+
+
+def test_an_echoed_reset_clears_as_a_reset_does() -> None:
+    """Entries equal to live ones that are themselves a reset (``[]``, ``[{}]``, stored by a
+    writer that bypassed the field manager) give what the other reset form gives."""
+    rng = random.Random(9)
+    for _ in range(200):
+        old = _lease(rng)
+        live_form, other = rng.choice([([], [{}]), ([{}], [])])
+        old["metadata"]["managedFields"] = live_form
+        new = _renew(rng, old)
+        results = []
+        for sent in (live_form, copy.deepcopy(live_form), other):
+            written = copy.deepcopy(new)
+            written["metadata"]["managedFields"] = sent
+            now = lambda: "2026-01-01T02:00:00Z"  # noqa: E731
+            fm.update_managed_fields(LEASES, old, written, "w", "coordination.k8s.io/v1", "", now)
+            results.append(orjson.dumps(written["metadata"].get("managedFields")))
+        assert results[0] == results[1] == results[2]
