@@ -430,7 +430,10 @@ def decode_watch_event(line: bytes) -> Any:
         except orjson.JSONEncodeError:
             unchanged = False
         if unchanged:
-            obj["spec"] = _raw_shared_mark(entry[1])
+            shared = entry[1]
+            if _raw_shared.get(id(shared)) is not shared:  # noted already, as a rule
+                _raw_shared_mark(shared)
+            obj["spec"] = shared
             return event
         raw = entry[0]
     try:

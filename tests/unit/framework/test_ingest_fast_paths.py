@@ -160,3 +160,13 @@ def test_metadata_strings_across_a_generation_change(monkeypatch: pytest.MonkeyP
     share_values(third)  # misses that start new generations mid-walk
     assert third == pod("b", generateName="x-", creationTimestamp="t2")
     assert table.young.get("t2") is third["metadata"]["creationTimestamp"] or "t2" in table.old
+
+
+def test_a_shared_spec_is_noted_again_after_the_notes_were_cleared() -> None:
+    a = decode_watch_event(line(pod("a")))["object"]
+    store_module._raw_shared.clear()  # as when the notes fill up
+    b = decode_watch_event(line(pod("b")))["object"]
+    assert b["spec"] is a["spec"]
+    assert store_module._raw_shared.get(id(b["spec"])) is b["spec"]
+    share_values(b)  # left as it is: not walked, not replaced
+    assert b["spec"] is a["spec"] and b == pod("b")
