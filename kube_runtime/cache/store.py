@@ -177,6 +177,7 @@ def reset_shared_values() -> None:
     for table in (_shared_strings, _shared_subtrees, _raw_specs):
         table.young, table.old, table.size = {}, {}, 0
     _raw_shared.clear()
+    _plain.clear()
     _raw_recent.clear()
     _label_index_values.clear()
 
@@ -309,9 +310,11 @@ def _share_meta(meta: dict[str, Any] | list[Any], before: Any) -> None:
                 meta[key] = shared
 
 
-def _share_children(node: dict[str, Any] | list[Any], before: Any = None) -> None:
+def _share_children(node: dict[str, Any] | list[Any], before: Any = None) -> bool:
     """Share ``node``'s children; ``before`` is the node at the same place in the previous
-    version (None, or anything else, when there is none)."""
+    version (None, or anything else, when there is none). True when ``node`` holds only
+    strings, nulls and containers noted plain (:data:`_plain`): no number or boolean."""
+    plain = True
     if isinstance(node, dict):
         olds = before if isinstance(before, dict) else None
         for key, value in node.items():
@@ -325,7 +328,11 @@ def _share_children(node: dict[str, Any] | list[Any], before: Any = None) -> Non
                 shared = _share_subtree(value, old)
                 if shared is not value:
                     node[key] = shared
-        return
+                if plain and _plain.get(id(shared)) is not shared:
+                    plain = False
+            elif value is not None:
+                plain = False
+        return plain
     old_items = before if isinstance(before, list) and len(before) == len(node) else None
     for index, value in enumerate(node):
         old = old_items[index] if old_items is not None else None
@@ -335,27 +342,67 @@ def _share_children(node: dict[str, Any] | list[Any], before: Any = None) -> Non
             shared = _share_subtree(value, old)
             if shared is not value:
                 node[index] = shared
+            if plain and _plain.get(id(shared)) is not shared:
+                plain = False
+        elif value is not None:
+            plain = False
+    return plain
+
+
+# Sub-objects known to hold only strings, nulls and such containers (no number, no boolean),
+# by id (holds them: an id is not reused while noted; bounded: cleared when full, which only
+# costs the exact comparison below). ``==`` is exact for them: JSON ``1``, ``true`` and
+# ``1.0`` are equal to Python's ``==`` (``0``, ``false``, ``0.0``, ``-0.0`` too), strings
+# and nulls only to themselves.
+_plain: dict[int, Any] = {}
+_PLAIN_LIMIT = 1 << 14
+
+
+def _note_plain(node: Any) -> None:
+    if len(_plain) >= _PLAIN_LIMIT:
+        _plain.clear()
+    _plain[id(node)] = node
 
 
 def _share_subtree(node: dict[str, Any] | list[Any], before: Any = None) -> Any:
-    if before is not None and type(before) is type(node) and before == node:
-        return before  # unchanged since the previous version: its (shared) copy
+    # A stored instance is taken for ``node`` only when its JSON is the same, types included:
+    # by ``==`` for one noted plain, else by its encoding (a hash match is no proof either).
+    if before is not None and type(before) is type(node):
+        if _plain.get(id(before)) is before:
+            if before == node:
+                return before  # unchanged since the previous version: its (shared) copy
+            before_data = None
+        else:
+            try:
+                before_data = orjson.dumps(before)
+            except orjson.JSONEncodeError:
+                before_data = None
+    else:
+        before_data = None
     table = _shared_subtrees
     try:
         data = orjson.dumps(node)
     except orjson.JSONEncodeError:
         data = b""
+    if before_data is not None and before_data == data:
+        return before
     size = len(data)
     if not data or size > table.budget:
-        _share_children(node, before)
+        if _share_children(node, before):
+            _note_plain(node)
         return node
     key = hash(data)
     shared = table.young.get(key)
     if shared is None:
         shared = table.get(key, size)
-    if shared is not None and type(shared) is type(node) and shared == node:
-        return shared
-    _share_children(node, before)
+    if shared is not None and type(shared) is type(node):
+        try:
+            if orjson.dumps(shared) == data:
+                return shared
+        except orjson.JSONEncodeError:
+            pass
+    if _share_children(node, before):
+        _note_plain(node)
     table.put(key, node, size)
     return node
 
