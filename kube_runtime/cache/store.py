@@ -210,18 +210,23 @@ def share_values(obj: Obj, previous: Obj | None = None) -> None:
     Every dict or list below the top level, except ``metadata`` itself (it holds the
     object's name, uid and resourceVersion: never repeated), is shared:
 
-    * with ``previous`` (the version of the object stored before, if any): a sub-object equal
-      to the one at the same place in ``previous`` becomes that one. An update changes a few
-      fields (a status condition, a resourceVersion), so most of the object is taken over
-      from its previous version with one ``==`` and no encoding;
+    * with ``previous`` (the version of the object stored before, if any): a sub-object with
+      the same JSON as the one at the same place in ``previous`` becomes that one. An update
+      changes a few fields (a status condition, a resourceVersion), so most of the object is
+      taken over from its previous version with one ``==``, confirmed by comparing the two
+      encodings when the stored one holds a number or a boolean (``==`` takes ``1``,
+      ``true`` and ``1.0`` for equal, ``0``, ``false``, ``0.0`` and ``-0.0`` too, also
+      nested: a schemaless value changing between them is a change);
     * otherwise by the hash of its JSON encoding (``orjson``, keys in their order: an API
       server writes the fields of one kind in one order, so a sub-object written with its
       keys in another order is only a missed share): an equal sub-object stored earlier, by
       any informer, replaces it. A sub-object seen for the first time has its own children
-      shared, then becomes the shared copy. Equality is checked with ``==`` against the
-      shared copy's current content after the hash matches, so a hash collision (or a shared
-      copy mutated against the contract) costs a miss, never a wrong value. Values orjson
-      cannot encode (not JSON: e.g. tuples or ints above 64 bits) are only walked.
+      shared, then becomes the shared copy. After the hash matches, the shared copy's
+      current encoding is compared with the new bytes (``==`` for a copy holding only
+      strings and nulls, where it is exact), so a hash collision (or a shared copy mutated
+      against the contract, except a plain one mutated to an ``==``-equal number) costs a
+      miss, never a wrong value. Values orjson cannot encode (not JSON: e.g. tuples or ints
+      above 64 bits) are only walked.
 
     In ``metadata``, ``uid`` and ``resourceVersion`` are left as they are: they never repeat
     across objects, and entering them in the shared-string table would only push values that
@@ -366,26 +371,20 @@ def _note_plain(node: Any) -> None:
 
 def _share_subtree(node: dict[str, Any] | list[Any], before: Any = None) -> Any:
     # A stored instance is taken for ``node`` only when its JSON is the same, types included:
-    # by ``==`` for one noted plain, else by its encoding (a hash match is no proof either).
-    if before is not None and type(before) is type(node):
-        if _plain.get(id(before)) is before:
-            if before == node:
-                return before  # unchanged since the previous version: its (shared) copy
-            before_data = None
-        else:
-            try:
-                before_data = orjson.dumps(before)
-            except orjson.JSONEncodeError:
-                before_data = None
-    else:
-        before_data = None
+    # ``==`` is exact for one noted plain; for others it is confirmed by the encodings (a
+    # hash match is no proof either). ``==`` first: a changed sub-object fails it early.
+    if (
+        before is not None
+        and type(before) is type(node)
+        and before == node
+        and (_plain.get(id(before)) is before or _same_json(before, node))
+    ):
+        return before  # unchanged since the previous version: its (shared) copy
     table = _shared_subtrees
     try:
         data = orjson.dumps(node)
     except orjson.JSONEncodeError:
         data = b""
-    if before_data is not None and before_data == data:
-        return before
     size = len(data)
     if not data or size > table.budget:
         if _share_children(node, before):
@@ -396,15 +395,31 @@ def _share_subtree(node: dict[str, Any] | list[Any], before: Any = None) -> Any:
     if shared is None:
         shared = table.get(key, size)
     if shared is not None and type(shared) is type(node):
-        try:
-            if orjson.dumps(shared) == data:
+        if _plain.get(id(shared)) is shared:
+            if shared == node:
                 return shared
-        except orjson.JSONEncodeError:
-            pass
+        elif _encodes_to(shared, data):
+            return shared
     if _share_children(node, before):
         _note_plain(node)
     table.put(key, node, size)
     return node
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` encode to the same JSON (False if either is not JSON)."""
+    try:
+        return orjson.dumps(a) == orjson.dumps(b)
+    except orjson.JSONEncodeError:
+        return False
+
+
+def _encodes_to(value: Any, data: bytes) -> bool:
+    """True when ``value`` encodes to ``data`` (False if it is not JSON)."""
+    try:
+        return orjson.dumps(value) == data
+    except orjson.JSONEncodeError:
+        return False
 
 
 # Watch event lines whose object's ``spec`` was seen before, byte for byte: the spec's
