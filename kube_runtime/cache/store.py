@@ -373,18 +373,17 @@ def _share_subtree(node: dict[str, Any] | list[Any], before: Any = None) -> Any:
     # A stored instance is taken for ``node`` only when its JSON is the same, types included:
     # ``==`` is exact for one noted plain; for others it is confirmed by the encodings (a
     # hash match is no proof either). ``==`` first: a changed sub-object fails it early.
-    if (
-        before is not None
-        and type(before) is type(node)
-        and before == node
-        and (_plain.get(id(before)) is before or _same_json(before, node))
-    ):
-        return before  # unchanged since the previous version: its (shared) copy
+    # ``node`` is encoded at most once, and not at all when a plain ``before`` is taken.
+    data: bytes | None = None
+    if before is not None and type(before) is type(node) and before == node:
+        if _plain.get(id(before)) is before:
+            return before  # unchanged since the previous version: its (shared) copy
+        data = _encoded(node)
+        if data and _encodes_to(before, data):
+            return before
+    if data is None:
+        data = _encoded(node)
     table = _shared_subtrees
-    try:
-        data = orjson.dumps(node)
-    except orjson.JSONEncodeError:
-        data = b""
     size = len(data)
     if not data or size > table.budget:
         if _share_children(node, before):
@@ -406,12 +405,12 @@ def _share_subtree(node: dict[str, Any] | list[Any], before: Any = None) -> Any:
     return node
 
 
-def _same_json(a: Any, b: Any) -> bool:
-    """True when ``a`` and ``b`` encode to the same JSON (False if either is not JSON)."""
+def _encoded(value: Any) -> bytes:
+    """``value``'s JSON (orjson), or b"" when it is not JSON."""
     try:
-        return orjson.dumps(a) == orjson.dumps(b)
+        return orjson.dumps(value)
     except orjson.JSONEncodeError:
-        return False
+        return b""
 
 
 def _encodes_to(value: Any, data: bytes) -> bool:
