@@ -49,7 +49,7 @@ _OPTIONS = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOpti
 
 def mode(request: Request) -> str:
     """The request's ``fieldValidation`` (``Warn`` when absent); 422 for an unknown value."""
-    value = request.param("fieldValidation") if request.query else None  # most writes: none
+    value = request.param("fieldValidation")
     if value is None or value == "":
         return WARN
     if value not in _MODES:
@@ -338,15 +338,6 @@ def unknown_fields(
         order = {key: i for i, key in enumerate(obj)}  # document order, as the decoder reports
         found.sort(key=lambda p: order.get(p.split(".", 1)[0].split("[", 1)[0], len(order)))
         return found
-    root = _builtin_root(info, version, kind)
-    if root is not None and not _known_object(obj, root):
-        _walk_builtin(obj, root.schema, "", found, drop)
-    return found
-
-
-def _builtin_root(info: ResourceInfo, version: str, kind: str) -> _Node | None:
-    """The compiled root node of the built-in ``kind`` (``Scale``: autoscaling/v1's) that
-    :func:`unknown_fields` checks a body of ``info`` against; None: not built in."""
     group = "autoscaling" if kind == "Scale" else info.group
     scale_version = "v1" if kind == "Scale" else version
     root = _ROOTS.get((group, scale_version, kind), _ABSENT)
@@ -355,80 +346,14 @@ def _builtin_root(info: ResourceInfo, version: str, kind: str) -> _Node | None:
         root = _ROOTS[(group, scale_version, kind)] = (
             None if name is None else _node(_definition(name))
         )
-    return root
+    if root is not None and not _known_object(obj, root):
+        _walk_builtin(obj, root.schema, "", found, drop)
+    return found
 
 
 #: The compiled root node of a built-in kind by (group, version, kind); None: not built in.
 _ROOTS: dict[tuple[str, str, str], _Node | None] = {}
 _ABSENT: Any = object()
-
-#: Every ASCII digit to ``0`` (see :func:`_known_written`).
-_DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
-_NO_DIGIT = frozenset("0123456789")
-#: By root node: the declared keys holding a digit, each as (``"key":`` as orjson writes it,
-#: the same with its digits zeroed); None when two of them zero alike (or one needs an
-#: escape): then no body of that kind is memoized.
-_DIGIT_KEYS: dict[_Node, tuple[tuple[bytes, bytes], ...] | None] = {}
-#: The bodies found to hold no unknown field, by (root node, body with its digits zeroed).
-_KNOWN_WRITTEN: Memo[bool] = Memo()
-#: The longest body :data:`_KNOWN_WRITTEN` keeps (a bound on its memory: 256 of them).
-_KNOWN_WRITTEN_MAX = 16384
-
-
-def _digit_keys(root: _Node) -> tuple[tuple[bytes, bytes], ...] | None:
-    """:data:`_DIGIT_KEYS` of ``root`` (computed once)."""
-    seen: set[int] = set()
-    todo = [root]
-    keys: set[str] = set()
-    while todo:
-        node = todo.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        keys.update(key for key in node.keys or () if not _NO_DIGIT.isdisjoint(key))
-        todo.extend(node.deep.values())
-        todo.extend(n for n in (node.extra, node.items) if n is not None)
-    pairs = []
-    plain = True  # every such key written as its characters (no escape)
-    for key in sorted(keys):
-        written = orjson.dumps(key) + b":"
-        plain = plain and written == b'"' + key.encode() + b'":'
-        pairs.append((written, written.translate(_DIGITS_TO_ZERO)))
-    zeroed = [z for _, z in pairs]
-    found = tuple(pairs) if plain and len(set(zeroed)) == len(zeroed) else None
-    _DIGIT_KEYS[root] = found
-    return found
-
-
-def _known_written(root: _Node, obj: Any, written: bytes) -> bool:
-    """:func:`_known_object` of ``obj``, whose orjson encoding is ``written``, memoized on
-    ``written`` with its digits zeroed.
-
-    Sound because orjson writes every key as its characters (none of a schema's keys needs
-    an escape) and other characters as raw UTF-8 (no ASCII digit byte in a multi-byte one):
-    two such bodies equal but for digits have the same structure and value types, and keys
-    that differ at most in digits. Where one has a declared key without digits, the other
-    has the same key; a declared key with digits (``fieldsV1``) is required to be the
-    only source of its zeroed form in the body (as many ``"fieldsV1":`` as ``"fieldsV0":``
-    after zeroing), so both bodies have it where either does. The rest (numbers, string
-    values, keys of maps) :func:`_known_in` does not read. A renewal (a Lease's, a status
-    heartbeat) differs from the previous body only in digits: one walk for all of them."""
-    pairs = _DIGIT_KEYS.get(root, _ABSENT)
-    if pairs is _ABSENT:
-        pairs = _digit_keys(root)
-    if pairs is None or len(written) > _KNOWN_WRITTEN_MAX:
-        return _known_object(obj, root)
-    zeroed = written.translate(_DIGITS_TO_ZERO)
-    for key, key_zeroed in pairs:
-        if written.count(key) != zeroed.count(key_zeroed):
-            return _known_object(obj, root)
-    memo_key = (root, zeroed)
-    if _KNOWN_WRITTEN.get(memo_key):
-        return True
-    known = _known_object(obj, root)
-    if known:
-        _KNOWN_WRITTEN.put(memo_key, True)
-    return known
 
 
 def duplicate_fields(body: bytes) -> list[str]:
@@ -479,27 +404,12 @@ def duplicate_fields(body: bytes) -> list[str]:
 
 
 def check(
-    request: Request,
-    info: ResourceInfo,
-    version: str,
-    kind: str,
-    obj: Any,
-    body: bytes | None,
-    *,
-    written: bytes | None = None,
+    request: Request, info: ResourceInfo, version: str, kind: str, obj: Any, body: bytes | None
 ) -> list[str]:
     """Field validation of a write whose decoded object is ``obj`` (``body``: the raw JSON
     to look for duplicate fields in, None when it is not JSON). Unknown fields of a built-in
-    kind are dropped from ``obj``. Returns the warnings; raises 400 under ``Strict``.
-
-    ``written``: the request body when it is ``obj`` as orjson writes it (then ``body`` is
-    None: it names no field twice); a built-in kind's body then has its lack of unknown
-    fields memoized (:func:`_known_written`)."""
+    kind are dropped from ``obj``. Returns the warnings; raises 400 under ``Strict``."""
     wanted = mode(request)
-    if written is not None and type(obj) is dict and not (info.custom and kind == info.kind):
-        root = _builtin_root(info, version, kind)
-        if root is None or _known_written(root, obj, written):
-            return []  # no unknown field, no duplicate: nothing to drop or report
     strict = wanted == STRICT
     # A body that is ``obj`` as orjson writes it names no field twice (before the unknown
     # fields are dropped from ``obj``): the common case, without parsing the body again.

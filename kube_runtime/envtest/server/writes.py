@@ -149,14 +149,10 @@ def _to_storage(route: Route, obj: Obj) -> Obj:
     return route.convert([obj], route.info.version)[0]
 
 
-def _field_warnings(
-    request: Request, route: Route, body: Obj, written: bool, repeated: bool = False
-) -> list[str]:
+def _field_warnings(request: Request, route: Route, body: Obj, written: bool) -> list[str]:
     """Field validation (``fieldValidation``) of a create's or update's decoded ``body``
     against the raw request body (``written``: it is ``body`` as orjson writes it, so names
-    no field twice): the warnings; raises 400 under ``Strict``. ``repeated``: bodies like
-    this one are likely to come again but for their digits (an update's: a renewal, a
-    heartbeat), so a written body's lack of unknown fields is memoized."""
+    no field twice): the warnings; raises 400 under ``Strict``."""
     return fieldvalidation.check(
         request,
         route.info,
@@ -164,7 +160,6 @@ def _field_warnings(
         route.info.kind,
         body,
         None if written else fieldvalidation.json_body(request),
-        written=request.body if written and repeated else None,
     )
 
 
@@ -188,7 +183,7 @@ def _check_name(route: Route, meta: Any) -> None:
 
 def _manager(request: Request) -> str:
     """The field manager of a write: ``?fieldManager=`` or the User-Agent's product name."""
-    name = request.param("fieldManager") if request.query else None  # most writes: none
+    name = request.param("fieldManager")
     if name:
         fieldmanager.validate_field_manager(name)
         return name
@@ -288,7 +283,7 @@ class Writes:
     def update(self, request: Request, route: Route) -> Response:
         assert route.name is not None
         body, written = _decode_body(request, route)
-        dry_run = bool(request.query) and request.param("dryRun") == "All"
+        dry_run = request.param("dryRun") == "All"
         if route.subresource == "scale":
             return subresources.write_scale(
                 self.store, route, lambda scale: body, dry_run, self._fields_hook(request, route)
@@ -296,7 +291,7 @@ class Writes:
         if route.subresource == "finalize":
             return subresources.finalize_namespace(self.store, route, body)
         _check_kind(route, body)
-        found = _field_warnings(request, route, body, written, repeated=True)
+        found = _field_warnings(request, route, body, written)
         if route.convert is not None:
             body.setdefault("apiVersion", route.info.api_version(route.version))
             body = _to_storage(route, body)

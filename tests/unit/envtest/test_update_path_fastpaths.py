@@ -1,9 +1,5 @@
 """The update path's shortcuts give what the general steps give, over varied inputs:
 
-* field validation of a written update body memoized on the body with its digits zeroed
-  (:func:`fieldvalidation._known_written`): the warnings, the dropped fields and the errors
-  are those of the walk, for bodies that differ only in digits (keys with digits, declared
-  or not, included);
 * the field manager's sole-entry shortcuts told by identity (:func:`fieldmanager._sole_entry`
   of a list it made, :func:`fieldmanager._own_update` of a set it gave): the managedFields of
   a chain of renewals are those of the lookups by content;
@@ -18,12 +14,8 @@ import random
 from typing import Any
 
 import orjson
-import pytest
 
-from kube_runtime.envtest.server import errors
 from kube_runtime.envtest.server import fieldmanager as fm
-from kube_runtime.envtest.server import fieldvalidation as fv
-from kube_runtime.envtest.server.http import Request
 from kube_runtime.envtest.server.resources import SERVED_BUILTINS
 
 Obj = dict[str, Any]
@@ -59,90 +51,6 @@ def _lease(rng: random.Random) -> Obj:
             "renewTime": f"2026-01-01T00:00:{rng.randint(10, 59)}.{digits()}Z",
         },
     }
-
-
-def _pod(rng: random.Random) -> Obj:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": f"p{rng.randint(0, 99)}", "labels": {"app": f"a{rng.randint(0, 9)}"}},
-        "spec": {
-            "containers": [
-                {
-                    "name": "c",
-                    "image": f"nginx:1.{rng.randint(0, 99)}",
-                    "ports": [{"containerPort": rng.randint(1, 9999)}],
-                }
-            ]
-        },
-        "status": {"phase": "Running", "message": f"m{rng.randint(0, 999)}"},
-    }
-
-
-_KEYS = ["fieldsV1", "fieldsV2", "fieldsV0", "spec1", "x9", "renewTime", "holderIdentity", "a1"]
-
-
-def _vary(rng: random.Random, obj: Any, depth: int = 0) -> Any:
-    """``obj`` with some digits changed and now and then a key added (with digits or not)."""
-    if isinstance(obj, dict):
-        out = {}
-        for k, v in obj.items():
-            if rng.random() < 0.05:
-                k = "".join(str(rng.randint(0, 9)) if c.isdigit() else c for c in k)
-            out[k] = _vary(rng, v, depth + 1)
-        if rng.random() < 0.08:
-            out[rng.choice(_KEYS)] = {} if rng.random() < 0.5 else "v1"
-        return out
-    if isinstance(obj, list):
-        return [_vary(rng, v, depth + 1) for v in obj]
-    if isinstance(obj, str):
-        return "".join(str(rng.randint(0, 9)) if c.isdigit() else c for c in obj)
-    if isinstance(obj, int) and not isinstance(obj, bool):
-        return rng.randint(0, 10**6)
-    return obj
-
-
-def _check(info: Any, version: str, kind: str, obj: Obj, mode: str, memo: bool) -> Any:
-    target = f"/x?fieldValidation={mode}" if mode else "/x"
-    request = Request("PUT", target, {"content-type": "application/json"}, orjson.dumps(obj))
-    body = copy.deepcopy(obj)
-    written = request.body if memo else None
-    try:
-        found = fv.check(request, info, version, kind, body, None, written=written)
-    except errors.ApiError as e:
-        return ("error", e.code, orjson.dumps(e.status))
-    return found, orjson.dumps(body)
-
-
-@pytest.mark.parametrize("kind", ["lease", "pod"])
-def test_written_body_memo_gives_the_walks_findings(kind: str) -> None:
-    rng = random.Random(31 if kind == "lease" else 32)
-    info = LEASES if kind == "lease" else PODS
-    make = _lease if kind == "lease" else _pod
-    hits = 0
-    for _ in range(150):
-        base = make(rng)
-        for _ in range(8):
-            obj = _vary(rng, base)
-            mode = rng.choice(["", "Strict", "Warn", "Ignore"])
-            before = len(fv._KNOWN_WRITTEN)
-            fast = _check(info, "v1", info.kind, obj, mode, memo=True)
-            hits += len(fv._KNOWN_WRITTEN) == before and fast[0] == []
-            assert fast == _check(info, "v1", info.kind, obj, mode, memo=False), obj
-    assert hits > 300  # the memo answered often, not only the walk
-
-
-def test_digit_keys_are_told_apart_from_their_zeroed_forms() -> None:
-    root = fv._builtin_root(LEASES, "v1", "Lease")
-    assert root is not None
-    assert fv._digit_keys(root) == ((b'"fieldsV1":', b'"fieldsV0":'),)
-    known = _lease(random.Random(1))
-    assert _check(LEASES, "v1", "Lease", known, "Strict", memo=True) == ([], orjson.dumps(known))
-    for other in ("fieldsV2", "fieldsV0"):  # the declared key's digit variants are unknown
-        bad = copy.deepcopy(known)
-        entry = bad["metadata"]["managedFields"][0]
-        entry[other] = entry.pop("fieldsV1")
-        assert _check(LEASES, "v1", "Lease", bad, "Strict", memo=True)[0] == "error"
 
 
 def _renew(rng: random.Random, obj: Obj) -> Obj:
