@@ -198,13 +198,6 @@ class HandlerRegistration:
         buffer = self._buffer
         handler = self.handler
         on_add, on_update, on_delete = handler.on_add, handler.on_update, handler.on_delete
-        # A plain ResourceEventHandlerFuncs: its add function called directly (its on_add
-        # would only drop is_in_initial_list and skip a missing function), one frame less.
-        add_obj: Callable[[Obj], Any] | None = None
-        if type(handler) is ResourceEventHandlerFuncs:
-            add_obj = handler._on_add
-            if add_obj is None:
-                add_obj = _ignore
         while True:
             with self._cond:
                 while not buffer and not self._stopped:
@@ -219,10 +212,7 @@ class HandlerRegistration:
                 tag, a, b = buffer.popleft()
                 try:
                     if tag == _ADD:
-                        if add_obj is not None:
-                            add_obj(a)
-                        else:
-                            on_add(a, b)
+                        on_add(a, b)
                     elif tag == _UPDATE:
                         on_update(a, b)
                     elif tag == _DELETE:
@@ -233,10 +223,6 @@ class HandlerRegistration:
                     log.exception("%s: event handler failed on %s", self._name, _describe(a))
             if self._stopped:
                 return
-
-
-def _ignore(obj: Obj) -> None:
-    """A missing add function of a :class:`ResourceEventHandlerFuncs`."""
 
 
 def _next_tick(now: float, period: float) -> float:

@@ -312,9 +312,6 @@ class Reflector:
         add, update, delete = sink.add, sink.update, sink.delete
         flush = getattr(sink, "flush", None)
         batched = hasattr(watch, "buffered")
-        # A Watch's queue of lines read and not yet decoded: its emptiness is ``buffered == 0``
-        # without a property call per event.
-        lines = getattr(watch, "buffered_lines", None) if batched else None
         counts = dict.fromkeys(self._event_metrics, 0)
         count = unflushed = 0
         try:
@@ -340,16 +337,12 @@ class Reflector:
                     if rv:
                         self._last_rv = rv
                     count += 1
+                    self._events_since_list += 1
                     unflushed += 1
-                if lines is not None:
-                    if lines:
-                        continue
-                elif batched and watch.buffered:  # type: ignore[attr-defined]
-                    continue
-                self._flush(flush, counts)
-                unflushed = 0
+                if not batched or not watch.buffered:  # type: ignore[attr-defined]
+                    self._flush(flush, counts)
+                    unflushed = 0
         finally:
-            self._events_since_list += count
             if unflushed:
                 self._flush(flush, counts)
         return count

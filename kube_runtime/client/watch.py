@@ -19,7 +19,7 @@ import http.client
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sized
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import orjson
@@ -115,9 +115,6 @@ class Watch(ClosesOnExit, Iterator[WatchEvent]):
         self._description = description
         self._buffer = b""
         self._pending: deque[bytes] = deque()
-        #: The complete lines read from the socket and not yet decoded (read-only: empty
-        #: exactly when :attr:`buffered` is 0; a reflector tests it once per event).
-        self.buffered_lines: Sized = self._pending
         self._closed = threading.Event()
         self._finished = False
         self._finish_lock = threading.Lock()

@@ -103,18 +103,6 @@ def test_the_sink_applies_the_transform_on_add_and_update() -> None:
     assert isinstance(informer.indexer, Indexer)
 
 
-def test_a_watch_exposes_its_buffered_lines_as_buffered_says() -> None:
-    from kube_runtime.client import Watch
-
-    from .test_watch_batching import Chunks
-
-    w = Watch(Chunks(line(pod("a")) + b"\n" + line(pod("b")) + b"\n"))
-    seen = []
-    for event in w:
-        seen.append((event.object["metadata"]["name"], w.buffered, len(w.buffered_lines)))
-    assert seen == [("a", 1, 1), ("b", 0, 0)]
-
-
 _DONE = (_SYNCED, None, None)
 
 
